@@ -1,0 +1,36 @@
+# Two commands for a fresh machine (see README):
+#   make claims   set up, fetch the embedded fixtures, run every claim  -> artifacts/
+#   make test     set up, fetch the embedded fixtures, run the unit/property tests of repro/
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+# torch is installed first and on its own: on the CPU reference machine `torch==2.13.0`
+# resolves to a local CPU wheel; letting pip pick torch as a dependency could pull GBs of CUDA
+# wheels. On a GPU machine, override, e.g. `make claims TORCH_SPEC="torch==2.13.0"` from a CUDA index.
+TORCH_SPEC ?= torch==2.13.0
+PYTEST_ARGS ?=
+
+.PHONY: setup fixtures claims test bench clean
+setup: $(VENV)/.installed
+
+$(VENV)/.installed: pyproject.toml constraints.txt
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q "$(TORCH_SPEC)"
+	$(BIN)/python -m pip install -q -c constraints.txt -e .
+	touch $@
+
+fixtures: setup
+	$(BIN)/repro fetch
+
+claims: fixtures
+	$(BIN)/python -m pytest claims/ $(PYTEST_ARGS)
+
+test: fixtures
+	$(BIN)/python -m pytest tests/ $(PYTEST_ARGS)
+
+bench: fixtures
+	$(BIN)/python -m pytest benchmarks/ -p no:xdist $(PYTEST_ARGS)
+
+clean:
+	rm -rf artifacts .pytest_cache .hypothesis

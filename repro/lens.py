@@ -1,0 +1,404 @@
+"""Where things live inside a decoder, forward hooks that read them, and the logit lens.
+
+Shared by the causal-shift, residual-stream and spectral-filter claims. Everything is read
+with plain forward hooks (no model surgery): registered for one forward pass and always
+removed in a `finally`, so a capture leaves the model exactly as it found it.
+
+Residual stream convention (used everywhere in the suite): for a model with L blocks,
+`residual[:, l]` is the input of block l (l = 0 is the embedding output, after Gemma's √d
+scaling, which happens inside Gemma's embedding module) and `residual[:, L]` is the output of
+the last block, i.e. the final state *before* the final norm. transformers 5.x's
+`output_hidden_states` agrees on the first L entries, but its last entry is *after* the final
+norm — so the logit lens here is built from hooked pre-norm states, and applies the final
+norm exactly once (nostalgebraist 2020, "interpreting GPT: the logit lens").
+
+Additive decomposition: `attn_out` and `mlp_out` are what each block adds to the stream
+(for Gemma 2/3 that is the output of the post-attention / post-feed-forward norm), so for
+sequential blocks residual[l+1] = residual[l] + attn_out[l] + mlp_out[l], and the same holds
+for GPT-NeoX's parallel residual.
+"""
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass, field
+from typing import Any, Iterator, Sequence
+
+import torch
+from torch import nn
+
+from .runtime import ReproError
+
+__all__ = [
+    "ArchMap",
+    "Capture",
+    "MODULE_ALIASES",
+    "arch_map",
+    "capture",
+    "final_norm",
+    "hooks",
+    "logit_lens",
+    "resolve",
+    "unembed",
+    "unembedding",
+]
+
+
+# --------------------------------------------------------------------------- architecture map
+
+
+@dataclass(frozen=True)
+class ArchMap:
+    """Dotted paths: `embed`, `layers`, `final_norm`, `lm_head` from the model root; the rest
+    from one block. `attn` returns (output, weights) in transformers 5.x (weights only
+    under eager attention). `attn_resid` / `mlp_resid` are the modules whose outputs are
+    added to the residual stream; `attn_out_proj`'s *input* is the concatenation of the heads'
+    outputs (per-head analyses)."""
+
+    family: str
+    embed: str
+    layers: str
+    final_norm: str | None
+    lm_head: str
+    attn: str | None  # None: the blocks have no such sub-module (tiny ablations)
+    attn_out_proj: str | None
+    mlp: str | None
+    attn_norm: str | None
+    mlp_norm: str | None
+    attn_resid: str | None
+    mlp_resid: str | None
+    parallel_residual: bool = False
+    embed_scaled_inside: bool = False  # Gemma: the embedding module multiplies by √d itself
+    softcap_attr: str | None = None  # config attribute holding the final logit soft-cap
+
+    def blocks(self, model: nn.Module) -> list[nn.Module]:
+        return list(resolve(model, self.layers))
+
+
+def resolve(root: nn.Module, path: str | None) -> Any:
+    """Follow a dotted path (`model.layers`, `attn.c_proj`); None or '' is the root itself."""
+    obj: Any = root
+    for part in (path or "").split("."):
+        if not part:
+            continue
+        if not hasattr(obj, part):
+            raise ReproError(f"{type(root).__name__} has no sub-module {path!r} (missing {part!r})")
+        obj = getattr(obj, part)
+    return obj
+
+
+def _llama(prefix: str = "model", family: str = "llama") -> ArchMap:
+    return ArchMap(family, f"{prefix}.embed_tokens", f"{prefix}.layers", f"{prefix}.norm", "lm_head",
+                   attn="self_attn", attn_out_proj="self_attn.o_proj", mlp="mlp",
+                   attn_norm="input_layernorm", mlp_norm="post_attention_layernorm",
+                   attn_resid="self_attn", mlp_resid="mlp")
+
+
+def _gemma(prefix: str = "model", family: str = "gemma3") -> ArchMap:
+    """Gemma 2/3: sandwich norms — the post-attention / post-feed-forward norms' outputs are
+    what is added to the stream; embeddings are scaled by √d inside the embedding module."""
+    return ArchMap(family, f"{prefix}.embed_tokens", f"{prefix}.layers", f"{prefix}.norm", "lm_head",
+                   attn="self_attn", attn_out_proj="self_attn.o_proj", mlp="mlp",
+                   attn_norm="input_layernorm", mlp_norm="pre_feedforward_layernorm",
+                   attn_resid="post_attention_layernorm", mlp_resid="post_feedforward_layernorm",
+                   embed_scaled_inside=True, softcap_attr="final_logit_softcapping")
+
+
+_GPT2 = ArchMap("gpt2", "transformer.wte", "transformer.h", "transformer.ln_f", "lm_head",
+                attn="attn", attn_out_proj="attn.c_proj", mlp="mlp", attn_norm="ln_1", mlp_norm="ln_2",
+                attn_resid="attn", mlp_resid="mlp")
+
+_BY_MODEL_TYPE: dict[str, ArchMap] = {
+    "gpt2": _GPT2,
+    **{t: _llama(family=t) for t in ("llama", "mistral", "qwen2", "qwen3", "smollm3", "olmo", "olmo2")},
+    # Gemma 1 has plain pre-norm blocks and scales embeddings in the model's forward, not the
+    # module, so hooks on blocks still see the scaled stream; its final logits are not capped.
+    "gemma": ArchMap("gemma", "model.embed_tokens", "model.layers", "model.norm", "lm_head",
+                     attn="self_attn", attn_out_proj="self_attn.o_proj", mlp="mlp",
+                     attn_norm="input_layernorm", mlp_norm="post_attention_layernorm",
+                     attn_resid="self_attn", mlp_resid="mlp"),
+    "gemma2": _gemma(family="gemma2"),
+    "gemma3_text": _gemma(family="gemma3"),
+    "gemma3": _gemma(prefix="model.language_model", family="gemma3"),
+}
+
+
+def _gpt_neox(model: nn.Module) -> ArchMap:
+    parallel = bool(getattr(model.config, "use_parallel_residual", True))
+    head = "embed_out" if hasattr(model, "embed_out") else "lm_head"  # renamed in transformers 5
+    return ArchMap("gpt_neox", "gpt_neox.embed_in", "gpt_neox.layers", "gpt_neox.final_layer_norm",
+                   head, attn="attention", attn_out_proj="attention.dense", mlp="mlp",
+                   attn_norm="input_layernorm", mlp_norm="post_attention_layernorm",
+                   attn_resid="attention", mlp_resid="mlp", parallel_residual=parallel)
+
+
+def _tiny(model: nn.Module) -> ArchMap:
+    """repro.models.tiny.TinyDecoder: `wte`, `blocks[i]` with `ln_1`/`attn`/`ln_2`/`mlp`,
+    `ln_f` (nn.Identity without a final norm), `lm_head`. Attention-only and MLP-only stacks
+    lack one of the sub-layers, and Attn0 (value_identity) has no W_O: those entries are None."""
+    block = model.blocks[0]
+    has_attn, has_mlp = hasattr(block, "attn"), hasattr(block, "mlp")
+    has_wo = has_attn and hasattr(block.attn, "o_proj")
+    return ArchMap(
+        "tiny", embed="wte", layers="blocks", final_norm="ln_f", lm_head="lm_head",
+        attn="attn" if has_attn else None,
+        attn_out_proj="attn.o_proj" if has_wo else None,
+        mlp="mlp" if has_mlp else None,
+        attn_norm="ln_1" if has_attn else None,
+        mlp_norm="ln_2" if has_mlp else None,
+        attn_resid="attn" if has_attn else None,
+        mlp_resid="mlp" if has_mlp else None,
+    )
+
+
+def arch_map(model: nn.Module) -> ArchMap:
+    """The ArchMap of a model: by class for the tiny decoder, by `config.model_type` for HF
+    models. Unknown architectures raise ReproError naming what is supported."""
+    from .models.tiny import TinyDecoder  # lazy: keeps `import repro.lens` light
+
+    if isinstance(model, TinyDecoder):
+        return _tiny(model)
+    model_type = getattr(getattr(model, "config", None), "model_type", None)
+    if model_type == "gpt_neox":
+        return _gpt_neox(model)
+    if model_type in _BY_MODEL_TYPE:
+        return _BY_MODEL_TYPE[model_type]
+    supported = ", ".join(sorted([*_BY_MODEL_TYPE, "gpt_neox", "TinyDecoder"]))
+    raise ReproError(
+        f"no layer map for {type(model).__name__} (model_type={model_type!r}); supported: "
+        f"{supported}. Add an ArchMap for it in repro/lens.py."
+    )
+
+
+# --------------------------------------------------------------------------- unembedding
+
+
+def _config(model: nn.Module) -> Any:
+    cfg = getattr(model, "config", None)
+    if cfg is not None and hasattr(cfg, "get_text_config"):
+        return cfg.get_text_config()
+    return cfg
+
+
+def final_norm(model: nn.Module, amap: ArchMap | None = None) -> nn.Module:
+    """The model's final norm module (nn.Identity when the model has none)."""
+    amap = amap or arch_map(model)
+    if amap.final_norm is None:
+        return nn.Identity()
+    mod = resolve(model, amap.final_norm)
+    return mod if mod is not None else nn.Identity()
+
+
+def unembedding(model: nn.Module, amap: ArchMap | None = None) -> torch.Tensor:
+    """W_U as a (V, d) matrix (the LM head's weight; the embedding itself when tied)."""
+    amap = amap or arch_map(model)
+    head = resolve(model, amap.lm_head)
+    return head.weight
+
+
+def unembed(model: nn.Module, h: torch.Tensor, *, normed: bool = False,
+            amap: ArchMap | None = None) -> torch.Tensor:
+    """Logits of residual states h (..., d): final norm (unless `normed`), LM head, then the
+    model's final logit soft-cap if its config has one (Gemma 2: cap·tanh(z/cap))."""
+    amap = amap or arch_map(model)
+    if not normed:
+        h = final_norm(model, amap)(h)
+    logits = resolve(model, amap.lm_head)(h)
+    cap = getattr(_config(model), amap.softcap_attr, None) if amap.softcap_attr else None
+    if cap:
+        logits = torch.tanh(logits / cap) * cap
+    return logits
+
+
+def logit_lens(model: nn.Module, hidden_states: torch.Tensor | Sequence[torch.Tensor], *,
+               last_is_normed: bool = False, layer_dim: int = 1) -> torch.Tensor | list[torch.Tensor]:
+    """Logits read off every layer's residual state with the model's own final norm and head.
+
+    `hidden_states` is either a tensor whose `layer_dim` indexes layers (a Capture's
+    `residual`, shape (B, L+1, T, d) → (B, L+1, T, V)) or a sequence of (…, d) tensors (→ a
+    list). The states must be pre-norm; if you pass transformers' `output_hidden_states`
+    tuple, whose last entry is already normalised, set `last_is_normed=True` so it is not
+    normalised twice. Run it under torch.no_grad() unless you need gradients (V is large).
+    """
+    amap = arch_map(model)
+    if isinstance(hidden_states, torch.Tensor):
+        if not last_is_normed:
+            return unembed(model, hidden_states, amap=amap)
+        n = hidden_states.shape[layer_dim]
+        head = unembed(model, hidden_states.narrow(layer_dim, 0, n - 1), amap=amap)
+        last = unembed(model, hidden_states.narrow(layer_dim, n - 1, 1), normed=True, amap=amap)
+        return torch.cat([head, last], dim=layer_dim)
+    states = list(hidden_states)
+    return [unembed(model, h, normed=last_is_normed and i == len(states) - 1, amap=amap)
+            for i, h in enumerate(states)]
+
+
+# --------------------------------------------------------------------------- hooks
+
+
+# module name → (path inside a block, "in" | "out"): what a capture records per layer.
+MODULE_ALIASES: dict[str, tuple[str, str]] = {
+    "attn_out": ("attn_resid", "out"),  # attention's contribution to the residual stream
+    "mlp_out": ("mlp_resid", "out"),  # MLP's contribution to the residual stream
+    "attn_in": ("attn_norm", "out"),  # normalised input of attention
+    "mlp_in": ("mlp_norm", "out"),  # normalised input of the MLP
+    "attn_heads": ("attn_out_proj", "in"),  # concatenated per-head outputs, before W_O
+}
+
+
+@dataclass
+class Capture:
+    """What one `hooks`/`capture` session recorded. Per-layer tensors are detached copies;
+    several forward passes inside one session are concatenated along the batch dimension.
+
+    residual: (B, L+1, T, d) — block inputs, then the last block's (pre-norm) output.
+    modules: name → list of L per-layer tensors (e.g. "attn_out" (B, T, d)).
+    attentions: L tensors (B, H, T, T) of attention probabilities (eager attention only).
+    output: the model's return value from the last forward pass.
+    """
+
+    residual: torch.Tensor | None = None
+    modules: dict[str, list[torch.Tensor]] = field(default_factory=dict)
+    attentions: list[torch.Tensor] | None = None
+    output: Any = None
+
+    @property
+    def logits(self) -> torch.Tensor | None:
+        return getattr(self.output, "logits", None)
+
+
+def _first_tensor(x: Any) -> torch.Tensor | None:
+    if isinstance(x, torch.Tensor):
+        return x
+    if isinstance(x, (tuple, list)) and x and isinstance(x[0], torch.Tensor):
+        return x[0]
+    return None
+
+
+class _Recorder:
+    def __init__(self, n_layers: int, device: torch.device | str | None):
+        self.n = n_layers
+        self.device = device
+        self.store: dict[str, list[list[torch.Tensor]]] = {}
+
+    def put(self, key: str, layer: int, t: torch.Tensor | None) -> None:
+        if t is None:
+            return
+        t = t.detach()
+        t = t.to(self.device, copy=True) if self.device is not None else t.clone()
+        self.store.setdefault(key, [[] for _ in range(self.n)])[layer].append(t)
+
+    def per_layer(self, key: str, expect: int) -> list[torch.Tensor] | None:
+        runs = self.store.get(key)
+        if runs is None:
+            return None
+        out = []
+        for layer, chunks in enumerate(runs[:expect]):
+            if not chunks:
+                raise ReproError(f"capture of {key!r} saw nothing at layer {layer}")
+            try:
+                out.append(chunks[0] if len(chunks) == 1 else torch.cat(chunks, dim=0))
+            except RuntimeError as e:
+                raise ReproError(f"forward passes in one capture of {key!r} have different shapes "
+                                 f"({[tuple(c.shape) for c in chunks]}); capture them separately") from e
+        return out
+
+
+@contextlib.contextmanager
+def hooks(model: nn.Module, *, residual: bool = True, modules: Sequence[str] | None = None,
+          attentions: bool = False, device: torch.device | str | None = None) -> Iterator[Capture]:
+    """Register forward hooks, yield a Capture that is filled when the `with` block exits.
+
+    `modules`: aliases from MODULE_ALIASES or any dotted path inside a block (its output is
+    recorded); None means ("attn_out", "mlp_out"), those the blocks have. `attentions`: the
+    attention modules' probabilities — needs eager attention (HF) or, for the tiny decoder,
+    a forward pass with output_attentions=True (`capture` passes it).
+    `device`: where captured copies go (e.g. "cpu" while the model runs on a GPU).
+    The hooks are removed in a `finally`, also when the forward pass raises.
+    """
+    amap = arch_map(model)
+    if modules is None:
+        modules = [m for m, attr in (("attn_out", amap.attn_resid), ("mlp_out", amap.mlp_resid)) if attr]
+    if attentions and amap.attn is None:
+        raise ReproError(f"{amap.family} blocks have no attention: no attention maps to capture")
+    blocks = amap.blocks(model)
+    n_layers = len(blocks)
+    rec = _Recorder(n_layers + 1, device)
+    cap = Capture()
+    handles: list[torch.utils.hooks.RemovableHandle] = []
+
+    def resid_in(layer: int):
+        def hook(_mod, args, kwargs):
+            h = args[0] if args else kwargs.get("hidden_states")
+            rec.put("residual", layer, _first_tensor(h))
+        return hook
+
+    def last_out(_mod, _args, output):
+        rec.put("residual", n_layers, _first_tensor(output))
+
+    def out_hook(key: str, layer: int):
+        return lambda _m, _a, output: rec.put(key, layer, _first_tensor(output))
+
+    def in_hook(key: str, layer: int):
+        def hook(_mod, args, kwargs):
+            rec.put(key, layer, _first_tensor(args[0] if args else kwargs.get("hidden_states")))
+        return hook
+
+    def attn_hook(layer: int):
+        def hook(_mod, _args, output):
+            w = output[1] if isinstance(output, (tuple, list)) and len(output) > 1 else None
+            if not isinstance(w, torch.Tensor):
+                raise ReproError(
+                    f"{type(model).__name__} returned no attention weights at layer {layer}: "
+                    "attention maps need eager attention — build the model with "
+                    "attn_implementation='eager' (or call model.set_attn_implementation('eager')), "
+                    "and run the forward pass with output_attentions=True")
+            rec.put("attentions", layer, w)
+        return hook
+
+    try:
+        for i, block in enumerate(blocks):
+            if residual:
+                handles.append(block.register_forward_pre_hook(resid_in(i), with_kwargs=True))
+            for name in modules:
+                attr, where = MODULE_ALIASES.get(name, (None, "out"))
+                path = getattr(amap, attr) if attr else name
+                if path is None:
+                    raise ReproError(f"{amap.family} blocks have no {name!r} module")
+                mod = resolve(block, path)
+                if where == "in":
+                    handles.append(mod.register_forward_pre_hook(in_hook(name, i), with_kwargs=True))
+                else:
+                    handles.append(mod.register_forward_hook(out_hook(name, i)))
+            if attentions:
+                handles.append(resolve(block, amap.attn).register_forward_hook(attn_hook(i)))
+        if residual:
+            handles.append(blocks[-1].register_forward_hook(last_out))
+        yield cap
+    finally:
+        for h in handles:
+            h.remove()
+
+    if residual and "residual" in rec.store:
+        cap.residual = torch.stack(rec.per_layer("residual", n_layers + 1), dim=1)
+    for name in modules:
+        got = rec.per_layer(name, n_layers)
+        if got is not None:
+            cap.modules[name] = got
+    if attentions:
+        cap.attentions = rec.per_layer("attentions", n_layers)
+
+
+def capture(model: nn.Module, input_ids: torch.Tensor, *, residual: bool = True,
+            modules: Sequence[str] | None = None, attentions: bool = False,
+            device: torch.device | str | None = None, **forward_kwargs: Any) -> Capture:
+    """One forward pass under torch.no_grad() with hooks; returns residual states, module
+    outputs, attention maps and the model output. Extra keyword arguments go to the model
+    (e.g. attention_mask, or logits_to_keep=1 to skip full-vocabulary logits)."""
+    if input_ids.dim() == 1:
+        input_ids = input_ids.unsqueeze(0)
+    if attentions:
+        forward_kwargs.setdefault("output_attentions", True)
+    with hooks(model, residual=residual, modules=modules, attentions=attentions, device=device) as cap:
+        with torch.no_grad():
+            cap.output = model(input_ids=input_ids, **forward_kwargs)
+    return cap

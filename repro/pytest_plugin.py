@@ -1,0 +1,387 @@
+"""The claims plugin: options, the `claim` marker and fixture, record collection, report writing.
+
+Data flow (works the same under `pytest -n N`):
+  test ── claim.record()/figure()/table() ──> item.user_properties
+       ── pytest's TestReport (serialised by xdist) ──> controller's pytest_runtest_logreport
+       ── pytest_sessionfinish (controller only) ──> artifacts/claims.json, report.md
+Figures are PNG files written (atomically) by whichever process ran the test; only their
+paths travel. Artifacts are written only when the run contained claim tests, so running
+`pytest tests/` never overwrites a claims report.
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import os
+import platform
+import re
+import subprocess
+import sys
+import time
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from repro import catalogue
+from repro import report as reporting
+from repro.profiles import PROFILES, Profile, get_profile
+from repro.runtime import DEVICES, ReproError, atomic_path, atomic_write_json, atomic_write_text, resolve_device
+
+PROP_CLAIMS = "repro_claims"
+PROP_RECORD = "repro_record"
+PROP_FIGURE = "repro_figure"
+PROP_TABLE = "repro_table"
+
+PACKAGES = (
+    "torch", "transformers", "tokenizers", "safetensors", "accelerate", "gguf", "datasets",
+    "numpy", "scipy", "matplotlib", "pytest", "pytest-xdist", "hypothesis",
+)
+
+_outcomes_key = pytest.StashKey[dict]()
+_results_key = pytest.StashKey[list]()
+_start_key = pytest.StashKey[float]()
+
+
+# --------------------------------------------------------------------------- options
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("repro", "repro claims")
+    group.addoption("--profile", choices=PROFILES, default="ci",
+                    help="experiment sizes: ci (2 CPU cores, minutes) or paper (the source's sizes, GPU)")
+    group.addoption("--device", choices=DEVICES, default="auto",
+                    help="auto (cuda if available), cpu, or cuda (an error if no GPU)")
+    group.addoption("--model", default=None,
+                    help="pretrained model for claims on real models: an embedded name "
+                         "(smollm2-135m, gemma3-270m), a local path, or a Hugging Face hub id")
+    group.addoption("--corpus", default="brown",
+                    help="text corpus for claims on real text: brown, stdlib-code, or a datasets corpus (online)")
+    group.addoption("--artifacts", default=None, metavar="DIR",
+                    help="where claims.json, report.md and figures/ go (default: <rootdir>/artifacts)")
+
+
+def _is_worker(config: pytest.Config) -> bool:
+    return hasattr(config, "workerinput")
+
+
+def _artifacts_dir(config: pytest.Config) -> Path:
+    opt = config.getoption("--artifacts")
+    if opt is None:
+        return config.rootpath / "artifacts"
+    path = Path(opt)
+    return path if path.is_absolute() else config.invocation_params.dir / path
+
+
+def _check_model_option(name: str | None) -> None:
+    if name is None:
+        return
+    from repro.models.pretrained import EMBEDDED_MODELS
+
+    looks_like_hub_id = re.fullmatch(r"[\w.\-]+/[\w.\-]+", name) is not None
+    if name in EMBEDDED_MODELS or Path(name).expanduser().exists() or looks_like_hub_id:
+        return
+    raise pytest.UsageError(
+        f"--model {name!r} is neither an embedded model ({', '.join(EMBEDDED_MODELS)}), "
+        "an existing local path, nor a hub id of the form org/name"
+    )
+
+
+def _check_corpus_option(name: str) -> None:
+    from repro.data import CORPORA
+
+    if name not in CORPORA:
+        raise pytest.UsageError(f"--corpus {name!r} is unknown; choose one of {', '.join(CORPORA)}")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "claim(id, source=None): see pyproject.toml")
+    try:
+        resolve_device(config.getoption("--device"))
+        get_profile(config.getoption("--profile"))
+    except ReproError as err:
+        raise pytest.UsageError(str(err)) from None
+    _check_model_option(config.getoption("--model"))
+    _check_corpus_option(config.getoption("--corpus"))
+    config.stash[_outcomes_key] = {}
+    config.stash[_start_key] = time.time()
+
+
+# --------------------------------------------------------------------------- collection
+
+
+def _claim_ids(item: pytest.Item) -> list[str]:
+    ids: list[str] = []
+    for mark in item.iter_markers("claim"):
+        ids.extend(str(a) for a in mark.args)
+    return sorted(set(ids), key=ids.index)
+
+
+def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Unknown claim IDs stop the run at collection, with the closest known IDs suggested."""
+    problems = []
+    for item in items:
+        ids = _claim_ids(item)
+        marks = list(item.iter_markers("claim"))
+        if marks and not ids:
+            problems.append(f"{item.nodeid}: @pytest.mark.claim needs at least one claim ID")
+        for cid in ids:
+            try:
+                catalogue.get(cid)
+            except KeyError as err:
+                problems.append(f"{item.nodeid}: {err.args[0]}")
+        if ids:
+            item.user_properties.append((PROP_CLAIMS, ids))
+    if problems:
+        raise pytest.UsageError("unknown claim ID(s):\n  " + "\n  ".join(problems))
+
+
+# --------------------------------------------------------------------------- fixtures
+
+
+class Claim:
+    """Handle given to a claim test: record numbers, figures and tables for the report."""
+
+    def __init__(self, item: pytest.Item, artifacts: Path) -> None:
+        self.item = item
+        self.ids = _claim_ids(item)
+        self.figures_dir = artifacts / "figures"
+        if not self.ids:
+            raise pytest.UsageError(f"{item.nodeid} uses the `claim` fixture without @pytest.mark.claim")
+
+    def _id(self, claim_id: str | None) -> str:
+        if claim_id is None:
+            return self.ids[0]
+        if claim_id not in self.ids:
+            raise ValueError(f"{claim_id} is not among this test's claim markers {self.ids}")
+        return claim_id
+
+    def record(self, name: str, measured: Any, expected: Any = None, tol: float | None = None,
+               why: str = "", *, compare: str = "abs", unit: str = "", claim_id: str | None = None) -> reporting.Record:
+        """Record one number. `why` says where the tolerance comes from (required with a tol)."""
+        if tol is not None and not why:
+            raise ValueError(f"record {name!r}: a tolerance needs its reason (why=...)")
+        rec = reporting.Record(self._id(claim_id), name, measured, expected, tol, why, compare, unit)
+        self.item.user_properties.append((PROP_RECORD, rec.to_dict()))
+        return rec
+
+    def figure(self, fig: Any, name: str, *, claim_id: str | None = None) -> Path:
+        """Save a matplotlib figure as artifacts/figures/<ID>_<name>.png (atomic) and close it."""
+        import matplotlib.pyplot as plt
+
+        cid = self._id(claim_id)
+        stem = re.sub(r"[^A-Za-z0-9_.-]+", "-", f"{cid}_{name}").strip("-")
+        path = self.figures_dir / f"{stem}.png"
+        with atomic_path(path) as tmp:
+            # no timestamps / software strings in the PNG: identical runs give identical files
+            fig.savefig(tmp, format="png", dpi=110, bbox_inches="tight", metadata={"Software": None})
+        plt.close(fig)
+        self.item.user_properties.append((PROP_FIGURE, f"figures/{path.name}"))
+        return path
+
+    def table(self, title: str, columns: list[str], rows: list[list[Any]], *, claim_id: str | None = None) -> None:
+        """A table for the report (e.g. the source's Table 3 next to ours)."""
+        payload = {"claim": self._id(claim_id), "title": title, "columns": list(columns),
+                   "rows": [reporting._plain(list(r)) for r in rows]}
+        self.item.user_properties.append((PROP_TABLE, payload))
+
+
+@pytest.fixture
+def claim(request: pytest.FixtureRequest) -> Claim:
+    return Claim(request.node, _artifacts_dir(request.config))
+
+
+@pytest.fixture(scope="session")
+def profile(pytestconfig: pytest.Config) -> Profile:
+    return get_profile(pytestconfig.getoption("--profile"))
+
+
+@pytest.fixture(scope="session")
+def device(pytestconfig: pytest.Config):
+    return resolve_device(pytestconfig.getoption("--device"))
+
+
+@pytest.fixture(scope="session")
+def corpus_name(pytestconfig: pytest.Config) -> str:
+    return pytestconfig.getoption("--corpus")
+
+
+@pytest.fixture(scope="session")
+def model_names(pytestconfig: pytest.Config) -> list[str]:
+    """Models for claims on pretrained models: --model, else both embedded models."""
+    from repro.models.pretrained import EMBEDDED_MODELS
+
+    chosen = pytestconfig.getoption("--model")
+    return [chosen] if chosen else list(EMBEDDED_MODELS)
+
+
+@pytest.fixture(scope="session")
+def pretrained(device):
+    """`pretrained(name)` -> (model, tokenizer), loaded once per session; a hub model that cannot be
+    reached skips the test with the reason (DESIGN.md: skipped only for a missing resource)."""
+    from repro.models.pretrained import EMBEDDED_MODELS, load_pretrained
+
+    loaded: dict[str, Any] = {}
+
+    def get(name: str):
+        if name not in loaded:
+            try:
+                loaded[name] = load_pretrained(name, device=device)
+            except ReproError as err:
+                if name in EMBEDDED_MODELS:
+                    raise
+                pytest.skip(str(err))
+        return loaded[name]
+
+    return get
+
+
+# --------------------------------------------------------------------------- user-facing errors
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_setup(item: pytest.Item):
+    try:
+        return (yield)
+    except ReproError as err:
+        pytest.fail(f"ReproError: {err}", pytrace=False)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item):
+    try:
+        return (yield)
+    except ReproError as err:
+        pytest.fail(f"ReproError: {err}", pytrace=False)
+
+
+# --------------------------------------------------------------------------- collecting outcomes
+
+
+def _skip_reason(rep: pytest.TestReport) -> str:
+    lr = rep.longrepr
+    if isinstance(lr, tuple) and len(lr) == 3:
+        return str(lr[2]).removeprefix("Skipped: ")
+    return str(lr or "")
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    rep = report
+    props = dict((k, v) for k, v in rep.user_properties if k == PROP_CLAIMS)
+    if PROP_CLAIMS not in props:
+        return
+    config = _CONFIG.get("config")
+    if config is None or _is_worker(config):
+        return
+    outcomes: dict[str, reporting.TestOutcome] = config.stash[_outcomes_key]
+    t = outcomes.get(rep.nodeid)
+    if t is None:
+        t = outcomes[rep.nodeid] = reporting.TestOutcome(rep.nodeid, list(props[PROP_CLAIMS]), "passed")
+    t.duration += rep.duration
+    wasxfail = getattr(rep, "wasxfail", None)
+    if rep.when == "call" or (rep.when == "setup" and not rep.passed):
+        if rep.failed:
+            t.outcome = "failed" if rep.when == "call" else "error"
+            t.reason = _first_line(rep.longreprtext)
+        elif rep.skipped and wasxfail is not None:
+            t.outcome, t.reason = "xfailed", str(wasxfail)
+        elif rep.skipped:
+            t.outcome, t.reason = "skipped", _skip_reason(rep)
+        elif wasxfail is not None:
+            t.outcome, t.reason = "xpassed", str(wasxfail)
+        else:
+            t.outcome = "passed"
+        t.records = [v for k, v in rep.user_properties if k == PROP_RECORD]
+        t.figures = [v for k, v in rep.user_properties if k == PROP_FIGURE]
+        t.tables = [v for k, v in rep.user_properties if k == PROP_TABLE]
+    elif rep.when == "teardown" and rep.failed:
+        t.outcome, t.reason = "error", _first_line(rep.longreprtext)
+
+
+def _first_line(text: str) -> str:
+    lines = [ln.strip() for ln in (text or "").splitlines() if ln.strip()]
+    errs = [ln for ln in lines if ln.startswith("E ")]
+    return (errs[0][2:].strip() if errs else (lines[-1] if lines else ""))[:300]
+
+
+# pytest_runtest_logreport receives no config; keep a handle to the live one.
+_CONFIG: dict[str, pytest.Config] = {}
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_sessionstart(session: pytest.Session) -> None:
+    _CONFIG["config"] = session.config
+
+
+# --------------------------------------------------------------------------- writing artifacts
+
+
+def _git(root: Path, *args: str) -> str | None:
+    try:
+        out = subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out.stdout.strip() if out.returncode == 0 else None
+
+
+def _versions() -> dict[str, str | None]:
+    found: dict[str, str | None] = {}
+    for name in PACKAGES:
+        try:
+            found[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            found[name] = None
+    return found
+
+
+def run_metadata(config: pytest.Config, outcomes: dict[str, reporting.TestOutcome]) -> dict[str, Any]:
+    import torch
+
+    root = config.rootpath
+    prof = get_profile(config.getoption("--profile"))
+    return {
+        "git_commit": _git(root, "rev-parse", "--short=12", "HEAD"),
+        "git_dirty": bool(_git(root, "status", "--porcelain", "--untracked-files=no")),
+        "profile": prof.name,
+        "profile_sizes": prof.as_dict(),
+        "device": str(resolve_device(config.getoption("--device"))),
+        "model": config.getoption("--model"),
+        "corpus": config.getoption("--corpus"),
+        "python": sys.version.split()[0],
+        "platform": platform.platform(),
+        "cpu_count": os.cpu_count(),
+        "torch_threads": torch.get_num_threads(),
+        "packages": _versions(),
+        "xdist_workers": getattr(config.option, "numprocesses", None),
+        "pytest_args": list(config.invocation_params.args),
+        "started": _dt.datetime.fromtimestamp(config.stash[_start_key], _dt.timezone.utc).isoformat(timespec="seconds"),
+        "wall_time_s": round(time.time() - config.stash[_start_key], 2),
+        "test_durations_s": {n: round(t.duration, 3) for n, t in sorted(outcomes.items())},
+    }
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    config = session.config
+    if _is_worker(config) or _outcomes_key not in config.stash:
+        return
+    outcomes = config.stash[_outcomes_key]
+    if not outcomes:
+        return  # no claim tests ran (e.g. `pytest tests/`): leave any existing report alone
+    results = reporting.build_results(outcomes.values())
+    run = run_metadata(config, outcomes)
+    out = _artifacts_dir(config)
+    (out / "figures").mkdir(parents=True, exist_ok=True)
+    atomic_write_json(out / "claims.json", reporting.to_json(results, run))
+    atomic_write_text(out / "report.md", reporting.to_markdown(results, run))
+    config.stash[_results_key] = results
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:
+    results = config.stash.get(_results_key, None)
+    if not results:
+        return
+    tr = terminalreporter
+    tr.section("claims")
+    for line in reporting.terminal_lines(results, width=tr._tw.fullwidth):
+        tr.write_line(line)
+    tr.write_line(f"written: {_artifacts_dir(config) / 'claims.json'}, {_artifacts_dir(config) / 'report.md'}")

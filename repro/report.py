@@ -1,0 +1,334 @@
+"""Claim records and the three writers: claims.json, report.md and the terminal table.
+
+A test's `claim.record(...)` produces a `Record`; records and figure paths travel from the
+(possibly remote, under xdist) test process to the controller as `user_properties`, so the
+controller can rebuild per-claim results from test reports alone. This module knows nothing
+about pytest: `build_results` takes plain `TestOutcome`s and the catalogue.
+
+claims.json keeps everything that depends on the run's circumstances (wall times, dates,
+durations) under "run", so two runs of the same command differ only there.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Iterable
+
+from repro.catalogue import CATALOGUE, SOURCES, TOPICS, ClaimSpec
+
+SCHEMA_VERSION = 1
+
+# Verdicts of a claim, from its tests' outcomes (DESIGN.md, Verdicts).
+REPRODUCED = "reproduced"
+PARTLY = "partly reproduced"  # some parametrisations reproduce, others are strict xfails
+NOT_REPRODUCED = "not reproduced"
+FAILED = "failed"  # an unexpected failure or error: a regression, or a strict XPASS
+SKIPPED = "skipped"
+NOT_ENCODED = "not yet encoded"
+VERDICTS = (REPRODUCED, PARTLY, NOT_REPRODUCED, FAILED, SKIPPED, NOT_ENCODED)
+
+COMPARES = ("abs", "rel", "le", "ge", "none")
+
+
+def _plain(value: Any) -> Any:
+    """JSON-able, execnet-serialisable python scalars/lists (numpy and torch scalars included)."""
+    if value is None or isinstance(value, (bool, str)):
+        return value
+    if isinstance(value, int):
+        return int(value)
+    if isinstance(value, float):
+        return float(value)
+    if hasattr(value, "tolist"):  # numpy / torch
+        return _plain(value.tolist())
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return str(value)
+
+
+@dataclass
+class Record:
+    """One asserted number: what was measured, what the source says, and the tolerance's reason.
+
+    compare: "abs" |measured − expected| ≤ tol; "rel" |measured − expected| ≤ tol·|expected|;
+    "le" measured ≤ expected (+tol); "ge" measured ≥ expected (−tol); "none" context only.
+    """
+
+    claim: str
+    name: str
+    measured: Any
+    expected: Any = None
+    tol: float | None = None
+    why: str = ""
+    compare: str = "abs"
+    unit: str = ""
+    within: bool | None = None
+
+    def __post_init__(self) -> None:
+        if self.compare not in COMPARES:
+            raise ValueError(f"compare must be one of {COMPARES}, not {self.compare!r}")
+        self.measured = _plain(self.measured)
+        self.expected = _plain(self.expected)
+        self.tol = None if self.tol is None else float(self.tol)
+        if self.within is None:
+            self.within = self.check()
+
+    def check(self) -> bool | None:
+        m, e, tol = self.measured, self.expected, self.tol or 0.0
+        if self.compare == "none" or not isinstance(m, (int, float)) or isinstance(m, bool):
+            return None
+        if not math.isfinite(m):
+            return False
+        if e is None or not isinstance(e, (int, float)):
+            return None
+        if self.compare == "abs":
+            return abs(m - e) <= tol
+        if self.compare == "rel":
+            return abs(m - e) <= tol * abs(e)
+        if self.compare == "le":
+            return m <= e + tol
+        return m >= e - tol  # "ge"
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class TestOutcome:
+    """What the controller learns about one test (from its reports' user_properties)."""
+
+    nodeid: str
+    claim_ids: list[str]
+    outcome: str  # passed | failed | skipped | xfailed | xpassed | error
+    reason: str = ""
+    duration: float = 0.0
+    records: list[dict[str, Any]] = field(default_factory=list)
+    figures: list[str] = field(default_factory=list)
+    tables: list[dict[str, Any]] = field(default_factory=list)
+
+
+@dataclass
+class ClaimResult:
+    spec: ClaimSpec
+    verdict: str
+    tests: list[TestOutcome]
+
+    def records(self) -> list[dict[str, Any]]:
+        return [r for t in self.tests for r in t.records if r["claim"] == self.spec.id]
+
+    def figures(self) -> list[str]:
+        return sorted({f for t in self.tests for f in t.figures})
+
+    def tables(self) -> list[dict[str, Any]]:
+        return [tb for t in self.tests for tb in t.tables if tb["claim"] == self.spec.id]
+
+    def reasons(self) -> list[str]:
+        return sorted({t.reason for t in self.tests if t.reason})
+
+
+def verdict_of(outcomes: Iterable[str]) -> str:
+    outcomes = list(outcomes)
+    if not outcomes:
+        return NOT_ENCODED
+    if any(o in ("failed", "error") for o in outcomes):
+        return FAILED
+    ran = [o for o in outcomes if o != "skipped"]
+    if not ran:
+        return SKIPPED
+    good = sum(o in ("passed", "xpassed") for o in ran)
+    if good == len(ran):
+        return REPRODUCED
+    if good == 0:
+        return NOT_REPRODUCED
+    return PARTLY
+
+
+def build_results(tests: Iterable[TestOutcome]) -> list[ClaimResult]:
+    """Group test outcomes by claim, in catalogue order; every catalogue ID appears."""
+    by_claim: dict[str, list[TestOutcome]] = {cid: [] for cid in CATALOGUE}
+    for t in sorted(tests, key=lambda t: t.nodeid):
+        for cid in t.claim_ids:
+            by_claim.setdefault(cid, []).append(t)
+    return [
+        ClaimResult(CATALOGUE[cid], verdict_of(t.outcome for t in ts), ts)
+        for cid, ts in by_claim.items()
+        if cid in CATALOGUE
+    ]
+
+
+def summary(results: list[ClaimResult]) -> dict[str, int]:
+    counts = {v: 0 for v in VERDICTS}
+    for r in results:
+        counts[r.verdict] += 1
+    return counts
+
+
+# --------------------------------------------------------------------------- claims.json
+
+
+def to_json(results: list[ClaimResult], run: dict[str, Any]) -> dict[str, Any]:
+    claims = []
+    for r in results:
+        s = r.spec
+        claims.append(
+            {
+                "id": s.id,
+                "topic": s.topic,
+                "source": s.source,
+                "section": s.section,
+                "statement": s.statement,
+                "source_values": s.source_values,
+                "verdict": r.verdict,
+                "tests": [
+                    {"nodeid": t.nodeid, "outcome": t.outcome, "reason": t.reason} for t in r.tests
+                ],
+                "records": r.records(),
+                "tables": r.tables(),
+                "figures": r.figures(),
+                "reasons": r.reasons(),
+            }
+        )
+    return {"schema": SCHEMA_VERSION, "run": run, "summary": summary(results), "claims": claims}
+
+
+# --------------------------------------------------------------------------- report.md
+
+
+def fmt(value: Any) -> str:
+    if value is None:
+        return "—"
+    if isinstance(value, bool):
+        return str(value)
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        if value == 0 or not math.isfinite(value):
+            return str(value)
+        a = abs(value)
+        return f"{value:.3g}" if (a >= 1e-3 and a < 1e5) else f"{value:.2e}"
+    if isinstance(value, list):
+        inner = ", ".join(fmt(v) for v in value[:6])
+        return f"[{inner}{', …' if len(value) > 6 else ''}]"
+    return str(value)
+
+
+def _cell(text: Any) -> str:
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def _tol(rec: dict[str, Any]) -> str:
+    c, tol = rec["compare"], rec["tol"]
+    if c == "none":
+        return "(context)"
+    sign = {"abs": "±", "rel": "±rel ", "le": "≤ +", "ge": "≥ −"}[c]
+    return f"{sign}{fmt(tol or 0.0)}"
+
+
+_MARK = {True: "✓", False: "✗", None: ""}
+
+
+def to_markdown(results: list[ClaimResult], run: dict[str, Any], figures_rel: str = "figures") -> str:
+    counts = summary(results)
+    lines = [
+        "# repro — claims report",
+        "",
+        f"Profile **{run.get('profile')}**, device **{run.get('device')}**, "
+        f"commit `{run.get('git_commit')}`{' (dirty)' if run.get('git_dirty') else ''}, "
+        f"torch {run.get('packages', {}).get('torch')}, transformers {run.get('packages', {}).get('transformers')}, "
+        f"wall time {fmt(run.get('wall_time_s'))} s.",
+        "",
+        " · ".join(f"{v}: **{n}**" for v, n in counts.items()),
+        "",
+        "## Summary",
+        "",
+        "| claim | verdict | record | source | measured | tolerance | ok |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for r in results:
+        recs = r.records()
+        if not recs:
+            lines.append(f"| {r.spec.id} | {r.verdict} | | {_cell(r.spec.source_values) or '—'} | | | |")
+            continue
+        for i, rec in enumerate(recs):
+            cid, verdict = (r.spec.id, r.verdict) if i == 0 else ("", "")
+            lines.append(
+                f"| {cid} | {verdict} | {_cell(rec['name'])} | {fmt(rec['expected'])} | "
+                f"{fmt(rec['measured'])}{(' ' + rec['unit']) if rec['unit'] else ''} | {_tol(rec)} | {_MARK[rec['within']]} |"
+            )
+    lines += ["", "## Claims", ""]
+    topic = None
+    for r in results:
+        s = r.spec
+        if s.topic != topic:
+            topic = s.topic
+            lines += [f"### {s.topic} — {TOPICS.get(s.topic, '')}", ""]
+        lines += [
+            f"#### {s.id} — {r.verdict}",
+            "",
+            f"*{SOURCES.get(s.source, s.source)}* ({s.source}), {s.section}.",
+            "",
+            f"> {s.statement}",
+            "",
+        ]
+        if s.source_values:
+            lines += [f"Source's numbers: {s.source_values}", ""]
+        if r.verdict == NOT_ENCODED:
+            lines += ["_Not yet encoded: no test carries this claim ID._", ""]
+            continue
+        for reason in r.reasons():
+            lines += [f"- reason: {reason}"]
+        recs = r.records()
+        if recs:
+            lines += [
+                "",
+                "| record | source | measured | tolerance | ok | why this tolerance |",
+                "|---|---|---|---|---|---|",
+            ]
+            for rec in recs:
+                lines.append(
+                    f"| {_cell(rec['name'])} | {fmt(rec['expected'])} | {fmt(rec['measured'])}"
+                    f"{(' ' + rec['unit']) if rec['unit'] else ''} | {_tol(rec)} | {_MARK[rec['within']]} | {_cell(rec['why'])} |"
+                )
+        for tb in r.tables():
+            lines += ["", f"**{tb['title']}**", ""]
+            cols = tb["columns"]
+            lines.append("| " + " | ".join(_cell(c) for c in cols) + " |")
+            lines.append("|" + "---|" * len(cols))
+            for row in tb["rows"]:
+                lines.append("| " + " | ".join(_cell(fmt(v)) for v in row) + " |")
+        for fig in r.figures():
+            lines += ["", f"![{s.id}]({figures_rel}/{Path(fig).name})"]
+        lines += ["", "Tests: " + ", ".join(f"`{t.nodeid}` ({t.outcome})" for t in r.tests), ""]
+    return "\n".join(lines) + "\n"
+
+
+# --------------------------------------------------------------------------- terminal
+
+
+def terminal_lines(results: list[ClaimResult], width: int = 100) -> list[str]:
+    """One compact line per encoded claim, then one line listing the claims not yet encoded."""
+    out = [f"{'claim':<9} {'verdict':<18} {'first record: measured vs source (tol)':<}"]
+    missing = []
+    for r in results:
+        if r.verdict == NOT_ENCODED:
+            missing.append(r.spec.id)
+            continue
+        recs = r.records()
+        if recs:
+            rec = recs[0]
+            detail = f"{rec['name']}: {fmt(rec['measured'])} vs {fmt(rec['expected'])} ({_tol(rec)})"
+            if len(recs) > 1:
+                detail += f"  [+{len(recs) - 1} more]"
+        else:
+            detail = "; ".join(r.reasons())
+        out.append(f"{r.spec.id:<9} {r.verdict:<18} {detail}"[:width])
+    counts = summary(results)
+    out.append(", ".join(f"{n} {v}" for v, n in counts.items() if n))
+    if missing:
+        out.append(f"not yet encoded ({len(missing)}): " + " ".join(missing))
+    return out

@@ -1,0 +1,159 @@
+"""Runtime: device choice, seeded generators, determinism switches, cache directory, atomic writes.
+
+Everything that touches the filesystem for caches goes through `cache_dir()` and the atomic
+writers below, so a run killed mid-write never leaves a half-written artefact behind: the
+writer fills a temporary file in the same directory and renames it into place, and readers
+treat a file that fails to parse as absent (rebuild).
+"""
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any, Iterator
+
+import torch
+
+DEVICES = ("auto", "cpu", "cuda")
+
+
+class ReproError(RuntimeError):
+    """A user-facing error: the message says what went wrong and what to do.
+
+    The pytest plugin and the CLI print it as one line, without a traceback.
+    """
+
+
+# --------------------------------------------------------------------------- devices
+
+
+def resolve_device(name: str = "auto") -> torch.device:
+    """Map --device auto|cpu|cuda to a torch.device; asking for CUDA without one is an error."""
+    if name not in DEVICES:
+        raise ReproError(f"unknown device {name!r}; choose one of {', '.join(DEVICES)}")
+    if name == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    if name == "cuda" and not torch.cuda.is_available():
+        raise ReproError(
+            "--device cuda was asked for but torch sees no CUDA GPU "
+            f"(torch {torch.__version__}, cuda build: {torch.version.cuda}); "
+            "use --device cpu, or install a CUDA build of torch on a GPU machine"
+        )
+    return torch.device(name)
+
+
+# --------------------------------------------------------------------------- seeding
+
+
+def generator(seed: int, device: torch.device | str = "cpu") -> torch.Generator:
+    """An explicit, seeded generator: experiments never draw from torch's global RNG."""
+    g = torch.Generator(device=device)
+    g.manual_seed(int(seed))
+    return g
+
+
+def derive_seed(*parts: Any) -> int:
+    """A stable 63-bit seed from any hashable description (e.g. ("bb_6", seed, T))."""
+    digest = hashlib.sha256(repr(parts).encode()).digest()
+    return int.from_bytes(digest[:8], "little") & ((1 << 63) - 1)
+
+
+def set_determinism(seed: int = 0, threads: int | None = None) -> None:
+    """Make CPU results repeatable: seed the global RNGs (for libraries that use them) and ask
+    torch for deterministic kernels. Thread count changes float summation order, so a fixed
+    count is part of determinism; by default we keep torch's choice (all cores)."""
+    torch.manual_seed(seed)
+    torch.use_deterministic_algorithms(True, warn_only=True)
+    if threads is not None:
+        torch.set_num_threads(threads)
+
+
+# --------------------------------------------------------------------------- cache
+
+
+def cache_dir(*parts: str) -> Path:
+    """`$REPRO_CACHE` or the user cache directory (e.g. ~/.cache/repro), with sub-folders made."""
+    root = os.environ.get("REPRO_CACHE")
+    if root:
+        base = Path(root).expanduser()
+    else:
+        import platformdirs
+
+        base = Path(platformdirs.user_cache_dir("repro"))
+    path = base.joinpath(*parts)
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def config_key(config: Any, length: int = 16) -> str:
+    """A short hash of a JSON-able config: cache keys that change whenever the config does."""
+    blob = json.dumps(config, sort_keys=True, default=str).encode()
+    return hashlib.sha256(blob).hexdigest()[:length]
+
+
+def sha256_file(path: str | os.PathLike, chunk: int = 1 << 20) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(chunk), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+# --------------------------------------------------------------------------- atomic writes
+
+
+@contextlib.contextmanager
+def atomic_path(target: str | os.PathLike) -> Iterator[Path]:
+    """Yield a temporary path next to `target`; on success rename it onto `target`.
+
+    Works for files and directories (write a whole directory, then rename it). On any
+    exception the temporary is removed and `target` is left as it was.
+    """
+    target = Path(target)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent))
+    tmp_target = tmp / target.name
+    try:
+        yield tmp_target
+        if not tmp_target.exists():
+            raise ReproError(f"atomic write of {target} produced nothing")
+        if target.is_dir() and not target.is_symlink():
+            shutil.rmtree(target)
+        os.replace(tmp_target, target)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def atomic_write_bytes(target: str | os.PathLike, data: bytes) -> Path:
+    with atomic_path(target) as tmp:
+        with open(tmp, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+    return Path(target)
+
+
+def atomic_write_text(target: str | os.PathLike, text: str) -> Path:
+    return atomic_write_bytes(target, text.encode("utf-8"))
+
+
+def atomic_write_json(target: str | os.PathLike, obj: Any) -> Path:
+    return atomic_write_text(target, json.dumps(obj, indent=2, sort_keys=False, default=str) + "\n")
+
+
+def atomic_torch_save(target: str | os.PathLike, obj: Any) -> Path:
+    with atomic_path(target) as tmp:
+        torch.save(obj, tmp)
+    return Path(target)
+
+
+def read_json_or_none(path: str | os.PathLike) -> Any | None:
+    """Parse a JSON cache file; a missing or truncated/corrupt file reads as None (rebuild)."""
+    try:
+        return json.loads(Path(path).read_text("utf-8"))
+    except (FileNotFoundError, json.JSONDecodeError, UnicodeDecodeError):
+        return None

@@ -1,0 +1,238 @@
+"""Thin wrappers over scipy.stats: the tests every claim asserts with.
+
+Each function returns plain floats / small frozen dataclasses so records are JSON-able.
+The binomial tail with a Bonferroni correction over the vocabulary is the significance test
+of 001 App B.2 (is the model's favourite next token more frequent than chance?). The source
+reports p-values down to 1e-137, far below what a float64 holds once multiplied out in other
+settings, so every p here also comes as log10(p), computed in log space.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Callable, Sequence
+
+import numpy as np
+import scipy.special
+import scipy.stats
+
+from .runtime import ReproError
+
+__all__ = [
+    "BinomialCI",
+    "Slope",
+    "TestResult",
+    "Top1",
+    "binomial_ci",
+    "binomial_log10_sf",
+    "bonferroni_binomial_log10_p",
+    "bonferroni_binomial_p",
+    "bootstrap_ci",
+    "kendall_tau",
+    "loglog_slope",
+    "mann_whitney_u",
+    "mean_sem",
+    "one_sided_t",
+    "top1_preference",
+]
+
+_LN10 = math.log(10.0)
+# Below this, scipy's survival function may be subnormal or zero: switch to an explicit
+# log-space sum of the pmf tail.
+_SF_FLOOR = 1e-280
+
+
+# --------------------------------------------------------------------------- binomial tails
+
+
+def binomial_log10_sf(k: int, n: int, p: float) -> float:
+    """log10 P[X ≥ k] for X ~ Bin(n, p), accurate far into the tail (no underflow)."""
+    k, n = int(k), int(n)
+    if n < 0 or not 0.0 <= p <= 1.0:
+        raise ReproError(f"binomial tail needs n ≥ 0 and 0 ≤ p ≤ 1 (got n={n}, p={p})")
+    if k <= 0:
+        return 0.0
+    if k > n:
+        return -math.inf
+    sf = float(scipy.stats.binom.sf(k - 1, n, p))
+    if sf >= _SF_FLOOR:
+        return math.log10(sf)
+    # Deep upper tail: log-sum-exp of log pmf(j) for j = k..n (terms shrink geometrically
+    # once k > np, so the sum is dominated by its first terms and stays exact in log space).
+    j = np.arange(k, n + 1)
+    logpmf = scipy.stats.binom.logpmf(j, n, p)
+    return float(scipy.special.logsumexp(logpmf)) / _LN10
+
+
+def bonferroni_binomial_log10_p(k_max: int, n: int, vocab_size: int) -> float:
+    """log10 of the Bonferroni-corrected p of 001 App B.2: min(0, log10 V + log10 P[X ≥ k_max]),
+    X ~ Bin(n, 1/V). Use this when p itself would underflow."""
+    if vocab_size < 1:
+        raise ReproError(f"vocab_size must be ≥ 1 (got {vocab_size})")
+    tail = binomial_log10_sf(k_max, n, 1.0 / vocab_size)
+    return min(0.0, math.log10(vocab_size) + tail)
+
+
+def bonferroni_binomial_p(k_max: int, n: int, vocab_size: int) -> float:
+    """001 App B.2: p = min(1, V · P[X ≥ k_max]), X ~ Bin(n, 1/V).
+
+    The most frequent of V tokens is tested against the uniform null; multiplying by V is
+    the Bonferroni correction for having picked the maximum. May underflow to 0.0 for very
+    strong preferences: see `bonferroni_binomial_log10_p`.
+    """
+    if vocab_size < 1:
+        raise ReproError(f"vocab_size must be ≥ 1 (got {vocab_size})")
+    if k_max <= 0:
+        return 1.0
+    sf = float(scipy.stats.binom.sf(int(k_max) - 1, int(n), 1.0 / vocab_size))
+    if sf >= _SF_FLOOR:
+        return min(1.0, vocab_size * sf)
+    return 10.0 ** bonferroni_binomial_log10_p(k_max, n, vocab_size)
+
+
+@dataclass(frozen=True)
+class Top1:
+    """The most frequent token of a sample, with its Bonferroni binomial significance."""
+
+    token: int
+    count: int
+    n: int
+    freq: float
+    p: float
+    log10_p: float
+    uniform_freq: float  # 1 / V, the null frequency
+
+
+def top1_preference(token_ids: Sequence[int] | np.ndarray, vocab_size: int) -> Top1:
+    """Most frequent token among `token_ids` (e.g. argmax next-token predictions on random
+    inputs) and the 001 App B.2 test of its frequency against uniform over `vocab_size`.
+    Ties go to the smallest token id."""
+    ids = np.asarray(token_ids if not hasattr(token_ids, "numpy") else token_ids.numpy())
+    ids = ids.reshape(-1).astype(np.int64)
+    if ids.size == 0:
+        raise ReproError("top1_preference needs at least one token id")
+    if ids.min() < 0 or ids.max() >= vocab_size:
+        raise ReproError(f"token ids must lie in [0, {vocab_size}); got [{ids.min()}, {ids.max()}]")
+    counts = np.bincount(ids, minlength=vocab_size)
+    token = int(np.argmax(counts))
+    count = int(counts[token])
+    n = int(ids.size)
+    log10_p = bonferroni_binomial_log10_p(count, n, vocab_size)
+    return Top1(token=token, count=count, n=n, freq=count / n,
+                p=bonferroni_binomial_p(count, n, vocab_size),
+                log10_p=log10_p, uniform_freq=1.0 / vocab_size)
+
+
+# --------------------------------------------------------------------------- tests
+
+
+@dataclass(frozen=True)
+class TestResult:
+    """A test statistic and its p-value (scipy's, for the stated alternative)."""
+
+    __test__ = False  # not a pytest class
+
+    statistic: float
+    p: float
+    alternative: str = "two-sided"
+
+    def __iter__(self):
+        """Unpacks as (statistic, p), like scipy's result objects."""
+        return iter((self.statistic, self.p))
+
+
+def kendall_tau(x: Sequence[float], y: Sequence[float]) -> TestResult:
+    """Kendall's τ-b between two rankings (scipy.stats.kendalltau, two-sided p)."""
+    r = scipy.stats.kendalltau(np.asarray(x, float), np.asarray(y, float))
+    return TestResult(float(r.statistic), float(r.pvalue), "two-sided")
+
+
+def one_sided_t(sample_a: Sequence[float], sample_b: Sequence[float],
+                alternative: str = "greater") -> TestResult:
+    """Welch's t-test (unequal variances) of mean(a) vs mean(b); default H1: mean(a) > mean(b)."""
+    r = scipy.stats.ttest_ind(np.asarray(sample_a, float), np.asarray(sample_b, float),
+                              equal_var=False, alternative=alternative)
+    return TestResult(float(r.statistic), float(r.pvalue), alternative)
+
+
+def mann_whitney_u(a: Sequence[float], b: Sequence[float],
+                   alternative: str = "greater") -> TestResult:
+    """Mann–Whitney U of a vs b (U statistic of `a`); default H1: a stochastically greater."""
+    r = scipy.stats.mannwhitneyu(np.asarray(a, float), np.asarray(b, float),
+                                 alternative=alternative)
+    return TestResult(float(r.statistic), float(r.pvalue), alternative)
+
+
+# --------------------------------------------------------------------------- intervals
+
+
+@dataclass(frozen=True)
+class BinomialCI:
+    estimate: float
+    low: float
+    high: float
+    level: float
+    method: str
+
+
+def binomial_ci(k: int, n: int, level: float = 0.95, method: str = "wilson") -> BinomialCI:
+    """Confidence interval of a proportion k/n via scipy's binomtest(...).proportion_ci.
+
+    Default is the Wilson score interval (no continuity correction): well behaved at k = 0
+    and k = n and not as conservative as Clopper–Pearson; pass method="exact" for
+    Clopper–Pearson."""
+    if n < 1 or not 0 <= k <= n:
+        raise ReproError(f"binomial_ci needs 0 ≤ k ≤ n and n ≥ 1 (got k={k}, n={n})")
+    ci = scipy.stats.binomtest(int(k), int(n)).proportion_ci(confidence_level=level, method=method)
+    return BinomialCI(k / n, float(ci.low), float(ci.high), level, method)
+
+
+def mean_sem(x: Sequence[float]) -> tuple[float, float]:
+    """Mean and standard error of the mean (sample std with ddof=1, over √n); sem = nan for n = 1."""
+    a = np.asarray(x, float).reshape(-1)
+    if a.size == 0:
+        raise ReproError("mean_sem of an empty sample")
+    if a.size == 1:
+        return float(a[0]), math.nan
+    return float(a.mean()), float(a.std(ddof=1) / math.sqrt(a.size))
+
+
+def bootstrap_ci(x: Sequence[float], stat: Callable[..., float] = np.mean, n_resamples: int = 9999,
+                 seed: int = 0, level: float = 0.95, method: str = "BCa") -> tuple[float, float]:
+    """Bootstrap CI of stat(x) (scipy.stats.bootstrap with an explicit numpy Generator, so
+    the same seed gives the same interval). `stat` must accept `axis=` (numpy reductions do)."""
+    a = np.asarray(x, float).reshape(-1)
+    r = scipy.stats.bootstrap((a,), stat, n_resamples=n_resamples, confidence_level=level,
+                              method=method, rng=np.random.default_rng(seed))
+    return float(r.confidence_interval.low), float(r.confidence_interval.high)
+
+
+# --------------------------------------------------------------------------- scaling laws
+
+
+@dataclass(frozen=True)
+class Slope:
+    slope: float
+    stderr: float
+    ci95: tuple[float, float]
+    intercept: float
+    r: float
+
+    def __iter__(self):
+        """Unpacks as (slope, stderr, ci95)."""
+        return iter((self.slope, self.stderr, self.ci95))
+
+
+def loglog_slope(x: Sequence[float], y: Sequence[float]) -> Slope:
+    """Least-squares slope of log y against log x (a power-law exponent), its standard error
+    and a 95% t-interval with n − 2 degrees of freedom (scipy.stats.linregress)."""
+    xa, ya = np.asarray(x, float).reshape(-1), np.asarray(y, float).reshape(-1)
+    if xa.size < 3 or xa.size != ya.size:
+        raise ReproError("loglog_slope needs ≥ 3 (x, y) pairs of equal length for a standard error")
+    if not (np.all(np.isfinite(xa)) and np.all(np.isfinite(ya)) and xa.min() > 0 and ya.min() > 0):
+        raise ReproError("loglog_slope needs strictly positive, finite x and y")
+    lx, ly = np.log(xa), np.log(ya)
+    r = scipy.stats.linregress(lx, ly)
+    half = float(scipy.stats.t.ppf(0.975, lx.size - 2)) * float(r.stderr)
+    return Slope(float(r.slope), float(r.stderr), (float(r.slope) - half, float(r.slope) + half),
+                 float(r.intercept), float(r.rvalue))

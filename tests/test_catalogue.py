@@ -1,0 +1,248 @@
+"""The claim catalogue: well-formed, complete against the shared CLAIMS.md, and located.
+
+Fast (no models, no torch). The checks against the shared documents skip when the repo
+is not checked out beside ``shared/`` (``<parent>/main`` next to ``<parent>/shared``).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from repro import catalogue
+from repro.catalogue import CATALOGUE, CLAIMS, ID_PATTERN, SOURCES, TOPICS, ClaimSpec, get
+
+SHARED = Path(__file__).resolve().parents[2] / "shared"
+CLAIMS_MD = SHARED / "CLAIMS.md"
+SEEDS = SHARED / "seeds"
+
+
+# ---------------------------------------------------------------- the catalogue itself
+
+
+def test_ids_unique_and_well_formed():
+    ids = [spec.id for spec in CLAIMS]
+    assert len(ids) == len(set(ids)), sorted({i for i in ids if ids.count(i) > 1})
+    assert list(CATALOGUE) == ids
+    bad = [i for i in ids if not ID_PATTERN.match(i)]
+    assert not bad, f"malformed IDs: {bad}"
+    assert all(CATALOGUE[i].id == i for i in CATALOGUE)
+
+
+def test_id_pattern_accepts_the_catalogue_shapes_only():
+    for good in ("BB-1", "BB-1x", "BB-3.2a", "BB-4.1", "SF-10"):
+        assert ID_PATTERN.match(good), good
+    for bad in ("bb-1", "BB1", "BB-", "BB-1.", "BBB-1", "BB-1.2.3", "BB-1 ", "BB-1X"):
+        assert not ID_PATTERN.match(bad), bad
+
+
+def test_every_topic_and_source_is_known():
+    for spec in CLAIMS:
+        assert spec.topic == spec.id.split("-", 1)[0], spec.id
+        assert spec.topic in TOPICS, spec.id
+        assert spec.source in SOURCES, spec.id
+    assert set(catalogue.TOPIC_NOTES) <= set(TOPICS)
+    # every topic and every source is used; topics appear in TOPICS order
+    assert {spec.topic for spec in CLAIMS} == set(TOPICS)
+    assert {spec.source for spec in CLAIMS} == set(SOURCES)
+    first_seen = list(dict.fromkeys(spec.topic for spec in CLAIMS))
+    assert first_seen == list(TOPICS), "claims of a topic must be contiguous, in TOPICS order"
+
+
+@pytest.mark.parametrize("spec", CLAIMS, ids=lambda s: s.id)
+def test_text_fields_are_one_clean_line(spec: ClaimSpec):
+    assert spec.statement.strip(), "empty statement"
+    assert spec.section.strip(), "empty section"
+    for name in ("statement", "section", "source_values", "notes"):
+        value = getattr(spec, name)
+        assert isinstance(value, str), name
+        assert "\n" not in value and value == value.strip(), f"{name} is not one clean line"
+        assert "|" not in value, f"{name} contains a table separator"
+
+
+def test_specs_are_frozen():
+    spec = get("BB-4.2")
+    with pytest.raises(AttributeError):
+        spec.statement = "changed"  # type: ignore[misc]
+
+
+def test_ref_names_the_source_and_the_section():
+    spec = get("BB-4.2")
+    assert spec.ref == f"001 {spec.section}"
+    assert "Table 3" in spec.ref and "Prop. 4" in spec.ref
+
+
+def test_get_returns_the_spec():
+    assert get("BB-3.2a") is CATALOGUE["BB-3.2a"]
+    assert get("SF-10").topic == "SF"
+
+
+@pytest.mark.parametrize(
+    ("wrong", "expected"),
+    [("BB-4.3", "BB-4.2"), ("bb-4.2", "BB-4.2"), ("BB-3.2", "BB-3.2a"), ("SF-11", "SF-10")],
+)
+def test_unknown_id_raises_with_suggestions(wrong, expected):
+    with pytest.raises(KeyError) as info:
+        get(wrong)
+    message = str(info.value)
+    assert isinstance(info.value, catalogue.UnknownClaimError)
+    assert repr(wrong) in message and "did you mean" in message
+    assert expected in message
+    assert not message.startswith(("'", '"')), "message must not be KeyError's repr"
+
+
+def test_unknown_id_without_close_match_lists_topics():
+    with pytest.raises(KeyError) as info:
+        get("QQ-99")
+    message = str(info.value)
+    assert all(topic in message for topic in TOPICS)
+
+
+def test_non_string_id_raises_keyerror():
+    with pytest.raises(KeyError):
+        get(None)  # type: ignore[arg-type]
+
+
+# ---------------------------------------------------------------- against CLAIMS.md
+
+_ROW = re.compile(r"^\|\s*(?P<id>[A-Z]{2}-[^\s|]+)\s*\|")
+_HEADING = re.compile(r"^##\s+(?P<topic>[A-Z]{2})\s+[—-]")
+
+
+def _cells(line: str) -> list[str]:
+    return [cell.strip() for cell in line.strip().strip("|").split("|")]
+
+
+def _parse_claims_md(text: str) -> list[dict[str, str]]:
+    """One dict per `| ID | … |` row: id, topic (of the enclosing `## XX —` section), numbers."""
+    rows: list[dict[str, str]] = []
+    topic = ""
+    header: list[str] = []
+    for line in text.splitlines():
+        heading = _HEADING.match(line)
+        if heading:
+            topic, header = heading["topic"], []
+            continue
+        if not line.startswith("|"):
+            continue
+        cells = _cells(line)
+        if cells[0] == "ID":
+            header = [cell.lower() for cell in cells]
+            continue
+        match = _ROW.match(line)
+        if not match:
+            continue
+        numbers_col = next((k for k, name in enumerate(header) if "numbers" in name), None)
+        numbers = cells[numbers_col] if numbers_col is not None and numbers_col < len(cells) else ""
+        rows.append({"id": match["id"], "topic": topic, "numbers": numbers})
+    return rows
+
+
+@pytest.fixture(scope="module")
+def claims_md_rows() -> list[dict[str, str]]:
+    if not CLAIMS_MD.is_file():
+        pytest.skip(f"shared claims list not found at {CLAIMS_MD} (repo not beside shared/)")
+    rows = _parse_claims_md(CLAIMS_MD.read_text(encoding="utf-8"))
+    assert rows, f"no `| ID | ... |` rows parsed from {CLAIMS_MD}"
+    return rows
+
+
+def test_catalogue_ids_equal_claims_md(claims_md_rows):
+    md_ids = [row["id"] for row in claims_md_rows]
+    assert len(md_ids) == len(set(md_ids)), "CLAIMS.md repeats an ID"
+    missing = [i for i in md_ids if i not in CATALOGUE]
+    extra = [i for i in CATALOGUE if i not in set(md_ids)]
+    assert not missing and not extra, f"missing from catalogue: {missing}; not in CLAIMS.md: {extra}"
+
+
+def test_catalogue_order_follows_claims_md(claims_md_rows):
+    assert list(CATALOGUE) == [row["id"] for row in claims_md_rows]
+
+
+def test_topics_follow_claims_md_sections(claims_md_rows):
+    for row in claims_md_rows:  # IDs unknown to the catalogue: see the test above
+        if row["id"] in CATALOGUE:
+            assert row["topic"] == CATALOGUE[row["id"]].topic, row["id"]
+    assert list(dict.fromkeys(row["topic"] for row in claims_md_rows)) == list(TOPICS)
+
+
+def test_source_values_match_claims_md(claims_md_rows):
+    def norm(value: str) -> str:
+        value = " ".join(value.split())
+        return "" if value in {"—", "-", "–"} else value
+
+    diff = {
+        row["id"]: (row["numbers"], CATALOGUE[row["id"]].source_values)
+        for row in claims_md_rows
+        if row["id"] in CATALOGUE
+        and norm(row["numbers"]) != norm(CATALOGUE[row["id"]].source_values)
+    }
+    assert not diff, f"source values drifted from CLAIMS.md (CLAIMS.md, catalogue): {diff}"
+
+
+# ---------------------------------------------------------------- against the sources
+
+_FIG_OR_TABLE = re.compile(
+    r"\b(?P<kind>Figs?|Tables?)\.?\s+(?P<first>[0-9]+|[IVX]+)(?:[a-z]|\([a-z]\))*"
+    r"(?:\s*[–-]\s*(?P<last>[0-9]+))?"
+)
+_LOCATION = re.compile(
+    r"(?P<kind>§|App\.\s|Prop\.\s|Algorithm\s|Alg\.\s)"
+    r"(?P<name>[0-9]+(?:\.[0-9]+)*|[IVX]+\b|[A-Z](?:\.[0-9]+)*)"
+)
+
+
+def _seed_text(stem: str) -> str:
+    path = SEEDS / f"{stem}.txt"
+    if not path.is_file():
+        pytest.skip(f"source document not found at {path}")
+    return path.read_text(encoding="utf-8")
+
+
+def _located(text: str, kind: str, name: str) -> bool:
+    n = re.escape(name)
+    if kind.startswith("Fig"):
+        pattern = rf"(?:Figure|Fig\.)\s*{n}(?![0-9])"
+    elif kind.startswith("Table"):  # 001 renders "Table 4a" as "Table 44a"
+        pattern = rf"(?:Table|TABLE)[\s~˜]*(?:{n}|{n}{n}[a-z])(?![0-9])"
+    elif kind == "§":
+        pattern = rf"(?m)^(?:#+\s*)?{n}\.?\s+[A-Z]"
+    elif kind.startswith("App"):
+        pattern = rf"(?m)^(?:Appendix\s+)?{n}\s+[A-Z]"
+    elif kind.startswith("Prop"):
+        pattern = rf"Proposition\s+{n}\b"
+    else:  # Algorithm / Alg.
+        pattern = rf"Algorithm\s+{n}\b"
+    return re.search(pattern, text) is not None
+
+
+def _references(section: str) -> list[tuple[str, str]]:
+    refs: list[tuple[str, str]] = []
+    for match in _FIG_OR_TABLE.finditer(section):
+        kind = "Fig" if match["kind"].startswith("Fig") else "Table"
+        refs.append((kind, match["first"]))
+        if match["last"]:
+            refs.append((kind, match["last"]))
+    for match in _LOCATION.finditer(section):
+        refs.append((match["kind"].strip(), match["name"]))
+    return refs
+
+
+@pytest.mark.parametrize("spec", CLAIMS, ids=lambda s: s.id)
+def test_section_points_at_places_that_exist_in_the_source(spec: ClaimSpec):
+    """Each §, App., Fig., Table, Prop., Algorithm and quoted heading named in `section`
+    occurs in the source document (so a location was read, not guessed)."""
+    text = _seed_text(spec.source)
+    absent = [f"{kind} {name}" for kind, name in _references(spec.section) if not _located(text, kind, name)]
+    quoted = re.findall(r"“([^”]+)”", spec.section)
+    absent += [f"“{q}”" for q in quoted if q not in text]
+    assert not absent, f"{spec.id}: not found in {spec.source}.txt: {absent}"
+
+
+def test_sources_are_the_seed_documents():
+    if not SEEDS.is_dir():
+        pytest.skip(f"seed documents not found at {SEEDS}")
+    on_disk = {path.stem for path in SEEDS.glob("[0-9][0-9][0-9]_*.txt")}
+    assert set(SOURCES) == on_disk

@@ -1,0 +1,236 @@
+"""repro.lens: architecture maps, hooks that leave no trace, and a logit lens whose last layer
+is the model's own logits."""
+from __future__ import annotations
+
+import pytest
+import torch
+
+from repro import lens
+from repro.models.hf import build_model
+from repro.models.tiny import TinyConfig, TinyDecoder
+from repro.runtime import ReproError, generator
+
+V, T, B = 97, 11, 2
+
+
+def tokens(seed: int = 0, batch: int = B, length: int = T) -> torch.Tensor:
+    return torch.randint(0, V, (batch, length), generator=generator(seed))
+
+
+def hf(arch: str, **kw):
+    # perturbed norms so that "the lens applies the final norm" cannot pass by an accident of
+    # identity weights
+    return build_model(arch, n_layer=3, n_head=2, d_model=32, vocab_size=V, seed=1, n_positions=64,
+                       perturb_norms=0.2, **kw)
+
+
+def gemma3(softcap: float | None = 30.0):
+    from transformers import Gemma3ForCausalLM, Gemma3TextConfig
+
+    cfg = Gemma3TextConfig(num_hidden_layers=2, num_attention_heads=2, num_key_value_heads=1, head_dim=16,
+                           hidden_size=32, intermediate_size=64, vocab_size=V, max_position_embeddings=64,
+                           final_logit_softcapping=softcap, attn_implementation="eager",
+                           bos_token_id=None, eos_token_id=None, pad_token_id=None)
+    torch.manual_seed(0)  # HF's own init draws from the global RNG; only this test model uses it
+    return Gemma3ForCausalLM(cfg).eval()
+
+
+MODELS = {
+    "gpt2": lambda: hf("gpt2"),
+    "rope-gpt2": lambda: hf("rope-gpt2"),  # GPT-NeoX classes
+    "llama": lambda: hf("llama"),
+    "gemma3": gemma3,
+    "tiny": lambda: TinyDecoder(TinyConfig(vocab_size=V, d_model=32, n_layer=3, n_head=2), generator(2)),
+}
+
+
+@pytest.fixture(params=sorted(MODELS), scope="module")
+def model(request):
+    return MODELS[request.param]()
+
+
+def hook_counts(model: torch.nn.Module) -> list[tuple[int, int, int]]:
+    return [(len(m._forward_hooks), len(m._forward_pre_hooks), len(m._forward_hooks_with_kwargs))
+            for m in model.modules()]
+
+
+# --------------------------------------------------------------------------- arch map
+
+
+def test_arch_map_paths_resolve(model):
+    amap = lens.arch_map(model)
+    blocks = amap.blocks(model)
+    assert len(blocks) == len(list(lens.resolve(model, amap.layers)))
+    assert isinstance(lens.resolve(model, amap.embed), torch.nn.Embedding)
+    assert lens.unembedding(model).shape == (V, 32)
+    for attr in ("attn", "attn_out_proj", "mlp", "attn_norm", "mlp_norm", "attn_resid", "mlp_resid"):
+        lens.resolve(blocks[0], getattr(amap, attr))  # raises if a path is wrong
+
+
+def test_arch_map_families():
+    assert lens.arch_map(hf("gpt2")).family == "gpt2"
+    neox = lens.arch_map(hf("rope-gpt2"))
+    assert neox.family == "gpt_neox" and neox.parallel_residual is False  # 001's RoPE GPT-2 is sequential
+    g = lens.arch_map(gemma3())
+    assert g.embed_scaled_inside and g.attn_resid == "post_attention_layernorm"
+
+
+def test_arch_map_unknown_model_is_a_clear_error():
+    with pytest.raises(ReproError, match="no layer map"):
+        lens.arch_map(torch.nn.Linear(2, 2))
+
+
+def test_tiny_ablations_map_missing_sublayers():
+    mlp_only = TinyDecoder(TinyConfig(vocab_size=V, d_model=32, n_layer=2, n_head=2, block="mlp"))
+    amap = lens.arch_map(mlp_only)
+    assert amap.attn is None and amap.mlp == "mlp"
+    c = lens.capture(mlp_only, tokens())
+    assert list(c.modules) == ["mlp_out"]
+    with pytest.raises(ReproError, match="no attention"):
+        lens.capture(mlp_only, tokens(), attentions=True)
+    with pytest.raises(ReproError, match="attn_out"):
+        lens.capture(mlp_only, tokens(), modules=("attn_out",))
+
+
+# --------------------------------------------------------------------------- hooks
+
+
+def test_capture_leaves_model_bit_identical(model):
+    ids = tokens(1)
+    with torch.no_grad():
+        before = model(input_ids=ids).logits.clone()  # HF installs its own recorders on first call
+    counts = hook_counts(model)
+    c = lens.capture(model, ids, attentions=True, modules=("attn_out", "mlp_out", "attn_in", "mlp_in"))
+    assert c.residual is not None
+    assert hook_counts(model) == counts
+    with torch.no_grad():
+        after = model(input_ids=ids).logits
+    assert torch.equal(before, after)
+
+
+def test_hooks_removed_when_forward_raises():
+    model = hf("llama", attn_implementation="sdpa")  # sdpa returns no weights → our hook raises
+    with torch.no_grad():
+        model(input_ids=tokens())
+    counts = hook_counts(model)
+    with pytest.raises(ReproError, match="eager attention"):
+        lens.capture(model, tokens(), attentions=True)
+    assert hook_counts(model) == counts
+
+
+def test_residual_matches_output_hidden_states(model):
+    ids = tokens(2)
+    c = lens.capture(model, ids)
+    with torch.no_grad():
+        out = model(input_ids=ids, output_hidden_states=True)
+    hs = out.hidden_states
+    L = len(lens.arch_map(model).blocks(model))
+    assert c.residual.shape == (B, L + 1, T, 32) and len(hs) == L + 1
+    for layer in range(L):
+        torch.testing.assert_close(c.residual[:, layer], hs[layer], rtol=0, atol=0)
+    if isinstance(model, TinyDecoder):  # the tiny decoder's last hidden state is pre-norm
+        torch.testing.assert_close(c.residual[:, L], hs[L], rtol=0, atol=0)
+    else:  # transformers 5.x: the last hidden state is after the final norm
+        with torch.no_grad():
+            torch.testing.assert_close(lens.final_norm(model)(c.residual[:, L]), hs[L], rtol=0, atol=0)
+
+
+def test_residual_is_sum_of_contributions(model):
+    c = lens.capture(model, tokens(3))
+    r = c.residual
+    for layer in range(r.shape[1] - 1):
+        torch.testing.assert_close(r[:, layer + 1], r[:, layer] + c.modules["attn_out"][layer]
+                                   + c.modules["mlp_out"][layer], rtol=1e-5, atol=1e-5)
+
+
+def test_attention_maps_are_causal_distributions(model):
+    c = lens.capture(model, tokens(4), attentions=True, modules=())
+    assert len(c.attentions) == len(lens.arch_map(model).blocks(model))
+    for a in c.attentions:
+        assert a.shape == (B, 2, T, T)
+        torch.testing.assert_close(a.sum(-1), torch.ones(B, 2, T))
+        assert torch.all(a.triu(1) == 0)
+
+
+def test_attn_heads_feed_output_projection():
+    model = hf("llama")
+    c = lens.capture(model, tokens(5), modules=("attn_heads", "attn_out"))
+    o_proj = model.model.layers[0].self_attn.o_proj
+    with torch.no_grad():
+        torch.testing.assert_close(o_proj(c.modules["attn_heads"][0]), c.modules["attn_out"][0])
+
+
+def test_several_forwards_concatenate_along_batch():
+    model = hf("gpt2")
+    a, b = tokens(6, batch=1), tokens(7, batch=3)
+    with lens.hooks(model) as cap, torch.no_grad():
+        model(input_ids=a)
+        model(input_ids=b)
+    full = lens.capture(model, torch.cat([a, b]))
+    assert cap.residual.shape[0] == 4
+    torch.testing.assert_close(cap.residual, full.residual)
+
+
+def test_arbitrary_block_path_is_captured():
+    model = hf("gpt2")
+    c = lens.capture(model, tokens(), modules=("mlp.c_fc",))
+    assert c.modules["mlp.c_fc"][0].shape == (B, T, 4 * 32)
+
+
+# --------------------------------------------------------------------------- logit lens
+
+
+def test_last_layer_lens_equals_logits(model):
+    ids = tokens(8)
+    c = lens.capture(model, ids)
+    with torch.no_grad():
+        lensed = lens.logit_lens(model, c.residual)
+    assert lensed.shape == (B, c.residual.shape[1], T, V)
+    torch.testing.assert_close(lensed[:, -1], c.logits, rtol=0, atol=1e-5)
+
+
+def test_lens_from_hf_hidden_states_does_not_normalise_twice():
+    model = hf("llama")
+    ids = tokens(9)
+    with torch.no_grad():
+        out = model(input_ids=ids, output_hidden_states=True)
+        right = lens.logit_lens(model, list(out.hidden_states), last_is_normed=True)
+        wrong = lens.logit_lens(model, list(out.hidden_states))
+        stacked = lens.logit_lens(model, torch.stack(out.hidden_states, 1), last_is_normed=True)
+    torch.testing.assert_close(right[-1], out.logits, rtol=0, atol=1e-5)
+    torch.testing.assert_close(stacked[:, -1], out.logits, rtol=0, atol=1e-5)
+    torch.testing.assert_close(stacked[:, 0], right[0])
+    assert not torch.allclose(wrong[-1], out.logits, atol=1e-3)  # a second RMSNorm changes logits
+
+
+def test_gemma_softcap_is_applied():
+    capped, plain = gemma3(30.0), gemma3(None)
+    ids = tokens(10)
+    c = lens.capture(capped, ids)
+    with torch.no_grad():
+        lensed = lens.logit_lens(capped, c.residual)[:, -1]
+        uncapped = lens.unembed(plain, c.residual[:, -1])  # same weights (same seed), no cap
+    torch.testing.assert_close(lensed, c.logits, rtol=0, atol=1e-5)
+    torch.testing.assert_close(lensed, 30.0 * torch.tanh(uncapped / 30.0), rtol=0, atol=1e-5)
+
+
+# --------------------------------------------------------------------------- pretrained
+
+
+@pytest.mark.pretrained
+@pytest.mark.slow
+def test_smollm2_last_layer_lens_equals_logits():
+    try:
+        from repro.models.pretrained import load_pretrained
+    except ImportError as e:
+        pytest.skip(f"repro.models.pretrained is not importable yet: {e}")
+    try:
+        model, tok = load_pretrained("smollm2-135m")
+    except ReproError as e:
+        pytest.skip(f"embedded SmolLM2 unavailable (run `repro fetch`): {e}")
+    ids = tok("The quick brown fox jumps over the lazy dog because it was", return_tensors="pt").input_ids
+    c = lens.capture(model, ids, modules=())
+    assert c.residual.shape[1] == 31  # 30 layers + the final pre-norm state
+    with torch.no_grad():
+        lensed = lens.logit_lens(model, c.residual[:, -1:])
+    torch.testing.assert_close(lensed[:, 0], c.logits, rtol=0, atol=1e-3)

@@ -1,0 +1,137 @@
+"""The claims plugin end to end, in a scratch project run by pytester in a subprocess."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from repro.catalogue import CATALOGUE
+
+CONFTEST = 'pytest_plugins = ("repro.pytest_plugin",)\n'
+
+CLAIM_TESTS = '''
+import pytest
+import matplotlib
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt
+
+@pytest.mark.claim("BB-4")
+@pytest.mark.parametrize("x", [1.0, 2.0])
+def test_reproduced(claim, x):
+    claim.record("value", x * 0.5, expected=x * 0.5, tol=0.01, why="exact arithmetic")
+    fig, ax = plt.subplots()
+    ax.plot([0, 1], [0, x])
+    claim.figure(fig, f"line-x{x}")
+    claim.table("a table", ["a", "b"], [[1, x]])
+
+@pytest.mark.claim("BB-6")
+@pytest.mark.xfail(strict=True, raises=AssertionError, reason="measured 3, source 2")
+def test_not_reproduced(claim):
+    claim.record("value", 3.0, expected=2.0, tol=0.1, why="stated")
+    assert 3.0 == pytest.approx(2.0, abs=0.1)
+
+@pytest.mark.claim("BB-4.2")
+def test_skipped(claim):
+    pytest.skip("needs a GPU for the paper profile")
+
+@pytest.mark.claim("BB-5")
+def test_regression(claim):
+    claim.record("value", 1.0, expected=0.0, tol=0.1, why="stated")
+    assert False, "regressed"
+'''
+
+
+@pytest.fixture
+def project(pytester: pytest.Pytester):
+    pytester.makeconftest(CONFTEST)
+    pytester.makepyfile(test_claims=CLAIM_TESTS)
+    return pytester
+
+
+def _load(pytester: pytest.Pytester) -> dict:
+    return json.loads((pytester.path / "artifacts" / "claims.json").read_text())
+
+
+def test_report_files_and_verdicts(project: pytest.Pytester):
+    result = project.runpytest_subprocess("-p", "no:cacheprovider")
+    result.assert_outcomes(passed=2, xfailed=1, skipped=1, failed=1)
+    data = _load(project)
+    by_id = {c["id"]: c for c in data["claims"]}
+    assert list(by_id) == list(CATALOGUE), "every catalogue ID, in catalogue order"
+    assert by_id["BB-4"]["verdict"] == "reproduced"
+    assert by_id["BB-6"]["verdict"] == "not reproduced"
+    assert by_id["BB-4.2"]["verdict"] == "skipped"
+    assert by_id["BB-5"]["verdict"] == "failed"
+    assert by_id["BB-1"]["verdict"] == "not yet encoded"
+    assert by_id["BB-6"]["records"][0]["measured"] == 3.0
+    assert by_id["BB-6"]["records"][0]["within"] is False
+    assert "needs a GPU" in by_id["BB-4.2"]["reasons"][0]
+    assert len(by_id["BB-4"]["records"]) == 2 and len(by_id["BB-4"]["figures"]) == 2
+    for fig in by_id["BB-4"]["figures"]:
+        assert (project.path / "artifacts" / fig).stat().st_size > 0
+    assert data["summary"]["not yet encoded"] == len(CATALOGUE) - 4
+    assert data["run"]["profile"] == "ci" and data["run"]["packages"]["torch"]
+    md = (project.path / "artifacts" / "report.md").read_text()
+    assert "| BB-4 | reproduced |" in md and "![BB-4](figures/BB-4_line-x1.0.png)" in md
+    assert "#### SF-7 — not yet encoded" in md
+    result.stdout.fnmatch_lines(["*claims*", "BB-4 *reproduced*", "*not yet encoded (*"])
+
+
+def test_xdist_gives_the_same_claims(project: pytest.Pytester):
+    project.runpytest_subprocess("-p", "no:cacheprovider")
+    serial = _load(project)
+    project.runpytest_subprocess("-p", "no:cacheprovider", "-n", "2")
+    parallel = _load(project)
+    assert parallel["run"]["xdist_workers"] == 2
+    assert parallel["claims"] == serial["claims"]
+
+
+def test_unknown_claim_id_is_a_collection_error(pytester: pytest.Pytester):
+    pytester.makeconftest(CONFTEST)
+    pytester.makepyfile('import pytest\n@pytest.mark.claim("BB-44")\ndef test_x(claim):\n    pass\n')
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*unknown claim ID*BB-44*"])
+    assert not (pytester.path / "artifacts").exists()
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--profile", "huge"], "*invalid choice: 'huge'*"),
+        (["--device", "tpu"], "*invalid choice: 'tpu'*"),
+        (["--model", "no-such-model"], "*--model 'no-such-model' is neither an embedded model*"),
+        (["--corpus", "no-such-corpus"], "*--corpus 'no-such-corpus' is unknown*"),
+    ],
+)
+def test_bad_options_give_one_clear_message(project: pytest.Pytester, args, message):
+    result = project.runpytest_subprocess("-p", "no:cacheprovider", *args)
+    assert result.ret in (pytest.ExitCode.USAGE_ERROR, 2)
+    result.stderr.fnmatch_lines([message])
+    assert not (project.path / "artifacts").exists()
+
+
+def test_cuda_requested_without_gpu(project: pytest.Pytester):
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("this machine has a GPU")
+    result = project.runpytest_subprocess("-p", "no:cacheprovider", "--device", "cuda")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--device cuda was asked for but torch sees no CUDA GPU*"])
+
+
+def test_tolerance_without_reason_is_refused(pytester: pytest.Pytester):
+    pytester.makeconftest(CONFTEST)
+    pytester.makepyfile('import pytest\n@pytest.mark.claim("BB-4")\ndef test_x(claim):\n'
+                        '    claim.record("v", 1.0, expected=1.0, tol=0.1)\n')
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*a tolerance needs its reason*"])
+
+
+def test_unit_test_runs_leave_reports_alone(pytester: pytest.Pytester):
+    pytester.makeconftest(CONFTEST)
+    pytester.makepyfile("def test_plain():\n    assert True\n")
+    pytester.runpytest_subprocess("-p", "no:cacheprovider").assert_outcomes(passed=1)
+    assert not (pytester.path / "artifacts").exists()

@@ -1,0 +1,195 @@
+"""repro.stats against hand-computed values, edge cases and a few hypothesis properties."""
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from repro import stats
+from repro.runtime import ReproError
+
+
+def exact_tail(k: int, n: int, p: Fraction) -> Fraction:
+    """P[X ≥ k], X ~ Bin(n, p), in exact rational arithmetic."""
+    return sum((math.comb(n, j) * p**j * (1 - p) ** (n - j) for j in range(k, n + 1)), Fraction(0))
+
+
+# --------------------------------------------------------------------------- binomial + Bonferroni
+
+
+def test_bonferroni_by_hand():
+    # Bin(10, 1/10): P[X ≥ 3] = 1 − (0.9^10 + 10·0.1·0.9^9 + 45·0.01·0.9^8) = 0.0701908264
+    assert stats.bonferroni_binomial_p(3, 10, 10) == pytest.approx(10 * 0.0701908264, rel=1e-9)
+    # Bin(4, 1/2): P[X ≥ 4] = 1/16, times V = 2 → 1/8
+    assert stats.bonferroni_binomial_p(4, 4, 2) == pytest.approx(0.125, rel=1e-12)
+
+
+@pytest.mark.parametrize("k,n,V", [(1, 5, 3), (2, 7, 4), (5, 9, 6), (6, 6, 11), (3, 20, 50)])
+def test_bonferroni_matches_exact_fractions(k, n, V):
+    expected = min(Fraction(1), V * exact_tail(k, n, Fraction(1, V)))
+    assert stats.bonferroni_binomial_p(k, n, V) == pytest.approx(float(expected), rel=1e-9)
+    assert stats.bonferroni_binomial_log10_p(k, n, V) == pytest.approx(
+        math.log10(expected), rel=1e-9, abs=1e-12)
+
+
+def test_bonferroni_edges():
+    assert stats.bonferroni_binomial_p(0, 100, 1000) == 1.0  # X ≥ 0 always
+    assert stats.bonferroni_binomial_log10_p(0, 100, 1000) == 0.0
+    assert stats.bonferroni_binomial_p(1, 100, 1000) == 1.0  # V · P[X ≥ 1] ≈ 95 → capped at 1
+    assert stats.bonferroni_binomial_p(101, 100, 1000) == 0.0  # impossible count
+    with pytest.raises(ReproError):
+        stats.bonferroni_binomial_p(1, 10, 0)
+
+
+def test_log10_tail_far_beyond_float_range():
+    # All n of n draws on one token out of V: P = V · V^-n exactly; float64 p underflows.
+    n, V = 200, 8000
+    expected = math.log10(V) - n * math.log10(V)  # ≈ −776.7
+    assert stats.bonferroni_binomial_log10_p(n, n, V) == pytest.approx(expected, rel=1e-10)
+    assert stats.bonferroni_binomial_p(n, n, V) == 0.0
+    # the log-space sum agrees with scipy where scipy still has the value
+    k, n = 40, 1000
+    direct = math.log10(stats.scipy.stats.binom.sf(k - 1, n, 1 / V))
+    assert stats.binomial_log10_sf(k, n, 1 / V) == pytest.approx(direct, rel=1e-9)
+
+
+def test_log10_tail_continuous_across_switch():
+    # around the point where the implementation switches to the log-space sum (sf ≈ 1e-280)
+    n, V = 10_000, 10_000
+    vals = [stats.binomial_log10_sf(k, n, 1 / V) for k in range(80, 140)]
+    steps = np.diff(vals)
+    assert np.all(steps < 0)
+    assert np.max(np.abs(np.diff(steps))) < 0.05  # smooth: no jump at the switch
+
+
+@settings(max_examples=60, deadline=None)
+@given(n=st.integers(1, 60), V=st.integers(2, 500), data=st.data())
+def test_bonferroni_monotone_in_k(n, V, data):
+    k = data.draw(st.integers(0, n))
+    p_k = stats.bonferroni_binomial_p(k, n, V)
+    p_k1 = stats.bonferroni_binomial_p(k + 1, n, V)
+    assert 0.0 <= p_k1 <= p_k <= 1.0
+
+
+def test_top1_preference():
+    ids = np.array([7] * 30 + list(range(10)) * 2)
+    r = stats.top1_preference(ids, vocab_size=100)
+    assert (r.token, r.count, r.n) == (7, 32, 50)
+    assert r.freq == pytest.approx(32 / 50)
+    assert r.uniform_freq == pytest.approx(0.01)
+    assert r.p == pytest.approx(stats.bonferroni_binomial_p(32, 50, 100))
+    assert r.log10_p == pytest.approx(math.log10(r.p))
+    # ties go to the smallest id; torch tensors are accepted
+    torch = pytest.importorskip("torch")
+    assert stats.top1_preference(torch.tensor([3, 1, 3, 1]), 4).token == 1
+    with pytest.raises(ReproError):
+        stats.top1_preference([0, 5], vocab_size=5)
+
+
+# --------------------------------------------------------------------------- tests of location / rank
+
+
+def test_kendall_tau_by_hand():
+    # (1,2,3) vs (1,3,2): pairs (1,2) C, (1,3) C, (2,3) D → τ = (2 − 1)/3
+    tau, p = stats.kendall_tau([1, 2, 3], [1, 3, 2])
+    assert tau == pytest.approx(1 / 3)
+    assert 0 < p <= 1
+    assert stats.kendall_tau([1, 2, 3, 4], [4, 3, 2, 1]).statistic == pytest.approx(-1.0)
+    # n = 5, perfectly concordant: exact two-sided p = 2/5! = 1/60
+    r = stats.kendall_tau(range(5), range(5))
+    assert r.statistic == pytest.approx(1.0)
+    assert r.p == pytest.approx(2 / 120)
+
+
+def test_welch_t_by_hand():
+    a, b = [1.0, 2.0, 3.0, 4.0], [0.0, 0.5, 1.0]
+    va, vb = np.var(a, ddof=1), np.var(b, ddof=1)
+    t = (np.mean(a) - np.mean(b)) / math.sqrt(va / 4 + vb / 3)
+    dof = (va / 4 + vb / 3) ** 2 / ((va / 4) ** 2 / 3 + (vb / 3) ** 2 / 2)
+    r = stats.one_sided_t(a, b)
+    assert r.statistic == pytest.approx(t)
+    assert r.p == pytest.approx(stats.scipy.stats.t.sf(t, dof))
+    # symmetric: swapping samples flips the sign; the "less" p of (b, a) equals the "greater" p
+    r2 = stats.one_sided_t(b, a, alternative="less")
+    assert r2.statistic == pytest.approx(-t) and r2.p == pytest.approx(r.p)
+
+
+def test_mann_whitney_by_hand():
+    # every a exceeds every b: U_a = n_a · n_b = 9; exact one-sided p = 1 / C(6, 3) = 0.05
+    r = stats.mann_whitney_u([4, 5, 6], [1, 2, 3])
+    assert r.statistic == 9.0
+    assert r.p == pytest.approx(1 / 20)
+    assert stats.mann_whitney_u([1, 2, 3], [4, 5, 6]).p == pytest.approx(1.0)
+
+
+# --------------------------------------------------------------------------- intervals
+
+
+def test_binomial_ci_wilson_by_hand():
+    k, n, z = 7, 20, stats.scipy.stats.norm.ppf(0.975)
+    ph = k / n
+    centre = (ph + z * z / (2 * n)) / (1 + z * z / n)
+    half = z / (1 + z * z / n) * math.sqrt(ph * (1 - ph) / n + z * z / (4 * n * n))
+    ci = stats.binomial_ci(k, n)
+    assert ci.method == "wilson" and ci.estimate == pytest.approx(0.35)
+    assert (ci.low, ci.high) == (pytest.approx(centre - half), pytest.approx(centre + half))
+
+
+def test_binomial_ci_edges():
+    ci0 = stats.binomial_ci(0, 10, method="exact")
+    assert ci0.low == 0.0
+    assert ci0.high == pytest.approx(1 - 0.025 ** (1 / 10))  # Clopper–Pearson upper at k = 0
+    ci_n = stats.binomial_ci(10, 10, method="exact")
+    assert ci_n.high == 1.0 and ci_n.low == pytest.approx(0.025 ** (1 / 10))
+    # symmetric: k and n − k give mirrored intervals
+    a, b = stats.binomial_ci(3, 11), stats.binomial_ci(8, 11)
+    assert a.low == pytest.approx(1 - b.high) and a.high == pytest.approx(1 - b.low)
+    with pytest.raises(ReproError):
+        stats.binomial_ci(11, 10)
+
+
+def test_mean_sem():
+    m, s = stats.mean_sem([1.0, 2.0, 3.0, 4.0])
+    assert m == 2.5
+    assert s == pytest.approx(math.sqrt(5 / 3) / 2)  # sample var 5/3, n = 4
+    m1, s1 = stats.mean_sem([3.0])
+    assert m1 == 3.0 and math.isnan(s1)
+
+
+def test_bootstrap_ci_seeded_and_covers_mean():
+    x = np.random.default_rng(0).normal(1.0, 1.0, size=200)
+    a = stats.bootstrap_ci(x, np.mean, n_resamples=999, seed=3)
+    b = stats.bootstrap_ci(x, np.mean, n_resamples=999, seed=3)
+    assert a == b
+    assert a[0] < x.mean() < a[1]
+    se = x.std(ddof=1) / math.sqrt(x.size)
+    assert a[1] - a[0] == pytest.approx(2 * 1.96 * se, rel=0.15)
+
+
+def test_loglog_slope_exact_power_law():
+    x = np.array([1.0, 2.0, 4.0, 8.0, 16.0])
+    r = stats.loglog_slope(x, 3.0 * x**-0.5)
+    assert r.slope == pytest.approx(-0.5)
+    assert r.stderr == pytest.approx(0.0, abs=1e-12)
+    assert r.intercept == pytest.approx(math.log(3.0))
+    slope, stderr, (lo, hi) = r  # unpacks like (slope, stderr, ci95)
+    assert lo <= slope <= hi
+
+
+def test_loglog_slope_ci_by_hand():
+    x = np.array([1.0, 2.0, 3.0, 4.0, 5.0])
+    y = np.exp(np.array([0.1, 0.9, 2.2, 2.8, 4.1]))
+    lx, ly = np.log(x), np.log(y)
+    b = np.polyfit(lx, ly, 1)[0]
+    resid = ly - np.polyval(np.polyfit(lx, ly, 1), lx)
+    se = math.sqrt(resid @ resid / 3 / ((lx - lx.mean()) ** 2).sum())
+    r = stats.loglog_slope(x, y)
+    assert r.slope == pytest.approx(b) and r.stderr == pytest.approx(se)
+    half = stats.scipy.stats.t.ppf(0.975, 3) * se
+    assert r.ci95 == (pytest.approx(b - half), pytest.approx(b + half))
+    with pytest.raises(ReproError):
+        stats.loglog_slope([1, 2, 0], [1, 2, 3])
