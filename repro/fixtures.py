@@ -455,8 +455,8 @@ def hub_reachable(timeout: float = 3.0) -> bool:
     """
     from huggingface_hub import constants
 
-    if constants.HF_HUB_OFFLINE:
-        return False
+    if constants.HF_HUB_OFFLINE or os.environ.get("HF_HUB_OFFLINE", "").upper() in {"1", "ON", "YES", "TRUE"}:
+        return False  # the env var is also read here: huggingface_hub reads it only at import
     endpoint = constants.ENDPOINT
     if endpoint in _HUB_CACHE:
         return _HUB_CACHE[endpoint]

@@ -98,7 +98,10 @@ def test_tiny_ablations_map_missing_sublayers():
 def test_capture_leaves_model_bit_identical(model):
     ids = tokens(1)
     with torch.no_grad():
-        before = model(input_ids=ids).logits.clone()  # HF installs its own recorders on first call
+        # transformers installs its own output recorders lazily, on the first call that asks
+        # for hidden states / attentions: do that before counting hooks
+        model(input_ids=ids, output_attentions=True, output_hidden_states=True)
+        before = model(input_ids=ids).logits.clone()
     counts = hook_counts(model)
     c = lens.capture(model, ids, attentions=True, modules=("attn_out", "mlp_out", "attn_in", "mlp_in"))
     assert c.residual is not None
@@ -111,7 +114,7 @@ def test_capture_leaves_model_bit_identical(model):
 def test_hooks_removed_when_forward_raises():
     model = hf("llama", attn_implementation="sdpa")  # sdpa returns no weights → our hook raises
     with torch.no_grad():
-        model(input_ids=tokens())
+        model(input_ids=tokens(), output_attentions=True)  # transformers' own lazy recorders
     counts = hook_counts(model)
     with pytest.raises(ReproError, match="eager attention"):
         lens.capture(model, tokens(), attentions=True)

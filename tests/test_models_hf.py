@@ -267,8 +267,13 @@ def test_dtype_is_a_cast_of_the_float32_draw():
     for (n, p32), (_, p16) in zip(f32.named_parameters(), bf16.named_parameters(), strict=True):
         assert p16.dtype == torch.bfloat16
         assert torch.equal(p32.to(torch.bfloat16), p16), n
+    assert bf16.model.rotary_emb.inv_freq.dtype == torch.float32  # positions stay exact
+    torch.testing.assert_close(bf16.model.rotary_emb.inv_freq, f32.model.rotary_emb.inv_freq, rtol=0, atol=0)
     tied = _build("gpt2", dtype=torch.bfloat16)
     assert tied.lm_head.weight is tied.transformer.wte.weight
+    x = torch.randint(0, SMALL["vocab_size"], (1, 6))
+    with torch.no_grad():
+        assert tied(x).logits.dtype == torch.bfloat16  # and it runs
 
 
 # --------------------------------------------------------------------------- errors
@@ -281,6 +286,7 @@ def test_dtype_is_a_cast_of_the_float32_draw():
         (dict(d_model=30), "not divisible by n_head"),
         (dict(arch="llama", d_model=20, n_head=4), "even head size"),
         (dict(vocab_size=0), "vocab_size must be a positive integer"),
+        (dict(d_ff=0), "d_ff must be a positive integer"),
     ],
 )
 def test_config_errors(kwargs, match):

@@ -35,12 +35,15 @@ draws (12L/768d/V=50,257 GPT-2: HF init ≈ 1.7 s, construction without it ≈ 0
 from __future__ import annotations
 
 import math
-from typing import Iterable
+from typing import TYPE_CHECKING, Iterable
 
 import torch
 from torch import nn
 
 from repro.runtime import ReproError, generator as make_generator
+
+if TYPE_CHECKING:  # transformers is imported lazily: `import repro.models.hf` stays light
+    from transformers import PreTrainedConfig, PreTrainedModel
 
 ARCHS = ("gpt2", "rope-gpt2", "llama")
 INIT_STD = 0.02
@@ -80,7 +83,7 @@ def build_config(
     d_ff: int | None = None,
     tie_word_embeddings: bool | None = None,
     attn_implementation: str = "eager",
-):
+) -> "PreTrainedConfig":
     """A transformers config for `arch` (see the module docstring), dropout 0, no special tokens.
 
     ``tie_word_embeddings=None`` takes the source's choice: tied for the GPT-2 family, untied
@@ -96,6 +99,8 @@ def build_config(
     if arch != "gpt2" and (d_model // n_head) % 2:
         raise ReproError(f"rotary positions need an even head size; d_model/n_head = {d_model // n_head}")
     d_ff = default_d_ff(arch, d_model) if d_ff is None else int(d_ff)
+    if d_ff < 1:
+        raise ReproError(f"d_ff must be a positive integer, got {d_ff}")
     tie = (arch != "llama") if tie_word_embeddings is None else bool(tie_word_embeddings)
     no_tokens = dict(bos_token_id=None, eos_token_id=None, pad_token_id=None)
 
@@ -161,7 +166,7 @@ def build_model(
     attn_implementation: str = "eager",
     dtype: torch.dtype = torch.float32,
     tie_word_embeddings: bool | None = None,
-):
+) -> "PreTrainedModel":
     """A randomly initialised causal LM (001 App B.1), in eval mode, on CPU.
 
     ``embedding_seed``: draw the token embedding, the position embedding (GPT-2) and an untied
@@ -191,7 +196,10 @@ def build_model(
         perturb_norms=perturb_norms,
     )
     if dtype != torch.float32:
-        model.to(dtype)
+        # parameters only: buffers such as RoPE's inv_freq stay float32 (a bf16 inv_freq would
+        # blur positions); a tied parameter is one object, so it stays tied.
+        for param in model.parameters():
+            param.data = param.data.to(dtype)
     return model.eval()
 
 

@@ -1,0 +1,514 @@
+"""One small causal-LM training loop, shared by every training claim, with a checkpoint cache.
+
+- AdamW (weight decay on matrices only), linear warm-up then cosine decay to
+  `min_lr_ratio · lr`, gradient clipping.
+- Data order is a function of `data_seed` alone: an explicit generator picks random windows
+  of `seq_len + 1` tokens from the training stream, so runs that differ only in the model's
+  init see the same batches in the same order (the "same data, different init seed" claims).
+- Held-out loss on a fixed, evenly spaced set of validation windows (no randomness: every run
+  on the same validation stream is scored on the same tokens).
+- Deterministic on CPU: the same call twice gives an identical loss history (dropout, if a
+  model has any, draws from a forked global RNG seeded from the config).
+- Checkpoints are cached under `cache_dir("checkpoints")/<key>`, where the key hashes the
+  full description of the run: model class and config, the exact initial weights (or the key
+  of the checkpoint training continues from), the train config, and sha256 of the token
+  streams. A second call with the same description loads instead of training; a cache entry
+  that fails to load (truncated, corrupt) is rebuilt. Entries are written as whole directories
+  (temp dir + rename), so a killed run never leaves a half-written checkpoint.
+- Works on transformers causal LMs and on `repro.models.tiny.TinyDecoder` (anything whose
+  forward(input_ids=...) returns `.logits`); with an `accelerate.Accelerator` it uses
+  `prepare`/`backward`, each process taking its share of the same global batch.
+"""
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import inspect
+import json
+import math
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from .runtime import (
+    ReproError,
+    atomic_path,
+    cache_dir,
+    config_key,
+    derive_seed,
+    generator,
+    read_json_or_none,
+)
+
+__all__ = [
+    "TrainConfig",
+    "TrainResult",
+    "batch_starts",
+    "corpus_tokens",
+    "evaluate",
+    "load_checkpoint",
+    "lr_at",
+    "model_description",
+    "tensor_sha256",
+    "train",
+    "train_key",
+    "unigram_entropy",
+    "val_starts",
+]
+
+FORMAT = 1  # bump when the checkpoint layout or the training loop's semantics change
+MODEL_FILE = "model.safetensors"
+META_FILE = "meta.json"
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    steps: int = 300
+    batch_size: int = 32
+    seq_len: int = 128
+    lr: float = 3e-3
+    min_lr_ratio: float = 0.1
+    warmup_steps: int = 30
+    weight_decay: float = 0.1
+    betas: tuple[float, float] = (0.9, 0.95)
+    eps: float = 1e-8
+    grad_clip: float | None = 1.0
+    eval_every: int = 50
+    eval_batches: int = 4  # validation windows = eval_batches · batch_size
+    data_seed: int = 0
+    model_seed: int = 0  # passed to a model factory that takes one argument
+    corpus: str = "brown"  # labels only: the token streams themselves are hashed into the key
+    vocab_size: int = 4096
+    snapshot_steps: tuple[int, ...] = ()  # also keep the weights after these many updates
+
+    def __post_init__(self) -> None:
+        for name in ("steps", "batch_size", "seq_len", "eval_every", "eval_batches"):
+            if int(getattr(self, name)) < 1:
+                raise ReproError(f"TrainConfig.{name} must be ≥ 1 (got {getattr(self, name)!r})")
+        if not 0 <= self.warmup_steps <= self.steps:
+            raise ReproError(f"TrainConfig.warmup_steps must be in [0, steps] (got {self.warmup_steps})")
+        if not 0.0 <= self.min_lr_ratio <= 1.0 or self.lr <= 0:
+            raise ReproError("TrainConfig needs lr > 0 and 0 ≤ min_lr_ratio ≤ 1")
+        bad = [s for s in self.snapshot_steps if not 0 <= s <= self.steps]
+        if bad:
+            raise ReproError(f"TrainConfig.snapshot_steps {bad} lie outside [0, steps={self.steps}]")
+        # tuples, so that configs from JSON (lists) compare and hash the same
+        object.__setattr__(self, "betas", tuple(float(b) for b in self.betas))
+        object.__setattr__(self, "snapshot_steps", tuple(sorted({int(s) for s in self.snapshot_steps})))
+
+    def replace(self, **changes: Any) -> "TrainConfig":
+        return dataclasses.replace(self, **changes)
+
+
+@dataclass
+class TrainResult:
+    model: nn.Module
+    history: list[dict[str, float]]  # {step, train_loss, val_loss, lr} at each evaluation
+    checkpoint: Path | None  # the cache entry (a directory), None with cache=False
+    key: str
+    trained: bool  # False: loaded from the cache, no step was run
+    losses: list[float] = field(default_factory=list)  # per-step training loss
+    snapshots: dict[int, Path] = field(default_factory=dict)  # step → weights file
+    wall_s: float = 0.0  # training time of the run that produced it (from the cache: the original's)
+
+    @property
+    def final_val_loss(self) -> float:
+        return self.history[-1]["val_loss"]
+
+
+# --------------------------------------------------------------------------- schedule and data
+
+
+def lr_at(step: int, cfg: TrainConfig) -> float:
+    """Learning rate for update `step` (0-based): linear warm-up over `warmup_steps` updates
+    reaching `lr` at update warmup_steps − 1, then a half cosine from `lr` down to
+    `min_lr_ratio · lr` at the last update."""
+    lo = cfg.lr * cfg.min_lr_ratio
+    if step < cfg.warmup_steps:
+        return cfg.lr * (step + 1) / cfg.warmup_steps
+    span = cfg.steps - cfg.warmup_steps - 1
+    progress = 1.0 if span <= 0 else min(1.0, (step - cfg.warmup_steps) / span)
+    return lo + 0.5 * (cfg.lr - lo) * (1.0 + math.cos(math.pi * progress))
+
+
+def _check_stream(tokens: torch.Tensor, seq_len: int, what: str) -> torch.Tensor:
+    if not isinstance(tokens, torch.Tensor) or tokens.dim() != 1:
+        raise ReproError(f"{what} must be a 1-D LongTensor of token ids")
+    if tokens.numel() < seq_len + 1:
+        raise ReproError(f"{what} has {tokens.numel()} tokens, fewer than seq_len + 1 = {seq_len + 1}")
+    return tokens.long()
+
+
+def batch_starts(cfg: TrainConfig, n_tokens: int) -> torch.Tensor:
+    """(steps, batch_size) start offsets of the training windows: a function of data_seed,
+    seq_len, batch_size and the stream length only — never of the model or its seed."""
+    g = generator(derive_seed("train-windows", cfg.data_seed))
+    return torch.randint(0, n_tokens - cfg.seq_len, (cfg.steps, cfg.batch_size), generator=g)
+
+
+def val_starts(cfg: TrainConfig, n_tokens: int) -> torch.Tensor:
+    """Evenly spaced start offsets of the eval_batches · batch_size validation windows."""
+    n = cfg.eval_batches * cfg.batch_size
+    return torch.linspace(0, n_tokens - cfg.seq_len - 1, n).round().long()
+
+
+def _windows(tokens: torch.Tensor, starts: torch.Tensor, seq_len: int) -> torch.Tensor:
+    return tokens[starts.unsqueeze(1) + torch.arange(seq_len + 1)]  # (B, seq_len + 1)
+
+
+def _forward_kwargs(model: nn.Module) -> dict[str, Any]:
+    """transformers models build a KV cache by default; training and scoring need none."""
+    return {"use_cache": False} if hasattr(getattr(model, "config", None), "use_cache") else {}
+
+
+def _lm_loss(model: nn.Module, window: torch.Tensor, **kwargs: Any) -> torch.Tensor:
+    """Mean next-token cross-entropy (nats) of windows (B, T+1): inputs [:-1], targets [1:]."""
+    logits = model(input_ids=window[:, :-1], **kwargs).logits
+    return F.cross_entropy(logits.float().reshape(-1, logits.size(-1)), window[:, 1:].reshape(-1))
+
+
+@torch.no_grad()
+def evaluate(model: nn.Module, tokens: torch.Tensor, cfg: TrainConfig,
+             device: torch.device | str | None = None, forward_kwargs: dict | None = None) -> float:
+    """Held-out loss (nats/token) on the fixed validation windows of `cfg`."""
+    tokens = _check_stream(tokens, cfg.seq_len, "val_tokens")
+    device = device or next(model.parameters()).device
+    kwargs = _forward_kwargs(model) if forward_kwargs is None else forward_kwargs
+    starts = val_starts(cfg, tokens.numel())
+    was_training = model.training
+    model.eval()
+    total, count = 0.0, 0
+    for chunk in starts.split(cfg.batch_size):
+        w = _windows(tokens, chunk, cfg.seq_len).to(device)
+        total += float(_lm_loss(model, w, **kwargs)) * w.shape[0]
+        count += w.shape[0]
+    model.train(was_training)
+    return total / count
+
+
+def unigram_entropy(train_tokens: torch.Tensor, val_tokens: torch.Tensor, vocab_size: int) -> float:
+    """Cross-entropy (nats/token) of the validation tokens under the training tokens' unigram
+    distribution with add-one smoothing: the loss of the best context-free predictor, the bar
+    a trained LM must clear."""
+    counts = torch.bincount(train_tokens.reshape(-1).long(), minlength=vocab_size).double() + 1.0
+    if counts.numel() > vocab_size:
+        raise ReproError(f"train tokens exceed vocab_size={vocab_size}")
+    logp = counts.log() - counts.sum().log()
+    return float(-logp[val_tokens.reshape(-1).long()].mean())
+
+
+# --------------------------------------------------------------------------- identity and cache
+
+
+def tensor_sha256(t: torch.Tensor) -> str:
+    t = t.detach().cpu().contiguous()
+    h = hashlib.sha256(f"{t.dtype}{tuple(t.shape)}".encode())
+    h.update(t.view(torch.uint8).numpy().tobytes() if t.numel() else b"")
+    return h.hexdigest()
+
+
+def _state_sha256(model: nn.Module) -> str:
+    h = hashlib.sha256()
+    for name, t in sorted(model.state_dict().items()):
+        h.update(name.encode())
+        h.update(tensor_sha256(t).encode())
+    return h.hexdigest()
+
+
+def model_description(model: nn.Module) -> dict[str, Any]:
+    """Class and config of a model as JSON-able data (HF configs via to_dict, dataclasses via
+    asdict); part of the checkpoint key."""
+    cls = type(model)
+    cfg = getattr(model, "config", None)
+    if cfg is None:
+        conf: Any = None
+    elif hasattr(cfg, "to_dict"):
+        conf = cfg.to_dict()
+    elif dataclasses.is_dataclass(cfg):
+        conf = dataclasses.asdict(cfg)
+    else:
+        conf = repr(cfg)
+    return {"class": f"{cls.__module__}.{cls.__qualname__}", "config": conf}
+
+
+def _checkpoint_key(init_checkpoint: Any) -> str:
+    path = _checkpoint_dir(init_checkpoint)
+    meta = read_json_or_none(path / META_FILE)
+    if not meta or "key" not in meta or not (path / MODEL_FILE).exists():
+        raise ReproError(f"init_checkpoint {path} is not a complete training checkpoint "
+                         "(expected a directory written by repro.train.train)")
+    return meta["key"]
+
+
+def _checkpoint_dir(ckpt: Any) -> Path:
+    if isinstance(ckpt, TrainResult):
+        if ckpt.checkpoint is None:
+            raise ReproError("init_checkpoint: that TrainResult was trained with cache=False and has no checkpoint")
+        ckpt = ckpt.checkpoint
+    path = Path(ckpt)
+    return path.parent if path.name in (MODEL_FILE, META_FILE) else path
+
+
+def train_key(model: nn.Module, cfg: TrainConfig, train_tokens: torch.Tensor, val_tokens: torch.Tensor,
+              *, init_checkpoint: Any = None, model_config: dict | None = None,
+              data_identity: dict | None = None) -> tuple[str, dict[str, Any]]:
+    """The cache key of a run and the full description it hashes."""
+    description = {
+        "format": FORMAT,
+        "model": model_description(model) if model_config is None else
+        {"class": model_description(model)["class"], "config": model_config},
+        "init": {"checkpoint": _checkpoint_key(init_checkpoint)} if init_checkpoint is not None
+        else {"weights_sha256": _state_sha256(model)},
+        "train": dataclasses.asdict(cfg),
+        "data": {
+            "corpus": cfg.corpus,
+            "train_tokens": int(train_tokens.numel()), "train_sha256": tensor_sha256(train_tokens),
+            "val_tokens": int(val_tokens.numel()), "val_sha256": tensor_sha256(val_tokens),
+            **(data_identity or {}),
+        },
+    }
+    return config_key(description), description
+
+
+def load_checkpoint(model: nn.Module, path: str | Path) -> dict[str, Any]:
+    """Load a cached checkpoint's weights into `model` (strict) and return its metadata."""
+    from safetensors.torch import load_model
+
+    path = _checkpoint_dir(path)
+    meta = read_json_or_none(path / META_FILE)
+    if meta is None:
+        raise ReproError(f"{path / META_FILE} is missing or unreadable")
+    device = next(model.parameters()).device
+    missing, unexpected = load_model(model, path / MODEL_FILE, strict=True, device=str(device))
+    if missing or unexpected:  # strict=True raises already; belt and braces
+        raise ReproError(f"checkpoint {path} does not fit the model: missing {missing}, unexpected {unexpected}")
+    return meta
+
+
+def _try_load(model: nn.Module, path: Path, key: str) -> dict[str, Any] | None:
+    """The entry's metadata after loading its weights into `model`, or None (model untouched)
+    when the entry is missing, for another key, or unreadable (truncated, corrupt)."""
+    meta = read_json_or_none(path / META_FILE)
+    if not meta or meta.get("key") != key or not all(k in meta for k in ("history", "losses", "snapshots")):
+        return None
+    if not all((path / name).is_file() for name in meta["snapshots"].values()):
+        return None
+    backup = {k: v.detach().clone() for k, v in model.state_dict().items()}
+    try:
+        return load_checkpoint(model, path)
+    except Exception:  # truncated / corrupt safetensors, shape mismatch: rebuild the entry
+        model.load_state_dict(backup)
+        return None
+
+
+# --------------------------------------------------------------------------- the loop
+
+
+def _build(model: nn.Module | Callable[..., nn.Module], seed: int) -> nn.Module:
+    if isinstance(model, nn.Module):
+        return model
+    if not callable(model):
+        raise ReproError("train() needs an nn.Module or a factory that returns one")
+    params = [p for p in inspect.signature(model).parameters.values()
+              if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.VAR_POSITIONAL)]
+    return model(seed) if params else model()
+
+
+def train(
+    model: nn.Module | Callable[..., nn.Module],
+    cfg: TrainConfig,
+    *,
+    train_tokens: torch.Tensor,
+    val_tokens: torch.Tensor,
+    model_config: dict | None = None,
+    data_identity: dict | None = None,
+    init_checkpoint: str | Path | TrainResult | None = None,
+    cache: bool = True,
+    accelerator: Any = None,
+    progress: bool = True,
+) -> TrainResult:
+    """Train (or load from the cache) a causal LM on `train_tokens`; see the module docstring.
+
+    `model`: an nn.Module (trained in place), or a factory — called with `cfg.model_seed` if
+    it takes a positional argument (with or without a default), else with none. `model_config`: overrides the JSON description of
+    the model taken from `model.config`. `data_identity`: extra labels for the key (e.g. the
+    tokenizer's name); the token streams are hashed regardless. `init_checkpoint`: continue
+    from a cached checkpoint (a TrainResult or its directory) — its key replaces the initial
+    weights in the new key; the optimizer and schedule start afresh.
+    """
+    model = _build(model, cfg.model_seed)
+    train_tokens = _check_stream(train_tokens, cfg.seq_len, "train_tokens")
+    val_tokens = _check_stream(val_tokens, cfg.seq_len, "val_tokens")
+    if init_checkpoint is not None:
+        load_checkpoint(model, init_checkpoint)
+    key, description = train_key(model, cfg, train_tokens, val_tokens, init_checkpoint=init_checkpoint,
+                                 model_config=model_config, data_identity=data_identity)
+    target = cache_dir("checkpoints") / key
+    if cache:
+        meta = _try_load(model, target, key)
+        if meta is not None:
+            model.eval()
+            return TrainResult(model, meta["history"], target, key, trained=False, losses=meta["losses"],
+                               snapshots={int(s): target / n for s, n in meta["snapshots"].items()},
+                               wall_s=meta.get("wall_s", 0.0))
+
+    t0 = time.perf_counter()
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(derive_seed("train-global-rng", cfg.model_seed, cfg.data_seed))
+        history, losses, snapshot_states = _loop(model, cfg, train_tokens, val_tokens, accelerator, progress)
+    wall_s = time.perf_counter() - t0
+    model.eval()
+
+    if not cache or (accelerator is not None and not accelerator.is_main_process):
+        if accelerator is not None:
+            accelerator.wait_for_everyone()
+        return TrainResult(model, history, target if cache else None, key, trained=True, losses=losses,
+                           wall_s=wall_s)
+    snapshots = _write(target, model, snapshot_states, {
+        "key": key, "description": description, "history": history, "losses": losses, "wall_s": wall_s,
+    })
+    if accelerator is not None:
+        accelerator.wait_for_everyone()
+    return TrainResult(model, history, target, key, trained=True, losses=losses,
+                       snapshots={s: target / n for s, n in snapshots.items()}, wall_s=wall_s)
+
+
+def _loop(model: nn.Module, cfg: TrainConfig, train_tokens: torch.Tensor, val_tokens: torch.Tensor,
+          accelerator: Any, progress: bool):
+    decay = [p for p in model.parameters() if p.requires_grad and p.dim() >= 2]
+    no_decay = [p for p in model.parameters() if p.requires_grad and p.dim() < 2]
+    optimizer = torch.optim.AdamW(
+        [{"params": decay, "weight_decay": cfg.weight_decay}, {"params": no_decay, "weight_decay": 0.0}],
+        lr=lr_at(0, cfg), betas=cfg.betas, eps=cfg.eps)
+    kwargs = _forward_kwargs(model)
+    if accelerator is not None:
+        model, optimizer = accelerator.prepare(model, optimizer)
+        device, rank, world = accelerator.device, accelerator.process_index, accelerator.num_processes
+    else:
+        device, rank, world = next(model.parameters()).device, 0, 1
+    unwrap = (lambda m: accelerator.unwrap_model(m)) if accelerator is not None else (lambda m: m)
+
+    starts = batch_starts(cfg, train_tokens.numel())
+    history: list[dict[str, float]] = []
+    losses: list[float] = []
+    snapshots: dict[int, dict[str, torch.Tensor]] = {}
+
+    def checkpoint_events(step: int, since: list[float]) -> None:
+        if step % cfg.eval_every == 0 or step == cfg.steps:
+            history.append({
+                "step": step,
+                "train_loss": float(sum(since) / len(since)) if since else None,
+                "val_loss": evaluate(model, val_tokens, cfg, device, kwargs),
+                "lr": lr_at(max(step - 1, 0), cfg),
+            })
+            since.clear()
+        if step in cfg.snapshot_steps:
+            # one copy per storage: tied weights appear under two names in a state_dict
+            seen: set[int] = set()
+            state = {}
+            for k, v in unwrap(model).state_dict().items():
+                if v.untyped_storage().data_ptr() not in seen:
+                    seen.add(v.untyped_storage().data_ptr())
+                    state[k] = v.detach().cpu().clone().contiguous()
+            snapshots[step] = state
+
+    since: list[float] = []
+    checkpoint_events(0, since)
+    model.train()
+    bar = None
+    if progress:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=cfg.steps, desc="train", leave=False, dynamic_ncols=True,
+                   disable=accelerator is not None and not accelerator.is_main_process)
+    try:
+        for step in range(cfg.steps):
+            lr = lr_at(step, cfg)
+            for group in optimizer.param_groups:
+                group["lr"] = lr
+            window = _windows(train_tokens, starts[step, rank::world], cfg.seq_len).to(device)
+            loss = _lm_loss(model, window, **kwargs)
+            optimizer.zero_grad(set_to_none=True)
+            if accelerator is not None:
+                accelerator.backward(loss)
+                if cfg.grad_clip:
+                    accelerator.clip_grad_norm_(model.parameters(), cfg.grad_clip)
+            else:
+                loss.backward()
+                if cfg.grad_clip:
+                    torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)
+            optimizer.step()
+            value = float(loss.detach())
+            if not math.isfinite(value):
+                raise ReproError(f"training diverged: loss {value} at step {step} (lr {lr:.3g}); "
+                                 "lower TrainConfig.lr or raise warmup_steps")
+            losses.append(value)
+            since.append(value)
+            checkpoint_events(step + 1, since)
+            if bar is not None:
+                bar.update(1)
+                if history:
+                    bar.set_postfix(loss=f"{value:.3f}", val=f"{history[-1]['val_loss']:.3f}")
+    finally:
+        if bar is not None:
+            bar.close()
+    return history, losses, snapshots
+
+
+def _write(target: Path, model: nn.Module, snapshot_states: dict[int, dict[str, torch.Tensor]],
+           meta: dict[str, Any]) -> dict[int, str]:
+    """Write a cache entry as one directory, atomically: weights, snapshots, then meta.json."""
+    from safetensors.torch import save_file, save_model
+
+    names = {s: f"step_{s:07d}.safetensors" for s in snapshot_states}
+    with atomic_path(target) as tmp:
+        tmp.mkdir()
+        save_model(model, str(tmp / MODEL_FILE))
+        for step, state in snapshot_states.items():
+            save_file(state, str(tmp / names[step]))
+        (tmp / META_FILE).write_text(json.dumps({**meta, "snapshots": {str(s): n for s, n in names.items()}},
+                                                indent=1, default=str) + "\n")
+    return names
+
+
+def load_snapshot(model: nn.Module, path: str | Path) -> nn.Module:
+    """Load an intermediate snapshot (TrainResult.snapshots[step]) into `model` (non-strict
+    about tied duplicates, strict about everything else)."""
+    from safetensors.torch import load_file
+
+    state = load_file(str(path))
+    missing, unexpected = model.load_state_dict(state, strict=False)
+    tied = {k for k in missing if _is_tied_duplicate(model, k, state)}
+    if unexpected or set(missing) - tied:
+        raise ReproError(f"snapshot {path} does not fit the model: missing {sorted(set(missing) - tied)}, "
+                         f"unexpected {unexpected}")
+    return model
+
+
+def _is_tied_duplicate(model: nn.Module, name: str, state: dict[str, torch.Tensor]) -> bool:
+    sd = model.state_dict()
+    ptr = sd[name].untyped_storage().data_ptr()
+    return any(sd[k].untyped_storage().data_ptr() == ptr for k in state if k in sd)
+
+
+# --------------------------------------------------------------------------- corpora
+
+
+def corpus_tokens(corpus: str = "brown", vocab_size: int = 4096, *, add_bos: bool = True,
+                  max_tokens: int | None = None) -> tuple[torch.Tensor, torch.Tensor, dict[str, Any]]:
+    """(train_tokens, val_tokens, identity) for a corpus of repro.data, tokenized with its
+    byte-level BPE; `identity` labels the key of runs on them."""
+    from . import data
+
+    if corpus == "brown":
+        tok = data.brown_tokenizer(vocab_size=vocab_size)
+        tr = data.token_ids(tok, data.brown_split("train"), add_bos=add_bos, max_tokens=max_tokens)
+        va = data.token_ids(tok, data.brown_split("validation"), add_bos=add_bos, max_tokens=max_tokens)
+    else:
+        raise ReproError(f"corpus_tokens: unknown corpus {corpus!r} (known: brown)")
+    return tr, va, {"corpus": corpus, "tokenizer": f"bpe-{vocab_size}", "add_bos": add_bos}
