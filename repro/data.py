@@ -18,7 +18,6 @@ generators, so the same seed gives the same claims.json).
 from __future__ import annotations
 
 import hashlib
-import itertools
 import logging
 import os
 import re

@@ -105,6 +105,13 @@ def pytest_configure(config: pytest.Config) -> None:
     _check_corpus_option(config.getoption("--corpus"))
     config.stash[_outcomes_key] = {}
     config.stash[_start_key] = time.time()
+    if _is_worker(config):
+        # xdist workers share the cores: torch's default (all cores per process) oversubscribes
+        # them and every op then waits on the others (measured: 11 s vs 0.9 s per forward pass).
+        import torch
+
+        workers = int(config.workerinput.get("workercount", 1))
+        torch.set_num_threads(max(1, (os.cpu_count() or 1) // workers))
 
 
 # --------------------------------------------------------------------------- collection

@@ -38,7 +38,9 @@ def _plain(value: Any) -> Any:
     if isinstance(value, int):
         return int(value)
     if isinstance(value, float):
-        return float(value)
+        # 7 significant digits: float32 results differ in the last bits with the thread count
+        # (e.g. serial vs `-n 2`), and the report should not.
+        return float(f"{value:.7g}")
     if hasattr(value, "tolist"):  # numpy / torch
         return _plain(value.tolist())
     if isinstance(value, (list, tuple)):
@@ -225,7 +227,9 @@ def _tol(rec: dict[str, Any]) -> str:
     c, tol = rec["compare"], rec["tol"]
     if c == "none":
         return "(context)"
-    sign = {"abs": "±", "rel": "±rel ", "le": "≤ +", "ge": "≥ −"}[c]
+    if c in ("le", "ge") and not tol:
+        return "≤ source" if c == "le" else "≥ source"
+    sign = {"abs": "±", "rel": "±rel ", "le": "≤ source +", "ge": "≥ source −"}[c]
     return f"{sign}{fmt(tol or 0.0)}"
 
 

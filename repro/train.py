@@ -38,6 +38,7 @@ from torch import nn
 from .runtime import (
     ReproError,
     atomic_path,
+    atomic_torch_save,
     cache_dir,
     config_key,
     derive_seed,
@@ -501,14 +502,34 @@ def _is_tied_duplicate(model: nn.Module, name: str, state: dict[str, torch.Tenso
 
 def corpus_tokens(corpus: str = "brown", vocab_size: int = 4096, *, add_bos: bool = True,
                   max_tokens: int | None = None) -> tuple[torch.Tensor, torch.Tensor, dict[str, Any]]:
-    """(train_tokens, val_tokens, identity) for a corpus of repro.data, tokenized with its
-    byte-level BPE; `identity` labels the key of runs on them."""
+    """(train_tokens, val_tokens, identity) of a repro.data corpus under its byte-level BPE
+    (`brown_tokenizer(vocab_size)`); `identity` labels the key of runs on them. The token
+    streams are cached under cache_dir("tokens"), keyed by the tokenizer and the documents."""
     from . import data
 
-    if corpus == "brown":
-        tok = data.brown_tokenizer(vocab_size=vocab_size)
-        tr = data.token_ids(tok, data.brown_split("train"), add_bos=add_bos, max_tokens=max_tokens)
-        va = data.token_ids(tok, data.brown_split("validation"), add_bos=add_bos, max_tokens=max_tokens)
-    else:
+    if corpus != "brown":
         raise ReproError(f"corpus_tokens: unknown corpus {corpus!r} (known: brown)")
-    return tr, va, {"corpus": corpus, "tokenizer": f"bpe-{vocab_size}", "add_bos": add_bos}
+    tok = data.brown_tokenizer(vocab_size=vocab_size)
+    tok_sha = hashlib.sha256(tok.backend_tokenizer.to_str().encode()).hexdigest()
+    streams = []
+    for split in ("train", "validation"):
+        docs = data.brown_split(split)
+        h = hashlib.sha256()
+        for d in docs:
+            h.update(f"{d.doc_id}\0{d.text}\0".encode())
+        key = config_key({"tokenizer": tok_sha, "docs": h.hexdigest(), "add_bos": add_bos,
+                          "max_tokens": max_tokens, "format": 1})
+        path = cache_dir("tokens") / f"{corpus}-{split}-{vocab_size}-{key}.pt"
+        ids = None
+        if path.exists():
+            try:
+                ids = torch.load(path, weights_only=True)
+            except Exception:  # truncated / corrupt: tokenize again
+                ids = None
+        if not isinstance(ids, torch.Tensor):
+            ids = data.token_ids(tok, docs, add_bos=add_bos, max_tokens=max_tokens)
+            atomic_torch_save(path, ids)
+        streams.append(ids)
+    identity = {"corpus": corpus, "tokenizer": f"brown-bpe-{vocab_size}", "tokenizer_sha256": tok_sha,
+                "add_bos": add_bos}
+    return streams[0], streams[1], identity

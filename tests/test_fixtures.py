@@ -12,7 +12,6 @@ import hashlib
 import io
 import os
 import re
-import shutil
 import subprocess
 import sys
 import tarfile
@@ -24,7 +23,7 @@ import pytest
 
 from repro import cli, fixtures
 from repro.fixtures import EMBEDDED_FIXTURES, FixtureSpec, Package, fetch, fetch_status, fixture_path
-from repro.runtime import ReproError, cache_dir
+from repro.runtime import ReproError
 
 SHA = re.compile(r"^[0-9a-f]{64}$")
 

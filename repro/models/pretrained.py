@@ -195,9 +195,9 @@ def _load_embedded(name: str, dev: torch.device, dtype: torch.dtype, attn: str):
     directory = ensure_model_cache(name)
     try:
         return _from_dir(directory, dev, dtype, attn)
-    except (OSError, ValueError, RuntimeError) as exc:  # e.g. safetensors' header error on a bad file
-        if isinstance(exc, ReproError):
-            raise
+    except ReproError:
+        raise
+    except Exception as exc:  # e.g. SafetensorError on a damaged file the size check missed
         log.warning("loading cached %s failed (%s); rebuilding the cache", name, _first_line(exc))
     return _from_dir(ensure_model_cache(name, rebuild=True), dev, dtype, attn)
 
@@ -238,6 +238,9 @@ def load_pretrained(
     dequantised once (see the module docstring); their fixture must have been fetched
     (`repro fetch NAME`). Hub ids need network, or a copy in the local HF cache."""
     dev = _device(device)
+    if not name_or_path.strip():
+        raise ReproError(f"no model given: pass an embedded model ({_choices()}), a local model "
+                         "directory or a Hugging Face hub id")
     if name_or_path in EMBEDDED_MODELS:
         return _load_embedded(name_or_path, dev, dtype, attn_implementation)
     path = Path(name_or_path).expanduser()
