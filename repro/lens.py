@@ -110,12 +110,12 @@ _GPT2 = ArchMap("gpt2", "transformer.wte", "transformer.h", "transformer.ln_f", 
 _BY_MODEL_TYPE: dict[str, ArchMap] = {
     "gpt2": _GPT2,
     **{t: _llama(family=t) for t in ("llama", "mistral", "qwen2", "qwen3", "smollm3", "olmo", "olmo2")},
-    # Gemma 1 has plain pre-norm blocks and scales embeddings in the model's forward, not the
-    # module, so hooks on blocks still see the scaled stream; its final logits are not capped.
+    # Gemma 1: plain pre-norm blocks (no sandwich norms); like Gemma 2/3 it scales embeddings
+    # by √d inside its embedding module (transformers 5.x), and its final logits are not capped.
     "gemma": ArchMap("gemma", "model.embed_tokens", "model.layers", "model.norm", "lm_head",
                      attn="self_attn", attn_out_proj="self_attn.o_proj", mlp="mlp",
                      attn_norm="input_layernorm", mlp_norm="post_attention_layernorm",
-                     attn_resid="self_attn", mlp_resid="mlp"),
+                     attn_resid="self_attn", mlp_resid="mlp", embed_scaled_inside=True),
     "gemma2": _gemma(family="gemma2"),
     "gemma3_text": _gemma(family="gemma3"),
     "gemma3": _gemma(prefix="model.language_model", family="gemma3"),
@@ -318,6 +318,7 @@ def hooks(model: nn.Module, *, residual: bool = True, modules: Sequence[str] | N
     amap = arch_map(model)
     if modules is None:
         modules = [m for m, attr in (("attn_out", amap.attn_resid), ("mlp_out", amap.mlp_resid)) if attr]
+    modules = list(dict.fromkeys(modules))  # a name asked for twice is hooked once
     if attentions and amap.attn is None:
         raise ReproError(f"{amap.family} blocks have no attention: no attention maps to capture")
     blocks = amap.blocks(model)

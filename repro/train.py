@@ -53,6 +53,7 @@ __all__ = [
     "corpus_tokens",
     "evaluate",
     "load_checkpoint",
+    "load_snapshot",
     "lr_at",
     "model_description",
     "tensor_sha256",
@@ -336,8 +337,8 @@ def train(
     """Train (or load from the cache) a causal LM on `train_tokens`; see the module docstring.
 
     `model`: an nn.Module (trained in place), or a factory — called with `cfg.model_seed` if
-    it takes a positional argument (with or without a default), else with none. `model_config`: overrides the JSON description of
-    the model taken from `model.config`. `data_identity`: extra labels for the key (e.g. the
+    it takes a positional argument (with or without a default), else with none.
+    `model_config`: overrides the JSON description of the model taken from `model.config`. `data_identity`: extra labels for the key (e.g. the
     tokenizer's name); the token streams are hashed regardless. `init_checkpoint`: continue
     from a cached checkpoint (a TrainResult or its directory) — its key replaces the initial
     weights in the new key; the optimizer and schedule start afresh.
@@ -359,7 +360,9 @@ def train(
                                wall_s=meta.get("wall_s", 0.0))
 
     t0 = time.perf_counter()
-    with torch.random.fork_rng(devices=[]):
+    device = next(model.parameters()).device
+    rng_devices = [device.index or 0] if device.type == "cuda" else []
+    with torch.random.fork_rng(devices=rng_devices):
         torch.manual_seed(derive_seed("train-global-rng", cfg.model_seed, cfg.data_seed))
         history, losses, snapshot_states = _loop(model, cfg, train_tokens, val_tokens, accelerator, progress)
     wall_s = time.perf_counter() - t0

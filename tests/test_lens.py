@@ -222,18 +222,21 @@ def test_gemma_softcap_is_applied():
 
 @pytest.mark.pretrained
 @pytest.mark.slow
-def test_smollm2_last_layer_lens_equals_logits():
+@pytest.mark.parametrize("name,n_layer", [("smollm2-135m", 30), ("gemma3-270m", 18)])
+def test_pretrained_last_layer_lens_equals_logits(name, n_layer):
     try:
         from repro.models.pretrained import load_pretrained
     except ImportError as e:
         pytest.skip(f"repro.models.pretrained is not importable yet: {e}")
     try:
-        model, tok = load_pretrained("smollm2-135m")
+        model, tok = load_pretrained(name)
     except ReproError as e:
-        pytest.skip(f"embedded SmolLM2 unavailable (run `repro fetch`): {e}")
+        pytest.skip(f"embedded {name} unavailable (run `repro fetch {name}`): {e}")
     ids = tok("The quick brown fox jumps over the lazy dog because it was", return_tensors="pt").input_ids
     c = lens.capture(model, ids, modules=())
-    assert c.residual.shape[1] == 31  # 30 layers + the final pre-norm state
+    assert c.residual.shape[1] == n_layer + 1  # every block's input + the final pre-norm state
     with torch.no_grad():
         lensed = lens.logit_lens(model, c.residual[:, -1:])
+        out = model(input_ids=ids, output_hidden_states=True)
     torch.testing.assert_close(lensed[:, 0], c.logits, rtol=0, atol=1e-3)
+    torch.testing.assert_close(c.residual[:, :-1], torch.stack(out.hidden_states[:-1], 1), rtol=0, atol=0)

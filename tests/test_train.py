@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import math
-import time
+import os
 
 import pytest
 import torch
@@ -12,6 +12,7 @@ from repro.models.tiny import TinyConfig, TinyDecoder
 from repro.runtime import ReproError, generator
 
 V = 48
+_USER_CACHE = os.environ.get("REPRO_CACHE")  # before the autouse fixture points it elsewhere
 
 
 @pytest.fixture(autouse=True)
@@ -221,9 +222,15 @@ def test_snapshots(stream):
 
 def test_accelerator_gives_the_same_run(stream):
     accelerate = pytest.importorskip("accelerate")
+    from accelerate.state import AcceleratorState
+
     plain = run(stream, cache=False)
-    acc = run(stream, cache=False, accelerator=accelerate.Accelerator(cpu=True))
+    try:
+        acc = run(stream, cache=False, accelerator=accelerate.Accelerator(cpu=True))
+    finally:
+        AcceleratorState._reset_state(True)  # the state is a process-wide singleton
     assert acc.losses == pytest.approx(plain.losses, rel=1e-6)
+    assert acc.history[-1]["val_loss"] == pytest.approx(plain.history[-1]["val_loss"], rel=1e-6)
 
 
 def test_too_short_stream_is_a_clear_error():
@@ -234,25 +241,27 @@ def test_too_short_stream_is_a_clear_error():
 # --------------------------------------------------------------------------- Brown
 
 
+BROWN_MODEL = TinyConfig(vocab_size=4096, d_model=128, n_layer=4, n_head=4, max_len=128)
+BROWN_CFG = T.TrainConfig(steps=200, batch_size=32, seq_len=128, lr=3e-3, warmup_steps=20, eval_every=50,
+                          eval_batches=4, vocab_size=4096, corpus="brown")
+
+
 @pytest.mark.slow
-def test_brown_tiny_model_beats_unigram(isolated_cache):
-    """A 4-layer d = 128 decoder on the 4,096-token BPE of Brown gets well below the unigram
-    cross-entropy of the validation tokens within a couple of minutes on 2 cores."""
-    data = pytest.importorskip("repro.data")
+def test_brown_tiny_model_beats_unigram(monkeypatch):
+    """A 4-layer d = 128 decoder (1.3M parameters) on the 4,096-token BPE of Brown gets well
+    below the unigram cross-entropy of the validation tokens (6.85 nats) in 200 steps of
+    32 × 128 tokens: measured 5.70 nats, ≈ 66 s on 2 idle cores."""
+    # the corpus fixture lives in the user's cache, not the isolated one; train uncached
+    if _USER_CACHE is None:
+        monkeypatch.delenv("REPRO_CACHE", raising=False)
+    else:
+        monkeypatch.setenv("REPRO_CACHE", _USER_CACHE)
     try:
         tr, va, identity = T.corpus_tokens("brown", 4096)
     except ReproError as e:
-        pytest.skip(f"Brown corpus unavailable (run `repro fetch`): {e}")
+        pytest.skip(f"Brown corpus unavailable (run `repro fetch brown`): {e}")
     uni = T.unigram_entropy(tr, va, 4096)
-    cfg = BROWN_CFG
-    t0 = time.perf_counter()
-    r = T.train(lambda seed: TinyDecoder(BROWN_MODEL, generator(seed)), cfg, train_tokens=tr,
-                val_tokens=va, data_identity=identity, progress=False)
-    wall = time.perf_counter() - t0
-    assert data is not None and r.trained
-    assert r.final_val_loss < uni - 0.5, (r.final_val_loss, uni, wall)
-
-
-BROWN_MODEL = TinyConfig(vocab_size=4096, d_model=128, n_layer=4, n_head=4, max_len=128)
-BROWN_CFG = T.TrainConfig(steps=300, batch_size=32, seq_len=128, lr=3e-3, warmup_steps=30, eval_every=100,
-                          eval_batches=4, vocab_size=4096, corpus="brown")
+    r = T.train(lambda seed: TinyDecoder(BROWN_MODEL, generator(seed)), BROWN_CFG, train_tokens=tr,
+                val_tokens=va, data_identity=identity, cache=False, progress=False)
+    assert uni == pytest.approx(6.85, abs=0.05)
+    assert r.final_val_loss < uni - 0.5, (r.final_val_loss, uni, r.wall_s)
