@@ -107,6 +107,7 @@ class MLPStackResult:
     n_layer: int
     sizes: dict
     curves: dict[str, SeedCurves] = field(default_factory=dict)  # "relu", "tanh", "standard"
+    rms: dict[str, SeedCurves] = field(default_factory=dict)  # rms of the last-token state per block
     theory: list[float] = field(default_factory=list)
 
 
@@ -127,6 +128,7 @@ def mlp_stack_similarity(*, d_model: int, d_ff: int, n_layer: int, n_seq: int, s
     """
     res = MLPStackResult(n_layer, dict(d_model=d_model, d_ff=d_ff, n_layer=n_layer, n_seq=n_seq, seeds=list(seeds)))
     per_variant: dict[str, list[list[float]]] = {k: [] for k in MLP_VARIANTS}
+    rms: dict[str, list[list[float]]] = {k: [] for k in MLP_VARIANTS}
     for seed in seeds:
         x = gaussian_inputs(n_seq, 1, d_model, generator(derive_seed("bb4-inputs", seed)))
         for name, overrides in MLP_VARIANTS.items():
@@ -137,7 +139,9 @@ def mlp_stack_similarity(*, d_model: int, d_ff: int, n_layer: int, n_seq: int, s
             # the same seed for every variant: identical weights (001 footnote 4)
             states = _last_token_states(_tiny(cfg, derive_seed("bb4-weights", seed)), x)
             per_variant[name].append([mean_pairwise_cosine(h) for h in states])
+            rms[name].append([float(h.double().pow(2).mean().sqrt()) for h in states])
     res.curves = {k: SeedCurves(np.array(v)) for k, v in per_variant.items()}
+    res.rms = {k: SeedCurves(np.array(v)) for k, v in rms.items()}
     res.theory = relu_recurrence(n_layer)
     return res
 
