@@ -25,8 +25,9 @@ PARTLY = "partly reproduced"  # some parametrisations reproduce, others are stri
 NOT_REPRODUCED = "not reproduced"
 FAILED = "failed"  # an unexpected failure or error: a regression, or a strict XPASS
 SKIPPED = "skipped"
+NOT_RUN = "not run"  # encoded in claims/, but this run did not select it (-k, -m, a file argument)
 NOT_ENCODED = "not yet encoded"
-VERDICTS = (REPRODUCED, PARTLY, NOT_REPRODUCED, FAILED, SKIPPED, NOT_ENCODED)
+VERDICTS = (REPRODUCED, PARTLY, NOT_REPRODUCED, FAILED, SKIPPED, NOT_RUN, NOT_ENCODED)
 
 COMPARES = ("abs", "rel", "le", "ge", "none")
 
@@ -150,17 +151,24 @@ def verdict_of(outcomes: Iterable[str]) -> str:
     return PARTLY
 
 
-def build_results(tests: Iterable[TestOutcome]) -> list[ClaimResult]:
-    """Group test outcomes by claim, in catalogue order; every catalogue ID appears."""
+def build_results(tests: Iterable[TestOutcome], encoded: Iterable[str] = ()) -> list[ClaimResult]:
+    """Group test outcomes by claim, in catalogue order; every catalogue ID appears.
+    `encoded`: IDs that some claim test carries, so a claim this run did not select reads
+    "not run" rather than "not yet encoded"."""
     by_claim: dict[str, list[TestOutcome]] = {cid: [] for cid in CATALOGUE}
     for t in sorted(tests, key=lambda t: t.nodeid):
         for cid in t.claim_ids:
             by_claim.setdefault(cid, []).append(t)
-    return [
-        ClaimResult(CATALOGUE[cid], verdict_of(t.outcome for t in ts), ts)
-        for cid, ts in by_claim.items()
-        if cid in CATALOGUE
-    ]
+    encoded = set(encoded)
+    results = []
+    for cid, ts in by_claim.items():
+        if cid not in CATALOGUE:
+            continue
+        verdict = verdict_of(t.outcome for t in ts)
+        if verdict == NOT_ENCODED and cid in encoded:
+            verdict = NOT_RUN
+        results.append(ClaimResult(CATALOGUE[cid], verdict, ts))
+    return results
 
 
 def summary(results: list[ClaimResult]) -> dict[str, int]:
@@ -284,6 +292,9 @@ def to_markdown(results: list[ClaimResult], run: dict[str, Any], figures_rel: st
         if r.verdict == NOT_ENCODED:
             lines += ["_Not yet encoded: no test carries this claim ID._", ""]
             continue
+        if r.verdict == NOT_RUN:
+            lines += ["_Encoded in claims/, but not selected in this run._", ""]
+            continue
         for reason in r.reasons():
             lines += [f"- reason: {reason}"]
         recs = r.records()
@@ -321,6 +332,8 @@ def terminal_lines(results: list[ClaimResult], width: int = 100) -> list[str]:
     for r in results:
         if r.verdict == NOT_ENCODED:
             missing.append(r.spec.id)
+            continue
+        if r.verdict == NOT_RUN:
             continue
         recs = r.records()
         if recs:

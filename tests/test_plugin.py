@@ -44,7 +44,8 @@ def test_regression(claim):
 @pytest.fixture
 def project(pytester: pytest.Pytester):
     pytester.makeconftest(CONFTEST)
-    pytester.makepyfile(test_claims=CLAIM_TESTS)
+    pytester.mkdir("claims")
+    (pytester.path / "claims" / "test_claims.py").write_text(CLAIM_TESTS)
     return pytester
 
 
@@ -75,6 +76,14 @@ def test_report_files_and_verdicts(project: pytest.Pytester):
     assert "| BB-4 | reproduced |" in md and "![BB-4](figures/BB-4_line-x1.0.png)" in md
     assert "#### SF-7 — not yet encoded" in md
     result.stdout.fnmatch_lines(["*claims*", "BB-4 *reproduced*", "*not yet encoded (*"])
+
+
+def test_deselected_claims_read_not_run(project: pytest.Pytester):
+    project.runpytest_subprocess("-p", "no:cacheprovider", "-k", "test_reproduced").assert_outcomes(passed=2)
+    by_id = {c["id"]: c for c in _load(project)["claims"]}
+    assert by_id["BB-4"]["verdict"] == "reproduced"
+    assert by_id["BB-6"]["verdict"] == "not run"
+    assert by_id["BB-1"]["verdict"] == "not yet encoded"
 
 
 def test_xdist_gives_the_same_claims(project: pytest.Pytester):
