@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from scipy import stats as sps
 
-from repro import figures, init_bias
+from repro import figures, init_bias, stats
 
 # Closed forms are infinite-width (Gaussian-process) limits. At our widths (512–1024) a model's
 # pairwise cosine carries an O(1/√d) fluctuation and a small finite-width bias; the source's own
@@ -131,8 +131,7 @@ SLOPE_TOL = 0.05
 @pytest.mark.claim("BB-6", source="001 §4.4 Eq 2, Fig 9")
 def test_positional_std_decays_as_inverse_sqrt(claim, positional):
     i = positional.positions
-    per_seed = np.array([sps.linregress(np.log(i), np.log(s)).slope for s in positional.std.values])
-    slope, sem = per_seed.mean(), per_seed.std(ddof=1) / math.sqrt(len(per_seed))
+    slope, sem = stats.mean_sem([stats.loglog_slope(i, s).slope for s in positional.std.values])
     claim.record("log-log slope of std(o_i) vs i", slope, expected=-0.5, tol=SLOPE_TOL,
                  why="uniform-attention approximation of Eq 2; 10% of the exponent (see module)")
     claim.record("slope standard error over models", sem, compare="none")
