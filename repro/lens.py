@@ -196,13 +196,22 @@ def unembedding(model: nn.Module, amap: ArchMap | None = None) -> torch.Tensor:
 
 
 def unembed(model: nn.Module, h: torch.Tensor, *, normed: bool = False,
-            amap: ArchMap | None = None) -> torch.Tensor:
+            amap: ArchMap | None = None, compute_dtype: torch.dtype | None = None) -> torch.Tensor:
     """Logits of residual states h (..., d): final norm (unless `normed`), LM head, then the
-    model's final logit soft-cap if its config has one (Gemma 2: cap·tanh(z/cap))."""
+    model's final logit soft-cap if its config has one (Gemma 2: cap·tanh(z/cap)).
+
+    `compute_dtype` (e.g. torch.float32 for a bfloat16 model): run the LM head's matmul in that
+    dtype, on a cast copy of its weight, instead of through the module."""
     amap = amap or arch_map(model)
     if not normed:
         h = final_norm(model, amap)(h)
-    logits = resolve(model, amap.lm_head)(h)
+    head = resolve(model, amap.lm_head)
+    if compute_dtype is None:
+        logits = head(h)
+    else:
+        bias = getattr(head, "bias", None)
+        logits = torch.nn.functional.linear(
+            h.to(compute_dtype), head.weight.to(compute_dtype), None if bias is None else bias.to(compute_dtype))
     cap = getattr(_config(model), amap.softcap_attr, None) if amap.softcap_attr else None
     if cap:
         logits = torch.tanh(logits / cap) * cap

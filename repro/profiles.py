@@ -14,6 +14,48 @@ from repro.runtime import ReproError
 
 # experiment -> {profile -> sizes}. Keys name the claim or figure they serve.
 SIZES: dict[str, dict[str, dict[str, Any]]] = {
+    # 001 §3 Table 1 / Fig 1a / Fig 10 / Fig 2 / Finding 2.2: random-token probes of the nano
+    # RoPE GPT-2 and LLaMA-2 (12L, 12H, 768d, |V| = 50,257), seeds 42 and 43 as in Table 1.
+    # All lengths come from one pass (prefix trick, repro.probe). ci: N = 400 and T ≤ 64
+    # (≈ 11 s per model on 2 cores in bfloat16); paper: the source's N = 10,000, T up to 1024.
+    "bb_1": {
+        "ci": dict(archs=("rope-gpt2", "llama"), d_model=768, n_layer=12, n_head=12, vocab_size=50257,
+                   n_seq=400, lengths=(16, 32, 64), seeds=(42, 43), dtype="auto"),
+        "paper": dict(archs=("rope-gpt2", "llama"), d_model=768, n_layer=12, n_head=12, vocab_size=50257,
+                      n_seq=10000, lengths=(64, 256, 1024), seeds=(42, 43), dtype="auto"),
+    },
+    # 001 Finding 1.2 / Table 1(c): the same probe on a smaller and a larger RoPE GPT-2 than
+    # bb_1's; "smaller" at ci (4 layers), the source's 1.2B (24L, 32H, 2048d) under paper.
+    "bb_1_2": {
+        "ci": dict(d_model=768, n_layer=4, n_head=12),
+        "paper": dict(d_model=2048, n_layer=24, n_head=32),
+    },
+    # 001 Finding 2.2: favourite token vs contraction direction over many random models.
+    # ci: 30 models of 6 layers (≈ 1.6 s each); paper: the source's 100 models, N = 2000, T = 1024.
+    "bb_2_2": {
+        "ci": dict(arch="rope-gpt2", d_model=768, n_layer=6, n_head=12, vocab_size=50257, n_seq=256, T=32,
+                   n_models=30, dtype="auto"),
+        "paper": dict(arch="rope-gpt2", d_model=768, n_layer=12, n_head=12, vocab_size=50257, n_seq=2000,
+                      T=1024, n_models=100, dtype="auto"),
+    },
+    # 001 §4.1 Table 2 / Figs 3, 4, 7: full / attention-only / MLP-only 12-layer stacks fed
+    # Gaussian inputs with the embedding's statistics.
+    "bb_3": {
+        "ci": dict(d_model=768, n_layer=12, n_head=12, vocab_size=50257, T=32, n_seq=400, seeds=(0, 1),
+                   dtype="auto"),
+        "paper": dict(d_model=768, n_layer=12, n_head=12, vocab_size=50257, T=1024, n_seq=2000,
+                      seeds=(0, 1, 2, 3), dtype="auto"),
+    },
+    # 001 Finding 4.1 / Fig 6: GELU pre-activation spread with and without LayerNorm (cheap).
+    "bb_4_1": {
+        "ci": dict(d_model=768, n_seq=2048, seeds=(0, 1, 2, 3)),
+        "paper": dict(d_model=768, n_seq=10000, seeds=tuple(range(8))),
+    },
+    # 001 Prop 5 / Fig 8: 12 stacked attention layers vs Attn0, T = 16 and 512.
+    "bb_5": {
+        "ci": dict(d_model=256, n_head=4, n_layer=12, T=(16, 512), n_seq=(256, 16), seeds=(0, 1, 2)),
+        "paper": dict(d_model=768, n_head=12, n_layer=12, T=(16, 512), n_seq=(2000, 2000), seeds=(0, 1, 2, 3)),
+    },
     # 001 Prop 2 / Fig 5: stacked MLP0 blocks (ReLU vs tanh), Gaussian inputs.
     # The source's width (768); 6 independent models give the Monte-Carlo standard error
     # across inits (weight drawing dominates the cost: ~4 s per model and variant on 2 cores).
