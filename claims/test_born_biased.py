@@ -240,7 +240,7 @@ def test_preference_holds_across_architectures(claim, table1, arch, profile, req
     cells = [(seed, T, run.top1[i]) for (_, seed), run in runs.items() for i, T in enumerate(run.lengths)]
     if arch == "llama" and profile.name == "ci":
         n = cells[0][2].n
-        request.applymarker(pytest.mark.xfail(strict=True, reason=(
+        request.applymarker(pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
             f"underpowered at ci: the source's LLaMA favourite has 0.06–0.09% of N = 10,000 predictions "
             f"(6–9 counts, p 1.9e-6…3.2e-2); at N = {n} that is {0.0006 * n:.2f}–{0.0009 * n:.2f} expected counts, "
             f"and a count of 3 is the least that reaches p < 0.05 at |V| = 50,257. Measured counts: "
@@ -312,8 +312,8 @@ def test_preference_grows_with_length_and_size(claim, table1, small_models, prof
                 [[_size(r), k[1], *[f"{t.freq * 100:.2f}" for t in r.top1], f"{r.final_cosine[-1]:.3f}"]
                  for runs in (big, small_models) for k, r in runs.items()])
     claim.figure(figures.table1_frequencies(big, small_models), "trend")
-    if profile.name == "ci" and not (p_len < ALPHA and p_size < ALPHA):
-        request.applymarker(pytest.mark.xfail(strict=True, reason=(
+    if profile.name == "ci":  # measured at ci: neither trend is resolved (strict: a pass must update this)
+        request.applymarker(pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
             f"not resolved at ci: pooled top-1 counts {long_} (T={lengths[-1]}) vs {short} (T={lengths[0]}), "
             f"p = {p_len:.2g}; {large} ({b_size}) vs {smaller} ({s_size}), p = {p_size:.2g}. With N = "
             f"{next(iter(big.values())).sizes['n_seq']} the counts are 3–10, too few to resolve the source's "
@@ -406,6 +406,24 @@ def test_contraction_direction_names_the_favourite(claim, directions):
                  float(agree[sig].mean()) if sig.any() else float("nan"), compare="none")
     claim.figure(figures.fig_direction_agreement(directions), "agreement")
     assert p < 0.01
+
+
+@pytest.mark.claim("BB-2.2", source="001 §4 Finding 2.2: the 76% rate")
+def test_direction_agreement_rate_matches_source(claim, directions, profile, request):
+    agree = directions.agree
+    k, m = int(agree.sum()), len(agree)
+    ci = stats.binomial_ci(k, m)
+    if profile.name == "ci":
+        request.applymarker(pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
+            f"rate {k}/{m} = {k / m:.2f} (95% CI {ci.low:.2f}–{ci.high:.2f}) vs the source's 0.76: at ci the "
+            f"favourite is ill-determined (top counts {directions.favourite_count.min()}–"
+            f"{directions.favourite_count.max()} of N = {directions.sizes['n_seq']}, {directions.sizes['n_layer']} "
+            f"layers, T = {directions.sizes['T']}), so the histogram's mode often is not the model's favourite; "
+            "the source used 12 layers, N = 2000, T = 1024 (--profile paper)")))
+    claim.record("agreement rate; source's 76% inside our Wilson 95% CI", k / m, expected=0.76,
+                 tol=max(0.76 - ci.low, ci.high - 0.76) if ci.low <= 0.76 <= ci.high else 0.0,
+                 why="sampling error over models (Wilson 95%)", compare="abs")
+    assert ci.low <= 0.76 <= ci.high
 
 
 # =========================================================================== 001 §4.1: ablation
@@ -595,7 +613,7 @@ def test_prop5_closed_form_indexing(claim, intra):
 
 
 @pytest.mark.claim("BB-5", source="001 Prop 5: closed form at every depth, and E ρ̄′ ≈ 1 − (1 − 1/T)/L²")
-@pytest.mark.xfail(strict=True, reason=(
+@pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
     "the closed form is the T → ∞ limit and is approached slowly: at T = 512 the L−1-averaging "
     "Monte Carlo (and exact enumeration) exceeds it from L ≈ 5 on (0.9996 vs 0.987 at L = 12; "
     "exact enumeration for 2 averagings gives 0.951 / 0.945 / 0.941 at T = 128 / 512 / 2048 → 0.938), "

@@ -134,8 +134,14 @@ def table1_frequencies(runs, small_runs=None) -> plt.Figure:
     for (arch, seed), run in (small_runs or {}).items():
         ax.plot(run.lengths, [t.freq * 100 for t in run.top1], marker="s", color="tab:green",
                 ls="-" if seed == 42 else "--", label=f"{arch} {run.sizes['n_layer']}L seed {seed} (measured)")
-    uniform = 100 / next(iter(runs.values())).sizes["vocab_size"]
-    ax.axhline(uniform, color="grey", lw=0.6, label="uniform 1/|V|")
+    from repro.probe import uniform_rank_counts
+    from repro.runtime import generator
+
+    sizes = next(iter(runs.values())).sizes
+    ax.axhline(100 / sizes["vocab_size"], color="grey", lw=0.6, label="uniform 1/|V|")
+    # the floor at our N: the top-1 frequency of N uniform draws (a model without preference)
+    floor = uniform_rank_counts(sizes["n_seq"], sizes["vocab_size"], generator(1), ranks=1)[0] / sizes["n_seq"]
+    ax.axhline(100 * floor, color="tab:red", lw=0.8, ls="--", label=f"top-1 of N={sizes['n_seq']} uniform draws")
     ax.set(xscale="log", yscale="log", xlabel="sequence length T", ylabel="top-1 frequency (%)",
            title="001 Table 1: top-1 next-token frequency")
     ax.legend(fontsize=6, ncol=2)
