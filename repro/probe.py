@@ -81,8 +81,8 @@ def probe(
     if inputs.dim() not in (2, 3):
         raise ReproError(f"probe inputs must be (N, T) token ids or (N, T, d) embeddings, got {tuple(inputs.shape)}")
     N, T = inputs.shape[:2]
-    lengths = tuple(sorted({int(t) for t in (lengths or (T,))}))
-    if lengths[0] < 1 or lengths[-1] > T:
+    lengths = tuple(sorted({int(t) for t in ((T,) if lengths is None else lengths)}))
+    if not lengths or lengths[0] < 1 or lengths[-1] > T:
         raise ReproError(f"probe lengths must lie in [1, {T}], got {lengths}")
     if batch_size < 1:
         raise ReproError(f"batch_size must be >= 1, got {batch_size}")
@@ -197,5 +197,7 @@ def uniform_rank_counts(n: int, vocab_size: int, generator: torch.Generator, dra
 def rank_counts(ids: torch.Tensor | np.ndarray, size: int, ranks: int = 50) -> np.ndarray:
     """Counts of the `ranks` most frequent values of `ids` (in [0, size)), descending."""
     ids = np.asarray(ids).reshape(-1)
+    if ids.size and (ids.min() < 0 or ids.max() >= size):
+        raise ReproError(f"rank_counts: ids must lie in [0, {size}); got [{ids.min()}, {ids.max()}]")
     c = np.sort(np.bincount(ids, minlength=size))[::-1][:ranks]
     return np.pad(c, (0, max(0, ranks - len(c)))).astype(float)
