@@ -188,6 +188,11 @@ def _size(run) -> str:
     return f"{s['n_layer']}L/{s['d_model']}d, N={s['n_seq']}, {s['dtype']}"
 
 
+def _cells(runs, attr: str = "top1"):
+    """(seed, T, Top1) for every (seed, probe length) of `runs`; attr "top1" (next token) or "top_dim"."""
+    return [(seed, T, getattr(run, attr)[i]) for (_, seed), run in runs.items() for i, T in enumerate(run.lengths)]
+
+
 SOURCE_TABLE1 = {  # (arch, seed, T) -> (top-1 id, freq %, p) from 001 Table 1 (N = 10,000)
     ("rope-gpt2", 42, 64): (6336, 2.60, 4.55e-137), ("rope-gpt2", 42, 256): (30425, 4.85, 6.59e-285),
     ("rope-gpt2", 42, 1024): (666, 5.20, 6.75e-309), ("rope-gpt2", 43, 64): (7328, 3.00, 2.20e-162),
@@ -213,7 +218,7 @@ def _table1_rows(table1):
 @pytest.mark.claim("BB-1", source="001 §3 Finding 1, Fig 1a, Table 1(a), App B.2")
 def test_random_init_prefers_one_token(claim, table1, uniform_baseline):
     runs = _rope(table1)
-    cells = [(seed, T, run.top1[i]) for (_, seed), run in runs.items() for i, T in enumerate(run.lengths)]
+    cells = _cells(runs)
     # Bonferroni over the cells too: every (seed, length) must be significant at 0.05 / cells.
     bar = math.log10(ALPHA / len(cells))
     for seed, T, t in cells:
@@ -237,7 +242,7 @@ def test_random_init_prefers_one_token(claim, table1, uniform_baseline):
 @pytest.mark.parametrize("arch", ["rope-gpt2", "llama"])
 def test_preference_holds_across_architectures(claim, table1, arch, profile, request):
     runs = {k: v for k, v in table1.items() if k[0] == arch}
-    cells = [(seed, T, run.top1[i]) for (_, seed), run in runs.items() for i, T in enumerate(run.lengths)]
+    cells = _cells(runs)
     if arch == "llama" and profile.name == "ci":
         n = cells[0][2].n
         request.applymarker(pytest.mark.xfail(strict=True, raises=AssertionError, reason=(
@@ -359,7 +364,7 @@ def test_favourite_token_is_set_by_the_seed(claim, table1, directions):
 @pytest.mark.claim("BB-1x", source="001 §5 Finding 1 (extended), Fig 10")
 def test_hidden_dimension_preference(claim, table1, uniform_baseline):
     runs = _rope(table1)
-    cells = [(seed, T, run.top_dim[i]) for (_, seed), run in runs.items() for i, T in enumerate(run.lengths)]
+    cells = _cells(runs, "top_dim")
     bar = math.log10(ALPHA / len(cells))
     for seed, T, t in cells:
         claim.record(f"top dim {t.token}: freq, seed {seed}, T={T}", t.freq * 100, expected=100 / runs[("rope-gpt2", seed)].sizes["d_model"],

@@ -194,7 +194,7 @@ def fig_seed_favourites(runs, length: int) -> plt.Figure:
     for r, kr in enumerate(keys):
         fav = runs[kr].top1[runs[kr].at(length)].token
         for c, kc in enumerate(keys):
-            mat[r, c] = runs[kc].freq_of(fav, length) * 100 if hasattr(runs[kc], "freq_of") else np.nan
+            mat[r, c] = runs[kc].freq_of(fav, length) * 100
     fig, ax = plt.subplots(figsize=(4.4, 3.6))
     im = ax.imshow(mat, cmap="viridis")
     labels = [f"{a} s{s}" for a, s in keys]

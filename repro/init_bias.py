@@ -435,6 +435,8 @@ class DirectionResult:
 def direction_agreement(*, arch: str, n_models: int, T: int, **sizes) -> DirectionResult:
     """Finding 2.2 protocol on `n_models` random-init models (seeds 0 … M−1, shared embedding
     and LM head): favourite token vs the contraction direction's token, at length T."""
+    if n_models < 1:
+        raise ValueError(f"direction_agreement needs n_models >= 1, got {n_models}")
     fav, cnt, dirs, lp = [], [], [], []
     for seed in range(n_models):
         run = preference_run(arch, seed=seed, lengths=(T,), keep_states=False, **sizes)
