@@ -45,7 +45,195 @@ def _add_fetch(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(func=_cmd_fetch)
 
 
-COMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [_add_fetch]
+# --------------------------------------------------------------------------- seedprint
+
+_VERDICT = {True: "same lineage", False: "different lineage"}
+
+
+def _progress(message: str) -> None:
+    print(f"repro seedprint: {message}", file=sys.stderr, flush=True)
+
+
+def _fmt_p(p: float) -> str:
+    return f"{p:.3g}"
+
+
+def _describe_model(spec: str, model) -> dict:
+    from repro import lens
+
+    vocab, width = lens.unembedding(model).shape
+    return {"spec": spec, "class": type(model).__name__, "layers": len(lens.arch_map(model).blocks(model)),
+            "width": int(width), "vocab": int(vocab),
+            "dtype": str(next(model.parameters()).dtype).replace("torch.", "")}
+
+
+def _jsonable(obj):
+    """numpy scalars/arrays → Python numbers/lists; NaN/±inf → null (strict JSON)."""
+    import math
+
+    import numpy as np
+
+    if isinstance(obj, dict):
+        return {str(k): _jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_jsonable(v) for v in obj]
+    if isinstance(obj, np.ndarray):
+        return _jsonable(obj.tolist())
+    if isinstance(obj, np.generic):
+        obj = obj.item()
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return None
+    return obj
+
+
+def _paper_lines(r, m: int) -> list[str]:
+    lines = ["paper variant (Algorithm 1 as written, 001 §6.1.1):",
+             f"  p (t-test)      {_fmt_p(r.p_t)}",
+             f"  p (U-test)      {_fmt_p(r.p_u)}",
+             f"  identity dims   {len(r.dims)} (top-{m} of the base's mean ∩ top-{m} of the suspect's)"]
+    if len(r.dims) < 2:
+        lines.append("  mean τ          " + (f"{float(r.taus.mean()):.4f}" if len(r.taus) else "n/a")
+                     + " (fewer than 2 identity dims: no test, p = 1)")
+    else:
+        lines.append(f"  mean τ          {float(r.taus.mean()):.4f}")
+    if r.same_lineage:
+        why = f"both tests p < α = {r.alpha:g}"
+    elif r.same_lineage_t or r.same_lineage_u:
+        why = (f"only the {'t' if r.same_lineage_t else 'U'}-test has p < α = {r.alpha:g}; "
+               "both must reject")
+    else:
+        why = f"p ≥ α = {r.alpha:g}"
+    lines.append(f"  verdict         {_VERDICT[r.same_lineage]} ({why})")
+    return lines
+
+
+def _released_lines(r) -> list[str]:
+    op = "<" if r.same_lineage else "≥"
+    return ["released variant (the authors' released code):",
+            f"  p               {_fmt_p(r.p)}",
+            f"  z               {r.z:.3f}",
+            f"  k               {len(r.dims)} (bottom-k dims of the base's mean softmax response)",
+            f"  mean τ          {r.mean_tau:.4f}",
+            f"  verdict         {_VERDICT[r.same_lineage]} (p {op} α = {r.alpha:g})"]
+
+
+def _cmd_seedprint(args: argparse.Namespace) -> int:
+    import json
+    import time
+
+    from repro.models.pretrained import load_model_any
+    from repro.runtime import resolve_device, resolve_dtype
+    from repro.seedprint import SeedPrintConfig, seedprint
+
+    # validate everything before loading anything
+    cfg = SeedPrintConfig(n=args.n, length=args.length, m=args.m, inputs=args.inputs, feature=args.feature,
+                          null_trials=args.null_trials, alpha=args.alpha, seed=args.seed, k=args.k,
+                          batch_size=args.batch_size)
+    device = resolve_device(args.device)
+    dtype = resolve_dtype(args.dtype, device)
+    models = {}
+    for role, spec in (("base", args.base), ("suspect", args.suspect)):
+        if role == "suspect" and spec == args.base:
+            models[role] = models["base"]  # the same model twice: load it once
+            continue
+        start = time.perf_counter()
+        _progress(f"loading {role} {spec} ...")
+        models[role] = load_model_any(spec, device=device, dtype=dtype)
+        _progress(f"loaded {role} in {time.perf_counter() - start:.1f} s")
+    info = {role: _describe_model(spec, models[role])
+            for role, spec in (("base", args.base), ("suspect", args.suspect))}
+    start = time.perf_counter()
+    _progress(f"running {cfg.n} inputs of length {cfg.length} through both models on {device} ...")
+    result = seedprint(models["base"], models["suspect"], cfg)
+    _progress(f"done in {time.perf_counter() - start:.1f} s")
+
+    variants = ("paper", "released") if args.variant == "both" else (args.variant,)
+    verdicts = {v: getattr(result, v).same_lineage for v in variants}
+    if len(set(verdicts.values())) == 1:
+        verdict = _VERDICT[verdicts[variants[0]]]
+        final = (f"verdict: {verdict} (paper and released variants agree, α = {cfg.alpha:g})" if len(variants) == 2
+                 else f"verdict: {verdict} ({variants[0]} variant, α = {cfg.alpha:g})")
+    else:
+        verdict = "variants disagree"
+        final = (f"verdict: the variants disagree: paper says {_VERDICT[verdicts['paper']]}, released says "
+                 f"{_VERDICT[verdicts['released']]} (α = {cfg.alpha:g})")
+
+    if args.json:
+        summary = result.summary()
+        for v in ("paper", "released"):
+            if v not in variants:
+                summary.pop(v, None)
+        summary.update(models=info, device=str(device), verdict=verdict)
+        print(json.dumps(_jsonable(summary), indent=2))
+        return 0
+
+    what = (f"{cfg.n} random token sequences of length {cfg.length}" if cfg.inputs == "tokens" else
+            f"{cfg.n} random Gaussian embedding sequences of length {cfg.length} "
+            "(scalar mean/std of the base's embeddings)")
+    feature = ("final hidden state at the last position (the LM head's input)" if cfg.feature == "hidden"
+               else "logits at the last position")
+    lines = ["SeedPrint (001 §6.1): is the suspect descended from the base?"]
+    for role in ("base", "suspect"):
+        d = info[role]
+        lines.append(f"  {role:<8} {d['spec']}: {d['class']}, {d['layers']} layers, width {d['width']}, "
+                     f"vocab {d['vocab']}, {d['dtype']}")
+    lines += [f"  inputs   {what}, seed {cfg.seed}, the same for both models",
+              f"  feature  {feature}",
+              f"  device   {device}", ""]
+    if "paper" in variants:
+        lines += _paper_lines(result.paper, cfg.m) + [""]
+    if "released" in variants:
+        lines += _released_lines(result.released) + [""]
+    lines.append(final)
+    print("\n".join(lines))
+    return 0
+
+
+def _add_seedprint(subparsers: argparse._SubParsersAction) -> None:
+    from repro.runtime import DEVICES, DTYPES
+    from repro.seedprint import INPUTS, FEATURES, SeedPrintConfig
+
+    d = SeedPrintConfig()
+    p = subparsers.add_parser(
+        "seedprint",
+        help="SeedPrint lineage test: is SUSPECT descended from BASE? (001 §6.1)",
+        description="SeedPrint (001 §6.1): feed the same random inputs to both models, compare their "
+        "per-dimension responses with Kendall's τ, and test whether they share an initialisation. "
+        "Reports Algorithm 1 as written in the paper and the variant of the authors' released code. "
+        "The source's n=10,000, length=1024 take long on a CPU; `--n 1000 --length 32` is a quick check.",
+        epilog="Models: an embedded name (smollm2-135m, gemma3-270m), a Hugging Face hub id, a "
+        "save_pretrained() directory, or a checkpoint written by repro.train.train (its directory or "
+        "its model.safetensors). Both need one width (and, for --feature logits, one vocabulary). "
+        "Exit status: 0 whenever the test ran, whatever the verdict (read it from the output or "
+        "--json); 2 on bad input (unknown model, different widths, corrupt checkpoint, bad option).",
+    )
+    p.add_argument("base", metavar="BASE", help="the reference model")
+    p.add_argument("suspect", metavar="SUSPECT", help="the model suspected of descending from BASE")
+    p.add_argument("--n", type=int, default=d.n, help=f"number of random inputs (default {d.n:,})")
+    p.add_argument("--length", type=int, default=d.length, help=f"input length in positions (default {d.length})")
+    p.add_argument("--m", type=int, default=d.m,
+                   help=f"paper variant: top-m fingerprint dims per model (default {d.m})")
+    p.add_argument("--k", type=int, default=None,
+                   help="released variant: bottom-k dims (default 400, or 10%% of the width when smaller)")
+    p.add_argument("--inputs", choices=INPUTS, default=d.inputs,
+                   help=f"random token ids, or Gaussian input embeddings (default {d.inputs})")
+    p.add_argument("--feature", choices=FEATURES, default=d.feature,
+                   help=f"response read at the last position: final hidden state or logits (default {d.feature})")
+    p.add_argument("--variant", choices=("paper", "released", "both"), default="both",
+                   help="which test to report (default both; both are always computed)")
+    p.add_argument("--null-trials", type=int, default=d.null_trials,
+                   help=f"paper variant: Gaussian null draws whose p-values are averaged (default {d.null_trials})")
+    p.add_argument("--alpha", type=float, default=d.alpha, help=f"significance level (default {d.alpha:g})")
+    p.add_argument("--seed", type=int, default=d.seed, help=f"seed of the inputs and null draws (default {d.seed})")
+    p.add_argument("--batch-size", type=int, default=d.batch_size, help=f"forward batch size (default {d.batch_size})")
+    p.add_argument("--device", choices=DEVICES, default="auto", help="default auto: CUDA if available")
+    p.add_argument("--dtype", choices=DTYPES, default="auto",
+                   help="compute dtype (default auto: bfloat16 on a GPU or a CPU with native bf16, else float32)")
+    p.add_argument("--json", action="store_true", help="print the result summary as JSON")
+    p.set_defaults(func=_cmd_seedprint)
+
+
+COMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [_add_fetch, _add_seedprint]
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -73,6 +73,27 @@ SIZES: dict[str, dict[str, dict[str, Any]]] = {
         "ci": dict(d_model=768, n_head=12, T=32, n_seq=2000, seeds=(0, 1, 2, 3)),
         "paper": dict(d_model=768, n_head=12, T=32, n_seq=2000, seeds=tuple(range(16))),
     },
+    # 001 §5–6.1 SeedPrint (Fig 11, Tables 4–6, Fig 13). `lineage`: repro.lineage.LineageConfig —
+    # LLaMA-style models on the Brown BPE, 001 Table 14's optimiser. ci: 4 layers × 128 wide,
+    # 300 steps of 16 × 64 tokens (≈ 16 s per model in bf16 autocast on 2 cores; val loss ≈ 6.1
+    # vs the 6.85 unigram bar), 150 continual steps on stdlib code. m = 32 = d/4: at d = 128 the
+    # top-6.5% sets (the source's m = 50 of 768) of an init and its own trained model are
+    # disjoint (measured |S| = 0–1), so the test would have nothing to test. n_null_models:
+    # independent inits for the false-positive rate (all pairs). paper: the source's 12L/768d,
+    # n = 10,000 sequences of length 1024, m = 50, ~2500 null pairs (72 models).
+    "seedprint": {
+        "ci": dict(lineage=dict(d_model=128, n_layer=4, n_head=4, vocab_size=4096, steps=300, continual_steps=150,
+                                batch_size=16, seq_len=64, lr=6e-4, snapshot_steps=(0, 25, 50, 100, 200, 300)),
+                   seeds=(42, 123, 1000, 2000), n=1000, length=32, m=32, n_null_models=32,
+                   pretrained=dict(n=300, length=16, m=50, finetune_steps=20, finetune_lr=1e-4,
+                                   finetune_batch=4, finetune_seq_len=64)),
+        "paper": dict(lineage=dict(d_model=768, n_layer=12, n_head=12, vocab_size=32000, n_positions=1024,
+                                   steps=20000, continual_steps=5000, batch_size=32, seq_len=1024, lr=6e-4,
+                                   warmup_steps=2000, snapshot_steps=(0, 1000, 2500, 5000, 10000, 20000)),
+                      seeds=(42, 123, 1000, 2000), n=10000, length=1024, m=50, n_null_models=72,
+                      pretrained=dict(n=10000, length=1024, m=50, finetune_steps=500, finetune_lr=1e-4,
+                                      finetune_batch=32, finetune_seq_len=1024)),
+    },
 }
 
 

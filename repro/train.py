@@ -50,6 +50,7 @@ __all__ = [
     "TrainConfig",
     "TrainResult",
     "batch_starts",
+    "CORPORA",
     "corpus_tokens",
     "evaluate",
     "load_checkpoint",
@@ -87,6 +88,10 @@ class TrainConfig:
     corpus: str = "brown"  # labels only: the token streams themselves are hashed into the key
     vocab_size: int = 4096
     snapshot_steps: tuple[int, ...] = ()  # also keep the weights after these many updates
+    # mixed precision: None (float32 throughout) or "bfloat16" — forward and backward under
+    # torch.autocast, weights, optimizer state and the loss in float32 (the source trained in
+    # bfloat16, 001 Table 14; on a CPU with native bf16 matmul it is ≈ 3× faster, NOTES)
+    autocast: str | None = None
 
     def __post_init__(self) -> None:
         for name in ("steps", "batch_size", "seq_len", "eval_every", "eval_batches"):
@@ -96,6 +101,8 @@ class TrainConfig:
             raise ReproError(f"TrainConfig.warmup_steps must be in [0, steps] (got {self.warmup_steps})")
         if not 0.0 <= self.min_lr_ratio <= 1.0 or self.lr <= 0:
             raise ReproError("TrainConfig needs lr > 0 and 0 ≤ min_lr_ratio ≤ 1")
+        if self.autocast not in (None, "bfloat16"):
+            raise ReproError(f"TrainConfig.autocast must be None or 'bfloat16' (got {self.autocast!r})")
         bad = [s for s in self.snapshot_steps if not 0 <= s <= self.steps]
         if bad:
             raise ReproError(f"TrainConfig.snapshot_steps {bad} lie outside [0, steps={self.steps}]")
@@ -168,9 +175,20 @@ def _forward_kwargs(model: nn.Module) -> dict[str, Any]:
     return {"use_cache": False} if hasattr(getattr(model, "config", None), "use_cache") else {}
 
 
-def _lm_loss(model: nn.Module, window: torch.Tensor, **kwargs: Any) -> torch.Tensor:
-    """Mean next-token cross-entropy (nats) of windows (B, T+1): inputs [:-1], targets [1:]."""
-    logits = model(input_ids=window[:, :-1], **kwargs).logits
+def _autocast(cfg: TrainConfig, device: torch.device | str):
+    import contextlib
+
+    if cfg.autocast is None:
+        return contextlib.nullcontext()
+    return torch.autocast(torch.device(device).type, dtype=torch.bfloat16)
+
+
+def _lm_loss(model: nn.Module, window: torch.Tensor, cfg: TrainConfig | None = None,
+             **kwargs: Any) -> torch.Tensor:
+    """Mean next-token cross-entropy (nats) of windows (B, T+1): inputs [:-1], targets [1:];
+    the forward under `cfg.autocast`, the loss in float32."""
+    with _autocast(cfg or TrainConfig(), window.device):
+        logits = model(input_ids=window[:, :-1], **kwargs).logits
     return F.cross_entropy(logits.float().reshape(-1, logits.size(-1)), window[:, 1:].reshape(-1))
 
 
@@ -187,7 +205,7 @@ def evaluate(model: nn.Module, tokens: torch.Tensor, cfg: TrainConfig,
     total, count = 0.0, 0
     for chunk in starts.split(cfg.batch_size):
         w = _windows(tokens, chunk, cfg.seq_len).to(device)
-        total += float(_lm_loss(model, w, **kwargs)) * w.shape[0]
+        total += float(_lm_loss(model, w, cfg, **kwargs)) * w.shape[0]
         count += w.shape[0]
     model.train(was_training)
     return total / count
@@ -436,7 +454,7 @@ def _loop(model: nn.Module, cfg: TrainConfig, train_tokens: torch.Tensor, val_to
             for group in optimizer.param_groups:
                 group["lr"] = lr
             window = _windows(train_tokens, starts[step, rank::world], cfg.seq_len).to(device)
-            loss = _lm_loss(model, window, **kwargs)
+            loss = _lm_loss(model, window, cfg, **kwargs)
             optimizer.zero_grad(set_to_none=True)
             if accelerator is not None:
                 accelerator.backward(loss)
@@ -503,20 +521,37 @@ def _is_tied_duplicate(model: nn.Module, name: str, state: dict[str, torch.Tenso
 # --------------------------------------------------------------------------- corpora
 
 
-def corpus_tokens(corpus: str = "brown", vocab_size: int = 4096, *, add_bos: bool = True,
-                  max_tokens: int | None = None) -> tuple[torch.Tensor, torch.Tensor, dict[str, Any]]:
-    """(train_tokens, val_tokens, identity) of a repro.data corpus under its byte-level BPE
-    (`brown_tokenizer(vocab_size)`); `identity` labels the key of runs on them. The token
-    streams are cached under cache_dir("tokens"), keyed by the tokenizer and the documents."""
+CORPORA = ("brown", "stdlib-code")
+
+
+def _corpus_split(corpus: str, split: str, max_files: int | None):
     from . import data
 
-    if corpus != "brown":
-        raise ReproError(f"corpus_tokens: unknown corpus {corpus!r} (known: brown)")
+    if corpus == "brown":
+        return data.brown_split(split)
+    return data.stdlib_code_documents(split, max_files=max_files)
+
+
+def corpus_tokens(corpus: str = "brown", vocab_size: int = 4096, *, add_bos: bool = True,
+                  max_tokens: int | None = None, max_files: int | None = None,
+                  ) -> tuple[torch.Tensor, torch.Tensor, dict[str, Any]]:
+    """(train_tokens, val_tokens, identity) of a repro.data corpus under the Brown byte-level
+    BPE (`brown_tokenizer(vocab_size)`), so models trained on one corpus can continue on the
+    other with the same vocabulary: "brown", or "stdlib-code" (the running interpreter's
+    standard library, the suite's shifted corpus; `max_files` keeps the first files of each
+    split). `identity` labels the key of runs on them. The token streams are cached under
+    cache_dir("tokens"), keyed by the tokenizer and the documents."""
+    from . import data
+
+    if corpus not in CORPORA:
+        raise ReproError(f"corpus_tokens: unknown corpus {corpus!r} (known: {', '.join(CORPORA)})")
     tok = data.brown_tokenizer(vocab_size=vocab_size)
     tok_sha = hashlib.sha256(tok.backend_tokenizer.to_str().encode()).hexdigest()
     streams = []
     for split in ("train", "validation"):
-        docs = data.brown_split(split)
+        docs = _corpus_split(corpus, split, max_files)
+        if not docs:
+            raise ReproError(f"corpus {corpus!r} has no {split} documents on this machine")
         h = hashlib.sha256()
         for d in docs:
             h.update(f"{d.doc_id}\0{d.text}\0".encode())

@@ -1,0 +1,153 @@
+"""Model lineages for SeedPrint (001 §5, §6.1.2, App B.4): who descends from whom, trained here.
+
+Every model is trained through `repro.train.train` (cached by the full description of the run),
+so a lineage is a chain of checkpoint keys:
+
+- init(seed): a LLaMA-style model (RMSNorm, SwiGLU, RoPE, untied embeddings; 001 B.4.1) with the
+  GPT-2 init of 001 App B.1, drawn from `seed` (`repro.models.hf.build_model("llama", ...)`);
+- base(seed, data_seed): init(seed) pre-trained on Brown. Runs with one `data_seed` see the same
+  batches in the same order whatever the model seed (Table 4c: "we fix the training seed to lock
+  the data order");
+- continual(base, corpus): a base trained further on another corpus (Table 5: TinyStories / The
+  Stack; ours: the standard-library code corpus, under the same Brown BPE so the vocabulary is
+  unchanged), with a fresh optimizer and schedule;
+- finetune(pretrained model): a short fine-tune of an embedded pretrained model on code (Table 6's
+  Llama-2 descendants, at our scale), embeddings frozen (see `finetune_pretrained`).
+
+Optimisation follows 001 Table 14 where it scales down: AdamW β = (0.9, 0.95), peak lr 6e-4
+decaying to 6e-5 by cosine, weight decay 0.1, clipping 1.0, bfloat16 autocast. Steps, batch and
+width are the profile's (`repro.profiles` "seedprint").
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, fields
+from typing import Any
+
+import torch
+from torch import nn
+
+from repro import train as T
+from repro.models.hf import build_model
+from repro.runtime import ReproError
+
+__all__ = ["LineageConfig", "Lineage", "finetune_pretrained", "text_tokens"]
+
+
+@dataclass(frozen=True)
+class LineageConfig:
+    """Model and training sizes of one lineage experiment (defaults: the ci profile)."""
+
+    d_model: int = 128
+    n_layer: int = 4
+    n_head: int = 4
+    vocab_size: int = 4096  # the Brown byte-level BPE (repro.data.brown_tokenizer)
+    n_positions: int = 256
+    steps: int = 300
+    continual_steps: int = 150
+    batch_size: int = 16
+    seq_len: int = 64
+    lr: float = 6e-4  # 001 Table 14
+    warmup_steps: int = 30
+    weight_decay: float = 0.1
+    autocast: str | None = "bfloat16"
+    snapshot_steps: tuple[int, ...] = ()
+
+    @classmethod
+    def from_sizes(cls, sizes: dict[str, Any]) -> "LineageConfig":
+        known = {f.name for f in fields(cls)}
+        kw = {k: (tuple(v) if k == "snapshot_steps" else v) for k, v in sizes.items() if k in known}
+        return cls(**kw)
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+class Lineage:
+    """Builds and trains (or loads from the cache) the models of one lineage experiment."""
+
+    def __init__(self, cfg: LineageConfig, *, progress: bool = False) -> None:
+        self.cfg = cfg
+        self.progress = progress
+        self._corpora: dict[str, tuple[torch.Tensor, torch.Tensor, dict]] = {}
+
+    def corpus(self, name: str) -> tuple[torch.Tensor, torch.Tensor, dict]:
+        if name not in self._corpora:
+            self._corpora[name] = T.corpus_tokens(name, self.cfg.vocab_size)
+        return self._corpora[name]
+
+    def init(self, seed: int) -> nn.Module:
+        c = self.cfg
+        return build_model("llama", n_layer=c.n_layer, n_head=c.n_head, d_model=c.d_model,
+                           vocab_size=c.vocab_size, n_positions=c.n_positions, seed=seed)
+
+    def _train_config(self, *, steps: int, seed: int, data_seed: int, corpus: str,
+                      snapshots: tuple[int, ...] = ()) -> T.TrainConfig:
+        c = self.cfg
+        return T.TrainConfig(
+            steps=steps, batch_size=c.batch_size, seq_len=c.seq_len, lr=c.lr, min_lr_ratio=0.1,
+            warmup_steps=min(c.warmup_steps, steps), weight_decay=c.weight_decay, eval_every=steps,
+            eval_batches=2, data_seed=data_seed, model_seed=seed, corpus=corpus,
+            vocab_size=c.vocab_size, autocast=c.autocast,
+            snapshot_steps=tuple(s for s in snapshots if s <= steps),
+        )
+
+    def base(self, seed: int, data_seed: int = 0) -> T.TrainResult:
+        """init(seed) pre-trained on Brown with the data order of `data_seed`."""
+        tr, va, ident = self.corpus("brown")
+        cfg = self._train_config(steps=self.cfg.steps, seed=seed, data_seed=data_seed, corpus="brown",
+                                 snapshots=self.cfg.snapshot_steps)
+        return T.train(self.init, cfg, train_tokens=tr, val_tokens=va, data_identity=ident,
+                       progress=self.progress)
+
+    def continual(self, base: T.TrainResult, *, seed: int, corpus: str = "stdlib-code",
+                  data_seed: int = 0) -> T.TrainResult:
+        """`base` trained further on `corpus` (fresh optimizer and schedule)."""
+        tr, va, ident = self.corpus(corpus)
+        cfg = self._train_config(steps=self.cfg.continual_steps, seed=seed, data_seed=data_seed, corpus=corpus)
+        return T.train(self.init, cfg, train_tokens=tr, val_tokens=va, data_identity=ident,
+                       init_checkpoint=base, progress=self.progress)
+
+    def snapshot(self, result: T.TrainResult, step: int, seed: int) -> nn.Module:
+        """The weights of `result` after `step` updates (step 0: the init itself)."""
+        if step not in result.snapshots:
+            raise ReproError(f"no snapshot at step {step}; kept: {sorted(result.snapshots)}")
+        return T.load_snapshot(self.init(seed), result.snapshots[step]).eval()
+
+
+def text_tokens(tokenizer: Any, corpus: str, *, max_tokens: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """(train, validation) token streams of a repro.data corpus ("brown" or "stdlib-code") under a
+    pretrained model's own tokenizer, at most `max_tokens` each."""
+    from repro import data
+
+    if corpus == "brown":
+        splits = data.brown_split("train"), data.brown_split("validation")
+    elif corpus == "stdlib-code":
+        splits = data.stdlib_code_documents("train"), data.stdlib_code_documents("validation")
+    else:
+        raise ReproError(f"unknown corpus {corpus!r} (known: brown, stdlib-code)")
+    return tuple(data.token_ids(tokenizer, docs, max_tokens=max_tokens) for docs in splits)  # type: ignore[return-value]
+
+
+def finetune_pretrained(model: nn.Module, tokenizer: Any, *, name: str, corpus: str = "stdlib-code",
+                        steps: int = 20, batch_size: int = 4, seq_len: int = 64, lr: float = 1e-4,
+                        autocast: str | None = "bfloat16", progress: bool = False) -> T.TrainResult:
+    """A short full fine-tune of a pretrained model's transformer blocks on `corpus` (001 Table 6 at
+    our scale). The token embedding (tied to the LM head in both embedded models; 78% of Gemma-3's
+    parameters) stays frozen: on two CPU cores that is what makes the fine-tune affordable, and a
+    frozen embedding shares nothing with the hidden-state fingerprint that the blocks do not
+    already carry. `model` is trained in place (or loaded from the cache)."""
+    from repro import lens
+
+    embed = lens.resolve(model, lens.arch_map(model).embed).weight
+    for p in model.parameters():
+        p.requires_grad_(p is not embed)
+    tr, va = text_tokens(tokenizer, corpus, max_tokens=max(steps * batch_size * (seq_len + 1) * 2, 4 * 4 * (seq_len + 1)))
+    cfg = T.TrainConfig(steps=steps, batch_size=batch_size, seq_len=seq_len, lr=lr, min_lr_ratio=0.1,
+                        warmup_steps=min(5, steps), weight_decay=0.0, eval_every=steps, eval_batches=1,
+                        corpus=corpus, vocab_size=int(embed.shape[0]), autocast=autocast)
+    try:
+        return T.train(model, cfg, train_tokens=tr, val_tokens=va, progress=progress,
+                       data_identity={"model": name, "frozen": "token embedding"})
+    finally:
+        for p in model.parameters():
+            p.requires_grad_(True)

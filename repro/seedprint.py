@@ -1,0 +1,378 @@
+"""SeedPrint: "is model B descended from model A?" from initialisation-induced output biases.
+
+Source: 001 §5 (Fig 11), §6.1 (Algorithm 1, Tables 4–6) and App B.3 (Kendall τ, the Gaussian
+null, Fig 13). Two tests are implemented on the same response matrices, so a report can say
+which one separates lineages:
+
+- ``"paper"`` — Algorithm 1 as written (§6.1.1): mean output ḡ over n random inputs for each
+  model; the top-m dimensions of each mean; identity dimensions S = M(f) ∩ M(f'); per-dim
+  Kendall τ between the two models' responses over the n inputs; a one-sided t-test and a
+  one-sided Mann–Whitney U test of {τ_j} against a null set built by the same pipeline on two
+  independent N(0, I) matrices of the same shape (Alg. 1 line 8, App B.3 "Constructing the
+  Null"), p averaged over 10 null draws (§6.1.2 "we report p-values averaged over 10
+  independent trials"); same lineage iff p < α = 0.01.
+- ``"released"`` — what the authors' released code does instead (as described in our issue
+  tracker; the paper does not describe it): the same last-position final hidden states, a row
+  softmax at temperature 10 over the hidden dimensions, the **bottom**-k dimensions of the base
+  model's mean (k = 400, or 10% of the width when that is smaller), the mean of the per-dim
+  τ's, and a closed-form null: z = mean τ / (τ_std / √k) with τ_std = √(2(2n+5) / (9n(n−1)))
+  (the standard deviation of Kendall's τ between independent samples of size n), p =
+  min(1, 2·sf(z)).
+
+Inputs (`SeedPrintConfig.inputs`): ``"tokens"``, n uniform random token sequences (001 §3, the
+Table 1 / Fig 11 setup), or ``"gaussian"``, n sequences of i.i.d. Gaussian vectors fed as
+input embeddings with the scalar mean and std of the *base* model's embedding output (§6.1.1:
+"independently sampling ℓ random vectors from a d-dimensional isotropic Gaussian"; §4.1 for
+matching the embedding's statistics). Both models see the same inputs. Features: the final
+hidden state at the last position (the LM head's input, default: §6.1.1 footnote 6) or the
+logits there.
+
+Choices the source leaves open (stated here, recorded with every result):
+- Kendall's τ is τ-b (`scipy.stats.kendalltau`), which equals App B.3's (C − D)/(n(n−1)/2)
+  when there are no ties and handles the ties a bfloat16 response has.
+- t-test: Student's two-sample t (scipy's default, equal variances), one-sided "greater".
+- Fewer than 2 identity dimensions: a t statistic is undefined; p = 1 (no evidence of lineage).
+  A null draw with fewer than 2 dimensions is redrawn (another seed) so each of the 10 null
+  sets can carry a test.
+"""
+from __future__ import annotations
+
+import functools
+import math
+from dataclasses import asdict, dataclass, field
+from typing import Any, Sequence
+
+import numpy as np
+import torch
+from scipy import stats
+from torch import nn
+
+from repro import lens
+from repro.runtime import ReproError, derive_seed, generator
+
+__all__ = [
+    "ALPHA",
+    "AlgorithmOneResult",
+    "ReleasedResult",
+    "SeedPrintConfig",
+    "SeedPrintResult",
+    "algorithm_one",
+    "compare",
+    "default_k",
+    "gaussian_null_taus",
+    "identity_dims",
+    "kendall_per_dim",
+    "random_inputs",
+    "random_word_texts",
+    "released_variant",
+    "responses",
+    "seedprint",
+    "tau_std",
+    "text_inputs",
+]
+
+ALPHA = 0.01  # §6.1.1 "We declare significance at p < 0.01"
+INPUTS = ("tokens", "gaussian")
+FEATURES = ("hidden", "logits")
+VARIANTS = ("paper", "released")
+
+
+@dataclass(frozen=True)
+class SeedPrintConfig:
+    """One SeedPrint measurement. Defaults are the source's (001 §5, §6.1: n = 10,000 random
+    sequences of length 1024, m = 50 as in Fig 11, 10 null trials, α = 0.01)."""
+
+    n: int = 10_000
+    length: int = 1024
+    m: int = 50  # Algorithm 1's fingerprint size (top-m dims per model)
+    inputs: str = "tokens"
+    feature: str = "hidden"
+    null_trials: int = 10
+    alpha: float = ALPHA
+    seed: int = 0  # random inputs and null draws
+    k: int | None = None  # released variant: bottom-k dims (None: default_k(width))
+    temperature: float = 10.0  # released variant: row softmax temperature
+    batch_size: int = 32
+
+    def __post_init__(self) -> None:
+        for name in ("n", "length", "null_trials", "batch_size"):
+            if int(getattr(self, name)) < 1:
+                raise ReproError(f"SeedPrintConfig.{name} must be ≥ 1 (got {getattr(self, name)!r})")
+        if self.m < 2:
+            raise ReproError(f"SeedPrintConfig.m must be ≥ 2: Algorithm 1 needs ≥ 2 identity dims (got {self.m})")
+        if self.n < 3:
+            raise ReproError(f"SeedPrint needs n ≥ 3 random inputs for a Kendall τ (got {self.n})")
+        if self.inputs not in INPUTS:
+            raise ReproError(f"unknown SeedPrint inputs {self.inputs!r}; choose one of {', '.join(INPUTS)}")
+        if self.feature not in FEATURES:
+            raise ReproError(f"unknown SeedPrint feature {self.feature!r}; choose one of {', '.join(FEATURES)}")
+        if not 0 < self.alpha < 1:
+            raise ReproError(f"alpha must lie in (0, 1) (got {self.alpha})")
+        if self.k is not None and self.k < 1:
+            raise ReproError(f"k must be ≥ 1 (got {self.k})")
+        if not self.temperature > 0:  # also rejects NaN
+            raise ReproError(f"temperature must be > 0 (got {self.temperature})")
+
+
+# --------------------------------------------------------------------------- responses
+
+
+def _embedding(model: nn.Module) -> nn.Module:
+    return lens.resolve(model, lens.arch_map(model).embed)
+
+
+def random_inputs(base: nn.Module, cfg: SeedPrintConfig) -> torch.Tensor:
+    """The n random inputs both models see: (n, length) token ids uniform over the base
+    model's vocabulary, or (n, length, d) Gaussian embeddings with the scalar mean and std of
+    the base model's embedding *output* (Gemma's embedding multiplies by √d inside the module;
+    inputs_embeds bypass it, so the scale is applied here)."""
+    g = generator(derive_seed("seedprint-inputs", cfg.seed, cfg.inputs))
+    emb = _embedding(base)
+    weight = emb.weight.detach()
+    if cfg.inputs == "tokens":
+        return torch.randint(0, weight.shape[0], (cfg.n, cfg.length), generator=g)
+    scale = float(getattr(emb, "embed_scale", 1.0))
+    w = weight.float()
+    mean, std = float(w.mean()) * scale, float(w.std()) * scale
+    return torch.randn(cfg.n, cfg.length, weight.shape[1], generator=g) * std + mean
+
+
+def responses(model: nn.Module, inputs: torch.Tensor, *, feature: str = "hidden",
+              batch_size: int = 32) -> torch.Tensor:
+    """(n, d_out) float32 responses at the last position: the final hidden state (after the
+    final norm: the LM head's input) or the logits (float32 LM head on it)."""
+    from repro.probe import probe
+
+    if feature not in FEATURES:
+        raise ReproError(f"unknown SeedPrint feature {feature!r}; choose one of {', '.join(FEATURES)}")
+    if inputs.dim() == 3:
+        width = lens.unembedding(model).shape[1]
+        if inputs.shape[-1] != width:
+            raise ReproError(f"Gaussian inputs are {inputs.shape[-1]} wide but the model is {width} wide; "
+                             "SeedPrint compares models of one width")
+    elif int(inputs.max()) >= _embedding(model).weight.shape[0]:
+        raise ReproError(f"token inputs reach id {int(inputs.max())} but the model's vocabulary has "
+                         f"{_embedding(model).weight.shape[0]} tokens; the two models must share a vocabulary")
+    result = probe(model, inputs, batch_size=batch_size)
+    hidden = result.final_normed[0]  # (n, d)
+    if feature == "hidden":
+        return hidden
+    device = lens.unembedding(model).device
+    with torch.no_grad():
+        chunks = [lens.unembed(model, h.to(device), normed=True, compute_dtype=torch.float32).cpu()
+                  for h in hidden.split(1024)]
+    return torch.cat(chunks)
+
+
+def random_word_texts(n: int, n_words: int, seed: int = 0) -> list[str]:
+    """n strings of `n_words` words drawn uniformly from the Brown validation split's word
+    types: random inputs that models with *different tokenizers* can share (each reads the same
+    strings through its own tokenizer; see `text_inputs`)."""
+    from repro import data
+
+    words = sorted({w for d in data.brown_split("validation") for w in d.text.split() if w.isalpha()})
+    g = generator(derive_seed("seedprint-words", seed, n, n_words))
+    idx = torch.randint(0, len(words), (n, n_words), generator=g)
+    return [" ".join(words[i] for i in row) for row in idx.tolist()]
+
+
+def text_inputs(tokenizer: Any, texts: Sequence[str], length: int) -> torch.Tensor:
+    """(n, length) token ids: the first `length` tokens of each text under `tokenizer`, no
+    special tokens (a text shorter than that is an error: pass more words)."""
+    ids = tokenizer(list(texts), add_special_tokens=False)["input_ids"]
+    short = [i for i, row in enumerate(ids) if len(row) < length]
+    if short:
+        raise ReproError(f"{len(short)} texts have fewer than {length} tokens; draw longer texts")
+    return torch.tensor([row[:length] for row in ids], dtype=torch.long)
+
+
+# --------------------------------------------------------------------------- statistics
+
+
+def tau_std(n: int) -> float:
+    """Standard deviation of Kendall's τ between two independent samples of size n (no ties):
+    √(2(2n+5) / (9n(n−1)))."""
+    if n < 2:
+        raise ReproError(f"tau_std needs n ≥ 2 (got {n})")
+    return math.sqrt(2.0 * (2 * n + 5) / (9.0 * n * (n - 1)))
+
+
+def kendall_per_dim(a: torch.Tensor | np.ndarray, b: torch.Tensor | np.ndarray,
+                    dims: Sequence[int]) -> np.ndarray:
+    """Kendall τ-b between column j of `a` and of `b` (n × d responses) for each j in `dims`.
+    A constant column has no defined τ; it contributes 0 (no association)."""
+    a, b = (x.detach().cpu().double().numpy() if isinstance(x, torch.Tensor) else np.asarray(x, dtype=np.float64)
+            for x in (a, b))
+    if a.shape != b.shape or a.ndim != 2:
+        raise ReproError(f"kendall_per_dim needs two n × d matrices of one shape, got {a.shape} and {b.shape}")
+    out = np.empty(len(dims))
+    for i, j in enumerate(dims):
+        tau = stats.kendalltau(a[:, j], b[:, j]).statistic
+        out[i] = 0.0 if not np.isfinite(tau) else tau
+    return out
+
+
+def _top(mean: torch.Tensor, m: int) -> set[int]:
+    return set(torch.topk(mean, min(m, mean.numel())).indices.tolist())
+
+
+def identity_dims(mean_a: torch.Tensor, mean_b: torch.Tensor, m: int) -> list[int]:
+    """Alg. 1 lines 2–3: S = top-m(ā) ∩ top-m(b̄), sorted."""
+    return sorted(_top(mean_a, m) & _top(mean_b, m))
+
+
+@functools.lru_cache(maxsize=64)
+def gaussian_null_taus(n: int, d: int, m: int, trials: int, seed: int) -> tuple[tuple[float, ...], ...]:
+    """Alg. 1 line 8 / App B.3: `trials` null τ sets, each from two independent N(0, I)^{n×d}
+    matrices through the same top-m ∩ top-m and per-dim τ pipeline. Sets with fewer than 2
+    dimensions are redrawn. Depends on (n, d, m) only, so it is cached per process."""
+    out = []
+    attempt = 0
+    while len(out) < trials:
+        g = generator(derive_seed("seedprint-null", n, d, m, seed, attempt))
+        attempt += 1
+        y1 = torch.randn(n, d, generator=g)
+        y2 = torch.randn(n, d, generator=g)
+        dims = identity_dims(y1.mean(0), y2.mean(0), m)
+        if len(dims) < 2:
+            if attempt > 50 * trials:
+                raise ReproError(f"the Gaussian null keeps fewer than 2 identity dims at m={m}, d={d}; raise m")
+            continue
+        out.append(tuple(kendall_per_dim(y1.numpy(), y2.numpy(), dims).tolist()))
+    return tuple(out)
+
+
+@dataclass
+class AlgorithmOneResult:
+    """Algorithm 1 on one (base, suspect) pair."""
+
+    p_t: float  # one-sided t-test p, averaged over the null trials
+    p_u: float  # one-sided Mann–Whitney U p, averaged over the null trials
+    dims: list[int]  # identity dimensions S
+    taus: np.ndarray  # τ_j over S
+    null_sizes: list[int]  # |S_null| of each trial
+    alpha: float = ALPHA
+
+    @property
+    def same_lineage_t(self) -> bool:
+        return self.p_t < self.alpha
+
+    @property
+    def same_lineage_u(self) -> bool:
+        return self.p_u < self.alpha
+
+    @property
+    def same_lineage(self) -> bool:
+        """Both tests reject (the source reports both and they agree in every table)."""
+        return self.same_lineage_t and self.same_lineage_u
+
+    def summary(self) -> dict[str, Any]:
+        return dict(p_t=self.p_t, p_u=self.p_u, n_identity_dims=len(self.dims),
+                    mean_tau=float(self.taus.mean()) if len(self.taus) else float("nan"),
+                    null_sizes=self.null_sizes, same_lineage=self.same_lineage)
+
+
+def algorithm_one(fa: torch.Tensor, fb: torch.Tensor, *, m: int = 50, null_trials: int = 10,
+                  alpha: float = ALPHA, seed: int = 0) -> AlgorithmOneResult:
+    """001 Algorithm 1 on two n × d response matrices (rows: the same random inputs)."""
+    if fa.shape != fb.shape or fa.dim() != 2:
+        raise ReproError(f"Algorithm 1 needs two n × d responses of one shape, got {tuple(fa.shape)} "
+                         f"and {tuple(fb.shape)} (models of different widths cannot be compared)")
+    n, d = fa.shape
+    dims = identity_dims(fa.double().mean(0), fb.double().mean(0), m)
+    taus = kendall_per_dim(fa, fb, dims)
+    nulls = gaussian_null_taus(n, d, m, null_trials, seed)
+    if len(taus) < 2:
+        return AlgorithmOneResult(1.0, 1.0, dims, taus, [len(x) for x in nulls], alpha)
+    p_t, p_u = [], []
+    for null in nulls:
+        null = np.asarray(null)
+        p_t.append(float(stats.ttest_ind(taus, null, alternative="greater").pvalue))
+        p_u.append(float(stats.mannwhitneyu(taus, null, alternative="greater").pvalue))
+    p_t = [1.0 if not np.isfinite(p) else p for p in p_t]  # identical constant samples
+    return AlgorithmOneResult(float(np.mean(p_t)), float(np.mean(p_u)), dims, taus,
+                              [len(x) for x in nulls], alpha)
+
+
+def default_k(width: int) -> int:
+    """Released variant: k = 400, or 10% of the width when that is smaller (≥ 2)."""
+    return max(2, min(400, round(0.1 * width)))
+
+
+@dataclass
+class ReleasedResult:
+    """The authors' released variant on one pair."""
+
+    p: float
+    z: float
+    mean_tau: float
+    dims: list[int]
+    taus: np.ndarray
+    alpha: float = ALPHA
+
+    @property
+    def same_lineage(self) -> bool:
+        return self.p < self.alpha
+
+    def summary(self) -> dict[str, Any]:
+        return dict(p=self.p, z=self.z, mean_tau=self.mean_tau, k=len(self.dims), same_lineage=self.same_lineage)
+
+
+def released_variant(fa: torch.Tensor, fb: torch.Tensor, *, k: int | None = None, temperature: float = 10.0,
+                     alpha: float = ALPHA) -> ReleasedResult:
+    """The released code's test (module docstring) on two n × d response matrices."""
+    if fa.shape != fb.shape or fa.dim() != 2:
+        raise ReproError(f"SeedPrint needs two n × d responses of one shape, got {tuple(fa.shape)} "
+                         f"and {tuple(fb.shape)} (models of different widths cannot be compared)")
+    n, d = fa.shape
+    k = min(default_k(d) if k is None else int(k), d)
+    sa = torch.softmax(fa.double() / temperature, dim=1)
+    sb = torch.softmax(fb.double() / temperature, dim=1)
+    dims = sorted(torch.topk(sa.mean(0), k, largest=False).indices.tolist())
+    taus = kendall_per_dim(sa.numpy(), sb.numpy(), dims)
+    mean_tau = float(taus.mean())
+    z = mean_tau / (tau_std(n) / math.sqrt(k))
+    p = min(1.0, 2.0 * float(stats.norm.sf(z)))
+    return ReleasedResult(p, z, mean_tau, dims, taus, alpha)
+
+
+# --------------------------------------------------------------------------- the whole test
+
+
+@dataclass
+class SeedPrintResult:
+    paper: AlgorithmOneResult
+    released: ReleasedResult
+    config: SeedPrintConfig
+    info: dict = field(default_factory=dict)
+
+    def summary(self) -> dict[str, Any]:
+        return {"paper": self.paper.summary(), "released": self.released.summary(),
+                "config": asdict(self.config), **self.info}
+
+
+def compare(fa: torch.Tensor, fb: torch.Tensor, cfg: SeedPrintConfig) -> SeedPrintResult:
+    """Both tests on precomputed responses (rows: the same inputs)."""
+    return SeedPrintResult(
+        algorithm_one(fa, fb, m=cfg.m, null_trials=cfg.null_trials, alpha=cfg.alpha, seed=cfg.seed),
+        released_variant(fa, fb, k=cfg.k, temperature=cfg.temperature, alpha=cfg.alpha),
+        cfg, {"n": int(fa.shape[0]), "d_out": int(fa.shape[1])})
+
+
+def seedprint(base: nn.Module, suspect: nn.Module, cfg: SeedPrintConfig | None = None) -> SeedPrintResult:
+    """Is `suspect` descended from `base`? Runs both on the same random inputs and applies both
+    tests."""
+    cfg = cfg or SeedPrintConfig()
+    wa, wb = (lens.unembedding(m).shape for m in (base, suspect))
+    if wa[1] != wb[1]:
+        raise ReproError(f"the models have different widths ({wa[1]} vs {wb[1]}); SeedPrint compares "
+                         "responses dimension by dimension, so it needs one width")
+    if cfg.feature == "logits" and wa[0] != wb[0]:
+        raise ReproError(f"feature='logits' needs one vocabulary; the models have {wa[0]} and {wb[0]} tokens")
+    x = random_inputs(base, cfg)
+    fa = responses(base, x, feature=cfg.feature, batch_size=cfg.batch_size)
+    fb = responses(suspect, x, feature=cfg.feature, batch_size=cfg.batch_size)
+    result = compare(fa, fb, cfg)
+    result.info.update(inputs=cfg.inputs, feature=cfg.feature,
+                       dtype=[str(next(m.parameters()).dtype) for m in (base, suspect)])
+    return result
