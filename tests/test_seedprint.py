@@ -142,10 +142,6 @@ def test_kendall_dims_order_torch_input_and_bad_shapes():
         sp.kendall_per_dim(a[:, 0], b[:, 0], [0])
 
 
-@pytest.mark.xfail(strict=True, raises=TypeError, reason=(
-    "kendall_per_dim/algorithm_one call np.asarray / Tensor.numpy() on the tensor as given; numpy has "
-    "no bfloat16, so bfloat16 responses (which the module docstring says τ-b handles) raise "
-    "TypeError 'Got unsupported ScalarType BFloat16'. Fix: convert with .detach().cpu().double() first"))
 def test_bfloat16_responses_are_accepted():
     fa = randn(40, 16, seed=3).to(torch.bfloat16)
     fb = (fa.float() + 0.3 * randn(40, 16, seed=4)).to(torch.bfloat16)
@@ -381,9 +377,6 @@ def test_released_variant_negative_z_and_identical():
     assert len(same.dims) == sp.default_k(D)
 
 
-@pytest.mark.xfail(strict=True, raises=RuntimeError, reason=(
-    "released_variant clamps an explicit k to the width (min(k, d)) but not the default: "
-    "default_k(1) = 2 > d = 1, so torch.topk raises 'selected index k out of range'"))
 def test_released_variant_default_k_is_clamped_to_width():
     res = sp.released_variant(randn(30, 1, seed=1), randn(30, 1, seed=2))
     assert res.dims == [0]
@@ -396,7 +389,8 @@ def test_released_variant_default_k_is_clamped_to_width():
     (dict(n=2), r"n ≥ 3"),
     (dict(n=0), r"SeedPrintConfig.n must be ≥ 1"),
     (dict(length=0), r"SeedPrintConfig.length must be ≥ 1"),
-    (dict(m=0), r"SeedPrintConfig.m must be ≥ 1"),
+    (dict(m=0), r"SeedPrintConfig.m must be ≥ 2"),
+    (dict(m=1), r"SeedPrintConfig.m must be ≥ 2"),
     (dict(null_trials=0), r"null_trials must be ≥ 1"),
     (dict(batch_size=0), r"batch_size must be ≥ 1"),
     (dict(inputs="uniform"), r"unknown SeedPrint inputs 'uniform'; choose one of tokens, gaussian"),
@@ -413,10 +407,6 @@ def test_config_rejects_bad_values(kw, match):
         sp.SeedPrintConfig(**kw)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "SeedPrintConfig checks `temperature <= 0`, which is False for NaN: temperature=nan is accepted and "
-    "the released variant then softmaxes NaNs, every τ becomes 0 and p = 1 silently. "
-    "Fix: `if not self.temperature > 0` (or math.isfinite)"))
 def test_config_rejects_nan_temperature():
     with pytest.raises(ReproError, match="temperature"):
         sp.SeedPrintConfig(temperature=float("nan"))
