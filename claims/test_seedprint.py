@@ -357,23 +357,21 @@ def null_pairs(lab, sizes, spcfg, zoo):
 def test_null_false_positive_rate(claim, null_pairs, spcfg):
     """Sound means the rate is not above α (Wilson lower bound ≤ α). Algorithm 1's p is the mean
     of 10 p's against one τ set, which is conservative: the measured rate sits below α."""
-    ps, pooled, n_models = null_pairs
+    ps, _, n_models = null_pairs
     n_pairs = len(ps)
-    ok = True
+    ok, rows = True, []
     for j, label in enumerate(("Alg. 1 t-test", "Alg. 1 U-test", "released variant")):
         k = int((ps[:, j] < ALPHA).sum())
         ci = stats.binomial_ci(k, n_pairs)
-        claim.record(f"{label}: false-positive rate over {n_pairs} pairs of {n_models} independent inits "
-                     f"(95% CI {ci.low:.3f}–{ci.high:.3f})", k / n_pairs, expected=ALPHA,
-                     tol=max(0.0, ci.low - ALPHA) if j == 2 else 0.0, compare="none" if j == 2 else "ge",
-                     why="a sound test's FPR is ≤ α: the Wilson lower bound must not exceed α")
-        if j < 2:
+        claim.record(f"{label}: false-positive rate over {n_pairs} pairs of {n_models} independent inits",
+                     k / n_pairs, compare="none")
+        if j < 2:  # asserted for the published test; the released variant is measured only
+            claim.record(f"{label}: Wilson 95% lower bound of the false-positive rate", ci.low, expected=ALPHA,
+                         tol=0.0, compare="le", why="a sound test's FPR is ≤ α: the lower bound must not exceed α")
             ok &= ci.low <= ALPHA
+        rows.append([label, k, n_pairs, f"{k / n_pairs:.4f}", f"{ci.low:.4f}–{ci.high:.4f}"])
     claim.table("SP-6: false-positive rate at α = 0.01 (pairs share models, so the binomial CI is optimistic)",
-                ["test", "false positives", "pairs", "rate", "Wilson 95% CI"],
-                [[label, int((ps[:, j] < ALPHA).sum()), n_pairs, f"{(ps[:, j] < ALPHA).mean():.4f}",
-                  "{:.4f}–{:.4f}".format(*(lambda c: (c.low, c.high))(stats.binomial_ci(int((ps[:, j] < ALPHA).sum()), n_pairs)))]
-                 for j, label in enumerate(("Alg. 1 t-test", "Alg. 1 U-test", "released variant"))])
+                ["test", "false positives", "pairs", "rate", "Wilson 95% CI"], rows)
     assert ok
 
 

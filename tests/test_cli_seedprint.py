@@ -23,18 +23,15 @@ from repro.train import TrainConfig, train
 
 # A model against itself gives τ = 1 on every identity dim: scipy's t-test warns about the
 # zero-variance sample (seedprint.algorithm_one passes it through; the p-value is still tiny).
-pytestmark = pytest.mark.filterwarnings("ignore:Precision loss occurred in moment calculation:RuntimeWarning")
+pytestmark = [
+    pytest.mark.usefixtures("one_thread"),
+    pytest.mark.filterwarnings("ignore:Precision loss occurred in moment calculation:RuntimeWarning"),
+]
 
 QUICK = ["--n", "64", "--length", "8", "--m", "16", "--device", "cpu", "--dtype", "float32"]
 TRAIN_CFG = TrainConfig(steps=2, batch_size=2, seq_len=8, eval_every=1, eval_batches=1, warmup_steps=0)
 
 
-@pytest.fixture(autouse=True)
-def one_thread():
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
 
 
 def _llama(seed: int, d_model: int = 64):

@@ -26,18 +26,13 @@ from repro.lens import arch_map
 from repro.models.hf import build_model
 from repro.runtime import ReproError, generator
 
+pytestmark = pytest.mark.usefixtures("one_thread")
+
 ARCHS = ("llama", "gpt2", "rope-gpt2")
 V = 256
 FAST = settings(max_examples=25, deadline=None)
 
 
-@pytest.fixture(autouse=True, scope="module")
-def _one_thread():
-    # the ops here are tiny: thread hand-offs cost more than they save on a busy 2-core box
-    n = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(n)
 
 
 def model(arch: str, seed: int = 1, **kw):

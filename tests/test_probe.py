@@ -20,6 +20,8 @@ from repro.models.hf import ARCHS, build_model
 from repro.models.tiny import TinyConfig, TinyDecoder
 from repro.runtime import ReproError, generator, resolve_dtype
 
+pytestmark = pytest.mark.usefixtures("one_thread")
+
 V, D, L, T, N = 97, 32, 2, 8, 24
 TOL = dict(atol=1e-5, rtol=1e-5)  # see the module docstring
 
@@ -33,14 +35,6 @@ def _tiny(vocab_size: int = V) -> TinyDecoder:
                        generator(0))
 
 
-@pytest.fixture(scope="module", autouse=True)
-def one_thread():
-    """Matmuls here are ~200×32: one thread is fastest, and OpenMP's thread team on a busy
-    2-core machine made each one ~1000× slower (15 ms vs 18 µs, measured). Restored after."""
-    n = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(n)
 
 
 @pytest.fixture(scope="module", params=[*ARCHS, "tiny"])

@@ -36,18 +36,13 @@ from repro import seedprint as sp
 from repro.models.hf import build_model
 from repro.runtime import ReproError, generator
 
+pytestmark = pytest.mark.usefixtures("one_thread")
+
 V = 256
 D = 64
 FAST = settings(max_examples=40, deadline=None)
 
 
-@pytest.fixture(autouse=True, scope="module")
-def _one_thread():
-    # tiny ops on a busy 2-core machine: thread hand-offs cost more than they save
-    n = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(n)
 
 
 def randn(*shape, seed: int = 0, dtype=torch.float32) -> torch.Tensor:
