@@ -33,8 +33,13 @@ __all__ = [
     "Capture",
     "MODULE_ALIASES",
     "arch_map",
+    "TunedLens",
     "capture",
     "final_norm",
+    "fit_tuned_lens",
+    "lens_kl",
+    "logit_lens_ranks",
+    "target_ranks",
     "hooks",
     "logit_lens",
     "resolve",
@@ -412,3 +417,120 @@ def capture(model: nn.Module, input_ids: torch.Tensor, *, residual: bool = True,
         with torch.no_grad():
             cap.output = model(input_ids=input_ids, **forward_kwargs)
     return cap
+
+
+# --------------------------------------------------------------------------- lens read-outs
+
+
+def target_ranks(logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+    """Rank of each target token under `logits` (…, V): 1 = the top prediction; ties count
+    against the target (rank = 1 + #tokens with a strictly larger logit)."""
+    picked = logits.gather(-1, targets.unsqueeze(-1))
+    return (logits > picked).sum(-1) + 1
+
+
+@torch.no_grad()
+def logit_lens_ranks(model: nn.Module, residual: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+    """002 "Logit Lens": rank of the correct next token read off every layer.
+
+    residual (B, L+1, T, d): pre-norm states (a Capture's `residual`); targets (B, T) the next
+    tokens. Returns (L+1, B, T) ranks, one layer at a time (the vocabulary can be large)."""
+    return torch.stack([target_ranks(unembed(model, residual[:, l]).float(), targets)
+                        for l in range(residual.shape[1])])
+
+
+def _kl(log_p: torch.Tensor, log_q: torch.Tensor) -> torch.Tensor:
+    """KL(p ‖ q) per row, in nats, from log-probabilities (…, V)."""
+    return (log_p.exp() * (log_p - log_q)).sum(-1)
+
+
+class TunedLens(nn.Module):
+    """Belrose et al. (2023), "Eliciting Latent Predictions from Transformers with the Tuned
+    Lens", as 002 "Common Confusions" describes it: one affine translator per layer,
+    h ↦ A_l h + b_l, initialised to the identity (A = I, b = 0: the logit lens), then decoded
+    with the model's own final norm and unembedding (frozen). Layers 0 … L−1 get a translator;
+    layer L is the model's output itself."""
+
+    def __init__(self, n_layers: int, d_model: int):
+        super().__init__()
+        self.weight = nn.Parameter(torch.eye(d_model).repeat(n_layers, 1, 1))  # (L, d, d)
+        self.bias = nn.Parameter(torch.zeros(n_layers, d_model))  # (L, d)
+
+    def forward(self, h: torch.Tensor, layer: int | None = None) -> torch.Tensor:
+        """Translate states: h (N, d) of one `layer`, or h (L, N, d) of every layer (layer=None)."""
+        if layer is not None:
+            return h @ self.weight[layer].T + self.bias[layer]
+        return torch.baddbmm(self.bias.unsqueeze(1), h, self.weight.transpose(1, 2))  # (L, N, d)
+
+
+def _frozen(model: nn.Module) -> contextlib.AbstractContextManager:
+    """Freeze the model's parameters for the duration (restores requires_grad afterwards)."""
+    @contextlib.contextmanager
+    def ctx():
+        saved = [(p, p.requires_grad) for p in model.parameters()]
+        for p, _ in saved:
+            p.requires_grad_(False)
+        try:
+            yield
+        finally:
+            for p, flag in saved:
+                p.requires_grad_(flag)
+    return ctx()
+
+
+def fit_tuned_lens(model: nn.Module, residual: torch.Tensor, *, steps: int = 100, batch_tokens: int = 128,
+                   lr: float = 1e-3, seed: int = 0, autocast: bool = True,
+                   progress: bool = False) -> tuple[TunedLens, list[float]]:
+    """Train a TunedLens on KL(final ‖ lens) over the tokens of `residual` (N, L+1, d), all
+    layers at once: each step draws `batch_tokens` tokens (seeded) and sums the per-layer mean
+    KLs. Adam; the vocabulary matmuls run in bfloat16 autocast when `autocast` (CPU: ~2.5×
+    faster; the KL itself is computed in float32). Returns the lens and the per-step loss."""
+    from .runtime import generator
+
+    if residual.dim() != 3:
+        raise ReproError(f"fit_tuned_lens wants residual states (N tokens, L+1, d), got {tuple(residual.shape)}")
+    N, L1, d = residual.shape
+    L = L1 - 1
+    lens = TunedLens(L, d).to(residual.device)
+    opt = torch.optim.Adam(lens.parameters(), lr=lr)
+    g = generator(seed)
+    amp = torch.autocast("cpu", dtype=torch.bfloat16) if autocast and residual.device.type == "cpu" \
+        else contextlib.nullcontext()
+    losses: list[float] = []
+    it = range(steps)
+    if progress:
+        from tqdm import tqdm
+        it = tqdm(it, desc="tuned lens", leave=False)
+    with _frozen(model):
+        for _ in it:
+            idx = torch.randint(0, N, (batch_tokens,), generator=g)
+            h = residual[idx].float()  # (n, L+1, d)
+            with torch.no_grad(), amp:
+                log_p = unembed(model, h[:, L]).float().log_softmax(-1)  # (n, V)
+            x = h[:, :L].transpose(0, 1)  # (L, n, d)
+            with amp:
+                logits = unembed(model, lens(x))  # (L, n, V)
+            log_q = logits.float().log_softmax(-1)
+            loss = _kl(log_p.unsqueeze(0), log_q).mean(-1).sum()
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            opt.step()
+            losses.append(float(loss.detach()) / L)
+    return lens.eval(), losses
+
+
+@torch.no_grad()
+def lens_kl(model: nn.Module, residual: torch.Tensor, lens: TunedLens | None = None,
+            chunk: int = 256) -> torch.Tensor:
+    """KL(final ‖ lens_l) per layer l = 0 … L−1 and token, (L, N) float32 nats, for the tokens of
+    `residual` (N, L+1, d): the logit lens when `lens` is None, else the tuned lens."""
+    N, L1, _ = residual.shape
+    L = L1 - 1
+    out = torch.empty(L, N)
+    for start in range(0, N, chunk):
+        h = residual[start:start + chunk].float()
+        log_p = unembed(model, h[:, L]).float().log_softmax(-1)
+        for l in range(L):
+            x = h[:, l] if lens is None else lens(h[:, l], l)
+            out[l, start:start + h.shape[0]] = _kl(log_p, unembed(model, x).float().log_softmax(-1))
+    return out

@@ -240,3 +240,60 @@ def test_pretrained_last_layer_lens_equals_logits(name, n_layer):
         out = model(input_ids=ids, output_hidden_states=True)
     torch.testing.assert_close(lensed[:, 0], c.logits, rtol=0, atol=1e-3)
     torch.testing.assert_close(c.residual[:, :-1], torch.stack(out.hidden_states[:-1], 1), rtol=0, atol=0)
+
+
+# --------------------------------------------------------------------------- ranks, tuned lens
+
+
+def test_target_ranks_known_answer():
+    logits = torch.tensor([[0.1, 3.0, 2.0, 2.0], [5.0, 1.0, 1.0, 0.0]])
+    assert lens.target_ranks(logits, torch.tensor([1, 0])).tolist() == [1, 1]
+    assert lens.target_ranks(logits, torch.tensor([2, 3])).tolist() == [2, 4]  # a tie counts for the target
+    assert lens.target_ranks(logits, torch.tensor([0, 1])).tolist() == [4, 2]
+
+
+def test_logit_lens_ranks_last_layer_is_model_rank():
+    model = hf("llama")
+    ids = tokens(length=12)
+    cap = lens.capture(model, ids[:, :-1])
+    ranks = lens.logit_lens_ranks(model, cap.residual, ids[:, 1:])
+    assert ranks.shape == (4, B, 11)
+    assert torch.equal(ranks[-1], lens.target_ranks(cap.logits, ids[:, 1:]))
+
+
+def test_tuned_lens_starts_as_the_logit_lens():
+    model = hf("gpt2")
+    cap = lens.capture(model, tokens(length=12))
+    resid = cap.residual.permute(0, 2, 1, 3).reshape(-1, 4, 32)
+    tl = lens.TunedLens(3, 32)
+    assert torch.allclose(lens.lens_kl(model, resid, tl), lens.lens_kl(model, resid), atol=1e-6)
+    h = torch.randn(3, 5, 32, generator=generator(3))
+    assert torch.equal(tl(h), h) and torch.equal(tl(h[1], 1), h[1])
+
+
+def test_fit_tuned_lens_lowers_kl_and_leaves_model_trainable():
+    model = hf("llama")
+    resid = lens.capture(model, tokens(batch=8, length=16)).residual.permute(0, 2, 1, 3).reshape(-1, 4, 32)
+    flags = [p.requires_grad for p in model.parameters()]
+    before = {k: v.clone() for k, v in model.state_dict().items()}
+    tl, losses = lens.fit_tuned_lens(model, resid, steps=60, batch_tokens=32, lr=1e-2, autocast=False)
+    assert losses[-1] < losses[0]
+    kl_tuned, kl_logit = lens.lens_kl(model, resid, tl), lens.lens_kl(model, resid)
+    assert kl_tuned.shape == (3, resid.shape[0])
+    assert (kl_tuned.mean(1) < kl_logit.mean(1)).all()
+    assert [p.requires_grad for p in model.parameters()] == flags
+    assert all(torch.equal(before[k], v) for k, v in model.state_dict().items())
+    assert all(p.grad is None for p in model.parameters())
+
+
+def test_fit_tuned_lens_is_deterministic():
+    model = hf("gpt2")
+    resid = lens.capture(model, tokens(batch=4, length=8)).residual.permute(0, 2, 1, 3).reshape(-1, 4, 32)
+    a, _ = lens.fit_tuned_lens(model, resid, steps=5, batch_tokens=8, autocast=False)
+    b, _ = lens.fit_tuned_lens(model, resid, steps=5, batch_tokens=8, autocast=False)
+    assert torch.equal(a.weight, b.weight) and torch.equal(a.bias, b.bias)
+
+
+def test_fit_tuned_lens_wants_flat_states():
+    with pytest.raises(ReproError, match="N tokens, L\\+1, d"):
+        lens.fit_tuned_lens(hf("gpt2"), torch.zeros(2, 4, 3, 32))

@@ -11,7 +11,9 @@ It covers what the HF classes cannot express:
   blocks, o_i = (1/i) Σ_{j≤i} x_j, the causal running mean (001 Definition 3);
 - ``agg_scale="amplify"|"attenuate"``: o_i·√i or o_i·√(i/T), T = max_len, on the aggregated
   attention output before W_O (001 §6.2.1), positions i = 1..T;
-- ``residual_alpha``: x ← α·x + F(Norm(x)) for each sub-layer (1.0 = standard).
+- ``residual_alpha``: x ← α·x + F(Norm(x)) for each sub-layer (1.0 = standard);
+- ``norm_position="post"``: the original (Vaswani et al. 2017) post-norm sub-layer
+  x ← Norm(α·x + F(x)) instead of pre-norm x ← α·x + F(Norm(x)) (002 "Pre-Norm vs Post-Norm").
 
 Hook points (plain ``register_forward_hook`` works on all of them):
 ``blocks[l].ln_1 / .attn / .ln_2 / .mlp`` (norms are ``nn.Identity`` when ``norm="none"``),
@@ -51,6 +53,7 @@ ACTIVATIONS = ("gelu", "relu", "tanh", "swiglu")
 ATTENTIONS = ("softmax", "uniform")
 POSITIONS = ("rope", "learned", "none")
 AGG_SCALES = ("none", "amplify", "attenuate")
+NORM_POSITIONS = ("pre", "post")
 
 
 class TinyConfigError(ReproError, ValueError):
@@ -88,6 +91,7 @@ class TinyConfig:
     positions: str = "rope"        # "rope" | "learned" | "none"
     agg_scale: str = "none"        # "none" | "amplify" (o_i·√i) | "attenuate" (o_i·√(i/max_len))
     residual_alpha: float = 1.0    # x ← α·x + F(Norm(x))
+    norm_position: str = "pre"     # "pre": x ← α·x + F(Norm(x)); "post": x ← Norm(α·x + F(x))
     tie_embeddings: bool = True
     init_std: float = 0.02         # App B.1; W_O and W_down get init_std/√(2·n_layer)
     bias: bool = True              # biases of linear layers and LayerNorm
@@ -97,7 +101,8 @@ class TinyConfig:
 
     def __post_init__(self) -> None:
         choices = {"block": BLOCKS, "norm": NORMS, "activation": ACTIVATIONS,
-                   "attention": ATTENTIONS, "positions": POSITIONS, "agg_scale": AGG_SCALES}
+                   "attention": ATTENTIONS, "positions": POSITIONS, "agg_scale": AGG_SCALES,
+                   "norm_position": NORM_POSITIONS}
         for field, allowed in choices.items():
             value = getattr(self, field)
             if value not in allowed:
@@ -282,6 +287,13 @@ class Block(nn.Module):
 
     def forward(self, x, rope, need_weights=False):                # x: (B, T, d)
         weights = None
+        if self.config.norm_position == "post":                    # Norm after the residual add
+            if hasattr(self, "attn"):
+                a, weights = self.attn(x, rope, need_weights)
+                x = self.ln_1(self._add(x, a))
+            if hasattr(self, "mlp"):
+                x = self.ln_2(self._add(x, self.mlp(x)))
+            return x, weights
         if hasattr(self, "attn"):
             a, weights = self.attn(self.ln_1(x), rope, need_weights)
             x = self._add(x, a)

@@ -1,0 +1,397 @@
+"""The residual stream as a sum of terms, direct logit attribution, the FFN key–value rewrite.
+
+Reproduces 002 "Residual Stream Decomposition", "Direct Logit Attribution" and "FFN as
+Key-Value Memory" (Elhage et al. 2021; Geva et al. 2021) on HF GPT-2, Llama-family (SmolLM2)
+and Gemma 3 models and on `repro.models.tiny.TinyDecoder`, with plain forward hooks
+(`repro.lens.hooks`); the model is never modified.
+
+Terms of the final residual x^(L) (before the final norm), at every position t:
+
+- ``embed``: x^(0), the token embedding (+ GPT-2's learned position, + Gemma's √d scaling,
+  which happens inside Gemma's embedding module) — one term, as 002 counts it;
+- ``heads[l, h]``: W_O^(l,h) z^(l,h), the input of the output projection split by head and
+  multiplied by that head's slice of W_O — L·H terms;
+- ``attn_bias[l]``: the output projection's bias b_O (GPT-2) — L more terms where a model
+  has one, stated separately because 002's count (1 + L·H + L) leaves biases out;
+- ``ffn[l]``: what the FFN adds — L terms.
+
+Gemma 3's sandwich norms put an RMSNorm *after* W_O (and after the FFN): we freeze that norm's
+per-token scale at its value on the full attention output, which makes it linear, so each
+head's term is gain ⊙ W_O^(l,h) z^(l,h) / rms(o) and the heads still sum exactly.
+
+Direct logit attribution (002 "Direct Logit Attribution") freezes the *final* norm the same
+way: with s_t its per-token scale and γ its gain, logit_v = Σ_terms s_t (γ ⊙ u_v)·C(term) +
+u_v·β + b_v, where C is LayerNorm's centring (linear; the identity for RMSNorm), β the norm's
+bias and b_v the LM head's bias; the last two are one constant term, stated. Gemma 2's logit
+soft-cap, when a config has one, is not linear: the attribution is of the pre-cap logit.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+from torch import nn
+
+from .lens import ArchMap, arch_map, final_norm, hooks, resolve
+from .runtime import ReproError
+
+__all__ = [
+    "Decomposition",
+    "FrozenNorm",
+    "KeyValue",
+    "bias_terms",
+    "count_terms",
+    "decompose",
+    "direct_logit_attribution",
+    "ffn_key_value",
+    "frozen_norm",
+    "out_proj_weight",
+]
+
+
+# --------------------------------------------------------------------------- counting
+
+
+def _layers_heads(config: Any) -> tuple[int, int]:
+    if hasattr(config, "get_text_config"):
+        config = config.get_text_config()
+    L = next((getattr(config, k) for k in ("num_hidden_layers", "n_layer") if hasattr(config, k)), None)
+    H = next((getattr(config, k) for k in ("num_attention_heads", "n_head") if hasattr(config, k)), None)
+    if L is None or H is None:
+        raise ReproError(f"{type(config).__name__} names no layer or head count "
+                         "(num_hidden_layers/n_layer, num_attention_heads/n_head)")
+    return int(L), int(H)
+
+
+def count_terms(config: Any) -> int:
+    """002 Proposition "Residual Stream Decomposition": 1 + L·H + L terms (embedding, every
+    head, every FFN), from a model config (HF or TinyConfig). 32×32 → 1057, 24×16 → 409."""
+    L, H = _layers_heads(config)
+    return 1 + L * H + L
+
+
+def bias_terms(model: nn.Module) -> int:
+    """Additive terms 002's count leaves out: one output-projection bias per layer, where the
+    model's attention output projection has a bias (GPT-2: L; Llama, Gemma: 0)."""
+    amap = arch_map(model)
+    if amap.attn_out_proj is None:
+        return 0
+    return sum(getattr(resolve(b, amap.attn_out_proj), "bias", None) is not None for b in amap.blocks(model))
+
+
+# --------------------------------------------------------------------------- norms, frozen
+
+
+@dataclass
+class FrozenNorm:
+    """A norm with its per-token scale frozen: norm(x) = gain ⊙ C(x)·scale + bias, linear in x.
+
+    gain, bias: (d,) or None (1 and 0); centre: LayerNorm's mean subtraction C (RMSNorm: none).
+    """
+
+    kind: str  # "layernorm" | "rmsnorm" | "identity"
+    gain: torch.Tensor | None
+    bias: torch.Tensor | None
+    eps: float
+    centre: bool
+
+    def scale(self, x: torch.Tensor) -> torch.Tensor:
+        """(…, 1) per-token scale the norm applies to C(x): 1/√(var + eps) or 1/√(mean x² + eps)."""
+        if self.kind == "identity":
+            return torch.ones_like(x[..., :1])
+        xc = x - x.mean(-1, keepdim=True) if self.centre else x
+        return torch.rsqrt(xc.pow(2).mean(-1, keepdim=True) + self.eps)
+
+    def linear(self, x: torch.Tensor, scale: torch.Tensor) -> torch.Tensor:
+        """gain ⊙ C(x)·scale, without the bias: the map each term goes through."""
+        if self.centre:
+            x = x - x.mean(-1, keepdim=True)
+        x = x * scale
+        return x * self.gain if self.gain is not None else x
+
+    def __call__(self, x: torch.Tensor) -> torch.Tensor:
+        y = self.linear(x, self.scale(x))
+        return y + self.bias if self.bias is not None else y
+
+
+def frozen_norm(module: nn.Module) -> FrozenNorm:
+    """The FrozenNorm of nn.LayerNorm, nn.RMSNorm, Llama-style RMSNorm (gain·x/rms), Gemma's
+    RMSNorm ((1 + w)·x/rms) or nn.Identity. Tests check each against the module itself."""
+    name = type(module).__name__
+    f32 = lambda t: None if t is None else t.detach().float()  # noqa: E731
+    if isinstance(module, nn.Identity):
+        return FrozenNorm("identity", None, None, 0.0, centre=False)
+    if isinstance(module, nn.LayerNorm) or name in ("LayerNorm",):
+        return FrozenNorm("layernorm", f32(module.weight), f32(module.bias), float(module.eps), centre=True)
+    if isinstance(module, nn.RMSNorm):
+        eps = module.eps if module.eps is not None else torch.finfo(torch.float32).eps
+        return FrozenNorm("rmsnorm", f32(module.weight), None, float(eps), centre=False)
+    if "RMSNorm" in name and hasattr(module, "weight"):
+        eps = getattr(module, "variance_epsilon", getattr(module, "eps", None))
+        if eps is None:
+            raise ReproError(f"{name} has no eps attribute; add it to repro.residual_stream.frozen_norm")
+        gain = f32(module.weight)
+        if name.startswith("Gemma"):  # Gemma's RMSNorm scales by (1 + weight); weight is 0 at init
+            gain = 1.0 + gain
+        return FrozenNorm("rmsnorm", gain, None, float(eps), centre=False)
+    raise ReproError(f"cannot freeze a {name}: supported are LayerNorm, RMSNorm (torch, Llama, Gemma) "
+                     "and Identity; add it to repro.residual_stream.frozen_norm")
+
+
+# --------------------------------------------------------------------------- decomposition
+
+
+def out_proj_weight(module: nn.Module) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """(W (d_out, d_in), bias or None) of a Linear or GPT-2 Conv1D (which stores W transposed)."""
+    w = module.weight.detach()
+    if type(module).__name__ == "Conv1D":  # y = x @ W + b, W: (d_in, d_out)
+        w = w.t()
+    b = getattr(module, "bias", None)
+    return w, None if b is None else b.detach()
+
+
+@dataclass
+class Decomposition:
+    """Terms of the final (pre-norm) residual; shapes for B sequences of T tokens, width d.
+
+    embed (B, T, d); heads (B, L, H, T, d); attn_bias (B, L, T, d) or None when no layer has
+    one; ffn (B, L, T, d); residual (B, T, d), the model's own x^(L) read by a hook.
+    """
+
+    embed: torch.Tensor
+    heads: torch.Tensor
+    attn_bias: torch.Tensor | None
+    ffn: torch.Tensor
+    residual: torch.Tensor
+    output: Any = None  # the model's forward output (logits), for DLA checks
+
+    @property
+    def n_layers(self) -> int:
+        return self.heads.shape[1]
+
+    @property
+    def n_heads(self) -> int:
+        return self.heads.shape[2]
+
+    def names(self) -> list[str]:
+        """Term labels, in the order of `stack()`: embed, L0H0 … L0H(H-1), L0 b_O, L0 FFN, L1H0 …"""
+        out = ["embed"]
+        for l in range(self.n_layers):
+            out += [f"L{l}H{h}" for h in range(self.n_heads)]
+            if self.attn_bias is not None:
+                out.append(f"L{l} b_O")
+            out.append(f"L{l} FFN")
+        return out
+
+    def stack(self) -> torch.Tensor:
+        """(B, n_terms, T, d): every term, in the order of `names()`."""
+        parts = [self.embed.unsqueeze(1)]
+        for l in range(self.n_layers):
+            parts.append(self.heads[:, l])
+            if self.attn_bias is not None:
+                parts.append(self.attn_bias[:, l].unsqueeze(1))
+            parts.append(self.ffn[:, l].unsqueeze(1))
+        return torch.cat(parts, dim=1)
+
+    def total(self) -> torch.Tensor:
+        """(B, T, d): the sum of all terms, accumulated in float64."""
+        return self.stack().double().sum(dim=1)
+
+
+def _heads(z: torch.Tensor, w_o: torch.Tensor, n_heads: int) -> torch.Tensor:
+    """Per-head outputs: z (B, T, H·D) the output projection's input, w_o (d, H·D) → (B, H, T, d)."""
+    B, T, HD = z.shape
+    D = HD // n_heads
+    return torch.einsum("bthk,dhk->bhtd", z.float().view(B, T, n_heads, D), w_o.float().view(-1, n_heads, D))
+
+
+def _n_heads(model: nn.Module, amap: ArchMap) -> int:
+    if amap.family == "tiny":
+        return model.config.n_head
+    return _layers_heads(model.config)[1]
+
+
+@torch.no_grad()
+def decompose(model: nn.Module, input_ids: torch.Tensor, **forward_kwargs: Any) -> Decomposition:
+    """Split the final residual of one forward pass into 002's terms (see the module docstring).
+
+    Needs blocks whose attention has an output projection and sequential residuals (GPT-2,
+    Llama family, Gemma 1–3, TinyDecoder with W_O); GPT-NeoX's parallel residual works too
+    (its terms are the same). All terms are float32.
+    """
+    amap = arch_map(model)
+    if amap.attn_out_proj is None or amap.mlp_resid is None:
+        raise ReproError(f"{amap.family} blocks lack an attention output projection or an FFN; "
+                         "the 1 + L·H + L decomposition needs both")
+    if input_ids.dim() == 1:
+        input_ids = input_ids.unsqueeze(0)
+    H = _n_heads(model, amap)
+    sandwich = amap.attn_resid != amap.attn  # Gemma 2/3: a norm after W_O
+    # the output projection's input (per-head split) and, under sandwich norms, its output
+    modules = ["attn_heads", "mlp_out"] + ([amap.attn_out_proj] if sandwich else [])
+    with hooks(model, residual=True, modules=modules) as cap:
+        cap.output = model(input_ids=input_ids, **forward_kwargs)
+    blocks = amap.blocks(model)
+    heads, biases, any_bias = [], [], False
+    for l, block in enumerate(blocks):
+        w_o, b_o = out_proj_weight(resolve(block, amap.attn_out_proj))
+        per_head = _heads(cap.modules["attn_heads"][l], w_o, H)  # (B, H, T, d)
+        bias = torch.zeros_like(per_head[:, 0]) if b_o is None else b_o.float().expand_as(per_head[:, 0])
+        any_bias |= b_o is not None
+        if sandwich:  # freeze the post-attention norm's per-token scale on the full output o
+            norm = frozen_norm(resolve(block, amap.attn_resid))
+            o = cap.modules[amap.attn_out_proj][l].float()  # (B, T, d)
+            s = norm.scale(o).unsqueeze(1)  # (B, 1, T, 1)
+            per_head = norm.linear(per_head, s)
+            bias = norm.linear(bias, s[:, 0]) if b_o is not None else bias
+        heads.append(per_head)
+        biases.append(bias)
+    return Decomposition(
+        embed=cap.residual[:, 0].float(),
+        heads=torch.stack(heads, dim=1),
+        attn_bias=torch.stack(biases, dim=1) if any_bias else None,
+        ffn=torch.stack([t.float() for t in cap.modules["mlp_out"]], dim=1),
+        residual=cap.residual[:, -1].float(),
+        output=cap.output,
+    )
+
+
+# --------------------------------------------------------------------------- direct logit attribution
+
+
+@dataclass
+class Attribution:
+    """Direct logit attribution of target tokens: per term (B, n_terms, T), plus the constant
+    u_v·β + b_v (B, T) from the final norm's bias and the LM head's bias; their sum is the
+    (pre-soft-cap) logit of the target."""
+
+    per_term: torch.Tensor
+    constant: torch.Tensor
+    names: list[str]
+
+    def total(self) -> torch.Tensor:
+        return self.per_term.double().sum(dim=1) + self.constant.double()
+
+
+@torch.no_grad()
+def direct_logit_attribution(model: nn.Module, dec: Decomposition, targets: torch.Tensor) -> Attribution:
+    """002 "Direct Logit Attribution": DLA_term(v) = s_t (γ ⊙ u_v) · C(term) for the token v =
+    targets[b, t] at every position, with the final norm's per-token scale s_t frozen at its
+    value on the actual residual and its gain γ folded into the unembedding u_v."""
+    amap = arch_map(model)
+    norm = frozen_norm(final_norm(model, amap))
+    head = resolve(model, amap.lm_head)
+    if targets.dim() == 1:
+        targets = targets.unsqueeze(0)
+    terms = dec.stack()  # (B, n, T, d)
+    s = norm.scale(dec.residual).unsqueeze(1)  # (B, 1, T, 1)
+    mapped = norm.linear(terms, s)  # (B, n, T, d)
+    u = head.weight.detach().float()[targets]  # (B, T, d)
+    per_term = torch.einsum("bntd,btd->bnt", mapped, u)
+    constant = torch.zeros(targets.shape, dtype=torch.float32, device=u.device)
+    if norm.bias is not None:
+        constant = constant + u @ norm.bias
+    if getattr(head, "bias", None) is not None:
+        constant = constant + head.bias.detach().float()[targets]
+    return Attribution(per_term, constant, dec.names())
+
+
+# --------------------------------------------------------------------------- FFN as key–value memory
+
+
+@dataclass
+class KeyValue:
+    """FFN(x) = Σ_i coeff_i(x)·value_i + bias (002 "FFN as Key-Value Memory", Geva et al. 2021).
+
+    coeffs (…, F): φ(k_i·x + b_i) (GELU/ReLU MLP) or φ(g_i·x)·(u_i·x) (gated: SwiGLU, GeGLU);
+    values (F, d): the rows value_i = column i of W_2 (the down projection); bias (d,) or None.
+    """
+
+    coeffs: torch.Tensor
+    values: torch.Tensor
+    bias: torch.Tensor | None
+
+    def output(self) -> torch.Tensor:
+        """Σ_i coeff_i · value_i (+ bias), accumulated in float64."""
+        y = self.coeffs.double() @ self.values.double()
+        return y + self.bias.double() if self.bias is not None else y
+
+
+def _act(mlp: nn.Module) -> Any:
+    for name in ("act_fn", "act"):
+        if hasattr(mlp, name):
+            return getattr(mlp, name)
+    raise ReproError(f"{type(mlp).__name__} has no activation (act_fn / act)")
+
+
+@torch.no_grad()
+def ffn_key_value(mlp: nn.Module, x: torch.Tensor) -> KeyValue:
+    """The key–value rewrite of an FFN module at inputs x (…, d) — the FFN's *input* (after its
+    norm). Supports GPT-2 (c_fc/c_proj), gated Llama/Gemma MLPs (gate/up/down_proj) and
+    TinyDecoder's MLP (up/down_proj, optionally gated)."""
+    act = _act(mlp)
+    x = x.float()
+    if hasattr(mlp, "c_fc"):  # GPT-2: keys are W_1's columns (Conv1D stores W_1 as (d, F))
+        w1, b1 = out_proj_weight(mlp.c_fc)
+        pre = torch.nn.functional.linear(x, w1.float(), None if b1 is None else b1.float())
+        w2, b2 = out_proj_weight(mlp.c_proj)
+        return KeyValue(act(pre), w2.float().t(), None if b2 is None else b2.float())
+    if hasattr(mlp, "up_proj") and hasattr(mlp, "down_proj"):
+        up = mlp.up_proj(x)
+        coeffs = act(mlp.gate_proj(x)) * up if hasattr(mlp, "gate_proj") else act(up)
+        w2, b2 = out_proj_weight(mlp.down_proj)
+        return KeyValue(coeffs.float(), w2.float().t(), None if b2 is None else b2.float())
+    raise ReproError(f"no key-value rewrite for {type(mlp).__name__}: expected c_fc/c_proj or up/down_proj")
+
+
+# --------------------------------------------------------------------------- gradient flow, norms
+
+
+@dataclass(frozen=True)
+class GradientFlow:
+    """Gradients reaching the first layer, relative to the last (002 "Pre-Norm Gradient Flow").
+
+    ratio: ‖∂L/∂x^(1)‖ / ‖∂L/∂x^(L−1)‖, x^(l) the residual stream after block l (x^(1) is the
+    source's "first layer"; x^(L−1) is the input of the last block); param_ratio: the norm of
+    block 1's weight-matrix gradients over block L's (Xiong et al. 2020, Fig 3); per_layer:
+    ‖∂L/∂x^(l)‖ / ‖∂L/∂x^(L−1)‖ for l = 0 … L."""
+
+    ratio: float
+    param_ratio: float
+    per_layer: tuple[float, ...]
+
+
+def gradient_flow(model: nn.Module, input_ids: torch.Tensor) -> GradientFlow:
+    """One forward/backward of the next-token loss on `input_ids` (B, T+1) through a
+    TinyDecoder (pre- or post-norm); the model's gradients are cleared afterwards."""
+    from .models.tiny import TinyDecoder
+
+    if not isinstance(model, TinyDecoder):
+        raise ReproError("gradient_flow needs a repro.models.tiny.TinyDecoder (pre- or post-norm)")
+    L = model.config.n_layer
+    if L < 2:
+        raise ReproError("gradient_flow compares the first and last layers: n_layer must be >= 2")
+    model.zero_grad(set_to_none=True)
+    out = model(input_ids[:, :-1], output_hidden_states=True)
+    states = out.hidden_states  # L+1 × (B, T, d)
+    for h in states:
+        h.retain_grad()
+    loss = torch.nn.functional.cross_entropy(out.logits.float().flatten(0, 1), input_ids[:, 1:].flatten())
+    loss.backward()
+    g = [float(h.grad.norm()) for h in states]
+
+    def wgrad(block: nn.Module) -> float:
+        return float(sum(p.grad.pow(2).sum() for p in block.parameters() if p.dim() > 1 and p.grad is not None).sqrt())
+
+    first, last = wgrad(model.blocks[0]), wgrad(model.blocks[-1])
+    model.zero_grad(set_to_none=True)
+    return GradientFlow(g[1] / g[L - 1], first / last, tuple(x / g[L - 1] for x in g))
+
+
+def residual_norms(residual: torch.Tensor, skip_first: int = 1) -> torch.Tensor:
+    """Median ‖x^(l)‖ over tokens for each layer: residual (B, L+1, T, d) → (L+1,). The first
+    `skip_first` positions are left out (BOS / attention-sink tokens carry massive activations,
+    NOTES "Embedded pretrained models"; the median is robust to the rest)."""
+    norms = residual[:, :, skip_first:].float().norm(dim=-1)  # (B, L+1, T')
+    return norms.transpose(0, 1).flatten(1).median(dim=1).values

@@ -1,0 +1,330 @@
+"""repro.residual_stream: the 1 + L·H + L decomposition, direct logit attribution with a frozen
+final norm, the FFN key–value rewrite, gradient flow, residual norms — on hand-built and
+random small models of every supported family (hypothesis over layers, heads, widths, gains)."""
+from __future__ import annotations
+
+import pytest
+import torch
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from torch import nn
+
+from repro import residual_stream as rs
+from repro.lens import arch_map, capture, resolve
+from repro.models.hf import build_model
+from repro.models.tiny import TinyConfig, TinyDecoder
+from repro.runtime import ReproError, generator
+
+pytestmark = pytest.mark.usefixtures("one_thread")
+
+V = 61
+U = 2.0 ** -24
+
+
+def tokens(n: int = 2, T: int = 9, seed: int = 0) -> torch.Tensor:
+    return torch.randint(0, V, (n, T), generator=generator(seed))
+
+
+def gemma3(layers: int = 2, heads: int = 2, perturb: float = 0.3):
+    from transformers import Gemma3ForCausalLM, Gemma3TextConfig
+
+    cfg = Gemma3TextConfig(num_hidden_layers=layers, num_attention_heads=heads, num_key_value_heads=1, head_dim=16,
+                           hidden_size=32, intermediate_size=64, vocab_size=V, max_position_embeddings=64,
+                           attn_implementation="eager", bos_token_id=None, eos_token_id=None, pad_token_id=None)
+    torch.manual_seed(0)  # HF's own init draws from the global RNG; only this test model uses it
+    model = Gemma3ForCausalLM(cfg).eval()
+    with torch.no_grad():  # Gemma's norm weights start at 0 (gain 1 + w): make the gains differ from 1
+        for name, p in model.named_parameters():
+            if "norm" in name:
+                p.copy_(perturb * torch.randn(p.shape, generator=generator(len(name))))
+    return model
+
+
+def hf(arch: str, layers: int = 2, heads: int = 2, width: int = 32, perturb: float = 0.3, seed: int = 1):
+    return build_model(arch, n_layer=layers, n_head=heads, d_model=width, vocab_size=V, seed=seed,
+                       n_positions=64, perturb_norms=perturb)
+
+
+def tiny(**kw):
+    base = dict(vocab_size=V, d_model=32, n_layer=2, n_head=2, max_len=64)
+    return TinyDecoder(TinyConfig(**{**base, **kw}), generator(3))
+
+
+MODELS = {
+    "gpt2": lambda: hf("gpt2"),
+    "llama": lambda: hf("llama"),
+    "gemma3": gemma3,
+    "tiny-layernorm": lambda: tiny(),
+    "tiny-rmsnorm-swiglu": lambda: tiny(norm="rmsnorm", activation="swiglu", bias=False),
+}
+
+
+@pytest.fixture(params=sorted(MODELS), scope="module")
+def model(request):
+    return MODELS[request.param]()
+
+
+def rel_err(a: torch.Tensor, b: torch.Tensor) -> float:
+    return float((a.double() - b.double()).abs().max() / b.double().abs().max())
+
+
+# --------------------------------------------------------------------------- counting
+
+
+def test_count_formula_source_examples():
+    from transformers import GPT2Config, LlamaConfig
+
+    assert rs.count_terms(LlamaConfig(num_hidden_layers=32, num_attention_heads=32)) == 1057
+    assert rs.count_terms(GPT2Config(n_layer=24, n_head=16)) == 409
+    assert rs.count_terms(TinyConfig(n_layer=3, n_head=4)) == 1 + 12 + 3
+
+
+def test_count_needs_layers_and_heads():
+    with pytest.raises(ReproError, match="layer or head count"):
+        rs.count_terms(object())
+
+
+def test_bias_terms_gpt2_has_one_per_layer():
+    assert rs.bias_terms(hf("gpt2", layers=3)) == 3
+    assert rs.bias_terms(hf("llama", layers=3)) == 0
+
+
+# --------------------------------------------------------------------------- frozen norms
+
+
+def _norm_modules():
+    from transformers.models.gemma3.modeling_gemma3 import Gemma3RMSNorm
+    from transformers.models.llama.modeling_llama import LlamaRMSNorm
+
+    g = generator(5)
+    ln = nn.LayerNorm(16)
+    rms = nn.RMSNorm(16, eps=1e-6)
+    llama = LlamaRMSNorm(16)
+    gemma = Gemma3RMSNorm(16)
+    with torch.no_grad():
+        for m in (ln, rms, llama, gemma):
+            m.weight.copy_(torch.randn(16, generator=g))
+        ln.bias.copy_(torch.randn(16, generator=g))
+    return {"layernorm": ln, "rmsnorm": rms, "llama": llama, "gemma": gemma, "identity": nn.Identity()}
+
+
+@pytest.mark.parametrize("kind", ["layernorm", "rmsnorm", "llama", "gemma", "identity"])
+def test_frozen_norm_matches_module(kind):
+    module = _norm_modules()[kind]
+    x = 3 * torch.randn(4, 7, 16, generator=generator(6)) + 1
+    with torch.no_grad():
+        assert torch.allclose(rs.frozen_norm(module)(x), module(x), rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("kind", ["layernorm", "rmsnorm", "gemma"])
+def test_frozen_norm_is_linear_once_scale_is_frozen(kind):
+    norm = rs.frozen_norm(_norm_modules()[kind])
+    a, b = torch.randn(2, 5, 16, generator=generator(7)).unbind(0)
+    s = norm.scale(a + b)
+    assert torch.allclose(norm.linear(a, s) + norm.linear(b, s), norm.linear(a + b, s), atol=1e-5)
+
+
+def test_frozen_norm_unknown_module_is_a_clear_error():
+    with pytest.raises(ReproError, match="cannot freeze a BatchNorm1d"):
+        rs.frozen_norm(nn.BatchNorm1d(4))
+
+
+# --------------------------------------------------------------------------- decomposition
+
+
+def test_terms_sum_to_final_residual(model):
+    ids = tokens()
+    dec = rs.decompose(model, ids)
+    L, H = dec.n_layers, dec.n_heads
+    assert len(dec.names()) == 1 + L * H + L + (L if dec.attn_bias is not None else 0)
+    assert dec.stack().shape[1] == len(dec.names())
+    assert rel_err(dec.total(), dec.residual) < 1e-5
+
+
+def test_residual_is_the_pre_norm_state(model):
+    """x^(L) is the last block's output before the final norm; with TinyDecoder this is its
+    last hidden state, so the decomposition is checked against an independent reading."""
+    ids = tokens()
+    dec = rs.decompose(model, ids)
+    if isinstance(model, TinyDecoder):
+        ref = model(ids, output_hidden_states=True).hidden_states[-1]
+        assert torch.allclose(dec.residual, ref)
+    else:  # HF: the last hidden state is after the final norm, so norm(x^(L)) must equal it
+        from repro.lens import final_norm
+        ref = model(input_ids=ids, output_hidden_states=True).hidden_states[-1]
+        with torch.no_grad():
+            assert torch.allclose(final_norm(model)(dec.residual), ref, atol=1e-5)
+
+
+def test_decompose_leaves_no_hooks_and_same_weights(model):
+    before = {k: v.clone() for k, v in model.state_dict().items()}
+    hooks_before = sum(len(m._forward_hooks) + len(m._forward_pre_hooks) for m in model.modules())
+    rs.decompose(model, tokens())
+    assert sum(len(m._forward_hooks) + len(m._forward_pre_hooks) for m in model.modules()) == hooks_before
+    assert all(torch.equal(before[k], v) for k, v in model.state_dict().items())
+
+
+def test_heads_split_attention_output_exactly():
+    """Hand check on GPT-2: per-head terms + b_O equal the attention sub-layer's output."""
+    model = hf("gpt2", layers=2, heads=4, width=32)
+    ids = tokens()
+    dec = rs.decompose(model, ids)
+    cap = capture(model, ids, modules=["attn_out"])
+    for l in range(2):
+        assert torch.allclose(dec.heads[:, l].sum(1) + dec.attn_bias[:, l], cap.modules["attn_out"][l], atol=1e-6)
+
+
+def test_zeroing_one_heads_value_removes_only_its_term():
+    """A head whose W_O slice is zero contributes a zero term; the others are unchanged."""
+    model = hf("llama", layers=2, heads=4, width=32)
+    ids = tokens()
+    with torch.no_grad():
+        model.model.layers[1].self_attn.o_proj.weight[:, 8:16] = 0  # head 1 of layer 1 (D = 8)
+    dec = rs.decompose(model, ids)
+    assert torch.count_nonzero(dec.heads[:, 1, 1]) == 0
+    assert torch.count_nonzero(dec.heads[:, 1, 0]) > 0
+
+
+def test_gemma_sandwich_norm_heads_sum_exactly():
+    model = gemma3()
+    dec = rs.decompose(model, tokens())
+    cap = capture(model, tokens(), modules=["attn_out"])
+    for l in range(dec.n_layers):
+        assert torch.allclose(dec.heads[:, l].sum(1), cap.modules["attn_out"][l], atol=1e-5)
+
+
+def test_decompose_needs_out_projection_and_ffn():
+    with pytest.raises(ReproError, match="1 \\+ L·H \\+ L"):
+        rs.decompose(tiny(block="attn"), tokens())
+    with pytest.raises(ReproError, match="1 \\+ L·H \\+ L"):
+        rs.decompose(tiny(block="mlp"), tokens())
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(arch=st.sampled_from(["gpt2", "llama", "tiny"]), layers=st.integers(1, 3), heads=st.sampled_from([1, 2, 4]),
+       head_dim=st.sampled_from([4, 8]), perturb=st.floats(0.0, 1.0), seed=st.integers(0, 10_000))
+def test_decomposition_and_dla_on_random_configs(arch, layers, heads, head_dim, perturb, seed):
+    width = heads * head_dim
+    if arch == "tiny":
+        model = TinyDecoder(TinyConfig(vocab_size=V, d_model=width, n_layer=layers, n_head=heads, max_len=32),
+                            generator(seed))
+        with torch.no_grad():
+            for name, p in model.named_parameters():
+                if "ln" in name:
+                    p.add_(perturb * torch.randn(p.shape, generator=generator(seed + 1)))
+    else:
+        model = hf(arch, layers=layers, heads=heads, width=width, perturb=perturb, seed=seed)
+    ids = tokens(seed=seed)
+    dec = rs.decompose(model, ids[:, :-1])
+    assert dec.heads.shape[1:3] == (layers, heads)
+    n = len(dec.names())
+    # float32 sums of n terms: the worst-case relative error is ≈ n·u; allow 4× that
+    assert rel_err(dec.total(), dec.residual) <= 4 * n * U
+    att = rs.direct_logit_attribution(model, dec, ids[:, 1:])
+    logits = dec.output.logits.gather(-1, ids[:, 1:].unsqueeze(-1)).squeeze(-1)
+    assert rel_err(att.total(), logits) <= 4 * (n + 1) * U
+
+
+# --------------------------------------------------------------------------- DLA
+
+
+def test_dla_sums_to_logit(model):
+    ids = tokens(T=10)
+    dec = rs.decompose(model, ids[:, :-1])
+    att = rs.direct_logit_attribution(model, dec, ids[:, 1:])
+    logits = dec.output.logits.gather(-1, ids[:, 1:].unsqueeze(-1)).squeeze(-1)
+    assert att.per_term.shape == (ids.shape[0], len(dec.names()), ids.shape[1] - 1)
+    assert rel_err(att.total(), logits) < 1e-5
+
+
+def test_dla_of_the_embedding_alone_is_its_frozen_logit():
+    """Hand check: with every block's output zeroed the residual is the embedding, and its DLA
+    term is the whole logit minus the norm's and head's bias."""
+    model = hf("gpt2", layers=1)
+    with torch.no_grad():
+        for name, p in model.transformer.h.named_parameters():
+            if name.endswith(("c_proj.weight", "c_proj.bias")):
+                p.zero_()
+    ids = tokens(T=6)
+    dec = rs.decompose(model, ids[:, :-1])
+    att = rs.direct_logit_attribution(model, dec, ids[:, 1:])
+    assert torch.count_nonzero(att.per_term[:, 1:]) == 0
+    logits = dec.output.logits.gather(-1, ids[:, 1:].unsqueeze(-1)).squeeze(-1)
+    assert torch.allclose(att.per_term[:, 0] + att.constant, logits, atol=1e-5)
+
+
+# --------------------------------------------------------------------------- FFN rewrite
+
+
+@pytest.mark.parametrize("name", ["gpt2", "llama", "gemma3", "tiny-gelu", "tiny-relu", "tiny-swiglu"])
+def test_ffn_key_value_rewrite_is_exact(name):
+    model = {"gpt2": lambda: hf("gpt2"), "llama": lambda: hf("llama"), "gemma3": gemma3,
+             "tiny-gelu": lambda: tiny(), "tiny-relu": lambda: tiny(activation="relu"),
+             "tiny-swiglu": lambda: tiny(activation="swiglu")}[name]()
+    amap = arch_map(model)
+    mlp = resolve(amap.blocks(model)[0], amap.mlp)
+    x = torch.randn(3, 5, 32, generator=generator(9))
+    kv = rs.ffn_key_value(mlp, x)
+    with torch.no_grad():
+        y = mlp(x)
+    assert kv.values.shape == (kv.coeffs.shape[-1], 32)
+    bound = kv.coeffs.shape[-1] * U * (kv.coeffs.double().abs() @ kv.values.double().abs()) + 1e-12
+    if kv.bias is not None:
+        bound = bound + U * kv.bias.double().abs()
+    assert bool(((kv.output() - y.double()).abs() <= bound).all())
+
+
+def test_relu_keys_are_literal_max():
+    model = tiny(activation="relu", bias=False)
+    mlp = model.blocks[0].mlp
+    x = torch.randn(4, 32, generator=generator(10))
+    kv = rs.ffn_key_value(mlp, x)
+    assert torch.equal(kv.coeffs, (x @ mlp.up_proj.weight.detach().T).clamp_min(0))
+    assert torch.equal(kv.values, mlp.down_proj.weight.detach().T)
+
+
+def test_ffn_key_value_unknown_module():
+    with pytest.raises(ReproError, match="has no activation"):
+        rs.ffn_key_value(nn.Linear(4, 4), torch.zeros(1, 4))
+
+
+# --------------------------------------------------------------------------- gradient flow, norms
+
+
+def test_post_norm_block_is_norm_after_the_add():
+    model = tiny(norm_position="post", final_norm=False)
+    x = torch.randn(2, 5, 32, generator=generator(11))
+    blk = model.blocks[0]
+    with torch.no_grad():
+        out, _ = blk(x, (model.rope_cos[:5], model.rope_sin[:5]))
+        a, _ = blk.attn(x, (model.rope_cos[:5], model.rope_sin[:5]))
+        h = blk.ln_1(x + a)
+        ref = blk.ln_2(h + blk.mlp(h))
+    assert torch.allclose(out, ref, atol=1e-6)
+
+
+def test_gradient_flow_pre_norm_identity_path_and_cleanup():
+    model = tiny(n_layer=6).train()
+    ids = tokens(T=17)
+    before = {k: v.clone() for k, v in model.state_dict().items()}
+    flow = rs.gradient_flow(model, ids)
+    assert len(flow.per_layer) == 7 and flow.per_layer[5] == pytest.approx(1.0)
+    assert flow.ratio > 0.5 and flow.param_ratio > 0
+    assert all(p.grad is None for p in model.parameters())
+    assert all(torch.equal(before[k], v) for k, v in model.state_dict().items())
+
+
+def test_gradient_flow_bad_input():
+    with pytest.raises(ReproError, match="TinyDecoder"):
+        rs.gradient_flow(hf("gpt2"), tokens())
+    with pytest.raises(ReproError, match="n_layer must be >= 2"):
+        rs.gradient_flow(tiny(n_layer=1), tokens())
+
+
+def test_residual_norms_skip_first_position():
+    r = torch.ones(2, 3, 4, 8)
+    r[:, :, 0] = 1000.0  # a massive-activation token at position 0
+    r[:, 2] *= 2
+    norms = rs.residual_norms(r)
+    assert torch.allclose(norms, torch.tensor([8 ** 0.5, 8 ** 0.5, 2 * 8 ** 0.5]))
+    assert rs.residual_norms(r, skip_first=0)[0] == pytest.approx(8 ** 0.5)  # the median ignores one outlier
