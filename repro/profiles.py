@@ -94,28 +94,30 @@ SIZES: dict[str, dict[str, dict[str, Any]]] = {
                       pretrained=dict(n=10000, length=1024, m=50, finetune_steps=500, finetune_lr=1e-4,
                                       finetune_batch=32, finetune_seq_len=1024)),
     },
-    # 002 residual stream (RS-1 … RS-8). `text`: Brown validation windows per embedded model
-    # (n_seq × seq_len tokens; RS-4/6 on all of them, the tuned lens trained on the first
-    # `lens_train` sequences and scored on the rest); `dla_len`: tokens decomposed for RS-1/2/5.
+    # 002 residual stream (RS-1 … RS-8). `text`: held-out Brown test-split windows per model
+    # (test_seqs × seq_len tokens) for RS-4/6/8; the tuned lens trains on `lens.train_seqs`
+    # validation-split windows; `dla_len`: tokens decomposed for RS-1/2/5.
     # `grad`: RS-3's pre-/post-norm TinyDecoders (random init, one shared batch of Brown BPE
     # windows). `random_init`: RS-2/RS-4's HF models with norm gains perturbed. `lens`: RS-8's
     # tuned-lens budget; ci trains it on the first model only (SmolLM2 by default: Gemma's
     # 262k vocabulary makes each step ≈ 3.5× dearer), paper on every model.
-    # `induction`: RS-7 (repro.induction).
+    # `induction`: RS-7 (repro.induction): InductionConfig overrides and model seeds. ci: the
+    # defaults (2-layer ≈ 9 s, 1-layer ≈ 5 s per seed on 2 cores); paper: the same task (a
+    # mechanism, not a scale claim) over ten seeds.
     "residual_stream": {
-        "ci": dict(text=dict(n_seq=12, seq_len=128), dla_len=64,
+        "ci": dict(text=dict(test_seqs=4, seq_len=128), dla_len=64,
                    grad=dict(depths=(12, 24, 48), d_model=128, n_head=4, batch_size=8, seq_len=64, seeds=(0, 1, 2)),
                    random_init=dict(archs=("gpt2", "llama"), n_layer=12, d_model=256, n_head=4, vocab_size=4096,
                                     perturb_norms=0.3, n_seq=8, seq_len=64),
                    lens=dict(train_seqs=8, steps=20, batch_tokens=128, lr=1e-3, models=1),
-                   induction=dict()),
-        "paper": dict(text=dict(n_seq=96, seq_len=512), dla_len=512,
+                   induction=dict(config=dict(), seeds=(0, 1, 2))),
+        "paper": dict(text=dict(test_seqs=32, seq_len=512), dla_len=512,
                       grad=dict(depths=(6, 12, 24, 48, 96), d_model=768, n_head=12, batch_size=16, seq_len=256,
                                 seeds=(0, 1, 2, 3, 4)),
                       random_init=dict(archs=("gpt2", "llama"), n_layer=24, d_model=768, n_head=12, vocab_size=32000,
                                        perturb_norms=0.3, n_seq=32, seq_len=256),
                       lens=dict(train_seqs=64, steps=250, batch_tokens=512, lr=1e-3, models=None),
-                      induction=dict()),
+                      induction=dict(config=dict(), seeds=tuple(range(10)))),
     },
 }
 

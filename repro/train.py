@@ -3,7 +3,8 @@
 - AdamW (weight decay on matrices only), linear warm-up then cosine decay to
   `min_lr_ratio · lr`, gradient clipping.
 - Data order is a function of `data_seed` alone: an explicit generator picks random windows
-  of `seq_len + 1` tokens from the training stream, so runs that differ only in the model's
+  of `seq_len + 1` tokens from the training stream (at any offset, or at multiples of
+  `window_align` for a stream of whole sequences), so runs that differ only in the model's
   init see the same batches in the same order (the "same data, different init seed" claims).
 - Held-out loss on a fixed, evenly spaced set of validation windows (no randomness: every run
   on the same validation stream is scored on the same tokens).
@@ -92,9 +93,13 @@ class TrainConfig:
     # torch.autocast, weights, optimizer state and the loss in float32 (the source trained in
     # bfloat16, 001 Table 14; on a CPU with native bf16 matmul it is ≈ 3× faster, NOTES)
     autocast: str | None = None
+    # training windows start at multiples of this (1: at any offset). With a stream of
+    # back-to-back sequences of seq_len + 1 tokens, seq_len + 1 makes every window one whole
+    # sequence (synthetic tasks whose structure a random cut would break, e.g. repro.induction)
+    window_align: int = 1
 
     def __post_init__(self) -> None:
-        for name in ("steps", "batch_size", "seq_len", "eval_every", "eval_batches"):
+        for name in ("steps", "batch_size", "seq_len", "eval_every", "eval_batches", "window_align"):
             if int(getattr(self, name)) < 1:
                 raise ReproError(f"TrainConfig.{name} must be ≥ 1 (got {getattr(self, name)!r})")
         if not 0 <= self.warmup_steps <= self.steps:
@@ -157,13 +162,16 @@ def batch_starts(cfg: TrainConfig, n_tokens: int) -> torch.Tensor:
     """(steps, batch_size) start offsets of the training windows: a function of data_seed,
     seq_len, batch_size and the stream length only — never of the model or its seed."""
     g = generator(derive_seed("train-windows", cfg.data_seed))
-    return torch.randint(0, n_tokens - cfg.seq_len, (cfg.steps, cfg.batch_size), generator=g)
+    a = cfg.window_align  # window_align = 1 draws exactly what it did before the option existed
+    return torch.randint(0, (n_tokens - cfg.seq_len - 1) // a + 1, (cfg.steps, cfg.batch_size), generator=g) * a
 
 
 def val_starts(cfg: TrainConfig, n_tokens: int) -> torch.Tensor:
-    """Evenly spaced start offsets of the eval_batches · batch_size validation windows."""
+    """Evenly spaced start offsets of the eval_batches · batch_size validation windows (at
+    multiples of `window_align`, like the training windows)."""
     n = cfg.eval_batches * cfg.batch_size
-    return torch.linspace(0, n_tokens - cfg.seq_len - 1, n).round().long()
+    a = cfg.window_align
+    return torch.linspace(0, (n_tokens - cfg.seq_len - 1) // a, n).round().long() * a
 
 
 def _windows(tokens: torch.Tensor, starts: torch.Tensor, seq_len: int) -> torch.Tensor:
@@ -274,6 +282,17 @@ def _checkpoint_dir(ckpt: Any) -> Path:
     return path.parent if path.name in (MODEL_FILE, META_FILE) else path
 
 
+# TrainConfig fields added after cache entries existed: left out of the key at their default,
+# so that every run described before they were added keeps its key (and its cache entry)
+_KEYED_ONLY_IF_SET = ("window_align",)
+
+
+def _train_description(cfg: TrainConfig) -> dict[str, Any]:
+    defaults = TrainConfig()
+    return {k: v for k, v in dataclasses.asdict(cfg).items()
+            if not (k in _KEYED_ONLY_IF_SET and v == getattr(defaults, k))}
+
+
 def train_key(model: nn.Module, cfg: TrainConfig, train_tokens: torch.Tensor, val_tokens: torch.Tensor,
               *, init_checkpoint: Any = None, model_config: dict | None = None,
               data_identity: dict | None = None) -> tuple[str, dict[str, Any]]:
@@ -284,7 +303,7 @@ def train_key(model: nn.Module, cfg: TrainConfig, train_tokens: torch.Tensor, va
         {"class": model_description(model)["class"], "config": model_config},
         "init": {"checkpoint": _checkpoint_key(init_checkpoint)} if init_checkpoint is not None
         else {"weights_sha256": _state_sha256(model)},
-        "train": dataclasses.asdict(cfg),
+        "train": _train_description(cfg),
         "data": {
             "corpus": cfg.corpus,
             "train_tokens": int(train_tokens.numel()), "train_sha256": tensor_sha256(train_tokens),

@@ -9,7 +9,7 @@ import torch
 
 from repro import train as T
 from repro.models.tiny import TinyConfig, TinyDecoder
-from repro.runtime import ReproError, generator
+from repro.runtime import ReproError, derive_seed, generator
 
 V = 48
 _USER_CACHE = os.environ.get("REPRO_CACHE")  # before the autouse fixture points it elsewhere
@@ -87,6 +87,36 @@ def test_val_windows_fixed_and_in_range():
     s = T.val_starts(CFG, 1000)
     assert len(s) == CFG.eval_batches * CFG.batch_size
     assert int(s[0]) == 0 and int(s[-1]) == 1000 - CFG.seq_len - 1
+
+
+def test_window_align_default_draws_as_before():
+    # the draw before window_align existed: any offset in [0, n − seq_len)
+    old = torch.randint(0, 5000 - CFG.seq_len, (CFG.steps, CFG.batch_size),
+                        generator=generator(derive_seed("train-windows", CFG.data_seed)))
+    assert torch.equal(T.batch_starts(CFG, 5000), old)
+    assert torch.equal(T.val_starts(CFG, 1000),
+                       torch.linspace(0, 1000 - CFG.seq_len - 1, CFG.eval_batches * CFG.batch_size).round().long())
+
+
+def test_window_align_gives_whole_sequences():
+    a = CFG.seq_len + 1
+    cfg = CFG.replace(window_align=a, steps=200)
+    n = 40 * a + 5  # 40 whole sequences and a ragged tail that no window may reach
+    starts = T.batch_starts(cfg, n)
+    assert bool((starts % a == 0).all()) and int(starts.max()) + a <= n
+    assert set(starts.unique().tolist()) == {k * a for k in range(40)}  # every sequence is drawn
+    val = T.val_starts(cfg, n)
+    assert bool((val % a == 0).all()) and int(val[0]) == 0 and int(val[-1]) == 39 * a
+    with pytest.raises(ReproError, match="window_align"):
+        CFG.replace(window_align=0)
+
+
+def test_window_align_keys_only_when_set(stream):
+    model = tiny(0)
+    key, description = T.train_key(model, CFG, *stream)
+    assert "window_align" not in description["train"]  # keys of runs from before the field stand
+    aligned, description = T.train_key(model, CFG.replace(window_align=CFG.seq_len + 1), *stream)
+    assert description["train"]["window_align"] == CFG.seq_len + 1 and aligned != key
 
 
 def test_unigram_entropy_by_hand():
