@@ -105,7 +105,7 @@ SIZES: dict[str, dict[str, dict[str, Any]]] = {
     # defaults (2-layer ≈ 9 s, 1-layer ≈ 5 s per seed on 2 cores); paper: the same task (a
     # mechanism, not a scale claim) over ten seeds.
     "residual_stream": {
-        "ci": dict(text=dict(test_seqs=4, seq_len=128), dla_len=64,
+        "ci": dict(text=dict(test_seqs=3, seq_len=128), dla_len=64,
                    grad=dict(depths=(12, 24, 48), d_model=128, n_head=4, batch_size=8, seq_len=64, seeds=(0, 1, 2)),
                    random_init=dict(archs=("gpt2", "llama"), n_layer=12, d_model=256, n_head=4, vocab_size=4096,
                                     perturb_norms=0.3, n_seq=8, seq_len=64),
