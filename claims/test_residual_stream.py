@@ -95,8 +95,18 @@ def random_init(sizes):
 # --------------------------------------------------------------------------- RS-1, RS-2
 
 
+@pytest.fixture(scope="module")
+def decomposed(texts, random_init, sizes):
+    """name → (model, ids (1, dla_len + 1), Decomposition of ids[:, :-1]): the embedded models on
+    held-out Brown, the random-init ones on Brown BPE; shared by RS-1 and RS-2."""
+    n = sizes["dla_len"] + 1
+    out = {name: (t.model, t.ids[:1, :n]) for name, t in texts.items()}
+    out.update({f"random-init {arch}": (m, random_init[1][:1, :n]) for arch, m in random_init[0].items()})
+    return {name: (model, ids, rs.decompose(model, ids[:, :-1])) for name, (model, ids) in out.items()}
+
+
 @pytest.mark.claim("RS-1", source="002 Proposition 'Residual Stream Decomposition'")
-def test_final_residual_is_sum_of_terms(claim, texts, random_init, sizes):
+def test_final_residual_is_sum_of_terms(claim, decomposed):
     from transformers import GPT2Config, LlamaConfig
 
     # the count formula from the configs of the source's two examples (LLaMA-2 7B's 32 × 32,
@@ -107,12 +117,7 @@ def test_final_residual_is_sum_of_terms(claim, texts, random_init, sizes):
     claim.record("terms for a 24-layer × 16-head model", c409, expected=409, tol=0, why="exact count")
     assert (c1057, c409) == (1057, 409)
 
-    models = {**{n: t.model for n, t in texts.items()}, **{f"random-init {a}": m for a, m in random_init[0].items()}}
-    inputs = {**{n: t.ids[:1, :sizes["dla_len"]] for n, t in texts.items()},
-              **{f"random-init {a}": random_init[1][:1, :sizes["dla_len"]] for a in random_init[0]}}
-    heat = None
-    for name, model in models.items():
-        dec = rs.decompose(model, inputs[name])
+    for name, (model, _, dec) in decomposed.items():
         n_terms = len(dec.names())
         expected = rs.count_terms(model.config) + rs.bias_terms(model)
         claim.record(f"{name}: terms (1 + L·H + L + bias terms)", n_terms, expected=expected, tol=0,
@@ -127,37 +132,22 @@ def test_final_residual_is_sum_of_terms(claim, texts, random_init, sizes):
                      why=f"2·n·u worst-case float32 accumulation over n = {n_terms} terms")
         assert n_terms == expected
         assert err <= tol
-        if heat is None:
-            heat = (name, dec)
-    name, dec = heat
+    name, (_, _, dec) = next(iter(decomposed.items()))
     t = dec.residual.shape[1] - 1  # the last token of the passage
-    per_head = dec.heads[0, :, :, t].norm(dim=-1)  # (L, H)
-    ffn = dec.ffn[0, :, t].norm(dim=-1).unsqueeze(1)  # (L, 1)
-    grid = torch.cat([per_head, ffn], dim=1).numpy()
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(5.2, 4.2))
-    im = ax.imshow(np.log10(grid + 1e-12), aspect="auto", cmap="viridis")
-    ax.set_xticks(range(grid.shape[1]), [f"H{h}" for h in range(grid.shape[1] - 1)] + ["FFN"], fontsize=6)
-    ax.set(xlabel="term", ylabel="layer", title=f"{name}: log10 ‖term‖ at the last token\n"
-                                                f"{len(dec.names())} terms sum to x^(L)")
-    fig.colorbar(im, ax=ax)
-    claim.figure(fig, "term_norms")
+    claim.figure(figures.term_norm_heatmap(dec.heads[0, :, :, t].norm(dim=-1).numpy(),
+                                           dec.ffn[0, :, t].norm(dim=-1).numpy(),
+                                           f"{name}: log10 ‖term‖ at the last token\n"
+                                           f"{len(dec.names())} terms sum to x^(L)"), "term_norms")
 
 
 @pytest.mark.claim("RS-2", source="002 'Direct Logit Attribution'")
-def test_direct_logit_attribution_sums_to_logit(claim, texts, random_init, sizes):
-    models = {**{n: t.model for n, t in texts.items()}, **{f"random-init {a}": m for a, m in random_init[0].items()}}
-    inputs = {**{n: t.ids[:1, :sizes["dla_len"] + 1] for n, t in texts.items()},
-              **{f"random-init {a}": random_init[1][:1, :sizes["dla_len"] + 1] for a in random_init[0]}}
+def test_direct_logit_attribution_sums_to_logit(claim, decomposed):
     shown = None
-    for name, model in models.items():
+    for name, (model, ids, dec) in decomposed.items():
         gain = rs.frozen_norm(lens.final_norm(model)).gain
         if gain is not None:  # the claim is about models whose final-norm gains are not 1
             claim.record(f"{name}: final-norm gain, std over dimensions", float(gain.std()))
             assert float(gain.std()) > 0.01
-        ids = inputs[name]
-        dec = rs.decompose(model, ids[:, :-1])
         att = rs.direct_logit_attribution(model, dec, ids[:, 1:])
         logits = dec.output.logits.double().gather(-1, ids[:, 1:].unsqueeze(-1)).squeeze(-1)
         err = ((att.total() - logits).abs().max() / logits.abs().max()).item()
@@ -294,16 +284,7 @@ def test_ffn_is_a_key_value_sum(claim, texts, sizes):
     literal = (x @ relu.blocks[0].mlp.up_proj.weight.detach().T).clamp_min(0)
     assert torch.equal(kv.coeffs, literal)
     claim.record("tiny ReLU: share of keys active (c_i > 0)", float((kv.coeffs > 0).float().mean()))
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(5.2, 3.4))
-    for name, ratios in errs.items():
-        ax.plot(np.linspace(0, 1, len(ratios)), np.maximum(ratios, 1e-6), marker="o", ms=3, label=name)
-    ax.axhline(1.0, **figures.SOURCE_STYLE, label="float32 bound")
-    ax.set_yscale("log")
-    ax.set(xlabel="layer / L", ylabel="error / Higham bound", title="FFN(x) = Σ φ(k_i·x)·v_i per layer")
-    ax.legend(fontsize=7)
-    claim.figure(fig, "ffn_rewrite_error")
+    claim.figure(figures.ffn_rewrite_error(errs), "ffn_rewrite_error")
 
 
 # --------------------------------------------------------------------------- RS-6

@@ -401,6 +401,30 @@ def dla_bars(names, values, logit: float, title: str, top: int = 15) -> plt.Figu
     return fig
 
 
+def term_norm_heatmap(per_head, ffn, title: str) -> plt.Figure:
+    """002 "Residual Stream Decomposition" for one token: log10 ‖term‖ per layer (rows) for every
+    head and the FFN (columns) — which of the 1 + L·H + L terms write most."""
+    grid = np.concatenate([np.asarray(per_head, dtype=float), np.asarray(ffn, dtype=float)[:, None]], axis=1)
+    fig, ax = plt.subplots(figsize=(5.2, 4.2))
+    im = ax.imshow(np.log10(grid + 1e-12), aspect="auto", cmap="viridis")
+    ax.set_xticks(range(grid.shape[1]), [f"H{h}" for h in range(grid.shape[1] - 1)] + ["FFN"], fontsize=6)
+    ax.set(xlabel="term", ylabel="layer", title=title)
+    fig.colorbar(im, ax=ax)
+    return fig
+
+
+def ffn_rewrite_error(errors: dict) -> plt.Figure:
+    """002 "FFN as Key-Value Memory": per layer, |Σ_i c_i v_i − FFN(x)| over its float32 bound."""
+    fig, ax = plt.subplots(figsize=(5.2, 3.4))
+    for name, ratios in errors.items():
+        ax.plot(np.linspace(0, 1, len(ratios)), np.maximum(ratios, 1e-6), marker="o", ms=3, label=name)
+    ax.axhline(1.0, **SOURCE_STYLE, label="float32 bound")
+    ax.set_yscale("log")
+    ax.set(xlabel="layer / L", ylabel="error / Higham bound", title="FFN(x) = Σ φ(k_i·x)·v_i per layer")
+    ax.legend(fontsize=7)
+    return fig
+
+
 def residual_norm_by_layer(curves: dict) -> plt.Figure:
     """002 "Failure Mode" of pre-norm: median residual norm ‖x^(l)‖ per layer (log scale), one
     curve per model; layer axis normalised to [0, 1] so models of different depth share it."""

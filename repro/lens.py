@@ -32,17 +32,17 @@ __all__ = [
     "ArchMap",
     "Capture",
     "MODULE_ALIASES",
-    "arch_map",
     "TunedLens",
+    "arch_map",
     "capture",
     "final_norm",
     "fit_tuned_lens",
-    "lens_kl",
-    "logit_lens_ranks",
-    "target_ranks",
     "hooks",
+    "lens_kl",
     "logit_lens",
+    "logit_lens_ranks",
     "resolve",
+    "target_ranks",
     "unembed",
     "unembedding",
 ]
@@ -463,19 +463,17 @@ class TunedLens(nn.Module):
         return torch.baddbmm(self.bias.unsqueeze(1), h, self.weight.transpose(1, 2))  # (L, N, d)
 
 
-def _frozen(model: nn.Module) -> contextlib.AbstractContextManager:
+@contextlib.contextmanager
+def _frozen(model: nn.Module) -> Iterator[None]:
     """Freeze the model's parameters for the duration (restores requires_grad afterwards)."""
-    @contextlib.contextmanager
-    def ctx():
-        saved = [(p, p.requires_grad) for p in model.parameters()]
-        for p, _ in saved:
-            p.requires_grad_(False)
-        try:
-            yield
-        finally:
-            for p, flag in saved:
-                p.requires_grad_(flag)
-    return ctx()
+    saved = [(p, p.requires_grad) for p in model.parameters()]
+    for p, _ in saved:
+        p.requires_grad_(False)
+    try:
+        yield
+    finally:
+        for p, flag in saved:
+            p.requires_grad_(flag)
 
 
 def fit_tuned_lens(model: nn.Module, residual: torch.Tensor, *, steps: int = 100, batch_tokens: int = 128,

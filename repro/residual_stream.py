@@ -33,7 +33,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from .lens import ArchMap, arch_map, final_norm, hooks, resolve
+from .lens import arch_map, final_norm, hooks, resolve
 from .runtime import ReproError
 
 __all__ = [
@@ -206,12 +206,6 @@ def _heads(z: torch.Tensor, w_o: torch.Tensor, n_heads: int) -> torch.Tensor:
     return torch.einsum("bthk,dhk->bhtd", z.float().view(B, T, n_heads, D), w_o.float().view(-1, n_heads, D))
 
 
-def _n_heads(model: nn.Module, amap: ArchMap) -> int:
-    if amap.family == "tiny":
-        return model.config.n_head
-    return _layers_heads(model.config)[1]
-
-
 @torch.no_grad()
 def decompose(model: nn.Module, input_ids: torch.Tensor, **forward_kwargs: Any) -> Decomposition:
     """Split the final residual of one forward pass into 002's terms (see the module docstring).
@@ -226,7 +220,7 @@ def decompose(model: nn.Module, input_ids: torch.Tensor, **forward_kwargs: Any) 
                          "the 1 + L·H + L decomposition needs both")
     if input_ids.dim() == 1:
         input_ids = input_ids.unsqueeze(0)
-    H = _n_heads(model, amap)
+    H = _layers_heads(model.config)[1]
     sandwich = amap.attn_resid != amap.attn  # Gemma 2/3: a norm after W_O
     # the output projection's input (per-head split) and, under sandwich norms, its output
     modules = ["attn_heads", "mlp_out"] + ([amap.attn_out_proj] if sandwich else [])

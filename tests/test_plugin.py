@@ -144,3 +144,32 @@ def test_unit_test_runs_leave_reports_alone(pytester: pytest.Pytester):
     pytester.makepyfile("def test_plain():\n    assert True\n")
     pytester.runpytest_subprocess("-p", "no:cacheprovider").assert_outcomes(passed=1)
     assert not (pytester.path / "artifacts").exists()
+
+
+def test_not_reproduced_from_inside_a_test_is_strict(pytester: pytest.Pytester):
+    """claim.not_reproduced(reason): the failing assertion reads xfailed ("not reproduced"), a
+    pass is a strict XPASS failure, and an error other than AssertionError stays a failure."""
+    pytester.makeconftest(CONFTEST)
+    pytester.makepyfile('''
+import pytest
+
+@pytest.mark.claim("BB-6")
+def test_expected_failure(claim):
+    claim.record("value", 3.0, expected=2.0, tol=0.1, why="stated")
+    claim.not_reproduced("measured 3, source 2")
+    assert 3.0 == pytest.approx(2.0, abs=0.1)
+
+@pytest.mark.claim("BB-4")
+def test_passes_anyway(claim):
+    claim.not_reproduced("stale verdict")
+
+@pytest.mark.claim("BB-5")
+def test_crashes(claim):
+    claim.not_reproduced("measured x")
+    raise RuntimeError("a bug, not a verdict")
+''')
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    result.assert_outcomes(xfailed=1, failed=2)
+    by_id = {c["id"]: c for c in _load(pytester)["claims"]}
+    assert by_id["BB-6"]["verdict"] == "not reproduced"
+    assert by_id["BB-4"]["verdict"] == "failed" and by_id["BB-5"]["verdict"] == "failed"
