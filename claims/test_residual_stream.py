@@ -35,9 +35,7 @@ def sizes(profile):
 
 def _windows(tok, split: str, n: int, T: int) -> torch.Tensor:
     """n windows of T+1 tokens from one split of Brown, evenly spaced through the stream."""
-    stream = data.token_ids(tok, data.brown_split(split))
-    starts = torch.linspace(0, stream.numel() - T - 2, n).long()
-    return torch.stack([stream[s:s + T + 1] for s in starts])
+    return data.windows(tok, split, n, T + 1)
 
 
 @dataclass

@@ -365,6 +365,22 @@ def token_ids(
     return torch.cat(parts) if parts else torch.empty(0, dtype=torch.long)
 
 
+def windows(tokenizer: Any, split: str, n: int, length: int, *, lead: int | None = None) -> torch.LongTensor:
+    """n windows (n, length) from one Brown split's token stream (`token_ids`), their starts evenly
+    spaced through the stream. `lead`: a token id put first in every window (and the stream read
+    without per-document <bos>), e.g. <bos> so that every sample starts alike (003 §5: token 0
+    is the same in every prompt)."""
+    stream = token_ids(tokenizer, brown_split(split), add_bos=lead is None)
+    body = length - (lead is not None)
+    if n < 1 or body < 1 or stream.numel() < body + 1:
+        raise ReproError(f"cannot cut {n} windows of {length} tokens from Brown {split!r} ({stream.numel()} tokens)")
+    starts = torch.linspace(0, stream.numel() - body - 1, n).long()
+    out = torch.stack([stream[s:s + body] for s in starts])
+    if lead is not None:
+        out = torch.cat([torch.full((n, 1), int(lead), dtype=torch.long), out], dim=1)
+    return out
+
+
 # --------------------------------------------------------------------------- random probes
 
 

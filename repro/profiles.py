@@ -104,6 +104,25 @@ SIZES: dict[str, dict[str, dict[str, Any]]] = {
     # `induction`: RS-7 (repro.induction): InductionConfig overrides and model seeds. ci: the
     # defaults (2-layer ≈ 9 s, 1-layer ≈ 5 s per seed on 2 cores); paper: the same task (a
     # mechanism, not a scale claim) over ten seeds.
+    # 003 spectral filters (SF-1 … SF-10) on the embedded models (or --model). Prompts: Brown
+    # test-split windows, each led by the model's <bos> (003 §5: token 0 alike in every prompt).
+    # `layers`: relative depths of the residual-filter rows (the sink layer ℓ* and the SF-7
+    # layer at the source's 12/40 depth are always added); `bands`: retained bands per column
+    # (20 = no filter: the baseline). `random_seeds`: random orthonormal bases (Fig 7/13's
+    # "Rnd"). `gen`: SF-8 greedy continuations of the source's Table 4/5 prompts with the filter
+    # after the blocks at `layers` relative depths (003 Table 2: L3 of 40). `nll_dtype`: the
+    # NLL sweeps run on a bfloat16 copy at ci (≈ 3× faster on CPU; its unfiltered NLL is
+    # recorded next to float32's). ci: 8 × 128 tokens, 3 band columns (≈ 1 s per filtered
+    # NLL for Gemma, 0.4 s for SmolLM2 on 2 cores). paper: 003's sample size (405 prompts,
+    # ≈ 13k tokens), every layer × all 20 bands, float32.
+    "spectral": {
+        "ci": dict(n_prompts=8, prompt_len=128, layers=(0.1, 0.6, 0.9), bands=(10, 15, 19), random_seeds=(0, 1, 2),
+                   gen=dict(layers=(0.075,), new_tokens=32), freq_min_count=5, nll_dtype="bfloat16"),
+        "paper": dict(n_prompts=405, prompt_len=33, layers="all", bands=tuple(range(1, 20)),
+                      random_seeds=(0, 1, 2, 3, 4), gen=dict(layers=(0.075, 0.125, 0.175, 0.25, 0.35, 0.675, 0.9),
+                                                          new_tokens=64),
+                      freq_min_count=5, nll_dtype="float32"),
+    },
     "residual_stream": {
         "ci": dict(text=dict(test_seqs=3, seq_len=128), dla_len=64,
                    grad=dict(depths=(12, 24, 48), d_model=128, n_head=4, batch_size=8, seq_len=64, seeds=(0, 1, 2)),

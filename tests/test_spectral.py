@@ -1,0 +1,351 @@
+"""repro.spectral: the filters are the projections 003 §4/§6 define, the parameter projections
+follow eq. (1), the metrics follow eq. (4)/(5) and §7, and the interventions are exact and leave
+the model as it was. Small random-init HF models (repro.models.hf.build_model), no downloads."""
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from repro import spectral as sp
+from repro.models.hf import build_model
+from repro.runtime import ReproError, generator
+
+pytestmark = pytest.mark.usefixtures("one_thread")
+
+
+def _filters(d: int, seed: int, tied: bool = True, gain: bool = False) -> sp.Filters:
+    g = generator(seed)
+    W = torch.randn(4 * d, d, generator=g, dtype=torch.float64)
+    We = W if tied else torch.randn(4 * d, d, generator=g, dtype=torch.float64)
+    Wu = W * (1 + 0.5 * torch.rand(d, generator=g, dtype=torch.float64))[None, :] if gain else W
+    return sp.Filters(sp.spectrum(Wu), sp.spectrum(We))
+
+
+def _close(a, b, tol=2e-5):
+    return torch.allclose(a.double(), b.double(), atol=tol, rtol=0)
+
+
+# --------------------------------------------------------------------------- bands
+
+
+@given(d=st.integers(20, 700))
+def test_band_edges_round_to_nearest(d):
+    e = sp.band_edges(d)
+    assert e[0] == 0 and e[-1] == d and len(e) == 21
+    sizes = [b - a for a, b in zip(e, e[1:])]
+    assert max(sizes) - min(sizes) <= 1
+    assert all(abs(e[k] - k * d / 20) <= 0.5 for k in range(21))
+
+
+def test_band_edges_reject_narrow_width():
+    with pytest.raises(ReproError, match="cannot be split"):
+        sp.band_edges(12)
+
+
+def test_spectrum_matches_svd():
+    W = torch.randn(300, 40, generator=generator(1), dtype=torch.float64)
+    s = sp.spectrum(W)
+    assert torch.allclose(s.S, torch.linalg.svdvals(W), rtol=1e-10)
+    assert torch.allclose(s.V.T @ s.V, torch.eye(40, dtype=torch.float64), atol=1e-10)
+    # V diagonalises WᵀW in the order of S
+    assert torch.allclose(s.V.T @ W.T @ W @ s.V, torch.diag(s.S ** 2), atol=1e-8)
+
+
+# --------------------------------------------------------------------------- filters are projections
+
+
+@settings(max_examples=25, deadline=None)
+@given(d=st.integers(20, 64), seed=st.integers(0, 2 ** 16), j=st.integers(1, 20), span=st.integers(0, 19),
+       family=st.sampled_from(["phi_u", "phi_e", "omega", "random"]))
+def test_filters_are_orthogonal_projections(d, seed, j, span, family):
+    F = _filters(d, seed, tied=False, gain=True)
+    k = min(20, j + span)
+    P = F.phi("u", j, k) if family == "phi_u" else F.family(family, k, seed)
+    assert _close(P, P.T), "symmetric"
+    assert _close(P @ P, P), "idempotent"
+    assert abs(float(torch.trace(P.double())) - (F.dims(j, k) if family == "phi_u" else F.retained(family, k))) < 1e-3
+
+
+@settings(max_examples=20, deadline=None)
+@given(d=st.integers(20, 64), seed=st.integers(0, 2 ** 16), a=st.integers(1, 20), b=st.integers(1, 20))
+def test_phi_filters_are_nested(d, seed, a, b):
+    """Φ_{u,1:a}Φ_{u,1:b} = Φ_{u,1:min(a,b)} (§4 'a hierarchy of nested filters'); the same for Ω."""
+    F = _filters(d, seed)
+    lo = min(a, b)
+    assert _close(F.phi("u", 1, a) @ F.phi("u", 1, b), F.phi("u", 1, lo))
+    if max(a, b) < 20:
+        assert _close(F.omega(a) @ F.omega(b), F.omega(lo))
+    assert _close(F.phi("u", 1, 20), torch.eye(d))
+
+
+@settings(max_examples=20, deadline=None)
+@given(d=st.integers(20, 64), seed=st.integers(0, 2 ** 16), k=st.integers(1, 19))
+def test_band_projectors_partition_identity(d, seed, k):
+    F = _filters(d, seed)
+    assert _close(F.phi("u", 1, k) + F.phi("u", k + 1, 20), torch.eye(d))
+    assert _close(F.phi("u", 1, k) @ F.phi("u", k + 1, 20), torch.zeros(d, d))
+    assert _close(F.omega(k), F.phi("u", 1, k) + F.dark("u"))
+
+
+@settings(max_examples=20, deadline=None)
+@given(d=st.integers(20, 64), seed=st.integers(0, 2 ** 16), k=st.integers(1, 20))
+def test_psi_reduces_to_phi_with_tied_embeddings(d, seed, k):
+    """Tied W_e = W_u and no norm gain: V_e = V_u, so Ψ_k = I − Φ_{u,k+1:20} = Φ_{u,1:k} — an
+    orthogonal projection; Ψ_20 = I."""
+    F = _filters(d, seed, tied=True, gain=False)
+    assert _close(F.psi(k), F.phi("u", 1, k))
+    assert _close(F.psi(k) @ F.psi(k), F.psi(k)) and _close(F.psi(k), F.psi(k).T)
+
+
+@settings(max_examples=15, deadline=None)
+@given(d=st.integers(20, 48), seed=st.integers(0, 2 ** 16), k=st.integers(1, 19))
+def test_psi_with_distinct_embeddings_removes_only_double_projection(d, seed, k):
+    """Untied, row convention h·Ψ_k = h − (h·Φ_{e,k+1:20})·Φ_{u,k+1:20}: a vector with no
+    E-dark part passes unchanged, and what Ψ removes is no larger than the E-dark part."""
+    F = _filters(d, seed, tied=False)
+    x = torch.randn(5, d, generator=generator(seed + 1))
+    e_light = x @ F.phi("e", 1, k)
+    assert _close(e_light @ F.psi(k), e_light, tol=1e-4)
+    removed = (x - x @ F.psi(k)).norm(dim=-1)
+    e_dark = (x @ F.phi("e", k + 1, 20)).norm(dim=-1)
+    assert (removed <= e_dark * (1 + 1e-5) + 1e-6).all()
+
+
+def test_unknown_family_and_band_errors():
+    F = _filters(20, 0)
+    with pytest.raises(ReproError, match="unknown filter family"):
+        F.family("blue", 3)
+    with pytest.raises(ReproError, match="1 ≤ j ≤ k"):
+        F.phi("u", 5, 3)
+
+
+def test_random_filters_are_seeded():
+    F = _filters(24, 0)
+    assert torch.equal(F.random(10, 7), F.random(10, 7))
+    assert not torch.equal(F.random(10, 7), F.random(10, 8))
+
+
+# --------------------------------------------------------------------------- parameter projections
+
+
+@pytest.fixture(scope="module")
+def llama():
+    return build_model("llama", n_layer=2, n_head=4, d_model=40, vocab_size=97, seed=0, perturb_norms=0.3)
+
+
+@pytest.fixture(scope="module")
+def gpt2():
+    return build_model("gpt2", n_layer=2, n_head=4, d_model=40, vocab_size=97, seed=0, perturb_norms=0.3)
+
+
+def test_unembedding_folds_the_final_gain(llama):
+    W = llama.lm_head.weight.double() * llama.model.norm.weight.double()[None, :]
+    assert torch.allclose(sp.unembedding_matrix(llama), W)
+    assert torch.allclose(sp.embedding_matrix(llama), llama.model.embed_tokens.weight.double())
+
+
+def test_component_matrices_reproduce_the_sublayer_maps(llama):
+    """x·W_q with the input norm's gain folded equals q_proj(norm(x)); W_2 rows are down_proj's."""
+    block = llama.model.layers[1]
+    M = sp.component_matrices(llama, 1)
+    x = torch.randn(3, 40, generator=generator(3))
+    rms = x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + block.input_layernorm.variance_epsilon)
+    with torch.no_grad():
+        assert torch.allclose((rms.double() @ M["q"]).float(), block.self_attn.q_proj(block.input_layernorm(x)), atol=1e-5)
+        h = torch.randn(3, M["2"].shape[0], generator=generator(4))
+        assert torch.allclose((h.double() @ M["2"]).float(), block.mlp.down_proj(h), atol=1e-5)
+    assert set(M) == {"q", "k", "v", "o", "1", "2", "3"}
+
+
+def test_component_matrices_gpt2(gpt2):
+    M = sp.component_matrices(gpt2, 0)
+    assert set(M) == {"q", "k", "v", "o", "1", "2"}
+    assert M["q"].shape == (40, 40) and M["1"].shape == (40, 160) and M["2"].shape == (160, 40)
+
+
+@settings(max_examples=20, deadline=None)
+@given(n=st.integers(1, 30), seed=st.integers(0, 2 ** 16))
+def test_projection_norms_follow_eq1(n, seed):
+    g = generator(seed)
+    d = 20
+    V = torch.linalg.qr(torch.randn(d, d, generator=g, dtype=torch.float64))[0]
+    R = torch.randn(d, n, generator=g, dtype=torch.float64)
+    j = sp.projection_norms(R, V, "read")
+    assert torch.allclose(j, torch.stack([(V[:, i] @ R).norm() for i in range(d)]))
+    assert math.isclose(float((j ** 2).sum()), float((R ** 2).sum()), rel_tol=1e-9)  # Parseval
+    Wt = R.T  # a writing matrix (n, d)
+    jw = sp.projection_norms(Wt, V, "write")
+    assert torch.allclose(jw, torch.stack([(Wt @ V[:, i]).norm() for i in range(d)]))
+    edges = sp.band_edges(d)
+    assert math.isclose(sum(sp.band_share(j, edges, b) for b in range(1, 21)), 1.0, rel_tol=1e-9)
+    with pytest.raises(ReproError):
+        sp.projection_norms(R, V, "sideways")
+
+
+# --------------------------------------------------------------------------- metrics
+
+
+def test_udr_and_dark_fraction():
+    d = 40
+    F = _filters(d, 0)
+    D = F.dark("u")
+    dark_vec = F.basis("u", 20, 20)[:, 0].float()
+    light_vec = F.basis("u", 1, 1)[:, 0].float()
+    assert math.isclose(float(sp.dark_fraction(dark_vec, D)), 1.0, rel_tol=1e-5)
+    assert float(sp.dark_fraction(light_vec, D)) < 1e-5
+    assert math.isclose(float(sp.udr(dark_vec + light_vec, D)), 1.0, rel_tol=1e-5)  # eq. (4): equal parts
+
+
+def test_key_dot_products_eq5():
+    keys = torch.randn(2, 3, 5, 4, generator=generator(0))
+    kdp = sp.key_dot_products(keys)
+    b, t = 1, 3
+    expect = sum(float(keys[b, h, t] @ keys[b, h, 0]) for h in range(3)) / 3
+    assert math.isclose(float(kdp[b, t]), expect, rel_tol=1e-5)
+
+
+def test_received_attention_and_hmlv():
+    """A bar at token 1 (every later query gives it 0.5) is HMLV; others are not; token 0
+    (the sink) and the last 4 tokens are excluded (§7)."""
+    T = 12
+    A = torch.zeros(1, 2, T, T)
+    for t in range(T):
+        A[0, :, t, 0] = 1.0 if t == 0 else (1.0 if t == 1 else 0.5)
+        if t >= 2:
+            A[0, :, t, 1] = 0.5
+    mean, var = sp.received_attention(A)
+    assert math.isclose(float(mean[0, 1]), 0.5, rel_tol=1e-6) and float(var[0, 1]) < 1e-12  # queries 2 … T-1
+    assert float(mean[0, 2]) == 0.0
+    mask = sp.hmlv(mean, var)
+    assert bool(mask[0, 1]) and not bool(mask[0, 0]) and int(mask.sum()) == 1
+    assert torch.isnan(mean[0, -4:]).all()
+
+
+def test_sink_profile_finds_the_jump():
+    d, L = 20, 6
+    F = _filters(d, 0)
+    D = F.dark("u")
+    v = F.basis("u", 20, 20)[:, 0].float()
+    mlp = torch.zeros(L, d)
+    mlp[2] = 100 * v
+    attn = torch.zeros(L, d)
+    resid = torch.zeros(L + 1, d) + 0.01
+    resid[3:] += 100 * v
+    p = sp.sink_profile(resid, mlp, attn, D)
+    assert p.layer == 2 and p.in_place == [3, 4, 5]
+    assert float(p.mlp_dark[2]) > 0.999 and float(p.mlp_sum_norm[2]) == pytest.approx(100, rel=1e-5)
+
+
+def test_rep_n():
+    assert sp.rep_n([1, 2, 3, 4, 5]) == 0.0
+    assert sp.rep_n([1, 2, 1, 2, 1, 2], n=2) == pytest.approx(1 - 2 / 5)
+    assert sp.rep_n([1]) == 0.0
+
+
+# --------------------------------------------------------------------------- interventions
+
+
+@pytest.fixture(scope="module")
+def ids():
+    x = torch.randint(3, 97, (3, 10), generator=generator(5))
+    x[:, 0] = 1
+    return x
+
+
+def _nll(model, ids):
+    with torch.no_grad():
+        logits = model(ids).logits
+    return float(torch.nn.functional.cross_entropy(logits[:, :-1].reshape(-1, logits.shape[-1]), ids[:, 1:].reshape(-1)))
+
+
+@pytest.mark.parametrize("arch", ["llama", "gpt2"])
+def test_hook_filter_restores_model_exactly(arch, llama, gpt2, ids):
+    model = {"llama": llama, "gpt2": gpt2}[arch]
+    F = sp.filters(model)
+    with torch.no_grad():
+        before = model(ids).logits.clone()
+    with sp.filtered(model, 0, F.phi("u", 1, 10)):
+        with torch.no_grad():
+            changed = model(ids).logits
+    assert not torch.allclose(before, changed)
+    with torch.no_grad():
+        assert torch.equal(model(ids).logits, before)
+    with pytest.raises(RuntimeError), sp.filtered(model, 0, F.phi("u", 1, 10)):
+        raise RuntimeError("boom")  # the hook goes on the way out of an exception too
+    with torch.no_grad():
+        assert torch.equal(model(ids).logits, before)
+    assert all(not b._forward_hooks for b in model.modules())
+
+
+def test_identity_filter_is_a_no_op(llama, ids):
+    with torch.no_grad():
+        before = llama(ids).logits
+    with sp.filtered(llama, 1, torch.eye(40)), torch.no_grad():
+        assert torch.allclose(llama(ids).logits, before, atol=1e-5)
+
+
+@pytest.mark.parametrize("kw", [dict(), dict(tokens="first"), dict(swap=True), dict(where="mlp")])
+@pytest.mark.parametrize("layer", [0, 1])
+def test_sweep_matches_hooked_forward(llama, ids, kw, layer):
+    """The cached-prefix NLL equals the NLL of a full forward pass with the plain hook."""
+    F = sp.filters(llama)
+    P = F.random(12, 3)
+    sweep = sp.Sweep(llama, ids)
+    assert math.isclose(sweep.base, _nll(llama, ids), rel_tol=1e-5)
+    with sp.filtered(llama, layer, P, **kw):
+        want = _nll(llama, ids)
+    assert math.isclose(sweep.nll(layer, P, **kw), want, rel_tol=1e-5)
+    # the pass-through swap is undone: the model is whole again
+    assert math.isclose(_nll(llama, ids), sweep.base, rel_tol=1e-6)
+    assert all(type(b).__name__ != "_PassThrough" for b in llama.model.layers)
+
+
+def test_swap_leaves_shared_token0_alone(llama, ids):
+    """Token 0 is the same in every sample, so the shavings swap changes nothing there (Fig 10)."""
+    F = sp.filters(llama)
+    sweep = sp.Sweep(llama, ids)
+    h = sweep.state(0, F.phi("u", 1, 5), swap=True)
+    assert torch.allclose(h[:, 0], sweep.resid[:, 1, 0], atol=1e-4)
+    assert not torch.allclose(h[:, 1:], sweep.resid[:, 1, 1:], atol=1e-3)
+
+
+def test_intervention_errors(llama, ids):
+    F = sp.filters(llama)
+    with pytest.raises(ReproError, match="out of range"), sp.filtered(llama, 9, F.dark()):
+        pass
+    with pytest.raises(ReproError, match="where must be"), sp.filtered(llama, 0, F.dark(), where="attn"):
+        pass
+    with pytest.raises(ReproError, match="MLP filters"), sp.filtered(llama, 0, F.dark(), where="mlp", swap=True):
+        pass
+    sweep = sp.Sweep(llama, ids[:1])
+    with pytest.raises(ReproError, match="two samples"):
+        sweep.nll(0, F.dark(), swap=True)
+    with pytest.raises(ReproError, match="out of range"):
+        sweep.nll(5, F.dark())
+
+
+def test_generate_with_filter_restores_model(llama):
+    prompt = torch.tensor([[1, 5, 6, 7]])
+    F = sp.filters(llama)
+    a = sp.generate(llama, prompt, 6)
+    b = sp.generate(llama, prompt, 6, layer=0, P=F.phi("u", 1, 2))
+    assert len(a) == len(b) == 6
+    assert sp.generate(llama, prompt, 6) == a
+
+
+def test_per_head_reads(llama):
+    attn = llama.model.layers[0].self_attn
+    x = torch.randn(2, 5, 40, generator=generator(9))
+    with torch.no_grad():
+        k = sp.head_keys(attn, x)
+        assert k.shape == (2, 4, 5, 10)
+        vo = sp.value_output_norms(attn, x)
+        # the heads' W_v W_o outputs sum to o_proj(v) (attention weights aside)
+        v = attn.v_proj(x)
+        assert vo.shape == (2, 4, 5)
+        h0 = v[..., :10] @ attn.o_proj.weight[:, :10].T
+        assert torch.allclose(vo[:, 0], h0.norm(dim=-1), atol=1e-5)
