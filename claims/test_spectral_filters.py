@@ -165,7 +165,7 @@ def study(model, pretrained, sizes) -> Study:
     if bos is None:
         raise ReproError(f"--model {model}: its tokenizer has no <bos>; 003 §5 needs every prompt to start alike")
     F = sp.filters(m)
-    ids = data.windows(tok, "test", sizes["n_prompts"], sizes["prompt_len"], lead=bos)
+    ids = data.windows(tok, "test", sizes["n_prompts"], sizes["prompt_len"], lead=bos).to(next(m.parameters()).device)
     cap = lens.capture(m, ids, modules=["mlp_out", "attn_out", "attn_in"], attentions=True, logits_to_keep=1)
     sink = sp.sink_profile(cap.residual[0, :, 0], torch.stack([x[0, 0] for x in cap.modules["mlp_out"]]),
                            torch.stack([x[0, 0] for x in cap.modules["attn_out"]]), F.dark("u"))
@@ -491,7 +491,7 @@ def test_token0_value_projection_is_small(claim, study):
         for layer in layers:
             vo = sp.value_output_norms(blocks[layer].self_attn, s.cap.modules["attn_in"][layer])  # (B, H, T)
             others = vo[:, :, 1:].transpose(0, 1).reshape(vo.shape[1], -1).median(-1).values
-            ratios.append((vo[:, :, 0].mean(0) / others).numpy())
+            ratios.append((vo[:, :, 0].mean(0) / others).cpu().numpy())
     r = np.stack(ratios)
     claim.figure(figures.head_ratio_heatmap(r, layers, f"003 App D — {s.name}: ‖h_0 W_v W_o‖ / median token's"),
                  f"{s.name}_fig21")

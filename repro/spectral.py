@@ -77,13 +77,14 @@ def spectrum(W: torch.Tensor) -> Spectrum:
 def _gain(norm: nn.Module | None) -> torch.Tensor | None:
     if norm is None or isinstance(norm, nn.Identity):
         return None
-    return frozen_norm(norm).gain
+    g = frozen_norm(norm).gain
+    return None if g is None else g.cpu()
 
 
 def unembedding_matrix(model: nn.Module) -> torch.Tensor:
     """W_u (V, d) with the final norm's gain folded in (003 §2), float64."""
     amap = lens.arch_map(model)
-    W = lens.unembedding(model, amap).detach().double()
+    W = lens.unembedding(model, amap).detach().cpu().double()
     g = _gain(lens.final_norm(model, amap))
     return W if g is None else W * g.double()[None, :]
 
@@ -91,7 +92,7 @@ def unembedding_matrix(model: nn.Module) -> torch.Tensor:
 def embedding_matrix(model: nn.Module) -> torch.Tensor:
     """W_e (V, d) as written into the residual stream (Gemma's √d scale included), float64."""
     amap = lens.arch_map(model)
-    W = lens.resolve(model, amap.embed).weight.detach().double()
+    W = lens.resolve(model, amap.embed).weight.detach().cpu().double()
     if amap.embed_scaled_inside:
         W = W * float(lens.resolve(model, amap.embed).embed_scale)
     return W
@@ -186,7 +187,7 @@ class Filters:
     def retained(self, name: str, k: int) -> int:
         """Directions a family's k-th filter keeps (Ψ's nominal count: it removes a double
         projection, so it keeps more information than this, 003 §4)."""
-        if name == "omega" and k < self.n_bands - 1:
+        if name == "omega" and k < self.n_bands:  # Ω_{u,19} = I: bands 1 … 19 and 20
             return self.dims(1, k) + self.dims(self.n_bands, self.n_bands)
         return self.dims(1, k)
 
@@ -207,7 +208,7 @@ def _linear_rows(module: nn.Module) -> torch.Tensor:
     """The weight as (d_out, d_in) float64 for nn.Linear and GPT-2's Conv1D alike."""
     from repro.residual_stream import out_proj_weight
 
-    return out_proj_weight(module)[0].double()
+    return out_proj_weight(module)[0].cpu().double()
 
 
 def component_matrices(model: nn.Module, layer: int) -> dict[str, torch.Tensor]:
@@ -286,13 +287,13 @@ def dark_shares(model: nn.Module, F: Filters) -> dict[str, torch.Tensor]:
 
 def udr(h: torch.Tensor, dark: torch.Tensor) -> torch.Tensor:
     """Eq. (4): U-dark ratio ‖Φ_{u,20}h‖ / ‖(I − Φ_{u,20})h‖ over the last dimension."""
-    hd = h.float() @ dark
+    hd = h.float() @ dark.to(h.device)
     return hd.norm(dim=-1) / (h.float() - hd).norm(dim=-1)
 
 
 def dark_fraction(h: torch.Tensor, dark: torch.Tensor) -> torch.Tensor:
     """‖Φ h‖ / ‖h‖: the share of a vector's norm in the dark band (1 = entirely dark)."""
-    return (h.float() @ dark).norm(dim=-1) / h.float().norm(dim=-1)
+    return (h.float() @ dark.to(h.device)).norm(dim=-1) / h.float().norm(dim=-1)
 
 
 def key_dot_products(keys: torch.Tensor) -> torch.Tensor:
@@ -307,14 +308,14 @@ def received_attention(attn: torch.Tensor, skip_last: int = HMLV_LAST) -> tuple[
     than two followers (the last `skip_last`, which §7 ignores anyway) get NaN."""
     A = attn.float().mean(1)  # (B, T_query, T_key)
     T = A.shape[-1]
-    after = torch.tril(torch.ones(T, T, dtype=torch.bool), diagonal=-1)  # query t > key s
+    after = torch.tril(torch.ones(T, T, dtype=torch.bool, device=A.device), diagonal=-1)  # query t > key s
     cnt = after.sum(0).float()  # followers per key position
     vals = A * after
     mean = vals.sum(1) / cnt.clamp_min(1)
     var = ((A - mean[:, None, :]) ** 2 * after).sum(1) / (cnt - 1).clamp_min(1)
     bad = cnt < 2
     if skip_last:
-        bad = bad | (torch.arange(T) >= T - skip_last)
+        bad = bad | (torch.arange(T, device=A.device) >= T - skip_last)
     mean = mean.masked_fill(bad, float("nan"))
     var = var.masked_fill(bad, float("nan"))
     return mean, var
@@ -406,7 +407,7 @@ def nll_per_token(model: nn.Module, normed: torch.Tensor, targets: torch.Tensor,
     out = torch.empty(flat.shape[0], dtype=torch.float32)
     for s in range(0, flat.shape[0], chunk):
         logits = lens.unembed(model, flat[s:s + chunk], normed=True).float()
-        out[s:s + chunk] = -torch.log_softmax(logits, -1).gather(1, tflat[s:s + chunk, None]).squeeze(1)
+        out[s:s + chunk] = -torch.log_softmax(logits, -1).gather(1, tflat[s:s + chunk, None]).squeeze(1).cpu()
     return out.view(B, T)
 
 
@@ -447,12 +448,11 @@ class Sweep:
                 return (h, *args[1:]), kwargs
             return args, {**kwargs, "hidden_states": h}
 
-        base = lens.resolve(self.model, parent_path)
         handle = target.register_forward_pre_hook(inject, with_kwargs=True)
         setattr(parent, attr, stand_in)
         try:
             with torch.no_grad():
-                normed = base(input_ids=self.ids, use_cache=False).last_hidden_state
+                normed = parent(input_ids=self.ids, use_cache=False).last_hidden_state
         finally:
             setattr(parent, attr, original)
             handle.remove()
@@ -492,6 +492,7 @@ def generate(model: nn.Module, prompt_ids: torch.Tensor, max_new_tokens: int, *,
     """Greedy continuation (token ids after the prompt), optionally with the residual stream
     filtered after block `layer` at every position (003 §6.1, Tables 2, 4, 5)."""
     ctx = filtered(model, layer, P) if P is not None else contextlib.nullcontext()
+    prompt_ids = prompt_ids.to(next(model.parameters()).device)
     with ctx, torch.no_grad():
         out = model.generate(prompt_ids, max_new_tokens=max_new_tokens, do_sample=False,
                              attention_mask=torch.ones_like(prompt_ids), pad_token_id=0)
@@ -568,6 +569,6 @@ class SinkProfile:
 
 def sink_profile(resid0: torch.Tensor, mlp0: torch.Tensor, attn0: torch.Tensor, dark: torch.Tensor) -> SinkProfile:
     """From token 0's streams: resid0 (L+1, d), block contributions mlp0, attn0 (L, d)."""
-    r, m, a = resid0.float(), mlp0.float(), attn0.float()
+    r, m, a = resid0.float().cpu(), mlp0.float().cpu(), attn0.float().cpu()
     return SinkProfile(r.norm(dim=-1), dark_fraction(r, dark), m.norm(dim=-1), dark_fraction(m, dark),
                        a.norm(dim=-1), dark_fraction(a, dark), m.cumsum(0).norm(dim=-1))

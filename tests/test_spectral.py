@@ -7,7 +7,7 @@ import math
 
 import pytest
 import torch
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from repro import spectral as sp
@@ -61,6 +61,7 @@ def test_spectrum_matches_svd():
 @settings(max_examples=25, deadline=None)
 @given(d=st.integers(20, 64), seed=st.integers(0, 2 ** 16), j=st.integers(1, 20), span=st.integers(0, 19),
        family=st.sampled_from(["phi_u", "phi_e", "omega", "random"]))
+@example(d=20, seed=0, j=1, span=18, family="omega")  # Ω_{u,19} = I: all 20 bands retained
 def test_filters_are_orthogonal_projections(d, seed, j, span, family):
     F = _filters(d, seed, tied=False, gain=True)
     k = min(20, j + span)
