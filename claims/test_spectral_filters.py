@@ -78,21 +78,6 @@ NOT_REPRODUCED: dict[tuple[str, str], str] = {
 }
 
 
-def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
-    if "model" in metafunc.fixturenames:
-        from repro.models.pretrained import EMBEDDED_MODELS
-
-        chosen = metafunc.config.getoption("--model")
-        metafunc.parametrize("model", [chosen] if chosen else list(EMBEDDED_MODELS), scope="module")
-
-
-def expect(claim, cid: str, model: str, measured: str) -> None:
-    """Strict xfail for a (claim, model) pair listed in NOT_REPRODUCED, with today's numbers."""
-    reason = NOT_REPRODUCED.get((cid, model))
-    if reason:
-        claim.not_reproduced(f"{model}: {reason} Measured: {measured}")
-
-
 # --------------------------------------------------------------------------- the study
 
 
@@ -157,13 +142,13 @@ def sizes(profile):
 
 
 @pytest.fixture(scope="module")
-def study(model, pretrained, sizes) -> Study:
-    m, tok = pretrained(model)
+def study(model_name, pretrained, sizes) -> Study:
+    m, tok = pretrained(model_name)
     if tok is None:
-        raise ReproError(f"--model {model}: the spectral claims read Brown text, which needs the model's tokenizer")
+        raise ReproError(f"--model {model_name}: the spectral claims read Brown text, which needs the model's tokenizer")
     bos = tok.bos_token_id
     if bos is None:
-        raise ReproError(f"--model {model}: its tokenizer has no <bos>; 003 §5 needs every prompt to start alike")
+        raise ReproError(f"--model {model_name}: its tokenizer has no <bos>; 003 §5 needs every prompt to start alike")
     F = sp.filters(m)
     ids = data.windows(tok, "test", sizes["n_prompts"], sizes["prompt_len"], lead=bos).to(next(m.parameters()).device)
     cap = lens.capture(m, ids, modules=["mlp_out", "attn_out", "attn_in"], attentions=True, logits_to_keep=1)
@@ -174,7 +159,7 @@ def study(model, pretrained, sizes) -> Study:
     with torch.no_grad():
         normed = lens.final_norm(m)(cap.residual[:, -1])
         base_f32 = float(sp.nll_per_token(m, normed[:, :-1], ids[:, 1:]).mean())
-    return Study(model, m, tok, sizes, F, ids, cap, sink, sp.Sweep(work, ids), base_f32)
+    return Study(model_name, m, tok, sizes, F, ids, cap, sink, sp.Sweep(work, ids), base_f32)
 
 
 def _setting(claim, s: Study) -> None:
@@ -219,7 +204,7 @@ def test_unembedding_spectrum(claim, study, sizes):
     claim.record(f"{s.name}: Spearman p", float(p), expected=1e-6, compare="le", tol=0.0, why="far from chance")
     claim.figure(figures.singular_values({"W_u (final-norm gain folded)": S, "W_e": F.e.S.numpy()}, F.edges,
                                          f"003 Fig 3 — {s.name} (d = {d})"), f"{s.name}_fig3")
-    expect(claim, "SF-1", s.name, f"σ1/σ2 {lead:.2f}, σ(0.1d)/σ(0.9d) {body:.2f}, |ρ| {abs(rho):.2f}")
+    claim.not_reproduced_if(NOT_REPRODUCED, ("SF-1", s.name), f"σ1/σ2 {lead:.2f}, σ(0.1d)/σ(0.9d) {body:.2f}, |ρ| {abs(rho):.2f}")
     assert lead >= 3.0 and body <= 2.0 and end >= per_band_body and abs(rho) >= 0.3 and p <= 1e-6
 
 
@@ -250,7 +235,7 @@ def test_components_read_and_write_dark(claim, study):
     claim.figure(figures.projection_norm_panels(panels, F.edges, f"003 Fig 4/5 — {s.name}"), f"{s.name}_fig4_5")
     claim.figure(figures.dark_share_heatmap(shares, chance, f"U-dark share by matrix and layer — {s.name}"),
                  f"{s.name}_dark_share")
-    expect(claim, "SF-2", s.name, f"max dark share W_{best_y} {best:.2f} ({best / chance:.1f}× chance); "
+    claim.not_reproduced_if(NOT_REPRODUCED, ("SF-2", s.name), f"max dark share W_{best_y} {best:.2f} ({best / chance:.1f}× chance); "
                                   f"early W_2 max {float(w2.max()):.3f} at layer {l2}")
     assert best / chance >= 3.0 and float(w2.max()) >= 0.5
 
@@ -283,7 +268,7 @@ def test_residual_filter_step_at_last_band(claim, study):
                  expected=0.0, compare="ge", tol=0.0, why="'worse than removing the same number of random directions', "
                  "against every random basis tried")
     claim.record(f"{s.name}: NLL MLP-of-ℓ* filtered Φ_u,1:19 − unfiltered", s.nll(ls, "phi_u", 19, where="mlp") - s.sweep.base)
-    expect(claim, "SF-3", s.name, f"step {step:.2f} nats, Φ_u,1:19 {phi19:.2f} vs random {np.round(rnd19, 2).tolist()}")
+    claim.not_reproduced_if(NOT_REPRODUCED, ("SF-3", s.name), f"step {step:.2f} nats, Φ_u,1:19 {phi19:.2f} vs random {np.round(rnd19, 2).tolist()}")
     assert step >= 1.0 and phi19 > max(rnd19)
 
 
@@ -308,7 +293,7 @@ def test_token0_gets_dark_vector_from_early_mlp(claim, study):
     claim.record(f"{s.name}: last block that still reads it / L", last / s.L, expected=0.8, compare="ge", tol=0.0,
                  why="'kept until the last layers': through at least 80% of the depth")
     claim.figure(figures.sink_composition(p, f"003 Fig 9 — {s.name}: token 0 (<bos>) residual"), f"{s.name}_fig9")
-    expect(claim, "SF-4", s.name, f"ℓ* {ls}/{s.L}, dark {float(p.dark[peak]):.3f}, MLP share {mlp_share:.2f}")
+    claim.not_reproduced_if(NOT_REPRODUCED, ("SF-4", s.name), f"ℓ* {ls}/{s.L}, dark {float(p.dark[peak]):.3f}, MLP share {mlp_share:.2f}")
     assert ls / s.L <= 0.5 and p.dark[peak] >= 0.9 and mlp_share >= 0.5 and last / s.L >= 0.8
 
 
@@ -328,7 +313,7 @@ def test_shavings_swap_removes_step(claim, study):
                  expected=0.25, compare="le", tol=0.0,
                  why="'removes the step': at most a quarter of the step left (the swap itself perturbs every token "
                      "but token 0)")
-    expect(claim, "SF-5", s.name, f"swap step {step_swap:.2f} vs drop step {step_drop:.2f}")
+    claim.not_reproduced_if(NOT_REPRODUCED, ("SF-5", s.name), f"swap step {step_swap:.2f} vs drop step {step_drop:.2f}")
     assert step_swap <= 0.25 * step_drop
 
 
@@ -345,7 +330,7 @@ def test_token0_only_filter_shows_step(claim, study):
                  tol=0.0, why="'the step is clearly visible': ≥ 1 nat (20× the dtype noise)")
     claim.record(f"{s.name}: token-0-only step − swap step", step0 - step_swap, expected=0.0, compare="ge", tol=0.0,
                  why="filtering token 0 alone hurts more than perturbing every other token")
-    expect(claim, "SF-6", s.name, f"token-0-only step {step0:.2f}, swap step {step_swap:.2f}")
+    claim.not_reproduced_if(NOT_REPRODUCED, ("SF-6", s.name), f"token-0-only step {step0:.2f}, swap step {step_swap:.2f}")
     assert step0 >= 1.0 and step0 > step_swap
 
 
@@ -379,7 +364,7 @@ def test_sink_preserving_filters_keep_nll_low(claim, study):
     claim.record(f"{s.name}: NLL Φ_u,1:15 − Ω_u,14 (same retained dims less the dark band)", phi - om)
     ok_rows = [r for r, row in zip(s.rows, grid) if row[s.cols.index(15)] - s.sweep.base <= 0.5]
     claim.record(f"{s.name}: layers where Ω_u,14 stays within 0.5 nats", str(ok_rows))
-    expect(claim, "SF-7", s.name, f"Ω_u,14 after layer {lay}: {om:.2f} vs {s.sweep.base:.2f} unfiltered "
+    claim.not_reproduced_if(NOT_REPRODUCED, ("SF-7", s.name), f"Ω_u,14 after layer {lay}: {om:.2f} vs {s.sweep.base:.2f} unfiltered "
                                   f"(Φ_u,1:15 {phi:.2f}); within 0.5 nats after layers {ok_rows}")
     assert om - s.sweep.base <= 0.5
 
@@ -416,7 +401,7 @@ def test_generations_under_filters(claim, study):
                  tol=0.0, why="'degenerates into repetition': a tenth more of its 3-grams repeated")
     claim.record(f"{s.name}: rep-3 Ω − unfiltered", mean["Ω_u (80%)"] - mean["none"], expected=0.1, compare="le",
                  tol=0.0, why="'Ω stays coherent': no more than a tenth more repetition than the model itself")
-    expect(claim, "SF-8", s.name, str({k: round(v, 2) for k, v in mean.items()}))
+    claim.not_reproduced_if(NOT_REPRODUCED, ("SF-8", s.name), str({k: round(v, 2) for k, v in mean.items()}))
     assert mean["Ψ (80%)"] - mean["none"] >= 0.1 and mean["Ω_u (80%)"] - mean["none"] <= 0.1
 
 
@@ -466,7 +451,7 @@ def test_hmlv_tokens_are_darker(claim, study, hmlv_stats):
     claim.figure(figures.hmlv_metrics(st["layer"], st["udr_h"], st["udr_all"], st["kdp_h"], st["kdp_all"],
                                       f"003 Fig 15 — {s.name}"), f"{s.name}_fig15")
     p = _sign_test(claim, s, st, "udr", "U-dark ratio")
-    expect(claim, "SF-9", s.name, f"p = {p:.3g}")
+    claim.not_reproduced_if(NOT_REPRODUCED, ("SF-9", s.name), f"p = {p:.3g}")
     assert p <= 0.05
 
 
@@ -474,7 +459,7 @@ def test_hmlv_tokens_are_darker(claim, study, hmlv_stats):
 def test_hmlv_keys_resemble_token0(claim, study, hmlv_stats):
     s = study
     p = _sign_test(claim, s, hmlv_stats, "kdp", "key dot product with token 0")
-    expect(claim, "SF-9 kdp", s.name, f"p = {p:.3g}")
+    claim.not_reproduced_if(NOT_REPRODUCED, ("SF-9 kdp", s.name), f"p = {p:.3g}")
     assert p <= 0.05
 
 
@@ -501,5 +486,5 @@ def test_token0_value_projection_is_small(claim, study):
     claim.record(f"{s.name}: median ratio token 0 / median token", float(np.median(r)), expected=0.5, compare="le",
                  tol=0.0, why="'much smaller': at most half, typically")
     claim.record(f"{s.name}: largest ratio", float(r.max()))
-    expect(claim, "SF-10", s.name, f"{int((r >= 1).sum())} of {r.size} heads ≥ 1, largest {r.max():.2f}")
+    claim.not_reproduced_if(NOT_REPRODUCED, ("SF-10", s.name), f"{int((r >= 1).sum())} of {r.size} heads ≥ 1, largest {r.max():.2f}")
     assert (r < 1).all() and np.median(r) <= 0.5

@@ -123,6 +123,32 @@ SIZES: dict[str, dict[str, dict[str, Any]]] = {
                                                           new_tokens=64),
                       freq_min_count=5, nll_dtype="float32"),
     },
+    # 000 causal shift (CS-1 … CS-6). `align`: CS-1/CS-2 on the pretrained models over Brown
+    # test-split windows led by <bos> (the source: 1,000 WikiText sequences), top-k decoding in
+    # the tied dictionary through the final norm (the logit lens), bootstrap over sequences;
+    # bf16 for the (tokens × vocabulary) decoding matmul on CPU. `model`/`train`: the GPT-2-style
+    # TinyDecoder trained on Brown BPE for CS-3 … CS-6, every variant on one data order; the
+    # fixed cut attenuates to `cut_alpha`; CS-3 compares α = 0 at the middle layer with the
+    # baseline (α = 1) over `seeds`; `gate_snapshots`: steps at which the learned gate's π is read (Fig 5).
+    # `eval`: CS-6's held-out sets (Brown test windows, stdlib-code validation windows,
+    # last-word items from Brown test sentences). ci: 4 layers × 128 wide, 300 steps of 16 × 64
+    # tokens (≈ 12 s per model in bf16 autocast on 2 cores); paper: the source's GPT-2 150M
+    # (12 layers, 768 wide, 1024 tokens) — a GPU and a larger corpus than Brown (`--corpus`).
+    "causal_shift": {
+        "ci": dict(align=dict(n_seq=8, seq_len=64, k=5, n_boot=1000, compute_dtype="bfloat16", panel_start=24),
+                   model=dict(vocab_size=4096, d_model=128, n_layer=4, n_head=4, max_len=64),
+                   train=dict(steps=300, batch_size=16, seq_len=64, lr=3e-3, warmup_steps=30, eval_every=300,
+                              eval_batches=8, autocast="bfloat16"),
+                   seeds=(0, 1, 2), cut_alpha=0.5, gate_snapshots=(0, 25, 50, 100, 150, 200, 250, 300),
+                   eval=dict(windows=64, last_word_items=300)),
+        "paper": dict(align=dict(n_seq=1000, seq_len=128, k=5, n_boot=2000, compute_dtype=None, panel_start=24),
+                      model=dict(vocab_size=32000, d_model=768, n_layer=12, n_head=12, max_len=1024),
+                      train=dict(steps=20000, batch_size=32, seq_len=1024, lr=6e-4, warmup_steps=2000,
+                                 eval_every=1000, eval_batches=16, autocast="bfloat16"),
+                      seeds=(0, 1, 2), cut_alpha=0.5,
+                      gate_snapshots=(0, 1000, 2500, 5000, 10000, 15000, 20000),
+                      eval=dict(windows=512, last_word_items=2000)),
+    },
     "residual_stream": {
         "ci": dict(text=dict(test_seqs=3, seq_len=128), dla_len=64,
                    grad=dict(depths=(12, 24, 48), d_model=128, n_head=4, batch_size=8, seq_len=64, seeds=(0, 1, 2)),

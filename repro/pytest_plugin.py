@@ -193,6 +193,15 @@ class Claim:
         failure that makes someone update the verdict."""
         self.item.add_marker(pytest.mark.xfail(strict=True, raises=AssertionError, reason=reason))
 
+    def not_reproduced_if(self, known: dict, key: tuple, measured: str) -> None:
+        """`not_reproduced` when `key` (e.g. (claim ID, model name) or (claim ID, profile name))
+        is in `known`, a test module's table of verdicts decided from earlier measurements (not
+        from this run's numbers, so the test still fails if the behaviour changes the other way),
+        with this run's `measured` numbers appended to the stated reason."""
+        reason = known.get(key)
+        if reason:
+            self.not_reproduced(f"{key[-1]}: {reason} Measured: {measured}")
+
     def table(self, title: str, columns: list[str], rows: list[list[Any]], *, claim_id: str | None = None) -> None:
         """A table for the report (e.g. the source's Table 3 next to ours)."""
         payload = {"claim": self._id(claim_id), "title": title, "columns": list(columns),
@@ -227,6 +236,16 @@ def model_names(pytestconfig: pytest.Config) -> list[str]:
 
     chosen = pytestconfig.getoption("--model")
     return [chosen] if chosen else list(EMBEDDED_MODELS)
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """A test that takes `model_name` runs once per pretrained model of the run (--model, else
+    every embedded model), module-scoped: a module's per-model fixtures are built once each."""
+    if "model_name" in metafunc.fixturenames:
+        from repro.models.pretrained import EMBEDDED_MODELS
+
+        chosen = metafunc.config.getoption("--model")
+        metafunc.parametrize("model_name", [chosen] if chosen else list(EMBEDDED_MODELS), scope="module")
 
 
 @pytest.fixture(scope="session")

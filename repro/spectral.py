@@ -91,11 +91,7 @@ def unembedding_matrix(model: nn.Module) -> torch.Tensor:
 
 def embedding_matrix(model: nn.Module) -> torch.Tensor:
     """W_e (V, d) as written into the residual stream (Gemma's √d scale included), float64."""
-    amap = lens.arch_map(model)
-    W = lens.resolve(model, amap.embed).weight.detach().cpu().double()
-    if amap.embed_scaled_inside:
-        W = W * float(lens.resolve(model, amap.embed).embed_scale)
-    return W
+    return lens.input_embeddings(model).cpu().double()
 
 
 @dataclass

@@ -173,3 +173,25 @@ def test_crashes(claim):
     by_id = {c["id"]: c for c in _load(pytester)["claims"]}
     assert by_id["BB-6"]["verdict"] == "not reproduced"
     assert by_id["BB-4"]["verdict"] == "failed" and by_id["BB-5"]["verdict"] == "failed"
+
+
+def test_not_reproduced_if_and_model_name_parametrisation(pytester: pytest.Pytester):
+    """claim.not_reproduced_if(table, key, measured): only listed keys become strict xfails,
+    with the measured numbers in the reason; `model_name` runs once per embedded model, or
+    only for --model."""
+    pytester.makeconftest(CONFTEST)
+    pytester.makepyfile('''
+import pytest
+
+KNOWN = {("BB-6", "gemma3-270m"): "known to differ"}
+
+@pytest.mark.claim("BB-6")
+def test_per_model(claim, model_name):
+    claim.not_reproduced_if(KNOWN, ("BB-6", model_name), "x = 3")
+    assert model_name != "gemma3-270m"
+''')
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-rx")
+    result.assert_outcomes(passed=1, xfailed=1)
+    result.stdout.fnmatch_lines(["*gemma3-270m: known to differ Measured: x = 3*"])
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--model", "smollm2-135m")
+    result.assert_outcomes(passed=1)

@@ -1,0 +1,353 @@
+"""Causal shift (000, "input–output alignment shift" in autoregressive transformers).
+
+§III — where hidden states stop looking like the input token and start looking like the next
+one: every layer's states decoded in the tied dictionary (lens.nearest_tokens, top-5), and three
+continuous measures (cosine to the input and to the output embedding, normalised projection on
+the input→output axis). The switch layer is where the target-match curve overtakes the
+input-match curve (linearly interpolated between layers), and where the projection first
+reaches 0.5; both with a bootstrap CI over sequences.
+
+§IV — residual attenuation x_{l+1} = α_l·x_l + F_l(x_l), F_l the block's whole residual update,
+as a module attached to any model's blocks (TinyDecoder or HF) by forward hooks:
+`ResidualGate`, fixed ("cut": α at one layer, 1 elsewhere; "all": α at every layer) or learned
+("learned": α_l = 1 − (1 − α)·π_l, π = softmax of L logits, zero — uniform — at init, trained
+with the model; a one-hot π is the fixed cut at that layer, so the two are on one scale).
+α = 1 everywhere is the unmodified model. Choices the source leaves open, stated: the cut's α
+is 0.5 (the source restricts α > 0 without giving its value), and the gate mixes the
+per-layer attenuation linearly in π (mixture-of-depths style, no one-hot sampling).
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+from torch import nn
+
+from repro import lens
+from repro import train as T
+from repro.models.tiny import TinyConfig, TinyDecoder
+from repro.runtime import ReproError, derive_seed, generator
+
+GATE_MODES = ("none", "cut", "all", "learned")
+
+
+# --------------------------------------------------------------------------- §III alignment profiles
+
+
+@dataclass
+class AlignmentProfile:
+    """Per sequence s and layer l = 0 … L (0: the embeddings, L: the last block's output,
+    before the final norm): (S, L+1) means over the sequence's tokens (position 0 excluded)."""
+
+    input_match: torch.Tensor
+    target_match: torch.Tensor
+    cos_in: torch.Tensor
+    cos_out: torch.Tensor
+    projection: torch.Tensor
+    n_tokens: int
+    k: int
+
+    MEASURES = ("input_match", "target_match", "cos_in", "cos_out", "projection")
+
+    @property
+    def n_layers(self) -> int:
+        return self.input_match.shape[1] - 1
+
+    def mean(self, name: str, rows: torch.Tensor | None = None) -> np.ndarray:
+        x = getattr(self, name)
+        if rows is not None:
+            x = x[rows]
+        return torch.nanmean(x, dim=0).numpy()
+
+
+@torch.no_grad()
+def alignment_profile(model: nn.Module, ids: torch.Tensor, *, k: int = 5, skip_first: int = 1,
+                      space: str = "lens", compute_dtype: torch.dtype | None = None) -> AlignmentProfile:
+    """000 §III over sequences ids (S, T+1): states at positions 0 … T−1 are compared with their
+    input token ids[:, :T] and their target ids[:, 1:]. The first `skip_first` positions (the
+    <bos> / attention-sink token) are left out.
+
+    space "lens" (default): every layer's state goes through the model's final norm first, as
+    the logit lens reads it, and decodes by dot product with the tied dictionary (= the logit
+    lens's top-k); "raw": the pre-norm state, decoded by cosine. On the embedded models the raw
+    stream is dominated by a few massive dimensions and decodes to nothing after layer 1
+    (measured, NOTES), so the lens space is what the source's "logit lens methodology" means."""
+    if space not in ("lens", "raw"):
+        raise ReproError(f"space must be 'lens' or 'raw', got {space!r}")
+    D = lens.tied_dictionary(model)
+    fnorm = lens.final_norm(model) if space == "lens" else (lambda t: t)
+    metric = "dot" if space == "lens" else "cosine"
+    resid = lens.capture(model, ids[:, :-1], modules=[], logits_to_keep=1).residual  # (S, L+1, T, d)
+    S, L1, T, d = resid.shape
+    inp, tgt = ids[:, skip_first:-1], ids[:, 1 + skip_first:]
+    flat_in, flat_out = inp.reshape(-1), tgt.reshape(-1)
+    e_in, e_out = D[flat_in], D[flat_out]
+    out = {m: torch.empty(S, L1) for m in AlignmentProfile.MEASURES}
+    for layer in range(L1):
+        h = fnorm(resid[:, layer, skip_first:].reshape(-1, d))
+        top = lens.nearest_tokens(h, D, k, metric=metric, compute_dtype=compute_dtype)
+        per = {"input_match": lens.top_k_match(top, flat_in).float(),
+               "target_match": lens.top_k_match(top, flat_out).float(),
+               "cos_in": lens.cosine_to(h, D, flat_in), "cos_out": lens.cosine_to(h, D, flat_out),
+               "projection": lens.axis_projection(h, e_in, e_out)}
+        for m, v in per.items():
+            out[m][:, layer] = torch.nanmean(v.view(S, -1).cpu(), dim=1)
+    return AlignmentProfile(**out, n_tokens=int(inp.numel()), k=k)
+
+
+def crossing(a: np.ndarray, b: np.ndarray) -> float:
+    """First (fractional) layer where curve b reaches curve a from below, linearly interpolated
+    between layers; NaN when it never does. b ≥ a at layer 0 counts only after b < a once."""
+    diff = np.asarray(b, dtype=float) - np.asarray(a, dtype=float)
+    below = np.nonzero(diff < 0)[0]
+    if below.size == 0:
+        return float("nan")
+    for l in range(int(below[0]), len(diff) - 1):
+        if diff[l] < 0 <= diff[l + 1]:
+            return l + float(-diff[l] / (diff[l + 1] - diff[l]))
+    return float("nan")
+
+
+def level_crossing(curve: np.ndarray, level: float = 0.5) -> float:
+    """First fractional layer where `curve` reaches `level` from below."""
+    c = np.asarray(curve, dtype=float)
+    return crossing(np.full_like(c, level), c)
+
+
+def switch_layers(p: AlignmentProfile, rows: torch.Tensor | None = None) -> dict[str, float]:
+    """The switch layer by the top-k curves (target overtakes input) and by the projection's 0.5."""
+    return {"match": crossing(p.mean("input_match", rows), p.mean("target_match", rows)),
+            "projection": level_crossing(p.mean("projection", rows), 0.5),
+            "cosine": crossing(p.mean("cos_in", rows), p.mean("cos_out", rows))}
+
+
+def bootstrap_switch(p: AlignmentProfile, n_boot: int = 1000, seed: int = 0, level: float = 0.95) -> dict[str, tuple]:
+    """Percentile bootstrap over sequences of each switch estimate: name → (lo, hi, share of
+    resamples where a switch exists)."""
+    g = generator(seed)
+    S = p.input_match.shape[0]
+    draws: dict[str, list[float]] = {}
+    for _ in range(n_boot):
+        rows = torch.randint(0, S, (S,), generator=g)
+        for name, v in switch_layers(p, rows).items():
+            draws.setdefault(name, []).append(v)
+    out = {}
+    for name, v in draws.items():
+        a = np.asarray(v)
+        ok = a[~np.isnan(a)]
+        lo, hi = (np.quantile(ok, [(1 - level) / 2, (1 + level) / 2]) if ok.size else (math.nan, math.nan))
+        out[name] = (float(lo), float(hi), float(ok.size / a.size))
+    return out
+
+
+@torch.no_grad()
+def decoded_panel(model: nn.Module, ids: torch.Tensor, tokenizer, start: int, width: int = 7) -> list[list[str]]:
+    """000 Table I: top-1 tied-dictionary decoding of positions start … start+width−1 of one
+    sequence (1-D ids) at every layer, consecutive layers with the same decodings grouped.
+    Rows: ["layers", tok, tok, …]; the first row is the input."""
+    D = lens.tied_dictionary(model)
+    resid = lens.capture(model, ids[None], modules=[], logits_to_keep=1).residual[0]  # (L+1, T, d)
+    fnorm = lens.final_norm(model)
+    pos = slice(start, start + width)
+    dec = [[tokenizer.decode([int(t)]) for t in lens.nearest_tokens(fnorm(resid[l, pos]), D, 1)[:, 0]]
+           for l in range(resid.shape[0])]
+    rows = [["input", *[tokenizer.decode([int(t)]) for t in ids[pos]]]]
+    first = 0
+    for l in range(1, len(dec) + 1):
+        if l == len(dec) or dec[l] != dec[first]:
+            rows.append([f"{first}" if l - 1 == first else f"{first}–{l - 1}", *dec[first]])
+            first = l
+    return rows
+
+
+# --------------------------------------------------------------------------- §IV residual attenuation
+
+
+class ResidualGate(nn.Module):
+    """x_{l+1} = α_l·x_l + F_l(x_l) on every block of a model (see the module docstring).
+
+    Attach with `attach(model)`: the gate becomes the model's `residual_gate` sub-module (so its
+    logits train and checkpoint with the model) and forward hooks rewrite each block's output
+    y = x + F(x) into y − (1 − α_l)·x."""
+
+    def __init__(self, n_layers: int, mode: str = "none", *, layer: int | None = None, alpha: float = 0.5):
+        super().__init__()
+        if mode not in GATE_MODES:
+            raise ReproError(f"residual gate mode {mode!r}: choose one of {', '.join(GATE_MODES)}")
+        if mode == "cut" and (layer is None or not 0 <= layer < n_layers):
+            raise ReproError(f"a fixed cut needs a layer in 0 … {n_layers - 1}, got {layer}")
+        if not 0.0 <= alpha <= 1.0:
+            raise ReproError(f"residual attenuation α must lie in [0, 1], got {alpha}")
+        self.n_layers, self.mode, self.layer, self.alpha = n_layers, mode, layer, float(alpha)
+        if mode == "learned":
+            self.logits = nn.Parameter(torch.zeros(n_layers))
+        self._handles: list = []
+
+    def describe(self) -> dict:
+        return {"mode": self.mode, "layer": self.layer, "alpha": self.alpha, "n_layers": self.n_layers}
+
+    def distribution(self) -> torch.Tensor:
+        """π over layers (learned gates; detached, for reading); for fixed modes, where the
+        attenuation sits."""
+        if self.mode == "learned":
+            return torch.softmax(self.logits.detach(), 0)
+        pi = torch.zeros(self.n_layers)
+        if self.mode == "cut":
+            pi[self.layer] = 1.0
+        elif self.mode == "all":
+            pi[:] = 1.0 / self.n_layers
+        return pi
+
+    def alphas(self) -> torch.Tensor:
+        """(L,) α_l."""
+        if self.mode == "learned":
+            return 1.0 - (1.0 - self.alpha) * torch.softmax(self.logits, 0)
+        a = torch.ones(self.n_layers)
+        if self.mode == "cut":
+            a[self.layer] = self.alpha
+        elif self.mode == "all":
+            a[:] = self.alpha
+        return a
+
+    def attach(self, model: nn.Module) -> nn.Module:
+        blocks = lens.arch_map(model).blocks(model)
+        if len(blocks) != self.n_layers:
+            raise ReproError(f"gate for {self.n_layers} layers attached to a model with {len(blocks)}")
+        model.add_module("residual_gate", self)
+        self.detach_hooks()
+        if self.mode == "none":
+            return model
+        for i, block in enumerate(blocks):
+            self._handles.append(block.register_forward_hook(self._hook(i), with_kwargs=True))
+        return model
+
+    def detach_hooks(self) -> None:
+        for h in self._handles:
+            h.remove()
+        self._handles = []
+
+    def _hook(self, i: int):
+        def hook(_mod, args, kwargs, output):
+            x = args[0] if args else kwargs["hidden_states"]
+            y = output if isinstance(output, torch.Tensor) else output[0]
+            a = self.alphas().to(device=y.device, dtype=y.dtype)[i]
+            y = y - (1 - a) * x
+            return y if isinstance(output, torch.Tensor) else (y, *output[1:])
+        return hook
+
+
+# --------------------------------------------------------------------------- evaluation (Table II)
+
+
+@torch.no_grad()
+def loss_and_accuracy(model: nn.Module, windows: torch.Tensor, batch: int = 32) -> tuple[float, float]:
+    """Mean next-token NLL (nats) and top-1 accuracy over windows (n, T+1)."""
+    total, correct, count = 0.0, 0, 0
+    for s in range(0, windows.shape[0], batch):
+        w = windows[s:s + batch]
+        logits = model(w[:, :-1]).logits.float()
+        tgt = w[:, 1:]
+        total += float(torch.nn.functional.cross_entropy(logits.flatten(0, 1), tgt.flatten(), reduction="sum"))
+        correct += int((logits.argmax(-1) == tgt).sum())
+        count += tgt.numel()
+    return total / count, correct / count
+
+
+def last_word_items(tokenizer, texts: Sequence[str], *, min_words: int = 8, max_items: int = 500,
+                    max_tokens: int = 64) -> list[tuple[list[int], list[int]]]:
+    """LAMBADA-style items from sentences (000 Table II's LAMBADA column, on Brown): the context
+    is a sentence without its last word, the target the last word's tokens (with its leading
+    space). Sentences are split at '. ', kept with ≥ `min_words` alphabetic-ending words."""
+    items: list[tuple[list[int], list[int]]] = []
+    for text in texts:
+        for sent in text.split(". "):
+            words = sent.strip().split()
+            if len(words) < min_words or not words[-1].isalpha():
+                continue
+            ctx = tokenizer(" ".join(words[:-1]), add_special_tokens=False)["input_ids"]
+            tgt = tokenizer(" " + words[-1], add_special_tokens=False)["input_ids"]
+            if 0 < len(tgt) and len(ctx) + len(tgt) <= max_tokens and ctx:
+                items.append((list(ctx), list(tgt)))
+            if len(items) >= max_items:
+                return items
+    return items
+
+
+@torch.no_grad()
+def last_word_accuracy(model: nn.Module, items: Sequence[tuple[list[int], list[int]]]) -> float:
+    """Share of items whose every target token is the model's top-1 prediction given the context
+    and the target's earlier tokens (= greedy decoding reproduces the whole last word)."""
+    if not items:
+        raise ReproError("no last-word items to score")
+    hits = 0
+    for ctx, tgt in items:
+        seq = torch.tensor([ctx + tgt])
+        pred = model(seq[:, :-1]).logits[0, len(ctx) - 1:].argmax(-1)
+        hits += int(torch.equal(pred, torch.tensor(tgt)))
+    return hits / len(items)
+
+
+# --------------------------------------------------------------------------- §IV training (Fig 4, Fig 5, Table II)
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One residual-path variant: a ResidualGate setting."""
+
+    name: str
+    mode: str = "none"
+    layer: int | None = None
+    alpha: float = 0.5
+
+    def gate(self, n_layers: int) -> ResidualGate:
+        return ResidualGate(n_layers, self.mode, layer=self.layer, alpha=self.alpha)
+
+
+def gpt2_style(**overrides) -> TinyConfig:
+    """The source's GPT-2-style model (LayerNorm, GELU, learned positions, tied embeddings,
+    biases) at a chosen size."""
+    base = dict(norm="layernorm", activation="gelu", positions="learned", tie_embeddings=True, bias=True)
+    return TinyConfig(**{**base, **overrides})
+
+
+def build(tc: TinyConfig, variant: Variant, seed: int) -> TinyDecoder:
+    """A TinyDecoder with the variant's gate attached; the same seed gives the same initial
+    weights for every variant (the gate adds no weights, or zero logits)."""
+    model = TinyDecoder(tc, generator(derive_seed("causal-shift-init", seed)))
+    return variant.gate(tc.n_layer).attach(model)
+
+
+def train_variant(tc: TinyConfig, cfg: T.TrainConfig, variant: Variant, seed: int, *, train_tokens: torch.Tensor,
+                  val_tokens: torch.Tensor, data_identity: dict | None = None, progress: bool = False) -> T.TrainResult:
+    """Train (or load from the checkpoint cache) one variant; the gate is part of the key."""
+    from dataclasses import asdict
+
+    return T.train(lambda s: build(tc, variant, s), cfg.replace(model_seed=seed), train_tokens=train_tokens,
+                   val_tokens=val_tokens, model_config={"tiny": asdict(tc), "residual_gate": variant.gate(tc.n_layer).describe()},
+                   data_identity=data_identity, progress=progress)
+
+
+def gate_history(result: T.TrainResult, tc: TinyConfig, variant: Variant) -> dict[int, np.ndarray]:
+    """step → π over layers, from the run's snapshots (Fig 5)."""
+    out = {}
+    for step, path in sorted(result.snapshots.items()):
+        model = T.load_snapshot(build(tc, variant, 0), path)
+        out[step] = model.residual_gate.distribution().detach().numpy()
+    return out
+
+
+@torch.no_grad()
+def last_word_nll(model: nn.Module, items: Sequence[tuple[list[int], list[int]]]) -> float:
+    """Mean NLL (nats) of the whole last word (the sum over its tokens) given its context: the
+    graded version of `last_word_accuracy`, informative where small models' accuracy is 0."""
+    if not items:
+        raise ReproError("no last-word items to score")
+    total = 0.0
+    for ctx, tgt in items:
+        seq = torch.tensor([ctx + tgt])
+        logp = model(seq[:, :-1]).logits[0, len(ctx) - 1:].float().log_softmax(-1)
+        total -= float(logp.gather(1, torch.tensor(tgt)[:, None]).sum())
+    return total / len(items)

@@ -1,0 +1,236 @@
+"""repro.causal_shift and the tied-dictionary lens (000): the lens on a hand-built model whose
+answer is known, switch-layer estimation, the residual gate (uniform at init, sums to one,
+α = 1 is the unmodified model exactly, a fixed cut is y − (1 − α)x), and the evaluators."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from repro import causal_shift as cs
+from repro import lens
+from repro import train as T
+from repro.models.hf import build_model
+from repro.models.tiny import TinyConfig, TinyDecoder
+from repro.runtime import ReproError, generator
+
+pytestmark = pytest.mark.usefixtures("one_thread")
+
+
+# --------------------------------------------------------------------------- the lens on a known model
+
+
+def test_nearest_tokens_and_measures_by_hand():
+    D = torch.eye(6, 4)[:6]  # rows 4, 5 are zero → never nearest
+    D[4] = torch.tensor([1.0, 1.0, 0, 0])
+    h = torch.tensor([[2.0, 0.1, 0, 0], [0, 0, 0, -1.0]])
+    top = lens.nearest_tokens(h, D, k=2, metric="cosine")
+    assert top[0, 0] == 0 and top[0, 1] == 4  # cosine: e0 first, then (e0+e1)/√2
+    dot = lens.nearest_tokens(h, D, k=2)  # the logit lens: largest ⟨h, e_v⟩
+    assert dot[0].tolist() == [4, 0]  # ⟨h, e0 + e1⟩ = 2.1 > ⟨h, e0⟩ = 2
+    with pytest.raises(ReproError, match="metric"):
+        lens.nearest_tokens(h, D, metric="euclid")
+    assert lens.top_k_match(top, torch.tensor([4, 3])).tolist() == [True, False]
+    c = lens.cosine_to(h, D, torch.tensor([0, 3]))
+    assert c[0] > 0.99 and math.isclose(float(c[1]), -1.0, rel_tol=1e-6)
+    # projection: 0 at the input embedding, 1 at the output's, 0.5 half way
+    e_in, e_out = D[[0, 0, 0]], D[[1, 1, 1]]
+    hs = torch.stack([D[0], D[1], (D[0] + D[1]) / 2])
+    t = lens.axis_projection(hs, e_in, e_out)
+    assert torch.allclose(t, torch.tensor([0.0, 1.0, 0.5]), atol=1e-6)
+    assert torch.isnan(lens.axis_projection(D[:1], D[:1], D[:1])).all()  # input = output token
+
+
+def test_alignment_profile_on_a_model_whose_answer_is_known():
+    """Embeddings E = I, tied; block 0 adds nothing; block 1 adds 3·e_{t+1} at every position
+    (the next token of the sequence 0, 1, 2, …). Layers 0 and 1 decode to the input, layer 2 to
+    the target; the switch lies between layers 1 and 2."""
+    V = d = 16
+    tc = TinyConfig(vocab_size=V, d_model=d, n_layer=2, n_head=1, block="attn", positions="none", norm="none",
+                    final_norm=False, bias=False, tie_embeddings=True, max_len=32)
+    m = TinyDecoder(tc, generator(0))
+    shift = torch.roll(torch.eye(d), 1, dims=0)  # row convention: e_i @ shift.T = e_{i+1}
+    with torch.no_grad():
+        m.wte.weight.copy_(torch.eye(V, d))
+        for p in m.parameters():
+            if p is not m.wte.weight:
+                p.zero_()
+    # all block weights are zero, so both blocks add nothing; a hook makes block 1 write the
+    # next token exactly, so the expected answer is unambiguous (the lens is under test)
+    ids = torch.arange(12).remainder(V).unsqueeze(0).repeat(3, 1)
+
+    def write_next(_mod, args, out):
+        x = args[0]
+        return (x + 3 * x @ shift.T, *out[1:])
+
+    h = m.blocks[1].register_forward_hook(write_next)
+    try:
+        p = cs.alignment_profile(m, ids, k=1, skip_first=1)
+    finally:
+        h.remove()
+    assert p.input_match[:, 0].eq(1).all() and p.input_match[:, 1].eq(1).all()
+    assert p.target_match[:, 2].eq(1).all() and p.target_match[:, :2].eq(0).all()
+    s = cs.switch_layers(p)
+    assert 1 < s["match"] <= 2 and 1 < s["projection"] <= 2
+    assert p.mean("projection")[0] == pytest.approx(0.0, abs=1e-6)
+    # ĥ = (e + 3e')/√10: t = ⟨ĥ − e, e' − e⟩ / 2 = (1 + 2/√10) / 2
+    assert p.mean("projection")[2] == pytest.approx((1 + 2 / math.sqrt(10)) / 2, abs=1e-5)
+
+
+def test_alignment_profile_rejects_untied():
+    m = build_model("llama", n_layer=1, n_head=2, d_model=16, vocab_size=50, seed=0)
+    m.lm_head.weight = torch.nn.Parameter(m.lm_head.weight.detach().clone() + 1.0)
+    with pytest.raises(ReproError, match="does not tie"):
+        cs.alignment_profile(m, torch.randint(0, 50, (2, 6)))
+
+
+@given(st.lists(st.floats(-1, 1, allow_nan=False), min_size=3, max_size=12))
+def test_crossing_finds_sign_change(xs):
+    a = np.zeros(len(xs))
+    b = np.array(xs)
+    c = cs.crossing(a, b)
+    if math.isnan(c):
+        neg = np.nonzero(b < 0)[0]
+        assert neg.size == 0 or (b[neg[0]:] < 0).all()
+    else:
+        l = int(math.floor(c))
+        assert b[l] < 0 <= b[min(l + 1, len(b) - 1)] or c == l
+        assert (b[:l + 1] < 0).any()
+
+
+def test_crossing_interpolates():
+    assert cs.crossing(np.array([1.0, 1.0, 1.0]), np.array([0.0, 0.5, 2.0])) == pytest.approx(1 + 0.5 / 1.5)
+    assert cs.level_crossing(np.array([0.0, 0.4, 0.6, 1.0])) == pytest.approx(1.5)
+
+
+# --------------------------------------------------------------------------- the gate
+
+
+def _tiny(seed=0, n_layer=3):
+    tc = cs.gpt2_style(vocab_size=40, d_model=16, n_layer=n_layer, n_head=2, max_len=16)
+    return TinyDecoder(tc, generator(seed))
+
+
+def test_gate_alpha_one_is_the_unmodified_model():
+    ids = torch.randint(0, 40, (2, 10), generator=generator(1))
+    ref = _tiny()
+    with torch.no_grad():
+        want = ref(ids).logits
+    for variant in (cs.Variant("none"), cs.Variant("cut", "cut", layer=1, alpha=1.0), cs.Variant("all", "all", alpha=1.0)):
+        m = variant.gate(3).attach(_tiny())
+        with torch.no_grad():
+            assert torch.equal(m(ids).logits, want), variant
+
+
+def test_fixed_cut_rewrites_one_block():
+    m = _tiny()
+    ids = torch.randint(0, 40, (2, 10), generator=generator(2))
+    with torch.no_grad():
+        plain = lens.capture(m, ids, modules=[]).residual
+    cs.ResidualGate(3, "cut", layer=1, alpha=0.25).attach(m)
+    with torch.no_grad():
+        cut = lens.capture(m, ids, modules=[]).residual
+    assert torch.equal(cut[:, :2], plain[:, :2])  # blocks before the cut untouched
+    block1 = m.blocks[1]
+    with torch.no_grad():
+        y, _ = block1(plain[:, 1], None)  # hook applied: α·x + F(x)
+    m.residual_gate.detach_hooks()
+    with torch.no_grad():
+        y0, _ = block1(plain[:, 1], None)
+    assert torch.allclose(y, y0 - 0.75 * plain[:, 1], atol=1e-6)
+    assert torch.allclose(cut[:, 2], y, atol=1e-6)
+
+
+def test_learned_gate_is_uniform_at_init_and_a_distribution():
+    g = cs.ResidualGate(5, "learned", alpha=0.5)
+    pi = g.distribution()
+    assert torch.allclose(pi, torch.full((5,), 0.2)) and math.isclose(float(pi.sum()), 1.0)
+    assert torch.allclose(g.alphas().detach(), torch.full((5,), 0.9))
+    with torch.no_grad():
+        g.logits.copy_(torch.tensor([0.0, 0, 0, 50.0, 0]))
+    assert math.isclose(float(g.distribution().sum()), 1.0, rel_tol=1e-6)
+    assert float(g.alphas().detach()[3]) == pytest.approx(0.5, abs=1e-6)  # one-hot limit = the fixed cut
+
+
+def test_learned_gate_trains_with_the_model():
+    m = cs.Variant("g", "learned").gate(3).attach(_tiny())
+    ids = torch.randint(0, 40, (4, 12), generator=generator(3))
+    out = m(ids[:, :-1])
+    loss = torch.nn.functional.cross_entropy(out.logits.flatten(0, 1), ids[:, 1:].flatten())
+    loss.backward()
+    assert m.residual_gate.logits.grad is not None and m.residual_gate.logits.grad.abs().sum() > 0
+    assert "residual_gate.logits" in m.state_dict()
+
+
+def test_gate_errors():
+    with pytest.raises(ReproError, match="mode"):
+        cs.ResidualGate(3, "sometimes")
+    with pytest.raises(ReproError, match="layer"):
+        cs.ResidualGate(3, "cut", layer=3)
+    with pytest.raises(ReproError, match="α"):
+        cs.ResidualGate(3, "all", alpha=1.5)
+    with pytest.raises(ReproError, match="attached to a model"):
+        cs.ResidualGate(4, "all").attach(_tiny(n_layer=3))
+
+
+def test_gate_on_hf_model_alpha_one_is_exact():
+    m = build_model("gpt2", n_layer=2, n_head=2, d_model=16, vocab_size=50, seed=0)
+    ids = torch.randint(0, 50, (2, 8), generator=generator(4))
+    with torch.no_grad():
+        want = m(ids).logits
+    cs.ResidualGate(2, "all", alpha=1.0).attach(m)
+    with torch.no_grad():
+        assert torch.equal(m(ids).logits, want)
+    cs.ResidualGate(2, "cut", layer=0, alpha=0.0).attach(m)  # replaces the previous gate
+    with torch.no_grad():
+        assert not torch.allclose(m(ids).logits, want)
+
+
+# --------------------------------------------------------------------------- evaluators and training
+
+
+def test_loss_and_accuracy_and_last_word():
+    m = _tiny()
+    w = torch.randint(0, 40, (5, 9), generator=generator(5))
+    loss, acc = cs.loss_and_accuracy(m, w, batch=2)
+    with torch.no_grad():
+        logits = m(w[:, :-1]).logits
+    ref = torch.nn.functional.cross_entropy(logits.flatten(0, 1), w[:, 1:].flatten())
+    assert loss == pytest.approx(float(ref), rel=1e-5)
+    assert acc == pytest.approx(float((logits.argmax(-1) == w[:, 1:]).float().mean()))
+    # last word: an item whose target is the model's own greedy continuation scores 1
+    ctx = [1, 2, 3]
+    with torch.no_grad():
+        nxt = int(m(torch.tensor([ctx])).logits[0, -1].argmax())
+    assert cs.last_word_accuracy(m, [(ctx, [nxt])]) == 1.0
+    assert cs.last_word_accuracy(m, [(ctx, [(nxt + 1) % 40])]) == 0.0
+    with pytest.raises(ReproError):
+        cs.last_word_accuracy(m, [])
+
+
+def test_last_word_items():
+    class Tok:
+        def __call__(self, text, add_special_tokens=False):
+            return {"input_ids": [len(w) for w in text.split()]}
+
+    items = cs.last_word_items(Tok(), ["one two three four five six seven eight. too short. "
+                                       "a b c d e f g h9"], min_words=8)
+    assert items == [([3, 3, 5, 4, 4, 3, 5], [5])]
+
+
+def test_variant_key_differs_and_gate_history(tmp_path, monkeypatch):
+    monkeypatch.setenv("REPRO_CACHE", str(tmp_path))
+    tc = cs.gpt2_style(vocab_size=40, d_model=16, n_layer=2, n_head=2, max_len=16)
+    cfg = T.TrainConfig(steps=4, batch_size=2, seq_len=8, eval_every=4, eval_batches=1, warmup_steps=0,
+                        snapshot_steps=(0, 4))
+    tokens = torch.randint(0, 40, (400,), generator=generator(6))
+    a = cs.train_variant(tc, cfg, cs.Variant("base"), 0, train_tokens=tokens, val_tokens=tokens)
+    b = cs.train_variant(tc, cfg, cs.Variant("gate", "learned"), 0, train_tokens=tokens, val_tokens=tokens)
+    assert a.key != b.key
+    hist = cs.gate_history(b, tc, cs.Variant("gate", "learned"))
+    assert sorted(hist) == [0, 4]
+    assert np.allclose(hist[0], 0.5) and math.isclose(float(hist[4].sum()), 1.0, rel_tol=1e-6)
