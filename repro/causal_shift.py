@@ -246,8 +246,9 @@ class ResidualGate(nn.Module):
 def loss_and_accuracy(model: nn.Module, windows: torch.Tensor, batch: int = 32) -> tuple[float, float]:
     """Mean next-token NLL (nats) and top-1 accuracy over windows (n, T+1)."""
     total, correct, count = 0.0, 0, 0
+    dev = next(model.parameters()).device
     for s in range(0, windows.shape[0], batch):
-        w = windows[s:s + batch]
+        w = windows[s:s + batch].to(dev)
         logits = model(w[:, :-1]).logits.float()
         tgt = w[:, 1:]
         total += float(torch.nn.functional.cross_entropy(logits.flatten(0, 1), tgt.flatten(), reduction="sum"))
@@ -283,10 +284,11 @@ def last_word_accuracy(model: nn.Module, items: Sequence[tuple[list[int], list[i
     if not items:
         raise ReproError("no last-word items to score")
     hits = 0
+    dev = next(model.parameters()).device
     for ctx, tgt in items:
-        seq = torch.tensor([ctx + tgt])
+        seq = torch.tensor([ctx + tgt], device=dev)
         pred = model(seq[:, :-1]).logits[0, len(ctx) - 1:].argmax(-1)
-        hits += int(torch.equal(pred, torch.tensor(tgt)))
+        hits += int(torch.equal(pred.cpu(), torch.tensor(tgt)))
     return hits / len(items)
 
 
@@ -313,19 +315,21 @@ def gpt2_style(**overrides) -> TinyConfig:
     return TinyConfig(**{**base, **overrides})
 
 
-def build(tc: TinyConfig, variant: Variant, seed: int) -> TinyDecoder:
-    """A TinyDecoder with the variant's gate attached; the same seed gives the same initial
-    weights for every variant (the gate adds no weights, or zero logits)."""
-    model = TinyDecoder(tc, generator(derive_seed("causal-shift-init", seed)))
+def build(tc: TinyConfig, variant: Variant, seed: int, device: torch.device | str = "cpu") -> TinyDecoder:
+    """A TinyDecoder with the variant's gate attached, on `device`; the same seed gives the same
+    initial weights for every variant (the gate adds no weights, or zero logits)."""
+    model = TinyDecoder(tc, generator(derive_seed("causal-shift-init", seed))).to(device)
     return variant.gate(tc.n_layer).attach(model)
 
 
 def train_variant(tc: TinyConfig, cfg: T.TrainConfig, variant: Variant, seed: int, *, train_tokens: torch.Tensor,
-                  val_tokens: torch.Tensor, data_identity: dict | None = None, progress: bool = False) -> T.TrainResult:
-    """Train (or load from the checkpoint cache) one variant; the gate is part of the key."""
+                  val_tokens: torch.Tensor, data_identity: dict | None = None, progress: bool = False,
+                  device: torch.device | str = "cpu") -> T.TrainResult:
+    """Train (or load from the checkpoint cache) one variant on `device`; the gate is part of
+    the key."""
     from dataclasses import asdict
 
-    return T.train(lambda s: build(tc, variant, s), cfg.replace(model_seed=seed), train_tokens=train_tokens,
+    return T.train(lambda s: build(tc, variant, s, device), cfg.replace(model_seed=seed), train_tokens=train_tokens,
                    val_tokens=val_tokens, model_config={"tiny": asdict(tc), "residual_gate": variant.gate(tc.n_layer).describe()},
                    data_identity=data_identity, progress=progress)
 
@@ -346,8 +350,9 @@ def last_word_nll(model: nn.Module, items: Sequence[tuple[list[int], list[int]]]
     if not items:
         raise ReproError("no last-word items to score")
     total = 0.0
+    dev = next(model.parameters()).device
     for ctx, tgt in items:
-        seq = torch.tensor([ctx + tgt])
+        seq = torch.tensor([ctx + tgt], device=dev)
         logp = model(seq[:, :-1]).logits[0, len(ctx) - 1:].float().log_softmax(-1)
-        total -= float(logp.gather(1, torch.tensor(tgt)[:, None]).sum())
+        total -= float(logp.gather(1, seq[0, len(ctx):, None]).sum())
     return total / len(items)
