@@ -1,0 +1,169 @@
+"""repro.context_axis (004): Algorithm 1 as written (Figure 1's examples), the kernels agree with
+each other and with the per-prefix oracle, the diagonal never sees the future (CA-3), and the
+whole-model oracle runs a model's own weights and restores it (CA-4)."""
+from __future__ import annotations
+
+import pytest
+import torch
+import torch.nn.functional as F
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from repro import context_axis as ca
+from repro.models.hf import build_model
+from repro.runtime import ReproError, generator
+
+pytestmark = pytest.mark.usefixtures("one_thread")
+
+
+def test_algorithm1_figure1_examples():
+    """004 Figure 1 (L = 5): slice 2 and slice 3 of the mask, 1 = masked."""
+    M = ca.algorithm1_mask(torch.ones(1, 5, dtype=torch.long))
+    assert M.shape == (1, 1, 5, 5, 5) and M.dtype == torch.bool
+    fig_a = [[0, 0, 0, 1, 1]] * 3 + [[0, 0, 0, 0, 1], [0, 0, 0, 0, 0]]
+    fig_b = [[0, 0, 0, 0, 1]] * 4 + [[0, 0, 0, 0, 0]]
+    assert M[0, 0, 2].int().tolist() == fig_a
+    assert M[0, 0, 3].int().tolist() == fig_b
+    # the last slice sees everything; slice c's row i = c is the ordinary causal row (CA-2)
+    assert not M[0, 0, 4].any()
+    causal = torch.triu(torch.ones(5, 5, dtype=torch.bool), 1)
+    assert all(torch.equal(M[0, 0, c, c], causal[c]) for c in range(5))
+
+
+@given(S=st.integers(1, 9), B=st.integers(1, 3), data=st.data())
+@settings(max_examples=30, deadline=None)
+def test_algorithm1_matches_closed_form_with_padding(S, B, data):
+    x = torch.tensor(data.draw(st.lists(st.lists(st.integers(0, 3), min_size=S, max_size=S), min_size=B, max_size=B)))
+    M = ca.algorithm1_mask(x, pad_id=0)
+    c, i, j = torch.meshgrid(torch.arange(S), torch.arange(S), torch.arange(S), indexing="ij")
+    want = (j > torch.maximum(i, c))[None] | (x == 0)[:, None, None, :]
+    assert torch.equal(M[:, 0], want)
+    assert torch.equal(~ca.allowed(S), (j > torch.maximum(i, c)))
+
+
+def test_algorithm1_rejects_bad_shape():
+    with pytest.raises(ReproError, match="token ids"):
+        ca.algorithm1_mask(torch.ones(5, dtype=torch.long))
+
+
+def _qkv(B, H, S, d, seed):
+    g = generator(seed)
+    return [torch.randn(B, H, S, S, d, generator=g, dtype=torch.float64) for _ in range(3)]
+
+
+@pytest.mark.parametrize("S", [1, 5, 12])
+def test_kernels_agree_on_everything_that_reaches_the_diagonal(S):
+    q, k, v = _qkv(2, 3, S, 4, S)
+    ref = ca.naive(q, k, v)
+    sd = ca.masked_sdpa(q, k, v)
+    tr = ca.trimmed(q, k, v)
+    assert torch.allclose(ref, sd, atol=1e-10)
+    # trimmed computes positions ≤ c only; they equal the reference there, the rest is zero
+    assert torch.allclose(ca.upper_zeroed(ref), tr, atol=1e-10)
+    assert torch.equal(ca.diagonal(tr), ca.diagonal(ref)) or torch.allclose(ca.diagonal(tr), ca.diagonal(ref), atol=1e-10)
+
+
+def test_kernels_with_padding_agree():
+    q, k, v = _qkv(2, 2, 6, 4, 1)
+    pad = torch.zeros(2, 6, dtype=torch.bool)
+    pad[1, 4:] = True
+    ref = ca.naive(q, k, v, pad)
+    assert torch.allclose(ca.masked_sdpa(q, k, v, pad), ref, atol=1e-10)
+    assert torch.allclose(ca.trimmed(q, k, v, pad)[0], ca.upper_zeroed(ref)[0], atol=1e-10)
+    # for sample 1, positions before the padding agree (later rows may be all-padding prefixes)
+    tr = ca.trimmed(q, k, v, pad)
+    assert torch.allclose(tr[1, :, :4, :4], ca.upper_zeroed(ref)[1, :, :4, :4], atol=1e-10)
+
+
+def test_one_slice_of_shared_inputs_is_causal_attention():
+    """With the same inputs in every slice (a first layer), the diagonal is causal attention."""
+    g = generator(3)
+    q1, k1, v1 = (torch.randn(2, 3, 7, 4, generator=g, dtype=torch.float64) for _ in range(3))
+    q, k, v = (t[:, :, None].expand(-1, -1, 7, -1, -1).contiguous() for t in (q1, k1, v1))
+    causal = F.scaled_dot_product_attention(q1, k1, v1, is_causal=True)
+    for kernel in ca.KERNELS:
+        assert torch.allclose(ca.diagonal(ca.attend(q, k, v, kernel)), causal, atol=1e-10), kernel
+
+
+def test_kernel_errors():
+    q, k, v = _qkv(1, 1, 4, 2, 0)
+    with pytest.raises(ReproError, match="unknown context-axis kernel"):
+        ca.attend(q, k, v, "flash")
+    with pytest.raises(ReproError, match="shape"):
+        ca.naive(q[..., :3, :], k[..., :3, :], v[..., :3, :])
+    big = torch.zeros(1, 1, 257, 257, 1)
+    with pytest.raises(ReproError, match="S ≤ 256"):
+        ca.naive(big, big, big)
+
+
+# --------------------------------------------------------------------------- several layers (CA-3)
+
+
+def _stack(x: torch.Tensor, weights, kernel: str) -> torch.Tensor:
+    """A toy L-layer, 1-head context-axis stack on embeddings x (B, S, d): every slice starts from
+    the same embeddings, each layer h ← h + attend(hW_q, hW_k, hW_v)·W_o per slice; returns the
+    diagonal (B, S, d)."""
+    S = x.shape[1]
+    h = x[:, None].expand(-1, S, -1, -1)  # (B, C, S, d)
+    for Wq, Wk, Wv, Wo in weights:
+        a = ca.attend((h @ Wq)[:, None], (h @ Wk)[:, None], (h @ Wv)[:, None], kernel)[:, 0]
+        h = h + a @ Wo
+    return ca.diagonal(h)
+
+
+def _bidirectional_stack(x: torch.Tensor, weights) -> torch.Tensor:
+    """The oracle: the same layers unmasked over one prefix; its last position."""
+    h = x
+    for Wq, Wk, Wv, Wo in weights:
+        h = h + F.scaled_dot_product_attention(h @ Wq, h @ Wk, h @ Wv) @ Wo
+    return h[:, -1]
+
+
+@settings(max_examples=20, deadline=None)
+@given(S=st.integers(2, 8), L=st.integers(1, 3), seed=st.integers(0, 2 ** 16), t=st.integers(0, 7),
+       kernel=st.sampled_from(list(ca.KERNELS)))
+def test_diagonal_never_sees_the_future_and_equals_the_prefix_oracle(S, L, seed, t, kernel):
+    t = t % S
+    g = generator(seed)
+    d = 6
+    weights = [tuple(torch.randn(d, d, generator=g, dtype=torch.float64) / d ** 0.5 for _ in range(4)) for _ in range(L)]
+    x = torch.randn(2, S, d, generator=g, dtype=torch.float64)
+    out = _stack(x, weights, kernel)
+    y = x.clone()
+    y[:, t + 1:] = torch.randn(2, S - t - 1, d, generator=g, dtype=torch.float64)  # change the future
+    assert torch.allclose(_stack(y, weights, kernel)[:, t], out[:, t], atol=1e-10)
+    assert torch.allclose(out[:, t], _bidirectional_stack(x[:, :t + 1], weights), atol=1e-10)
+    if L > 1 and t >= 2:  # not causal attention: the past is re-read in light of the present
+        causal_h = x
+        for Wq, Wk, Wv, Wo in weights:
+            causal_h = causal_h + F.scaled_dot_product_attention(causal_h @ Wq, causal_h @ Wk, causal_h @ Wv,
+                                                                 is_causal=True) @ Wo
+        assert not torch.allclose(out[:, t], causal_h[:, t], atol=1e-6)
+
+
+# --------------------------------------------------------------------------- whole HF models (CA-4)
+
+
+@pytest.mark.parametrize("arch", ["llama", "gpt2"])
+def test_prefix_oracle_uses_the_models_own_weights(arch):
+    m = build_model(arch, n_layer=2, n_head=2, d_model=16, vocab_size=50, seed=0)
+    m.eval()
+    ids = torch.randint(0, 50, (2, 7), generator=generator(1))
+    before = {k: v.clone() for k, v in m.state_dict().items()}
+    impl = m.config._attn_implementation
+    with torch.no_grad():
+        causal = m(ids).logits
+    diag = ca.prefix_oracle(m, ids)
+    assert diag.shape == causal.shape
+    # position 0 sees only itself either way; later positions re-read the past
+    assert torch.allclose(diag[:, 0], causal[:, 0], atol=1e-5)
+    assert not torch.allclose(diag[:, -1], causal[:, -1], atol=1e-4)
+    # the future never matters
+    ids2 = ids.clone()
+    ids2[:, 4:] = (ids2[:, 4:] + 1) % 50
+    assert torch.allclose(ca.prefix_oracle(m, ids2)[:, :4], diag[:, :4], atol=1e-6)
+    # no new parameters, and the model is restored
+    assert m.config._attn_implementation == impl
+    assert all(torch.equal(v, before[k]) for k, v in m.state_dict().items())
+    with torch.no_grad():
+        assert torch.equal(m(ids).logits, causal)
