@@ -17,7 +17,8 @@ return (B, H, C, S, d). `naive` is the literal 5-D mask and softmax (reference, 
 formulation); `trimmed` computes each slice over its prefix only (positions ≤ c, no mask) and
 leaves the upper triangle zero. `diagonal` reads h_{t,t}.
 
-Left for the next part of issue 9 (see its closing note): segment(k) kernels and model mode,
+`segment_reuse` is Fig 4's state reuse as a reference (it still stores S² states). Left for
+the next part of issue 9: memory-saving segment(k) kernels and a segment model mode,
 stochastic axis drop, the claims file CA-1 … CA-8 and the benchmarks.
 """
 from __future__ import annotations
@@ -127,6 +128,22 @@ def upper_zeroed(h: torch.Tensor) -> torch.Tensor:
     S = h.shape[-2]
     keep = torch.tril(torch.ones(S, S, dtype=torch.bool, device=h.device))  # [c, t]: t ≤ c
     return h * keep[..., None]
+
+
+def segment_reuse(h: torch.Tensor, k: int) -> torch.Tensor:
+    """004 §2.3, Fig 4: with segment size k, token t is computed only in slices t … t+k−1;
+    deeper slices c ≥ t+k reuse h_{t+k−1, t}. Applied to per-slice states (…, C, S, d) between
+    layers. k = 1 leaves only diagonal states (exactly causal attention); k ≥ S changes nothing
+    (the full axis). A reference formulation: it still stores all S² states."""
+    if k < 1:
+        raise ReproError(f"segment size must be ≥ 1, got {k}")
+    S = h.shape[-2]
+    if k >= S:
+        return h
+    c = torch.arange(S, device=h.device)[:, None]
+    t = torch.arange(S, device=h.device)[None, :]
+    src = torch.where(c >= t + k, t + k - 1, c)  # (C, S): which slice's state slot (c, t) holds
+    return torch.gather(h, -3, src[..., None].expand(h.shape))
 
 
 # --------------------------------------------------------------------------- whole models

@@ -99,13 +99,15 @@ def test_kernel_errors():
 # --------------------------------------------------------------------------- several layers (CA-3)
 
 
-def _stack(x: torch.Tensor, weights, kernel: str) -> torch.Tensor:
+def _stack(x: torch.Tensor, weights, kernel: str, k: int | None = None) -> torch.Tensor:
     """A toy L-layer, 1-head context-axis stack on embeddings x (B, S, d): every slice starts from
     the same embeddings, each layer h ← h + attend(hW_q, hW_k, hW_v)·W_o per slice; returns the
     diagonal (B, S, d)."""
     S = x.shape[1]
     h = x[:, None].expand(-1, S, -1, -1)  # (B, C, S, d)
     for Wq, Wk, Wv, Wo in weights:
+        if k is not None:
+            h = ca.segment_reuse(h, k)
         a = ca.attend((h @ Wq)[:, None], (h @ Wk)[:, None], (h @ Wv)[:, None], kernel)[:, 0]
         h = h + a @ Wo
     return ca.diagonal(h)
@@ -167,3 +169,30 @@ def test_prefix_oracle_uses_the_models_own_weights(arch):
     assert all(torch.equal(v, before[k]) for k, v in m.state_dict().items())
     with torch.no_grad():
         assert torch.equal(m(ids).logits, causal)
+
+
+@settings(max_examples=15, deadline=None)
+@given(S=st.integers(2, 7), L=st.integers(1, 3), seed=st.integers(0, 2 ** 16))
+def test_segment_one_is_causal_and_segment_s_is_the_full_axis(S, L, seed):
+    """CA-6 (derivable): k = 1 is exactly causal attention, k = S the full context axis."""
+    g = generator(seed)
+    d = 4
+    weights = [tuple(torch.randn(d, d, generator=g, dtype=torch.float64) / 2 for _ in range(4)) for _ in range(L)]
+    x = torch.randn(1, S, d, generator=g, dtype=torch.float64)
+    causal_h = x
+    for Wq, Wk, Wv, Wo in weights:
+        causal_h = causal_h + F.scaled_dot_product_attention(causal_h @ Wq, causal_h @ Wk, causal_h @ Wv,
+                                                             is_causal=True) @ Wo
+    assert torch.allclose(_stack(x, weights, "naive", k=1), causal_h, atol=1e-10)
+    assert torch.allclose(_stack(x, weights, "naive", k=S), _stack(x, weights, "naive"), atol=1e-12)
+
+
+def test_segment_reuse_matches_figure4():
+    """004 Fig 4 (S = 6, k = 3): slot (c, t) holds slice min(c, t + 2)'s state."""
+    S = 6
+    h = torch.arange(S)[:, None, None].expand(S, S, 1).double()  # state = its own slice index
+    r = ca.segment_reuse(h, 3)[..., 0]
+    assert r[5].tolist() == [2, 3, 4, 5, 5, 5]  # row c5 of Fig 4: h20 h31 h42 h53 h54 h55
+    assert r[3].tolist()[:2] == [2, 3]  # row c3: h20 h31
+    with pytest.raises(ReproError):
+        ca.segment_reuse(h, 0)
