@@ -191,7 +191,8 @@ def test_no_skip_trains_worse(claim, runs, sizes, profile):
     claim.record(f"val loss, α = 0 at layer {runs.middle} (per seed)", np.round(zero, 4).tolist())
     claim.record("val loss, α = 1 (the baseline, per seed)", np.round(one, 4).tolist())
     claim.record("mean paired difference (α = 0 minus α = 1)", float((zero - one).mean()), expected=0.0, compare="ge",
-                 tol=0.0, why="'fully suppressing the residual connection degraded optimization'")
+                 tol=0.0, why="'fully suppressing the residual connection degraded optimization'; here α = 0 at one "
+                               "(middle) layer, the source's single-layer setting, not at every layer")
     claim.record("one-sided paired t-test p", float(t.pvalue), expected=0.05, compare="le", tol=0.0,
                  why=f"{len(zero)} seeds, same initial weights and data order per pair; conventional α")
     curves = {f"α = 0 at layer {runs.middle} (seed {s})": r.losses for s, r in zip(sizes["seeds"], runs.alpha0)}
@@ -219,7 +220,8 @@ def test_fixed_cut_sweep(claim, runs, sizes, profile):
     claim.record("cut at layer 0 − baseline, mean over seeds", float((first - base_all).mean()), expected=0.0,
                  compare="le", tol=0.0, why="'cutting the first layer improves validation loss'")
     claim.record("one-sided paired t-test p (cut at layer 0 < baseline)", float(t.pvalue), expected=0.05, compare="le",
-                 tol=0.0, why=f"{len(first)} seeds, paired; conventional α")
+                 tol=0.0, why=f"{len(first)} seeds, paired; conventional α. Seeds change the initial weights only "
+                               "(one data order), so seed spread is a lower bound on run-to-run noise")
     claim.record("spread of the sweep (max − min) / seed sd", float((cut.max() - cut.min()) / sd), expected=2.0,
                  compare="ge", tol=0.0, why="'highly sensitive to the layer': beyond seed noise")
     claim.record("second-best cut layer / L", float(order[1] / L), expected=0.5, compare="ge", tol=0.0,

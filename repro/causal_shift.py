@@ -216,6 +216,14 @@ class ResidualGate(nn.Module):
         blocks = lens.arch_map(model).blocks(model)
         if len(blocks) != self.n_layers:
             raise ReproError(f"gate for {self.n_layers} layers attached to a model with {len(blocks)}")
+        cfg = getattr(model, "config", None)
+        if getattr(cfg, "norm_position", "pre") != "pre" or getattr(cfg, "residual_alpha", 1.0) != 1.0 \
+                or not getattr(cfg, "residual", True):
+            raise ReproError("ResidualGate rewrites y = x + F(x) into α·x + F(x): it needs pre-norm blocks with a plain "
+                             "residual (TinyConfig norm_position='pre', residual_alpha=1, residual=True)")
+        old = getattr(model, "residual_gate", None)
+        if isinstance(old, ResidualGate):
+            old.detach_hooks()  # one gate per model: the new one replaces it
         model.add_module("residual_gate", self)
         self.detach_hooks()
         if self.mode == "none":
@@ -318,8 +326,8 @@ def gpt2_style(**overrides) -> TinyConfig:
 def build(tc: TinyConfig, variant: Variant, seed: int, device: torch.device | str = "cpu") -> TinyDecoder:
     """A TinyDecoder with the variant's gate attached, on `device`; the same seed gives the same
     initial weights for every variant (the gate adds no weights, or zero logits)."""
-    model = TinyDecoder(tc, generator(derive_seed("causal-shift-init", seed))).to(device)
-    return variant.gate(tc.n_layer).attach(model)
+    model = TinyDecoder(tc, generator(derive_seed("causal-shift-init", seed)))
+    return variant.gate(tc.n_layer).attach(model).to(device)  # the gate's logits go along
 
 
 def train_variant(tc: TinyConfig, cfg: T.TrainConfig, variant: Variant, seed: int, *, train_tokens: torch.Tensor,

@@ -151,7 +151,10 @@ class Filters:
         return (eye - (Pe @ Pe.T) @ (Pu @ Pu.T)).float()
 
     def omega(self, k: int) -> torch.Tensor:
-        """Ω_{u,k} = [V_{u,1:k}; V_{u,20:20}][…]ᵀ (eq. 3): the head plus the dark band."""
+        """Ω_{u,k} = [V_{u,1:k}; V_{u,20:20}][…]ᵀ (eq. 3): the head plus the dark band; Ω_{u,0}
+        is the dark band alone (one band retained)."""
+        if k == 0:
+            return self.dark("u")
         self._check(1, k)
         if k >= self.n_bands - 1:
             return self.phi("u", 1, self.n_bands)
@@ -184,7 +187,7 @@ class Filters:
         """Directions a family's k-th filter keeps (Ψ's nominal count: it removes a double
         projection, so it keeps more information than this, 003 §4)."""
         if name == "omega" and k < self.n_bands:  # Ω_{u,19} = I: bands 1 … 19 and 20
-            return self.dims(1, k) + self.dims(self.n_bands, self.n_bands)
+            return (self.dims(1, k) if k else 0) + self.dims(self.n_bands, self.n_bands)
         return self.dims(1, k)
 
 
@@ -461,6 +464,8 @@ class Sweep:
         h = self.resid[:, layer + 1]
         if P is None:
             return h
+        if where == "mlp" and (tokens != "all" or swap):
+            raise ReproError("MLP filters apply to all tokens, without swap (003 Fig 7)")
         if where == "mlp":
             m = self.mlp_out[layer]
             return (h.float() - m.float() + _apply(m, P).float()).to(h.dtype)
@@ -555,7 +560,7 @@ class SinkProfile:
     @property
     def layer(self) -> int:
         above = (self.norm >= 0.5 * self.norm.max()).nonzero().flatten()
-        return int(above[0]) - 1
+        return max(0, int(above[0]) - 1)  # 0 also when the embedding itself is already large
 
     @property
     def in_place(self) -> list[int]:

@@ -187,7 +187,18 @@ def test_gate_on_hf_model_alpha_one_is_exact():
         assert torch.equal(m(ids).logits, want)
     cs.ResidualGate(2, "cut", layer=0, alpha=0.0).attach(m)  # replaces the previous gate
     with torch.no_grad():
-        assert not torch.allclose(m(ids).logits, want)
+        cut = m(ids).logits
+    assert not torch.allclose(cut, want)
+    cs.ResidualGate(2, "all", alpha=1.0).attach(m)  # …and is itself replaced, not stacked
+    with torch.no_grad():
+        assert torch.equal(m(ids).logits, want)
+    assert sum(len(b._forward_hooks) for b in m.transformer.h) == 2
+
+
+def test_gate_refuses_blocks_it_would_miscompute():
+    tc = cs.gpt2_style(vocab_size=40, d_model=16, n_layer=2, n_head=2, max_len=16, norm_position="post")
+    with pytest.raises(ReproError, match="pre-norm"):
+        cs.ResidualGate(2, "all").attach(TinyDecoder(tc, generator(0)))
 
 
 # --------------------------------------------------------------------------- evaluators and training

@@ -124,6 +124,11 @@ def test_unknown_family_and_band_errors():
         F.phi("u", 5, 3)
 
 
+def test_omega_zero_is_the_dark_band():
+    F = _filters(40, 1)
+    assert _close(F.omega(0), F.dark("u")) and F.retained("omega", 0) == F.dims(20, 20)
+
+
 def test_random_filters_are_seeded():
     F = _filters(24, 0)
     assert torch.equal(F.random(10, 7), F.random(10, 7))
@@ -327,6 +332,8 @@ def test_intervention_errors(llama, ids):
         sweep.nll(0, F.dark(), swap=True)
     with pytest.raises(ReproError, match="out of range"):
         sweep.nll(5, F.dark())
+    with pytest.raises(ReproError, match="MLP filters"):
+        sweep.nll(0, F.dark(), where="mlp", tokens="first")
 
 
 def test_generate_with_filter_restores_model(llama):
