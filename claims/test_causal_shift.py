@@ -268,8 +268,9 @@ def table2(runs, sizes):
     out = {}
     for name, m in models.items():
         m.eval()
+        acc, nll = cs.last_word_scores(m, items)
         out[name] = {"brown": cs.loss_and_accuracy(m, brown), "code": cs.loss_and_accuracy(m, code),
-                     "last_word": cs.last_word_accuracy(m, items), "last_word_nll": cs.last_word_nll(m, items)}
+                     "last_word": acc, "last_word_nll": nll}
     return out, len(items), best
 
 

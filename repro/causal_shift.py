@@ -286,18 +286,22 @@ def last_word_items(tokenizer, texts: Sequence[str], *, min_words: int = 8, max_
 
 
 @torch.no_grad()
-def last_word_accuracy(model: nn.Module, items: Sequence[tuple[list[int], list[int]]]) -> float:
-    """Share of items whose every target token is the model's top-1 prediction given the context
-    and the target's earlier tokens (= greedy decoding reproduces the whole last word)."""
+def last_word_scores(model: nn.Module, items: Sequence[tuple[list[int], list[int]]]) -> tuple[float, float]:
+    """(accuracy, NLL) on last-word items, one forward pass each. Accuracy: the share whose every
+    target token is the model's top-1 prediction given the context and the target's earlier
+    tokens (= greedy decoding reproduces the whole word). NLL: mean nats of the whole word (the
+    sum over its tokens) — graded, so informative where small models' accuracy is 0."""
     if not items:
         raise ReproError("no last-word items to score")
-    hits = 0
+    hits, total = 0, 0.0
     dev = next(model.parameters()).device
     for ctx, tgt in items:
         seq = torch.tensor([ctx + tgt], device=dev)
-        pred = model(seq[:, :-1]).logits[0, len(ctx) - 1:].argmax(-1)
-        hits += int(torch.equal(pred.cpu(), torch.tensor(tgt)))
-    return hits / len(items)
+        logp = model(seq[:, :-1]).logits[0, len(ctx) - 1:].float().log_softmax(-1)
+        target = seq[0, len(ctx):]
+        hits += int(torch.equal(logp.argmax(-1), target))
+        total -= float(logp.gather(1, target[:, None]).sum())
+    return hits / len(items), total / len(items)
 
 
 # --------------------------------------------------------------------------- §IV training (Fig 4, Fig 5, Table II)
@@ -349,18 +353,3 @@ def gate_history(result: T.TrainResult, tc: TinyConfig, variant: Variant) -> dic
         model = T.load_snapshot(build(tc, variant, 0), path)
         out[step] = model.residual_gate.distribution().detach().numpy()
     return out
-
-
-@torch.no_grad()
-def last_word_nll(model: nn.Module, items: Sequence[tuple[list[int], list[int]]]) -> float:
-    """Mean NLL (nats) of the whole last word (the sum over its tokens) given its context: the
-    graded version of `last_word_accuracy`, informative where small models' accuracy is 0."""
-    if not items:
-        raise ReproError("no last-word items to score")
-    total = 0.0
-    dev = next(model.parameters()).device
-    for ctx, tgt in items:
-        seq = torch.tensor([ctx + tgt], device=dev)
-        logp = model(seq[:, :-1]).logits[0, len(ctx) - 1:].float().log_softmax(-1)
-        total -= float(logp.gather(1, seq[0, len(ctx):, None]).sum())
-    return total / len(items)

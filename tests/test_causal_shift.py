@@ -217,10 +217,13 @@ def test_loss_and_accuracy_and_last_word():
     ctx = [1, 2, 3]
     with torch.no_grad():
         nxt = int(m(torch.tensor([ctx])).logits[0, -1].argmax())
-    assert cs.last_word_accuracy(m, [(ctx, [nxt])]) == 1.0
-    assert cs.last_word_accuracy(m, [(ctx, [(nxt + 1) % 40])]) == 0.0
+    acc, nll = cs.last_word_scores(m, [(ctx, [nxt])])
+    with torch.no_grad():
+        ref = -float(m(torch.tensor([ctx])).logits[0, -1].log_softmax(-1)[nxt])
+    assert acc == 1.0 and nll == pytest.approx(ref, rel=1e-5)
+    assert cs.last_word_scores(m, [(ctx, [(nxt + 1) % 40])])[0] == 0.0
     with pytest.raises(ReproError):
-        cs.last_word_accuracy(m, [])
+        cs.last_word_scores(m, [])
 
 
 def test_last_word_items():
