@@ -1,39 +1,34 @@
 """The context axis (004, Choi: "Rethinking causal mask: proposing context axis to decoder
-attention") — first part: Algorithm 1, single-layer attention kernels, and the exact per-prefix
-oracle for whole models.
+attention"): Algorithm 1 and the single-layer attention kernels. Whole models: `context_axis_lm`.
 
 Semantics (004 §2.1–2.3). Every token has one state per context slice c = 0 … S−1. In slice c a
 query at position i may attend key j iff j ≤ max(i, c) (Algorithm 1: masked iff j > i and
 j > c). Restricted to positions ≤ c, slice c is therefore a *bidirectional* pass over x[0..c]
 through every layer, and positions > c of slice c never influence positions ≤ c. The diagonal
-read-out h_{t,t} (Fig 2) thus equals the last position of a bidirectional pass over x[0..t]:
-`prefix_oracle` computes exactly that, for any HF model, through transformers'
-AttentionInterface (no new parameters: CA-4). Positions > c of slice c (the strictly upper
-triangle of Fig 3, i < j in the figure's (context i, time j) indexing) never reach the diagonal.
+read-out h_{t,t} (Fig 2) thus equals the last position of a bidirectional pass over x[0..t]
+(`context_axis_lm.prefix_oracle`). Positions > c of slice c (the strictly upper triangle of
+Fig 3, i < j in the figure's (context i, time j) indexing) never reach the diagonal.
 
-Kernels (one signature): q, k, v of shape (B, H, C, S, d) — per-slice states, C = S slices —
-return (B, H, C, S, d). `naive` is the literal 5-D mask and softmax (reference, S ≤ 256);
-`masked_sdpa` passes the (S, S, S) mask to scaled_dot_product_attention (the source's
-formulation); `trimmed` computes each slice over its prefix only (positions ≤ c, no mask) and
-leaves the upper triangle zero. `diagonal` reads h_{t,t}.
-
-`segment_reuse` is Fig 4's state reuse as a reference (it still stores S² states). Left for
-the next part of issue 9: memory-saving segment(k) kernels and a segment model mode,
-stochastic axis drop, the claims file CA-1 … CA-8 and the benchmarks.
+Kernels (one signature `fn(q, k, v, pad=None, out="full")`): q, k, v of shape (B, H, C, S, d) —
+per-slice states, C = S slices — return (B, H, C, S, d), or with out="diagonal" h_{t,t} as
+(B, H, S, d). `naive` is the literal 5-D mask and softmax (reference, S ≤ 256); `masked_sdpa`
+passes the (S, S, S) mask to scaled_dot_product_attention (the source's formulation);
+`trimmed` computes each slice over its prefix only (positions ≤ c, no mask) and leaves the
+upper triangle zero. `segment` (Fig 4) takes and returns the band layout (B, H, K, S, d) of
+segment size K (`to_band` / `from_band`), never storing the S² layout. `pad` (B, S) marks
+padding keys (Algorithm 1's P).
 """
 from __future__ import annotations
 
-import contextlib
 import math
-from collections.abc import Iterator
 
 import torch
 import torch.nn.functional as F
-from torch import nn
 
 from repro.runtime import ReproError
 
-KERNELS = ("naive", "masked_sdpa", "trimmed")
+KERNELS = ("naive", "masked_sdpa", "trimmed", "segment")
+FULL_LAYOUT = ("naive", "masked_sdpa", "trimmed")  # take (B, H, C, S, d); "segment" takes the band
 NAIVE_MAX_S = 256  # the literal (B, H, S, S, S) score tensor: 4·H·S³ bytes per sample
 
 
@@ -71,10 +66,11 @@ def _check(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> None:
                          f"{tuple(q.shape)}, {tuple(k.shape)}, {tuple(v.shape)}")
 
 
-def naive(q, k, v, pad: torch.Tensor | None = None) -> torch.Tensor:
+def naive(q, k, v, pad: torch.Tensor | None = None, out: str = "full") -> torch.Tensor:
     """The literal formulation: (B, H, S, S, S) scores, Algorithm 1's mask, softmax, @ v.
-    `pad` (B, S) bool marks padding keys."""
+    `pad` (B, S) bool marks padding keys. out="diagonal": the same work, then h_{t,t}."""
     _check(q, k, v)
+    _check_out(out)
     S = q.shape[3]
     if S > NAIVE_MAX_S:
         raise ReproError(f"naive context-axis attention is a reference for S ≤ {NAIVE_MAX_S} (got {S}): "
@@ -84,38 +80,145 @@ def naive(q, k, v, pad: torch.Tensor | None = None) -> torch.Tensor:
         masked = masked | pad[:, None, None, None, :]
     scores = (q @ k.transpose(-1, -2)) / math.sqrt(q.shape[-1])
     scores = scores.masked_fill(masked, float("-inf"))
-    return torch.softmax(scores, dim=-1) @ v
+    h = torch.softmax(scores, dim=-1) @ v
+    return diagonal(h) if out == "diagonal" else h
 
 
-def masked_sdpa(q, k, v, pad: torch.Tensor | None = None) -> torch.Tensor:
+def masked_sdpa(q, k, v, pad: torch.Tensor | None = None, out: str = "full") -> torch.Tensor:
     """The source's formulation through scaled_dot_product_attention: the (S, S, S) boolean mask
     broadcast over batch and heads (SDPA converts it to a float copy on every call; NOTES)."""
     _check(q, k, v)
+    _check_out(out)
     mask = allowed(q.shape[3], q.device)[None, None]
     if pad is not None:
         mask = mask & ~pad[:, None, None, None, :]
-    return F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+    h = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+    return diagonal(h) if out == "diagonal" else h
 
 
-def trimmed(q, k, v, pad: torch.Tensor | None = None) -> torch.Tensor:
+def trimmed(q, k, v, pad: torch.Tensor | None = None, out: str = "full") -> torch.Tensor:
     """Each slice c over its prefix 0 … c only, bidirectionally (no mask needed): exactly the
-    entries that can reach the diagonal; positions > c are left zero (004 Fig 3)."""
+    entries that can reach the diagonal; positions > c are left zero (004 Fig 3). One
+    (c+1)×(c+1) attention per slice, all heads at once, written straight into the output
+    (one SDPA per slice, or buckets of slices padded to a common length, were slower on CPU:
+    NOTES). `out="diagonal"` computes only query c of slice c: O(S²) work, (B, H, S, d)."""
     _check(q, k, v)
-    out = q.new_zeros(*q.shape[:-1], v.shape[-1])
-    S = q.shape[3]
+    B, H, S, _, d = q.shape
+    scale = 1.0 / math.sqrt(d)
+    if out == "diagonal":
+        res = q.new_empty(B, H, S, v.shape[-1])
+        for c in range(S):
+            s = (q[:, :, c, c:c + 1] * scale) @ k[:, :, c, :c + 1].transpose(-1, -2)  # (B, H, 1, c+1)
+            if pad is not None:
+                s = s.masked_fill(pad[:, None, None, :c + 1], float("-inf"))
+            res[:, :, c] = (torch.softmax(s, -1) @ v[:, :, c, :c + 1])[:, :, 0]
+        return res
+    _check_out(out)
+    res = q.new_zeros(*q.shape[:-1], v.shape[-1])
     for c in range(S):
-        m = None if pad is None else ~pad[:, None, None, :c + 1]
-        out[:, :, c, :c + 1] = F.scaled_dot_product_attention(
-            q[:, :, c, :c + 1], k[:, :, c, :c + 1], v[:, :, c, :c + 1], attn_mask=m)
-    return out
+        s = (q[:, :, c, :c + 1] * scale) @ k[:, :, c, :c + 1].transpose(-1, -2)  # (B, H, c+1, c+1)
+        if pad is not None:
+            s = s.masked_fill(pad[:, None, None, :c + 1], float("-inf"))
+        torch.matmul(torch.softmax(s, -1), v[:, :, c, :c + 1], out=res[:, :, c, :c + 1])
+    return res
 
 
-def attend(q, k, v, kernel: str = "trimmed", pad: torch.Tensor | None = None) -> torch.Tensor:
-    """Dispatch by name (KERNELS)."""
-    fns = {"naive": naive, "masked_sdpa": masked_sdpa, "trimmed": trimmed}
+def _check_out(out: str) -> None:
+    if out not in ("full", "diagonal"):
+        raise ReproError(f"context-axis kernels return out='full' or 'diagonal', not {out!r}")
+
+
+# --------------------------------------------------------------------------- segment level (Fig 4)
+
+
+def to_band(h: torch.Tensor, size: int) -> torch.Tensor:
+    """Full per-slice states (…, C, S, d) → the segment band (…, K, S, d), K = min(size, S):
+    band[…, r, t] = h[…, t + r, t] (token t in slice t + r; zero where t + r ≥ S)."""
+    S = h.shape[-2]
+    K = _band_size(size, S)
+    t = torch.arange(S, device=h.device)
+    c = t[None, :] + torch.arange(K, device=h.device)[:, None]  # (K, S)
+    valid = c < S
+    out = torch.gather(h, -3, c.clamp(max=S - 1)[..., None].expand(*h.shape[:-3], K, S, h.shape[-1]))
+    return out * valid[..., None]
+
+
+def from_band(band: torch.Tensor) -> torch.Tensor:
+    """The segment band (…, K, S, d) → the full (…, S, S, d) layout of 004 Fig 4: slot (c, t)
+    holds band[min(c − t, K − 1), t] for c ≥ t (deeper slices reuse the last computed state),
+    zero for c < t."""
+    K, S = band.shape[-3], band.shape[-2]
+    c = torch.arange(S, device=band.device)[:, None]
+    t = torch.arange(S, device=band.device)[None, :]
+    r = (c - t).clamp(0, K - 1)  # (C, S)
+    full = torch.gather(band, -3, r[..., None].expand(*band.shape[:-3], S, S, band.shape[-1]))
+    return full * (c >= t)[..., None]
+
+
+def _band_size(size: int, S: int) -> int:
+    if int(size) < 1:
+        raise ReproError(f"segment size must be ≥ 1, got {size}")
+    return min(int(size), S)
+
+
+def segment(q, k, v, pad: torch.Tensor | None = None, out: str = "full", *, chunk: int = 16) -> torch.Tensor:
+    """004 §2.3 / Fig 4 at the kernel level: q, k, v in the segment band layout (B, H, K, S, d)
+    (`to_band`), K the segment size. In slice c the live tokens are t = c−K+1 … c (band rows
+    r = c − t); every earlier token t′ ≤ c − K is frozen at its last computed state, band row
+    K−1, shared by all later slices. Each live query attends to the frozen keys t′ ≤ c − K and
+    to the live keys of its slice — all of them, since every key ≤ c is visible in slice c.
+    Returns the band of outputs (B, H, K, S, d), or with out="diagonal" row 0 (B, H, S, d).
+
+    Nothing outside the band is stored or computed: memory K·S·d per head, time S²·K·d — both
+    linear in K at fixed S. K = 1 is causal attention; K = S the full (trimmed) context axis.
+    `chunk` slices are processed together (their scores: chunk·K·(S+K) per head)."""
+    if q.dim() != 5 or q.shape != k.shape or q.shape[:-1] != v.shape[:-1] or q.shape[2] > q.shape[3]:
+        raise ReproError("the segment kernel takes q, k, v in the band layout (B, H, K, S, d), K ≤ S; got "
+                         f"{tuple(q.shape)}, {tuple(k.shape)}, {tuple(v.shape)}")
+    _check_out(out)
+    B, H, K, S, d = q.shape
+    dev = q.device
+    scale = 1.0 / math.sqrt(d)
+    kf, vf = k[:, :, K - 1], v[:, :, K - 1]  # frozen states (B, H, S, d)
+    res = q.new_zeros(B, H, K, S, v.shape[-1])
+    r = torch.arange(K, device=dev)
+    for c0 in range(0, S, chunk):
+        c = torch.arange(c0, min(S, c0 + chunk), device=dev)  # slices in this chunk (n,)
+        t = c[:, None] - r[None, :]  # live token of band row r in slice c (n, K)
+        live = t >= 0
+        tc = t.clamp(min=0)
+        ql = q[:, :, r[None, :].expand_as(t), tc] * scale  # (B, H, n, K, d)
+        kl = k[:, :, r[None, :].expand_as(t), tc]
+        vl = v[:, :, r[None, :].expand_as(t), tc]
+        n_frozen = max(0, int(c[-1]) - K + 1)  # frozen keys t′ ≤ c − K for the chunk's last slice
+        s_live = ql @ kl.transpose(-1, -2)  # (B, H, n, K, K)
+        mask_live = ~live[:, None, :]  # (n, 1, K): key r′ of slice c does not exist
+        if pad is not None:
+            mask_live = mask_live[None, None] | pad[:, tc][:, None, :, None, :]  # (B, 1, n, 1, K)
+        s_live = s_live.masked_fill(mask_live, float("-inf"))
+        if n_frozen:
+            s_frozen = ql.flatten(2, 3) @ kf[:, :, :n_frozen].transpose(-1, -2)  # (B, H, n·K, F)
+            s_frozen = s_frozen.unflatten(2, (len(c), K))
+            tf = torch.arange(n_frozen, device=dev)
+            mask_frozen = (tf[None, :] > (c[:, None] - K))[:, None, :]  # (n, 1, F)
+            if pad is not None:
+                mask_frozen = mask_frozen | pad[:, None, None, None, :n_frozen]
+            s_frozen = s_frozen.masked_fill(mask_frozen, float("-inf"))
+            p = torch.softmax(torch.cat([s_frozen, s_live], -1), -1)
+            o = (p[..., :n_frozen].flatten(2, 3) @ vf[:, :, :n_frozen]).unflatten(2, (len(c), K))
+            o = o + p[..., n_frozen:] @ vl
+        else:
+            o = torch.softmax(s_live, -1) @ vl
+        res[:, :, r[None, :].expand_as(t)[live], t[live]] = o[:, :, live]
+    return res[:, :, 0] if out == "diagonal" else res
+
+
+def attend(q, k, v, kernel: str = "trimmed", pad: torch.Tensor | None = None, out: str = "full") -> torch.Tensor:
+    """Dispatch by name (KERNELS). "segment" takes the band layout (`to_band`)."""
+    fns = {"naive": naive, "masked_sdpa": masked_sdpa, "trimmed": trimmed, "segment": segment}
     if kernel not in fns:
         raise ReproError(f"unknown context-axis kernel {kernel!r}: {', '.join(KERNELS)}")
-    return fns[kernel](q, k, v, pad)
+    return fns[kernel](q, k, v, pad, out)
 
 
 def diagonal(h: torch.Tensor) -> torch.Tensor:
@@ -134,7 +237,8 @@ def segment_reuse(h: torch.Tensor, k: int) -> torch.Tensor:
     """004 §2.3, Fig 4: with segment size k, token t is computed only in slices t … t+k−1;
     deeper slices c ≥ t+k reuse h_{t+k−1, t}. Applied to per-slice states (…, C, S, d) between
     layers. k = 1 leaves only diagonal states (exactly causal attention); k ≥ S changes nothing
-    (the full axis). A reference formulation: it still stores all S² states."""
+    (the full axis). A reference formulation: it still stores all S² states (`segment` is the
+    kernel that does not)."""
     if k < 1:
         raise ReproError(f"segment size must be ≥ 1, got {k}")
     S = h.shape[-2]
@@ -144,48 +248,3 @@ def segment_reuse(h: torch.Tensor, k: int) -> torch.Tensor:
     t = torch.arange(S, device=h.device)[None, :]
     src = torch.where(c >= t + k, t + k - 1, c)  # (C, S): which slice's state slot (c, t) holds
     return torch.gather(h, -3, src[..., None].expand(h.shape))
-
-
-# --------------------------------------------------------------------------- whole models
-
-
-def _bidirectional_sdpa(module: nn.Module, query, key, value, attention_mask, scaling=None, dropout=0.0, **kwargs):
-    """An AttentionInterface function: scaled-dot-product attention with no mask at all (every
-    position sees every other), for the prefix oracle. Grouped-query heads are expanded."""
-    if key.shape[1] != query.shape[1]:
-        rep = query.shape[1] // key.shape[1]
-        key, value = key.repeat_interleave(rep, dim=1), value.repeat_interleave(rep, dim=1)
-    out = F.scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False,
-                                         scale=scaling)
-    return out.transpose(1, 2).contiguous(), None
-
-
-_REGISTERED = "repro_bidirectional"
-
-
-@contextlib.contextmanager
-def bidirectional(model: nn.Module) -> Iterator[nn.Module]:
-    """Run an HF model with every attention layer unmasked (its own weights, no new parameters),
-    restoring its attention implementation afterwards."""
-    from transformers import AttentionInterface
-
-    AttentionInterface.register(_REGISTERED, _bidirectional_sdpa)
-    before = model.config._attn_implementation
-    model.set_attn_implementation(_REGISTERED)
-    try:
-        yield model
-    finally:
-        model.set_attn_implementation(before)
-
-
-@torch.no_grad()
-def prefix_oracle(model: nn.Module, ids: torch.Tensor) -> torch.Tensor:
-    """Diagonal logits of the full context axis for an HF causal LM: position t's logits are the
-    last position's of a bidirectional pass over ids[:, :t+1] (see the module docstring).
-    ids (B, S) → logits (B, S, V). Cost: S forward passes of lengths 1 … S."""
-    B, S = ids.shape
-    out = []
-    with bidirectional(model):
-        for t in range(S):
-            out.append(model(input_ids=ids[:, :t + 1], logits_to_keep=1).logits[:, -1])
-    return torch.stack(out, dim=1)

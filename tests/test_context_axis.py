@@ -1,6 +1,7 @@
-"""repro.context_axis (004): Algorithm 1 as written (Figure 1's examples), the kernels agree with
-each other and with the per-prefix oracle, the diagonal never sees the future (CA-3), and the
-whole-model oracle runs a model's own weights and restores it (CA-4)."""
+"""repro.context_axis and repro.context_axis_lm (004): Algorithm 1 as written (Figure 1's
+examples), the kernels agree with each other and with the per-prefix oracle, the diagonal never
+sees the future (CA-3), segment size k between causal (k = 1) and the full axis (k = S), and
+the whole-model modes run a model's own weights and restore it (CA-4)."""
 from __future__ import annotations
 
 import pytest
@@ -10,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from repro import context_axis as ca
+from repro import context_axis_lm as cl
 from repro.models.hf import build_model
 from repro.runtime import ReproError, generator
 
@@ -81,8 +83,9 @@ def test_one_slice_of_shared_inputs_is_causal_attention():
     q1, k1, v1 = (torch.randn(2, 3, 7, 4, generator=g, dtype=torch.float64) for _ in range(3))
     q, k, v = (t[:, :, None].expand(-1, -1, 7, -1, -1).contiguous() for t in (q1, k1, v1))
     causal = F.scaled_dot_product_attention(q1, k1, v1, is_causal=True)
-    for kernel in ca.KERNELS:
+    for kernel in ca.FULL_LAYOUT:
         assert torch.allclose(ca.diagonal(ca.attend(q, k, v, kernel)), causal, atol=1e-10), kernel
+        assert torch.allclose(ca.attend(q, k, v, kernel, out="diagonal"), causal, atol=1e-10), kernel
 
 
 def test_kernel_errors():
@@ -102,8 +105,14 @@ def test_kernel_errors():
 def _stack(x: torch.Tensor, weights, kernel: str, k: int | None = None) -> torch.Tensor:
     """A toy L-layer, 1-head context-axis stack on embeddings x (B, S, d): every slice starts from
     the same embeddings, each layer h ← h + attend(hW_q, hW_k, hW_v)·W_o per slice; returns the
-    diagonal (B, S, d)."""
+    diagonal (B, S, d). With segment size k: Fig 4's reuse between layers, or for the
+    "segment" kernel its band layout throughout (which is the reuse)."""
     S = x.shape[1]
+    if kernel == "segment":
+        h = x[:, None].expand(-1, min(k or S, S), -1, -1)  # band (B, K, S, d)
+        for Wq, Wk, Wv, Wo in weights:
+            h = h + ca.segment((h @ Wq)[:, None], (h @ Wk)[:, None], (h @ Wv)[:, None], chunk=3)[:, 0] @ Wo
+        return h[:, 0]
     h = x[:, None].expand(-1, S, -1, -1)  # (B, C, S, d)
     for Wq, Wk, Wv, Wo in weights:
         if k is not None:
@@ -155,7 +164,7 @@ def test_prefix_oracle_uses_the_models_own_weights(arch):
     impl = m.config._attn_implementation
     with torch.no_grad():
         causal = m(ids).logits
-    diag = ca.prefix_oracle(m, ids)
+    diag = cl.prefix_oracle(m, ids)
     assert diag.shape == causal.shape
     # position 0 sees only itself either way; later positions re-read the past
     assert torch.allclose(diag[:, 0], causal[:, 0], atol=1e-5)
@@ -163,7 +172,7 @@ def test_prefix_oracle_uses_the_models_own_weights(arch):
     # the future never matters
     ids2 = ids.clone()
     ids2[:, 4:] = (ids2[:, 4:] + 1) % 50
-    assert torch.allclose(ca.prefix_oracle(m, ids2)[:, :4], diag[:, :4], atol=1e-6)
+    assert torch.allclose(cl.prefix_oracle(m, ids2)[:, :4], diag[:, :4], atol=1e-6)
     # no new parameters, and the model is restored
     assert m.config._attn_implementation == impl
     assert all(torch.equal(v, before[k]) for k, v in m.state_dict().items())
@@ -185,6 +194,11 @@ def test_segment_one_is_causal_and_segment_s_is_the_full_axis(S, L, seed):
                                                              is_causal=True) @ Wo
     assert torch.allclose(_stack(x, weights, "naive", k=1), causal_h, atol=1e-10)
     assert torch.allclose(_stack(x, weights, "naive", k=S), _stack(x, weights, "naive"), atol=1e-12)
+    # the band kernel: the same at k = 1 and k = S, and Fig 4's reuse in between
+    assert torch.allclose(_stack(x, weights, "segment", k=1), causal_h, atol=1e-10)
+    assert torch.allclose(_stack(x, weights, "segment", k=S), _stack(x, weights, "naive"), atol=1e-10)
+    for k in range(2, S):
+        assert torch.allclose(_stack(x, weights, "segment", k=k), _stack(x, weights, "naive", k=k), atol=1e-10)
 
 
 def test_segment_reuse_matches_figure4():
@@ -196,3 +210,105 @@ def test_segment_reuse_matches_figure4():
     assert r[3].tolist()[:2] == [2, 3]  # row c3: h20 h31
     with pytest.raises(ReproError):
         ca.segment_reuse(h, 0)
+
+
+def test_from_band_is_figure4():
+    """004 Fig 4 (S = 6, k = 3) from the band layout: rows c3…c5 of column t0 reuse h20."""
+    S, K = 6, 3
+    c = torch.arange(S)[:, None].expand(S, S)
+    full = (10 * c + torch.arange(S)[None, :]).double()[..., None]  # slot (c, t) = "h_{c,t}" as 10c + t
+    band = ca.to_band(full, K)
+    back = ca.from_band(band)[..., 0].long()
+    assert back[:, 0].tolist() == [0, 10, 20, 20, 20, 20]
+    assert back[5].tolist() == [20, 31, 42, 53, 54, 55]
+    assert back[1].tolist() == [10, 11, 0, 0, 0, 0]  # strictly upper part zero (Fig 3)
+    with pytest.raises(ReproError, match="segment size"):
+        ca.to_band(full, 0)
+
+
+@pytest.mark.parametrize("S,K", [(1, 1), (6, 1), (7, 3), (9, 9), (12, 4), (12, 20)])
+def test_segment_kernel_equals_naive_on_reused_states(S, K):
+    """The band kernel computes exactly the live slots of the naive kernel run on Fig 4's reused
+    inputs; k = 1 is causal attention."""
+    q, k, v = (ca.to_band(t, K) for t in _qkv(2, 2, S, 4, S + K))
+    ref = ca.naive(*(ca.from_band(t) for t in (q, k, v)))
+    got = ca.segment(q, k, v, chunk=3)
+    Kb = min(K, S)
+    live = (torch.arange(S)[None, :] + torch.arange(Kb)[:, None]) < S  # slot exists
+    assert torch.allclose(got * live[..., None], ca.to_band(ref, K), atol=1e-10)
+    assert torch.allclose(ca.segment(q, k, v, out="diagonal"), ca.diagonal(ref), atol=1e-10)
+    if K == 1:
+        causal = F.scaled_dot_product_attention(q[:, :, 0], k[:, :, 0], v[:, :, 0], is_causal=True)
+        assert torch.allclose(got[:, :, 0], causal, atol=1e-10)
+
+
+def test_segment_kernel_with_padding_and_errors():
+    q, k, v = (ca.to_band(t, 3) for t in _qkv(2, 2, 8, 4, 5))
+    pad = torch.zeros(2, 8, dtype=torch.bool)
+    pad[0, 6:] = True  # sample 0: the last two tokens are padding
+    ref = ca.naive(*(ca.from_band(t) for t in (q, k, v)), pad)
+    got = ca.segment(q, k, v, pad, chunk=2)
+    want = ca.to_band(ref, 3)
+    assert torch.allclose(got[1], want[1], atol=1e-10)
+    assert torch.allclose(got[0, :, :, :4], want[0, :, :, :4], atol=1e-10)  # slots of slices ≤ 5
+    with pytest.raises(ReproError, match="band layout"):
+        ca.segment(q, k[:, :, :2], v)
+    with pytest.raises(ReproError, match="out="):
+        ca.trimmed(*_qkv(1, 1, 3, 2, 0), out="band")
+
+
+# --------------------------------------------------------------------------- whole-model modes
+
+
+def _tiny_hf(arch: str, seed: int, n_layer: int = 2):
+    return build_model(arch, n_layer=n_layer, n_head=4, d_model=32, vocab_size=50, seed=seed, perturb_norms=0.1,
+                       attn_implementation="sdpa", dtype=torch.float64)
+
+
+@settings(max_examples=12, deadline=None)
+@given(arch=st.sampled_from(["llama", "gpt2"]), S=st.integers(2, 9), L=st.integers(1, 3),
+       seed=st.integers(0, 2 ** 16), bucket=st.integers(1, 5))
+def test_model_modes_agree_with_the_oracle(arch, S, L, seed, bucket):
+    """Every way to the diagonal agrees: the source's masked formulation, the bucketed full
+    axis, segment k = S — with the per-prefix oracle; k = 1 with causal decoding; segment k
+    through the KV cache with Fig 4's reuse applied to the masked formulation."""
+    m = _tiny_hf(arch, seed % 7, L)
+    ids = torch.randint(0, 50, (2, S), generator=generator(seed))
+    with torch.no_grad():
+        oracle = cl.prefix_oracle(m, ids)
+        assert torch.allclose(cl.masked_logits(m, ids), oracle, atol=1e-10)
+        assert torch.allclose(cl.full_axis_logits(m, ids, bucket=bucket), oracle, atol=1e-10)
+        assert torch.allclose(cl.segment_logits(m, ids, S), oracle, atol=1e-10)
+        assert torch.allclose(cl.segment_logits(m, ids, 1), cl.causal_logits(m, ids), atol=1e-10)
+        k = 1 + seed % S
+        assert torch.allclose(cl.segment_logits(m, ids, k), cl.masked_logits(m, ids, segment=k), atol=1e-10)
+
+
+def test_wrapper_train_modes_and_axis_drop():
+    m = _tiny_hf("llama", 0).float()
+    ids = torch.randint(0, 50, (3, 6), generator=generator(2))
+    causal = cl.ContextAxisLM(m, train_mode="causal")
+    full = cl.ContextAxisLM(m, train_mode="full", bucket=4)
+    with torch.no_grad():
+        assert torch.equal(causal.train()(ids).logits, m(input_ids=ids).logits)
+        assert torch.allclose(full.train()(ids).logits, cl.prefix_oracle(m, ids), atol=1e-5)
+        full.eval().inference = "segment:2"
+        assert torch.allclose(full(ids).logits, cl.segment_logits(m, ids, 2), atol=1e-6)
+    # axis drop: a batch trained causally with probability p (the global RNG, seeded by train)
+    dropper = cl.ContextAxisLM(m, train_mode="full", axis_drop=0.5).train()
+    torch.manual_seed(0)
+    with torch.no_grad():
+        for _ in range(40):
+            dropper(ids[:, :3])
+    assert 8 <= dropper.dropped <= 32  # Binomial(40, 0.5): P(outside) < 1e-4
+    assert full.config.base == m.config.to_dict() and full.config != dropper.config
+
+
+def test_mode_errors():
+    with pytest.raises(ReproError, match="unknown context-axis mode"):
+        cl.parse_mode("segment:0")
+    with pytest.raises(ReproError, match="train_mode"):
+        cl.ContextAxisConfig(train_mode="bidirectional")
+    with pytest.raises(ReproError, match="transformers model"):
+        with cl.bidirectional(torch.nn.Linear(2, 2)):
+            pass
