@@ -37,7 +37,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from repro.context_axis import allowed, segment_reuse
+from repro.context_axis import allowed, segment_reuse, upper_zeroed
 from repro.runtime import ReproError
 
 ATTENTION = "repro_context_axis"
@@ -48,8 +48,20 @@ def _attention(module: nn.Module, query, key, value, attention_mask, scaling=Non
     """AttentionInterface function: SDPA under the mask of the current call (`_MASK`: True =
     may attend, broadcastable to (rows, 1, L_q, L_k); None = every key visible). The model's
     own mask (causal, sliding window) is ignored on purpose."""
-    out = F.scaled_dot_product_attention(query, key, value, attn_mask=_MASK.get(), dropout_p=0.0, is_causal=False,
-                                         scale=scaling, enable_gqa=key.shape[1] != query.shape[1])
+    mask = _MASK.get()
+    if torch.is_grad_enabled() and query.requires_grad and query.device.type == "cpu":
+        # explicit softmax attention: on CPU the fused kernel's backward under a mask was ≈ 10×
+        # its forward, half a CA-8 training step (NOTES); the short rows here fit in memory
+        if key.shape[1] != query.shape[1]:
+            rep = query.shape[1] // key.shape[1]
+            key, value = key.repeat_interleave(rep, dim=1), value.repeat_interleave(rep, dim=1)
+        scores = (query @ key.transpose(-1, -2)) * (scaling if scaling is not None else query.shape[-1] ** -0.5)
+        if mask is not None:
+            scores = scores.masked_fill(~mask, float("-inf"))
+        out = torch.softmax(scores, dim=-1).to(value.dtype) @ value
+    else:
+        out = F.scaled_dot_product_attention(query, key, value, attn_mask=mask, dropout_p=0.0, is_causal=False,
+                                             scale=scaling, enable_gqa=key.shape[1] != query.shape[1])
     return out.transpose(1, 2).contiguous(), None
 
 
@@ -111,19 +123,25 @@ def _layers(model: nn.Module) -> nn.ModuleList:
     return model.get_submodule(arch_map(model).layers)
 
 
-def masked_logits(model: nn.Module, ids: torch.Tensor, segment: int | None = None) -> torch.Tensor:
+def masked_logits(model: nn.Module, ids: torch.Tensor, segment: int | None = None,
+                  zero_upper: bool = False) -> torch.Tensor:
     """004 §2.1–2.2 as written: the input gets a context axis (B, S) → (B·S, S), slice c runs
     under Algorithm 1's mask (query i sees key j iff j ≤ max(i, c)), the diagonal is read out.
-    `segment` = k applies Fig 4's reuse (`segment_reuse`) to every layer's input states.
+    `segment` = k applies Fig 4's reuse (`segment_reuse`) to every layer's input states;
+    `zero_upper` sets Fig 3's strictly upper part (positions t > c of slice c) to zero there.
     Memory S× a causal pass: a reference for small S."""
     B, S = ids.shape
     rows = ids.repeat_interleave(S, dim=0)  # row b·S + c: slice c of sample b
     mask = allowed(S, ids.device)[None].expand(B, S, S, S).reshape(B * S, 1, S, S)
     handles = []
-    if segment is not None:
+    if segment is not None or zero_upper:
         def reuse(module, args, kwargs):
-            h = args[0] if args else kwargs["hidden_states"]
-            h = segment_reuse(h.unflatten(0, (B, S)), segment).flatten(0, 1)
+            h = (args[0] if args else kwargs["hidden_states"]).unflatten(0, (B, S))
+            if segment is not None:
+                h = segment_reuse(h, segment)
+            if zero_upper:
+                h = upper_zeroed(h)
+            h = h.flatten(0, 1)
             return ((h, *args[1:]), kwargs) if args else (args, {**kwargs, "hidden_states": h})
 
         handles = [layer.register_forward_pre_hook(reuse, with_kwargs=True) for layer in _layers(model)]
@@ -214,6 +232,7 @@ class ContextAxisConfig:
     """What a `ContextAxisLM` trains as (part of the checkpoint key; `inference` is not)."""
     train_mode: str = "full"  # "causal" (the baseline) or "full"
     axis_drop: float = 0.0  # §1: probability that a training batch runs causal instead
+    drop_seed: int = 0  # the axis-drop draws: their own generator, replayable (`drop_draws`)
     bucket: int = 8
     base: dict = dataclasses.field(default_factory=dict)  # the wrapped model's config
 
@@ -227,23 +246,41 @@ class ContextAxisConfig:
 class ContextAxisLM(nn.Module):
     """An HF causal LM trained causal or with the context axis, evaluated under `inference`.
 
-    forward(input_ids) → .logits (B, S, V): in training, `config.train_mode` (with axis drop
-    drawn from the global RNG, which `repro.train.train` seeds); in eval, `self.inference`.
-    The wrapped model's state dict is the wrapper's under the prefix `model.`."""
+    forward(input_ids) → .logits (B, S, V): in training, `config.train_mode`, each call
+    (one batch) drawing whether the axis is dropped from the wrapper's own generator (seeded
+    by `drop_seed`: `drop_draws(n)` replays the first n, e.g. for a model loaded from the
+    cache); in eval, `self.inference`. The wrapped model's state dict is the wrapper's under
+    the prefix `model.`."""
 
     def __init__(self, model: nn.Module, train_mode: str = "full", axis_drop: float = 0.0, bucket: int = 8,
-                 inference: str = "causal") -> None:
+                 inference: str = "causal", drop_seed: int = 0) -> None:
         super().__init__()
         self.model = model
-        self.config = ContextAxisConfig(train_mode, float(axis_drop), int(bucket), model.config.to_dict())
+        self.config = ContextAxisConfig(train_mode, float(axis_drop), int(drop_seed), int(bucket),
+                                        model.config.to_dict())
         parse_mode(inference)
         self.inference = inference
-        self.dropped = 0  # training batches run causally by axis drop
+        self._drops = self._generator()
+        self.dropped = 0  # training batches run causally by axis drop (in this process)
+
+    def _generator(self) -> torch.Generator:
+        from repro.runtime import derive_seed
+
+        return torch.Generator().manual_seed(derive_seed("axis-drop", self.config.drop_seed))
+
+    def _draw(self, g: torch.Generator) -> bool:
+        return self.config.train_mode == "full" and self.config.axis_drop > 0 and \
+            float(torch.rand((), generator=g)) < self.config.axis_drop
+
+    def drop_draws(self, n: int) -> list[bool]:
+        """The first n training batches' axis-drop decisions (True: trained causally)."""
+        g = self._generator()
+        return [self._draw(g) for _ in range(n)]
 
     def forward(self, input_ids: torch.Tensor, **_: Any) -> SimpleNamespace:
         if self.training:
             mode = self.config.train_mode
-            if mode == "full" and self.config.axis_drop > 0 and float(torch.rand(())) < self.config.axis_drop:
+            if self._draw(self._drops):
                 mode = "causal"
                 self.dropped += 1
         else:
@@ -251,3 +288,46 @@ class ContextAxisLM(nn.Module):
         if mode == "full":
             return SimpleNamespace(logits=full_axis_logits(self.model, input_ids, self.config.bucket))
         return SimpleNamespace(logits=logits(self.model, input_ids, mode))
+
+
+# --------------------------------------------------------------------------- CA-8
+
+
+def build_lm(model: dict, seq_len: int, seed: int, *, train_mode: str, axis_drop: float = 0.0,
+             bucket: int = 8) -> ContextAxisLM:
+    """A llama-style LM (`repro.models.hf.build_model`, `model` = n_layer / n_head / d_model /
+    vocab_size) in a ContextAxisLM. The weights depend only on `model` and `seed`: every
+    variant of one seed starts from the same initial weights."""
+    from repro.models.hf import build_model
+
+    m = build_model("llama", seed=seed, n_positions=seq_len, attn_implementation="sdpa", **model)
+    return ContextAxisLM(m, train_mode=train_mode, axis_drop=axis_drop, bucket=bucket, drop_seed=seed)
+
+
+def train_lm(model: dict, cfg, seed: int, *, train_mode: str, axis_drop: float = 0.0, bucket: int = 8,
+             train_tokens: torch.Tensor, val_tokens: torch.Tensor, data_identity: dict | None = None):
+    """Train (or load from the checkpoint cache) one CA-8 variant; `cfg` a TrainConfig whose
+    data_seed fixes the data order shared by all variants."""
+    from repro import train as T
+
+    return T.train(lambda s: build_lm(model, cfg.seq_len, s, train_mode=train_mode, axis_drop=axis_drop,
+                                      bucket=bucket),
+                   cfg.replace(model_seed=seed), train_tokens=train_tokens, val_tokens=val_tokens,
+                   data_identity=data_identity, progress=False)
+
+
+@torch.no_grad()
+def window_nll(lm: ContextAxisLM, windows: torch.Tensor, mode: str, batch: int = 64) -> torch.Tensor:
+    """Mean next-token NLL (nats) of each window (n, T+1) under inference `mode`, float32: (n,)."""
+    lm.eval()
+    before = lm.inference
+    lm.inference = mode
+    try:
+        out = []
+        for w in windows.split(batch):
+            logits = lm(w[:, :-1]).logits.float()
+            nll = F.cross_entropy(logits.transpose(1, 2), w[:, 1:], reduction="none")  # (b, T)
+            out.append(nll.mean(1))
+    finally:
+        lm.inference = before
+    return torch.cat(out)

@@ -149,6 +149,34 @@ SIZES: dict[str, dict[str, dict[str, Any]]] = {
                       gate_snapshots=(0, 1000, 2500, 5000, 10000, 15000, 20000),
                       eval=dict(windows=512, last_word_items=2000)),
     },
+    # 004 context axis (CA-1 … CA-8). `check`: CA-3/5/6 on random tiny HF models (hypothesis
+    # examples, float64, S up to `max_S`); `cost`: CA-6/7's counted FLOPs at these S (and
+    # segment sizes at S = max), times for the figure only (benchmarks/ times properly);
+    # `pretrained`: CA-4 on the embedded models (or --model), Brown test windows led by <bos>.
+    # CA-8: identical llama-style models (`model`) trained on Brown BPE from the same initial
+    # weights and data order — causal, full context axis, full axis with §1's stochastic axis
+    # drop (`axis_drop`: a batch runs causal with that probability) — over `seeds`; held-out
+    # NLL on `eval.windows` non-overlapping validation windows under causal, full and
+    # segment-k inference. A full-axis step costs ≈ T/2 causal steps (every prefix is a
+    # pass): ci ≈ 28 s per full-axis model at 400 steps of 16 × 32 tokens on 2 cores.
+    # paper: 6 layers × 256, 128-token windows (a GPU).
+    "context_axis": {
+        "ci": dict(check=dict(examples=25, max_S=10, max_layers=3),
+                   cost=dict(S=(16, 32, 64, 128), segments=(1, 2, 4, 8, 16), heads=4, head_dim=16),
+                   pretrained=dict(n_seq=2, seq_len=32, segment=4),
+                   model=dict(n_layer=2, n_head=4, d_model=64, vocab_size=2048),
+                   train=dict(steps=400, batch_size=16, seq_len=32, lr=3e-3, warmup_steps=30, eval_every=100,
+                              eval_batches=4, autocast="bfloat16"),
+                   seeds=(0, 1, 2), axis_drop=0.5, bucket=8, eval=dict(windows=256, segments=(2, 4, 8))),
+        "paper": dict(check=dict(examples=200, max_S=16, max_layers=4),
+                      cost=dict(S=(16, 32, 64, 128, 256), segments=(1, 2, 4, 8, 16, 32, 64), heads=4, head_dim=64),
+                      pretrained=dict(n_seq=16, seq_len=128, segment=8),
+                      model=dict(n_layer=6, n_head=8, d_model=256, vocab_size=8192),
+                      train=dict(steps=5000, batch_size=32, seq_len=128, lr=1e-3, warmup_steps=200, eval_every=500,
+                                 eval_batches=8, autocast="bfloat16"),
+                      seeds=(0, 1, 2, 3, 4), axis_drop=0.5, bucket=16,
+                      eval=dict(windows=2048, segments=(2, 4, 8, 16, 32))),
+    },
     "residual_stream": {
         "ci": dict(text=dict(test_seqs=3, seq_len=128), dla_len=64,
                    grad=dict(depths=(12, 24, 48), d_model=128, n_head=4, batch_size=8, seq_len=64, seeds=(0, 1, 2)),

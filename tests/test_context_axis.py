@@ -294,13 +294,19 @@ def test_wrapper_train_modes_and_axis_drop():
         assert torch.allclose(full.train()(ids).logits, cl.prefix_oracle(m, ids), atol=1e-5)
         full.eval().inference = "segment:2"
         assert torch.allclose(full(ids).logits, cl.segment_logits(m, ids, 2), atol=1e-6)
-    # axis drop: a batch trained causally with probability p (the global RNG, seeded by train)
-    dropper = cl.ContextAxisLM(m, train_mode="full", axis_drop=0.5).train()
-    torch.manual_seed(0)
+    # axis drop: a batch trained causally with probability p, replayable from the drop seed
+    dropper = cl.ContextAxisLM(m, train_mode="full", axis_drop=0.5, drop_seed=3).train()
+    seen = []
     with torch.no_grad():
         for _ in range(40):
-            dropper(ids[:, :3])
-    assert 8 <= dropper.dropped <= 32  # Binomial(40, 0.5): P(outside) < 1e-4
+            before = dropper.dropped
+            logits = dropper(ids[:, :3]).logits
+            seen.append(dropper.dropped > before)
+            want = m(input_ids=ids[:, :3]).logits if seen[-1] else cl.full_axis_logits(m, ids[:, :3])
+            assert torch.allclose(logits, want, atol=1e-5)
+    assert seen == dropper.drop_draws(40)
+    assert 8 <= sum(seen) <= 32  # Binomial(40, 0.5): P(outside) < 1e-4
+    assert cl.ContextAxisLM(m, train_mode="causal", axis_drop=0.5).drop_draws(5) == [False] * 5
     assert full.config.base == m.config.to_dict() and full.config != dropper.config
 
 
