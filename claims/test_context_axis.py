@@ -40,7 +40,14 @@ FIG1 = {2: [[0, 0, 0, 1, 1]] * 3 + [[0, 0, 0, 0, 1], [0, 0, 0, 0, 0]],
 EXACT = 1e-9
 
 # (claim, profile) → why the claim does not hold at that profile (measured; see CA-8's records)
-NOT_REPRODUCED: dict[tuple[str, str], str] = {}
+NOT_REPRODUCED: dict[tuple[str, str], str] = {
+    ("CA-8", "ci"): (
+        "no benefit at this scale: the context-axis models (with or without axis drop) end 0.012 nats/token above "
+        "the identical causal model under every inference mode (3 seeds, paired t p ≈ 0.4–0.6; seed sd 0.015–0.03). "
+        "2-layer × 64-wide llama models, 400 steps of 16 × 32 Brown tokens: the trained models barely re-read the "
+        "past (their NLL moves < 0.001 nats between causal, segment and full inference), so the axis has little to "
+        "add; a deeper model trained longer (the paper profile, a GPU) is the test this leaves open."),
+}
 
 
 @pytest.fixture(scope="module")
@@ -136,7 +143,7 @@ def test_diagonal_is_autoregressive(claim, sizes):
                                                           - full[:, :t + 1]).abs().max()))
             stats["oracle"] = max(stats["oracle"], float((full - cl.prefix_oracle(m, ids)).abs().max()))
             stats["masked"] = max(stats["masked"], float((full - cl.masked_logits(m, ids)).abs().max()))
-            if S > 2:
+            if S > 2 and L > 1:  # one layer: the last query reads the same inputs either way
                 stats["vs_causal"].append(float((full[:, -1] - cl.causal_logits(m, ids)[:, -1]).abs().max()))
         stats["n"] += 1
 
@@ -295,14 +302,26 @@ def _flops(fn, *args) -> int:
 
 
 def _causal_flops(q, k, v) -> int:
-    """Dense causal attention over one slice (the standard decoder's S × S)."""
+    """Dense causal attention over one slice (the standard decoder's S × S), written out: the
+    counter does not see inside CPU SDPA's fused kernel."""
     S = q.shape[-2]
-    return _flops(lambda: F.scaled_dot_product_attention(
-        q, k, v, attn_mask=torch.ones(S, S, dtype=torch.bool).tril()))
+
+    def causal():
+        s = (q @ k.transpose(-1, -2)).masked_fill(~torch.ones(S, S, dtype=torch.bool).tril(), float("-inf"))
+        return torch.softmax(s, -1) @ v
+
+    return _flops(causal)
 
 
 def _slope(xs, ys) -> float:
+    """Least-squares log–log slope."""
     return float(np.polyfit(np.log(xs), np.log(ys), 1)[0])
+
+
+def _tail_slope(xs, ys) -> float:
+    """The log–log slope between the two largest x: the growth exponent once the lower-order
+    terms (e.g. the segment kernel's per-chunk padding, ≈ 8 keys per query) have faded."""
+    return float(np.log(ys[-1] / ys[-2]) / np.log(xs[-1] / xs[-2]))
 
 
 @pytest.fixture(scope="module")
@@ -392,11 +411,12 @@ def test_cost_grows_cubically_and_sparsity_brings_it_down(claim, cost):
     causal decoder as S²; the trimmed kernel stays S³ but does only the ≈ 1/3 that can reach
     the diagonal; segment(k) brings the exponent back to 2."""
     rows, S = cost["rows"], cost["S"]
-    slopes = {n: _slope([r[0] for r in v], [r[1] for r in v]) for n, v in rows.items() if len(v) > 1}
+    slopes = {n: _tail_slope([r[0] for r in v], [r[1] for r in v]) for n, v in rows.items() if len(v) > 1}
     at = {n: dict(v)[S] for n, v in rows.items() if S in dict(v)}
-    why = "counted FLOPs; lower-order terms (S², S) at S ≥ 16 move the slope by < 0.15"
+    why = "counted FLOPs; the lower-order terms left between the two largest S move the slope by < 0.15"
     for name, want in (("masked_sdpa", 3.0), ("trimmed", 3.0), ("segment k=4", 2.0), ("causal", 2.0)):
-        claim.record(f"log–log slope of FLOPs in S, {name}", slopes[name], expected=want, tol=0.15, why=why)
+        claim.record(f"log–log slope of FLOPs in S (two largest S), {name}", slopes[name], expected=want, tol=0.15,
+                     why=why)
     claim.record(f"FLOPs masked_sdpa / causal at S = {S}", at["masked_sdpa"] / at["causal"], expected=S, tol=0.01,
                  compare="rel", why="S slices of the S × S work, counted exactly")
     claim.record(f"FLOPs trimmed / masked_sdpa at S = {S}", at["trimmed"] / at["masked_sdpa"],
@@ -411,7 +431,7 @@ def test_cost_grows_cubically_and_sparsity_brings_it_down(claim, cost):
                  "flops_vs_S")
     st_curves = {n: ([r[0] for r in v], [r[1] for r in v]) for n, v in cost["states"].items()}
     claim.figure(figures.cost_vs_length(st_curves, "CA-7: states stored per head vs S", "states",
-                                        {n: _slope(*c) for n, c in st_curves.items()}), "states_vs_S")
+                                        {n: _tail_slope(*c) for n, c in st_curves.items()}), "states_vs_S")
     assert abs(slopes["masked_sdpa"] - 3) <= 0.15 and abs(slopes["causal"] - 2) <= 0.15
     assert abs(slopes["segment k=4"] - 2) <= 0.15 and at["trimmed"] < at["masked_sdpa"] / 2.5
 
@@ -509,3 +529,25 @@ def test_context_axis_training_gives_better_representations(claim, experiment, s
     # and under a deployable inference mode
     assert best < 0 and deltas[("context axis", "full")][1] < 0.05
     assert deployable < 0 and deltas[("axis drop", "causal")][1] < 0.05
+
+
+@pytest.mark.claim("CA-8", source="004 §3.1")
+def test_training_inference_mismatch(claim, experiment):
+    """§3.1's training–inference mismatch, measured: how much each trained model's held-out NLL
+    moves between its training mode and the inference modes (causal for the causal model; full
+    for the context-axis models), against the seed-to-seed spread of the baseline."""
+    e = experiment
+    seed_sd = float(e.nll["causal"]["causal"].mean(1).std(ddof=1))
+    worst = 0.0
+    for v in VARIANTS:
+        own = e.nll[v]["causal" if v == "causal" else "full"].mean(1)
+        for mode in e.modes:
+            d = float(np.abs(e.nll[v][mode].mean(1) - own).max())
+            worst = max(worst, d)
+            claim.record(f"{v} model: max over seeds |NLL({mode}) − NLL(training mode)|", d, unit="nats/token")
+    claim.record("seed-to-seed sd of the causal baseline", seed_sd, unit="nats/token")
+    # what the data supports at this scale: the mismatch is below half the seed sd, i.e. it
+    # cannot change any comparison between the variants here
+    claim.record("largest mismatch / baseline seed sd", worst / seed_sd, expected=0.5, compare="le",
+                 why="half the seed-to-seed sd: smaller differences cannot reorder the variants")
+    assert worst <= 0.5 * seed_sd

@@ -162,7 +162,7 @@ SIZES: dict[str, dict[str, dict[str, Any]]] = {
     # paper: 6 layers × 256, 128-token windows (a GPU).
     "context_axis": {
         "ci": dict(check=dict(examples=25, max_S=10, max_layers=3),
-                   cost=dict(S=(16, 32, 64, 128), segments=(1, 2, 4, 8, 16), heads=4, head_dim=16),
+                   cost=dict(S=(16, 32, 64, 128, 256), segments=(1, 2, 4, 8, 16), heads=4, head_dim=16),
                    pretrained=dict(n_seq=2, seq_len=32, segment=4),
                    model=dict(n_layer=2, n_head=4, d_model=64, vocab_size=2048),
                    train=dict(steps=400, batch_size=16, seq_len=32, lr=3e-3, warmup_steps=30, eval_every=100,
