@@ -26,11 +26,15 @@ fixtures: setup
 claims: fixtures
 	$(BIN)/python -m pytest claims/ $(PYTEST_ARGS)
 
+# the unit/property tests, then every benchmark once at small sizes as a smoke test
 test: fixtures
 	$(BIN)/python -m pytest tests/ $(PYTEST_ARGS)
+	$(BIN)/python -m pytest benchmarks/ -p no:xdist --benchmark-disable -q
 
+# full benchmark runs (no xdist): numbers under artifacts/benchmarks/
 bench: fixtures
-	$(BIN)/python -m pytest benchmarks/ -p no:xdist $(PYTEST_ARGS)
+	mkdir -p artifacts/benchmarks
+	$(BIN)/python -m pytest benchmarks/ -p no:xdist --benchmark-json=artifacts/benchmarks/benchmarks.json $(PYTEST_ARGS)
 
 clean:
 	rm -rf artifacts .pytest_cache .hypothesis

@@ -20,12 +20,11 @@ reason `probe` never computes logits over all T positions).
 """
 from __future__ import annotations
 
-import statistics
-import time
 
 import pytest
 import torch
 
+from repro.bench import mean_seconds, time_matmul
 from repro.data import random_tokens
 from repro.init_bias import random_token_inputs
 from repro.models.hf import build_model, default_d_ff
@@ -38,10 +37,6 @@ from repro.runtime import generator, resolve_dtype
 ARCH, N_LAYER, N_HEAD, D_MODEL, VOCAB = "rope-gpt2", 4, 12, 768, 50257
 N_SEQ, T, LENGTHS = 64, 64, (16, 32, 64)
 PROBE_ROUNDS = 3  # + 1 warm-up: ~10 s for both dtypes on 2 idle cores
-
-# dense-matmul reference: one MLP up-projection of 2048 tokens at d = 768
-MM_M, MM_K, MM_N = 2048, 768, 3072
-MM_WARMUP, MM_REPS = 2, 7
 
 AUTO_DTYPE = resolve_dtype("auto")
 DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16}
@@ -70,40 +65,14 @@ def probe_flops(*, n_layer: int, d_model: int, d_ff: int, vocab_size: int, n_seq
                 total=float(proj + attn + head))
 
 
-def _mean_seconds(benchmark) -> float | None:
-    """Mean seconds per call from pytest-benchmark's stats; None when benchmarking is disabled
-    (``--benchmark-disable`` runs the function once and records nothing)."""
-    stats = getattr(benchmark, "stats", None)
-    if stats is None:
-        return None
-    return float(stats.stats.mean)
-
-
 # --------------------------------------------------------------------------- matmul reference
-
-
-def _time_matmul(dtype: torch.dtype) -> dict[str, float]:
-    g = generator(0)
-    a = torch.randn(MM_M, MM_K, generator=g).to(dtype)
-    b = torch.randn(MM_K, MM_N, generator=g).to(dtype)
-    for _ in range(MM_WARMUP):
-        torch.matmul(a, b)
-    times = []
-    for _ in range(MM_REPS):
-        t0 = time.perf_counter()
-        torch.matmul(a, b)
-        times.append(time.perf_counter() - t0)
-    flop = 2.0 * MM_M * MM_K * MM_N
-    return dict(gflop_per_s=flop / statistics.median(times) / 1e9, best_gflop_per_s=flop / min(times) / 1e9,
-                shape=f"({MM_M}x{MM_K})@({MM_K}x{MM_N})", reps=MM_REPS)
 
 
 @pytest.fixture(scope="module")
 def matmul_rate() -> dict[str, dict[str, float]]:
     """Dense-matmul FLOP/s in this run, for float32 and the probe's auto dtype (median of
-    `MM_REPS` timed matmuls after `MM_WARMUP` warm-ups), keyed by dtype name."""
-    with torch.no_grad():
-        return {_dtype_name(dt): _time_matmul(dt) for dt in dict.fromkeys((torch.float32, AUTO_DTYPE))}
+    repro.bench.MM_REPS timed matmuls after MM_WARMUP warm-ups), keyed by dtype name."""
+    return {_dtype_name(dt): time_matmul(dt) for dt in dict.fromkeys((torch.float32, AUTO_DTYPE))}
 
 
 # --------------------------------------------------------------------------- probe throughput
@@ -160,14 +129,13 @@ def test_probe_throughput(benchmark, capsys, matmul_rate, probe_models, probe_in
                 useful_gflop_split={k: v / 1e9 for k, v in flops.items() if k != "total"},
                 matmul_gflop_per_s=mm["gflop_per_s"], matmul_best_gflop_per_s=mm["best_gflop_per_s"],
                 matmul_shape=mm["shape"])
-    seconds = _mean_seconds(benchmark)
+    seconds = mean_seconds(benchmark)
     if seconds is None:
         return
     useful = flops["total"] / seconds / 1e9
     # the matmul again, right after the probe: a ratio far from 1 means the machine's load
     # changed during the run (other processes), and this run's efficiency is not comparable
-    with torch.no_grad():
-        after = _time_matmul(dtype)["gflop_per_s"]
+    after = time_matmul(dtype)["gflop_per_s"]
     info.update(seconds_per_probe=seconds, tokens_per_s=N_SEQ * T / seconds, useful_gflop_per_s=useful,
                 efficiency=useful / mm["gflop_per_s"], matmul_gflop_per_s_after=after,
                 matmul_drift=after / mm["gflop_per_s"])
@@ -201,6 +169,6 @@ def test_probe_forward(benchmark, hf_forward, logits_to_keep):
     benchmark.group = f"HF forward, rope-gpt2 4L d=256 V={HF_V}, {HF_N}×{HF_T}: logits kept"
     out = benchmark.pedantic(run, rounds=5, warmup_rounds=1)
     assert out.shape == (HF_N, 1 if logits_to_keep == 1 else HF_T)
-    seconds = _mean_seconds(benchmark)
+    seconds = mean_seconds(benchmark)
     if seconds is not None:
         benchmark.extra_info["tokens_per_s"] = HF_N * HF_T / seconds

@@ -1,0 +1,252 @@
+"""Context-axis attention kernels (004 §2.3, §3.1; CA-7): time, achieved FLOP/s against an
+in-run dense-matmul ceiling, and peak memory, for every kernel of `repro.context_axis`.
+
+Run without xdist: ``make bench`` (``python -m pytest benchmarks/ -p no:xdist``), which also
+writes the pytest-benchmark JSON under artifacts/benchmarks/. With ``--benchmark-disable`` (CI)
+every case runs once at small S as a smoke test. Nothing here asserts a time. Per case,
+``extra_info`` holds:
+
+- ``useful_gflop``: the FLOPs that can reach the diagonal (multiply-add = 2): per head
+  Σ_c 4·(c+1)²·d for the full layout (slice c over its prefix, QKᵀ and A·V), and
+  Σ_c 4·d·(c+1)·min(k, c+1) for segment k (k live queries per slice over c+1 keys);
+- ``gflop_per_s`` (useful / mean time) and ``fraction_of_ceiling``: against a dense
+  (2048×768)@(768×3072) matmul timed in this run on the same device (`repro.bench`);
+- ``peak_mib_above_inputs`` (CPU, full runs): peak RSS a fresh process adds while running the
+  kernel once on inputs it already holds, and ``memory_over_output`` = that / the output size.
+
+`test_summary` then writes artifacts/benchmarks/context_axis_summary.json and a log–log time
+figure, with the issue's performance ratios measured in this one run: the best exact kernel's
+fraction of the ceiling at S = 512, its speed-up over masked_sdpa (S = 512) and naive
+(S = 256), its memory over output, and the log–log slopes of segment time and memory in k.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from repro import context_axis as ca
+from repro import context_axis_lm as cl
+from repro.bench import mean_seconds, peak_memory_above, time_matmul
+from repro.runtime import atomic_path, generator
+
+B, H, D = 1, 4, 64
+FULL_S, SMOKE_S = (64, 128, 256, 512), (16, 32)
+SEG_K, SMOKE_K = (1, 4, 16, 64), (1, 4)
+SEG_S, SMOKE_SEG_S = 512, 32
+SEGMENT = 16  # segment size of the "segment" row in the per-S groups
+KERNELS = ("naive", "masked_sdpa", "trimmed", "segment", "flex")
+EXACT = ("naive", "masked_sdpa", "trimmed", "flex")  # full-layout kernels: the "best exact kernel" candidates
+DEVICES = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
+MODEL_MODES = ("causal", "full", "segment:2", "segment:8")
+RESULTS: dict[tuple, dict] = {}  # filled by the cases, read by test_summary
+
+
+def _smoke(config) -> bool:
+    return bool(config.getoption("benchmark_disable", False))
+
+
+def pytest_generate_tests(metafunc):
+    smoke = _smoke(metafunc.config)
+    if "S" in metafunc.fixturenames:
+        metafunc.parametrize("S", SMOKE_S if smoke else FULL_S)
+    if "K" in metafunc.fixturenames:
+        metafunc.parametrize("K", SMOKE_K if smoke else SEG_K)
+
+
+@pytest.fixture(scope="module")
+def ceiling() -> dict[str, dict]:
+    return {dev: time_matmul(torch.float32, dev) for dev in DEVICES}
+
+
+def useful_flops(S: int, K: int | None = None) -> float:
+    c = np.arange(1, S + 1, dtype=float)  # prefix length c + 1
+    per_head = 4 * D * (c * c).sum() if K is None else 4 * D * (c * np.minimum(K, c)).sum()
+    return float(B * H * per_head)
+
+
+def output_bytes(S: int, K: int | None = None) -> int:
+    return B * H * (K or S) * S * D * 4
+
+
+def _inputs(S: int, device: str, K: int | None = None):
+    g = generator(S)
+    shape = (B, H, S, S, D) if K is None else (B, H, min(K, S), S, D)
+    return [torch.randn(*shape, generator=g).to(device) for _ in range(3)]
+
+
+def _runner(kernel: str, q, k, v, device: str):
+    fn = ca.segment if kernel == "segment" else (lambda *a: ca.attend(*a, kernel=kernel))
+    sync = torch.cuda.synchronize if device == "cuda" else (lambda: None)
+
+    def run():
+        with torch.no_grad():
+            out = fn(q, k, v)
+        sync()
+        return out
+
+    return run
+
+
+_SETUP = """
+import torch
+from repro import context_axis as ca
+g = torch.Generator().manual_seed({S})
+q, k, v = (torch.randn(*{shape}, generator=g) for _ in range(3))
+"""
+
+
+def _measure(benchmark, ceiling, *, device: str, kernel: str, S: int, K: int | None, group: str, key: tuple):
+    if kernel == "naive" and S > ca.NAIVE_MAX_S:
+        pytest.skip(f"naive is the reference for S ≤ {ca.NAIVE_MAX_S}")
+    if kernel == "flex" and device != "cuda":
+        pytest.skip("FlexAttention only on CUDA here (on CPU it needs a C++ compiler and was no faster: NOTES)")
+    q, k, v = _inputs(S, device, K)
+    run = _runner(kernel, q, k, v, device)
+    benchmark.group = group
+    out = benchmark.pedantic(run, rounds=5, warmup_rounds=1, iterations=1)
+    # the diagonal is exact: against the trimmed kernel's out="diagonal" (O(S²) work)
+    with torch.no_grad():
+        want = ca.segment(q, k, v, out="diagonal") if kernel == "segment" else ca.trimmed(q, k, v, out="diagonal")
+    got = out[:, :, 0] if kernel == "segment" else ca.diagonal(out)
+    assert torch.allclose(got, want, atol=1e-4, rtol=1e-4)  # float32 kernels of different shapes
+    flops = useful_flops(S, K if kernel == "segment" else None)
+    info = benchmark.extra_info
+    info.update(device=device, kernel=kernel, S=S, k=K, heads=H, head_dim=D, batch=B, dtype="float32",
+                torch_threads=torch.get_num_threads(), useful_gflop=flops / 1e9,
+                output_mib=output_bytes(S, K if kernel == "segment" else None) / 2 ** 20,
+                matmul_gflop_per_s=ceiling[device]["gflop_per_s"])
+    seconds = mean_seconds(benchmark)
+    if seconds is None:
+        return
+    info.update(seconds=seconds, gflop_per_s=flops / seconds / 1e9,
+                fraction_of_ceiling=flops / seconds / 1e9 / ceiling[device]["gflop_per_s"])
+    if device == "cpu":
+        shape = (B, H, S, S, D) if kernel != "segment" else (B, H, min(K, S), S, D)
+        call = "ca.segment(q, k, v)" if kernel == "segment" else f"ca.attend(q, k, v, kernel={kernel!r})"
+        above = peak_memory_above(_SETUP.format(S=S, shape=shape), f"with torch.no_grad(): out = {call}")
+        info.update(peak_mib_above_inputs=above / 2 ** 20, memory_over_output=above / output_bytes(
+            S, K if kernel == "segment" else None))
+    RESULTS[key] = dict(info)
+
+
+@pytest.mark.parametrize("kernel", KERNELS)
+@pytest.mark.parametrize("device", DEVICES)
+def test_kernel(benchmark, ceiling, device, kernel, S):
+    K = SEGMENT if kernel == "segment" else None
+    _measure(benchmark, ceiling, device=device, kernel=kernel, S=S, K=K, group=f"context axis {device} S={S}",
+             key=(device, kernel, S))
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_segment_in_k(benchmark, request, ceiling, device, K):
+    S = SMOKE_SEG_S if _smoke(request.config) else SEG_S
+    _measure(benchmark, ceiling, device=device, kernel="segment", S=S, K=K,
+             group=f"segment(k) {device} S={S}", key=(device, "segment-k", S, K))
+
+
+# --------------------------------------------------------------------------- a small LM
+
+
+@pytest.fixture(scope="module")
+def small_lm(request):
+    S = 16 if _smoke(request.config) else 64
+    lm = cl.build_lm(dict(n_layer=2, n_head=4, d_model=64, vocab_size=2048), S, 0, train_mode="causal")
+    ids = torch.randint(0, 2048, (8, S), generator=generator(0))
+    return lm.model.eval(), ids
+
+
+@pytest.mark.parametrize("mode", MODEL_MODES)
+def test_model_forward(benchmark, small_lm, mode):
+    """A 2-layer llama-style LM (d = 64, V = 2048), 8 × S tokens, float32: the diagonal logits
+    under each mode; `ratio_to_causal` read against the causal case of this run."""
+    model, ids = small_lm
+
+    def run():
+        with torch.no_grad():
+            return cl.logits(model, ids, mode)
+
+    benchmark.group = f"small LM forward 8×{ids.shape[1]}"
+    out = benchmark.pedantic(run, rounds=5, warmup_rounds=1, iterations=1)
+    assert out.shape == (*ids.shape, 2048)
+    seconds = mean_seconds(benchmark)
+    benchmark.extra_info.update(mode=mode, tokens=ids.numel())
+    if seconds is None:
+        return
+    RESULTS[("model", mode)] = dict(seconds=seconds)
+    if ("model", "causal") in RESULTS:
+        benchmark.extra_info["ratio_to_causal"] = seconds / RESULTS[("model", "causal")]["seconds"]
+
+
+# --------------------------------------------------------------------------- summary
+
+
+def _slope(xs, ys) -> float:
+    return float(np.polyfit(np.log(xs), np.log(ys), 1)[0])
+
+
+def test_summary(request, capsys):
+    """The issue's performance ratios, measured in this run (recorded, not asserted)."""
+    if _smoke(request.config) or not RESULTS:
+        pytest.skip("benchmarking disabled (smoke run): no times to summarise")
+    out: dict = {"devices": {}}
+    for dev in DEVICES:
+        rows = {(k[1], k[2]): v for k, v in RESULTS.items() if k[0] == dev and len(k) == 3}
+        s_max = max(s for _, s in rows)
+        exact = {kn: rows[(kn, s_max)] for kn in EXACT if (kn, s_max) in rows}
+        best = min(exact, key=lambda kn: exact[kn]["seconds"])
+        d: dict = {"S_max": s_max, "best_exact": best, "best_fraction_of_ceiling": exact[best]["fraction_of_ceiling"],
+                   "best_gflop_per_s": exact[best]["gflop_per_s"]}
+        if ("masked_sdpa", s_max) in rows:
+            d["speedup_vs_masked_sdpa"] = rows[("masked_sdpa", s_max)]["seconds"] / exact[best]["seconds"]
+        s_naive = max((s for kn, s in rows if kn == "naive"), default=None)
+        if s_naive and (best, s_naive) in rows:
+            d["naive_S"] = s_naive
+            d["speedup_vs_naive"] = rows[("naive", s_naive)]["seconds"] / rows[(best, s_naive)]["seconds"]
+        if "memory_over_output" in exact[best]:
+            d["best_memory_over_output"] = exact[best]["memory_over_output"]
+        seg = sorted((k[3], v) for k, v in RESULTS.items() if k[0] == dev and k[1] == "segment-k")
+        if len(seg) > 1:
+            ks = [k for k, _ in seg]
+            d["segment_time_slope_in_k"] = _slope(ks, [v["seconds"] for _, v in seg])
+            if all("peak_mib_above_inputs" in v for _, v in seg):
+                d["segment_memory_slope_in_k"] = _slope(ks, [max(v["peak_mib_above_inputs"], 1e-3) for _, v in seg])
+        d["table"] = [dict(kernel=kn, S=s, ms=1e3 * v["seconds"], gflop_per_s=v["gflop_per_s"],
+                           fraction_of_ceiling=v["fraction_of_ceiling"],
+                           peak_mib_above_inputs=v.get("peak_mib_above_inputs"), output_mib=v["output_mib"])
+                      for (kn, s), v in sorted(rows.items(), key=lambda kv: (kv[0][0], kv[0][1]))]
+        d["segment_k"] = [dict(k=k, ms=1e3 * v["seconds"], peak_mib_above_inputs=v.get("peak_mib_above_inputs"))
+                          for k, v in seg]
+        out["devices"][dev] = d
+    model = {m: RESULTS[("model", m)]["seconds"] for m in MODEL_MODES if ("model", m) in RESULTS}
+    if "causal" in model:
+        out["model_ratio_to_causal"] = {m: t / model["causal"] for m, t in model.items()}
+    target = Path(request.config.rootpath) / "artifacts" / "benchmarks"
+    with atomic_path(target / "context_axis_summary.json") as tmp:
+        Path(tmp).write_text(json.dumps(out, indent=2))
+    from repro import figures
+
+    for dev, d in out["devices"].items():
+        curves = {}
+        for row in d["table"]:
+            curves.setdefault(row["kernel"], ([], []))
+            curves[row["kernel"]][0].append(row["S"])
+            curves[row["kernel"]][1].append(row["ms"])
+        fig = figures.cost_vs_length(curves, f"context-axis kernels on {dev}: time vs S (H={H}, d={D})", "ms",
+                                     {n: _slope(*c) for n, c in curves.items() if len(c[0]) > 1})
+        with atomic_path(target / f"context_axis_time_vs_S_{dev}.png") as tmp:
+            fig.savefig(tmp, format="png", dpi=110, bbox_inches="tight", metadata={"Software": None})
+        figures.plt.close(fig)
+    with capsys.disabled():
+        print("\n" + json.dumps({dev: {k: v for k, v in d.items() if k not in ("table", "segment_k")}
+                                 for dev, d in out["devices"].items()}, indent=1))
+        for dev, d in out["devices"].items():
+            for row in d["table"]:
+                mem = row["peak_mib_above_inputs"]
+                print(f"{dev:5s} {row['kernel']:12s} S={row['S']:4d} {row['ms']:9.1f} ms {row['gflop_per_s']:7.1f} "
+                      f"GFLOP/s {row['fraction_of_ceiling']:5.2f} of ceiling  mem "
+                      f"{'—' if mem is None else f'{mem:.0f}'} MiB (output {row['output_mib']:.0f} MiB)")
+        print(out.get("model_ratio_to_causal"))
