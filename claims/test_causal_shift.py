@@ -23,7 +23,6 @@ from scipy import stats as sps
 from repro import causal_shift as cs
 from repro import data, figures
 from repro import train as T
-from repro.runtime import ReproError
 
 SOURCE_SWITCH = (17, 26)  # 000 Fig 2: Gemma-2-2B switches at ≈ layer 17 of 26
 
@@ -73,11 +72,9 @@ class Reading:
 @pytest.fixture(scope="module")
 def reading(model_name, pretrained, sizes) -> Reading:
     m, tok = pretrained(model_name)
-    if tok is None or tok.bos_token_id is None:
-        raise ReproError(f"--model {model_name}: the causal-shift claims read Brown text and need a tokenizer with <bos>")
     a = sizes["align"]
-    ids = data.windows(tok, "test", a["n_seq"], a["seq_len"] + 1, lead=tok.bos_token_id)
-    ids = ids.to(next(m.parameters()).device)
+    ids = data.bos_windows(tok, "test", a["n_seq"], a["seq_len"] + 1, who=f"--model {model_name}: the causal-shift claims",
+                           device=next(m.parameters()).device)
     dtype = getattr(torch, a["compute_dtype"]) if a["compute_dtype"] else None
     p = cs.alignment_profile(m, ids, k=a["k"], compute_dtype=dtype)
     panel = cs.decoded_panel(m, ids[0], tok, a["panel_start"])

@@ -182,11 +182,9 @@ class PretrainedRun:
 @pytest.fixture(scope="module")
 def pretrained_run(model_name, pretrained, sizes) -> PretrainedRun:
     m, tok = pretrained(model_name)
-    if tok is None or tok.bos_token_id is None:
-        raise ReproError(f"--model {model_name}: CA-4 reads Brown text and needs a tokenizer with <bos>")
     p = sizes["pretrained"]
-    ids = data.windows(tok, "test", p["n_seq"], p["seq_len"] + 1, lead=tok.bos_token_id)
-    ids = ids.to(next(m.parameters()).device)
+    ids = data.bos_windows(tok, "test", p["n_seq"], p["seq_len"] + 1, who=f"--model {model_name}: CA-4's claims",
+                           device=next(m.parameters()).device)
     x, y = ids[:, :-1], ids[:, 1:]
     before = {k: v.detach().clone() for k, v in m.state_dict().items()}
     n_params = sum(p.numel() for p in m.parameters())

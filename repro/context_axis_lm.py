@@ -255,6 +255,9 @@ class ContextAxisLM(nn.Module):
     def __init__(self, model: nn.Module, train_mode: str = "full", axis_drop: float = 0.0, bucket: int = 8,
                  inference: str = "causal", drop_seed: int = 0) -> None:
         super().__init__()
+        if not hasattr(model, "set_attn_implementation"):
+            raise ReproError("ContextAxisLM wraps a transformers causal LM (it runs through the AttentionInterface); "
+                             f"got {type(model).__name__}")
         self.model = model
         self.config = ContextAxisConfig(train_mode, float(axis_drop), int(drop_seed), int(bucket),
                                         model.config.to_dict())

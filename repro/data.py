@@ -381,6 +381,16 @@ def windows(tokenizer: Any, split: str, n: int, length: int, *, lead: int | None
     return out
 
 
+def bos_windows(tokenizer: Any, split: str, n: int, length: int, *, who: str,
+                device: torch.device | str | None = None) -> torch.LongTensor:
+    """`windows` led by the tokenizer's <bos> (every sample starts alike), on `device`; `who`
+    names the claims in the error when the tokenizer has no <bos>."""
+    if tokenizer is None or getattr(tokenizer, "bos_token_id", None) is None:
+        raise ReproError(f"{who} read Brown text and need a tokenizer with <bos>")
+    ids = windows(tokenizer, split, n, length, lead=tokenizer.bos_token_id)
+    return ids if device is None else ids.to(device)
+
+
 # --------------------------------------------------------------------------- random probes
 
 

@@ -318,3 +318,8 @@ def test_mode_errors():
     with pytest.raises(ReproError, match="transformers model"):
         with cl.bidirectional(torch.nn.Linear(2, 2)):
             pass
+
+
+def test_wrapper_refuses_a_non_transformers_model():
+    with pytest.raises(ReproError, match="transformers causal LM"):
+        cl.ContextAxisLM(torch.nn.Linear(2, 2))

@@ -225,3 +225,11 @@ def test_gaussian_inputs() -> None:
     assert abs(x.mean().item() - 2.0) < 0.01 and abs(x.std().item() - 0.5) < 0.01
     z = gaussian_inputs(2, 3, 4, generator(3))
     assert z.shape == (2, 3, 4)
+
+
+def test_bos_windows_needs_a_bos():
+    from repro.data import bos_windows
+    from repro.runtime import ReproError
+
+    with pytest.raises(ReproError, match="need a tokenizer with <bos>"):
+        bos_windows(None, "test", 2, 8, who="CA-4's claims")
