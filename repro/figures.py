@@ -812,3 +812,20 @@ def nll_by_inference(table: dict, modes: list, title: str, reference: float | No
     ax.set(xlabel="inference", ylabel="held-out NLL (nats/token)", title=title)
     ax.legend(fontsize=6)
     return fig
+
+
+# --------------------------------------------------------------------------- 001 §6.2 (attention sinks)
+
+
+def sink_rate_by_length(series: dict, title: str) -> plt.Figure:
+    """001 Fig 12: sink rate against sequence length, one line per model; `series` maps a
+    label to (lengths, rates)."""
+    fig, ax = plt.subplots(figsize=(5.4, 3.6))
+    for label, (lengths, rates) in series.items():
+        ax.plot(lengths, rates, marker="o", ms=4, label=label)
+    ax.set_xscale("log", base=2)
+    ax.set(xlabel="sequence length T", ylabel="sink rate (share of heads with α¹ > ε)", ylim=(-0.02, 1.02),
+           title=title)
+    ax.title.set_fontsize(8)
+    ax.legend(fontsize=7)
+    return fig

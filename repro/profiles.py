@@ -177,6 +177,39 @@ SIZES: dict[str, dict[str, dict[str, Any]]] = {
                       seeds=(0, 1, 2, 3, 4), axis_drop=0.5, bucket=16,
                       eval=dict(windows=2048, segments=(2, 4, 8, 16, 32))),
     },
+    # 001 §6.2 attention sinks (SK-1 … SK-4). `model`/`train`: 001 §6.2.1's Nano LLaMA-2
+    # (RMSNorm, SwiGLU, RoPE, GPT-2 init) as baseline, amplification and attenuation (T =
+    # seq_len), one `seed`, one data order, every training window led by <bos>
+    # (TrainConfig.lead_token). ci: 800 steps of 16 × 64 tokens (≈ 70 s per model on 2 cores),
+    # too few for sinks: the baseline's largest α¹ at T = 64 rose 0.07 → 0.23 over 1,500 such
+    # steps with no head above 0.25 (NOTES). long: the budget at which they emerge, 1,600 steps
+    # of 64 × 64 (one head above 0.25 from step ≈ 1,100, ≈ 7 min per model). `init`: SK-1's Gaussian inputs at init over `seeds`. `eval`:
+    # SK-2's held-out Brown test windows per length (lengths above seq_len are dropped) and
+    # SK-3's `ppl_windows` validation windows per corpus. `pretrained`: SK-4 on the embedded
+    # models (or --model). paper: 001 Table 13/14 (12L × 768 × 12H, context 2048, 200k steps of
+    # 128 × 2048 tokens, lr 6e-4 → 6e-5, warm-up 2000, wd 0.1, bf16) under `accelerate launch`;
+    # Fig 12's 100 sequences per length 32 … 512; Table 7's 256 windows.
+    "sinks": {
+        "ci": dict(model=dict(n_layer=6, n_head=4, d_model=128, vocab_size=4096), seed=0,
+                   train=dict(steps=800, batch_size=16, seq_len=64, lr=3e-3, weight_decay=0.5, warmup_steps=80,
+                              eval_every=800, eval_batches=4, autocast="bfloat16"),
+                   init=dict(seeds=(0, 1, 2, 3), n_seq=512),
+                   eval=dict(lengths=(32, 64), n_seq=100, batch=25, ppl_windows=128),
+                   pretrained=dict(lengths=(32, 64, 128, 256), n_seq=16, batch=4)),
+        "long": dict(model=dict(n_layer=6, n_head=4, d_model=128, vocab_size=4096), seed=0,
+                     train=dict(steps=1600, batch_size=64, seq_len=64, lr=3e-3, weight_decay=0.5, warmup_steps=100,
+                                eval_every=400, eval_batches=4, autocast="bfloat16"),
+                     init=dict(seeds=(0, 1, 2, 3), n_seq=512),
+                     eval=dict(lengths=(32, 64), n_seq=100, batch=25, ppl_windows=256),
+                     pretrained=dict(lengths=(32, 64, 128, 256), n_seq=16, batch=4)),
+        "paper": dict(model=dict(n_layer=12, n_head=12, d_model=768, vocab_size=32000), seed=0,
+                      train=dict(steps=200000, batch_size=128, seq_len=2048, lr=6e-4, min_lr_ratio=0.1,
+                                 warmup_steps=2000, weight_decay=0.1, eval_every=5000, eval_batches=2,
+                                 autocast="bfloat16"),
+                      init=dict(seeds=tuple(range(16)), n_seq=2000),
+                      eval=dict(lengths=(32, 64, 128, 256, 512), n_seq=100, batch=10, ppl_windows=256),
+                      pretrained=dict(lengths=(32, 64, 128, 256, 512), n_seq=100, batch=4)),
+    },
     "residual_stream": {
         "ci": dict(text=dict(test_seqs=3, seq_len=128), dla_len=64,
                    grad=dict(depths=(12, 24, 48), d_model=128, n_head=4, batch_size=8, seq_len=64, seeds=(0, 1, 2)),
@@ -207,13 +240,17 @@ class Profile:
             raise ReproError(
                 f"no sizes for experiment {experiment!r} in repro/profiles.py; add a row for it"
             ) from None
-        return dict(per_profile[self.name])
+        return dict(per_profile.get(self.name) or per_profile[FALLBACK[self.name]])
 
     def as_dict(self) -> dict[str, Any]:
-        return {exp: sizes[self.name] for exp, sizes in self.table.items()}
+        return {exp: self.sizes(exp) for exp in self.table}
 
 
-PROFILES = ("ci", "paper")
+PROFILES = ("ci", "long", "paper")
+# `long`: the ci sizes, except in the rows that give `long` sizes — experiments whose claim
+# needs more than CI's budget but still fits a CPU (sinks: the training budget at which the
+# baseline develops attention sinks). Not run by CI.
+FALLBACK = {"ci": "ci", "long": "ci", "paper": "paper"}
 
 
 def get_profile(name: str) -> Profile:

@@ -63,6 +63,8 @@ __all__ = [
     "train_key",
     "unigram_entropy",
     "val_starts",
+    "val_windows",
+    "window_losses",
 ]
 
 FORMAT = 1  # bump when the checkpoint layout or the training loop's semantics change
@@ -97,6 +99,11 @@ class TrainConfig:
     # back-to-back sequences of seq_len + 1 tokens, seq_len + 1 makes every window one whole
     # sequence (synthetic tasks whose structure a random cut would break, e.g. repro.induction)
     window_align: int = 1
+    # when set, position 0 of every training and validation window is this token id (the
+    # window's first token overwritten), e.g. <bos>: every sample then starts alike, as the
+    # <bos>-led held-out windows do (repro.data.bos_windows). Gu et al. 2024 §5: a token fixed
+    # at position k during pre-training is where the attention sink forms (repro.sinks)
+    lead_token: int | None = None
 
     def __post_init__(self) -> None:
         for name in ("steps", "batch_size", "seq_len", "eval_every", "eval_batches", "window_align"):
@@ -106,6 +113,8 @@ class TrainConfig:
             raise ReproError(f"TrainConfig.warmup_steps must be in [0, steps] (got {self.warmup_steps})")
         if not 0.0 <= self.min_lr_ratio <= 1.0 or self.lr <= 0:
             raise ReproError("TrainConfig needs lr > 0 and 0 ≤ min_lr_ratio ≤ 1")
+        if self.lead_token is not None and (int(self.lead_token) != self.lead_token or self.lead_token < 0):
+            raise ReproError(f"TrainConfig.lead_token must be a token id ≥ 0 or None (got {self.lead_token!r})")
         if self.autocast not in (None, "bfloat16"):
             raise ReproError(f"TrainConfig.autocast must be None or 'bfloat16' (got {self.autocast!r})")
         bad = [s for s in self.snapshot_steps if not 0 <= s <= self.steps]
@@ -174,8 +183,19 @@ def val_starts(cfg: TrainConfig, n_tokens: int) -> torch.Tensor:
     return torch.linspace(0, (n_tokens - cfg.seq_len - 1) // a, n).round().long() * a
 
 
-def _windows(tokens: torch.Tensor, starts: torch.Tensor, seq_len: int) -> torch.Tensor:
-    return tokens[starts.unsqueeze(1) + torch.arange(seq_len + 1)]  # (B, seq_len + 1)
+def _windows(tokens: torch.Tensor, starts: torch.Tensor, seq_len: int, lead_token: int | None = None) -> torch.Tensor:
+    w = tokens[starts.unsqueeze(1) + torch.arange(seq_len + 1)]  # (B, seq_len + 1)
+    if lead_token is not None:
+        w[:, 0] = lead_token
+    return w
+
+
+def val_windows(cfg: TrainConfig, tokens: torch.Tensor, n: int | None = None) -> torch.Tensor:
+    """(n, seq_len + 1) held-out windows as `evaluate` scores them (evenly spaced, led by
+    `cfg.lead_token` if set); n defaults to eval_batches · batch_size."""
+    tokens = _check_stream(tokens, cfg.seq_len, "tokens")
+    starts = val_starts(cfg if n is None else cfg.replace(eval_batches=1, batch_size=int(n)), tokens.numel())
+    return _windows(tokens, starts, cfg.seq_len, cfg.lead_token)
 
 
 def _forward_kwargs(model: nn.Module) -> dict[str, Any]:
@@ -212,11 +232,30 @@ def evaluate(model: nn.Module, tokens: torch.Tensor, cfg: TrainConfig,
     model.eval()
     total, count = 0.0, 0
     for chunk in starts.split(cfg.batch_size):
-        w = _windows(tokens, chunk, cfg.seq_len).to(device)
+        w = _windows(tokens, chunk, cfg.seq_len, cfg.lead_token).to(device)
         total += float(_lm_loss(model, w, cfg, **kwargs)) * w.shape[0]
         count += w.shape[0]
     model.train(was_training)
     return total / count
+
+
+@torch.no_grad()
+def window_losses(model: nn.Module, windows: torch.Tensor, batch: int = 32) -> torch.Tensor:
+    """Mean next-token NLL (nats/token) of each window (n, T+1) — inputs [:-1], targets [1:] —
+    in float32 on the model's device: (n,). For paired comparisons of models window by window."""
+    if windows.dim() != 2 or windows.shape[1] < 2:
+        raise ReproError(f"window_losses needs windows of shape (n, T+1) with T ≥ 1; got {tuple(windows.shape)}")
+    device = next(model.parameters()).device
+    kwargs = _forward_kwargs(model)
+    was_training = model.training
+    model.eval()
+    out = []
+    for w in windows.split(batch):
+        w = w.to(device)
+        logits = model(input_ids=w[:, :-1], **kwargs).logits.float()
+        out.append(F.cross_entropy(logits.transpose(1, 2), w[:, 1:], reduction="none").mean(1).cpu())
+    model.train(was_training)
+    return torch.cat(out)
 
 
 def unigram_entropy(train_tokens: torch.Tensor, val_tokens: torch.Tensor, vocab_size: int) -> float:
@@ -284,7 +323,7 @@ def _checkpoint_dir(ckpt: Any) -> Path:
 
 # TrainConfig fields added after cache entries existed: left out of the key at their default,
 # so that every run described before they were added keeps its key (and its cache entry)
-_KEYED_ONLY_IF_SET = ("window_align",)
+_KEYED_ONLY_IF_SET = ("window_align", "lead_token")
 
 
 def _train_description(cfg: TrainConfig) -> dict[str, Any]:
@@ -472,7 +511,7 @@ def _loop(model: nn.Module, cfg: TrainConfig, train_tokens: torch.Tensor, val_to
             lr = lr_at(step, cfg)
             for group in optimizer.param_groups:
                 group["lr"] = lr
-            window = _windows(train_tokens, starts[step, rank::world], cfg.seq_len).to(device)
+            window = _windows(train_tokens, starts[step, rank::world], cfg.seq_len, cfg.lead_token).to(device)
             loss = _lm_loss(model, window, cfg, **kwargs)
             optimizer.zero_grad(set_to_none=True)
             if accelerator is not None:

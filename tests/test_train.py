@@ -295,3 +295,29 @@ def test_brown_tiny_model_beats_unigram(monkeypatch):
                 val_tokens=va, data_identity=identity, cache=False, progress=False)
     assert uni == pytest.approx(6.85, abs=0.05)
     assert r.final_val_loss < uni - 0.5, (r.final_val_loss, uni, r.wall_s)
+
+
+def test_lead_token_leads_every_window_and_keys_only_when_set(stream):
+    train_tokens, val_tokens = stream
+    cfg = CFG.replace(lead_token=3)  # a token id inside V
+    w = T.val_windows(cfg, val_tokens, 5)
+    assert w.shape == (5, cfg.seq_len + 1) and bool((w[:, 0] == 3).all())
+    plain = T.val_windows(CFG, val_tokens, 5)
+    assert torch.equal(plain[:, 1:], w[:, 1:])  # only position 0 is overwritten
+    model = tiny()
+    key, description = T.train_key(model, CFG, train_tokens, val_tokens)
+    assert "lead_token" not in description["train"]  # keys of runs from before the field stand
+    led, description = T.train_key(model, cfg, train_tokens, val_tokens)
+    assert description["train"]["lead_token"] == 3 and led != key
+    with pytest.raises(ReproError, match="lead_token"):
+        CFG.replace(lead_token=-1)
+
+
+def test_window_losses_average_to_evaluate(stream):
+    train_tokens, val_tokens = stream
+    model = tiny()
+    losses = T.window_losses(model, T.val_windows(CFG, val_tokens), batch=3)
+    assert losses.shape == (CFG.eval_batches * CFG.batch_size,)
+    assert float(losses.mean()) == pytest.approx(T.evaluate(model, val_tokens, CFG), rel=1e-5)
+    with pytest.raises(ReproError, match="shape"):
+        T.window_losses(model, torch.zeros(4, dtype=torch.long))

@@ -1,0 +1,364 @@
+"""Attention sinks (001 §4.4 Eq 2, §6.2): sink metrics, positional amplification /
+attenuation, and the attention-output statistics behind them — for any transformers model
+that routes attention through the AttentionInterface (Llama, GPT-2, Gemma, …).
+
+Metrics (001 §6.2.1, after Gu et al. 2024). With A^{i,k}_{l,h} the attention query i pays to
+key k in head h of layer l (0-based positions here; the source counts from 1):
+
+- ``form="source"``: α^k_{l,h} = (1/T)·Σ_{i} A^{i,k}_{l,h}, the mean over all T queries (001's
+  equation; queries before k contribute 0);
+- ``form="gu"``: α^k_{l,h} = (1/(T−k))·Σ_{i≥k} A^{i,k}_{l,h}, the mean over the queries that
+  can see key k (Gu et al.'s definition and code).
+For the first token (k = 0), the sink the claims are about, the two forms coincide; they
+differ for later keys. A head is a sink head when α > ε (001: ε = 0.25; Gu et al.: 0.3); the
+sink rate is the share of sink heads, per layer or model-wide.
+
+Attention maps come from each model's own eager attention (`eager_attention_forward` of its
+modelling module) under `record_attention`, which keeps only the columns of the keys asked
+for (never the L·H·T² maps), so long sequences on real models stay cheap in memory.
+
+Positional scaling (001 §6.2.1): o_i = Σ_j A_{ij} v_j is multiplied, before the output
+projection, by √i (``"amplification"``) or √(i/T) (``"attenuation"``, T the maximum context),
+i the 1-based position of the query (from ``position_ids``, so a KV cache or an offset is
+handled). `apply_positional_scaling` stores the variant in the model's config (so it is part
+of a checkpoint's key and survives `save_pretrained`) and switches the model to the
+`repro_positional` attention function. That name is registered in the AttentionInterface
+*and* the AttentionMaskInterface: a function registered without a mask function gets
+attention_mask=None from transformers, and an eager computation under None is not causal —
+the silent failure tests/test_sinks.py guards against.
+"""
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+from torch import nn
+
+from repro.runtime import ReproError
+
+FORMS = ("source", "gu")
+EPSILON = {"source": 0.25, "gu": 0.3}  # 001 §6.2.1; Gu et al. 2024 §3.2 and their code
+SCALINGS = ("baseline", "amplification", "attenuation")
+POSITIONAL = "repro_positional"  # fused SDPA (training, scoring)
+POSITIONAL_EAGER = "repro_positional_eager"  # the model's eager attention (maps, recording)
+CONFIG_KIND = "positional_scaling"
+CONFIG_T = "positional_scaling_T"
+
+# --------------------------------------------------------------------------- metrics
+
+
+def column_importance(col: torch.Tensor, k: int = 0, form: str = "source") -> torch.Tensor:
+    """α^k from the attention column of key k: `col` (..., T) holds A^{i,k} for queries
+    i = 0 … T−1 (zeros before k under a causal mask). Returns (...)."""
+    if form not in FORMS:
+        raise ReproError(f"unknown sink-metric form {form!r}; choose one of {', '.join(FORMS)}")
+    T = col.shape[-1]
+    if not 0 <= k < T:
+        raise ReproError(f"key position k={k} outside a sequence of {T} tokens")
+    if form == "source":
+        return col.sum(-1) / T
+    return col[..., k:].sum(-1) / (T - k)
+
+
+def importance(attn: torch.Tensor, k: int = 0, form: str = "source") -> torch.Tensor:
+    """α^k per head from attention maps `attn` (..., T_q, T_k), rows = queries, each row a
+    distribution over keys: e.g. (L, H, T, T) → (L, H)."""
+    if attn.dim() < 2 or attn.shape[-1] != attn.shape[-2]:
+        raise ReproError(f"attention maps must end in (T, T) (queries × keys); got shape {tuple(attn.shape)}")
+    if not 0 <= k < attn.shape[-1]:
+        raise ReproError(f"key position k={k} outside a sequence of {attn.shape[-1]} tokens")
+    return column_importance(attn[..., :, k], k, form)
+
+
+def sink_heads(alpha: torch.Tensor, eps: float) -> torch.Tensor:
+    """Boolean: α > ε (strict, as in the source's indicator)."""
+    return alpha > eps
+
+
+def sink_rate(alpha: torch.Tensor, eps: float, per_layer: bool = False) -> torch.Tensor:
+    """Share of sink heads. `alpha` (..., L, H) → (...) model-wide, or (..., L) per layer."""
+    heads = sink_heads(alpha, eps).float()
+    return heads.mean(-1) if per_layer else heads.mean((-2, -1))
+
+
+# --------------------------------------------------------------------------- positional scaling
+
+
+def position_scale(kind: str, positions: torch.Tensor, T: int | None = None) -> torch.Tensor:
+    """The factor of 001 §6.2.1 for 1-based query positions i: 1 (baseline), √i
+    (amplification) or √(i/T) (attenuation). Float tensor of the shape of `positions`."""
+    i = positions.float()
+    if kind == "baseline":
+        return torch.ones_like(i)
+    if kind == "amplification":
+        return i.sqrt()
+    if kind == "attenuation":
+        if T is None or int(T) < 1:
+            raise ReproError("positional attenuation needs the maximum context length T ≥ 1")
+        return (i / int(T)).sqrt()
+    raise ReproError(f"unknown positional scaling {kind!r}; choose one of {', '.join(SCALINGS)}")
+
+
+def _query_positions(query: torch.Tensor, key: torch.Tensor, kwargs: dict[str, Any]) -> torch.Tensor:
+    """1-based positions of the queries, (B or 1, q): position_ids + 1 where the model passes
+    them (Llama, Gemma: also right under a KV cache), else the queries are the last q of the
+    k keys (no padding, no gaps)."""
+    pos = kwargs.get("position_ids")
+    q = query.shape[2]
+    if isinstance(pos, torch.Tensor) and pos.shape[-1] == q:
+        return pos.reshape(-1, q) + 1
+    start = key.shape[2] - q
+    return (torch.arange(start, start + q, device=query.device) + 1)[None]
+
+
+@dataclass
+class _Recorder:
+    keys: tuple[int, ...]
+    columns: list[torch.Tensor]  # per attention call (layer order): (B, H, T_q, len(keys))
+    outputs: list[torch.Tensor]  # per call: attention outputs after scaling (B, T_q, H, d)
+    keep_outputs: bool
+
+
+_RECORD: contextvars.ContextVar[_Recorder | None] = contextvars.ContextVar("repro_sinks_record", default=None)
+
+
+def _eager_for(module: nn.Module):
+    fn = getattr(sys.modules.get(type(module).__module__), "eager_attention_forward", None)
+    if fn is None:
+        raise ReproError(f"{type(module).__name__} has no eager_attention_forward in its module; "
+                         "attention maps need a transformers model with eager attention")
+    return fn
+
+
+def _scaled(module: nn.Module, out: torch.Tensor, query: torch.Tensor, key: torch.Tensor,
+            kwargs: dict[str, Any]) -> torch.Tensor:
+    cfg = getattr(module, "config", None)
+    kind = getattr(cfg, CONFIG_KIND, None) or "baseline"
+    if kind == "baseline":
+        return out
+    pos = _query_positions(query, key, kwargs)  # (B|1, q)
+    scale = position_scale(kind, pos, getattr(cfg, CONFIG_T, None)).to(out.dtype)
+    return out * scale[:, :, None, None]  # out (B, q, H, d)
+
+
+def _positional_sdpa(module, query, key, value, attention_mask, **kwargs):
+    """AttentionInterface function: the model's SDPA attention, its output scaled by position."""
+    from transformers.integrations.sdpa_attention import sdpa_attention_forward
+
+    out, _ = sdpa_attention_forward(module, query, key, value, attention_mask, **kwargs)
+    return _scaled(module, out, query, key, kwargs), None
+
+
+def _positional_eager(module, query, key, value, attention_mask, **kwargs):
+    """AttentionInterface function: the model's own eager attention (maps available), scaled
+    by position; under `record_attention` it keeps the asked-for key columns."""
+    out, weights = _eager_for(module)(module, query, key, value, attention_mask, **kwargs)
+    out = _scaled(module, out, query, key, kwargs)
+    rec = _RECORD.get()
+    if rec is not None:
+        rec.columns.append(weights[..., list(rec.keys)].detach())
+        if rec.keep_outputs:
+            rec.outputs.append(out.detach())
+    return out, weights
+
+
+def register() -> None:
+    """Register both functions and their mask functions (idempotent)."""
+    from transformers import AttentionInterface
+    from transformers.masking_utils import ALL_MASK_ATTENTION_FUNCTIONS, eager_mask, sdpa_mask
+
+    AttentionInterface.register(POSITIONAL, _positional_sdpa)
+    AttentionInterface.register(POSITIONAL_EAGER, _positional_eager)
+    # SDPA's mask may be None (then sdpa_attention_forward runs is_causal=True); the eager
+    # function always gets a materialised additive causal (and sliding-window) mask
+    ALL_MASK_ATTENTION_FUNCTIONS.register(POSITIONAL, sdpa_mask)
+    ALL_MASK_ATTENTION_FUNCTIONS.register(POSITIONAL_EAGER, eager_mask)
+
+
+def _check_hf(model: nn.Module, what: str) -> None:
+    if not hasattr(model, "set_attn_implementation") or not hasattr(model, "config"):
+        raise ReproError(f"{what} needs a transformers model that routes attention through the "
+                         f"AttentionInterface; got {type(model).__name__}")
+
+
+def apply_positional_scaling(model: nn.Module, kind: str, T: int | None = None) -> nn.Module:
+    """Make `model` one of 001 §6.2.1's variants in place (no new parameters): ``"baseline"``
+    (unchanged computation), ``"amplification"`` or ``"attenuation"`` (T: the maximum context
+    length; default the model's max_position_embeddings)."""
+    _check_hf(model, "positional scaling")
+    if kind not in SCALINGS:
+        raise ReproError(f"unknown positional scaling {kind!r}; choose one of {', '.join(SCALINGS)}")
+    if kind == "attenuation":
+        T = int(T or getattr(model.config, "max_position_embeddings", 0) or 0)
+        position_scale(kind, torch.ones(1), T)  # validates T
+    register()
+    setattr(model.config, CONFIG_KIND, kind)
+    setattr(model.config, CONFIG_T, int(T) if T else None)
+    model.set_attn_implementation(POSITIONAL)
+    return model
+
+
+def scaling_of(model: nn.Module) -> str:
+    return getattr(getattr(model, "config", None), CONFIG_KIND, None) or "baseline"
+
+
+@contextlib.contextmanager
+def record_attention(model: nn.Module, keys: tuple[int, ...] = (0,), outputs: bool = False
+                     ) -> Iterator[_Recorder]:
+    """Run `model` on its eager attention (with its positional scaling, if any), recording per
+    attention call the attention columns of `keys` and, with `outputs`, the (scaled)
+    attention outputs; the attention implementation is restored afterwards."""
+    _check_hf(model, "recording attention")
+    register()
+    rec = _Recorder(tuple(int(k) for k in keys), [], [], outputs)
+    before = model.config._attn_implementation
+    token = _RECORD.set(rec)
+    model.set_attn_implementation(POSITIONAL_EAGER)
+    try:
+        yield rec
+    finally:
+        model.set_attn_implementation(before)
+        _RECORD.reset(token)
+
+
+def _base(model: nn.Module) -> nn.Module:
+    return getattr(model, "base_model", model)
+
+
+@torch.no_grad()
+def first_token_importance(model: nn.Module, ids: torch.Tensor, *, k: int = 0, batch: int = 8
+                           ) -> dict[str, torch.Tensor]:
+    """α^k per sequence, layer and head for both forms: ids (n, T) → {form: (n, L, H)}.
+    The base model only (no LM head: logits are not needed)."""
+    out: dict[str, list[torch.Tensor]] = {f: [] for f in FORMS}
+    for chunk in ids.split(batch):
+        with record_attention(model, keys=(k,)) as rec:
+            _base(model)(input_ids=chunk, use_cache=False)
+        if not rec.columns:
+            raise ReproError(f"{type(model).__name__} ran no attention through the AttentionInterface")
+        cols = torch.stack([c[..., 0] for c in rec.columns], dim=1)  # (b, L, H, T)
+        for f in FORMS:
+            out[f].append(column_importance(cols, k, f))
+    return {f: torch.cat(v) for f, v in out.items()}
+
+
+@dataclass(frozen=True)
+class SinkCurve:
+    """Sink rates of one model over sequence lengths (001 Fig 12): per form and length, the
+    per-sequence model-wide rates (n,) at that form's ε, and the per-head α (n, L, H)."""
+    lengths: tuple[int, ...]
+    rates: dict[str, dict[int, torch.Tensor]]
+    alpha: dict[str, dict[int, torch.Tensor]]
+    eps: dict[str, float]
+
+    def mean(self, form: str, length: int) -> float:
+        return float(self.rates[form][length].mean())
+
+    def row(self, form: str) -> list[float]:
+        return [self.mean(form, n) for n in self.lengths]
+
+
+def sink_curve(model: nn.Module, windows: dict[int, torch.Tensor], eps: dict[str, float] | None = None,
+               batch: int = 8) -> SinkCurve:
+    """Per-sequence sink rates at each length: `windows` maps length → ids (n, length)."""
+    eps = dict(EPSILON if eps is None else eps)
+    rates: dict[str, dict[int, torch.Tensor]] = {f: {} for f in FORMS}
+    alpha: dict[str, dict[int, torch.Tensor]] = {f: {} for f in FORMS}
+    for n, ids in sorted(windows.items()):
+        a = first_token_importance(model, ids, batch=batch)
+        for f in FORMS:
+            alpha[f][n] = a[f]
+            rates[f][n] = sink_rate(a[f], eps[f])
+    return SinkCurve(tuple(sorted(windows)), rates, alpha, eps)
+
+
+# --------------------------------------------------------------------------- the trained comparison
+
+
+def nano_llama(kind: str, model: dict[str, Any], context: int, seed: int) -> nn.Module:
+    """001 §6.2.1's Nano LLaMA-2 (B.4.1: RMSNorm, SwiGLU, RoPE, untied; B.4.2: GPT-2 init) at
+    `model` sizes (n_layer, n_head, d_model, vocab_size, optional d_ff) with maximum context
+    `context` (the T of attenuation), as variant `kind`. The scaling has no parameters: one
+    seed gives the same initial weights for all three variants."""
+    from repro.models.hf import build_model
+
+    m = build_model("llama", seed=seed, n_positions=context, attn_implementation="sdpa", **model)
+    return apply_positional_scaling(m, kind, context)
+
+
+def train_variant(kind: str, model: dict[str, Any], cfg: Any, seed: int, *, train_tokens: torch.Tensor,
+                  val_tokens: torch.Tensor, data_identity: dict | None = None, accelerator: Any = None):
+    """Train (or load from the checkpoint cache) one variant through `repro.train.train`; the
+    variant is in the model's config, hence in the cache key. `cfg.data_seed` fixes the data
+    order, shared by all variants."""
+    from repro import train as T
+
+    return T.train(lambda s: nano_llama(kind, model, cfg.seq_len, s), cfg.replace(model_seed=seed),
+                   train_tokens=train_tokens, val_tokens=val_tokens, data_identity=data_identity,
+                   accelerator=accelerator, progress=False)
+
+
+# --------------------------------------------------------------------------- Eq 2 at init
+
+
+@torch.no_grad()
+def attention_outputs(model: nn.Module, embeds: torch.Tensor, layer: int = 0) -> torch.Tensor:
+    """001 Eq 2 / Fig 9: the attention output of attention layer `layer` after value
+    aggregation and any positional scaling, before the output projection, with `embeds`
+    (n, T, d) fed as inputs_embeds: (n, T, H·d_head)."""
+    with record_attention(model, outputs=True) as rec:
+        _base(model)(inputs_embeds=embeds, use_cache=False)
+    if not -len(rec.outputs) <= layer < len(rec.outputs):
+        raise ReproError(f"layer {layer} outside the model's {len(rec.outputs)} attention layers")
+    return rec.outputs[layer].flatten(2)
+
+
+def std_by_position(o: torch.Tensor) -> torch.Tensor:
+    """Per-position std over sequences and channels: o (n, T, C) → (T,) (Fig 9's red line)."""
+    return o.transpose(0, 1).reshape(o.shape[1], -1).std(dim=1)
+
+
+def init_std_profile(kind: str, model: dict[str, Any], context: int, seeds, n_seq: int, layer: int = 0):
+    """001 Eq 2 / Fig 9 on the nano LLaMA variant `kind` at init (SK-1): Gaussian inputs
+    (n_seq, context, d) fed as embeddings (i.i.d. across positions, as Eq 2 assumes), the std of
+    the attention output of `layer` per position, and Σ_j A_ij² (1/i under uniform attention),
+    per seed: a `repro.init_bias.PositionalStdResult`."""
+    import numpy as np
+
+    from repro.init_bias import PositionalStdResult, SeedCurves
+    from repro.runtime import derive_seed, generator
+
+    stds, sq = [], []
+    for seed in seeds:
+        m = nano_llama(kind, model, context, seed)
+        x = torch.randn(n_seq, context, model["d_model"], generator=generator(derive_seed("sk1-inputs", seed)))
+        with torch.no_grad(), record_attention(m, keys=tuple(range(context)), outputs=True) as rec:
+            _base(m)(inputs_embeds=x, use_cache=False)
+        stds.append(std_by_position(rec.outputs[layer].flatten(2)).double().numpy())
+        sq.append((rec.columns[layer].double() ** 2).sum(-1).mean(dim=(0, 1)).numpy())
+    sizes = dict(model, T=context, n_seq=n_seq, seeds=list(seeds), agg_scale=kind, layer=layer)
+    return PositionalStdResult(sizes, SeedCurves(np.array(stds)), SeedCurves(np.array(sq)))
+
+
+def sqrt_i_decay(T: int, sigma: float = 1.0) -> torch.Tensor:
+    """Eq 2's prediction: σ/√i for i = 1 … T."""
+    return sigma / torch.arange(1, T + 1, dtype=torch.float64).sqrt()
+
+
+def expected_uniform_importance(T: int) -> float:
+    """α¹ under uniform causal attention (the init regime of Eq 2): (1/T)·Σ_i 1/i = H_T / T —
+    the level a head reaches with no sink at all (0.07 at T = 64, 0.21 at T = 16)."""
+    return sum(1.0 / i for i in range(1, T + 1)) / T
+
+
+__all__ = [
+    "CONFIG_KIND", "CONFIG_T", "EPSILON", "FORMS", "POSITIONAL", "POSITIONAL_EAGER", "SCALINGS", "SinkCurve",
+    "apply_positional_scaling", "attention_outputs", "column_importance", "expected_uniform_importance",
+    "first_token_importance", "importance", "init_std_profile", "nano_llama", "position_scale", "record_attention", "register",
+    "scaling_of", "sink_curve", "sink_heads", "sink_rate", "sqrt_i_decay", "std_by_position", "train_variant",
+]

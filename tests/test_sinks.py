@@ -1,0 +1,237 @@
+"""repro.sinks (001 §4.4 Eq 2, §6.2): the sink metric on hand-built attention maps with known
+answers, Eq 2's variance scaling on random values, and the positional-scaling attention keeps
+causality (changing a future token never changes an earlier output) through the fused and the
+eager path, under a KV cache, on Llama and GPT-2; registering the function without its mask
+function is shown to lose causality, which is why `register` adds both."""
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from repro import sinks
+from repro.models.hf import build_model
+from repro.runtime import ReproError, generator
+from repro.stats import loglog_slope
+
+pytestmark = pytest.mark.usefixtures("one_thread")
+
+
+def uniform_causal(T: int) -> torch.Tensor:
+    """A[i, j] = 1/(i+1) for j ≤ i: the init regime of Eq 2."""
+    i = torch.arange(T)
+    return torch.tril(torch.ones(T, T)) / (i + 1)[:, None]
+
+
+# --------------------------------------------------------------------------- the metric
+
+
+def test_importance_of_uniform_causal_attention_is_harmonic_over_T():
+    A = uniform_causal(4)
+    h4 = 1 + 1 / 2 + 1 / 3 + 1 / 4
+    for form in sinks.FORMS:  # for the first token both forms are (1/T)·Σ_i A[i, 0]
+        assert sinks.importance(A, 0, form).item() == pytest.approx(h4 / 4)
+    assert sinks.expected_uniform_importance(4) == pytest.approx(h4 / 4)
+    # key 1 (the source's token 2): queries 1..3 see it; the source divides by T, Gu by T − k
+    tail = 1 / 2 + 1 / 3 + 1 / 4
+    assert sinks.importance(A, 1, "source").item() == pytest.approx(tail / 4)
+    assert sinks.importance(A, 1, "gu").item() == pytest.approx(tail / 3)
+
+
+def test_importance_per_head_and_rates():
+    T = 8
+    sink = torch.zeros(T, T)
+    sink[:, 0] = 1.0  # every query on the first token
+    half = uniform_causal(T) * 0.5
+    half[:, 0] += 0.5  # half the mass on token 0, the rest uniform
+    maps = torch.stack([torch.stack([sink, uniform_causal(T)]), torch.stack([half, uniform_causal(T)])])  # (L=2, H=2)
+    alpha = sinks.importance(maps, 0, "source")
+    assert alpha.shape == (2, 2)
+    assert alpha[0, 0] == pytest.approx(1.0)
+    assert alpha[1, 0] == pytest.approx(0.5 + 0.5 * sinks.expected_uniform_importance(T))
+    assert alpha[0, 1] == pytest.approx(sinks.expected_uniform_importance(T))  # 0.34 at T = 8
+    assert sinks.sink_rate(alpha, 0.25).item() == pytest.approx(1.0)  # uniform at T = 8 is above 0.25 too
+    assert sinks.sink_rate(alpha, 0.5).item() == pytest.approx(0.5)
+    assert sinks.sink_rate(alpha, 0.5, per_layer=True).tolist() == pytest.approx([0.5, 0.5])
+
+
+def test_threshold_is_strict():
+    alpha = torch.tensor([[0.3, 0.2], [0.31, 0.1]])
+    assert sinks.sink_rate(alpha, 0.3).item() == pytest.approx(0.25)  # 0.3 is not > 0.3
+    assert sinks.sink_rate(alpha, 0.25).item() == pytest.approx(0.5)
+
+
+def test_metric_rejects_bad_input():
+    with pytest.raises(ReproError, match="form"):
+        sinks.importance(uniform_causal(4), 0, "mean")
+    with pytest.raises(ReproError, match=r"\(T, T\)"):
+        sinks.importance(torch.ones(3, 4), 0)
+    with pytest.raises(ReproError, match="outside"):
+        sinks.importance(uniform_causal(4), 4)
+
+
+# --------------------------------------------------------------------------- Eq 2 on random values
+
+
+def test_position_scale_values():
+    i = torch.arange(1, 5)
+    assert sinks.position_scale("baseline", i).tolist() == [1, 1, 1, 1]
+    assert sinks.position_scale("amplification", i).tolist() == pytest.approx([1, math.sqrt(2), math.sqrt(3), 2])
+    assert sinks.position_scale("attenuation", i, 4).tolist() == pytest.approx([0.5, math.sqrt(0.5), math.sqrt(0.75), 1])
+    with pytest.raises(ReproError, match="context length"):
+        sinks.position_scale("attenuation", i)
+    with pytest.raises(ReproError, match="unknown positional scaling"):
+        sinks.position_scale("sqrt", i)
+
+
+@given(T=st.integers(8, 48), seed=st.integers(0, 2**16))
+@settings(max_examples=10, deadline=None)
+def test_eq2_variance_decay_and_its_corrections_on_random_values(T, seed):
+    """o_i = (1/i)·Σ_{j≤i} v_j with i.i.d. unit-variance v: Var o_i = 1/i (Eq 2); √i makes it
+    1, √(i/T) makes it 1/T, at every position. n = 4,000 sequences × 8 channels: the relative
+    standard error of a variance estimate is √(2/32,000) ≈ 0.8%, so 5% is > 6 s.e."""
+    v = torch.randn(4000, T, 8, generator=generator(seed), dtype=torch.float64)
+    o = torch.einsum("ij,njd->nid", uniform_causal(T).double(), v)
+    i = torch.arange(1, T + 1)
+    var = o.var(dim=(0, 2))
+    assert torch.allclose(var * i, torch.ones(T, dtype=torch.float64), rtol=0.05)
+    amp = (o * sinks.position_scale("amplification", i).double()[None, :, None]).var(dim=(0, 2))
+    att = (o * sinks.position_scale("attenuation", i, T).double()[None, :, None]).var(dim=(0, 2))
+    assert torch.allclose(amp, torch.ones(T, dtype=torch.float64), rtol=0.05)
+    assert torch.allclose(att * T, torch.ones(T, dtype=torch.float64), rtol=0.05)
+    # and the log-log slope reads −½ and 0 (std, so half the variance's exponent)
+    assert loglog_slope(i, sinks.std_by_position(o)).slope == pytest.approx(-0.5, abs=0.03)
+    assert loglog_slope(i, var.sqrt() * i.sqrt()).slope == pytest.approx(0.0, abs=0.03)
+
+
+# --------------------------------------------------------------------------- the attention function
+
+
+def tiny(arch: str = "llama", seed: int = 0, attn: str = "sdpa"):
+    return build_model(arch, n_layer=2, n_head=2, d_model=16, vocab_size=37, seed=seed, n_positions=32,
+                       attn_implementation=attn, dtype=torch.float64)
+
+
+@pytest.mark.parametrize("arch", ["llama", "gpt2"])
+@pytest.mark.parametrize("kind", sinks.SCALINGS)
+@given(pos=st.integers(0, 10), seed=st.integers(0, 1000))
+@settings(max_examples=8, deadline=None)
+def test_scaled_attention_keeps_causality(arch, kind, pos, seed):
+    """Changing token `pos` never changes the logits before it, on the fused and the eager
+    path, for every variant (the mask function is registered with the attention function)."""
+    model = sinks.apply_positional_scaling(tiny(arch), kind, T=12)
+    g = generator(seed)
+    ids = torch.randint(0, 37, (2, 12), generator=g)
+    other = ids.clone()
+    other[:, pos] = (other[:, pos] + 1 + torch.randint(0, 35, (2,), generator=g)) % 37
+    with torch.no_grad():
+        a, b = model(input_ids=ids).logits, model(input_ids=other).logits
+        with sinks.record_attention(model):
+            c, d = model(input_ids=ids).logits, model(input_ids=other).logits
+    assert torch.equal(a[:, :pos], b[:, :pos]) and torch.equal(c[:, :pos], d[:, :pos])
+    assert not torch.allclose(a[:, pos:], b[:, pos:])  # the change itself is seen
+    # fused and eager agree (the models' eager softmax runs in float32: ≈ 1e-8 apart in float64)
+    assert torch.allclose(a, c, atol=1e-6)
+
+
+def test_without_a_mask_function_causality_is_silently_lost():
+    """The reason `register` adds a mask function: a name known only to the AttentionInterface
+    gets attention_mask=None, and eager attention under None sees the future."""
+    from transformers import AttentionInterface
+
+    AttentionInterface.register("repro_test_unmasked", sinks._positional_eager)
+    model = tiny()
+    model.set_attn_implementation("repro_test_unmasked")
+    ids = torch.randint(0, 37, (1, 8), generator=generator(1))
+    other = ids.clone()
+    other[0, -1] = (other[0, -1] + 1) % 37
+    with torch.no_grad():
+        a, b = model(input_ids=ids).logits, model(input_ids=other).logits
+    assert not torch.allclose(a[:, 0], b[:, 0])  # position 0 saw position 7
+
+
+@pytest.mark.parametrize("kind", ["amplification", "attenuation"])
+def test_scaling_is_applied_before_the_output_projection(kind):
+    """Output of the attention function = √i (or √(i/T)) × the plain eager output, per query."""
+    model = sinks.apply_positional_scaling(tiny(), kind, T=8)
+    embeds = torch.randn(3, 8, 16, generator=generator(2), dtype=torch.float64)
+    scaled = sinks.attention_outputs(model, embeds)
+    plain = sinks.attention_outputs(sinks.apply_positional_scaling(model, "baseline"), embeds)
+    f = sinks.position_scale(kind, torch.arange(1, 9), 8).double()
+    assert torch.allclose(scaled, plain * f[None, :, None])
+
+
+def test_baseline_through_the_function_equals_plain_sdpa():
+    plain = tiny()
+    scaled = sinks.apply_positional_scaling(tiny(), "baseline")
+    ids = torch.randint(0, 37, (2, 10), generator=generator(3))
+    with torch.no_grad():
+        assert torch.allclose(plain(input_ids=ids).logits, scaled(input_ids=ids).logits, atol=1e-12)
+
+
+def test_kv_cache_decoding_uses_true_positions():
+    """Decoding one token at a time (query length 1, KV cache) gives the full pass's logits:
+    the factor follows position_ids, not the query's index in its chunk."""
+    model = sinks.apply_positional_scaling(tiny(), "amplification")
+    ids = torch.randint(0, 37, (1, 9), generator=generator(4))
+    with torch.no_grad():
+        full = model(input_ids=ids).logits
+        out = model(input_ids=ids[:, :5], use_cache=True)
+        steps = [out.logits]
+        cache = out.past_key_values
+        for t in range(5, 9):
+            out = model(input_ids=ids[:, t:t + 1], past_key_values=cache, use_cache=True)
+            cache = out.past_key_values
+            steps.append(out.logits)
+    assert torch.allclose(torch.cat(steps, dim=1), full, atol=1e-10)
+
+
+def test_recorded_columns_match_eager_attention_maps():
+    model = sinks.apply_positional_scaling(tiny(), "attenuation", T=10)
+    ids = torch.randint(0, 37, (3, 10), generator=generator(5))
+    with torch.no_grad(), sinks.record_attention(model, keys=(0, 2)) as rec:
+        maps = model(input_ids=ids, output_attentions=True).attentions
+    assert model.config._attn_implementation == sinks.POSITIONAL  # restored
+    assert len(rec.columns) == 2
+    for col, A in zip(rec.columns, maps):
+        assert torch.equal(col, A[..., [0, 2]])
+    alpha = sinks.first_token_importance(model, ids, batch=2)
+    want = torch.stack([sinks.importance(A, 0, "source") for A in maps], dim=1)  # (n, L, H)
+    assert alpha["source"].shape == (3, 2, 2)
+    assert torch.allclose(alpha["source"], want) and torch.allclose(alpha["gu"], want)
+
+
+def test_sink_curve_shapes_and_eps():
+    model = tiny()
+    g = generator(6)
+    windows = {n: torch.randint(0, 37, (4, n), generator=g) for n in (4, 8)}
+    curve = sinks.sink_curve(model, windows, batch=3)
+    assert curve.lengths == (4, 8) and curve.eps == sinks.EPSILON
+    for f in sinks.FORMS:
+        assert curve.rates[f][8].shape == (4,) and curve.alpha[f][4].shape == (4, 2, 2)
+    # a random-init model attends ≈ uniformly: α ≈ H_T/T (0.52 at T = 4, 0.34 at T = 8)
+    assert curve.alpha["source"][8].mean().item() == pytest.approx(sinks.expected_uniform_importance(8), abs=0.05)
+    assert len(curve.row("gu")) == 2
+
+
+def test_config_carries_the_variant():
+    model = sinks.apply_positional_scaling(tiny(), "attenuation")
+    assert sinks.scaling_of(model) == "attenuation"
+    d = model.config.to_dict()
+    assert d[sinks.CONFIG_KIND] == "attenuation" and d[sinks.CONFIG_T] == 32  # max_position_embeddings
+    assert sinks.scaling_of(tiny()) == "baseline"
+
+
+def test_bad_input_is_explained():
+    with pytest.raises(ReproError, match="AttentionInterface"):
+        sinks.apply_positional_scaling(torch.nn.Linear(2, 2), "amplification")
+    with pytest.raises(ReproError, match="unknown positional scaling"):
+        sinks.apply_positional_scaling(tiny(), "double")
+    with pytest.raises(ReproError, match="AttentionInterface"):
+        with sinks.record_attention(torch.nn.Linear(2, 2)):
+            pass
+    with pytest.raises(ReproError, match="layer 5"):
+        sinks.attention_outputs(tiny(), torch.zeros(1, 4, 16, dtype=torch.float64), layer=5)
