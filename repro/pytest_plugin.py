@@ -49,7 +49,8 @@ _start_key = pytest.StashKey[float]()
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("repro", "repro claims")
     group.addoption("--profile", choices=PROFILES, default="ci",
-                    help="experiment sizes: ci (2 CPU cores, minutes) or paper (the source's sizes, GPU)")
+                    help="experiment sizes: ci (2 CPU cores, minutes), long (ci, but claims that need more training than CI "
+                         "affords get it; still a CPU) or paper (the source's sizes, GPU)")
     group.addoption("--device", choices=DEVICES, default="auto",
                     help="auto (cuda if available), cpu, or cuda (an error if no GPU)")
     group.addoption("--model", default=None,
