@@ -73,14 +73,14 @@ def attention_mask(model: nn.Module, mask: torch.Tensor | None) -> Iterator[nn.M
 
     if not hasattr(model, "set_attn_implementation"):
         raise ReproError(f"context-axis mode needs a transformers model (AttentionInterface); got {type(model).__name__}")
+    from repro.models.hf import attn_implementation
+
     AttentionInterface.register(ATTENTION, _attention)
-    before = model.config._attn_implementation
     token = _MASK.set(mask)
-    model.set_attn_implementation(ATTENTION)
     try:
-        yield model
+        with attn_implementation(model, ATTENTION):
+            yield model
     finally:
-        model.set_attn_implementation(before)
         _MASK.reset(token)
 
 

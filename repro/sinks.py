@@ -215,14 +215,14 @@ def record_attention(model: nn.Module, keys: tuple[int, ...] = (0,), outputs: bo
     attention outputs; the attention implementation is restored afterwards."""
     _check_hf(model, "recording attention")
     register()
+    from repro.models.hf import attn_implementation
+
     rec = _Recorder(tuple(int(k) for k in keys), [], [], outputs)
-    before = model.config._attn_implementation
     token = _RECORD.set(rec)
-    model.set_attn_implementation(POSITIONAL_EAGER)
     try:
-        yield rec
+        with attn_implementation(model, POSITIONAL_EAGER):
+            yield rec
     finally:
-        model.set_attn_implementation(before)
         _RECORD.reset(token)
 
 

@@ -34,8 +34,9 @@ draws (12L/768d/V=50,257 GPT-2: HF init ≈ 1.7 s, construction without it ≈ 0
 """
 from __future__ import annotations
 
+import contextlib
 import math
-from typing import TYPE_CHECKING, Iterable
+from typing import TYPE_CHECKING, Iterable, Iterator
 
 import torch
 from torch import nn
@@ -323,3 +324,22 @@ def named_group_params(model: nn.Module, group: str) -> Iterable[tuple[str, torc
         raise ReproError(f"unknown parameter group {group!r}; choose one of {', '.join(PARAM_GROUPS)}")
     params = dict(model.named_parameters())
     return [(n, params[n]) for n in param_groups(model)[group]]
+
+
+# --------------------------------------------------------------------------- attention switching
+
+
+@contextlib.contextmanager
+def attn_implementation(model: nn.Module, name: str) -> Iterator[nn.Module]:
+    """Run a transformers model on the attention implementation `name` (e.g. a function
+    registered in the AttentionInterface) for the duration of the block, restoring its own
+    afterwards, also on error."""
+    if not hasattr(model, "set_attn_implementation"):
+        raise ReproError(f"switching attention needs a transformers model (AttentionInterface); "
+                         f"got {type(model).__name__}")
+    before = model.config._attn_implementation
+    model.set_attn_implementation(name)
+    try:
+        yield model
+    finally:
+        model.set_attn_implementation(before)
