@@ -215,6 +215,7 @@ def _table1_rows(table1):
     return rows
 
 
+@pytest.mark.policy_dtype
 @pytest.mark.claim("BB-1", source="001 §3 Finding 1, Fig 1a, Table 1(a), App B.2")
 def test_random_init_prefers_one_token(claim, table1, uniform_baseline):
     runs = _rope(table1)
@@ -238,6 +239,7 @@ def test_random_init_prefers_one_token(claim, table1, uniform_baseline):
     assert max(t.log10_p for _, _, t in cells) < bar
 
 
+@pytest.mark.policy_dtype
 @pytest.mark.claim("BB-1.1", source="001 §3 Finding 1.1, Table 1(a)-(b)")
 @pytest.mark.parametrize("arch", ["rope-gpt2", "llama"])
 def test_preference_holds_across_architectures(claim, table1, arch, profile):
@@ -256,6 +258,7 @@ def test_preference_holds_across_architectures(claim, table1, arch, profile):
     assert all(t.p < ALPHA for _, _, t in cells)
 
 
+@pytest.mark.policy_dtype
 @pytest.mark.claim("BB-1.1", source="001 §3 Table 1(b): LLaMA-2 is far weaker")
 def test_llama_preference_is_far_weaker(claim, table1):
     pairs = [(table1[("rope-gpt2", s)], table1[("llama", s)]) for (a, s) in table1 if a == "llama"]
@@ -287,6 +290,7 @@ def small_models(profile, device):
             for seed in s["seeds"]}
 
 
+@pytest.mark.policy_dtype
 @pytest.mark.claim("BB-1.2", source="001 §3 Finding 1.2, Table 1(a) vs (c)")
 def test_preference_grows_with_length_and_size(claim, table1, small_models, profile):
     big = _rope(table1)
@@ -332,6 +336,7 @@ def directions(profile, device):
     return init_bias.direction_agreement(device=device, **profile.sizes("bb_2_2"))
 
 
+@pytest.mark.policy_dtype
 @pytest.mark.claim("BB-1.3", source="001 §3 Finding 1.3, Table 1")
 def test_favourite_token_is_set_by_the_seed(claim, table1, directions):
     runs = _rope(table1)
@@ -361,6 +366,7 @@ def test_favourite_token_is_set_by_the_seed(claim, table1, directions):
     assert between <= 0.1
 
 
+@pytest.mark.policy_dtype
 @pytest.mark.claim("BB-1x", source="001 §5 Finding 1 (extended), Fig 10")
 def test_hidden_dimension_preference(claim, table1, uniform_baseline):
     runs = _rope(table1)
@@ -376,6 +382,7 @@ def test_hidden_dimension_preference(claim, table1, uniform_baseline):
     assert max(t.log10_p for _, _, t in cells) < bar
 
 
+@pytest.mark.policy_dtype
 @pytest.mark.claim("BB-2.1", source="001 §4 Finding 2.1, Fig 2")
 def test_inter_sequence_contraction_grows_with_depth(claim, table1):
     runs = _rope(table1)
@@ -392,6 +399,7 @@ def test_inter_sequence_contraction_grows_with_depth(claim, table1):
     claim.figure(figures.fig2_layer_cosine(runs, T), "fig2")
 
 
+@pytest.mark.policy_dtype
 @pytest.mark.claim("BB-2.2", source="001 §4 Finding 2.2")
 def test_contraction_direction_names_the_favourite(claim, directions):
     agree = directions.agree
@@ -413,6 +421,7 @@ def test_contraction_direction_names_the_favourite(claim, directions):
     assert p < 0.01
 
 
+@pytest.mark.policy_dtype
 @pytest.mark.claim("BB-2.2", source="001 §4 Finding 2.2: the 76% rate")
 def test_direction_agreement_rate_matches_source(claim, directions, profile):
     agree = directions.agree
@@ -449,6 +458,7 @@ def _curves(ablation):
     return {v: init_bias.SeedCurves(np.array([r.layer_cosine for r in runs])) for v, runs in ablation.items()}
 
 
+@pytest.mark.policy_dtype
 @pytest.mark.claim("BB-3", source="001 §4.1 Table 2, Fig 3, Findings 3.1–3.2")
 def test_mlp_drives_contraction_attention_alone_does_not(claim, ablation, uniform_baseline):
     sizes = ablation["full"][0].sizes
@@ -498,6 +508,7 @@ def test_mlp_drives_contraction_attention_alone_does_not(claim, ablation, unifor
     assert order
 
 
+@pytest.mark.policy_dtype
 @pytest.mark.claim("BB-3.2a", source="001 §4.3 Finding 3.2a, Fig 7")
 def test_attention_amplifies_mlp_contraction_layer_by_layer(claim, ablation):
     curves = _curves(ablation)

@@ -23,6 +23,7 @@ from scipy import stats as sps
 from repro import causal_shift as cs
 from repro import data, figures
 from repro import train as T
+from repro.runtime import resolve_dtype
 
 SOURCE_SWITCH = (17, 26)  # 000 Fig 2: Gemma-2-2B switches at ≈ layer 17 of 26
 
@@ -75,12 +76,13 @@ def reading(model_name, pretrained, sizes) -> Reading:
     a = sizes["align"]
     ids = data.bos_windows(tok, "test", a["n_seq"], a["seq_len"] + 1, who=f"--model {model_name}: the causal-shift claims",
                            device=next(m.parameters()).device)
-    dtype = getattr(torch, a["compute_dtype"]) if a["compute_dtype"] else None
+    dtype = resolve_dtype(a["compute_dtype"], ids.device)
     p = cs.alignment_profile(m, ids, k=a["k"], compute_dtype=dtype)
     panel = cs.decoded_panel(m, ids[0], tok, a["panel_start"])
     return Reading(model_name, p, cs.switch_layers(p), cs.bootstrap_switch(p, a["n_boot"]), panel, ids.shape[0])
 
 
+@pytest.mark.policy_dtype
 @pytest.mark.claim("CS-1", source="000 §III, Fig 2, Table I")
 def test_switch_from_input_to_target_is_deep(claim, reading):
     r, p = reading, reading.profile
@@ -107,6 +109,7 @@ def test_switch_from_input_to_target_is_deep(claim, reading):
     assert inp[0] >= 0.5 and tgt[-1] >= 0.3 and tgt[-1] > inp[-1] and sw / L >= 0.5
 
 
+@pytest.mark.policy_dtype
 @pytest.mark.claim("CS-2", source="000 §III, Fig 3")
 def test_continuous_measures_agree(claim, reading):
     r, p = reading, reading.profile
@@ -179,6 +182,7 @@ def _setting(claim, runs: Runs, sizes) -> None:
                  f"{t['batch_size']} × {t['seq_len']} Brown tokens")
 
 
+@pytest.mark.policy_dtype
 @pytest.mark.claim("CS-3", source="000 §IV")
 def test_no_skip_trains_worse(claim, runs, sizes, profile):
     _setting(claim, runs, sizes)
@@ -200,6 +204,7 @@ def test_no_skip_trains_worse(claim, runs, sizes, profile):
     assert (zero - one).mean() > 0 and t.pvalue <= 0.05
 
 
+@pytest.mark.policy_dtype
 @pytest.mark.claim("CS-4", source="000 §IV, Fig 4")
 def test_fixed_cut_sweep(claim, runs, sizes, profile):
     _setting(claim, runs, sizes)
@@ -229,6 +234,7 @@ def test_fixed_cut_sweep(claim, runs, sizes, profile):
     assert (first - base_all).mean() < 0 and t.pvalue <= 0.05 and (cut.max() - cut.min()) >= 2 * sd and order[1] >= L / 2
 
 
+@pytest.mark.policy_dtype
 @pytest.mark.claim("CS-5", source="000 §IV, Fig 5")
 def test_learned_gate_concentrates_late(claim, runs, sizes, profile):
     hist = cs.gate_history(runs.gate, runs.tc, runs.gate_variant)
@@ -271,6 +277,7 @@ def table2(runs, sizes):
     return out, len(items), best
 
 
+@pytest.mark.policy_dtype
 @pytest.mark.claim("CS-6", source="000 §IV, Table II")
 def test_gating_beats_fixed_cut_beats_baseline(claim, table2, profile):
     res, n_items, best = table2

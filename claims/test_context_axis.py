@@ -127,6 +127,7 @@ def test_diagonal_is_autoregressive(claim, sizes):
     """Through any number of layers: changing any token after t never changes the diagonal
     output at t, and the diagonal equals the per-prefix bidirectional oracle (random llama and
     GPT-2 configs and sequences). And it is not causal attention: the past is re-read."""
+    claim.dtype = "float64"  # exact checks: see EXACT
     c = sizes["check"]
     stats = {"future": 0.0, "oracle": 0.0, "masked": 0.0, "vs_causal": [], "n": 0}
 
@@ -215,6 +216,7 @@ def test_pretrained_weights_run_unchanged(claim, pretrained_run, sizes):
     the per-prefix oracle and with causal decoding. Its NLL in each mode is recorded (the
     source: "compatible with existing pretrained weights … minimal retraining")."""
     r = pretrained_run
+    claim.dtype = r.dtype
     # rounding: the same function through different kernel shapes (padded buckets, KV cache vs
     # one pass) in the model's dtype; measured ≤ 1e-4 (float32) on logits of size ≈ 10–30
     tol = 0.05 if r.dtype == "bfloat16" else 2e-3
@@ -245,6 +247,7 @@ def test_upper_triangle_is_never_read(claim, sizes):
     """Zeroing the strictly-upper part (positions t > c of slice c) in every layer's input
     changes no diagonal output (whole models); the trimmed kernel, which never computes it,
     equals the naive kernel on everything else."""
+    claim.dtype = "float64"  # exact checks: see EXACT
     c = sizes["check"]
     stats = {"model": 0.0, "kernel": 0.0, "n": 0}
 
@@ -359,6 +362,7 @@ def test_segment_level_sparsity(claim, sizes, cost):
     last one (Fig 4); k = 1 is exactly causal attention and k = S the full axis (whole models,
     KV-cache segment mode against the masked formulation with Fig 4's reuse); stored states
     and FLOPs grow linearly in k at fixed S."""
+    claim.dtype = "float64"  # exact checks: see EXACT
     c = sizes["check"]
     stats = {"k1": 0.0, "kS": 0.0, "k": 0.0, "n": 0}
 
@@ -485,6 +489,7 @@ def _paired(a: np.ndarray, b: np.ndarray) -> tuple[float, float, float]:
     return float(d.mean()), float(d.std(ddof=1)) if len(d) > 1 else float("nan"), p
 
 
+@pytest.mark.policy_dtype
 @pytest.mark.claim("CA-8", source="004 §1, §3.1")
 def test_context_axis_training_gives_better_representations(claim, experiment, sizes, profile):
     """The proposal's premise, tested: models trained with the context axis (± stochastic axis
@@ -529,6 +534,7 @@ def test_context_axis_training_gives_better_representations(claim, experiment, s
     assert deployable < 0 and deltas[("axis drop", "causal")][1] < 0.05
 
 
+@pytest.mark.policy_dtype
 @pytest.mark.claim("CA-8", source="004 §3.1")
 def test_training_inference_mismatch(claim, experiment):
     """§3.1's training–inference mismatch, measured: how much each trained model's held-out NLL

@@ -347,6 +347,7 @@ def test_induction_needs_two_layers(claim, sizes):
 # --------------------------------------------------------------------------- RS-8
 
 
+@pytest.mark.policy_dtype
 @pytest.mark.claim("RS-8", source="002 'The logit lens is approximate'; Belrose et al. 2023")
 def test_tuned_lens_beats_logit_lens(claim, texts, sizes, profile):
     s = sizes["lens"]

@@ -116,6 +116,7 @@ def _verdict_ok(r: dict) -> bool:
 # --------------------------------------------------------------------------- SP-1 (Table 4a)
 
 
+@pytest.mark.policy_dtype
 @pytest.mark.claim("SP-1", source="001 §6.1.2 Table 4a")
 def test_different_seeds_do_not_match(claim, zoo, lab, spcfg):
     source = {(42, 2000): (0.357, 0.532), (123, 42): (0.678, 0.565), (1000, 123): (0.363, 0.335),
@@ -142,6 +143,7 @@ def test_different_seeds_do_not_match(claim, zoo, lab, spcfg):
 # --------------------------------------------------------------------------- SP-2 (Table 4b, Table 8)
 
 
+@pytest.mark.policy_dtype
 @pytest.mark.claim("SP-2", source="001 §6.1.2 Table 4b; App B.3.2 Table 8")
 def test_trained_model_matches_its_init(claim, zoo, sizes, reef_inputs):
     source = {42: (2.20e-8, 6.28e-8), 123: (7.09e-6, 1.37e-5), 1000: (5.58e-4, 2.81e-3), 2000: (4.00e-10, 1.27e-9)}
@@ -164,6 +166,7 @@ def test_trained_model_matches_its_init(claim, zoo, sizes, reef_inputs):
 # --------------------------------------------------------------------------- SP-3 (Table 4c)
 
 
+@pytest.mark.policy_dtype
 @pytest.mark.claim("SP-3", source="001 §6.1.2 Table 4c")
 def test_same_data_order_does_not_make_seeds_match(claim, zoo):
     source = {(123, 1000): (0.385, 0.486), (1000, 2000): (0.035, 0.096), (42, 123): (0.426, 0.337),
@@ -177,6 +180,7 @@ def test_same_data_order_does_not_make_seeds_match(claim, zoo):
     assert all(_verdict_ok(r) for r in rows)
 
 
+@pytest.mark.policy_dtype
 @pytest.mark.claim("SP-3", source="001 §6.1.2 Table 4c, extended to trained vs trained")
 def test_trained_models_with_one_data_order_do_not_match(claim, zoo, sizes, profile):
     """Stronger than the source's pairs: two *trained* models that saw the same batches in the
@@ -221,6 +225,7 @@ def _table5(claim, rows) -> None:
                  for r in rows])
 
 
+@pytest.mark.policy_dtype
 @pytest.mark.claim("SP-4", source="001 §6.1.2 Table 5 (The Stack rows)")
 def test_lineage_survives_continual_training_on_code(claim, zoo, table5):
     for r in table5:
@@ -232,6 +237,7 @@ def test_lineage_survives_continual_training_on_code(claim, zoo, table5):
     assert all(_verdict_ok(r) for r in table5)
 
 
+@pytest.mark.policy_dtype
 @pytest.mark.claim("SP-4", source="001 §6.1.2 Table 5: baselines fail on the code shift")
 def test_baselines_fail_on_the_code_shift(claim, table5, profile):
     true, distractor = table5
@@ -257,6 +263,7 @@ def test_baselines_fail_on_the_code_shift(claim, table5, profile):
 # --------------------------------------------------------------------------- BB-7 (Fig 11)
 
 
+@pytest.mark.policy_dtype
 @pytest.mark.claim("BB-7", source="001 §5 Finding 7, Fig 11")
 def test_bias_persists_through_training(claim, zoo, lab, spcfg, sizes):
     """τ between init 42 and each checkpoint of its own training on init 42's top-m mean dims,
@@ -307,6 +314,7 @@ def finetunes(pretrained, model_names, sizes):
     return cfg, out
 
 
+@pytest.mark.policy_dtype
 @pytest.mark.claim("SP-5", source="001 §6.1.2 Table 6")
 def test_finetuned_pretrained_models_match(claim, finetunes, pretrained, model_names):
     cfg, out = finetunes

@@ -25,7 +25,7 @@ from scipy import stats as sps
 
 from repro import data, figures, sinks
 from repro import train as T
-from repro.runtime import ReproError
+from repro.runtime import ReproError, resolve_autocast
 from repro.stats import loglog_slope, mean_sem
 
 # 001 Table 7 (Nano LLaMA-2, OpenWebText): PPL on WikiText-2 / C4
@@ -130,7 +130,8 @@ def _accelerator(profile):
         from accelerate import Accelerator
     except ImportError as err:  # pragma: no cover - accelerate ships with the suite's deps
         raise ReproError("the paper profile of the sink claims trains under accelerate; pip install accelerate") from err
-    return Accelerator(mixed_precision="bf16")
+    bf16 = resolve_autocast("auto", "cuda" if torch.cuda.is_available() else "cpu")  # the dtype policy
+    return Accelerator(mixed_precision="bf16" if bf16 else "no")
 
 
 @pytest.fixture(scope="module")
@@ -170,6 +171,7 @@ def _wilcoxon_less(a: torch.Tensor, b: torch.Tensor) -> float:
     return float(sps.wilcoxon(d, alternative="less", zero_method="wilcox").pvalue)
 
 
+@pytest.mark.policy_dtype
 @pytest.mark.claim("SK-2", source="001 §6.2.1, Fig 12")
 def test_sink_rates_after_pretraining(claim, trio, sizes, profile):
     """Baseline: a clear sink rate at every length; attenuation: ≈ 0 (≤ one head); amplification:
@@ -219,6 +221,7 @@ def _upper_ratio(d: torch.Tensor) -> tuple[float, float]:
     return math.exp(mean), math.exp(mean + float(sps.t.ppf(0.95, len(x) - 1)) * sem)
 
 
+@pytest.mark.policy_dtype
 @pytest.mark.claim("SK-3", source="001 §6.2.2, Table 7")
 @pytest.mark.parametrize("kind", ["amplification", "attenuation"])
 def test_interventions_do_not_hurt_language_modelling(claim, trio, sizes, profile, kind):

@@ -31,7 +31,7 @@ from scipy import stats as sps
 
 from repro import data, figures, lens
 from repro import spectral as sp
-from repro.runtime import ReproError
+from repro.runtime import ReproError, dtype_name, resolve_dtype
 
 # the source's prompts for Tables 2, 4 and 5 (003 §6.1, App E)
 PROMPTS = (
@@ -91,8 +91,9 @@ class Study:
     ids: torch.Tensor  # (n, T), column 0 = <bos>
     cap: lens.Capture
     sink: sp.SinkProfile
-    sweep: sp.Sweep  # on a copy in sizes["nll_dtype"]
+    sweep: sp.Sweep  # on a copy in `dtype` (the policy's choice for sizes["nll_dtype"])
     base_f32: float
+    dtype: str
     memo: dict = field(default_factory=dict)
 
     @property
@@ -154,20 +155,22 @@ def study(model_name, pretrained, sizes) -> Study:
     cap = lens.capture(m, ids, modules=["mlp_out", "attn_out", "attn_in"], attentions=True, logits_to_keep=1)
     sink = sp.sink_profile(cap.residual[0, :, 0], torch.stack([x[0, 0] for x in cap.modules["mlp_out"]]),
                            torch.stack([x[0, 0] for x in cap.modules["attn_out"]]), F.dark("u"))
-    dtype = getattr(torch, sizes["nll_dtype"])
+    dtype = resolve_dtype(sizes["nll_dtype"], next(m.parameters()).device)
     work = m if dtype == torch.float32 else copy.deepcopy(m).to(dtype)
     with torch.no_grad():
         normed = lens.final_norm(m)(cap.residual[:, -1])
         base_f32 = float(sp.nll_per_token(m, normed[:, :-1], ids[:, 1:]).mean())
-    return Study(model_name, m, tok, sizes, F, ids, cap, sink, sp.Sweep(work, ids), base_f32)
+    return Study(model_name, m, tok, sizes, F, ids, cap, sink, sp.Sweep(work, ids), base_f32,
+                 dtype_name(dtype))
 
 
 def _setting(claim, s: Study) -> None:
     n, T = s.ids.shape
     claim.record(f"{s.name}: prompts × tokens (source: 405 prompts, 13,268 tokens)", f"{n} × {T}")
-    claim.record(f"{s.name}: unfiltered NLL, {s.sizes['nll_dtype']} sweep copy", s.sweep.base, expected=s.base_f32,
-                 tol=0.05, why="bfloat16 vs float32 forward of the same model: the heat maps' differences are "
-                               "≥ 0.5 nats where claims are decided, so 0.05 nats of dtype noise cannot flip them")
+    claim.record(f"{s.name}: unfiltered NLL, {s.dtype} sweep vs float32 forward", s.sweep.base, expected=s.base_f32,
+                 tol=0.05, why=f"{s.dtype} vs float32 forward of the same model (exact in float32; bf16 where the "
+                 "dtype policy picks it): the heat maps' differences are ≥ 0.5 nats where claims are decided, so "
+                 "0.05 nats of dtype noise cannot flip them")
 
 
 # --------------------------------------------------------------------------- SF-1
@@ -243,6 +246,7 @@ def test_components_read_and_write_dark(claim, study):
 # --------------------------------------------------------------------------- SF-3
 
 
+@pytest.mark.policy_dtype
 @pytest.mark.claim("SF-3", source="003 §4.1, Fig 7, Fig 8, Fig 16")
 def test_residual_filter_step_at_last_band(claim, study):
     s = study
@@ -263,7 +267,8 @@ def test_residual_filter_step_at_last_band(claim, study):
     step = phi19 - s.sweep.base
     claim.record(f"{s.name}: sink layer ℓ* (source 13B: L3 of 40)", ls)
     claim.record(f"{s.name}: NLL step Φ_u,1:19 → I after ℓ*", step, expected=1.0, compare="ge", tol=0.0,
-                 why="'NLL stays poor until the last band': ≥ 1 nat, 20× the bf16/fp32 difference")
+                 why="'NLL stays poor until the last band': ≥ 1 nat, 20× the largest bf16/fp32 difference "
+                 "the unfiltered record allows (0.05); the same threshold in float32")
     claim.record(f"{s.name}: NLL Φ_u,1:19 − worst of {len(rnd19)} random 95% filters", phi19 - max(rnd19),
                  expected=0.0, compare="ge", tol=0.0, why="'worse than removing the same number of random directions', "
                  "against every random basis tried")
@@ -301,6 +306,7 @@ def test_token0_gets_dark_vector_from_early_mlp(claim, study):
 # --------------------------------------------------------------------------- SF-5, SF-6
 
 
+@pytest.mark.policy_dtype
 @pytest.mark.claim("SF-5", source="003 §5, Fig 10, Fig 11 left")
 def test_shavings_swap_removes_step(claim, study):
     s = study
@@ -318,6 +324,7 @@ def test_shavings_swap_removes_step(claim, study):
     assert step_drop >= 1.0 and step_swap <= 0.25 * step_drop  # a step to remove (SF-3), then its removal
 
 
+@pytest.mark.policy_dtype
 @pytest.mark.claim("SF-6", source="003 §5, Fig 11 middle")
 def test_token0_only_filter_shows_step(claim, study):
     s = study
@@ -338,6 +345,7 @@ def test_token0_only_filter_shows_step(claim, study):
 # --------------------------------------------------------------------------- SF-7
 
 
+@pytest.mark.policy_dtype
 @pytest.mark.claim("SF-7", source="003 §6, Fig 11 right, Fig 13")
 def test_sink_preserving_filters_keep_nll_low(claim, study):
     s = study
@@ -373,6 +381,7 @@ def test_sink_preserving_filters_keep_nll_low(claim, study):
 # --------------------------------------------------------------------------- SF-8
 
 
+@pytest.mark.policy_dtype
 @pytest.mark.claim("SF-8", source="003 §6.1, Tables 2, 4, 5")
 def test_generations_under_filters(claim, study):
     s, F = study, study.F

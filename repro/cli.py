@@ -228,12 +228,48 @@ def _add_seedprint(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--batch-size", type=int, default=d.batch_size, help=f"forward batch size (default {d.batch_size})")
     p.add_argument("--device", choices=DEVICES, default="auto", help="default auto: CUDA if available")
     p.add_argument("--dtype", choices=DTYPES, default="auto",
-                   help="compute dtype (default auto: bfloat16 on a GPU or a CPU with native bf16, else float32)")
+                   help="compute dtype (default auto: the dtype policy — bfloat16 on a GPU or a CPU with native "
+                   "bf16, else float32; REPRO_DTYPE overrides auto)")
     p.add_argument("--json", action="store_true", help="print the result summary as JSON")
     p.set_defaults(func=_cmd_seedprint)
 
 
-COMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [_add_fetch, _add_seedprint]
+def _cmd_env(args: argparse.Namespace) -> int:
+    """What decides numerics on this machine: the CPU's bfloat16 capability and the policy's dtype."""
+    import json
+
+    import torch
+
+    from repro.runtime import DTYPE_ENV, cpu_capability, dtype_name, dtype_override, resolve_device, resolve_dtype
+
+    device = resolve_device(args.device)
+    cpu = cpu_capability()
+    info = {"device": str(device), "torch": torch.__version__, "threads": torch.get_num_threads(), "cpu": cpu,
+            DTYPE_ENV: dtype_override(), "dtype": dtype_name(resolve_dtype("auto", device))}
+    if args.json:
+        print(json.dumps(info, indent=1))
+        return 0
+    print(f"cpu      {cpu['cpu'] or '?'} ({cpu['machine']}), {info['threads']} torch threads\n"
+          f"bf16     native: {'yes' if cpu['native_bf16'] else 'no (emulated: several times slower than float32)'}; "
+          f"flags: {' '.join(cpu['flags']) or 'none'}\n"
+          f"device   {device} (torch {info['torch']})\n"
+          f"dtype    {info['dtype']}  (the policy's \"auto\"; {DTYPE_ENV}={info[DTYPE_ENV]})")
+    return 0
+
+
+def _add_env(subparsers: argparse._SubParsersAction) -> None:
+    from repro.runtime import DEVICES
+
+    p = subparsers.add_parser(
+        "env", help="print the CPU's bfloat16 capability and the dtype the claims will run in",
+        description="The dtype policy (repro.runtime.resolve_dtype): bfloat16 on a GPU or a CPU that multiplies "
+        "it natively (AVX512-BF16 / AMX), float32 elsewhere; REPRO_DTYPE=float32|bfloat16 overrides it.")
+    p.add_argument("--device", choices=DEVICES, default="auto", help="default auto: CUDA if available")
+    p.add_argument("--json", action="store_true", help="print as JSON")
+    p.set_defaults(func=_cmd_env)
+
+
+COMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [_add_fetch, _add_seedprint, _add_env]
 
 
 def build_parser() -> argparse.ArgumentParser:

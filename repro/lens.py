@@ -477,13 +477,14 @@ def _frozen(model: nn.Module) -> Iterator[None]:
 
 
 def fit_tuned_lens(model: nn.Module, residual: torch.Tensor, *, steps: int = 100, batch_tokens: int = 128,
-                   lr: float = 1e-3, seed: int = 0, autocast: bool = True,
+                   lr: float = 1e-3, seed: int = 0, autocast: str | None = "auto",
                    progress: bool = False) -> tuple[TunedLens, list[float]]:
     """Train a TunedLens on KL(final ‖ lens) over the tokens of `residual` (N, L+1, d), all
     layers at once: each step draws `batch_tokens` tokens (seeded) and sums the per-layer mean
-    KLs. Adam; the vocabulary matmuls run in bfloat16 autocast when `autocast` (CPU: ~2.5×
-    faster; the KL itself is computed in float32). Returns the lens and the per-step loss."""
-    from .runtime import generator
+    KLs. Adam; the vocabulary matmuls run under `autocast` — "auto": the dtype policy
+    (runtime.resolve_dtype; bfloat16 with native bf16, ~2.5× faster on such a CPU), None:
+    float32; the KL itself is computed in float32. Returns the lens and the per-step loss."""
+    from .runtime import autocast as policy_autocast, generator
 
     if residual.dim() != 3:
         raise ReproError(f"fit_tuned_lens wants residual states (N tokens, L+1, d), got {tuple(residual.shape)}")
@@ -492,8 +493,7 @@ def fit_tuned_lens(model: nn.Module, residual: torch.Tensor, *, steps: int = 100
     lens = TunedLens(L, d).to(residual.device)
     opt = torch.optim.Adam(lens.parameters(), lr=lr)
     g = generator(seed)
-    amp = torch.autocast("cpu", dtype=torch.bfloat16) if autocast and residual.device.type == "cpu" \
-        else contextlib.nullcontext()
+    amp = policy_autocast(autocast, residual.device)
     losses: list[float] = []
     it = range(steps)
     if progress:

@@ -15,7 +15,8 @@ so a lineage is a chain of checkpoint keys:
   Llama-2 descendants, at our scale), embeddings frozen (see `finetune_pretrained`).
 
 Optimisation follows 001 Table 14 where it scales down: AdamW β = (0.9, 0.95), peak lr 6e-4
-decaying to 6e-5 by cosine, weight decay 0.1, clipping 1.0, bfloat16 autocast. Steps, batch and
+decaying to 6e-5 by cosine, weight decay 0.1, clipping 1.0, bfloat16 autocast where the
+hardware has it (the dtype policy, runtime.resolve_dtype). Steps, batch and
 width are the profile's (`repro.profiles` "seedprint").
 """
 from __future__ import annotations
@@ -49,7 +50,7 @@ class LineageConfig:
     lr: float = 6e-4  # 001 Table 14
     warmup_steps: int = 30
     weight_decay: float = 0.1
-    autocast: str | None = "bfloat16"
+    autocast: str | None = "auto"  # the dtype policy (runtime.resolve_dtype): bf16 only where native
     snapshot_steps: tuple[int, ...] = ()
 
     @classmethod
@@ -130,7 +131,7 @@ def text_tokens(tokenizer: Any, corpus: str, *, max_tokens: int) -> tuple[torch.
 
 def finetune_pretrained(model: nn.Module, tokenizer: Any, *, name: str, corpus: str = "stdlib-code",
                         steps: int = 20, batch_size: int = 4, seq_len: int = 64, lr: float = 1e-4,
-                        autocast: str | None = "bfloat16", progress: bool = False) -> T.TrainResult:
+                        autocast: str | None = "auto", progress: bool = False) -> T.TrainResult:
     """A short full fine-tune of a pretrained model's transformer blocks on `corpus` (001 Table 6 at
     our scale). The token embedding (tied to the LM head in both embedded models; 78% of Gemma-3's
     parameters) stays frozen: on two CPU cores that is what makes the fine-tune affordable, and a

@@ -25,8 +25,9 @@ import pytest
 
 from repro import catalogue
 from repro import report as reporting
-from repro.profiles import PROFILES, Profile, get_profile
-from repro.runtime import DEVICES, ReproError, atomic_path, atomic_write_json, atomic_write_text, resolve_device
+from repro.profiles import BUDGET_S, PROFILES, Profile, get_profile
+from repro.runtime import (DEVICES, ReproError, atomic_path, atomic_write_json, atomic_write_text, cpu_capability,
+                           dtype_name, dtype_override, resolve_device, resolve_dtype)
 
 PROP_CLAIMS = "repro_claims"
 PROP_RECORD = "repro_record"
@@ -39,7 +40,7 @@ PACKAGES = (
 )
 
 _outcomes_key = pytest.StashKey[dict]()
-_results_key = pytest.StashKey[list]()
+_results_key = pytest.StashKey[tuple]()
 _start_key = pytest.StashKey[float]()
 
 
@@ -97,9 +98,12 @@ def _check_corpus_option(name: str) -> None:
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "claim(id, source=None): see pyproject.toml")
+    config.addinivalue_line("markers", "policy_dtype: the test's experiment computes (or trains) in the dtype "
+                                       "policy's choice (runtime.resolve_dtype('auto')); its records say so")
     try:
         resolve_device(config.getoption("--device"))
         get_profile(config.getoption("--profile"))
+        dtype_override()  # a misspelt REPRO_DTYPE stops the run here, with one line
     except ReproError as err:
         raise pytest.UsageError(str(err)) from None
     _check_model_option(config.getoption("--model"))
@@ -154,6 +158,13 @@ class Claim:
         self.item = item
         self.ids = _claim_ids(item)
         self.figures_dir = artifacts / "figures"
+        # the dtype the test's numbers were computed (or their models trained) in, stamped on
+        # every record: float32 unless the test is marked `policy_dtype` (its experiment runs in
+        # what runtime.resolve_dtype("auto") chose) or sets another (e.g. "float64")
+        self.dtype = "float32"
+        if item.get_closest_marker("policy_dtype") is not None:
+            device = resolve_device(item.config.getoption("--device"))
+            self.dtype = dtype_name(resolve_dtype("auto", device))
         if not self.ids:
             raise pytest.UsageError(f"{item.nodeid} uses the `claim` fixture without @pytest.mark.claim")
 
@@ -165,11 +176,14 @@ class Claim:
         return claim_id
 
     def record(self, name: str, measured: Any, expected: Any = None, tol: float | None = None,
-               why: str = "", *, compare: str = "abs", unit: str = "", claim_id: str | None = None) -> reporting.Record:
-        """Record one number. `why` says where the tolerance comes from (required with a tol)."""
+               why: str = "", *, compare: str = "abs", unit: str = "", claim_id: str | None = None,
+               dtype: str | None = None) -> reporting.Record:
+        """Record one number. `why` says where the tolerance comes from (required with a tol).
+        `dtype`: what it was computed in (default: `self.dtype`)."""
         if tol is not None and not why:
             raise ValueError(f"record {name!r}: a tolerance needs its reason (why=...)")
-        rec = reporting.Record(self._id(claim_id), name, measured, expected, tol, why, compare, unit)
+        rec = reporting.Record(self._id(claim_id), name, measured, expected, tol, why, compare, unit,
+                               dtype=str(dtype or self.dtype).removeprefix("torch."))
         self.item.user_properties.append((PROP_RECORD, rec.to_dict()))
         return rec
 
@@ -373,12 +387,16 @@ def run_metadata(config: pytest.Config, outcomes: dict[str, reporting.TestOutcom
 
     root = config.rootpath
     prof = get_profile(config.getoption("--profile"))
+    device = resolve_device(config.getoption("--device"))
     return {
         "git_commit": _git(root, "rev-parse", "--short=12", "HEAD"),
         "git_dirty": bool(_git(root, "status", "--porcelain", "--untracked-files=no")),
         "profile": prof.name,
         "profile_sizes": prof.as_dict(),
-        "device": str(resolve_device(config.getoption("--device"))),
+        "device": str(device),
+        # what "auto" meant in this run and the CPU facts that decided it (runtime.resolve_dtype)
+        "dtype_policy": {"auto": dtype_name(resolve_dtype("auto", device)), "override": dtype_override(),
+                         "cpu": cpu_capability()},
         "model": config.getoption("--model"),
         "corpus": config.getoption("--corpus"),
         "python": sys.version.split()[0],
@@ -390,6 +408,7 @@ def run_metadata(config: pytest.Config, outcomes: dict[str, reporting.TestOutcom
         "pytest_args": list(config.invocation_params.args),
         "started": _dt.datetime.fromtimestamp(config.stash[_start_key], _dt.timezone.utc).isoformat(timespec="seconds"),
         "wall_time_s": round(time.time() - config.stash[_start_key], 2),
+        "budget_s": BUDGET_S.get(prof.name),
         "test_durations_s": {n: round(t.duration, 3) for n, t in sorted(outcomes.items())},
     }
 
@@ -420,15 +439,16 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     (out / "figures").mkdir(parents=True, exist_ok=True)
     atomic_write_json(out / "claims.json", reporting.to_json(results, run))
     atomic_write_text(out / "report.md", reporting.to_markdown(results, run))
-    config.stash[_results_key] = results
+    config.stash[_results_key] = (results, run)
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:
-    results = config.stash.get(_results_key, None)
-    if not results:
+    stashed = config.stash.get(_results_key, None)
+    if not stashed:
         return
+    results, run = stashed
     tr = terminalreporter
     tr.section("claims")
-    for line in reporting.terminal_lines(results, width=tr._tw.fullwidth):
+    for line in reporting.terminal_lines(results, width=tr._tw.fullwidth, run=run):
         tr.write_line(line)
     tr.write_line(f"written: {_artifacts_dir(config) / 'claims.json'}, {_artifacts_dir(config) / 'report.md'}")

@@ -71,6 +71,7 @@ class Record:
     compare: str = "abs"
     unit: str = ""
     within: bool | None = None
+    dtype: str = "float32"  # the dtype the measured number was computed in (runtime.resolve_dtype)
 
     def __post_init__(self) -> None:
         if self.compare not in COMPARES:
@@ -132,6 +133,11 @@ class ClaimResult:
 
     def reasons(self) -> list[str]:
         return sorted({t.reason for t in self.tests if t.reason})
+
+    def wall_s(self) -> float:
+        """Seconds of its tests (set-up included: a module fixture is charged to the first test
+        that uses it; a test that carries several claim IDs counts for each)."""
+        return sum(t.duration for t in self.tests)
 
 
 def verdict_of(outcomes: Iterable[str]) -> str:
@@ -252,25 +258,28 @@ def to_markdown(results: list[ClaimResult], run: dict[str, Any], figures_rel: st
         f"Profile **{run.get('profile')}**, device **{run.get('device')}**, "
         f"commit `{run.get('git_commit')}`{' (dirty)' if run.get('git_dirty') else ''}, "
         f"torch {run.get('packages', {}).get('torch')}, transformers {run.get('packages', {}).get('transformers')}, "
-        f"wall time {fmt(run.get('wall_time_s'))} s.",
+        f"wall time {fmt(run.get('wall_time_s'))} s{_budget(run)}.",
+        f"Dtype policy: {_dtype_line(run)}.",
         "",
         " · ".join(f"{v}: **{n}**" for v, n in counts.items()),
         "",
         "## Summary",
         "",
-        "| claim | verdict | record | source | measured | tolerance | ok |",
-        "|---|---|---|---|---|---|---|",
+        "| claim | verdict | wall s | record | source | measured | tolerance | ok | dtype |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for r in results:
         recs = r.records()
+        wall = f"{r.wall_s():.1f}" if r.tests else ""
         if not recs:
-            lines.append(f"| {r.spec.id} | {r.verdict} | | {_cell(r.spec.source_values) or '—'} | | | |")
+            lines.append(f"| {r.spec.id} | {r.verdict} | {wall} | | {_cell(r.spec.source_values) or '—'} | | | | |")
             continue
         for i, rec in enumerate(recs):
-            cid, verdict = (r.spec.id, r.verdict) if i == 0 else ("", "")
+            cid, verdict, w = (r.spec.id, r.verdict, wall) if i == 0 else ("", "", "")
             lines.append(
-                f"| {cid} | {verdict} | {_cell(rec['name'])} | {fmt(rec['expected'])} | "
-                f"{fmt(rec['measured'])}{(' ' + rec['unit']) if rec['unit'] else ''} | {_tol(rec)} | {_MARK[rec['within']]} |"
+                f"| {cid} | {verdict} | {w} | {_cell(rec['name'])} | {fmt(rec['expected'])} | "
+                f"{fmt(rec['measured'])}{(' ' + rec['unit']) if rec['unit'] else ''} | {_tol(rec)} | {_MARK[rec['within']]} "
+                f"| {rec.get('dtype', '')} |"
             )
     lines += ["", "## Claims", ""]
     topic = None
@@ -289,6 +298,8 @@ def to_markdown(results: list[ClaimResult], run: dict[str, Any], figures_rel: st
         ]
         if s.source_values:
             lines += [f"Source's numbers: {s.source_values}", ""]
+        if r.tests:
+            lines += [f"Wall time: {r.wall_s():.1f} s.", ""]
         if r.verdict == NOT_ENCODED:
             lines += ["_Not yet encoded: no test carries this claim ID._", ""]
             continue
@@ -301,13 +312,14 @@ def to_markdown(results: list[ClaimResult], run: dict[str, Any], figures_rel: st
         if recs:
             lines += [
                 "",
-                "| record | source | measured | tolerance | ok | why this tolerance |",
-                "|---|---|---|---|---|---|",
+                "| record | source | measured | tolerance | ok | dtype | why this tolerance |",
+                "|---|---|---|---|---|---|---|",
             ]
             for rec in recs:
                 lines.append(
                     f"| {_cell(rec['name'])} | {fmt(rec['expected'])} | {fmt(rec['measured'])}"
-                    f"{(' ' + rec['unit']) if rec['unit'] else ''} | {_tol(rec)} | {_MARK[rec['within']]} | {_cell(rec['why'])} |"
+                    f"{(' ' + rec['unit']) if rec['unit'] else ''} | {_tol(rec)} | {_MARK[rec['within']]} "
+                    f"| {rec.get('dtype', '')} | {_cell(rec['why'])} |"
                 )
         for tb in r.tables():
             lines += ["", f"**{tb['title']}**", ""]
@@ -322,12 +334,29 @@ def to_markdown(results: list[ClaimResult], run: dict[str, Any], figures_rel: st
     return "\n".join(lines) + "\n"
 
 
+def _budget(run: dict[str, Any]) -> str:
+    budget, wall = run.get("budget_s"), run.get("wall_time_s")
+    if not budget or wall is None:
+        return ""
+    return f" of the {run.get('profile')} budget of {fmt(budget)} s ({100 * wall / budget:.0f}%)"
+
+
+def _dtype_line(run: dict[str, Any]) -> str:
+    d = run.get("dtype_policy") or {}
+    if not d:
+        return "not recorded"
+    cpu = d.get("cpu") or {}
+    return (f"\"auto\" resolves to {d.get('auto')} (REPRO_DTYPE={d.get('override')}); CPU {cpu.get('cpu') or '?'}, "
+            f"native bfloat16: {cpu.get('native_bf16')}, flags {' '.join(cpu.get('flags') or []) or 'none'}")
+
+
 # --------------------------------------------------------------------------- terminal
 
 
-def terminal_lines(results: list[ClaimResult], width: int = 100) -> list[str]:
-    """One compact line per encoded claim, then one line listing the claims not yet encoded."""
-    out = [f"{'claim':<9} {'verdict':<18} {'first record: measured vs source (tol)':<}"]
+def terminal_lines(results: list[ClaimResult], width: int = 100, run: dict[str, Any] | None = None) -> list[str]:
+    """One compact line per encoded claim (verdict, wall time, first record), then one line
+    listing the claims not yet encoded, then the run's wall time against its budget."""
+    out = [f"{'claim':<9} {'verdict':<18} {'wall s':>7}  {'first record: measured vs source (tol)':<}"]
     missing = []
     for r in results:
         if r.verdict == NOT_ENCODED:
@@ -343,9 +372,11 @@ def terminal_lines(results: list[ClaimResult], width: int = 100) -> list[str]:
                 detail += f"  [+{len(recs) - 1} more]"
         else:
             detail = "; ".join(r.reasons())
-        out.append(f"{r.spec.id:<9} {r.verdict:<18} {detail}"[:width])
+        out.append(f"{r.spec.id:<9} {r.verdict:<18} {r.wall_s():>7.1f}  {detail}"[:width])
     counts = summary(results)
     out.append(", ".join(f"{n} {v}" for v, n in counts.items() if n))
     if missing:
         out.append(f"not yet encoded ({len(missing)}): " + " ".join(missing))
+    if run is not None:
+        out.append(f"wall time {fmt(run.get('wall_time_s'))} s{_budget(run)}; dtype policy: {_dtype_line(run)}")
     return out

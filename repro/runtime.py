@@ -8,6 +8,7 @@ treat a file that fails to parse as absent (rebuild).
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import json
 import os
@@ -47,24 +48,98 @@ def resolve_device(name: str = "auto") -> torch.device:
 
 
 DTYPES = ("auto", "float32", "bfloat16")
+DTYPE_ENV = "REPRO_DTYPE"  # auto | float32 | bfloat16: what "auto" means in this process
+# /proc/cpuinfo flags that decide (or explain) whether bfloat16 is native on a CPU
+BF16_FLAGS = ("avx512_bf16", "amx_bf16", "amx_tile", "avx512f", "avx2", "bf16", "sve")
 
 
-def resolve_dtype(name: str, device: torch.device | str = "cpu") -> torch.dtype:
-    """Compute dtype for forward-only probes: "float32", "bfloat16", or "auto" — bfloat16 where
-    the hardware multiplies it natively (a CUDA GPU; a CPU with AVX512-BF16/AMX, where it ran
-    3.7× faster than float32 on a 12-layer, 768-wide model), float32 elsewhere (emulated bf16
-    is slower than float32). Records say which one was used."""
+def _cpuinfo_flags() -> set[str]:
+    try:
+        text = Path("/proc/cpuinfo").read_text()
+    except OSError:  # pragma: no cover - not Linux
+        return set()
+    for line in text.splitlines():
+        key, _, value = line.partition(":")
+        if key.strip() in ("flags", "Features"):  # x86 / aarch64
+            return set(value.split())
+    return set()
+
+
+@functools.lru_cache(maxsize=None)
+def native_bf16() -> bool:
+    """Does this CPU multiply bfloat16 natively (oneDNN's own test: AVX512-BF16 or AMX on x86,
+    BF16 on Arm)? Where it does not, bf16 is emulated: a bf16 matmul with its backward ran 16×
+    slower than float32 on an AMD EPYC without AVX512-BF16 (issue 18)."""
+    try:
+        return bool(torch.ops.mkldnn._is_mkldnn_bf16_supported())
+    except (AttributeError, RuntimeError):  # pragma: no cover - builds without oneDNN
+        return False
+
+
+def cpu_capability() -> dict[str, Any]:
+    """The CPU facts that decide the dtype policy, for claims.json's "run" and `.ci/run`."""
+    import platform
+
+    model = ""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                model = line.partition(":")[2].strip()
+                break
+    except OSError:  # pragma: no cover - not Linux
+        pass
+    flags = _cpuinfo_flags()
+    return {"cpu": model or platform.processor(), "machine": platform.machine(),
+            "native_bf16": native_bf16(), "flags": sorted(f for f in BF16_FLAGS if f in flags)}
+
+
+def dtype_override() -> str:
+    """`$REPRO_DTYPE` (default "auto"); an unknown value is an error, not a silent default."""
+    value = os.environ.get(DTYPE_ENV, "auto").strip() or "auto"
+    if value not in DTYPES:
+        raise ReproError(f"{DTYPE_ENV}={value!r} is unknown; choose one of {', '.join(DTYPES)}")
+    return value
+
+
+def resolve_dtype(name: str = "auto", device: torch.device | str = "cpu") -> torch.dtype:
+    """The suite's one dtype policy: every forward pass and every training autocast asks here.
+
+    "float32" and "bfloat16" are taken as named (only where a claim needs that dtype; the
+    caller states why). "auto" (and None) means: `$REPRO_DTYPE` if set to float32 or bfloat16
+    (REPRO_DTYPE=float32 makes a machine with native bf16 do what one without it does), else
+    bfloat16 where the hardware multiplies it natively — a CUDA GPU, or a CPU with
+    AVX512-BF16/AMX, where a 12-layer, 768-wide forward ran 3.7× faster than float32 — and
+    float32 elsewhere (emulated bf16 is several times slower than float32). Records say which
+    one was used."""
     if name not in DTYPES:
         raise ReproError(f"unknown dtype {name!r}; choose one of {', '.join(DTYPES)}")
+    if name == "auto":
+        name = dtype_override()
     if name != "auto":
         return getattr(torch, name)
     if torch.device(device).type == "cuda":
         return torch.bfloat16
-    try:
-        native = bool(torch.ops.mkldnn._is_mkldnn_bf16_supported())
-    except (AttributeError, RuntimeError):  # pragma: no cover - builds without oneDNN
-        native = False
-    return torch.bfloat16 if native else torch.float32
+    return torch.bfloat16 if native_bf16() else torch.float32
+
+
+def dtype_name(dtype: torch.dtype) -> str:
+    return str(dtype).removeprefix("torch.")
+
+
+def resolve_autocast(name: str | None, device: torch.device | str = "cpu") -> str | None:
+    """A training/forward autocast setting resolved by the policy: None (float32 throughout)
+    stays None; "auto" becomes "bfloat16" or None; "bfloat16" stays (named on purpose)."""
+    if name is None or name == "float32":
+        return None
+    return "bfloat16" if resolve_dtype(name, device) == torch.bfloat16 else None
+
+
+def autocast(name: str | None, device: torch.device | str = "cpu") -> contextlib.AbstractContextManager:
+    """torch.autocast in the policy's dtype (see resolve_autocast), or a no-op for float32."""
+    device = torch.device(device)
+    if resolve_autocast(name, device) is None:
+        return contextlib.nullcontext()
+    return torch.autocast(device.type, dtype=torch.bfloat16)
 
 
 # --------------------------------------------------------------------------- seeding

@@ -39,12 +39,14 @@ from torch import nn
 from .runtime import (
     ReproError,
     atomic_path,
+    autocast,
     atomic_torch_save,
     cache_dir,
     config_key,
     derive_seed,
     generator,
     read_json_or_none,
+    resolve_autocast,
 )
 
 __all__ = [
@@ -58,6 +60,7 @@ __all__ = [
     "load_snapshot",
     "lr_at",
     "model_description",
+    "resolved",
     "tensor_sha256",
     "train",
     "train_key",
@@ -91,9 +94,12 @@ class TrainConfig:
     corpus: str = "brown"  # labels only: the token streams themselves are hashed into the key
     vocab_size: int = 4096
     snapshot_steps: tuple[int, ...] = ()  # also keep the weights after these many updates
-    # mixed precision: None (float32 throughout) or "bfloat16" — forward and backward under
-    # torch.autocast, weights, optimizer state and the loss in float32 (the source trained in
-    # bfloat16, 001 Table 14; on a CPU with native bf16 matmul it is ≈ 3× faster, NOTES)
+    # mixed precision: None (float32 throughout), "auto" (the dtype policy,
+    # runtime.resolve_dtype: bfloat16 on a GPU or a CPU with native bf16, else float32 — the
+    # source trained in bfloat16, 001 Table 14; with native bf16 matmul it is ≈ 3× faster, and
+    # emulated bf16 is 16× slower) or "bfloat16" (named on purpose). Under bfloat16 the forward
+    # and backward run under torch.autocast; weights, optimizer state and the loss stay float32.
+    # train() resolves "auto" before keying the checkpoint, so the key names what ran.
     autocast: str | None = None
     # training windows start at multiples of this (1: at any offset). With a stream of
     # back-to-back sequences of seq_len + 1 tokens, seq_len + 1 makes every window one whole
@@ -115,8 +121,8 @@ class TrainConfig:
             raise ReproError("TrainConfig needs lr > 0 and 0 ≤ min_lr_ratio ≤ 1")
         if self.lead_token is not None and (int(self.lead_token) != self.lead_token or self.lead_token < 0):
             raise ReproError(f"TrainConfig.lead_token must be a token id ≥ 0 or None (got {self.lead_token!r})")
-        if self.autocast not in (None, "bfloat16"):
-            raise ReproError(f"TrainConfig.autocast must be None or 'bfloat16' (got {self.autocast!r})")
+        if self.autocast not in (None, "auto", "bfloat16"):
+            raise ReproError(f"TrainConfig.autocast must be None, 'auto' or 'bfloat16' (got {self.autocast!r})")
         bad = [s for s in self.snapshot_steps if not 0 <= s <= self.steps]
         if bad:
             raise ReproError(f"TrainConfig.snapshot_steps {bad} lie outside [0, steps={self.steps}]")
@@ -138,6 +144,7 @@ class TrainResult:
     losses: list[float] = field(default_factory=list)  # per-step training loss
     snapshots: dict[int, Path] = field(default_factory=dict)  # step → weights file
     wall_s: float = 0.0  # training time of the run that produced it (from the cache: the original's)
+    dtype: str = "float32"  # the matmul dtype it trained in: "bfloat16" under autocast, else "float32"
 
     @property
     def final_val_loss(self) -> float:
@@ -204,11 +211,16 @@ def _forward_kwargs(model: nn.Module) -> dict[str, Any]:
 
 
 def _autocast(cfg: TrainConfig, device: torch.device | str):
-    import contextlib
+    return autocast(cfg.autocast, device)
 
-    if cfg.autocast is None:
-        return contextlib.nullcontext()
-    return torch.autocast(torch.device(device).type, dtype=torch.bfloat16)
+
+def _dtype_of(cfg: TrainConfig) -> str:
+    return "bfloat16" if cfg.autocast else "float32"
+
+
+def resolved(cfg: TrainConfig, device: torch.device | str = "cpu") -> TrainConfig:
+    """`cfg` with autocast "auto" replaced by what the dtype policy chooses on `device`."""
+    return cfg.replace(autocast=resolve_autocast(cfg.autocast, device))
 
 
 def _lm_loss(model: nn.Module, window: torch.Tensor, cfg: TrainConfig | None = None,
@@ -420,6 +432,8 @@ def train(
     weights in the new key; the optimizer and schedule start afresh.
     """
     model = _build(model, cfg.model_seed)
+    device = accelerator.device if accelerator is not None else next(model.parameters()).device
+    cfg = resolved(cfg, device)  # the key names the dtype that ran, not "auto"
     train_tokens = _check_stream(train_tokens, cfg.seq_len, "train_tokens")
     val_tokens = _check_stream(val_tokens, cfg.seq_len, "val_tokens")
     if init_checkpoint is not None:
@@ -433,7 +447,7 @@ def train(
             model.eval()
             return TrainResult(model, meta["history"], target, key, trained=False, losses=meta["losses"],
                                snapshots={int(s): target / n for s, n in meta["snapshots"].items()},
-                               wall_s=meta.get("wall_s", 0.0))
+                               wall_s=meta.get("wall_s", 0.0), dtype=_dtype_of(cfg))
 
     t0 = time.perf_counter()
     device = next(model.parameters()).device
@@ -448,14 +462,14 @@ def train(
         if accelerator is not None:
             accelerator.wait_for_everyone()
         return TrainResult(model, history, target if cache else None, key, trained=True, losses=losses,
-                           wall_s=wall_s)
+                           wall_s=wall_s, dtype=_dtype_of(cfg))
     snapshots = _write(target, model, snapshot_states, {
         "key": key, "description": description, "history": history, "losses": losses, "wall_s": wall_s,
     })
     if accelerator is not None:
         accelerator.wait_for_everyone()
     return TrainResult(model, history, target, key, trained=True, losses=losses,
-                       snapshots={s: target / n for s, n in snapshots.items()}, wall_s=wall_s)
+                       snapshots={s: target / n for s, n in snapshots.items()}, wall_s=wall_s, dtype=_dtype_of(cfg))
 
 
 def _loop(model: nn.Module, cfg: TrainConfig, train_tokens: torch.Tensor, val_tokens: torch.Tensor,

@@ -276,7 +276,7 @@ def test_fit_tuned_lens_lowers_kl_and_leaves_model_trainable():
     resid = lens.capture(model, tokens(batch=8, length=16)).residual.permute(0, 2, 1, 3).reshape(-1, 4, 32)
     flags = [p.requires_grad for p in model.parameters()]
     before = {k: v.clone() for k, v in model.state_dict().items()}
-    tl, losses = lens.fit_tuned_lens(model, resid, steps=60, batch_tokens=32, lr=1e-2, autocast=False)
+    tl, losses = lens.fit_tuned_lens(model, resid, steps=60, batch_tokens=32, lr=1e-2, autocast=None)
     assert losses[-1] < losses[0]
     kl_tuned, kl_logit = lens.lens_kl(model, resid, tl), lens.lens_kl(model, resid)
     assert kl_tuned.shape == (3, resid.shape[0])
@@ -289,8 +289,8 @@ def test_fit_tuned_lens_lowers_kl_and_leaves_model_trainable():
 def test_fit_tuned_lens_is_deterministic():
     model = hf("gpt2")
     resid = lens.capture(model, tokens(batch=4, length=8)).residual.permute(0, 2, 1, 3).reshape(-1, 4, 32)
-    a, _ = lens.fit_tuned_lens(model, resid, steps=5, batch_tokens=8, autocast=False)
-    b, _ = lens.fit_tuned_lens(model, resid, steps=5, batch_tokens=8, autocast=False)
+    a, _ = lens.fit_tuned_lens(model, resid, steps=5, batch_tokens=8, autocast=None)
+    b, _ = lens.fit_tuned_lens(model, resid, steps=5, batch_tokens=8, autocast=None)
     assert torch.equal(a.weight, b.weight) and torch.equal(a.bias, b.bias)
 
 

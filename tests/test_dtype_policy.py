@@ -1,0 +1,138 @@
+"""The dtype policy (issue 18): every forward pass and training autocast takes its dtype from
+repro.runtime.resolve_dtype; REPRO_DTYPE=float32 forces float32 everywhere; no profile row,
+training default or lens default names bfloat16 without a stated reason."""
+from __future__ import annotations
+
+import ast
+import inspect
+import re
+from pathlib import Path
+
+import pytest
+import torch
+
+from repro import lens, lineage, profiles, runtime
+from repro import train as T
+from repro.models.tiny import TinyConfig, TinyDecoder
+from repro.runtime import ReproError
+
+ROOT = Path(__file__).resolve().parents[1]
+
+# profile keys that choose a dtype, and the named (non-"auto") values allowed, each with its reason
+DTYPE_KEYS = ("dtype", "autocast", "nll_dtype", "compute_dtype")
+NAMED_ON_PURPOSE = {
+    # paper: the source's own precision for the NLL heat maps and top-k decoding on a GPU, where
+    # float32 is affordable and bf16 rounding of near-ties would move a top-5 set
+    ("spectral", "paper", "nll_dtype"): "float32",
+    ("causal_shift", "paper", "compute_dtype"): "float32",
+}
+
+
+def _dtype_settings(row, path=()):
+    if isinstance(row, dict):
+        for k, v in row.items():
+            if k in DTYPE_KEYS:
+                yield path + (k,), v
+            yield from _dtype_settings(v, path + (k,))
+
+
+def test_profile_rows_say_auto_unless_named_with_a_reason():
+    seen = 0
+    for exp, per_profile in profiles.SIZES.items():
+        for prof, row in per_profile.items():
+            for path, value in _dtype_settings(row):
+                seen += 1
+                key = (exp, prof, path[-1])
+                if value in ("auto", None):
+                    continue
+                assert NAMED_ON_PURPOSE.get(key) == value, f"{exp}/{prof}/{'.'.join(path)} = {value!r}: say 'auto'"
+    assert seen >= 10  # the test reads the rows it means to
+
+
+def test_defaults_go_through_the_policy():
+    assert T.TrainConfig().autocast is None  # plain float32 unless a row asks
+    assert lineage.LineageConfig().autocast == "auto"
+    assert inspect.signature(lineage.finetune_pretrained).parameters["autocast"].default == "auto"
+    assert inspect.signature(lens.fit_tuned_lens).parameters["autocast"].default == "auto"
+
+
+def test_no_dtype_decision_bypasses_the_policy():
+    """Outside repro/runtime.py no code in repro/ or claims/ opens an autocast, picks accelerate's
+    mixed precision or names torch.bfloat16 itself (comments and strings aside)."""
+    offenders = []
+    for path in sorted([*ROOT.joinpath("repro").rglob("*.py"), *ROOT.joinpath("claims").glob("*.py")]):
+        if path.name == "runtime.py":
+            continue
+        tree = ast.parse(path.read_text("utf-8"))
+        for node in ast.walk(tree):
+            text = ast.unparse(node) if isinstance(node, (ast.Attribute, ast.keyword)) else ""
+            if isinstance(node, ast.Attribute) and text in ("torch.bfloat16", "torch.autocast", "torch.half",
+                                                            "torch.float16"):
+                offenders.append(f"{path.relative_to(ROOT)}:{node.lineno}: {text}")
+            if isinstance(node, ast.keyword) and node.arg == "mixed_precision" and not isinstance(node.value, ast.IfExp):
+                offenders.append(f"{path.relative_to(ROOT)}:{node.value.lineno}: {text}")
+    assert not offenders, "dtype chosen outside repro.runtime.resolve_dtype:\n" + "\n".join(offenders)
+
+
+@pytest.mark.parametrize("forced, dtype, autocast", [("float32", torch.float32, None),
+                                                     ("bfloat16", torch.bfloat16, "bfloat16")])
+def test_repro_dtype_forces_every_decision(monkeypatch, forced, dtype, autocast):
+    monkeypatch.setenv(runtime.DTYPE_ENV, forced)
+    for device in ("cpu", "cuda"):  # the override wins over the hardware, GPU included
+        assert runtime.resolve_dtype("auto", device) is dtype
+        assert runtime.resolve_autocast("auto", device) == autocast
+    assert T.resolved(T.TrainConfig(autocast="auto")).autocast == autocast
+    assert runtime.resolve_dtype("float32") is torch.float32  # a named dtype stays named
+    assert runtime.resolve_autocast(None) is None
+
+
+def test_auto_follows_the_hardware(monkeypatch):
+    monkeypatch.delenv(runtime.DTYPE_ENV, raising=False)
+    assert runtime.resolve_dtype("auto", "cuda") is torch.bfloat16
+    want = torch.bfloat16 if runtime.native_bf16() else torch.float32
+    assert runtime.resolve_dtype("auto", "cpu") is want
+    with runtime.autocast("auto", "cpu"):
+        y = torch.ones(2, 2) @ torch.ones(2, 2)
+    assert y.dtype is want
+
+
+def test_bad_override_is_one_clear_error(monkeypatch):
+    monkeypatch.setenv(runtime.DTYPE_ENV, "fp8")
+    with pytest.raises(ReproError, match="REPRO_DTYPE='fp8' is unknown; choose one of auto, float32, bfloat16"):
+        runtime.resolve_dtype("auto")
+
+
+def test_cpu_capability_names_the_deciding_flags():
+    cap = runtime.cpu_capability()
+    assert set(cap) == {"cpu", "machine", "native_bf16", "flags"}
+    assert isinstance(cap["native_bf16"], bool)
+    assert set(cap["flags"]) <= set(runtime.BF16_FLAGS)
+
+
+def test_training_key_names_the_dtype_that_ran(monkeypatch, tmp_path):
+    """autocast "auto" is resolved before the checkpoint key: under REPRO_DTYPE=float32 the run
+    is the same cache entry as an explicit float32 run, and its result says float32."""
+    monkeypatch.setenv("REPRO_CACHE", str(tmp_path))
+    monkeypatch.setenv(runtime.DTYPE_ENV, "float32")
+    tokens = torch.randint(0, 32, (400,), generator=runtime.generator(0))
+    cfg = T.TrainConfig(steps=2, batch_size=2, seq_len=8, warmup_steps=1, eval_every=2, eval_batches=1,
+                        vocab_size=32, autocast="auto")
+
+    def model():
+        return TinyDecoder(TinyConfig.merged(vocab_size=32, d_model=16, n_layer=1, n_head=2, max_len=8),
+                           runtime.generator(1))
+
+    a = T.train(model, cfg, train_tokens=tokens, val_tokens=tokens, progress=False)
+    b = T.train(model, cfg.replace(autocast=None), train_tokens=tokens, val_tokens=tokens, progress=False)
+    assert a.dtype == b.dtype == "float32"
+    assert a.key == b.key and not b.trained
+
+
+def test_env_command_prints_capability_and_dtype(monkeypatch, capsys):
+    from repro.cli import main
+
+    monkeypatch.setenv(runtime.DTYPE_ENV, "float32")
+    assert main(["env"]) == 0
+    out = capsys.readouterr().out
+    assert re.search(r"^bf16\s+native: (yes|no)", out, re.M)
+    assert re.search(r"^dtype\s+float32", out, re.M)
