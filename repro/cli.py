@@ -269,7 +269,38 @@ def _add_env(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(func=_cmd_env)
 
 
-COMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [_add_fetch, _add_seedprint, _add_env]
+def _cmd_compare(args: argparse.Namespace) -> int:
+    import json
+
+    from repro import compare as cmp
+
+    result = cmp.compare(cmp.load(args.a), cmp.load(args.b), k=args.k, allow_profile_change=args.allow_profile_change)
+    if args.json:
+        print(json.dumps(result.to_dict(), indent=1, default=str))
+    else:
+        print("\n".join(cmp.lines(result, args.a, args.b)))
+    return 1 if result.regressed else 0
+
+
+def _add_compare(subparsers: argparse._SubParsersAction) -> None:
+    from repro.compare import DEFAULT_K
+
+    p = subparsers.add_parser(
+        "compare", help="compare two claims runs: verdict changes, drifted records, wall-time ratios",
+        description="Compare two claims.json files (A the reference, B the new run): verdict changes, records "
+        "whose measured value moved by more than K noise scales (the record's own tolerance), records in one run "
+        "only, per-claim wall-time ratios, and provenance that differs (dtype policy, device, packages).",
+        epilog="Exit status: 0 no regression; 1 a verdict got worse or a record drifted; 2 bad input (missing "
+        "file, another schema version, another profile without --allow-profile-change).")
+    p.add_argument("a", metavar="A", help="the reference claims.json")
+    p.add_argument("b", metavar="B", help="the claims.json to compare with A")
+    p.add_argument("--k", type=float, default=DEFAULT_K, help=f"drift threshold in noise scales (default {DEFAULT_K:g})")
+    p.add_argument("--allow-profile-change", action="store_true", help="compare runs of different profiles")
+    p.add_argument("--json", action="store_true", help="print the comparison as JSON")
+    p.set_defaults(func=_cmd_compare)
+
+
+COMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [_add_fetch, _add_seedprint, _add_env, _add_compare]
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -195,3 +195,49 @@ def test_per_model(claim, model_name):
     result.stdout.fnmatch_lines(["*gemma3-270m: known to differ Measured: x = 3*"])
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--model", "smollm2-135m")
     result.assert_outcomes(passed=1)
+
+
+DTYPE_TESTS = '''
+import pytest
+
+@pytest.mark.claim("BB-4")
+def test_plain(claim):
+    claim.record("plain", 1.0)
+
+@pytest.mark.claim("BB-6")
+@pytest.mark.policy_dtype
+def test_policy(claim):
+    claim.record("policy", 1.0)
+    claim.record("named", 1.0, dtype="float64")
+'''
+
+
+@pytest.mark.parametrize("forced", ["float32", "bfloat16"])
+def test_records_say_their_dtype_and_run_says_the_policy(pytester: pytest.Pytester, monkeypatch, forced):
+    """Issue 18: every record names its dtype (float32 unless the test is marked policy_dtype,
+    then what the policy chose); "run" holds the policy's choice and the CPU facts behind it;
+    the report and the terminal show per-claim wall time and the run against its budget."""
+    monkeypatch.setenv("REPRO_DTYPE", forced)
+    pytester.makeconftest(CONFTEST)
+    pytester.mkdir("claims")
+    (pytester.path / "claims" / "test_d.py").write_text(DTYPE_TESTS)
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    result.assert_outcomes(passed=2)
+    data = _load(pytester)
+    recs = {r["name"]: r["dtype"] for c in data["claims"] for r in c["records"]}
+    assert recs == {"plain": "float32", "policy": forced, "named": "float64"}
+    pol = data["run"]["dtype_policy"]
+    assert pol["auto"] == forced and pol["override"] == forced
+    assert isinstance(pol["cpu"]["native_bf16"], bool) and "flags" in pol["cpu"]
+    assert data["run"]["budget_s"] == 1800
+    md = (pytester.path / "artifacts" / "report.md").read_text()
+    assert "of the ci budget of 1.8e+03 s" in md or "of the ci budget of 1800 s" in md and f'"auto" resolves to {forced}' in md
+    assert "| claim | verdict | wall s |" in md
+    result.stdout.fnmatch_lines(["*wall s*", "BB-4 *reproduced *[0-9].[0-9]*", "wall time * of the ci budget*"])
+
+
+def test_bad_repro_dtype_stops_the_run(project: pytest.Pytester, monkeypatch):
+    monkeypatch.setenv("REPRO_DTYPE", "fp16")
+    result = project.runpytest_subprocess("-p", "no:cacheprovider")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*REPRO_DTYPE='fp16' is unknown; choose one of auto, float32, bfloat16*"])

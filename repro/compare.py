@@ -1,0 +1,175 @@
+"""`repro compare A B`: what changed between two claims runs (two claims.json files).
+
+In order: verdict changes; records whose measured value moved by more than `k` noise scales;
+records that appear in only one run; per-claim wall-time ratios; and the provenance fields that
+differ (dtype policy, device, packages, …), since a change there alone can move a number.
+
+A record's noise scale is the spread it states itself: its tolerance (absolute, or relative to
+the source's value). A record without one (a one-sided threshold at 0, a context number) is
+compared but never counted as drift: it is listed as "moved" when its value changed by more
+than the 7 significant digits claims.json keeps.
+
+Exit status: 0 nothing regressed, 1 a verdict got worse or a record drifted, 2 bad input
+(missing or unreadable file, another schema version, another profile without
+`--allow-profile-change`).
+"""
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from repro import report as reporting
+from repro.runtime import ReproError
+
+DEFAULT_K = 3.0
+# verdicts from best to worst: a move to the right is a regression
+_RANK = {reporting.REPRODUCED: 0, reporting.PARTLY: 1, reporting.NOT_REPRODUCED: 2, reporting.SKIPPED: 3,
+         reporting.NOT_RUN: 3, reporting.NOT_ENCODED: 3, reporting.FAILED: 4}
+PROVENANCE = ("profile", "device", "dtype_policy", "torch_threads", "xdist_workers", "python", "packages")
+
+
+@dataclass
+class Comparison:
+    verdicts: list[dict[str, Any]] = field(default_factory=list)   # claim, a, b, regression
+    drifts: list[dict[str, Any]] = field(default_factory=list)     # claim, name, a, b, noise, z
+    moved: list[dict[str, Any]] = field(default_factory=list)      # changed, no stated noise scale
+    only_a: list[dict[str, Any]] = field(default_factory=list)
+    only_b: list[dict[str, Any]] = field(default_factory=list)
+    wall: list[dict[str, Any]] = field(default_factory=list)       # claim, a_s, b_s, ratio
+    provenance: list[dict[str, Any]] = field(default_factory=list)  # field, a, b
+    k: float = DEFAULT_K
+
+    @property
+    def regressed(self) -> bool:
+        return bool(self.drifts) or any(v["regression"] for v in self.verdicts)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**asdict(self), "regressed": self.regressed}
+
+
+def load(path: str | Path) -> dict[str, Any]:
+    path = Path(path)
+    try:
+        data = json.loads(path.read_text("utf-8"))
+    except FileNotFoundError:
+        raise ReproError(f"{path}: no such file (a claims.json written by `pytest claims/`)") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
+        raise ReproError(f"{path}: not a readable claims.json ({err})") from None
+    if not isinstance(data, dict) or "claims" not in data or "schema" not in data:
+        raise ReproError(f"{path}: not a claims.json (no 'schema' and 'claims')")
+    return data
+
+
+def noise_scale(rec: dict[str, Any]) -> float | None:
+    """The spread a record states for itself: its tolerance (rel: times |source|); None if none."""
+    tol, exp = rec.get("tol"), rec.get("expected")
+    if not tol or rec.get("compare") == "none":
+        return None
+    if rec.get("compare") == "rel":
+        return tol * abs(exp) if isinstance(exp, (int, float)) and exp else None
+    return float(tol)
+
+
+def _number(x: Any) -> float | None:
+    return float(x) if isinstance(x, (int, float)) and not isinstance(x, bool) else None
+
+
+def _records(data: dict[str, Any]) -> dict[tuple[str, str], dict[str, Any]]:
+    out: dict[tuple[str, str], dict[str, Any]] = {}
+    for c in data["claims"]:
+        for r in c["records"]:
+            out.setdefault((c["id"], r["name"]), r)  # a repeated name: the first one counts
+    return out
+
+
+def _claim_wall(data: dict[str, Any]) -> dict[str, float]:
+    durations = data.get("run", {}).get("test_durations_s", {})
+    wall: dict[str, float] = {}
+    for c in data["claims"]:
+        ids = [t["nodeid"] for t in c["tests"]]
+        if ids:
+            wall[c["id"]] = sum(float(durations.get(n, 0.0)) for n in ids)
+    return wall
+
+
+def compare(a: dict[str, Any], b: dict[str, Any], *, k: float = DEFAULT_K,
+            allow_profile_change: bool = False) -> Comparison:
+    if a.get("schema") != b.get("schema"):
+        raise ReproError(f"schema versions differ ({a.get('schema')} vs {b.get('schema')}): compare runs of one version")
+    pa, pb = a.get("run", {}).get("profile"), b.get("run", {}).get("profile")
+    if pa != pb and not allow_profile_change:
+        raise ReproError(f"profiles differ ({pa} vs {pb}); pass --allow-profile-change to compare them anyway")
+    out = Comparison(k=k)
+    va = {c["id"]: c["verdict"] for c in a["claims"]}
+    vb = {c["id"]: c["verdict"] for c in b["claims"]}
+    for cid in sorted(set(va) | set(vb), key=lambda c: (c not in va, c)):
+        x, y = va.get(cid), vb.get(cid)
+        if x != y:
+            out.verdicts.append({"claim": cid, "a": x, "b": y,
+                                 "regression": _RANK.get(y, 4) > _RANK.get(x, 4) and y != reporting.NOT_RUN})
+    ra, rb = _records(a), _records(b)
+    for key in ra:
+        if key not in rb:
+            out.only_a.append({"claim": key[0], "name": key[1]})
+    for key, rec in rb.items():
+        if key not in ra:
+            out.only_b.append({"claim": key[0], "name": key[1]})
+            continue
+        x, y = _number(ra[key]["measured"]), _number(rec["measured"])
+        if x is None or y is None:
+            if ra[key]["measured"] != rec["measured"]:
+                out.moved.append({"claim": key[0], "name": key[1], "a": ra[key]["measured"], "b": rec["measured"]})
+            continue
+        if x == y or (math.isnan(x) and math.isnan(y)):
+            continue
+        noise = noise_scale(ra[key]) or noise_scale(rec)
+        row = {"claim": key[0], "name": key[1], "a": x, "b": y, "noise": noise}
+        if noise:
+            row["z"] = abs(y - x) / noise
+            if row["z"] > k:
+                out.drifts.append(row)
+                continue
+        out.moved.append(row)
+    wa, wb = _claim_wall(a), _claim_wall(b)
+    for cid in wa:
+        if cid in wb and wa[cid] > 0:
+            out.wall.append({"claim": cid, "a_s": wa[cid], "b_s": wb[cid], "ratio": wb[cid] / wa[cid]})
+    for name in PROVENANCE:
+        x, y = a.get("run", {}).get(name), b.get("run", {}).get(name)
+        if x != y:
+            out.provenance.append({"field": name, "a": x, "b": y})
+    return out
+
+
+def lines(c: Comparison, a_name: str = "A", b_name: str = "B") -> list[str]:
+    f = reporting.fmt
+    out = [f"A = {a_name}", f"B = {b_name}", ""]
+    if c.provenance:
+        out.append("provenance that differs (can move numbers by itself):")
+        out += [f"  {p['field']}: {_short(p['a'])} -> {_short(p['b'])}" for p in c.provenance]
+        out.append("")
+    out.append(f"verdict changes: {len(c.verdicts)}")
+    out += [f"  {v['claim']:<8} {v['a']} -> {v['b']}{'  REGRESSION' if v['regression'] else ''}" for v in c.verdicts]
+    out.append(f"records drifted by more than {c.k:g} noise scales: {len(c.drifts)}")
+    out += [f"  {d['claim']:<8} {d['name']}: {f(d['a'])} -> {f(d['b'])} ({d['z']:.1f} × {f(d['noise'])})"
+            for d in c.drifts]
+    out.append(f"records that moved within their noise, or state none: {len(c.moved)}")
+    out += [f"  {d['claim']:<8} {d['name']}: {f(d['a'])} -> {f(d['b'])}"
+            + (f" ({d['z']:.2f} × {f(d['noise'])})" if d.get("z") is not None else "") for d in c.moved]
+    if c.only_a or c.only_b:
+        out.append(f"records only in A: {len(c.only_a)}, only in B: {len(c.only_b)}")
+        out += [f"  A only  {r['claim']:<8} {r['name']}" for r in c.only_a]
+        out += [f"  B only  {r['claim']:<8} {r['name']}" for r in c.only_b]
+    if c.wall:
+        out.append("wall time per claim (s), B / A:")
+        out += [f"  {w['claim']:<8} {w['a_s']:8.1f} {w['b_s']:8.1f}  ×{w['ratio']:.2f}" for w in c.wall]
+    out.append("REGRESSED" if c.regressed else "no regression")
+    return out
+
+
+def _short(x: Any, n: int = 160) -> str:
+    s = json.dumps(x, sort_keys=True, default=str)
+    return s if len(s) <= n else s[:n] + "…"

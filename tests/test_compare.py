@@ -1,0 +1,104 @@
+"""`repro compare`: verdict changes, drift in each record's own noise, exit statuses."""
+from __future__ import annotations
+
+import copy
+import json
+
+import pytest
+
+from repro import compare as cmp
+from repro.cli import main
+from repro.runtime import ReproError
+
+
+def _run(**over) -> dict:
+    base = {
+        "schema": 1,
+        "run": {"profile": "ci", "device": "cpu", "dtype_policy": {"auto": "bfloat16"},
+                "test_durations_s": {"claims/t.py::a": 2.0, "claims/t.py::b": 4.0}},
+        "claims": [
+            {"id": "BB-4", "verdict": "reproduced", "tests": [{"nodeid": "claims/t.py::a"}],
+             "records": [{"name": "rho", "measured": 0.318, "expected": 0.318, "tol": 0.02, "compare": "abs"},
+                         {"name": "ctx", "measured": "8 × 64", "expected": None, "tol": None, "compare": "abs"}]},
+            {"id": "BB-6", "verdict": "not reproduced", "tests": [{"nodeid": "claims/t.py::b"}],
+             "records": [{"name": "slope", "measured": -0.49, "expected": -0.5, "tol": 0.1, "compare": "rel"},
+                         {"name": "p", "measured": 0.2, "expected": 0.01, "tol": 0.0, "compare": "le"}]},
+        ],
+    }
+    for k, v in over.items():
+        base[k] = v
+    return base
+
+
+def test_identical_runs_compare_clean():
+    c = cmp.compare(_run(), _run())
+    assert not c.regressed and not c.verdicts and not c.drifts and not c.moved
+    assert [w["ratio"] for w in c.wall] == [1.0, 1.0]
+
+
+def test_drift_is_measured_in_the_records_own_noise():
+    b = _run()
+    b["claims"][0]["records"][0]["measured"] = 0.318 + 0.05   # 2.5 × its tolerance 0.02: within k = 3
+    b["claims"][1]["records"][0]["measured"] = -0.49 + 0.2    # rel tol 0.1 × |−0.5| = 0.05: 4 scales
+    b["claims"][1]["records"][1]["measured"] = 0.5             # no noise scale: listed, never drift
+    c = cmp.compare(_run(), b)
+    assert [d["name"] for d in c.drifts] == ["slope"] and c.drifts[0]["z"] == pytest.approx(4.0)
+    assert {d["name"] for d in c.moved} == {"rho", "p"}
+    assert c.regressed
+    assert not cmp.compare(_run(), b, k=5).regressed  # the threshold is k
+
+
+def test_verdict_regression_and_improvement():
+    worse, better = _run(), _run()
+    worse["claims"][0]["verdict"] = "partly reproduced"
+    better["claims"][1]["verdict"] = "reproduced"
+    assert cmp.compare(_run(), worse).verdicts[0]["regression"] is True
+    c = cmp.compare(_run(), better)
+    assert c.verdicts == [{"claim": "BB-6", "a": "not reproduced", "b": "reproduced", "regression": False}]
+    assert not c.regressed
+
+
+def test_new_vanished_records_wall_and_provenance():
+    b = _run()
+    b["claims"][0]["records"].append({"name": "new", "measured": 1.0, "expected": None, "tol": None, "compare": "abs"})
+    del b["claims"][1]["records"][1]
+    b["run"] = copy.deepcopy(b["run"])
+    b["run"]["dtype_policy"] = {"auto": "float32"}
+    b["run"]["test_durations_s"]["claims/t.py::a"] = 6.0
+    c = cmp.compare(_run(), b)
+    assert c.only_b == [{"claim": "BB-4", "name": "new"}] and c.only_a == [{"claim": "BB-6", "name": "p"}]
+    assert c.wall[0]["ratio"] == 3.0
+    assert c.provenance == [{"field": "dtype_policy", "a": {"auto": "bfloat16"}, "b": {"auto": "float32"}}]
+    assert not c.regressed  # none of these alone is a regression
+    text = "\n".join(cmp.lines(c))
+    assert "dtype_policy" in text and "B only  BB-4" in text and "no regression" in text
+
+
+def test_bad_input_is_refused():
+    with pytest.raises(ReproError, match="schema versions differ"):
+        cmp.compare(_run(), _run(schema=2))
+    other = _run()
+    other["run"] = {**other["run"], "profile": "paper"}
+    with pytest.raises(ReproError, match="--allow-profile-change"):
+        cmp.compare(_run(), other)
+    assert cmp.compare(_run(), other, allow_profile_change=True).provenance[0]["field"] == "profile"
+
+
+@pytest.mark.parametrize("change, status", [(None, 0), ("drift", 1), ("missing", 2), ("garbage", 2), ("profile", 2)])
+def test_cli_exit_status(tmp_path, capsys, change, status):
+    a, b = tmp_path / "a.json", tmp_path / "b.json"
+    a.write_text(json.dumps(_run()))
+    run_b = _run()
+    if change == "drift":
+        run_b["claims"][0]["records"][0]["measured"] = 1.0
+    if change == "profile":
+        run_b["run"] = {**run_b["run"], "profile": "paper"}
+    b.write_text("{not json" if change == "garbage" else json.dumps(run_b))
+    args = ["compare", str(a), str(tmp_path / "nope.json" if change == "missing" else b)]
+    assert main(args) == status
+    out = capsys.readouterr()
+    if status == 2:
+        assert out.err.startswith("repro: error:") and len(out.err.strip().splitlines()) == 1
+    else:
+        assert main([*args, "--json"]) == status
+        assert json.loads(capsys.readouterr().out)["regressed"] is (status == 1)
