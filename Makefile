@@ -9,6 +9,12 @@ BIN := $(VENV)/bin
 # wheels. On a GPU machine, override, e.g. `make claims TORCH_SPEC="torch==2.13.0"` from a CUDA index.
 TORCH_SPEC ?= torch==2.13.0
 PYTEST_ARGS ?=
+# the claims run on this many processes (pytest-xdist), each with cores/N torch threads; tests
+# that share a module fixture (a pretrained model, a trained trio) stay on one process
+# (--dist loadgroup, groups in repro/pytest_plugin.py). 2 on the 2-core reference machine:
+# small-model training and Python-bound work overlap; 1 runs in the pytest process itself.
+CLAIMS_PROCS ?= 2
+CLAIMS_XDIST := $(if $(filter 1,$(CLAIMS_PROCS)),,-n $(CLAIMS_PROCS) --dist loadgroup)
 
 .PHONY: setup fixtures claims test bench clean
 setup: $(VENV)/.installed
@@ -24,7 +30,7 @@ fixtures: setup
 	$(BIN)/repro fetch
 
 claims: fixtures
-	$(BIN)/python -m pytest claims/ $(PYTEST_ARGS)
+	$(BIN)/python -m pytest claims/ $(CLAIMS_XDIST) $(PYTEST_ARGS)
 
 # the unit/property tests, then every benchmark once at small sizes as a smoke test
 test: fixtures

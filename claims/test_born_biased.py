@@ -216,6 +216,7 @@ def _table1_rows(table1):
 
 
 @pytest.mark.policy_dtype
+@pytest.mark.xdist_group("born_biased-probes")  # the Table 1 probes: one worker builds them
 @pytest.mark.claim("BB-1", source="001 §3 Finding 1, Fig 1a, Table 1(a), App B.2")
 def test_random_init_prefers_one_token(claim, table1, uniform_baseline):
     runs = _rope(table1)
@@ -240,6 +241,7 @@ def test_random_init_prefers_one_token(claim, table1, uniform_baseline):
 
 
 @pytest.mark.policy_dtype
+@pytest.mark.xdist_group("born_biased-probes")  # the Table 1 probes: one worker builds them
 @pytest.mark.claim("BB-1.1", source="001 §3 Finding 1.1, Table 1(a)-(b)")
 @pytest.mark.parametrize("arch", ["rope-gpt2", "llama"])
 def test_preference_holds_across_architectures(claim, table1, arch, profile):
@@ -259,6 +261,7 @@ def test_preference_holds_across_architectures(claim, table1, arch, profile):
 
 
 @pytest.mark.policy_dtype
+@pytest.mark.xdist_group("born_biased-probes")  # the Table 1 probes: one worker builds them
 @pytest.mark.claim("BB-1.1", source="001 §3 Table 1(b): LLaMA-2 is far weaker")
 def test_llama_preference_is_far_weaker(claim, table1):
     pairs = [(table1[("rope-gpt2", s)], table1[("llama", s)]) for (a, s) in table1 if a == "llama"]
@@ -291,6 +294,7 @@ def small_models(profile, device):
 
 
 @pytest.mark.policy_dtype
+@pytest.mark.xdist_group("born_biased-probes")  # the Table 1 probes: one worker builds them
 @pytest.mark.claim("BB-1.2", source="001 §3 Finding 1.2, Table 1(a) vs (c)")
 def test_preference_grows_with_length_and_size(claim, table1, small_models, profile):
     big = _rope(table1)
@@ -337,6 +341,7 @@ def directions(profile, device):
 
 
 @pytest.mark.policy_dtype
+@pytest.mark.xdist_group("born_biased-probes")  # the Table 1 probes: one worker builds them
 @pytest.mark.claim("BB-1.3", source="001 §3 Finding 1.3, Table 1")
 def test_favourite_token_is_set_by_the_seed(claim, table1, directions):
     runs = _rope(table1)
@@ -367,6 +372,7 @@ def test_favourite_token_is_set_by_the_seed(claim, table1, directions):
 
 
 @pytest.mark.policy_dtype
+@pytest.mark.xdist_group("born_biased-probes")  # the Table 1 probes: one worker builds them
 @pytest.mark.claim("BB-1x", source="001 §5 Finding 1 (extended), Fig 10")
 def test_hidden_dimension_preference(claim, table1, uniform_baseline):
     runs = _rope(table1)
@@ -383,6 +389,7 @@ def test_hidden_dimension_preference(claim, table1, uniform_baseline):
 
 
 @pytest.mark.policy_dtype
+@pytest.mark.xdist_group("born_biased-probes")  # the Table 1 probes: one worker builds them
 @pytest.mark.claim("BB-2.1", source="001 §4 Finding 2.1, Fig 2")
 def test_inter_sequence_contraction_grows_with_depth(claim, table1):
     runs = _rope(table1)
@@ -400,6 +407,7 @@ def test_inter_sequence_contraction_grows_with_depth(claim, table1):
 
 
 @pytest.mark.policy_dtype
+@pytest.mark.xdist_group("born_biased-probes")  # the Table 1 probes: one worker builds them
 @pytest.mark.claim("BB-2.2", source="001 §4 Finding 2.2")
 def test_contraction_direction_names_the_favourite(claim, directions):
     agree = directions.agree
@@ -422,6 +430,7 @@ def test_contraction_direction_names_the_favourite(claim, directions):
 
 
 @pytest.mark.policy_dtype
+@pytest.mark.xdist_group("born_biased-probes")  # the Table 1 probes: one worker builds them
 @pytest.mark.claim("BB-2.2", source="001 §4 Finding 2.2: the 76% rate")
 def test_direction_agreement_rate_matches_source(claim, directions, profile):
     agree = directions.agree

@@ -129,8 +129,35 @@ def _claim_ids(item: pytest.Item) -> list[str]:
     return sorted(set(ids), key=ids.index)
 
 
+# Under `pytest -n N --dist loadgroup` (what `make claims` runs), tests that share expensive
+# module fixtures must land on one worker, or each worker builds them again. A claim test's
+# group: its `xdist_group` marker if it has one (born_biased splits its probes this way), else
+# its module, split per pretrained model for tests parametrised by `model_name` (a module's
+# per-model fixtures are per model anyway). Groups known to be long go first, so that the last
+# group a worker picks up is a short one.
+LONG_GROUPS = ("spectral_filters[gemma3-270m]", "born_biased-probes", "causal_shift", "seedprint",
+               "sinks", "context_axis", "spectral_filters[smollm2-135m]")
+_GROUP_SUFFIX = re.compile(r"@[\w.\[\]-]+$")
+
+
+def xdist_group_of(item: pytest.Item) -> str:
+    mark = item.get_closest_marker("xdist_group")
+    if mark is not None:
+        return str(mark.args[0] if mark.args else mark.kwargs.get("name", "default"))
+    group = item.path.stem.removeprefix("test_")
+    params = getattr(getattr(item, "callspec", None), "params", {})
+    return f"{group}[{params['model_name']}]" if "model_name" in params else group
+
+
+def plain_nodeid(nodeid: str) -> str:
+    """A node ID without the '@group' suffix xdist's loadgroup appends to it."""
+    return _GROUP_SUFFIX.sub("", nodeid)
+
+
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Unknown claim IDs stop the run at collection, with the closest known IDs suggested."""
+    """Unknown claim IDs stop the run at collection, with the closest known IDs suggested.
+    Claim tests get their xdist group (see LONG_GROUPS) before xdist reads the markers."""
     problems = []
     for item in items:
         ids = _claim_ids(item)
@@ -144,8 +171,13 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
                 problems.append(f"{item.nodeid}: {err.args[0]}")
         if ids:
             item.user_properties.append((PROP_CLAIMS, ids))
+            if item.get_closest_marker("xdist_group") is None:
+                item.add_marker(pytest.mark.xdist_group(xdist_group_of(item)))
     if problems:
         raise pytest.UsageError("unknown claim ID(s):\n  " + "\n  ".join(problems))
+    if config.getoption("dist", "no") == "loadgroup":
+        rank = {g: i for i, g in enumerate(LONG_GROUPS)}
+        items.sort(key=lambda it: rank.get(xdist_group_of(it), len(rank)) if _claim_ids(it) else len(rank) + 1)
 
 
 # --------------------------------------------------------------------------- fixtures
@@ -322,9 +354,10 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
     if config is None or _is_worker(config):
         return
     outcomes: dict[str, reporting.TestOutcome] = config.stash[_outcomes_key]
-    t = outcomes.get(rep.nodeid)
+    nodeid = plain_nodeid(rep.nodeid)
+    t = outcomes.get(nodeid)
     if t is None:
-        t = outcomes[rep.nodeid] = reporting.TestOutcome(rep.nodeid, list(props[PROP_CLAIMS]), "passed")
+        t = outcomes[nodeid] = reporting.TestOutcome(nodeid, list(props[PROP_CLAIMS]), "passed")
     t.duration += rep.duration
     wasxfail = getattr(rep, "wasxfail", None)
     if rep.when == "call" or (rep.when == "setup" and not rep.passed):

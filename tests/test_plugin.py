@@ -93,6 +93,35 @@ def test_xdist_gives_the_same_claims(project: pytest.Pytester):
     parallel = _load(project)
     assert parallel["run"]["xdist_workers"] == 2
     assert parallel["claims"] == serial["claims"]
+    # what `make claims` runs: groups keep a module's tests on one worker; node IDs stay plain
+    project.runpytest_subprocess("-p", "no:cacheprovider", "-n", "2", "--dist", "loadgroup")
+    grouped = _load(project)
+    assert grouped["claims"] == serial["claims"]
+    assert not any("@" in n for n in grouped["run"]["test_durations_s"])
+
+
+def test_xdist_groups_follow_modules_and_models():
+    from repro.pytest_plugin import plain_nodeid
+
+    assert plain_nodeid("claims/test_x.py::test_a[gemma3-270m]@spectral_filters[gemma3-270m]") == \
+        "claims/test_x.py::test_a[gemma3-270m]"
+    assert plain_nodeid("claims/test_x.py::test_a@born_biased-probes") == "claims/test_x.py::test_a"
+    assert plain_nodeid("claims/test_x.py::test_a[1.0]") == "claims/test_x.py::test_a[1.0]"
+
+
+def test_claim_tests_carry_their_xdist_group(pytester: pytest.Pytester):
+    pytester.makeconftest(CONFTEST)
+    pytester.mkdir("claims")
+    (pytester.path / "claims" / "test_grp.py").write_text(
+        "import pytest\n"
+        "@pytest.mark.claim('BB-4')\n"
+        "def test_a(claim, model_name):\n    pass\n"
+        "@pytest.mark.claim('BB-6')\ndef test_b(claim):\n    pass\n"
+        "@pytest.mark.claim('BB-5')\n@pytest.mark.xdist_group('mine')\ndef test_c(claim):\n    pass\n")
+    items, _ = pytester.inline_genitems("claims", "-p", "no:cacheprovider")
+    from repro.pytest_plugin import xdist_group_of
+
+    assert [xdist_group_of(i) for i in items] == ["grp[smollm2-135m]", "grp[gemma3-270m]", "grp", "mine"]
 
 
 def test_unknown_claim_id_is_a_collection_error(pytester: pytest.Pytester):

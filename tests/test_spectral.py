@@ -357,3 +357,31 @@ def test_per_head_reads(llama):
         assert vo.shape == (2, 4, 5)
         h0 = v[..., :10] @ attn.o_proj.weight[:, :10].T
         assert torch.allclose(vo[:, 0], h0.norm(dim=-1), atol=1e-5)
+
+
+@pytest.mark.parametrize("cap", [None, 3.0])
+def test_nll_per_token_equals_cross_entropy_of_full_logits(llama, cap):
+    """The vocabulary-chunked running logsumexp gives the cross-entropy of the model's own
+    logits (soft-capped when the config says so), chunk sizes that do not divide V included."""
+    from repro import lens
+
+    model = llama
+    old = getattr(model.config, "final_logit_softcapping", None)
+    amap = lens.arch_map(model)
+    try:
+        if cap:
+            amap = type(amap)(**{**amap.__dict__, "softcap_attr": "final_logit_softcapping"})
+            model.config.final_logit_softcapping = cap
+        ids = torch.randint(0, model.config.vocab_size, (2, 9), generator=torch.Generator().manual_seed(0))
+        normed = torch.randn(2, 8, model.config.hidden_size, generator=torch.Generator().manual_seed(1))
+        logits = lens.resolve(model, amap.lm_head)(normed)
+        if cap:
+            logits = torch.tanh(logits / cap) * cap
+        want = torch.nn.functional.cross_entropy(logits.transpose(1, 2), ids[:, 1:], reduction="none")
+        import unittest.mock as um
+        with um.patch.object(lens, "arch_map", lambda m: amap):
+            for chunk in (7, 64, 10_000):
+                got = sp.nll_per_token(model, normed, ids[:, 1:], chunk=chunk)
+                torch.testing.assert_close(got, want, atol=1e-5, rtol=1e-5)
+    finally:
+        model.config.final_logit_softcapping = old
