@@ -300,7 +300,39 @@ def _add_compare(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(func=_cmd_compare)
 
 
-COMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [_add_fetch, _add_seedprint, _add_env, _add_compare]
+def _cmd_baseline(args: argparse.Namespace) -> int:
+    from repro import baseline, compare
+
+    if args.action == "show":
+        found = sorted(baseline.baseline_dir().glob("*.json"))
+        for path in found:
+            data = compare.load(path)
+            print(f"{path.name:32s} commit {data['run'].get('git_commit')}, {len(data['claims'])} claims, "
+                  f"{sum(len(c['records']) for c in data['claims'])} records")
+        if not found:
+            print(f"no baselines under {baseline.baseline_dir()}")
+        return 0
+    if not args.claims_json:
+        raise ReproError("repro baseline update needs the claims.json to take as the baseline")
+    target, lines = baseline.update(compare.load(args.claims_json))
+    print("\n".join(lines))
+    print(f"written: {target}")
+    return 0
+
+
+def _add_baseline(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser(
+        "baseline", help="show or update the committed baselines (repro/baselines/<profile>-<device>-<dtype>.json)",
+        description="Baselines are claims.json files committed per configuration that changes numerics (profile, "
+        "device, the dtype policy's choice). `update` writes one from a claims run and prints what changed against "
+        "the one it replaces; `repro compare BASELINE artifacts/claims.json` compares a run with it.")
+    p.add_argument("action", choices=("show", "update"))
+    p.add_argument("claims_json", nargs="?", help="update: the claims.json to take as the baseline")
+    p.set_defaults(func=_cmd_baseline)
+
+
+COMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [_add_fetch, _add_seedprint, _add_env, _add_compare,
+                                                              _add_baseline]
 
 
 def build_parser() -> argparse.ArgumentParser:

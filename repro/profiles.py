@@ -17,7 +17,8 @@ SIZES: dict[str, dict[str, dict[str, Any]]] = {
     # 001 §3 Table 1 / Fig 1a / Fig 10 / Fig 2 / Finding 2.2: random-token probes of the nano
     # RoPE GPT-2 and LLaMA-2 (12L, 12H, 768d, |V| = 50,257), seeds 42 and 43 as in Table 1.
     # All lengths come from one pass (prefix trick, repro.probe). ci: N = 400 and T ≤ 64
-    # (≈ 11 s per model on 2 cores in bfloat16); paper: the source's N = 10,000, T up to 1024.
+    # (≈ 11 s per model on 2 cores in bfloat16, ≈ 40 s in float32); paper: the source's N = 10,000,
+    # T up to 1024. dtype "auto": the dtype policy (runtime.resolve_dtype) everywhere below.
     "bb_1": {
         "ci": dict(archs=("rope-gpt2", "llama"), d_model=768, n_layer=12, n_head=12, vocab_size=50257,
                    n_seq=400, lengths=(16, 32, 64), seeds=(42, 43), dtype="auto"),
@@ -75,7 +76,7 @@ SIZES: dict[str, dict[str, dict[str, Any]]] = {
     },
     # 001 §5–6.1 SeedPrint (Fig 11, Tables 4–6, Fig 13). `lineage`: repro.lineage.LineageConfig —
     # LLaMA-style models on the Brown BPE, 001 Table 14's optimiser. ci: 4 layers × 128 wide,
-    # 300 steps of 16 × 64 tokens (≈ 16 s per model in bf16 autocast on 2 cores; val loss ≈ 6.1
+    # 300 steps of 16 × 64 tokens (≈ 16 s per model in bf16 autocast on 2 cores, ≈ 30 s in float32; val loss ≈ 6.1
     # vs the 6.85 unigram bar), 150 continual steps on stdlib code. m = 32 = d/4: at d = 128 the
     # top-6.5% sets (the source's m = 50 of 768) of an init and its own trained model are
     # disjoint (measured |S| = 0–1), so the test would have nothing to test. n_null_models:
@@ -111,7 +112,7 @@ SIZES: dict[str, dict[str, dict[str, Any]]] = {
     # (20 = no filter: the baseline). `random_seeds`: random orthonormal bases (Fig 7/13's
     # "Rnd"). `gen`: SF-8 greedy continuations of the source's Table 4/5 prompts with the filter
     # after the blocks at `layers` relative depths (003 Table 2: L3 of 40). `nll_dtype`: the
-    # NLL sweeps run on a bfloat16 copy at ci (≈ 3× faster on CPU; its unfiltered NLL is
+    # NLL sweeps run on a copy in the policy's dtype at ci (bf16 ≈ 3× faster where native; its unfiltered NLL is
     # recorded next to float32's). ci: 8 × 128 tokens, 3 band columns (≈ 1 s per filtered
     # NLL for Gemma, 0.4 s for SmolLM2 on 2 cores). paper: 003's sample size (405 prompts,
     # ≈ 13k tokens), every layer × all 20 bands, float32.
@@ -126,13 +127,13 @@ SIZES: dict[str, dict[str, dict[str, Any]]] = {
     # 000 causal shift (CS-1 … CS-6). `align`: CS-1/CS-2 on the pretrained models over Brown
     # test-split windows led by <bos> (the source: 1,000 WikiText sequences), top-k decoding in
     # the tied dictionary through the final norm (the logit lens), bootstrap over sequences;
-    # bf16 for the (tokens × vocabulary) decoding matmul on CPU. `model`/`train`: the GPT-2-style
+    # the policy's dtype for the (tokens × vocabulary) decoding matmul at ci. `model`/`train`: the GPT-2-style
     # TinyDecoder trained on Brown BPE for CS-3 … CS-6, every variant on one data order; the
     # fixed cut attenuates to `cut_alpha`; CS-3 compares α = 0 at the middle layer with the
     # baseline (α = 1) over `seeds`; `gate_snapshots`: steps at which the learned gate's π is read (Fig 5).
     # `eval`: CS-6's held-out sets (Brown test windows, stdlib-code validation windows,
     # last-word items from Brown test sentences). ci: 4 layers × 128 wide, 300 steps of 16 × 64
-    # tokens (≈ 12 s per model in bf16 autocast on 2 cores); paper: the source's GPT-2 150M
+    # tokens (≈ 12 s per model in bf16 autocast on 2 cores, ≈ 32 s in float32); paper: the source's GPT-2 150M
     # (12 layers, 768 wide, 1024 tokens) — a GPU and a larger corpus than Brown (`--corpus`).
     "causal_shift": {
         "ci": dict(align=dict(n_seq=8, seq_len=64, k=5, n_boot=1000, compute_dtype="auto", panel_start=24),
@@ -158,7 +159,7 @@ SIZES: dict[str, dict[str, dict[str, Any]]] = {
     # drop (`axis_drop`: a batch runs causal with that probability) — over `seeds`; held-out
     # NLL on `eval.windows` non-overlapping validation windows under causal, full and
     # segment-k inference. A full-axis step costs ≈ T/2 causal steps (every prefix is a
-    # pass): ci ≈ 28 s per full-axis model at 400 steps of 16 × 32 tokens on 2 cores.
+    # pass): ci ≈ 28 s per full-axis model at 400 steps of 16 × 32 tokens on 2 cores (≈ 65 s in float32).
     # paper: 6 layers × 256, 128-token windows (a GPU).
     "context_axis": {
         "ci": dict(check=dict(examples=25, max_S=10, max_layers=3),
@@ -180,7 +181,8 @@ SIZES: dict[str, dict[str, dict[str, Any]]] = {
     # 001 §6.2 attention sinks (SK-1 … SK-4). `model`/`train`: 001 §6.2.1's Nano LLaMA-2
     # (RMSNorm, SwiGLU, RoPE, GPT-2 init) as baseline, amplification and attenuation (T =
     # seq_len), one `seed`, one data order, every training window led by <bos>
-    # (TrainConfig.lead_token). ci: 800 steps of 16 × 64 tokens (≈ 70 s per model on 2 cores),
+    # (TrainConfig.lead_token). ci: 800 steps of 16 × 64 tokens (≈ 70 s per model on 2 cores in bf16,
+    # ≈ 125 s in float32),
     # too few for sinks: the baseline's largest α¹ at T = 64 rose 0.07 → 0.23 over 1,500 such
     # steps with no head above 0.25 (NOTES). long: the budget at which they emerge, 1,600 steps
     # of 64 × 64 (one head above 0.25 from step ≈ 1,100, ≈ 7 min per model). `init`: SK-1's Gaussian inputs at init over `seeds`. `eval`:

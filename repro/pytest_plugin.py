@@ -59,6 +59,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                          "(smollm2-135m, gemma3-270m), a local path, or a Hugging Face hub id")
     group.addoption("--corpus", default="brown",
                     help="text corpus for claims on real text: brown, stdlib-code, or a datasets corpus (online)")
+    group.addoption("--baseline", choices=("check", "warn", "off"), default="check",
+                    help="compare the run with the committed baseline of its profile, device and dtype "
+                         "(repro/baselines/): check (default) fails the run on a verdict regression or a record "
+                         "drifted beyond 3 noise scales, warn only reports, off skips it")
     group.addoption("--artifacts", default=None, metavar="DIR",
                     help="where claims.json, report.md and figures/ go (default: <rootdir>/artifacts)")
 
@@ -470,18 +474,60 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     run = run_metadata(config, outcomes)
     out = _artifacts_dir(config)
     (out / "figures").mkdir(parents=True, exist_ok=True)
-    atomic_write_json(out / "claims.json", reporting.to_json(results, run))
-    atomic_write_text(out / "report.md", reporting.to_markdown(results, run))
-    config.stash[_results_key] = (results, run)
+    data = reporting.to_json(results, run)
+    atomic_write_json(out / "claims.json", data)
+    against = _against_baseline(config, data)
+    md = reporting.to_markdown(results, run)
+    if against is not None:
+        md += "\n## Against the committed baseline\n\n```\n" + "\n".join(against[1]) + "\n```\n"
+    atomic_write_text(out / "report.md", md)
+    config.stash[_results_key] = (results, run, against)
+    if against is not None and against[0] and config.getoption("--baseline") == "check" \
+            and session.exitstatus == pytest.ExitCode.OK:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+def _against_baseline(config: pytest.Config, data: dict[str, Any]) -> tuple[bool, list[str]] | None:
+    """(regressed, lines) against the committed baseline of this run's configuration; None when
+    --baseline off. A configuration without a baseline compares nothing and says so."""
+    if config.getoption("--baseline") == "off":
+        return None
+    from repro import baseline, compare
+
+    try:
+        base = baseline.load_for(data["run"])
+    except ReproError as err:
+        return False, [f"baseline: {err}"]
+    name = baseline.path_for(data["run"]).name
+    if base is None:
+        return False, [f"no committed baseline for {name.removesuffix('.json')}: nothing compared "
+                       "(`repro baseline update artifacts/claims.json` writes one)"]
+    result = compare.compare(base, data)
+    lines = compare.lines(result, f"repro/baselines/{name}", "this run")
+    if result.regressed:
+        worst = [f"{v['claim']}: verdict {v['a']} -> {v['b']}" for v in result.verdicts if v["regression"]] + \
+                [f"{d['claim']} '{d['name']}': {d['a']:.4g} -> {d['b']:.4g} ({d['z']:.1f} noise scales)"
+                 for d in result.drifts]
+        lines.insert(0, "REGRESSED against the baseline: " + "; ".join(worst)
+                     + " — if intended, `repro baseline update artifacts/claims.json` in the same commit")
+    return result.regressed, lines
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:
     stashed = config.stash.get(_results_key, None)
     if not stashed:
         return
-    results, run = stashed
+    results, run, against = stashed
     tr = terminalreporter
     tr.section("claims")
     for line in reporting.terminal_lines(results, width=tr._tw.fullwidth, run=run):
         tr.write_line(line)
+    if against is not None:
+        regressed, lines = against
+        head = [ln for ln in lines if ln.startswith(("REGRESSED", "no committed", "baseline:"))]
+        counts = [ln for ln in lines if ln.startswith(("verdict changes", "records drifted"))]
+        for line in head + counts:
+            tr.write_line(line, red=regressed, bold=regressed)
+        if not head and not regressed:
+            tr.write_line("against the committed baseline: no regression (details at the end of report.md)")
     tr.write_line(f"written: {_artifacts_dir(config) / 'claims.json'}, {_artifacts_dir(config) / 'report.md'}")

@@ -14,3 +14,10 @@ def one_thread():
     torch.set_num_threads(1)
     yield
     torch.set_num_threads(n)
+
+
+@pytest.fixture(autouse=True)
+def scratch_baselines(tmp_path_factory, monkeypatch):
+    """Scratch claims runs (the plugin's tests) compare against an empty baseline directory,
+    never against the committed baselines of the real claims."""
+    monkeypatch.setenv("REPRO_BASELINES", str(tmp_path_factory.mktemp("baselines")))

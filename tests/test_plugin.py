@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -270,3 +271,40 @@ def test_bad_repro_dtype_stops_the_run(project: pytest.Pytester, monkeypatch):
     result = project.runpytest_subprocess("-p", "no:cacheprovider")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*REPRO_DTYPE='fp16' is unknown; choose one of auto, float32, bfloat16*"])
+
+
+def test_run_compares_itself_with_the_committed_baseline(project: pytest.Pytester, monkeypatch, tmp_path):
+    """Issue 21 (part): no baseline → one line, nothing compared; a baseline from the same run →
+    no regression; a baseline whose record differs beyond 3 noise scales → the run fails with a
+    line naming the record; --baseline warn reports without failing; updating the baseline
+    turns it green again."""
+    import os
+
+    from repro import baseline
+
+    base_dir = os.environ["REPRO_BASELINES"]
+    first = project.runpytest_subprocess("-p", "no:cacheprovider")
+    assert first.ret == pytest.ExitCode.TESTS_FAILED  # BB-5 is the scratch project's planted regression
+    first.stdout.fnmatch_lines(["no committed baseline for ci-cpu-*: nothing compared*"])
+    (project.path / "claims" / "test_claims.py").write_text(CLAIM_TESTS.split('@pytest.mark.claim("BB-5")')[0])
+    clean = project.runpytest_subprocess("-p", "no:cacheprovider")
+    assert clean.ret == pytest.ExitCode.OK
+    data = _load(project)
+    target, _ = baseline.update(data, root=Path(base_dir))
+    assert target.name.startswith("ci-cpu-") and "test_durations_s" in json.loads(target.read_text())["run"]
+    same = project.runpytest_subprocess("-p", "no:cacheprovider")
+    assert same.ret == pytest.ExitCode.OK
+    same.stdout.fnmatch_lines(["against the committed baseline: no regression*"])
+    # a deliberate drift: the baseline's BB-4 value 0.5 → 0.4 is 10 tolerances (0.01) away
+    moved = json.loads(target.read_text())
+    rec = next(c for c in moved["claims"] if c["id"] == "BB-4")["records"][0]
+    rec["measured"] = rec["measured"] - 0.1
+    target.write_text(json.dumps(moved))
+    red = project.runpytest_subprocess("-p", "no:cacheprovider")
+    assert red.ret == pytest.ExitCode.TESTS_FAILED
+    red.stdout.fnmatch_lines(["REGRESSED against the baseline: BB-4 'value': 0.4 -> 0.5 (10.0 noise scales)*"])
+    assert "REGRESSED" in (project.path / "artifacts" / "report.md").read_text()
+    warn = project.runpytest_subprocess("-p", "no:cacheprovider", "--baseline", "warn")
+    assert warn.ret == pytest.ExitCode.OK
+    baseline.update(_load(project), root=Path(base_dir))
+    assert project.runpytest_subprocess("-p", "no:cacheprovider").ret == pytest.ExitCode.OK

@@ -1,0 +1,71 @@
+"""Committed baselines of the claims run (issue 21, part): one claims.json per configuration
+that changes numerics, under repro/baselines/<profile>-<device>-<dtype>.json.
+
+The key is what moves measured values by itself: the profile's sizes, the device type, and the
+dtype the policy chose ("auto" → bfloat16 on CPUs with native bf16, float32 elsewhere; see
+repro.runtime.resolve_dtype). A baseline keeps everything of claims.json outside "run" plus
+the run fields `repro compare` reads (profile, device, dtype policy, per-test durations), so
+the same comparison works against it.
+
+Written only by an explicit command, never by a claims run or CI:
+
+    repro baseline update artifacts/claims.json      # prints the comparison it replaces
+    repro baseline show                               # which baselines exist, and their keys
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from repro.runtime import ReproError, atomic_write_json
+
+DIR = Path(__file__).resolve().parent / "baselines"
+DIR_ENV = "REPRO_BASELINES"  # another directory of baselines (the plugin's own tests use a scratch one)
+
+
+def baseline_dir() -> Path:
+    return Path(os.environ[DIR_ENV]) if os.environ.get(DIR_ENV) else DIR
+RUN_FIELDS = ("profile", "device", "dtype_policy", "torch_threads", "xdist_workers", "packages", "git_commit",
+              "test_durations_s")
+
+
+def key_of(run: dict[str, Any]) -> str:
+    """'<profile>-<device type>-<dtype>' of a claims.json's "run"."""
+    device = str(run.get("device", "cpu")).split(":")[0]
+    dtype = (run.get("dtype_policy") or {}).get("auto")
+    if not run.get("profile") or not dtype:
+        raise ReproError("this claims.json records no profile or dtype policy (written before the dtype policy "
+                         "existed?): run the claims again")
+    return f"{run['profile']}-{device}-{dtype}"
+
+
+def path_for(run: dict[str, Any], root: Path | None = None) -> Path:
+    return (root or baseline_dir()) / f"{key_of(run)}.json"
+
+
+def strip(data: dict[str, Any]) -> dict[str, Any]:
+    """What a baseline keeps of a claims.json."""
+    run = {k: data["run"][k] for k in RUN_FIELDS if k in data.get("run", {})}
+    return {**{k: v for k, v in data.items() if k != "run"}, "run": run}
+
+
+def load_for(run: dict[str, Any], root: Path | None = None) -> dict[str, Any] | None:
+    from repro import compare
+
+    path = path_for(run, root)
+    return compare.load(path) if path.exists() else None
+
+
+def update(data: dict[str, Any], root: Path | None = None) -> tuple[Path, list[str]]:
+    """Write `data` as the baseline of its configuration; return the path and the comparison
+    lines against the baseline it replaces (or a line saying there was none)."""
+    from repro import compare
+
+    target = path_for(data["run"], root)
+    old = compare.load(target) if target.exists() else None
+    new = strip(data)
+    lines = ([f"new baseline {target.name} (none before)"] if old is None else
+             compare.lines(compare.compare(old, new), f"{target.name} (committed)", "the new baseline"))
+    atomic_write_json(target, new)
+    return target, lines
