@@ -102,3 +102,25 @@ def test_cli_exit_status(tmp_path, capsys, change, status):
     else:
         assert main([*args, "--json"]) == status
         assert json.loads(capsys.readouterr().out)["regressed"] is (status == 1)
+
+
+def test_baseline_key_update_and_show(tmp_path, monkeypatch, capsys):
+    from repro import baseline
+
+    monkeypatch.setenv("REPRO_BASELINES", str(tmp_path / "b"))
+    run = _run()
+    assert baseline.key_of(run["run"]) == "ci-cpu-bfloat16"
+    src = tmp_path / "claims.json"
+    src.write_text(json.dumps(run))
+    assert main(["baseline", "update", str(src)]) == 0
+    assert "new baseline ci-cpu-bfloat16.json (none before)" in capsys.readouterr().out
+    run["claims"][0]["records"][0]["measured"] = 1.0
+    src.write_text(json.dumps(run))
+    assert main(["baseline", "update", str(src)]) == 0  # prints the drift it accepts
+    assert "REGRESSED" in capsys.readouterr().out
+    assert main(["baseline", "show"]) == 0 and "ci-cpu-bfloat16.json" in capsys.readouterr().out
+    assert main(["baseline", "update"]) == 2
+    old = {**_run(), "run": {"profile": "ci", "device": "cpu"}}  # written before the dtype policy
+    src.write_text(json.dumps(old))
+    assert main(["baseline", "update", str(src)]) == 2
+    assert "records no profile or dtype policy" in capsys.readouterr().err
