@@ -102,6 +102,8 @@ def _check_corpus_option(name: str) -> None:
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "claim(id, source=None): see pyproject.toml")
+    config.addinivalue_line("markers", "xdist_group(name): tests that share fixtures run on one xdist worker "
+                                       "(registered here too, for runs with -p no:xdist)")
     config.addinivalue_line("markers", "policy_dtype: the test's experiment computes (or trains) in the dtype "
                                        "policy's choice (runtime.resolve_dtype('auto')); its records say so")
     try:
