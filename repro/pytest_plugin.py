@@ -189,6 +189,14 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
 # --------------------------------------------------------------------------- fixtures
 
 
+_NO_CONTROL = object()
+
+
+class ControlPassed(Exception):
+    """A negative control passed a claim's assertion (not an AssertionError on purpose: a strict
+    xfail must not absorb it)."""
+
+
 class Claim:
     """Handle given to a claim test: record numbers, figures and tables for the report."""
 
@@ -215,15 +223,61 @@ class Claim:
 
     def record(self, name: str, measured: Any, expected: Any = None, tol: float | None = None,
                why: str = "", *, compare: str = "abs", unit: str = "", claim_id: str | None = None,
-               dtype: str | None = None) -> reporting.Record:
-        """Record one number. `why` says where the tolerance comes from (required with a tol).
+               dtype: str | None = None, source: Any = None, role: str = "context") -> reporting.Record:
+        """Record one number for the report, not asserted (context; asserting goes through
+        `check`). `expected`/`tol`/`compare`: a threshold to show beside it; `source`: the
+        source's number. `why` says where a tolerance comes from (required with a tol).
         `dtype`: what it was computed in (default: `self.dtype`)."""
         if tol is not None and not why:
             raise ValueError(f"record {name!r}: a tolerance needs its reason (why=...)")
         rec = reporting.Record(self._id(claim_id), name, measured, expected, tol, why, compare, unit,
-                               dtype=str(dtype or self.dtype).removeprefix("torch."))
+                               dtype=str(dtype or self.dtype).removeprefix("torch."), source=source, role=role)
         self.item.user_properties.append((PROP_RECORD, rec.to_dict()))
         return rec
+
+    def check(self, name: str, measured: Any, threshold: Any = None, *, compare: str, why: str,
+              tol: float = 0.0, source: Any = None, control: Any = _NO_CONTROL, control_name: str = "",
+              unit: str = "", claim_id: str | None = None, dtype: str | None = None) -> reporting.Record:
+        """Record *and assert* one comparison, so the row a reader sees is the one that decided
+        the test: `measured` against our `threshold` (compare "ge" / "le" / "abs" / "rel", with
+        `tol`; "true" for a condition), `source` the source's own number (shown, not used),
+        `why` the threshold's reason.
+
+        `control`: the same quantity measured on a negative control (an input or model where
+        the effect must be absent, named by `control_name`). It goes through the same comparison
+        and must be *rejected*; if it passes, the assertion cannot tell the effect from its
+        absence and the test fails (`ControlPassed`, not an AssertionError: a strict xfail does
+        not absorb it)."""
+        if not why:
+            raise ValueError(f"check {name!r}: say why this threshold (why=...)")
+        if compare not in ("ge", "le", "abs", "rel", "true"):
+            raise ValueError(f"check {name!r}: compare must be ge, le, abs, rel or true, not {compare!r}")
+        if compare != "true" and threshold is None:
+            raise ValueError(f"check {name!r}: compare {compare!r} needs a threshold")
+        if control is not _NO_CONTROL:
+            if not control_name:
+                raise ValueError(f"check {name!r}: name the control (control_name=...)")
+            ctl = self.record(f"{name} — control: {control_name}", control, threshold, tol, why, compare=compare,
+                              unit=unit, claim_id=claim_id, dtype=dtype, source=None, role="control")
+            if ctl.within is not False:
+                raise ControlPassed(f"{self._id(claim_id)} {name}: the negative control ({control_name}) passes the "
+                                    f"same assertion ({ctl.shown()}): this test cannot tell the effect from its absence")
+        rec = self.record(name, measured, threshold, tol, why, compare=compare, unit=unit, claim_id=claim_id,
+                          dtype=dtype, source=source, role="check")
+        assert rec.within, f"{rec.claim} {name}: {rec.shown()} does not hold ({why})"
+        return rec
+
+    def power(self, value: float, *, effect: str, method: str, decide: str = "", claim_id: str | None = None) -> reporting.Record:
+        """Record the test's power: the probability that this test, at this run's sizes, passes
+        when the source's effect (`effect`, stated) is real; `method` says how it was computed
+        (closed form, simulation with its count); `decide`: the sizes at which it reaches 80%
+        (the input for a larger profile). A strict xfail with power ≥ 0.8 reads *contradicted*,
+        lower *inconclusive at this scale* (report.POWER_ENOUGH)."""
+        if not 0.0 <= float(value) <= 1.0:
+            raise ValueError(f"power must lie in [0, 1], got {value}")
+        why = f"at the source's effect ({effect}); {method}" + (f"; 80% power at: {decide}" if decide else "")
+        return self.record("power at the source's effect", float(value), reporting.POWER_ENOUGH, None, why,
+                           compare="ge", claim_id=claim_id, role="power")
 
     def figure(self, fig: Any, name: str, *, claim_id: str | None = None) -> Path:
         """Save a matplotlib figure as artifacts/figures/<ID>_<name>.png (atomic) and close it."""

@@ -17,19 +17,29 @@ from typing import Any, Iterable
 
 from repro.catalogue import CATALOGUE, SOURCES, TOPICS, ClaimSpec
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: records carry `source` (the source's number) and `role`; new verdicts
 
-# Verdicts of a claim, from its tests' outcomes (DESIGN.md, Verdicts).
+# Verdicts of a claim, from its tests' outcomes and recorded power (DESIGN.md, Verdicts).
 REPRODUCED = "reproduced"
 PARTLY = "partly reproduced"  # some parametrisations reproduce, others are strict xfails
-NOT_REPRODUCED = "not reproduced"
-FAILED = "failed"  # an unexpected failure or error: a regression, or a strict XPASS
+# A strict xfail says the source's effect was not seen. Which of the two it means comes from
+# the power the test recorded (`claim.power`): the probability that this test, at these sizes,
+# passes when the source's effect is real.
+CONTRADICTED = "contradicted"  # not seen although the power was >= POWER_ENOUGH
+INCONCLUSIVE = "inconclusive at this scale"  # not seen, power < POWER_ENOUGH or not recorded
+FAILED = "failed"  # an unexpected failure or error: a regression, a strict XPASS, a control that passed
 SKIPPED = "skipped"
 NOT_RUN = "not run"  # encoded in claims/, but this run did not select it (-k, -m, a file argument)
 NOT_ENCODED = "not yet encoded"
-VERDICTS = (REPRODUCED, PARTLY, NOT_REPRODUCED, FAILED, SKIPPED, NOT_RUN, NOT_ENCODED)
+VERDICTS = (REPRODUCED, PARTLY, CONTRADICTED, INCONCLUSIVE, FAILED, SKIPPED, NOT_RUN, NOT_ENCODED)
+NOT_REPRODUCED = (CONTRADICTED, INCONCLUSIVE)  # schema 1's single "not reproduced" split in two
+POWER_ENOUGH = 0.8
 
-COMPARES = ("abs", "rel", "le", "ge", "none")
+COMPARES = ("abs", "rel", "le", "ge", "true", "none")
+# what a record is: context (shown, not asserted); check (asserted by claim.check: the row that
+# decided the test); control (the same assertion on a negative control, which must reject it);
+# power (the test's power at the source's effect size)
+ROLES = ("context", "check", "control", "power")
 
 
 def _plain(value: Any) -> Any:
@@ -58,8 +68,11 @@ def _plain(value: Any) -> Any:
 class Record:
     """One asserted number: what was measured, what the source says, and the tolerance's reason.
 
-    compare: "abs" |measured − expected| ≤ tol; "rel" |measured − expected| ≤ tol·|expected|;
-    "le" measured ≤ expected (+tol); "ge" measured ≥ expected (−tol); "none" context only.
+    `expected` is *our threshold* (what the assertion compares against); `source` is the
+    source's own number, shown beside it — two different things (e.g. source 58.5×, threshold
+    ≥ 10×). compare: "abs" |measured − expected| ≤ tol; "rel" |measured − expected| ≤
+    tol·|expected|; "le" measured ≤ expected (+tol); "ge" measured ≥ expected (−tol); "true"
+    measured is True; "none" context only.
     """
 
     claim: str
@@ -72,10 +85,15 @@ class Record:
     unit: str = ""
     within: bool | None = None
     dtype: str = "float32"  # the dtype the measured number was computed in (runtime.resolve_dtype)
+    source: Any = None  # the source's number for this quantity, if it states one
+    role: str = "context"  # see ROLES
 
     def __post_init__(self) -> None:
         if self.compare not in COMPARES:
             raise ValueError(f"compare must be one of {COMPARES}, not {self.compare!r}")
+        if self.role not in ROLES:
+            raise ValueError(f"role must be one of {ROLES}, not {self.role!r}")
+        self.source = _plain(self.source)
         self.measured = _plain(self.measured)
         self.expected = _plain(self.expected)
         self.tol = None if self.tol is None else float(self.tol)
@@ -84,6 +102,8 @@ class Record:
 
     def check(self) -> bool | None:
         m, e, tol = self.measured, self.expected, self.tol or 0.0
+        if self.compare == "true":
+            return m is True
         if self.compare == "none" or not isinstance(m, (int, float)) or isinstance(m, bool):
             return None
         if not math.isfinite(m):
@@ -97,6 +117,15 @@ class Record:
         if self.compare == "le":
             return m <= e + tol
         return m >= e - tol  # "ge"
+
+    def shown(self) -> str:
+        """The comparison as a reader should see it: 'measured op threshold'."""
+        op = {"abs": "within ±%s of" % fmt(self.tol or 0.0), "rel": "within ±%s rel. of" % fmt(self.tol or 0.0),
+              "le": "≤", "ge": "≥", "true": "is", "none": "vs"}[self.compare]
+        thr = self.expected
+        if self.compare in ("le", "ge") and self.tol:
+            thr = f"{fmt(self.expected)} {'+' if self.compare == 'le' else '−'} {fmt(self.tol)}"
+        return f"{fmt(self.measured)} {op} {fmt(True if self.compare == 'true' else thr)}"
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -114,6 +143,23 @@ class TestOutcome:
     records: list[dict[str, Any]] = field(default_factory=list)
     figures: list[str] = field(default_factory=list)
     tables: list[dict[str, Any]] = field(default_factory=list)
+
+    def power(self) -> float | None:
+        """The smallest power the test recorded (None: none recorded)."""
+        p = [r["measured"] for r in self.records if r.get("role") == "power" and isinstance(r["measured"], (int, float))]
+        return min(p) if p else None
+
+    def verdict(self) -> str:
+        """This test's own verdict (a strict xfail splits by its recorded power)."""
+        o = self.outcome
+        if o in ("failed", "error"):
+            return FAILED
+        if o == "skipped":
+            return SKIPPED
+        if o in ("passed", "xpassed"):
+            return REPRODUCED
+        p = self.power()
+        return CONTRADICTED if p is not None and p >= POWER_ENOUGH else INCONCLUSIVE
 
 
 @dataclass
@@ -134,26 +180,37 @@ class ClaimResult:
     def reasons(self) -> list[str]:
         return sorted({t.reason for t in self.tests if t.reason})
 
+    def controls(self) -> list[dict[str, Any]]:
+        """Negative controls run through a check's assertion ('rejected' when within is False)."""
+        return [r for r in self.records() if r.get("role") == "control"]
+
+    def power(self) -> float | None:
+        ps = [p for p in (t.power() for t in self.tests) if p is not None]
+        return min(ps) if ps else None
+
     def wall_s(self) -> float:
         """Seconds of its tests (set-up included: a module fixture is charged to the first test
         that uses it; a test that carries several claim IDs counts for each)."""
         return sum(t.duration for t in self.tests)
 
 
-def verdict_of(outcomes: Iterable[str]) -> str:
-    outcomes = list(outcomes)
-    if not outcomes:
+def verdict_of(verdicts: Iterable[str]) -> str:
+    """A claim's verdict from its tests' own verdicts (`TestOutcome.verdict`): any failure
+    fails it; all reproduced → reproduced; none reproduced → contradicted if any test had the
+    power to see the effect and did not, else inconclusive; a mix → partly."""
+    vs = list(verdicts)
+    if not vs:
         return NOT_ENCODED
-    if any(o in ("failed", "error") for o in outcomes):
+    if FAILED in vs:
         return FAILED
-    ran = [o for o in outcomes if o != "skipped"]
+    ran = [v for v in vs if v != SKIPPED]
     if not ran:
         return SKIPPED
-    good = sum(o in ("passed", "xpassed") for o in ran)
+    good = sum(v == REPRODUCED for v in ran)
     if good == len(ran):
         return REPRODUCED
     if good == 0:
-        return NOT_REPRODUCED
+        return CONTRADICTED if CONTRADICTED in ran else INCONCLUSIVE
     return PARTLY
 
 
@@ -170,7 +227,7 @@ def build_results(tests: Iterable[TestOutcome], encoded: Iterable[str] = ()) -> 
     for cid, ts in by_claim.items():
         if cid not in CATALOGUE:
             continue
-        verdict = verdict_of(t.outcome for t in ts)
+        verdict = verdict_of(t.verdict() for t in ts)
         if verdict == NOT_ENCODED and cid in encoded:
             verdict = NOT_RUN
         results.append(ClaimResult(CATALOGUE[cid], verdict, ts))
@@ -201,8 +258,11 @@ def to_json(results: list[ClaimResult], run: dict[str, Any]) -> dict[str, Any]:
                 "source_values": s.source_values,
                 "verdict": r.verdict,
                 "tests": [
-                    {"nodeid": t.nodeid, "outcome": t.outcome, "reason": t.reason} for t in r.tests
+                    {"nodeid": t.nodeid, "outcome": t.outcome, "verdict": t.verdict(), "power": t.power(),
+                     "reason": t.reason} for t in r.tests
                 ],
+                "power": r.power(),
+                "controls": [{"name": c["name"], "rejected": c["within"] is False} for c in r.controls()],
                 "records": r.records(),
                 "tables": r.tables(),
                 "figures": r.figures(),
@@ -238,13 +298,27 @@ def _cell(text: Any) -> str:
 
 
 def _tol(rec: dict[str, Any]) -> str:
-    c, tol = rec["compare"], rec["tol"]
+    """Our threshold as a reader sees it (the source's number is its own column)."""
+    c, tol, e = rec["compare"], rec["tol"], rec["expected"]
     if c == "none":
         return "(context)"
-    if c in ("le", "ge") and not tol:
-        return "≤ source" if c == "le" else "≥ source"
-    sign = {"abs": "±", "rel": "±rel ", "le": "≤ source +", "ge": "≥ source −"}[c]
-    return f"{sign}{fmt(tol or 0.0)}"
+    if c == "true":
+        return "holds"
+    if c in ("le", "ge"):
+        op = "≤" if c == "le" else "≥"
+        return f"{op} {fmt(e)}" + (f" {'+' if c == 'le' else '−'} {fmt(tol)}" if tol else "")
+    return f"{fmt(e)} ±{'rel ' if c == 'rel' else ''}{fmt(tol or 0.0)}"
+
+
+def _role(rec: dict[str, Any]) -> str:
+    role = rec.get("role", "context")
+    if role == "control":
+        return "control " + ("rejected" if rec["within"] is False else "PASSED")
+    return {"check": "asserted", "power": "power", "context": ""}.get(role, role)
+
+
+def _source(rec: dict[str, Any]) -> str:
+    return fmt(rec.get("source"))
 
 
 _MARK = {True: "✓", False: "✗", None: ""}
@@ -265,21 +339,29 @@ def to_markdown(results: list[ClaimResult], run: dict[str, Any], figures_rel: st
         "",
         "## Summary",
         "",
-        "| claim | verdict | wall s | record | source | measured | tolerance | ok | dtype |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "Verdicts: *contradicted* — not seen although the test's recorded power at the source's effect "
+        f"was ≥ {POWER_ENOUGH}; *inconclusive at this scale* — not seen, and the power was lower (or not "
+        "recorded): the record names the sizes that would decide it. `threshold` is ours; `source` is the "
+        "source's number. Rows marked *asserted* decided the test; a *control* is the same assertion on an "
+        "input where the effect must be absent, and must be rejected.",
+        "",
+        "| claim | verdict | wall s | power | controls | record | source | threshold | measured | ok | role | dtype |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in results:
         recs = r.records()
         wall = f"{r.wall_s():.1f}" if r.tests else ""
+        ctl = _controls_cell(r)
+        pw = fmt(r.power())
         if not recs:
-            lines.append(f"| {r.spec.id} | {r.verdict} | {wall} | | {_cell(r.spec.source_values) or '—'} | | | | |")
+            lines.append(f"| {r.spec.id} | {r.verdict} | {wall} | {pw} | {ctl} | | {_cell(r.spec.source_values) or '—'} | | | | | |")
             continue
         for i, rec in enumerate(recs):
-            cid, verdict, w = (r.spec.id, r.verdict, wall) if i == 0 else ("", "", "")
+            cid, verdict, w, p, c = (r.spec.id, r.verdict, wall, pw, ctl) if i == 0 else ("", "", "", "", "")
             lines.append(
-                f"| {cid} | {verdict} | {w} | {_cell(rec['name'])} | {fmt(rec['expected'])} | "
-                f"{fmt(rec['measured'])}{(' ' + rec['unit']) if rec['unit'] else ''} | {_tol(rec)} | {_MARK[rec['within']]} "
-                f"| {rec.get('dtype', '')} |"
+                f"| {cid} | {verdict} | {w} | {p} | {c} | {_cell(rec['name'])} | {_source(rec)} | {_tol(rec)} | "
+                f"{fmt(rec['measured'])}{(' ' + rec['unit']) if rec['unit'] else ''} | {_MARK[rec['within']]} "
+                f"| {_role(rec)} | {rec.get('dtype', '')} |"
             )
     lines += ["", "## Claims", ""]
     topic = None
@@ -312,14 +394,14 @@ def to_markdown(results: list[ClaimResult], run: dict[str, Any], figures_rel: st
         if recs:
             lines += [
                 "",
-                "| record | source | measured | tolerance | ok | dtype | why this tolerance |",
-                "|---|---|---|---|---|---|---|",
+                "| record | source | threshold | measured | ok | role | dtype | why this threshold |",
+                "|---|---|---|---|---|---|---|---|",
             ]
             for rec in recs:
                 lines.append(
-                    f"| {_cell(rec['name'])} | {fmt(rec['expected'])} | {fmt(rec['measured'])}"
-                    f"{(' ' + rec['unit']) if rec['unit'] else ''} | {_tol(rec)} | {_MARK[rec['within']]} "
-                    f"| {rec.get('dtype', '')} | {_cell(rec['why'])} |"
+                    f"| {_cell(rec['name'])} | {_source(rec)} | {_tol(rec)} | {fmt(rec['measured'])}"
+                    f"{(' ' + rec['unit']) if rec['unit'] else ''} | {_MARK[rec['within']]} "
+                    f"| {_role(rec)} | {rec.get('dtype', '')} | {_cell(rec['why'])} |"
                 )
         for tb in r.tables():
             lines += ["", f"**{tb['title']}**", ""]
@@ -332,6 +414,14 @@ def to_markdown(results: list[ClaimResult], run: dict[str, Any], figures_rel: st
             lines += ["", f"![{s.id}]({figures_rel}/{Path(fig).name})"]
         lines += ["", "Tests: " + ", ".join(f"`{t.nodeid}` ({t.outcome})" for t in r.tests), ""]
     return "\n".join(lines) + "\n"
+
+
+def _controls_cell(r: ClaimResult) -> str:
+    cs = r.controls()
+    if not cs:
+        return "none" if r.verdict in (REPRODUCED, PARTLY) else ""
+    rejected = sum(c["within"] is False for c in cs)
+    return f"{rejected}/{len(cs)} rejected"
 
 
 def _budget(run: dict[str, Any]) -> str:
@@ -356,7 +446,7 @@ def _dtype_line(run: dict[str, Any]) -> str:
 def terminal_lines(results: list[ClaimResult], width: int = 100, run: dict[str, Any] | None = None) -> list[str]:
     """One compact line per encoded claim (verdict, wall time, first record), then one line
     listing the claims not yet encoded, then the run's wall time against its budget."""
-    out = [f"{'claim':<9} {'verdict':<18} {'wall s':>7}  {'first record: measured vs source (tol)':<}"]
+    out = [f"{'claim':<9} {'verdict':<26} {'wall s':>7}  {'first asserted record: measured vs threshold':<}"]
     missing = []
     for r in results:
         if r.verdict == NOT_ENCODED:
@@ -365,14 +455,17 @@ def terminal_lines(results: list[ClaimResult], width: int = 100, run: dict[str, 
         if r.verdict == NOT_RUN:
             continue
         recs = r.records()
-        if recs:
-            rec = recs[0]
-            detail = f"{rec['name']}: {fmt(rec['measured'])} vs {fmt(rec['expected'])} ({_tol(rec)})"
+        checks = [x for x in recs if x.get("role") == "check"] or recs
+        if checks:
+            rec = checks[0]
+            detail = f"{rec['name']}: {fmt(rec['measured'])} vs {_tol(rec)}"
             if len(recs) > 1:
                 detail += f"  [+{len(recs) - 1} more]"
         else:
             detail = "; ".join(r.reasons())
-        out.append(f"{r.spec.id:<9} {r.verdict:<18} {r.wall_s():>7.1f}  {detail}"[:width])
+        if r.verdict in (CONTRADICTED, INCONCLUSIVE, PARTLY) and r.power() is not None:
+            detail = f"power {fmt(r.power())}; " + detail
+        out.append(f"{r.spec.id:<9} {r.verdict:<26} {r.wall_s():>7.1f}  {detail}"[:width])
     counts = summary(results)
     out.append(", ".join(f"{n} {v}" for v, n in counts.items() if n))
     if missing:

@@ -61,7 +61,7 @@ def test_report_files_and_verdicts(project: pytest.Pytester):
     by_id = {c["id"]: c for c in data["claims"]}
     assert list(by_id) == list(CATALOGUE), "every catalogue ID, in catalogue order"
     assert by_id["BB-4"]["verdict"] == "reproduced"
-    assert by_id["BB-6"]["verdict"] == "not reproduced"
+    assert by_id["BB-6"]["verdict"] == "inconclusive at this scale"  # no power recorded
     assert by_id["BB-4.2"]["verdict"] == "skipped"
     assert by_id["BB-5"]["verdict"] == "failed"
     assert by_id["BB-1"]["verdict"] == "not yet encoded"
@@ -201,8 +201,78 @@ def test_crashes(claim):
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
     result.assert_outcomes(xfailed=1, failed=2)
     by_id = {c["id"]: c for c in _load(pytester)["claims"]}
-    assert by_id["BB-6"]["verdict"] == "not reproduced"
+    assert by_id["BB-6"]["verdict"] == "inconclusive at this scale"
     assert by_id["BB-4"]["verdict"] == "failed" and by_id["BB-5"]["verdict"] == "failed"
+
+
+CHECK_TESTS = '''
+import pytest
+
+@pytest.mark.claim("BB-4")
+def test_check_with_a_rejected_control(claim):
+    claim.check("ratio", 40.0, 10.0, compare="ge", source=58.5, why="an order of magnitude",
+                control=1.1, control_name="same norms, no contraction")
+
+@pytest.mark.claim("BB-4.1")
+def test_control_that_passes_fails_the_claim(claim):
+    claim.not_reproduced("even a strict xfail does not absorb a control that passes")
+    claim.check("ratio", 40.0, 10.0, compare="ge", why="stated", control=12.0, control_name="a weak null")
+
+@pytest.mark.claim("BB-6")
+def test_contradicted(claim):
+    claim.power(0.93, effect="the source's 58.5x", method="closed form")
+    claim.not_reproduced("measured 1.2")
+    claim.check("ratio", 1.2, 10.0, compare="ge", source=58.5, why="stated")
+
+@pytest.mark.claim("BB-5")
+def test_inconclusive(claim):
+    claim.power(0.31, effect="a 2-nat step", method="200 simulations", decide="n_seq = 1600")
+    claim.not_reproduced("measured 1.2")
+    claim.check("ratio", 1.2, 10.0, compare="ge", why="stated")
+
+@pytest.mark.claim("BB-7")
+def test_shown_equals_asserted(claim):
+    claim.check("p", 0.2, 0.05, compare="le", why="conventional alpha")
+'''
+
+
+def test_check_controls_and_power_verdicts(pytester: pytest.Pytester):
+    """claim.check records and asserts in one call (source and threshold are two fields); a
+    control that passes the same assertion fails the claim even inside a strict xfail; a strict
+    xfail reads contradicted with recorded power >= 0.8, inconclusive below; the asserted row is
+    the one that failed."""
+    pytester.makeconftest(CONFTEST)
+    pytester.mkdir("claims")
+    (pytester.path / "claims" / "test_checks.py").write_text(CHECK_TESTS)
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1, xfailed=2, failed=2)
+    by_id = {c["id"]: c for c in _load(pytester)["claims"]}
+    ok = by_id["BB-4"]
+    assert ok["verdict"] == "reproduced" and ok["controls"] == [{"name": "ratio — control: same norms, no contraction",
+                                                                 "rejected": True}]
+    check = [r for r in ok["records"] if r["role"] == "check"][0]
+    assert (check["source"], check["expected"], check["compare"], check["within"]) == (58.5, 10.0, "ge", True)
+    assert by_id["BB-4.1"]["verdict"] == "failed"
+    assert by_id["BB-4.1"]["controls"][0]["rejected"] is False
+    assert "cannot tell the effect from its absence" in by_id["BB-4.1"]["tests"][0]["reason"]
+    assert by_id["BB-6"]["verdict"] == "contradicted" and by_id["BB-6"]["power"] == 0.93
+    assert by_id["BB-5"]["verdict"] == "inconclusive at this scale" and by_id["BB-5"]["power"] == 0.31
+    assert "n_seq = 1600" in [r for r in by_id["BB-5"]["records"] if r["role"] == "power"][0]["why"]
+    assert by_id["BB-7"]["verdict"] == "failed"
+    assert "BB-7 p: 0.2 ≤ 0.05 does not hold" in by_id["BB-7"]["tests"][0]["reason"]
+    md = (pytester.path / "artifacts" / "report.md").read_text()
+    assert "| BB-4 | reproduced |" in md and "1/1 rejected" in md and "control rejected" in md
+    assert "| BB-6 | contradicted |" in md
+    result.stdout.fnmatch_lines(["BB-5 *inconclusive at this scale*power 0.31*"])
+
+
+def test_check_refuses_a_threshold_without_reason(pytester: pytest.Pytester):
+    pytester.makeconftest(CONFTEST)
+    pytester.makepyfile('import pytest\n@pytest.mark.claim("BB-4")\ndef test_x(claim):\n'
+                        '    claim.check("x", 1.0, 0.5, compare="ge", why="")\n')
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*say why this threshold*"])
 
 
 def test_not_reproduced_if_and_model_name_parametrisation(pytester: pytest.Pytester):

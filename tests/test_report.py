@@ -11,21 +11,47 @@ from repro import report
 from repro.report import Record, verdict_of
 
 
+def _outcome(outcome: str, power: float | None = None) -> report.TestOutcome:
+    recs = [] if power is None else [Record("BB-1", "power at the source's effect", power, 0.8, None, "m",
+                                            compare="ge", role="power").to_dict()]
+    return report.TestOutcome("t", ["BB-1"], outcome, records=recs)
+
+
 @pytest.mark.parametrize(
     "outcomes, verdict",
     [
         ([], report.NOT_ENCODED),
-        (["passed", "passed"], report.REPRODUCED),
-        (["passed", "skipped"], report.REPRODUCED),
-        (["xfailed"], report.NOT_REPRODUCED),
-        (["passed", "xfailed"], report.PARTLY),
-        (["skipped", "skipped"], report.SKIPPED),
-        (["passed", "failed"], report.FAILED),
-        (["xfailed", "error"], report.FAILED),
+        ([("passed",), ("passed",)], report.REPRODUCED),
+        ([("passed",), ("skipped",)], report.REPRODUCED),
+        ([("xfailed",)], report.INCONCLUSIVE),  # no power recorded: cannot say "contradicted"
+        ([("xfailed", 0.5)], report.INCONCLUSIVE),
+        ([("xfailed", 0.8)], report.CONTRADICTED),
+        ([("xfailed", 0.95), ("xfailed", 0.3)], report.CONTRADICTED),  # one setting had the power
+        ([("passed",), ("xfailed", 0.99)], report.PARTLY),
+        ([("skipped",), ("skipped",)], report.SKIPPED),
+        ([("passed",), ("failed",)], report.FAILED),
+        ([("xfailed", 0.99), ("error",)], report.FAILED),
     ],
 )
 def test_verdicts(outcomes, verdict):
-    assert verdict_of(outcomes) == verdict
+    assert verdict_of(_outcome(*o).verdict() for o in outcomes) == verdict
+
+
+def test_power_is_the_smallest_recorded():
+    t = _outcome("xfailed", 0.9)
+    t.records.append(Record("BB-1", "power at the source's effect", 0.7, 0.8, None, "m", compare="ge",
+                            role="power").to_dict())
+    assert t.power() == 0.7 and t.verdict() == report.INCONCLUSIVE
+
+
+def test_source_and_threshold_are_two_fields():
+    r = Record("BB-1", "ratio", 40.0, 10.0, 0.0, "why", compare="ge", source=58.5, role="check")
+    assert r.within is True and r.source == 58.5 and r.expected == 10.0
+    assert r.shown() == "40 ≥ 10"
+    assert Record("BB-1", "cond", True, compare="true").within is True
+    assert Record("BB-1", "cond", False, compare="true").within is False
+    with pytest.raises(ValueError):
+        Record("BB-1", "x", 1.0, role="verdict")
 
 
 def test_record_comparisons():
