@@ -21,34 +21,41 @@ import torch
 from scipy import stats as sps
 
 from repro import causal_shift as cs
-from repro import data, figures
+from repro import data, figures, stats
 from repro import train as T
 from repro.runtime import resolve_dtype
 
 SOURCE_SWITCH = (17, 26)  # 000 Fig 2: Gemma-2-2B switches at ≈ layer 17 of 26
+# 000 Table II, WikiText perplexity: (fixed cut, baseline), and gating
+SOURCE_TABLE2 = {"wikitext": (28.62, 28.75), "wikitext_gating": 28.46}
 
 # (claim, model) → why the claim does not hold on that embedded model (measured at ci)
 NOT_REPRODUCED: dict[tuple[str, str], str] = {
     ("CS-1", "smollm2-135m"): (
-        "the input alignment collapses after the first block (top-5 input match 82% at the embeddings, 5% from "
-        "layer 1 on) while the target match starts at ≈ 15% (frequent tokens) and climbs only in the second half "
-        "(≈ 53% at the output): the target curve overtakes the input curve at layer ≈ 0.9, not deep in the network."),
+        "the input alignment collapses after the first block while the target match starts at the level of frequent "
+        "tokens and climbs only in the second half: the target curve overtakes the input curve right after the "
+        "embeddings, where neither matches, not deep in the network."),
     ("CS-1", "gemma3-270m"): (
-        "the input alignment holds for one block only (99% → 67% → 2% at layer 2), so the target curve overtakes "
-        "it at layer ≈ 3.6 of 18 in a regime where neither matches; the target alignment itself builds late "
-        "(≥ 20% only from layer 12)."),
+        "the input alignment holds for one or two blocks only, so the target curve overtakes it early, in a regime "
+        "where neither matches; the target alignment itself builds late."),
+    ("CS-2", "smollm2-135m"): (
+        "beyond what depth does to an untrained twin of the same architecture, the cosine to the input does not "
+        "fall, the cosine to the output barely rises and the input→output projection barely moves: the same story as "
+        "CS-1 on this model (its target match builds only at the end)."),
+    ("CS-2", "gemma3-270m"): (
+        "an untrained twin's cosine to the input already falls with depth (each block adds noise); the trained "
+        "model's falls less than that: no transition from input- to output-based states beyond the untrained "
+        "baseline, as in CS-1."),
     # profile-level (key: the profile's name): the 4-layer models trained at ci
     ("CS-4", "ci"): (
-        "cutting the first layer changes the validation loss by −0.013 / −0.043 / +0.051 nats over three paired "
-        "seeds (p ≈ 0.48): within seed noise at 4 layers × 300 steps of Brown. The seed-0 sweep does rank layer 0 "
-        "first and the last layer second, as Fig 4 does, and the layer matters (spread ≈ 5 seed-sd)."),
+        "cutting the first layer does not lower the validation loss beyond seed noise at 4 layers × 300 steps of "
+        "Brown; the source's own effect (Table II) is a few thousandths of a nat, far below our seed spread."),
     ("CS-5", "ci"): (
-        "after 300 steps the gate has moved from 0.25 each to ≈ [0.28, 0.22, 0.24, 0.27]: towards the first and the "
-        "last layer (the sweep's two best cuts), far from putting its mass on one late layer (the source: 10B tokens)."),
+        "after 300 steps the gate has barely moved from uniform, far from putting its mass on one late layer (the "
+        "source trains on 10B tokens)."),
     ("CS-6", "ci"): (
-        "gating ≥ fixed cut ≥ baseline holds on stdlib code only: on Brown test accuracy gating is lowest "
-        "(9.3% vs 9.8% / 9.7%) and on last-word NLL the fixed cut is best; the gaps are ≤ 0.5 points, the size of "
-        "seed noise at this scale."),
+        "gating ≥ fixed cut ≥ baseline does not hold on every benchmark; the source's gaps are a few thousandths of a "
+        "nat, below the seed noise at this scale."),
 }
 
 
@@ -64,6 +71,7 @@ def sizes(profile):
 class Reading:
     name: str
     profile: cs.AlignmentProfile
+    twins: tuple  # the same measures on two random-init twins (seeds 0, 1): the null and its control
     switch: dict
     ci: dict
     panel: list
@@ -78,8 +86,9 @@ def reading(model_name, pretrained, sizes) -> Reading:
                            device=next(m.parameters()).device)
     dtype = resolve_dtype(a["compute_dtype"], ids.device)
     p = cs.alignment_profile(m, ids, k=a["k"], compute_dtype=dtype)
+    twins = tuple(cs.alignment_profile(cs.random_init_twin(m, seed), ids, k=a["k"], top_k=False) for seed in (0, 1))
     panel = cs.decoded_panel(m, ids[0], tok, a["panel_start"])
-    return Reading(model_name, p, cs.switch_layers(p), cs.bootstrap_switch(p, a["n_boot"]), panel, ids.shape[0])
+    return Reading(model_name, p, twins, cs.switch_layers(p), cs.bootstrap_switch(p, a["n_boot"]), panel, ids.shape[0])
 
 
 @pytest.mark.policy_dtype
@@ -91,50 +100,79 @@ def test_switch_from_input_to_target_is_deep(claim, reading):
     sw = r.switch["match"]
     lo, hi, share = r.ci["match"]
     half = cs.level_crossing(tgt, 0.5 * tgt[-1])
+    src = SOURCE_SWITCH[0] / SOURCE_SWITCH[1]
     claim.record(f"{r.name}: sequences × tokens (source: 1,000 WikiText sequences)", f"{r.n_seq} × {p.n_tokens // r.n_seq}")
-    claim.record(f"{r.name}: top-{p.k} input match at the embeddings", float(inp[0]), expected=0.5, compare="ge",
-                 tol=0.0, why="'early layers decode to the input token': most tokens")
-    claim.record(f"{r.name}: top-{p.k} target match at the last layer", float(tgt[-1]), expected=0.3, compare="ge",
-                 tol=0.0, why="'late layers decode to the next token': a large share, and more than the input")
-    claim.record(f"{r.name}: switch layer (target overtakes input) / L", sw / L, expected=SOURCE_SWITCH[0] / SOURCE_SWITCH[1],
-                 compare="ge", tol=SOURCE_SWITCH[0] / SOURCE_SWITCH[1] - 0.5,
-                 why="'the switch is deep in the network': in the deeper half (the source's 17/26 = 0.65, less 0.15)")
     claim.record(f"{r.name}: switch layer, 95% bootstrap CI over sequences", f"{sw:.2f} [{lo:.2f}, {hi:.2f}] of {L}")
     claim.record(f"{r.name}: layer where the target match reaches half its final value", half)
     claim.figure(figures.alignment_matches(p, sw, f"000 Fig 2 — {r.name} ({r.n_seq} Brown windows)"), f"{r.name}_fig2")
     claim.table(f"000 Table I — {r.name}: top-1 decodings by layer (grouped)", ["layers", *[f"#{i}" for i in range(len(r.panel[0]) - 1)]],
                 r.panel)
+    # power: could this measurement have seen a switch at the source's depth? The switch estimate's
+    # spread over sequences (bootstrap CI → se) against the margin between 17/26 and our 0.5
+    se = (hi - lo) / (2 * 1.96) / L if np.isfinite(lo) and np.isfinite(hi) else float("nan")
+    if np.isfinite(se):
+        claim.power(stats.power_threshold(src, 0.5, se), effect=f"switch at {SOURCE_SWITCH[0]}/{SOURCE_SWITCH[1]} = {src:.2f} of depth",
+                    method=f"normal approximation, se {se:.3f} of depth from the 95% bootstrap CI over {r.n_seq} sequences")
     claim.not_reproduced_if(NOT_REPRODUCED, ("CS-1", r.name), f"switch {sw:.2f} of {L} [{lo:.2f}, {hi:.2f}]; input match "
                                   f"{np.round(inp[:3], 2).tolist()}…, target match at L {tgt[-1]:.2f}")
-    assert inp[0] >= 0.5 and tgt[-1] >= 0.3 and tgt[-1] > inp[-1] and sw / L >= 0.5
+    claim.check(f"{r.name}: top-{p.k} input match at the embeddings", float(inp[0]), 0.5, compare="ge",
+                why="'early layers decode to the input token': most tokens")
+    claim.check(f"{r.name}: top-{p.k} target match at the last layer − input match there", float(tgt[-1] - inp[-1]), 0.3,
+                compare="ge", why="'late layers decode to the next token': a large share (≥ 30 points more than the input)")
+    claim.check(f"{r.name}: switch layer (target overtakes input) / L", sw / L, 0.5, compare="ge", source=round(src, 3),
+                why="'the switch is deep in the network': in the deeper half (the source's 17/26 = 0.65)")
 
 
 @pytest.mark.policy_dtype
 @pytest.mark.claim("CS-2", source="000 §III, Fig 3")
 def test_continuous_measures_agree(claim, reading):
+    """Fig 3's three continuous measures. `axis_projection` normalises every vector, so a state
+    unrelated to both embeddings scores 0.5 and layer 0 (h = e_in) scores 0 by construction, and
+    an untrained model's cosine to its input already falls with depth (each block adds noise;
+    measured: 0.16 on Gemma's twin). So the early reference starts at layer 1, and each change
+    is asserted as the excess over a random-init twin of the same architecture (seed 0); the
+    negative control is a second twin (seed 1) put through the same assertion."""
     r, p = reading, reading.profile
-    q = max(1, (p.n_layers + 1) // 4)
-    first, last = slice(0, q), slice(-q, None)
-    m = {k: p.mean(k) for k in ("cos_in", "cos_out", "projection")}
-    falls = float(m["cos_in"][first].mean() - m["cos_in"][last].mean())
-    rises = float(m["cos_out"][last].mean() - m["cos_out"][first].mean())
-    proj = float(m["projection"][last].mean() - m["projection"][first].mean())
-    claim.record(f"{r.name}: cos(h, e_in), first − last quarter of layers", falls, expected=0.0, compare="ge", tol=0.0,
-                 why="'cosine to the input embedding falls'")
-    claim.record(f"{r.name}: cos(h, e_out), last − first quarter", rises, expected=0.0, compare="ge", tol=0.0,
-                 why="'cosine to the output embedding rises'")
-    claim.record(f"{r.name}: projection, last − first quarter", proj, expected=0.0, compare="ge", tol=0.0,
-                 why="'goes 0 → 1': towards the output token")
-    claim.record(f"{r.name}: projection at the embeddings / at the last layer",
-                 f"{m['projection'][0]:.2f} / {m['projection'][-1]:.2f}")
-    claim.record(f"{r.name}: last-quarter projection", float(m["projection"][last].mean()), expected=0.5, compare="ge",
-                 tol=0.0, why="past the midpoint of the input→output axis by the end")
+    null, twin = reading.twins
+    q = max(1, p.n_layers // 4)
+    early, late = slice(1, 1 + q), slice(-q, None)
+
+    def changes(prof: cs.AlignmentProfile) -> dict[str, float]:
+        m = {k: prof.mean(k) for k in ("cos_in", "cos_out", "projection")}
+        return {"falls": float(m["cos_in"][early].mean() - m["cos_in"][late].mean()),
+                "rises": float(m["cos_out"][late].mean() - m["cos_out"][early].mean()),
+                "proj": float(m["projection"][late].mean() - m["projection"][early].mean())}
+
+    ours, n0, n1 = changes(p), changes(null), changes(twin)
+    # power: the source's Fig 3 shows the projection going from the input (0) to the output (1);
+    # we take half that travel (0.5) between the early and the late quarter as its effect, and the
+    # spread of the per-sequence travel (ours minus the twin's) as the measurement's noise
+    per_seq = ((p.projection[:, late].nanmean(1) - p.projection[:, early].nanmean(1))
+               - (null.projection[:, late].nanmean(1) - null.projection[:, early].nanmean(1))).numpy()
+    se = float(np.nanstd(per_seq, ddof=1) / np.sqrt(np.isfinite(per_seq).sum()))
+    claim.power(stats.power_threshold(0.5, 0.1, se), effect="the projection travels half the input→output axis "
+                "(Fig 3: 0 → 1)", method=f"normal approximation, se {se:.3f} over {len(per_seq)} sequences")
     for k in ("match", "cosine", "projection"):
         lo, hi, _ = r.ci[k]
         claim.record(f"{r.name}: switch by {k}", f"{r.switch[k]:.2f} [{lo:.2f}, {hi:.2f}]")
-    claim.figure(figures.alignment_measures({r.name: p}, f"000 Fig 3 — {r.name}"), f"{r.name}_fig3")
-    claim.not_reproduced_if(NOT_REPRODUCED, ("CS-2", r.name), f"Δcos_in {falls:.3f}, Δcos_out {rises:.3f}, Δprojection {proj:.3f}")
-    assert falls > 0 and rises > 0 and proj > 0 and m["projection"][last].mean() >= 0.5
+    claim.record(f"{r.name}: projection at layer 1 / at the last layer",
+                 f"{p.mean('projection')[1]:.2f} / {p.mean('projection')[-1]:.2f}")
+    for k, v in n0.items():
+        claim.record(f"{r.name}: random-init twin (seed 0), change '{k}'", v)
+    claim.figure(figures.alignment_measures({r.name: p, f"{r.name} random init": null}, f"000 Fig 3 — {r.name}"),
+                 f"{r.name}_fig3")
+    claim.not_reproduced_if(NOT_REPRODUCED, ("CS-2", r.name), f"Δcos_in {ours['falls']:.3f}, Δcos_out {ours['rises']:.3f}, "
+                                                            f"Δprojection {ours['proj']:.3f} (twin {n0['proj']:.3f})")
+    ctl = "a second random-init twin (seed 1), same assertion"
+    span = f"layers 1…{q} vs the last {q}, minus the random-init twin's change"
+    claim.check(f"{r.name}: fall of cos(h, e_in), {span}", ours["falls"] - n0["falls"], 0.05, compare="ge",
+                control=n1["falls"] - n0["falls"], control_name=ctl,
+                why="'cosine to the input embedding falls': by ≥ 0.05 more than depth alone makes it fall untrained")
+    claim.check(f"{r.name}: rise of cos(h, e_out), {span}", ours["rises"] - n0["rises"], 0.05, compare="ge",
+                control=n1["rises"] - n0["rises"], control_name=ctl, why="'cosine to the output embedding rises': by ≥ 0.05")
+    claim.check(f"{r.name}: rise of the input→output projection, {span}", ours["proj"] - n0["proj"], 0.1, compare="ge",
+                control=n1["proj"] - n0["proj"], control_name=ctl,
+                why="'goes 0 → 1': at least a tenth of the axis travelled between early and late layers")
 
 
 # --------------------------------------------------------------------------- CS-3 … CS-6: training
@@ -188,20 +226,24 @@ def test_no_skip_trains_worse(claim, runs, sizes, profile):
     _setting(claim, runs, sizes)
     zero = np.array([Runs.val(r) for r in runs.alpha0])
     one = np.array([Runs.val(r) for r in runs.baseline])
+    half0 = np.array([Runs.val(r) for r in runs.first_cut])
     t = sps.ttest_rel(zero, one, alternative="greater")
+    # negative control: the same one-sided test on the cut at layer 0 with α = 0.5, which the
+    # source says *improves* the loss (Fig 4): "degrades" must be rejected there
+    t_ctl = sps.ttest_rel(half0, one, alternative="greater")
     claim.record(f"val loss, α = 0 at layer {runs.middle} (per seed)", np.round(zero, 4).tolist())
     claim.record("val loss, α = 1 (the baseline, per seed)", np.round(one, 4).tolist())
-    claim.record("mean paired difference (α = 0 minus α = 1)", float((zero - one).mean()), expected=0.0, compare="ge",
-                 tol=0.0, why="'fully suppressing the residual connection degraded optimization'; here α = 0 at one "
-                               "(middle) layer, the source's single-layer setting, not at every layer")
-    claim.record("one-sided paired t-test p", float(t.pvalue), expected=0.05, compare="le", tol=0.0,
-                 why=f"{len(zero)} seeds, same initial weights and data order per pair; conventional α")
     curves = {f"α = 0 at layer {runs.middle} (seed {s})": r.losses for s, r in zip(sizes["seeds"], runs.alpha0)}
     curves.update({f"baseline (seed {s})": r.losses for s, r in zip(sizes["seeds"], runs.baseline)})
     claim.figure(figures.training_curves(curves, f"000 §IV — no skip at layer {runs.middle} vs the baseline"),
                  "alpha0_curves")
     claim.not_reproduced_if(NOT_REPRODUCED, ("CS-3", profile.name), f"Δ {float((zero - one).mean()):.4f}, p {float(t.pvalue):.3g}")
-    assert (zero - one).mean() > 0 and t.pvalue <= 0.05
+    claim.check("mean paired difference (α = 0 minus α = 1)", float((zero - one).mean()), 0.0, compare="ge",
+                why="'fully suppressing the residual connection degraded optimization'; here α = 0 at one (middle) "
+                    "layer, the source's single-layer setting, not at every layer")
+    claim.check("one-sided paired t-test p (α = 0 worse than α = 1)", float(t.pvalue), 0.05, compare="le",
+                control=float(t_ctl.pvalue), control_name="cut at layer 0 with α = 0.5 (the source: it improves)",
+                why=f"{len(zero)} seeds, same initial weights and data order per pair; conventional α")
 
 
 @pytest.mark.policy_dtype
@@ -217,21 +259,30 @@ def test_fixed_cut_sweep(claim, runs, sizes, profile):
     claim.record("baseline val loss, sd over seeds", f"{base:.4f} ± {sd:.4f} ({len(base_all)} seeds)")
     order = np.argsort(cut)
     first = np.array([Runs.val(r) for r in runs.first_cut])
+    diff = first - base_all
     t = sps.ttest_rel(first, base_all, alternative="less")
-    claim.record("cut at layer 0 − baseline, per seed (same init and data order)", np.round(first - base_all, 4).tolist())
-    claim.record("cut at layer 0 − baseline, mean over seeds", float((first - base_all).mean()), expected=0.0,
-                 compare="le", tol=0.0, why="'cutting the first layer improves validation loss'")
-    claim.record("one-sided paired t-test p (cut at layer 0 < baseline)", float(t.pvalue), expected=0.05, compare="le",
-                 tol=0.0, why=f"{len(first)} seeds, paired; conventional α. Seeds change the initial weights only "
-                               "(one data order), so seed spread is a lower bound on run-to-run noise")
-    claim.record("spread of the sweep (max − min) / seed sd", float((cut.max() - cut.min()) / sd), expected=2.0,
-                 compare="ge", tol=0.0, why="'highly sensitive to the layer': beyond seed noise")
-    claim.record("second-best cut layer / L", float(order[1] / L), expected=0.5, compare="ge", tol=0.0,
-                 why="'a late cut is second best'")
+    claim.record("cut at layer 0 − baseline, per seed (same init and data order)", np.round(diff, 4).tolist())
     claim.figure(figures.cut_sweep(cut, base, sd, f"000 Fig 4 — {L}-layer GPT-2-style model on Brown"), "fig4")
+    # power of the paired test at the source's effect: Table II's fixed cut vs baseline on
+    # WikiText, 28.62 vs 28.75 perplexity = −0.0045 nats, against our paired seed spread
+    effect = float(np.log(SOURCE_TABLE2["wikitext"][1] / SOURCE_TABLE2["wikitext"][0]))  # > 0: the tested direction
+    sd_diff = float(diff.std(ddof=1))
+    n80 = stats.n_for_power(lambda n: stats.power_paired_t(effect, sd_diff, max(n, 2)))
+    claim.power(stats.power_paired_t(effect, sd_diff, len(diff)), effect=f"cut at layer 0 improves the loss by "
+                f"{effect:.4f} nats (Table II: fixed cut 28.62 vs baseline 28.75 ppl)",
+                method=f"noncentral t, one-sided α = 0.05, paired sd {sd_diff:.4f} over {len(diff)} seeds",
+                decide=f"{n80} paired seeds at this model size" if n80 else "more than 100,000 paired seeds")
     claim.not_reproduced_if(NOT_REPRODUCED, ("CS-4", profile.name), f"cut − baseline per layer {np.round(cut - base, 4).tolist()}, "
-                                        f"seed sd {sd:.4f}")
-    assert (first - base_all).mean() < 0 and t.pvalue <= 0.05 and (cut.max() - cut.min()) >= 2 * sd and order[1] >= L / 2
+                                        f"seed sd {sd:.4f}; cut@0 − baseline per seed {np.round(diff, 4).tolist()}, "
+                                        f"p {float(t.pvalue):.3g}")
+    claim.check("cut at layer 0 − baseline, mean over seeds", float(diff.mean()), 0.0, compare="le",
+                source=round(-effect, 4), why="'cutting the first layer improves validation loss'")
+    claim.check("one-sided paired t-test p (cut at layer 0 < baseline)", float(t.pvalue), 0.05, compare="le",
+                why=f"{len(first)} seeds, paired; conventional α. Seeds change the initial weights only (one data "
+                    "order), so seed spread is a lower bound on run-to-run noise")
+    claim.check("spread of the sweep (max − min) / seed sd", float((cut.max() - cut.min()) / sd), 2.0, compare="ge",
+                why="'highly sensitive to the layer': beyond seed noise")
+    claim.check("second-best cut layer / L", float(order[1] / L), 0.5, compare="ge", why="'a late cut is second best'")
 
 
 @pytest.mark.policy_dtype
@@ -243,13 +294,14 @@ def test_learned_gate_concentrates_late(claim, runs, sizes, profile):
     top = int(final.argmax())
     claim.record("π at init (uniform)", np.round(hist[min(hist)], 4).tolist())
     claim.record("π after training", np.round(final, 4).tolist())
-    claim.record("largest π", float(final.max()), expected=0.5, compare="ge", tol=0.0,
-                 why="'attracts all the mass': at least half of it")
-    claim.record("layer of the largest π / L (source: 11th of 12)", (top + 1) / L, expected=0.5, compare="ge", tol=0.0,
-                 why="a late layer")
     claim.figure(figures.gate_distribution(hist, f"000 Fig 5 — learned gate, {L} layers"), "fig5")
+    # no power figure: whether 300 steps can concentrate a gate that the source trains on 10B
+    # tokens has no closed form or cheap simulation; the verdict stays "inconclusive at this scale"
     claim.not_reproduced_if(NOT_REPRODUCED, ("CS-5", profile.name), f"π {np.round(final, 3).tolist()}")
-    assert final.max() >= 0.5 and (top + 1) / L >= 0.5
+    claim.check("largest π", float(final.max()), 0.5, compare="ge", source=1.0, control=float(hist[min(hist)].max()),
+                control_name="the gate at init (uniform)", why="'attracts all the mass': at least half of it")
+    claim.check("layer of the largest π / L", (top + 1) / L, 0.5, compare="ge", source=round(11 / 12, 3),
+                why="a late layer (the source: 11th of 12)")
 
 
 @pytest.fixture(scope="module")
@@ -279,8 +331,9 @@ def table2(runs, sizes):
 
 @pytest.mark.policy_dtype
 @pytest.mark.claim("CS-6", source="000 §IV, Table II")
-def test_gating_beats_fixed_cut_beats_baseline(claim, table2, profile):
+def test_gating_beats_fixed_cut_beats_baseline(claim, table2, runs, profile):
     res, n_items, best = table2
+    runs_val = runs.baseline
     names = list(res)
     acc = [[bench, *[100 * res[n][key][1] for n in names]]
            for bench, key in (("Brown test (acc %)", "brown"), ("stdlib code (acc %)", "code"))]
@@ -297,7 +350,19 @@ def test_gating_beats_fixed_cut_beats_baseline(claim, table2, profile):
     for r, h in zip(acc, holds):
         claim.record(f"{r[0]}: gating ≥ fixed cut ≥ baseline", f"{r[3]:.2f} ≥ {r[2]:.2f} ≥ {r[1]:.2f}: {h}")
     claim.record(f"{lw[0]}: gating ≤ fixed cut ≤ baseline", f"{lw[3]:.3f} ≤ {lw[2]:.3f} ≤ {lw[1]:.3f}: {holds[-1]}")
-    claim.record("benchmarks where the order holds", sum(holds), expected=len(holds), compare="ge", tol=0.0,
-                 why="'across all evaluated benchmarks'")
+    # power: the chance that the order shows on every benchmark if the source's gaps (Table II,
+    # WikiText: 28.46 / 28.62 / 28.75 ppl → 0.0056 and 0.0045 nats) are real and each model's
+    # score carries our seed noise (the baseline's validation-loss sd over seeds), by simulation
+    base_sd = float(np.std([Runs.val(r) for r in runs_val], ddof=1))
+    g = np.random.default_rng(0)
+    gaps = np.log([SOURCE_TABLE2["wikitext"][1], SOURCE_TABLE2["wikitext"][0], SOURCE_TABLE2["wikitext_gating"]])
+    draws = gaps[None, None, :] + g.normal(0.0, base_sd, size=(20_000, len(holds), 3))  # (sim, benchmark, model)
+    ok = np.all((draws[..., 2] <= draws[..., 1]) & (draws[..., 1] <= draws[..., 0]), axis=1)
+    claim.power(float(ok.mean()), effect="Table II's gaps (0.0045 and 0.0056 nats between the three models)",
+                method=f"20,000 simulations, each model's loss on each of {len(holds)} benchmarks normal with the "
+                       f"baseline's seed sd {base_sd:.4f}", decide="seed noise ≪ 0.005 nats: several seeds per model "
+                       "and far more tokens than this profile")
     claim.not_reproduced_if(NOT_REPRODUCED, ("CS-6", profile.name), f"the order holds on {sum(holds)} of {len(holds)} benchmarks")
-    assert all(holds)
+    claim.check("benchmarks where the order holds", sum(holds), len(holds), compare="ge",
+                why="'across all evaluated benchmarks'")
+

@@ -65,7 +65,8 @@ class AlignmentProfile:
 
 @torch.no_grad()
 def alignment_profile(model: nn.Module, ids: torch.Tensor, *, k: int = 5, skip_first: int = 1,
-                      space: str = "lens", compute_dtype: torch.dtype | None = None) -> AlignmentProfile:
+                      space: str = "lens", compute_dtype: torch.dtype | None = None,
+                      top_k: bool = True) -> AlignmentProfile:
     """000 §III over sequences ids (S, T+1): states at positions 0 … T−1 are compared with their
     input token ids[:, :T] and their target ids[:, 1:]. The first `skip_first` positions (the
     <bos> / attention-sink token) are left out.
@@ -74,7 +75,9 @@ def alignment_profile(model: nn.Module, ids: torch.Tensor, *, k: int = 5, skip_f
     the logit lens reads it, and decodes by dot product with the tied dictionary (= the logit
     lens's top-k); "raw": the pre-norm state, decoded by cosine. On the embedded models the raw
     stream is dominated by a few massive dimensions and decodes to nothing after layer 1
-    (measured, NOTES), so the lens space is what the source's "logit lens methodology" means."""
+    (measured, NOTES), so the lens space is what the source's "logit lens methodology" means.
+    `top_k=False` skips the (tokens × V) decoding (the match curves are NaN): the continuous
+    measures of Fig 3 need no vocabulary-sized matmul."""
     if space not in ("lens", "raw"):
         raise ReproError(f"space must be 'lens' or 'raw', got {space!r}")
     D = lens.tied_dictionary(model)
@@ -85,17 +88,27 @@ def alignment_profile(model: nn.Module, ids: torch.Tensor, *, k: int = 5, skip_f
     inp, tgt = ids[:, skip_first:-1], ids[:, 1 + skip_first:]
     flat_in, flat_out = inp.reshape(-1), tgt.reshape(-1)
     e_in, e_out = D[flat_in], D[flat_out]
-    out = {m: torch.empty(S, L1) for m in AlignmentProfile.MEASURES}
+    out = {m: torch.full((S, L1), math.nan) for m in AlignmentProfile.MEASURES}
     for layer in range(L1):
         h = fnorm(resid[:, layer, skip_first:].reshape(-1, d))
-        top = lens.nearest_tokens(h, D, k, metric=metric, compute_dtype=compute_dtype)
-        per = {"input_match": lens.top_k_match(top, flat_in).float(),
-               "target_match": lens.top_k_match(top, flat_out).float(),
-               "cos_in": lens.cosine_to(h, D, flat_in), "cos_out": lens.cosine_to(h, D, flat_out),
+        per = {"cos_in": lens.cosine_to(h, D, flat_in), "cos_out": lens.cosine_to(h, D, flat_out),
                "projection": lens.axis_projection(h, e_in, e_out)}
+        if top_k:
+            top = lens.nearest_tokens(h, D, k, metric=metric, compute_dtype=compute_dtype)
+            per.update(input_match=lens.top_k_match(top, flat_in).float(),
+                       target_match=lens.top_k_match(top, flat_out).float())
         for m, v in per.items():
             out[m][:, layer] = torch.nanmean(v.view(S, -1).cpu(), dim=1)
     return AlignmentProfile(**out, n_tokens=int(inp.numel()), k=k)
+
+
+def random_init_twin(model: nn.Module, seed: int = 0) -> nn.Module:
+    """The same transformers architecture, freshly initialised (tied embeddings stay tied): the
+    negative control of the alignment measures (no training, so no input→output drift)."""
+    with torch.random.fork_rng():
+        torch.manual_seed(derive_seed("random-init-twin", seed))
+        twin = type(model)(model.config)
+    return twin.to(next(model.parameters()).device).eval()
 
 
 def crossing(a: np.ndarray, b: np.ndarray) -> float:

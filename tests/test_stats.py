@@ -193,3 +193,29 @@ def test_loglog_slope_ci_by_hand():
     assert r.ci95 == (pytest.approx(b - half), pytest.approx(b + half))
     with pytest.raises(ReproError):
         stats.loglog_slope([1, 2, 0], [1, 2, 3])
+
+
+def test_power_paired_t_matches_simulation():
+    """Closed-form power of the one-sided paired t-test against 4,000 simulated experiments."""
+    from scipy import stats as sps
+
+    from repro.stats import n_for_power, power_paired_t
+
+    rng = np.random.default_rng(0)
+    n, effect, sd = 5, 0.8, 1.0
+    x = rng.normal(effect, sd, size=(4000, n))
+    sim = np.mean(sps.ttest_1samp(x, 0.0, axis=1, alternative="greater").pvalue <= 0.05)
+    p = power_paired_t(effect, sd, n)
+    assert abs(p - sim) < 3 * np.sqrt(p * (1 - p) / 4000) + 0.005
+    n80 = n_for_power(lambda k: power_paired_t(effect, sd, max(k, 2)))
+    assert power_paired_t(effect, sd, n80) >= 0.8 > power_paired_t(effect, sd, n80 - 1)
+
+
+def test_power_threshold_and_binomial():
+    from repro.stats import power_binomial_excess, power_threshold
+
+    assert power_threshold(1.0, 1.0, 0.1) == pytest.approx(0.5)
+    assert power_threshold(2.0, 1.0, 0.0) == 1.0 and power_threshold(0.5, 1.0, 0.0, "ge") == 0.0
+    assert power_threshold(0.2, 0.5, 0.1, "le") > 0.99
+    assert power_binomial_excess(100, 0.05, 0.05) <= 0.05 + 1e-9  # size of the test
+    assert power_binomial_excess(400, 0.05, 0.15) > 0.99
