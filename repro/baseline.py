@@ -26,7 +26,7 @@ DIR_ENV = "REPRO_BASELINES"  # another directory of baselines (the plugin's own 
 
 def baseline_dir() -> Path:
     return Path(os.environ[DIR_ENV]) if os.environ.get(DIR_ENV) else DIR
-RUN_FIELDS = ("profile", "device", "dtype_policy", "torch_threads", "xdist_workers", "packages", "git_commit",
+RUN_FIELDS = ("profile", "device", "dtype_policy", "torch_threads", "xdist_workers", "packages", "models", "git_commit",
               "test_durations_s")
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 from typing import Callable, Sequence
 
 from repro.runtime import ReproError
@@ -331,8 +332,36 @@ def _add_baseline(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(func=_cmd_baseline)
 
 
+def _cmd_history(args: argparse.Namespace) -> int:
+    import json
+
+    from repro import history
+
+    rows = history.for_claim(history.load(Path(args.artifacts) / "history.jsonl"), args.claim)
+    if args.json:
+        print(json.dumps(rows, indent=1))
+        return 0
+    print("\n".join(history.lines(rows)))
+    if rows:
+        print(f"figure: {history.draw(rows, args.claim, Path(args.artifacts) / 'figures' / f'history_{args.claim}.png')}")
+    else:
+        print(f"no run in the history has decided {args.claim}")
+    return 0
+
+
+def _add_history(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser(
+        "history", help="one claim over past claims runs (artifacts/history.jsonl), with a trend figure",
+        description="Print a claim's line from every claims run recorded in ARTIFACTS/history.jsonl (date, commit, "
+        "profile, dtype, verdict, wall time, asserted values) and draw ARTIFACTS/figures/history_<CLAIM>.png.")
+    p.add_argument("claim", help="a claim ID, e.g. BB-1")
+    p.add_argument("--artifacts", default="artifacts", help="the claims run's output directory (default: artifacts)")
+    p.add_argument("--json", action="store_true", help="print the lines as JSON")
+    p.set_defaults(func=_cmd_history)
+
+
 COMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [_add_fetch, _add_seedprint, _add_env, _add_compare,
-                                                              _add_baseline]
+                                                              _add_baseline, _add_history]
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -29,7 +29,7 @@ DEFAULT_K = 3.0
 _RANK = {reporting.REPRODUCED: 0, reporting.PARTLY: 1, reporting.INCONCLUSIVE: 2, "not reproduced": 2,
          reporting.CONTRADICTED: 2, reporting.SKIPPED: 3,
          reporting.NOT_RUN: 3, reporting.NOT_ENCODED: 3, reporting.FAILED: 4}
-PROVENANCE = ("profile", "device", "dtype_policy", "torch_threads", "xdist_workers", "python", "packages")
+PROVENANCE = ("profile", "device", "dtype_policy", "torch_threads", "xdist_workers", "python", "packages", "models")
 
 
 @dataclass

@@ -42,6 +42,7 @@ PACKAGES = (
 _outcomes_key = pytest.StashKey[dict]()
 _results_key = pytest.StashKey[tuple]()
 _start_key = pytest.StashKey[float]()
+_baseline_key = pytest.StashKey[tuple]()  # (committed baseline, compare.Comparison) when there is one
 
 
 # --------------------------------------------------------------------------- options
@@ -496,6 +497,8 @@ def run_metadata(config: pytest.Config, outcomes: dict[str, reporting.TestOutcom
         "platform": platform.platform(),
         "cpu_count": os.cpu_count(),
         "torch_threads": torch.get_num_threads(),
+        # the pinned files of the embedded models (sha256 verified whenever they are loaded)
+        "models": _model_provenance(),
         "packages": _versions(),
         "xdist_workers": getattr(config.option, "numprocesses", None),
         "pytest_args": list(config.invocation_params.args),
@@ -504,6 +507,14 @@ def run_metadata(config: pytest.Config, outcomes: dict[str, reporting.TestOutcom
         "budget_s": BUDGET_S.get(prof.name),
         "test_durations_s": {n: round(t.duration, 3) for n, t in sorted(outcomes.items())},
     }
+
+
+def _model_provenance() -> dict[str, dict[str, str]]:
+    from repro import fixtures
+    from repro.models.pretrained import EMBEDDED_MODELS
+
+    return {name: {"fixture": m.fixture, "sha256": fixtures.EMBEDDED_FIXTURES[m.fixture].sha256}
+            for name, m in EMBEDDED_MODELS.items()}
 
 
 _MARK_RE = re.compile(r"mark\.claim\(([^)]*)\)")
@@ -532,8 +543,10 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     (out / "figures").mkdir(parents=True, exist_ok=True)
     data = reporting.to_json(results, run)
     atomic_write_json(out / "claims.json", data)
+    _append_history(out / "history.jsonl", reporting.history_rows(results, run))
     against = _against_baseline(config, data)
-    md = reporting.to_markdown(results, run)
+    base, comparison = config.stash.get(_baseline_key, (None, None))
+    md = reporting.to_markdown(results, run, base=base, comparison=comparison)
     if against is not None:
         md += "\n## Against the committed baseline\n\n```\n" + "\n".join(against[1]) + "\n```\n"
     atomic_write_text(out / "report.md", md)
@@ -541,6 +554,16 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     if against is not None and against[0] and config.getoption("--baseline") == "check" \
             and session.exitstatus == pytest.ExitCode.OK:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+def _append_history(path: Path, rows: list[dict[str, Any]]) -> None:
+    """Append this run's per-claim lines to artifacts/history.jsonl in one write (`repro history`)."""
+    if not rows:
+        return
+    import json
+
+    with open(path, "a", encoding="utf-8") as fh:
+        fh.write("".join(json.dumps(r, sort_keys=True) + "\n" for r in rows))
 
 
 def _against_baseline(config: pytest.Config, data: dict[str, Any]) -> tuple[bool, list[str]] | None:
@@ -559,6 +582,7 @@ def _against_baseline(config: pytest.Config, data: dict[str, Any]) -> tuple[bool
         return False, [f"no committed baseline for {name.removesuffix('.json')}: nothing compared "
                        "(`repro baseline update artifacts/claims.json` writes one)"]
     result = compare.compare(base, data)
+    config.stash[_baseline_key] = (base, result)
     lines = compare.lines(result, f"repro/baselines/{name}", "this run")
     if result.regressed:
         worst = [f"{v['claim']}: verdict {v['a']} -> {v['b']}" for v in result.verdicts if v["regression"]] + \

@@ -272,6 +272,25 @@ def to_json(results: list[ClaimResult], run: dict[str, Any]) -> dict[str, Any]:
     return {"schema": SCHEMA_VERSION, "run": run, "summary": summary(results), "claims": claims}
 
 
+# --------------------------------------------------------------------------- history.jsonl
+
+
+def history_rows(results: list[ClaimResult], run: dict[str, Any]) -> list[dict[str, Any]]:
+    """One line per claim this run decided, for artifacts/history.jsonl: commit, date, profile,
+    device, dtype, verdict, the asserted (headline) values and the wall time."""
+    rows = []
+    for r in results:
+        if r.verdict in (NOT_ENCODED, NOT_RUN):
+            continue
+        checks = {x["name"]: x["measured"] for x in r.records() if x.get("role") == "check"
+                  and isinstance(x["measured"], (int, float)) and not isinstance(x["measured"], bool)}
+        rows.append({"claim": r.spec.id, "commit": run.get("git_commit"), "dirty": run.get("git_dirty"),
+                     "date": run.get("started"), "profile": run.get("profile"), "device": run.get("device"),
+                     "dtype": (run.get("dtype_policy") or {}).get("auto"), "verdict": r.verdict,
+                     "power": r.power(), "headline": checks, "wall_s": round(r.wall_s(), 2)})
+    return rows
+
+
 # --------------------------------------------------------------------------- report.md
 
 
@@ -324,7 +343,40 @@ def _source(rec: dict[str, Any]) -> str:
 _MARK = {True: "✓", False: "✗", None: ""}
 
 
-def to_markdown(results: list[ClaimResult], run: dict[str, Any], figures_rel: str = "figures") -> str:
+def headline(r: ClaimResult) -> dict[str, Any] | None:
+    """The record that stands for a claim in one-line views: its first asserted check, else
+    its first record."""
+    recs = r.records()
+    checks = [x for x in recs if x.get("role") == "check"]
+    return (checks or recs or [None])[0]
+
+
+def _baseline_index(base: dict[str, Any] | None, comparison: Any) -> dict[str, dict]:
+    """Per claim a short 'vs baseline' cell, per (claim, record) the baseline's value and a drift mark."""
+    out: dict[str, dict] = {"claims": {}, "records": {}}
+    if base is None:
+        return out
+    for c in base.get("claims", []):
+        for rec in c.get("records", []):
+            out["records"].setdefault((c["id"], rec["name"]), {"measured": rec["measured"], "mark": ""})
+    if comparison is not None:
+        for v in comparison.verdicts:
+            out["claims"][v["claim"]] = f"verdict was {v['a']}" + (" (REGRESSION)" if v["regression"] else "")
+        drifted: dict[str, int] = {}
+        for d in comparison.drifts:
+            drifted[d["claim"]] = drifted.get(d["claim"], 0) + 1
+            if (d["claim"], d["name"]) in out["records"]:
+                out["records"][(d["claim"], d["name"])]["mark"] = f" DRIFT {d['z']:.1f}×"
+        for cid, n in drifted.items():
+            out["claims"][cid] = (out["claims"].get(cid, "") + f" {n} drifted").strip()
+    return out
+
+
+def to_markdown(results: list[ClaimResult], run: dict[str, Any], figures_rel: str = "figures", *,
+                base: dict[str, Any] | None = None, comparison: Any = None) -> str:
+    """report.md: a one-row-per-claim summary, then one section per claim with every record
+    (source · threshold · baseline · measured). `base`/`comparison`: the committed baseline of
+    this configuration and `repro.compare.compare(base, this run)`, when there is one."""
     counts = summary(results)
     lines = [
         "# repro — claims report",
@@ -345,24 +397,16 @@ def to_markdown(results: list[ClaimResult], run: dict[str, Any], figures_rel: st
         "source's number. Rows marked *asserted* decided the test; a *control* is the same assertion on an "
         "input where the effect must be absent, and must be rejected.",
         "",
-        "| claim | verdict | wall s | power | controls | record | source | threshold | measured | ok | role | dtype |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "| claim | verdict | headline: measured vs threshold | source | power | controls | vs baseline | wall s |",
+        "|---|---|---|---|---|---|---|---|",
     ]
+    bl = _baseline_index(base, comparison)
     for r in results:
-        recs = r.records()
+        h = headline(r)
+        cells = ("", "", "") if h is None else (f"{_cell(h['name'])}: {fmt(h['measured'])} vs {_tol(h)}", _source(h), "")
         wall = f"{r.wall_s():.1f}" if r.tests else ""
-        ctl = _controls_cell(r)
-        pw = fmt(r.power())
-        if not recs:
-            lines.append(f"| {r.spec.id} | {r.verdict} | {wall} | {pw} | {ctl} | | {_cell(r.spec.source_values) or '—'} | | | | | |")
-            continue
-        for i, rec in enumerate(recs):
-            cid, verdict, w, p, c = (r.spec.id, r.verdict, wall, pw, ctl) if i == 0 else ("", "", "", "", "")
-            lines.append(
-                f"| {cid} | {verdict} | {w} | {p} | {c} | {_cell(rec['name'])} | {_source(rec)} | {_tol(rec)} | "
-                f"{fmt(rec['measured'])}{(' ' + rec['unit']) if rec['unit'] else ''} | {_MARK[rec['within']]} "
-                f"| {_role(rec)} | {rec.get('dtype', '')} |"
-            )
+        lines.append(f"| {r.spec.id} | {r.verdict} | {cells[0]} | {cells[1]} | {fmt(r.power())} | {_controls_cell(r)} "
+                     f"| {bl['claims'].get(r.spec.id, '—' if base is None else '=')} | {wall} |")
     lines += ["", "## Claims", ""]
     topic = None
     for r in results:
@@ -381,7 +425,8 @@ def to_markdown(results: list[ClaimResult], run: dict[str, Any], figures_rel: st
         if s.source_values:
             lines += [f"Source's numbers: {s.source_values}", ""]
         if r.tests:
-            lines += [f"Wall time: {r.wall_s():.1f} s.", ""]
+            lines += [f"Wall time: {r.wall_s():.1f} s. History of this claim over runs: `repro history {s.id}` "
+                      f"(figure: {figures_rel}/history_{s.id}.png).", ""]
         if r.verdict == NOT_ENCODED:
             lines += ["_Not yet encoded: no test carries this claim ID._", ""]
             continue
@@ -394,12 +439,14 @@ def to_markdown(results: list[ClaimResult], run: dict[str, Any], figures_rel: st
         if recs:
             lines += [
                 "",
-                "| record | source | threshold | measured | ok | role | dtype | why this threshold |",
-                "|---|---|---|---|---|---|---|---|",
+                "| record | source | threshold | baseline | measured | ok | role | dtype | why this threshold |",
+                "|---|---|---|---|---|---|---|---|---|",
             ]
             for rec in recs:
+                b = bl["records"].get((s.id, rec["name"]))
                 lines.append(
-                    f"| {_cell(rec['name'])} | {_source(rec)} | {_tol(rec)} | {fmt(rec['measured'])}"
+                    f"| {_cell(rec['name'])} | {_source(rec)} | {_tol(rec)} | "
+                    f"{'—' if b is None else fmt(b['measured']) + b['mark']} | {fmt(rec['measured'])}"
                     f"{(' ' + rec['unit']) if rec['unit'] else ''} | {_MARK[rec['within']]} "
                     f"| {_role(rec)} | {rec.get('dtype', '')} | {_cell(rec['why'])} |"
                 )

@@ -373,8 +373,28 @@ def test_run_compares_itself_with_the_committed_baseline(project: pytest.Pyteste
     red = project.runpytest_subprocess("-p", "no:cacheprovider")
     assert red.ret == pytest.ExitCode.TESTS_FAILED
     red.stdout.fnmatch_lines(["REGRESSED against the baseline: BB-4 'value': 0.4 -> 0.5 (10.0 noise scales)*"])
-    assert "REGRESSED" in (project.path / "artifacts" / "report.md").read_text()
+    md = (project.path / "artifacts" / "report.md").read_text()
+    assert "REGRESSED" in md
+    assert "| BB-4 | reproduced |" in md and "| 1 drifted |" in md  # the one-row-per-claim summary
+    assert "| value | — | 0.5 ±0.01 | 0.4 DRIFT 10.0× | 0.5 |" in md  # source · threshold · baseline · measured
     warn = project.runpytest_subprocess("-p", "no:cacheprovider", "--baseline", "warn")
     assert warn.ret == pytest.ExitCode.OK
     baseline.update(_load(project), root=Path(base_dir))
     assert project.runpytest_subprocess("-p", "no:cacheprovider").ret == pytest.ExitCode.OK
+
+
+def test_history_lines_and_trend_figure(project: pytest.Pytester):
+    """Each claims run appends one line per decided claim to artifacts/history.jsonl; `repro
+    history CLAIM` prints them and draws a trend figure; bad input gets one line."""
+    from repro import cli
+
+    for _ in range(2):
+        project.runpytest_subprocess("-p", "no:cacheprovider", "--baseline", "off")
+    art = project.path / "artifacts"
+    rows = [json.loads(x) for x in (art / "history.jsonl").read_text().splitlines()]
+    assert len(rows) == 2 * 4 and {r["claim"] for r in rows} == {"BB-4", "BB-6", "BB-4.2", "BB-5"}
+    assert all({"commit", "date", "profile", "device", "dtype", "verdict", "headline", "wall_s"} <= set(r) for r in rows)
+    assert cli.main(["history", "BB-4", "--artifacts", str(art)]) == 0
+    assert (art / "figures" / "history_BB-4.png").stat().st_size > 0
+    assert cli.main(["history", "BB-44", "--artifacts", str(art)]) == 2
+    assert cli.main(["history", "BB-4", "--artifacts", str(project.path / "nowhere")]) == 2
