@@ -78,6 +78,29 @@ def _number(x: Any) -> float | None:
     return float(x) if isinstance(x, (int, float)) and not isinstance(x, bool) else None
 
 
+PAIRED_ALPHA = 0.01  # a per-item record (per seed, per window) drifts when a paired t-test rejects "no change"
+
+
+def _paired(a: Any, b: Any) -> dict[str, Any] | None:
+    """Per-item lists kept by both runs (e.g. per-seed values, same items in the same order):
+    a paired t-test on the differences, as lm-evaluation-harness's compare_samples does, not a
+    difference of two means. None unless both are equal-length numeric lists (n >= 3) that differ."""
+    if not (isinstance(a, list) and isinstance(b, list)) or len(a) != len(b) or len(a) < 3:
+        return None
+    xa, xb = [_number(v) for v in a], [_number(v) for v in b]
+    if any(v is None for v in xa + xb) or xa == xb:
+        return None
+    from scipy import stats as sps
+
+    d = [v - u for u, v in zip(xa, xb)]
+    if max(d) == min(d):  # a constant shift: the t statistic is infinite unless it is zero
+        p = 0.0 if d[0] != 0 else 1.0
+    else:
+        p = float(sps.ttest_rel(xb, xa).pvalue)
+    return {"n": len(d), "mean_a": sum(xa) / len(xa), "mean_b": sum(xb) / len(xb), "mean_diff": sum(d) / len(d),
+            "p": p}
+
+
 def _records(data: dict[str, Any]) -> dict[tuple[str, str], dict[str, Any]]:
     out: dict[tuple[str, str], dict[str, Any]] = {}
     for c in data["claims"]:
@@ -120,6 +143,12 @@ def compare(a: dict[str, Any], b: dict[str, Any], *, k: float = DEFAULT_K,
             out.only_b.append({"claim": key[0], "name": key[1]})
             continue
         x, y = _number(ra[key]["measured"]), _number(rec["measured"])
+        pair = _paired(ra[key]["measured"], rec["measured"])
+        if pair is not None:
+            row = {"claim": key[0], "name": key[1], "a": pair["mean_a"], "b": pair["mean_b"], "noise": None,
+                   "paired": pair}
+            (out.drifts if pair["p"] < PAIRED_ALPHA else out.moved).append(row)
+            continue
         if x is None or y is None:
             if ra[key]["measured"] != rec["measured"]:
                 out.moved.append({"claim": key[0], "name": key[1], "a": ra[key]["measured"], "b": rec["measured"]})
@@ -155,11 +184,14 @@ def lines(c: Comparison, a_name: str = "A", b_name: str = "B") -> list[str]:
     out.append(f"verdict changes: {len(c.verdicts)}")
     out += [f"  {v['claim']:<8} {v['a']} -> {v['b']}{'  REGRESSION' if v['regression'] else ''}" for v in c.verdicts]
     out.append(f"records drifted by more than {c.k:g} noise scales: {len(c.drifts)}")
-    out += [f"  {d['claim']:<8} {d['name']}: {f(d['a'])} -> {f(d['b'])} ({d['z']:.1f} × {f(d['noise'])})"
-            for d in c.drifts]
+    out += [f"  {d['claim']:<8} {d['name']}: {f(d['a'])} -> {f(d['b'])} "
+            + (f"(paired t-test over {d['paired']['n']} items, p {f(d['paired']['p'])})" if d.get("paired")
+               else f"({d['z']:.1f} × {f(d['noise'])})") for d in c.drifts]
     out.append(f"records that moved within their noise, or state none: {len(c.moved)}")
     out += [f"  {d['claim']:<8} {d['name']}: {f(d['a'])} -> {f(d['b'])}"
-            + (f" ({d['z']:.2f} × {f(d['noise'])})" if d.get("z") is not None else "") for d in c.moved]
+            + (f" ({d['z']:.2f} × {f(d['noise'])})" if d.get("z") is not None else "")
+            + (f" (paired, {d['paired']['n']} items, p {f(d['paired']['p'])})" if d.get("paired") else "")
+            for d in c.moved]
     if c.only_a or c.only_b:
         out.append(f"records only in A: {len(c.only_a)}, only in B: {len(c.only_b)}")
         out += [f"  A only  {r['claim']:<8} {r['name']}" for r in c.only_a]

@@ -586,7 +586,8 @@ def _against_baseline(config: pytest.Config, data: dict[str, Any]) -> tuple[bool
     lines = compare.lines(result, f"repro/baselines/{name}", "this run")
     if result.regressed:
         worst = [f"{v['claim']}: verdict {v['a']} -> {v['b']}" for v in result.verdicts if v["regression"]] + \
-                [f"{d['claim']} '{d['name']}': {d['a']:.4g} -> {d['b']:.4g} ({d['z']:.1f} noise scales)"
+                [f"{d['claim']} '{d['name']}': {d['a']:.4g} -> {d['b']:.4g} "
+                 + (f"(paired p {d['paired']['p']:.2g})" if d.get("paired") else f"({d['z']:.1f} noise scales)")
                  for d in result.drifts]
         lines.insert(0, "REGRESSED against the baseline: " + "; ".join(worst)
                      + " — if intended, `repro baseline update artifacts/claims.json` in the same commit")

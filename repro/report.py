@@ -366,7 +366,8 @@ def _baseline_index(base: dict[str, Any] | None, comparison: Any) -> dict[str, d
         for d in comparison.drifts:
             drifted[d["claim"]] = drifted.get(d["claim"], 0) + 1
             if (d["claim"], d["name"]) in out["records"]:
-                out["records"][(d["claim"], d["name"])]["mark"] = f" DRIFT {d['z']:.1f}×"
+                out["records"][(d["claim"], d["name"])]["mark"] = (
+                    f" DRIFT p {d['paired']['p']:.2g}" if d.get("paired") else f" DRIFT {d['z']:.1f}×")
         for cid, n in drifted.items():
             out["claims"][cid] = (out["claims"].get(cid, "") + f" {n} drifted").strip()
     return out
