@@ -360,8 +360,37 @@ def _add_history(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(func=_cmd_history)
 
 
+def _cmd_plan(args: argparse.Namespace) -> int:
+    import json
+
+    from repro import plan
+
+    p = plan.plan(args.profile, tflops=args.tflops, utilisation=args.utilisation, device_memory_gib=args.memory_gib)
+    print(json.dumps(p.to_dict(), indent=1) if args.json else "\n".join(plan.lines(p)))
+    return 0
+
+
+def _add_plan(subparsers: argparse._SubParsersAction) -> None:
+    from repro.plan import DEFAULT_UTILISATION, H100_BF16_TFLOPS
+
+    p = subparsers.add_parser(
+        "plan", help="what a profile will cost: models, parameters, tokens, FLOPs, memory, time, missing resources",
+        description="Cost every experiment of a profile before running it: models (instantiated on the meta device), "
+        "parameter counts, tokens trained and evaluated, FLOPs (6·N·D training, 2·N·D inference, attention terms), "
+        "peak memory per device and an estimated time on a stated device; then every resource the profile needs "
+        "that is missing or too small, one line each. Offline, seconds, no GPU.")
+    p.add_argument("--profile", default="paper", help="the profile to plan (default: paper)")
+    p.add_argument("--tflops", type=float, default=H100_BF16_TFLOPS,
+                   help=f"the device's peak TFLOP/s (default {H100_BF16_TFLOPS:g}: one H100 SXM, dense bfloat16)")
+    p.add_argument("--utilisation", type=float, default=DEFAULT_UTILISATION,
+                   help=f"model-FLOPs utilisation assumed (default {DEFAULT_UTILISATION:g})")
+    p.add_argument("--memory-gib", type=float, default=80.0, help="memory per device, GiB (default 80)")
+    p.add_argument("--json", action="store_true", help="print the plan as JSON")
+    p.set_defaults(func=_cmd_plan)
+
+
 COMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [_add_fetch, _add_seedprint, _add_env, _add_compare,
-                                                              _add_baseline, _add_history]
+                                                              _add_baseline, _add_history, _add_plan]
 
 
 def build_parser() -> argparse.ArgumentParser:

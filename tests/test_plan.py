@@ -1,0 +1,53 @@
+"""`repro plan`: parameter counts, FLOPs and memory against hand counts on tiny configs; the
+paper plan names what it lacks."""
+from __future__ import annotations
+
+import pytest
+import torch
+
+from repro import plan
+from repro.cli import main
+from repro.models.hf import build_model
+from repro.models.tiny import TinyConfig, TinyDecoder
+
+
+@pytest.mark.parametrize("arch", ["gpt2", "rope-gpt2", "llama"])
+def test_meta_device_count_equals_a_real_model(arch):
+    shape = dict(n_layer=2, n_head=2, d_model=16, vocab_size=50, n_positions=32)
+    real = build_model(arch, seed=0, **shape)
+    assert plan.hf_params(arch, **shape) == sum(p.numel() for p in real.parameters())
+
+
+def test_tiny_closed_form_equals_a_real_tiny_decoder():
+    tc = TinyConfig(vocab_size=50, d_model=16, n_layer=3, n_head=2, max_len=32, norm="layernorm", activation="gelu",
+                    positions="learned", tie_embeddings=True, bias=True)
+    real = TinyDecoder(tc, torch.Generator().manual_seed(0))
+    assert plan.tiny_params(50, 16, 3, max_len=32) == sum(p.numel() for p in real.parameters())
+
+
+def test_flops_and_memory_by_hand():
+    # N = 1,000 parameters, D = 100 tokens, L = 2 layers, T = 10, d = 8
+    assert plan.forward_flops(1000, 2, 10, 8, 100) == 2 * 1000 * 100 + 2 * 2 * 10 * 8 * 100  # 232,000
+    assert plan.train_flops(1000, 2, 10, 8, 100) == 3 * 232_000
+    assert plan.activation_bytes(2, 4, 10, 8, 2) == 2 * 4 * 10 * (34 * 8 + 5 * 2 * 10)
+    j = plan.Job("x", "BB-1", "w", "train", 3, 1000, 8, 2, 2, 50, 10, 100, batch=4)
+    assert j.flops == 3 * 696_000 and j.memory_bytes == 16 * 1000 + plan.activation_bytes(2, 4, 10, 8, 2)
+    p = plan.Plan("t", tflops=1.0, utilisation=0.5, jobs=[j])
+    assert p.seconds() == pytest.approx(3 * 696_000 / 0.5e12)
+
+
+def test_paper_plan_lists_what_it_lacks_and_ci_lacks_nothing():
+    paper = plan.plan("paper")
+    assert {j.experiment for j in paper.jobs} >= {"causal_shift", "sinks", "seedprint", "spectral", "bb_1"}
+    assert any("sinks" in m and "brown has 1,311,112" in m for m in paper.missing)
+    assert any("GiB per device" in m for m in paper.missing)
+    assert paper.total_flops > 1e20  # the SK trio alone: 3 × 6 · 134M · 52B ≈ 1.3e20
+    assert plan.plan("ci").missing == []
+
+
+def test_cli(capsys):
+    assert main(["plan", "--profile", "ci"]) == 0
+    out = capsys.readouterr().out
+    assert "total:" in out and "missing or too small: 0" in out
+    assert main(["plan", "--profile", "nope"]) == 2
+    assert main(["plan", "--utilisation", "0"]) == 2
