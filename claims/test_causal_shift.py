@@ -196,11 +196,11 @@ class Runs:
 
 
 @pytest.fixture(scope="module")
-def runs(sizes, device) -> Runs:
+def runs(sizes, device, train_procs) -> Runs:
     tc = cs.gpt2_style(**sizes["model"])
     cfg = T.TrainConfig(**sizes["train"], vocab_size=sizes["model"]["vocab_size"])
     tr, va, ident = T.corpus_tokens("brown", sizes["model"]["vocab_size"])
-    kw = dict(train_tokens=tr, val_tokens=va, data_identity=ident, device=device)
+    kw = dict(train_tokens=tr, val_tokens=va, data_identity=ident, device=device, procs=train_procs)
     L, a = tc.n_layer, sizes["cut_alpha"]
     middle = L // 2
     seeds = sizes["seeds"]

@@ -347,16 +347,39 @@ def build(tc: TinyConfig, variant: Variant, seed: int, device: torch.device | st
     return variant.gate(tc.n_layer).attach(model).to(device)  # the gate's logits go along
 
 
-def train_variant(tc: TinyConfig, cfg: T.TrainConfig, variant: Variant, seed: int, *, train_tokens: torch.Tensor,
-                  val_tokens: torch.Tensor, data_identity: dict | None = None, progress: bool = False,
-                  device: torch.device | str = "cpu") -> T.TrainResult:
-    """Train (or load from the checkpoint cache) one variant on `device`; the gate is part of
-    the key."""
+def job_model_config(tc: TinyConfig, variant: Variant) -> dict:
+    """What the checkpoint key records of a variant's model: the TinyConfig and the gate."""
     from dataclasses import asdict
 
-    return T.train(lambda s: build(tc, variant, s, device), cfg.replace(model_seed=seed), train_tokens=train_tokens,
-                   val_tokens=val_tokens, model_config={"tiny": asdict(tc), "residual_gate": variant.gate(tc.n_layer).describe()},
-                   data_identity=data_identity, progress=progress)
+    return {"tiny": asdict(tc), "residual_gate": variant.gate(tc.n_layer).describe()}
+
+
+def build_for_job(seed: int, *, tiny: dict, variant: dict) -> TinyDecoder:
+    """`build` from JSON-able arguments: the model factory of a distributed training job
+    (repro.launch), on the CPU (accelerate moves it)."""
+    return build(TinyConfig(**tiny), Variant(**variant), seed)
+
+
+def train_variant(tc: TinyConfig, cfg: T.TrainConfig, variant: Variant, seed: int, *, train_tokens: torch.Tensor,
+                  val_tokens: torch.Tensor, data_identity: dict | None = None, progress: bool = False,
+                  device: torch.device | str = "cpu", procs: int = 1, corpus: str = "brown") -> T.TrainResult:
+    """Train (or load from the checkpoint cache) one variant on `device`; the gate is part of
+    the key. `procs` > 1: train it on that many processes with torchrun first (repro.launch;
+    `corpus` names where train/val tokens come from), then load the checkpoint it wrote."""
+    from dataclasses import asdict
+
+    cfg = cfg.replace(model_seed=seed)
+    model_config = job_model_config(tc, variant)
+    if procs > 1:
+        from repro import launch
+
+        job = launch.job("repro.causal_shift:build_for_job", {"tiny": asdict(tc), "variant": asdict(variant)}, cfg,
+                         corpus=corpus, model_config=model_config, data_identity=data_identity)
+        if not T.is_cached(build(tc, variant, seed), cfg, train_tokens, val_tokens, model_config=model_config,
+                           data_identity=data_identity):
+            launch.run(job, procs)
+    return T.train(lambda s: build(tc, variant, s, device), cfg, train_tokens=train_tokens,
+                   val_tokens=val_tokens, model_config=model_config, data_identity=data_identity, progress=progress)
 
 
 def gate_history(result: T.TrainResult, tc: TinyConfig, variant: Variant) -> dict[int, np.ndarray]:

@@ -64,6 +64,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="compare the run with the committed baseline of its profile, device and dtype "
                          "(repro/baselines/): check (default) fails the run on a verdict regression or a record "
                          "drifted beyond 3 noise scales, warn only reports, off skips it")
+    group.addoption("--train-procs", type=int, default=1, metavar="N",
+                    help="train the claims' models on N processes with torchrun (data-parallel, gloo on CPU, NCCL on "
+                         "GPUs; repro.launch); default 1: in the test process. Wired into the causal-shift claims")
     group.addoption("--artifacts", default=None, metavar="DIR",
                     help="where claims.json, report.md and figures/ go (default: <rootdir>/artifacts)")
 
@@ -115,6 +118,8 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(str(err)) from None
     _check_model_option(config.getoption("--model"))
     _check_corpus_option(config.getoption("--corpus"))
+    if config.getoption("--train-procs") < 1:
+        raise pytest.UsageError(f"--train-procs must be >= 1, got {config.getoption('--train-procs')}")
     config.stash[_outcomes_key] = {}
     config.stash[_start_key] = time.time()
     if _is_worker(config):
@@ -335,6 +340,12 @@ def device(pytestconfig: pytest.Config):
 @pytest.fixture(scope="session")
 def corpus_name(pytestconfig: pytest.Config) -> str:
     return pytestconfig.getoption("--corpus")
+
+
+@pytest.fixture(scope="session")
+def train_procs(pytestconfig: pytest.Config) -> int:
+    """--train-procs: processes a claim's training job runs on (repro.launch)."""
+    return pytestconfig.getoption("--train-procs")
 
 
 @pytest.fixture(scope="session")

@@ -365,6 +365,17 @@ def train_key(model: nn.Module, cfg: TrainConfig, train_tokens: torch.Tensor, va
     return config_key(description), description
 
 
+def is_cached(model: nn.Module, cfg: TrainConfig, train_tokens: torch.Tensor, val_tokens: torch.Tensor, *,
+              model_config: dict | None = None, data_identity: dict | None = None) -> bool:
+    """Whether `train(...)` with these arguments would load a finished checkpoint (e.g. before
+    launching the run on N processes)."""
+    cfg = resolved(cfg, next(model.parameters()).device)
+    key, _ = train_key(model, cfg, _check_stream(train_tokens, cfg.seq_len, "train_tokens"),
+                       _check_stream(val_tokens, cfg.seq_len, "val_tokens"), model_config=model_config,
+                       data_identity=data_identity)
+    return (cache_dir("checkpoints") / key / META_FILE).exists()
+
+
 def load_checkpoint(model: nn.Module, path: str | Path) -> dict[str, Any]:
     """Load a cached checkpoint's weights into `model` (strict) and return its metadata."""
     from safetensors.torch import load_model
@@ -537,7 +548,9 @@ def _loop(model: nn.Module, cfg: TrainConfig, train_tokens: torch.Tensor, val_to
                 if cfg.grad_clip:
                     torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)
             optimizer.step()
-            value = float(loss.detach())
+            # the logged loss is the global batch's (every rank holds a slice of it), so N
+            # processes log the same curve as one
+            value = float(loss.detach() if world == 1 else accelerator.reduce(loss.detach(), reduction="mean"))
             if not math.isfinite(value):
                 raise ReproError(f"training diverged: loss {value} at step {step} (lr {lr:.3g}); "
                                  "lower TrainConfig.lr or raise warmup_steps")

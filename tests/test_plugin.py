@@ -141,6 +141,7 @@ def test_unknown_claim_id_is_a_collection_error(pytester: pytest.Pytester):
         (["--device", "tpu"], "*invalid choice: 'tpu'*"),
         (["--model", "no-such-model"], "*--model 'no-such-model' is neither an embedded model*"),
         (["--corpus", "no-such-corpus"], "*--corpus 'no-such-corpus' is unknown*"),
+        (["--train-procs", "0"], "*--train-procs must be >= 1, got 0*"),
     ],
 )
 def test_bad_options_give_one_clear_message(project: pytest.Pytester, args, message):

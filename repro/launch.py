@@ -1,0 +1,132 @@
+"""Training jobs on N processes through torchrun (issue 22): data-parallel, standard tools only.
+
+A training job is what `repro.train.train` receives — a model factory (an importable
+``module:function`` called with the seed and keyword arguments), a TrainConfig, the corpus its
+token streams come from, and the labels of its cache key — written as JSON so another process
+can run it. `run(job, procs=N)` launches
+
+    torchrun --standalone --nproc_per_node N -m repro.launch JOB.json
+
+Each rank builds the same model, `accelerate.Accelerator` (gloo on CPU, NCCL on GPUs) wraps it
+in DistributedDataParallel, every step's global batch is split across ranks (`train._loop`
+takes starts[step, rank::world]) and gradients are all-reduced, so N processes train on the same
+global batch as one; rank 0 writes the checkpoint atomically under the same cache key as a
+one-process run, and the caller then loads it with `train.train(...)` (a cache hit). A rank
+that fails makes torchrun end the group; a job that hangs is killed after `timeout` seconds;
+either way the claim gets one ReproError with the job's last output lines.
+
+Several nodes: the same module under torchrun's rendezvous options, e.g. on each node
+``torchrun --nnodes 2 --nproc_per_node 8 --rdzv_backend c10d --rdzv_endpoint HOST:29400 -m
+repro.launch JOB.json`` (untested here: one machine).
+"""
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from repro import train as T
+from repro.runtime import ReproError
+
+FAIL_ENV = "REPRO_LAUNCH_FAIL_RANK"  # tests: this rank raises ("3") or hangs ("3:hang") at start
+
+
+def job(factory: str, factory_kwargs: dict[str, Any], cfg: T.TrainConfig, *, corpus: str = "brown",
+        model_config: dict | None = None, data_identity: dict | None = None) -> dict[str, Any]:
+    """A JSON-able training job (see the module docstring)."""
+    _factory(factory)  # fail early on a bad name
+    return {"factory": factory, "factory_kwargs": factory_kwargs, "train_config": dataclasses.asdict(cfg),
+            "corpus": corpus, "model_config": model_config, "data_identity": data_identity}
+
+
+def _factory(name: str):
+    module, _, fn = name.partition(":")
+    try:
+        return getattr(importlib.import_module(module), fn)
+    except (ImportError, AttributeError) as err:
+        raise ReproError(f"training job factory {name!r} is not importable as module:function ({err})") from None
+
+
+def _config(job: dict[str, Any]) -> T.TrainConfig:
+    raw = dict(job["train_config"])
+    for k, v in raw.items():
+        if isinstance(v, list):
+            raw[k] = tuple(v)
+    return T.TrainConfig(**raw)
+
+
+def execute(job: dict[str, Any], accelerator: Any = None) -> T.TrainResult:
+    """Run a job in this process (under torchrun: this rank), through `train.train`."""
+    cfg = _config(job)
+    tr, va, ident = T.corpus_tokens(job["corpus"], cfg.vocab_size)
+    fn = _factory(job["factory"])
+    kwargs = job["factory_kwargs"]
+    return T.train(lambda seed: fn(seed, **kwargs), cfg, train_tokens=tr, val_tokens=va,
+                   model_config=job["model_config"], data_identity=job["data_identity"] or ident,
+                   accelerator=accelerator, progress=False)
+
+
+def run(job: dict[str, Any], procs: int, *, timeout: float = 1800.0) -> None:
+    """Train `job` on `procs` processes with torchrun; returns when rank 0 has written the
+    checkpoint (then `execute(job)` in the caller loads it). Raises ReproError on failure or
+    timeout, with the job's last output lines."""
+    if procs < 1:
+        raise ReproError(f"--train-procs must be >= 1, got {procs}")
+    with tempfile.TemporaryDirectory(prefix="repro-job-") as tmp:
+        spec = Path(tmp) / "job.json"
+        spec.write_text(json.dumps(job, default=str))
+        cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", f"--nproc_per_node={procs}",
+               "-m", "repro.launch", str(spec)]
+        env = {**os.environ, "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", str(max(1, (os.cpu_count() or 1) // procs)))}
+        try:
+            done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
+        except subprocess.TimeoutExpired as err:
+            tail = "\n".join(((err.stderr or b"").decode() if isinstance(err.stderr, bytes) else (err.stderr or "")).splitlines()[-5:])
+            raise ReproError(f"training job on {procs} processes timed out after {timeout:.0f} s (a rank hung?); "
+                             f"last lines:\n{tail}") from None
+    if done.returncode != 0:
+        lines = [ln for ln in (done.stderr + done.stdout).splitlines() if ln.strip()]
+        errs = [ln for ln in lines if "Error" in ln or "error" in ln]
+        tail = "\n".join((errs or lines)[-6:])
+        raise ReproError(f"training job on {procs} processes failed (torchrun exit {done.returncode}):\n{tail}")
+
+
+def _main(argv: list[str]) -> int:
+    import time
+
+    from accelerate import Accelerator
+
+    from repro.runtime import resolve_autocast
+
+    if len(argv) != 1:
+        print("usage: torchrun --nproc_per_node N -m repro.launch JOB.json", file=sys.stderr)
+        return 2
+    job_ = json.loads(Path(argv[0]).read_text())
+    rank = int(os.environ.get("RANK", "0"))
+    fail = os.environ.get(FAIL_ENV, "")
+    if fail.split(":")[0] == str(rank):
+        if fail.endswith(":hang"):
+            time.sleep(10**6)
+        raise RuntimeError(f"rank {rank} failed on purpose ({FAIL_ENV})")
+    mixed = resolve_autocast(_config(job_).autocast, "cuda" if os.environ.get("CUDA_VISIBLE_DEVICES") else "cpu")
+    accelerator = Accelerator(cpu=not _cuda(), mixed_precision="bf16" if mixed == "bfloat16" else "no")
+    result = execute(job_, accelerator)
+    if accelerator.is_main_process:
+        print(f"checkpoint: {result.checkpoint}")
+    return 0
+
+
+def _cuda() -> bool:
+    import torch
+
+    return torch.cuda.is_available()
+
+
+if __name__ == "__main__":
+    raise SystemExit(_main(sys.argv[1:]))
