@@ -274,8 +274,59 @@ def _hf_corpus(name: str, split: str) -> list[Document]:
     return _wikitext_articles(rows, name, split)
 
 
+# --------------------------------------------------------------------------- local corpora
+
+TEXT_SUFFIXES = (".txt", ".md", ".text", ".rst")
+
+
+def is_local_corpus(name: str) -> bool:
+    """A `--corpus` that names a directory: text files, or a `datasets` dataset saved with
+    `save_to_disk` (it has a dataset_info.json / dataset_dict.json)."""
+    return os.path.sep in name or name.startswith(".") or Path(name).is_dir()
+
+
+def local_documents(path: str | Path, split: str) -> list[Document]:
+    """Documents of a local corpus directory for a split.
+
+    - a `datasets` directory (`save_to_disk`): its split of that name if it is a DatasetDict,
+      else the whole dataset split by the row-index rule below; the "text" column;
+    - otherwise every text file under it (suffixes TEXT_SUFFIXES), sorted by relative path, one
+      document each, split by sha256 of the relative path mod 10 (0 validation, 1 test, else
+      train — the stdlib rule), so the same directory splits alike on every machine."""
+    _check_split(split)
+    root = Path(path).expanduser()
+    if not root.is_dir():
+        raise ReproError(f"corpus directory {str(root)!r} does not exist (--corpus takes brown, stdlib-code, "
+                         f"{', '.join(HF_CORPORA)} or a directory of text files / a saved datasets directory)")
+    if (root / "dataset_dict.json").exists() or (root / "dataset_info.json").exists():
+        import datasets
+
+        ds = datasets.load_from_disk(str(root))
+        if isinstance(ds, datasets.DatasetDict):
+            if split not in ds:
+                raise ReproError(f"{root}: the saved DatasetDict has splits {sorted(ds)}, not {split!r}")
+            rows = ds[split]["text"]
+            return [Document(f"{split}/{i}", root.name, t) for i, t in enumerate(rows) if t and t.strip()]
+        texts = ds["text"]
+        return [Document(str(i), root.name, t) for i, t in enumerate(texts)
+                if t and t.strip() and _stdlib_split(str(i)) == split]
+    docs = []
+    for f in sorted(p for p in root.rglob("*") if p.is_file() and p.suffix.lower() in TEXT_SUFFIXES):
+        rel = f.relative_to(root).as_posix()
+        if _stdlib_split(rel) != split:
+            continue
+        text = f.read_text("utf-8", errors="replace")
+        if text.strip():
+            docs.append(Document(rel, rel.split("/")[0] if "/" in rel else root.name, text))
+    if not docs:
+        raise ReproError(f"corpus directory {str(root)!r} has no {split} documents (text files {', '.join(TEXT_SUFFIXES)}; "
+                         "a file's split is sha256(relative path) mod 10: 0 validation, 1 test, else train)")
+    return docs
+
+
 def corpus_documents(name: str, split: str = "validation") -> list[Document]:
-    """Documents of corpus `name` (one of `CORPORA`, what `--corpus` accepts) for a split."""
+    """Documents of corpus `name` for a split — what `--corpus` accepts: one of `CORPORA`, or a
+    local directory (`local_documents`)."""
     if name == "brown":
         return brown_split(split)
     if name == "stdlib-code":
@@ -283,7 +334,9 @@ def corpus_documents(name: str, split: str = "validation") -> list[Document]:
     if name in HF_CORPORA:
         _check_split(split)
         return _hf_corpus(name, split)
-    raise ReproError(f"unknown corpus {name!r}; choose one of {', '.join(CORPORA)}")
+    if is_local_corpus(name):
+        return local_documents(name, split)
+    raise ReproError(f"unknown corpus {name!r}; choose one of {', '.join(CORPORA)}, or a directory of text files")
 
 
 # --------------------------------------------------------------------------- tokenizers
@@ -365,15 +418,16 @@ def token_ids(
     return torch.cat(parts) if parts else torch.empty(0, dtype=torch.long)
 
 
-def windows(tokenizer: Any, split: str, n: int, length: int, *, lead: int | None = None) -> torch.LongTensor:
-    """n windows (n, length) from one Brown split's token stream (`token_ids`), their starts evenly
-    spaced through the stream. `lead`: a token id put first in every window (and the stream read
-    without per-document <bos>), e.g. <bos> so that every sample starts alike (003 §5: token 0
-    is the same in every prompt)."""
-    stream = token_ids(tokenizer, brown_split(split), add_bos=lead is None)
+def windows(tokenizer: Any, split: str, n: int, length: int, *, lead: int | None = None,
+            corpus: str = "brown") -> torch.LongTensor:
+    """n windows (n, length) from one split's token stream of `corpus` (Brown unless `--corpus`
+    says otherwise; `token_ids`), their starts evenly spaced through the stream. `lead`: a token
+    id put first in every window (and the stream read without per-document <bos>), e.g. <bos>
+    so that every sample starts alike (003 §5: token 0 is the same in every prompt)."""
+    stream = token_ids(tokenizer, corpus_documents(corpus, split), add_bos=lead is None)
     body = length - (lead is not None)
     if n < 1 or body < 1 or stream.numel() < body + 1:
-        raise ReproError(f"cannot cut {n} windows of {length} tokens from Brown {split!r} ({stream.numel()} tokens)")
+        raise ReproError(f"cannot cut {n} windows of {length} tokens from {corpus} {split!r} ({stream.numel()} tokens)")
     starts = torch.linspace(0, stream.numel() - body - 1, n).long()
     out = torch.stack([stream[s:s + body] for s in starts])
     if lead is not None:
@@ -382,12 +436,12 @@ def windows(tokenizer: Any, split: str, n: int, length: int, *, lead: int | None
 
 
 def bos_windows(tokenizer: Any, split: str, n: int, length: int, *, who: str,
-                device: torch.device | str | None = None) -> torch.LongTensor:
+                device: torch.device | str | None = None, corpus: str = "brown") -> torch.LongTensor:
     """`windows` led by the tokenizer's <bos> (every sample starts alike), on `device`; `who`
     names the claims in the error when the tokenizer has no <bos>."""
     if tokenizer is None or getattr(tokenizer, "bos_token_id", None) is None:
-        raise ReproError(f"{who} read Brown text and need a tokenizer with <bos>")
-    ids = windows(tokenizer, split, n, length, lead=tokenizer.bos_token_id)
+        raise ReproError(f"{who} read text and need a tokenizer with <bos>")
+    ids = windows(tokenizer, split, n, length, lead=tokenizer.bos_token_id, corpus=corpus)
     return ids if device is None else ids.to(device)
 
 

@@ -59,7 +59,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="pretrained model for claims on real models: an embedded name "
                          "(smollm2-135m, gemma3-270m), a local path, or a Hugging Face hub id")
     group.addoption("--corpus", default="brown",
-                    help="text corpus for claims on real text: brown, stdlib-code, or a datasets corpus (online)")
+                    help="text corpus for claims on real text: brown, stdlib-code, a datasets corpus (online), or a "
+                         "local directory of text files / a saved datasets directory")
     group.addoption("--baseline", choices=("check", "warn", "off"), default="check",
                     help="compare the run with the committed baseline of its profile, device and dtype "
                          "(repro/baselines/): check (default) fails the run on a verdict regression or a record "
@@ -98,10 +99,16 @@ def _check_model_option(name: str | None) -> None:
 
 
 def _check_corpus_option(name: str) -> None:
-    from repro.data import CORPORA
+    from repro.data import CORPORA, is_local_corpus
 
-    if name not in CORPORA:
-        raise pytest.UsageError(f"--corpus {name!r} is unknown; choose one of {', '.join(CORPORA)}")
+    if name in CORPORA:
+        return
+    if is_local_corpus(name):
+        if not Path(name).expanduser().is_dir():
+            raise pytest.UsageError(f"--corpus {name}: no such directory")
+        return
+    raise pytest.UsageError(f"--corpus {name!r} is unknown; choose one of {', '.join(CORPORA)}, or a directory "
+                            "of text files")
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -129,6 +136,20 @@ def pytest_configure(config: pytest.Config) -> None:
 
         workers = int(config.workerinput.get("workercount", 1))
         torch.set_num_threads(max(1, (os.cpu_count() or 1) // workers))
+        # on a machine with N GPUs, `pytest claims/ -n N --dist loadgroup` gives worker gwK the
+        # GPU K mod N: "cuda" (no index) then means that GPU for every tensor of the worker
+        gpu = gpu_for_worker(config.workerinput.get("workerid", "gw0"), torch.cuda.device_count())
+        if gpu is not None:
+            torch.cuda.set_device(gpu)
+
+
+def gpu_for_worker(worker_id: str, n_gpus: int) -> int | None:
+    """The GPU an xdist worker ("gw3") pins itself to: its index modulo the GPU count; None
+    without GPUs."""
+    if n_gpus < 1:
+        return None
+    digits = re.sub(r"\D", "", worker_id)
+    return int(digits or 0) % n_gpus
 
 
 # --------------------------------------------------------------------------- collection

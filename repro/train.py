@@ -27,6 +27,7 @@ import hashlib
 import inspect
 import json
 import math
+import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -614,7 +615,9 @@ def _corpus_split(corpus: str, split: str, max_files: int | None):
 
     if corpus == "brown":
         return data.brown_split(split)
-    return data.stdlib_code_documents(split, max_files=max_files)
+    if corpus == "stdlib-code":
+        return data.stdlib_code_documents(split, max_files=max_files)
+    return data.corpus_documents(corpus, split)  # a datasets name or a local directory
 
 
 def corpus_tokens(corpus: str = "brown", vocab_size: int = 4096, *, add_bos: bool = True,
@@ -628,8 +631,8 @@ def corpus_tokens(corpus: str = "brown", vocab_size: int = 4096, *, add_bos: boo
     cache_dir("tokens"), keyed by the tokenizer and the documents."""
     from . import data
 
-    if corpus not in CORPORA:
-        raise ReproError(f"corpus_tokens: unknown corpus {corpus!r} (known: {', '.join(CORPORA)})")
+    if corpus not in CORPORA and not data.is_local_corpus(corpus) and corpus not in data.CORPORA:
+        raise ReproError(f"corpus_tokens: unknown corpus {corpus!r} (known: {', '.join(data.CORPORA)}, or a directory)")
     tok = data.brown_tokenizer(vocab_size=vocab_size)
     tok_sha = hashlib.sha256(tok.backend_tokenizer.to_str().encode()).hexdigest()
     streams = []
@@ -642,7 +645,8 @@ def corpus_tokens(corpus: str = "brown", vocab_size: int = 4096, *, add_bos: boo
             h.update(f"{d.doc_id}\0{d.text}\0".encode())
         key = config_key({"tokenizer": tok_sha, "docs": h.hexdigest(), "add_bos": add_bos,
                           "max_tokens": max_tokens, "format": 1})
-        path = cache_dir("tokens") / f"{corpus}-{split}-{vocab_size}-{key}.pt"
+        label = re.sub(r"[^A-Za-z0-9_.-]+", "-", corpus).strip("-.")[-40:] or "corpus"  # a path → a file name
+        path = cache_dir("tokens") / f"{label}-{split}-{vocab_size}-{key}.pt"
         ids = None
         if path.exists():
             try:

@@ -233,3 +233,26 @@ def test_bos_windows_needs_a_bos():
 
     with pytest.raises(ReproError, match="need a tokenizer with <bos>"):
         bos_windows(None, "test", 2, 8, who="CA-4's claims")
+
+
+def test_local_corpus_directory_splits_by_path_and_feeds_windows_and_training(tmp_path, bpe):
+    """--corpus DIR: text files split by sha256(relative path) mod 10 (the stdlib rule), read by
+    data.windows and train.corpus_tokens like an embedded corpus; bad directories get one line."""
+    from repro import data
+    from repro import train as T
+    from repro.runtime import ReproError
+
+    for i in range(60):
+        (tmp_path / f"doc{i:02d}.txt").write_text(f"Document {i}. " + "The quick brown fox jumps over the lazy dog. " * 40)
+    splits = {s: data.corpus_documents(str(tmp_path), s) for s in ("train", "validation", "test")}
+    assert sum(len(d) for d in splits.values()) == 60 and all(splits.values())
+    assert not ({d.doc_id for d in splits["train"]} & {d.doc_id for d in splits["test"]})
+    w = data.windows(bpe, "test", 3, 16, corpus=str(tmp_path))
+    assert w.shape == (3, 16)
+    tr, va, ident = T.corpus_tokens(str(tmp_path), 4096)
+    assert tr.numel() > va.numel() > 0
+    with pytest.raises(ReproError, match="does not exist"):
+        data.corpus_documents(str(tmp_path / "missing"), "train")
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(ReproError, match="no train documents"):
+        data.corpus_documents(str(tmp_path / "empty"), "train")

@@ -142,6 +142,7 @@ def test_unknown_claim_id_is_a_collection_error(pytester: pytest.Pytester):
         (["--model", "no-such-model"], "*--model 'no-such-model' is neither an embedded model*"),
         (["--corpus", "no-such-corpus"], "*--corpus 'no-such-corpus' is unknown*"),
         (["--train-procs", "0"], "*--train-procs must be >= 1, got 0*"),
+        (["--corpus", "./no/such/dir"], "*--corpus ./no/such/dir: no such directory*"),
     ],
 )
 def test_bad_options_give_one_clear_message(project: pytest.Pytester, args, message):
@@ -399,3 +400,10 @@ def test_history_lines_and_trend_figure(project: pytest.Pytester):
     assert (art / "figures" / "history_BB-4.png").stat().st_size > 0
     assert cli.main(["history", "BB-44", "--artifacts", str(art)]) == 2
     assert cli.main(["history", "BB-4", "--artifacts", str(project.path / "nowhere")]) == 2
+
+
+def test_workers_pin_one_gpu_each():
+    from repro.pytest_plugin import gpu_for_worker
+
+    assert [gpu_for_worker(f"gw{i}", 4) for i in range(6)] == [0, 1, 2, 3, 0, 1]
+    assert gpu_for_worker("gw2", 0) is None
