@@ -389,8 +389,32 @@ def _add_plan(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(func=_cmd_plan)
 
 
+def _cmd_seedprint_eval(args: argparse.Namespace) -> int:
+    from repro import seedprint_eval
+
+    j, md = seedprint_eval.main_table(args.profile, pretrained=args.pretrained, n_untrained=args.untrained, out=args.out)
+    print(md.read_text())
+    print(f"written: {j}, {md}")
+    return 0
+
+
+def _add_seedprint_eval(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser(
+        "seedprint-eval", help="measure `repro seedprint`: detection and false-alarm rates per mode, with intervals",
+        description="Build true descendants (init → trained → continued; pretrained → fine-tuned), the same "
+        "descendants rewritten by function-preserving transforms (residual basis, MLP units, heads permuted; norm "
+        "scales folded), and unrelated pairs (untrained; trained with the same and with other data orders); run every "
+        "SeedPrint mode on each; write the operating table (rates with 95% Wilson intervals and pair counts).")
+    p.add_argument("--profile", default="ci", help="sizes of the lineage models (the seedprint row; default ci)")
+    p.add_argument("--pretrained", action="store_true", help="add the embedded pretrained models and their fine-tunes")
+    p.add_argument("--untrained", type=int, default=12, help="untrained inits whose pairs measure the null (default 12)")
+    p.add_argument("--out", default="artifacts", help="output directory (default artifacts)")
+    p.set_defaults(func=_cmd_seedprint_eval)
+
+
 COMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [_add_fetch, _add_seedprint, _add_env, _add_compare,
-                                                              _add_baseline, _add_history, _add_plan]
+                                                              _add_baseline, _add_history, _add_plan,
+                                                              _add_seedprint_eval]
 
 
 def build_parser() -> argparse.ArgumentParser:
