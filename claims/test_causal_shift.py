@@ -79,11 +79,11 @@ class Reading:
 
 
 @pytest.fixture(scope="module")
-def reading(model_name, pretrained, sizes) -> Reading:
+def reading(model_name, pretrained, sizes, corpus_name) -> Reading:
     m, tok = pretrained(model_name)
     a = sizes["align"]
     ids = data.bos_windows(tok, "test", a["n_seq"], a["seq_len"] + 1, who=f"--model {model_name}: the causal-shift claims",
-                           device=next(m.parameters()).device)
+                           device=next(m.parameters()).device, corpus=corpus_name)
     dtype = resolve_dtype(a["compute_dtype"], ids.device)
     p = cs.alignment_profile(m, ids, k=a["k"], compute_dtype=dtype)
     twins = tuple(cs.alignment_profile(cs.random_init_twin(m, seed), ids, k=a["k"], top_k=False) for seed in (0, 1))
@@ -104,7 +104,7 @@ def test_switch_from_input_to_target_is_deep(claim, reading):
     claim.record(f"{r.name}: sequences × tokens (source: 1,000 WikiText sequences)", f"{r.n_seq} × {p.n_tokens // r.n_seq}")
     claim.record(f"{r.name}: switch layer, 95% bootstrap CI over sequences", f"{sw:.2f} [{lo:.2f}, {hi:.2f}] of {L}")
     claim.record(f"{r.name}: layer where the target match reaches half its final value", half)
-    claim.figure(figures.alignment_matches(p, sw, f"000 Fig 2 — {r.name} ({r.n_seq} Brown windows)"), f"{r.name}_fig2")
+    claim.figure(figures.alignment_matches(p, sw, f"000 Fig 2 — {r.name} ({r.n_seq} test windows)"), f"{r.name}_fig2")
     claim.table(f"000 Table I — {r.name}: top-1 decodings by layer (grouped)", ["layers", *[f"#{i}" for i in range(len(r.panel[0]) - 1)]],
                 r.panel)
     # power: could this measurement have seen a switch at the source's depth? The switch estimate's
@@ -196,11 +196,11 @@ class Runs:
 
 
 @pytest.fixture(scope="module")
-def runs(sizes, device, train_procs) -> Runs:
+def runs(sizes, device, train_procs, corpus_name) -> Runs:
     tc = cs.gpt2_style(**sizes["model"])
-    cfg = T.TrainConfig(**sizes["train"], vocab_size=sizes["model"]["vocab_size"])
-    tr, va, ident = T.corpus_tokens("brown", sizes["model"]["vocab_size"])
-    kw = dict(train_tokens=tr, val_tokens=va, data_identity=ident, device=device, procs=train_procs)
+    cfg = T.TrainConfig(**sizes["train"], vocab_size=sizes["model"]["vocab_size"], corpus=corpus_name)
+    tr, va, ident = T.corpus_tokens(corpus_name, sizes["model"]["vocab_size"])
+    kw = dict(train_tokens=tr, val_tokens=va, data_identity=ident, device=device, procs=train_procs, corpus=corpus_name)
     L, a = tc.n_layer, sizes["cut_alpha"]
     middle = L // 2
     seeds = sizes["seeds"]
@@ -305,17 +305,18 @@ def test_learned_gate_concentrates_late(claim, runs, sizes, profile):
 
 
 @pytest.fixture(scope="module")
-def table2(runs, sizes):
+def table2(runs, sizes, corpus_name):
     """Baseline, best fixed cut (by Brown validation loss), gating on held-out Brown (test
     split), stdlib code (validation split) and last-word accuracy on Brown test sentences."""
     tok = data.brown_tokenizer(sizes["model"]["vocab_size"])
     T1 = runs.cfg.seq_len + 1
     n = sizes["eval"]["windows"]
-    brown = data.windows(tok, "test", n, T1)
+    brown = data.windows(tok, "test", n, T1, corpus=corpus_name)
     _, code_val, _ = T.corpus_tokens("stdlib-code", sizes["model"]["vocab_size"])
     starts = torch.linspace(0, code_val.numel() - T1 - 1, n).long()
     code = torch.stack([code_val[s:s + T1] for s in starts])
-    items = cs.last_word_items(tok, [d.text for d in data.brown_split("test")], max_items=sizes["eval"]["last_word_items"],
+    items = cs.last_word_items(tok, [d.text for d in data.corpus_documents(corpus_name, "test")],
+                               max_items=sizes["eval"]["last_word_items"],
                                max_tokens=runs.cfg.seq_len)
     best = int(np.argmin([Runs.val(r) for r in runs.cuts]))
     models = {"baseline": runs.baseline[0].model, f"fixed cut (layer {best})": runs.cuts[best].model,
@@ -331,17 +332,18 @@ def table2(runs, sizes):
 
 @pytest.mark.policy_dtype
 @pytest.mark.claim("CS-6", source="000 §IV, Table II")
-def test_gating_beats_fixed_cut_beats_baseline(claim, table2, runs, profile):
+def test_gating_beats_fixed_cut_beats_baseline(claim, table2, runs, profile, corpus_name):
     res, n_items, best = table2
     runs_val = runs.baseline
+    text = "Brown" if corpus_name == "brown" else corpus_name
     names = list(res)
     acc = [[bench, *[100 * res[n][key][1] for n in names]]
-           for bench, key in (("Brown test (acc %)", "brown"), ("stdlib code (acc %)", "code"))]
+           for bench, key in ((f"{text} test (acc %)", "brown"), ("stdlib code (acc %)", "code"))]
     # the last-word task is ordered by its NLL: at this scale every model's last-word accuracy
     # is 0 (measured), and ties at 0 say nothing
-    lw = [f"last word, Brown ({n_items} sentences, NLL)", *[res[n]["last_word_nll"] for n in names]]
-    other = [[b, *[res[n][k][0] for n in names]] for b, k in (("Brown test (loss)", "brown"), ("stdlib code (loss)", "code"))]
-    other.append([f"last word, Brown ({n_items} sentences, acc %)", *[100 * res[n]["last_word"] for n in names]])
+    lw = [f"last word, {text} ({n_items} sentences, NLL)", *[res[n]["last_word_nll"] for n in names]]
+    other = [[b, *[res[n][k][0] for n in names]] for b, k in ((f"{text} test (loss)", "brown"), ("stdlib code (loss)", "code"))]
+    other.append([f"last word, {text} ({n_items} sentences, acc %)", *[100 * res[n]["last_word"] for n in names]])
     claim.table("000 Table II — baseline / best fixed cut (by Brown validation loss) / gating",
                 ["benchmark", *names], [[r[0], *[round(v, 3) for v in r[1:]]] for r in acc + [lw] + other])
     claim.figure(figures.benchmark_bars([[r[0].split(" (")[0], *r[1:]] for r in acc], "next-token accuracy (%)",

@@ -158,16 +158,6 @@ def derive_seed(*parts: Any) -> int:
     return int.from_bytes(digest[:8], "little") & ((1 << 63) - 1)
 
 
-def set_determinism(seed: int = 0, threads: int | None = None) -> None:
-    """Make CPU results repeatable: seed the global RNGs (for libraries that use them) and ask
-    torch for deterministic kernels. Thread count changes float summation order, so a fixed
-    count is part of determinism; by default we keep torch's choice (all cores)."""
-    torch.manual_seed(seed)
-    torch.use_deterministic_algorithms(True, warn_only=True)
-    if threads is not None:
-        torch.set_num_threads(threads)
-
-
 # --------------------------------------------------------------------------- cache
 
 

@@ -318,14 +318,6 @@ def init_gpt_style_(
             param.add_(noise.to(param.dtype))
 
 
-def named_group_params(model: nn.Module, group: str) -> Iterable[tuple[str, torch.Tensor]]:
-    """(name, parameter) pairs of one init group, in `named_parameters()` order."""
-    if group not in PARAM_GROUPS:
-        raise ReproError(f"unknown parameter group {group!r}; choose one of {', '.join(PARAM_GROUPS)}")
-    params = dict(model.named_parameters())
-    return [(n, params[n]) for n in param_groups(model)[group]]
-
-
 # --------------------------------------------------------------------------- attention switching
 
 
