@@ -25,6 +25,7 @@ import dataclasses
 import importlib
 import json
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -84,12 +85,24 @@ def run(job: dict[str, Any], procs: int, *, timeout: float = 1800.0) -> None:
         cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", f"--nproc_per_node={procs}",
                "-m", "repro.launch", str(spec)]
         env = {**os.environ, "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", str(max(1, (os.cpu_count() or 1) // procs)))}
+        # its own process group: on a timeout the ranks go too, not only torchrun
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+                                start_new_session=True)
         try:
-            done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
-        except subprocess.TimeoutExpired as err:
-            tail = "\n".join(((err.stderr or b"").decode() if isinstance(err.stderr, bytes) else (err.stderr or "")).splitlines()[-5:])
+            out, err = proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            # SIGTERM first: torchrun stops its workers (they run in process groups of their own);
+            # then SIGKILL whatever is left of torchrun's group
+            proc.terminate()
+            try:
+                out, err = proc.communicate(timeout=30)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                out, err = proc.communicate()
+            tail = "\n".join((err or "").splitlines()[-5:])
             raise ReproError(f"training job on {procs} processes timed out after {timeout:.0f} s (a rank hung?); "
                              f"last lines:\n{tail}") from None
+        done = subprocess.CompletedProcess(cmd, proc.returncode, out, err)
     if done.returncode != 0:
         lines = [ln for ln in (done.stderr + done.stdout).splitlines() if ln.strip()]
         errs = [ln for ln in lines if "Error" in ln or "error" in ln]

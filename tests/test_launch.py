@@ -52,6 +52,10 @@ def test_a_failed_or_hung_rank_is_one_clear_error(monkeypatch, mode, message, ti
     job = launch.job("repro.causal_shift:build_for_job", {"tiny": {**vars(tc)}, "variant": {"name": "baseline"}}, cfg)
     with pytest.raises(ReproError, match=message):
         launch.run(job, 2, timeout=timeout)
+    import subprocess
+
+    left = subprocess.run(["pgrep", "-f", "repro.launch /tmp/repro-job"], capture_output=True, text=True).stdout
+    assert not left.strip(), f"ranks left behind: {left}"
 
 
 def test_bad_factory_and_procs():
