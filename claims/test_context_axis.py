@@ -8,7 +8,13 @@ transformers models drawn by hypothesis, derandomised) and on the embedded pretr
 records are the same on every machine; times are in benchmarks/test_context_axis_kernels.py.
 CA-8 trains identical small LMs on Brown — causal, full context axis, full axis with
 stochastic axis drop — from the same initial weights and data order, and compares held-out
-NLL under causal, full and segment-k inference.
+NLL under causal, full and segment-k inference; its verdict rests on that comparison alone
+(the training–inference mismatch is our own check, shown as context rows of the CA-8 test).
+
+Every exact claim runs a negative control through its assertion: Algorithm 1 with one term
+dropped (CA-1), the plain causal mask against Fig 1 (CA-2), the mask with one future key let
+through (CA-3, CA-5), another function of the same weights (CA-4), segment k = 2 for k = 1
+(CA-6), a kernel of the other order for each growth exponent (CA-7).
 """
 from __future__ import annotations
 
@@ -29,6 +35,7 @@ from repro import data, figures
 from repro import train as T
 from repro.models.hf import build_model
 from repro.runtime import ReproError, generator
+from repro.stats import n_for_power, power_paired_t
 
 # 004 Figure 1 (L = 5), 1 = masked: (a) context axis 2, (b) context axis 3
 FIG1 = {2: [[0, 0, 0, 1, 1]] * 3 + [[0, 0, 0, 0, 1], [0, 0, 0, 0, 0]],
@@ -39,14 +46,16 @@ FIG1 = {2: [[0, 0, 0, 1, 1]] * 3 + [[0, 0, 0, 0, 1], [0, 0, 0, 0, 0]],
 # headroom and still catches any real leak (a future token moves logits by ≳ 1e-3 here)
 EXACT = 1e-9
 
-# (claim, profile) → why the claim does not hold at that profile (measured; see CA-8's records)
+# (claim, profile) → why the claim does not hold at that profile, in words (this run's numbers
+# are appended; see CA-8's records and power row)
 NOT_REPRODUCED: dict[tuple[str, str], str] = {
     ("CA-8", "ci"): (
-        "no benefit at this scale: the context-axis models (with or without axis drop) end 0.012 nats/token above "
-        "the identical causal model under every inference mode (3 seeds, paired t p ≈ 0.4–0.6; seed sd 0.015–0.03). "
-        "2-layer × 64-wide llama models, 400 steps of 16 × 32 Brown tokens: the trained models barely re-read the "
-        "past (their NLL moves < 0.001 nats between causal, segment and full inference), so the axis has little to "
-        "add; a deeper model trained longer (the paper profile, a GPU) is the test this leaves open."),
+        "no benefit seen at this scale: neither the model trained with the full context axis (under full inference) "
+        "nor the one trained with axis drop (under causal inference) is better than the identical causal model, and "
+        "the differences lie within the seed-to-seed spread. The ci profile's models are small and briefly trained "
+        "on CPU; their NLL barely moves between causal, segment and full inference (they hardly re-read the past), "
+        "so the axis has little to add here. The power row gives the seeds this comparison would need; a deeper "
+        "model trained longer (the paper profile, a GPU) is the test this leaves open."),
 }
 
 
@@ -77,23 +86,27 @@ def _exhaustive(check, sizes, **strategies):
 def test_algorithm1_mask(claim):
     """Algorithm 1 line by line against the closed form M[b,0,c,i,j] = 1 iff j > max(i, c) or
     x[b, j] is padding, on every sequence of length ≤ 6 over {pad, a, b} (3⁶ + … sequences)."""
-    worst, shapes_ok, n = 0, True, 0
+    worst, control, shapes_ok, n = 0, 0, True, 0
     for S in range(1, 7):
         x = torch.cartesian_prod(*[torch.arange(3)] * S).reshape(-1, S)  # every sequence; 0 = padding
         M = ca.algorithm1_mask(x, pad_id=0)
         shapes_ok &= M.shape == (x.shape[0], 1, S, S, S) and M.dtype == torch.bool
         c, i, j = torch.meshgrid(torch.arange(S), torch.arange(S), torch.arange(S), indexing="ij")
-        want = (j > torch.maximum(i, c))[None] | (x == 0)[:, None, None, :]
+        pad = (x == 0)[:, None, None, :]
+        want = (j > torch.maximum(i, c))[None] | pad
         worst += int((M[:, 0] != want).sum())
+        # control: one term dropped — the causal mask C alone broadcast over the slices (no
+        # context mask T), with the same padding
+        control += int((((j > i)[None] | pad) != want).sum())
         n += x.shape[0]
     claim.record("sequences checked (S = 1 … 6, every sequence over 3 symbols)", n)
-    claim.record("mask entries differing from the closed form", worst, expected=0, tol=0,
-                 why="an exact boolean construction")
-    claim.record("shape (B, 1, S, S, S), bool", int(shapes_ok), expected=1, tol=0, why="exact")
     M5 = ca.algorithm1_mask(torch.ones(1, 5, dtype=torch.long))[0, 0].int()
     claim.figure(figures.mask_slices(M5.numpy(), [0, 2, 3, 4], "004 Algorithm 1, L = 5: M[c] (1 = masked)"),
                  "mask_slices")
-    assert worst == 0 and shapes_ok
+    claim.check("shape (B, 1, S, S, S) and dtype bool on every S", bool(shapes_ok), compare="true", why="exact")
+    claim.check("mask entries differing from the closed form", worst, 0, compare="abs", tol=0,
+                why="an exact boolean construction", control=control,
+                control_name="causal mask C alone over every slice (Algorithm 1 without the context mask T)")
 
 
 @pytest.mark.claim("CA-2", source="004 §2.1, Fig 1")
@@ -107,16 +120,18 @@ def test_figure1_slices(claim):
     diag_diff = sum(int((M[c, c] != causal[c]).sum()) for c in range(S))
     sees = [[int((M[c, i] == 0).nonzero().max()) for i in range(S)] for c in range(S)]
     up_to_c = sum(int(sees[c][i] != max(i, c)) for c in range(S) for i in range(S))
-    claim.record("entries differing from Fig 1 (a), (b)", fig_diff, expected=0, tol=0, why="exact")
-    claim.record("diagonal rows differing from the causal mask", diag_diff, expected=0, tol=0, why="exact")
-    claim.record("queries whose last visible key is not max(i, c)", up_to_c, expected=0, tol=0, why="exact")
-    claim.record("entries masked in the last slice", int(M[S - 1].sum()), expected=0, tol=0, why="exact")
+    # control: the ordinary causal mask in every slice (no context axis) against the same figure
+    fig_control = sum(int((causal != torch.tensor(want)).sum()) for want in FIG1.values())
     claim.figure(figures.mask_slices(M.numpy(), [2, 3], "004 Fig 1 (a) c = 2, (b) c = 3, L = 5 (ours)"), "fig1")
     # Fig 2: every slot of the (context, causal) grid is computed; the diagonal is read out
     grid = np.tile(np.arange(6)[:, None], (1, 6))
     claim.figure(figures.axis_layout(grid, np.ones((6, 6)), "004 Fig 2: output states h_{c,t} (diagonal read out)",
                                      "computed"), "fig2_layout")
-    assert fig_diff == diag_diff == up_to_c == 0 and not M[S - 1].any()
+    claim.check("entries differing from Fig 1 (a), (b)", fig_diff, 0, compare="abs", tol=0, why="exact",
+                control=fig_control, control_name="the ordinary causal mask in every slice (no context axis)")
+    claim.check("diagonal rows differing from the causal mask", diag_diff, 0, compare="abs", tol=0, why="exact")
+    claim.check("queries whose last visible key is not max(i, c)", up_to_c, 0, compare="abs", tol=0, why="exact")
+    claim.check("entries masked in the last slice", int(M[S - 1].sum()), 0, compare="abs", tol=0, why="exact")
 
 
 # --------------------------------------------------------------------------- CA-3
@@ -129,7 +144,7 @@ def test_diagonal_is_autoregressive(claim, sizes):
     GPT-2 configs and sequences). And it is not causal attention: the past is re-read."""
     claim.dtype = "float64"  # exact checks: see EXACT
     c = sizes["check"]
-    stats = {"future": 0.0, "oracle": 0.0, "masked": 0.0, "vs_causal": [], "n": 0}
+    stats = {"future": 0.0, "leak": 0.0, "oracle": 0.0, "masked": 0.0, "vs_causal": [], "one_layer": [], "n": 0}
 
     def check(arch, S, L, seed, t):
         t = t % S
@@ -144,24 +159,33 @@ def test_diagonal_is_autoregressive(claim, sizes):
                                                           - full[:, :t + 1]).abs().max()))
             stats["oracle"] = max(stats["oracle"], float((full - cl.prefix_oracle(m, ids)).abs().max()))
             stats["masked"] = max(stats["masked"], float((full - cl.masked_logits(m, ids)).abs().max()))
-            if S > 2 and L > 1:  # one layer: the last query reads the same inputs either way
-                stats["vs_causal"].append(float((full[:, -1] - cl.causal_logits(m, ids)[:, -1]).abs().max()))
+            # negative control: Algorithm 1's mask with one future key let through (slice c
+            # also sees key c + 1), measured by the same perturbation of the tokens after t
+            stats["leak"] = max(stats["leak"], float((cl.masked_logits(m, other, future=1)[:, :t + 1]
+                                                      - cl.masked_logits(m, ids, future=1)[:, :t + 1]).abs().max()))
+            if S > 2:  # one layer: the last query reads the same inputs either way (the control)
+                d = float((full[:, -1] - cl.causal_logits(m, ids)[:, -1]).abs().max())
+                stats["vs_causal" if L > 1 else "one_layer"].append(d)
         stats["n"] += 1
 
     _exhaustive(check, sizes, arch=st.sampled_from(["llama", "gpt2"]), S=st.integers(2, c["max_S"]),
                 L=st.integers(1, c["max_layers"]), seed=st.integers(0, 2 ** 16), t=st.integers(0, c["max_S"]))
     claim.record("random models × sequences checked", stats["n"])
-    claim.record("max |Δ diagonal logit ≤ t| when tokens after t change", stats["future"], expected=0.0, tol=EXACT,
-                 why="float64, exact construction (see EXACT)")
-    claim.record("max |full axis − per-prefix bidirectional oracle|", stats["oracle"], expected=0.0, tol=EXACT,
-                 why="float64, exact construction (see EXACT)")
-    claim.record("max |bucketed full axis − Algorithm 1 masked formulation|", stats["masked"], expected=0.0,
-                 tol=EXACT, why="float64, exact construction (see EXACT)")
+    exact = "float64, exact construction (see EXACT)"
+    claim.check("max |Δ diagonal logit ≤ t| when tokens after t change", stats["future"], 0.0, compare="abs",
+                tol=EXACT, why=exact, control=stats["leak"],
+                control_name="Algorithm 1's mask with one future key let through (slice c sees key c + 1)")
+    claim.check("max |full axis − per-prefix bidirectional oracle|", stats["oracle"], 0.0, compare="abs", tol=EXACT,
+                why=exact)
+    claim.check("max |bucketed full axis − Algorithm 1 masked formulation|", stats["masked"], 0.0, compare="abs",
+                tol=EXACT, why=exact)
     med = float(np.median(stats["vs_causal"]))
-    claim.record("median |diagonal − causal| logit at the last position (not causal attention)", med,
-                 expected=1e-3, compare="ge", why="re-reading the past must move the output well above rounding")
-    assert stats["future"] <= EXACT and stats["oracle"] <= EXACT and stats["masked"] <= EXACT
-    assert med >= 1e-3
+    # control: one-layer models, where the last diagonal query reads the embeddings exactly as
+    # causal attention does (only when the examples drew some)
+    ctl = dict(control=float(np.median(stats["one_layer"])), control_name="one-layer models (nothing to re-read)") \
+        if stats["one_layer"] else {}
+    claim.check("median |diagonal − causal| logit at the last position, ≥ 2 layers (not causal attention)", med,
+                1e-3, compare="ge", why="re-reading the past must move the output well above rounding", **ctl)
 
 
 # --------------------------------------------------------------------------- CA-4
@@ -173,6 +197,8 @@ class PretrainedRun:
     max_full_vs_oracle: float
     max_seg1_vs_causal: float
     max_segS_vs_oracle: float
+    max_causal_vs_oracle: float  # controls: two different functions of the same weights
+    max_segk_vs_causal: float
     params: tuple[int, int]
     state_unchanged: bool
     impl_restored: bool
@@ -203,7 +229,8 @@ def pretrained_run(model_name, pretrained, sizes) -> PretrainedRun:
 
     return PretrainedRun(
         model_name, float((full - oracle).abs().max()), float((seg1 - causal).abs().max()),
-        float((segS - oracle).abs().max()), (n_params, sum(p.numel() for p in m.parameters())),
+        float((segS - oracle).abs().max()), float((causal - oracle).abs().max()), float((segk - causal).abs().max()),
+        (n_params, sum(p.numel() for p in m.parameters())),
         all(torch.equal(v, before[k]) for k, v in m.state_dict().items()), m.config._attn_implementation == impl,
         {"causal": nll(causal), "full": nll(full), f"segment:{p['segment']}": nll(segk)},
         str(next(m.parameters()).dtype).removeprefix("torch."))
@@ -221,22 +248,22 @@ def test_pretrained_weights_run_unchanged(claim, pretrained_run, sizes):
     # one pass) in the model's dtype; measured ≤ 1e-4 (float32) on logits of size ≈ 10–30
     tol = 0.05 if r.dtype == "bfloat16" else 2e-3
     why = f"{r.dtype} rounding of one function through differently shaped kernels (logits ≈ 10–30)"
-    claim.record("parameters after / before", r.params[1] / r.params[0], expected=1.0, tol=0, why="exact",
-                 claim_id="CA-4")
-    claim.record("state dict unchanged, attention implementation restored", int(r.state_unchanged and r.impl_restored),
-                 expected=1, tol=0, why="exact")
-    claim.record("max |bucketed full axis − per-prefix oracle| (logits)", r.max_full_vs_oracle, expected=0.0, tol=tol,
-                 why=why)
-    claim.record("max |segment k = S − oracle| (logits)", r.max_segS_vs_oracle, expected=0.0, tol=tol, why=why)
-    claim.record("max |segment k = 1 − causal| (logits)", r.max_seg1_vs_causal, expected=0.0, tol=tol, why=why)
     for mode, v in r.nll.items():
         claim.record(f"Brown test NLL, {mode} inference", v, unit="nats/token")
     claim.record("NLL cost of running the causal weights on the full axis", r.nll["full"] - r.nll["causal"],
                  unit="nats/token")
     claim.table(f"CA-4 {r.name}: held-out NLL of the pretrained weights by inference mode",
                 ["mode", "NLL (nats/token)"], [[k, round(v, 4)] for k, v in r.nll.items()])
-    assert r.params[0] == r.params[1] and r.state_unchanged and r.impl_restored
-    assert max(r.max_full_vs_oracle, r.max_segS_vs_oracle, r.max_seg1_vs_causal) <= tol
+    claim.check("parameters after / before", r.params[1] / r.params[0], 1.0, compare="abs", tol=0, why="exact")
+    claim.check("state dict unchanged", r.state_unchanged, compare="true", why="exact")
+    claim.check("attention implementation restored", r.impl_restored, compare="true", why="exact")
+    seg = next(m for m in r.nll if m.startswith("segment:"))
+    claim.check("max |bucketed full axis − per-prefix oracle| (logits)", r.max_full_vs_oracle, 0.0, compare="abs",
+                tol=tol, why=why, control=r.max_causal_vs_oracle,
+                control_name="the causal logits in place of the full axis (another function of the same weights)")
+    claim.check("max |segment k = S − oracle| (logits)", r.max_segS_vs_oracle, 0.0, compare="abs", tol=tol, why=why)
+    claim.check("max |segment k = 1 − causal| (logits)", r.max_seg1_vs_causal, 0.0, compare="abs", tol=tol, why=why,
+                control=r.max_segk_vs_causal, control_name=f"{seg} in place of k = 1")
 
 
 # --------------------------------------------------------------------------- CA-5
@@ -249,7 +276,7 @@ def test_upper_triangle_is_never_read(claim, sizes):
     equals the naive kernel on everything else."""
     claim.dtype = "float64"  # exact checks: see EXACT
     c = sizes["check"]
-    stats = {"model": 0.0, "kernel": 0.0, "n": 0}
+    stats = {"model": 0.0, "leak": 0.0, "kernel": 0.0, "n": 0}
 
     def check(arch, S, L, seed):
         m = _tiny(arch, L, seed % 11)
@@ -257,6 +284,10 @@ def test_upper_triangle_is_never_read(claim, sizes):
         with torch.no_grad():
             stats["model"] = max(stats["model"], float((cl.masked_logits(m, ids, zero_upper=True)
                                                         - cl.masked_logits(m, ids)).abs().max()))
+            # negative control: one future key let through the mask (slice c sees key c + 1, a
+            # position of the upper triangle), zeroed the same way
+            stats["leak"] = max(stats["leak"], float((cl.masked_logits(m, ids, zero_upper=True, future=1)
+                                                      - cl.masked_logits(m, ids, future=1)).abs().max()))
         q, k, v = (torch.randn(2, 2, S, S, 4, generator=generator(seed + i), dtype=torch.float64) for i in range(3))
         stats["kernel"] = max(stats["kernel"], float((ca.trimmed(q, k, v) - ca.upper_zeroed(ca.naive(q, k, v)))
                                                      .abs().max()))
@@ -266,10 +297,6 @@ def test_upper_triangle_is_never_read(claim, sizes):
                 L=st.integers(1, c["max_layers"]), seed=st.integers(0, 2 ** 16))
     S = sizes["cost"]["S"][-1]
     claim.record("random models checked", stats["n"])
-    claim.record("max |Δ diagonal logit| with the upper triangle zeroed in every layer", stats["model"],
-                 expected=0.0, tol=EXACT, why="float64, exact construction (see EXACT)")
-    claim.record("max |trimmed − upper-zeroed naive| (kernel outputs)", stats["kernel"], expected=0.0, tol=EXACT,
-                 why="float64, exact construction (see EXACT)")
     claim.record(f"share of the S × S states never computed (S = {S})", (S - 1) / (2 * S))
     # Fig 3 from a real layer: ‖h_{c,t}‖ of a 1-layer model's per-slice outputs, trimmed kernel
     m = _tiny("llama", 1, 0)
@@ -278,7 +305,12 @@ def test_upper_triangle_is_never_read(claim, sizes):
     src = np.where(np.tril(np.ones((6, 6))) > 0, np.arange(6)[:, None], -1)
     claim.figure(figures.axis_layout(src, h.norm(dim=-1).numpy(), "004 Fig 3: strictly upper part zero "
                                      "(1-layer attention, trimmed kernel)", "‖attention output‖"), "fig3_layout")
-    assert stats["model"] <= EXACT and stats["kernel"] <= EXACT
+    exact = "float64, exact construction (see EXACT)"
+    claim.check("max |Δ diagonal logit| with the upper triangle zeroed in every layer", stats["model"], 0.0,
+                compare="abs", tol=EXACT, why=exact, control=stats["leak"],
+                control_name="Algorithm 1's mask with one future key let through (slice c sees key c + 1)")
+    claim.check("max |trimmed − upper-zeroed naive| (kernel outputs)", stats["kernel"], 0.0, compare="abs", tol=EXACT,
+                why=exact)
 
 
 def _per_slice_states(model, ids: torch.Tensor, kernel: str) -> torch.Tensor:
@@ -364,14 +396,17 @@ def test_segment_level_sparsity(claim, sizes, cost):
     and FLOPs grow linearly in k at fixed S."""
     claim.dtype = "float64"  # exact checks: see EXACT
     c = sizes["check"]
-    stats = {"k1": 0.0, "kS": 0.0, "k": 0.0, "n": 0}
+    stats = {"k1": 0.0, "k2": 0.0, "kS": 0.0, "k": 0.0, "n": 0}
 
     def check(arch, S, L, seed, k):
         m = _tiny(arch, L, seed % 11)
         ids = torch.randint(0, 50, (2, S), generator=generator(seed))
         k = 1 + k % S
         with torch.no_grad():
-            stats["k1"] = max(stats["k1"], float((cl.segment_logits(m, ids, 1) - cl.causal_logits(m, ids)).abs().max()))
+            causal = cl.causal_logits(m, ids)
+            stats["k1"] = max(stats["k1"], float((cl.segment_logits(m, ids, 1) - causal).abs().max()))
+            # negative control: segment size 2 (one slot of re-reading) against causal decoding
+            stats["k2"] = max(stats["k2"], float((cl.segment_logits(m, ids, 2) - causal).abs().max()))
             stats["kS"] = max(stats["kS"], float((cl.segment_logits(m, ids, S) - cl.prefix_oracle(m, ids)).abs().max()))
             stats["k"] = max(stats["k"], float((cl.segment_logits(m, ids, k) - cl.masked_logits(m, ids, segment=k))
                                                .abs().max()))
@@ -384,16 +419,6 @@ def test_segment_level_sparsity(claim, sizes, cost):
     st_ = np.array([r[2] for r in cost["seg"]], dtype=float)
     fl_slope, st_slope = _slope(ks, fl), _slope(ks, st_)
     claim.record("random models checked", stats["n"])
-    for key, label in (("k1", "segment k = 1 − causal decoding"), ("kS", "segment k = S − full axis (oracle)"),
-                       ("k", "segment k (KV cache) − masked formulation with Fig 4 reuse")):
-        claim.record(f"max |{label}| (logits)", stats[key], expected=0.0, tol=EXACT,
-                     why="float64, exact construction (see EXACT)")
-    # counted, deterministic; the frozen-key GEMMs of a chunk (16 slices) run to the chunk's
-    # last slice, a waste that shrinks as k grows: 0.85–1.0 is linear for k ≥ 1
-    claim.record(f"log–log slope of segment FLOPs in k (S = {cost['S']})", fl_slope, expected=1.0, tol=0.15,
-                 why="counted FLOPs; chunking waste ≤ 15% at k = 1")
-    claim.record(f"log–log slope of stored states in k (S = {cost['S']})", st_slope, expected=1.0, tol=0.02,
-                 why="K·S states by construction (min(k, S) = k here)")
     claim.table("CA-6: segment kernel cost at fixed S", ["k", "GFLOP", "states per head (K·S)"],
                 [[int(k), round(f / 1e9, 4), int(s)] for k, f, s in zip(ks, fl, st_)])
     src = np.where(np.tril(np.ones((6, 6))) > 0, np.minimum(np.arange(6)[:, None], np.arange(6)[None, :] + 2), -1)
@@ -403,8 +428,19 @@ def test_segment_level_sparsity(claim, sizes, cost):
     fig_curves = {"FLOPs": (ks, fl), "states": (ks, st_)}
     claim.figure(figures.cost_vs_length(fig_curves, f"CA-6 segment kernel at S = {cost['S']}: cost vs k",
                                         "count", {"FLOPs": fl_slope, "states": st_slope}), "cost_vs_k")
-    assert stats["k1"] <= EXACT and stats["kS"] <= EXACT and stats["k"] <= EXACT
-    assert abs(fl_slope - 1) <= 0.15 and abs(st_slope - 1) <= 0.02
+    exact = "float64, exact construction (see EXACT)"
+    claim.check("max |segment k = 1 − causal decoding| (logits)", stats["k1"], 0.0, compare="abs", tol=EXACT,
+                why=exact, control=stats["k2"], control_name="segment k = 2 in place of k = 1")
+    claim.check("max |segment k = S − full axis (oracle)| (logits)", stats["kS"], 0.0, compare="abs", tol=EXACT,
+                why=exact)
+    claim.check("max |segment k (KV cache) − masked formulation with Fig 4 reuse| (logits)", stats["k"], 0.0,
+                compare="abs", tol=EXACT, why=exact)
+    # counted, deterministic; the frozen-key GEMMs of a chunk (16 slices) run to the chunk's
+    # last slice, a waste that shrinks as k grows: 0.85–1.0 is linear for k ≥ 1
+    claim.check(f"log–log slope of segment FLOPs in k (S = {cost['S']})", fl_slope, 1.0, compare="abs", tol=0.15,
+                why="counted FLOPs; chunking waste ≤ 15% at k = 1")
+    claim.check(f"log–log slope of stored states in k (S = {cost['S']})", st_slope, 1.0, compare="abs", tol=0.02,
+                why="K·S states by construction (min(k, S) = k here)")
 
 
 @pytest.mark.claim("CA-7", source="004 §3.1")
@@ -415,15 +451,6 @@ def test_cost_grows_cubically_and_sparsity_brings_it_down(claim, cost):
     rows, S = cost["rows"], cost["S"]
     slopes = {n: _tail_slope([r[0] for r in v], [r[1] for r in v]) for n, v in rows.items() if len(v) > 1}
     at = {n: dict(v)[S] for n, v in rows.items() if S in dict(v)}
-    why = "counted FLOPs; the lower-order terms left between the two largest S move the slope by < 0.15"
-    for name, want in (("masked_sdpa", 3.0), ("trimmed", 3.0), ("segment k=4", 2.0), ("causal", 2.0)):
-        claim.record(f"log–log slope of FLOPs in S (two largest S), {name}", slopes[name], expected=want, tol=0.15,
-                     why=why)
-    claim.record(f"FLOPs masked_sdpa / causal at S = {S}", at["masked_sdpa"] / at["causal"], expected=S, tol=0.01,
-                 compare="rel", why="S slices of the S × S work, counted exactly")
-    claim.record(f"FLOPs trimmed / masked_sdpa at S = {S}", at["trimmed"] / at["masked_sdpa"],
-                 expected=(S + 1) * (2 * S + 1) / (6 * S * S), tol=0.01, compare="rel",
-                 why="Σ (c+1)² / S³ exactly")
     claim.record(f"FLOPs segment k=4 / masked_sdpa at S = {S}", at["segment k=4"] / at["masked_sdpa"])
     claim.table(f"CA-7: counted GFLOP by kernel (H = {cost['H']}, d = {cost['d']}, batch 1)",
                 ["S", *rows], [[s, *[round(dict(v).get(s, float("nan")) / 1e9, 5) for v in rows.values()]]
@@ -434,8 +461,21 @@ def test_cost_grows_cubically_and_sparsity_brings_it_down(claim, cost):
     st_curves = {n: ([r[0] for r in v], [r[1] for r in v]) for n, v in cost["states"].items()}
     claim.figure(figures.cost_vs_length(st_curves, "CA-7: states stored per head vs S", "states",
                                         {n: _tail_slope(*c) for n, c in st_curves.items()}), "states_vs_S")
-    assert abs(slopes["masked_sdpa"] - 3) <= 0.15 and abs(slopes["causal"] - 2) <= 0.15
-    assert abs(slopes["segment k=4"] - 2) <= 0.15 and at["trimmed"] < at["masked_sdpa"] / 2.5
+    # every comparison shown is asserted. Controls: the slope of a kernel of the other order
+    # through the same comparison (the S² causal decoder as "cubic", the S³ kernel as "quadratic")
+    why = "counted FLOPs; the lower-order terms left between the two largest S move the slope by < 0.15"
+    for name, want, ctl in (("masked_sdpa", 3.0, "causal"), ("trimmed", 3.0, None), ("segment k=4", 2.0, "masked_sdpa"),
+                            ("causal", 2.0, None)):
+        control = dict(control=slopes[ctl], control_name=f"the {ctl} kernel's slope") if ctl else {}
+        claim.check(f"log–log slope of FLOPs in S (two largest S), {name}", slopes[name], want, compare="abs",
+                    tol=0.15, why=why, **control)
+    claim.check(f"FLOPs masked_sdpa / causal at S = {S}", at["masked_sdpa"] / at["causal"], S, compare="rel", tol=0.01,
+                why="S slices of the S × S work, counted exactly")
+    naive = dict(control=at["naive"] / at["masked_sdpa"], control_name="the naive kernel, which computes the upper "
+                 "triangle") if "naive" in at else {}  # (naive runs up to ca.NAIVE_MAX_S)
+    claim.check(f"FLOPs trimmed / masked_sdpa at S = {S} (upper triangle never computed)",
+                at["trimmed"] / at["masked_sdpa"], (S + 1) * (2 * S + 1) / (6 * S * S), compare="rel", tol=0.01,
+                why="Σ (c+1)² / S³ exactly", **naive)
 
 
 # --------------------------------------------------------------------------- CA-8
@@ -489,14 +529,29 @@ def _paired(a: np.ndarray, b: np.ndarray) -> tuple[float, float, float]:
     return float(d.mean()), float(d.std(ddof=1)) if len(d) > 1 else float("nan"), p
 
 
+# CA-8's power. The source states no effect size (a proposal without experiments), so the
+# effect the test must be able to see is ours, stated: 0.01 nats/token (≈ 1% perplexity), the
+# least benefit that would pay for the axis's S-fold cost.
+EFFECT_NATS = 0.01
+# the test: mean Δ NLL < 0 and two-sided paired p ≤ 0.05, i.e. one-sided p ≤ 0.025
+ALPHA_TWO_SIDED = 0.05
+
+
 @pytest.mark.policy_dtype
 @pytest.mark.claim("CA-8", source="004 §1, §3.1")
 def test_context_axis_training_gives_better_representations(claim, experiment, sizes, profile):
     """The proposal's premise, tested: models trained with the context axis (± stochastic axis
     drop) against the identical causal model, held-out NLL under causal-only (KV-cache
-    compatible), segment-k and full context-axis inference. The claim is read as: the context
-    axis model beats the causal one under the inference it would be deployed with — causal or
-    segment-level (§3.1) — and under full context-axis inference."""
+    compatible), segment-k and full context-axis inference. The claim is read as: the model
+    trained with the full context axis beats the causal one under full context-axis inference,
+    and the model trained with axis drop (§1: "robustness under causal-only conditions") beats
+    it under causal-only inference, each significantly over paired seeds. Segment inference is
+    recorded.
+
+    Our own check, not the source's claim (context rows, not asserted): §3.1's training–
+    inference mismatch, i.e. how far each model's NLL moves between its training mode and the
+    other inference modes, against the seed-to-seed sd. A small mismatch here says the trained
+    models barely re-read the past, not that the source's premise holds."""
     e = experiment
     base = e.nll["causal"]["causal"]
     table, rows = {}, []
@@ -510,48 +565,64 @@ def test_context_axis_training_gives_better_representations(claim, experiment, s
     deltas = {}
     for v, mode in (("context axis", "full"), ("axis drop", "full"), ("context axis", "causal"),
                     ("axis drop", "causal"), ("axis drop", e.modes[-2]), ("causal", "full")):
-        d, sd, p = _paired(e.nll[v][mode], base)
-        deltas[(v, mode)] = (d, p)
+        deltas[(v, mode)] = _paired(e.nll[v][mode], base)
+        d, _, p = deltas[(v, mode)]
         claim.record(f"Δ NLL: {v} model, {mode} inference − baseline (paired t over seeds: p = {p:.3g})", d,
                      unit="nats/token")
     dropped = [x / sizes["train"]["steps"] for x in e.dropped["axis drop"]]
-    claim.record("axis drop: share of batches trained causally", float(np.mean(dropped)), expected=sizes["axis_drop"],
-                 tol=3 * np.sqrt(sizes["axis_drop"] * (1 - sizes["axis_drop"]) / sizes["train"]["steps"]),
-                 why="Binomial(steps, p): 3 standard errors")
-    claim.figure(figures.nll_by_inference(table, e.modes, "CA-8: held-out NLL by training and inference mode",
-                                          reference=float(base.mean())), "nll_by_mode")
-    curves = {f"{v} (seed {s})": r.losses for v in VARIANTS for s, r in zip(e.seeds, e.results[v])}
-    claim.figure(figures.training_curves(curves, "CA-8: training loss (each model in its own training mode)"),
-                 "training")
-    best = min(deltas[("context axis", "full")][0], deltas[("axis drop", "full")][0])
-    deployable = min(deltas[("axis drop", "causal")][0], deltas[("axis drop", e.modes[-2])][0])
-    measured = (f"Δ full = {best:+.4f}, Δ causal/segment (axis drop) = {deployable:+.4f} nats "
-                f"(p = {deltas[('axis drop', 'causal')][1]:.2g})")
-    claim.not_reproduced_if(NOT_REPRODUCED, ("CA-8", profile.name), measured)
-    # the premise: better held-out NLL, significantly (paired over seeds), under the full axis
-    # and under a deployable inference mode
-    assert best < 0 and deltas[("context axis", "full")][1] < 0.05
-    assert deployable < 0 and deltas[("axis drop", "causal")][1] < 0.05
-
-
-@pytest.mark.policy_dtype
-@pytest.mark.claim("CA-8", source="004 §3.1")
-def test_training_inference_mismatch(claim, experiment):
-    """§3.1's training–inference mismatch, measured: how much each trained model's held-out NLL
-    moves between its training mode and the inference modes (causal for the causal model; full
-    for the context-axis models), against the seed-to-seed spread of the baseline."""
-    e = experiment
-    seed_sd = float(e.nll["causal"]["causal"].mean(1).std(ddof=1))
+    claim.record(f"axis drop: share of batches trained causally (drawn with p = {sizes['axis_drop']})",
+                 float(np.mean(dropped)))
+    # our own check (not the source's claim): the training–inference mismatch of each model
+    seed_sd = float(base.mean(1).std(ddof=1))
     worst = 0.0
     for v in VARIANTS:
         own = e.nll[v]["causal" if v == "causal" else "full"].mean(1)
         for mode in e.modes:
             d = float(np.abs(e.nll[v][mode].mean(1) - own).max())
             worst = max(worst, d)
-            claim.record(f"{v} model: max over seeds |NLL({mode}) − NLL(training mode)|", d, unit="nats/token")
-    claim.record("seed-to-seed sd of the causal baseline", seed_sd, unit="nats/token")
-    # what the data supports at this scale: the mismatch is below half the seed sd, i.e. it
-    # cannot change any comparison between the variants here
-    claim.record("largest mismatch / baseline seed sd", worst / seed_sd, expected=0.5, compare="le",
-                 why="half the seed-to-seed sd: smaller differences cannot reorder the variants")
-    assert worst <= 0.5 * seed_sd
+            claim.record(f"our check, not the source's claim — {v} model: max over seeds |NLL({mode}) − "
+                         f"NLL(training mode)|", d, unit="nats/token")
+    claim.record("our check, not the source's claim — seed-to-seed sd of the causal baseline", seed_sd,
+                 unit="nats/token")
+    claim.record("our check, not the source's claim — largest mismatch / baseline seed sd", worst / seed_sd)
+    claim.figure(figures.nll_by_inference(table, e.modes, "CA-8: held-out NLL by training and inference mode",
+                                          reference=float(base.mean())), "nll_by_mode")
+    curves = {f"{v} (seed {s})": r.losses for v in VARIANTS for s, r in zip(e.seeds, e.results[v])}
+    claim.figure(figures.training_curves(curves, "CA-8: training loss (each model in its own training mode)"),
+                 "training")
+    # power: the two asserted comparisons, each a one-sided paired t at α/2 with the paired sd
+    # measured here (3 seeds: a rough sd), passing together. They share the baseline, so they
+    # are positively correlated: the product (independence) is a lower bound on the joint
+    # power, the smaller of the two an upper bound.
+    tested = (("context axis", "full"), ("axis drop", "causal"))
+    sds = [deltas[k][1] for k in tested]
+    n = len(e.seeds)
+    if n >= 2 and all(np.isfinite(sd) and sd > 0 for sd in sds):
+        def joint(k: int) -> float:
+            return float(np.prod([power_paired_t(EFFECT_NATS, sd, max(k, 2), ALPHA_TWO_SIDED / 2) for sd in sds]))
+
+        each = [power_paired_t(EFFECT_NATS, sd, n, ALPHA_TWO_SIDED / 2) for sd in sds]
+        n80 = n_for_power(joint)
+        claim.power(joint(n), effect=f"{EFFECT_NATS} nats/token better held-out NLL (the source states no size; "
+                    "ours: the least benefit worth the axis's cost)",
+                    method=f"noncentral t, one-sided α = {ALPHA_TWO_SIDED / 2} per comparison, paired sd over {n} "
+                           f"seeds {sds[0]:.4f} (full) / {sds[1]:.4f} (axis drop, causal); product of the two "
+                           f"(lower bound; upper bound {min(each):.3f})",
+                    decide=f"{n80} paired seeds at this model size and budget" if n80 else
+                    "more than 100,000 paired seeds")
+    # (with fewer than 2 seeds or no spread, power cannot be computed: the verdict stays inconclusive)
+    full_d, _, full_p = deltas[tested[0]]
+    drop_d, _, drop_p = deltas[tested[1]]
+    measured = (f"Δ NLL context axis (full inference) {full_d:+.4f} nats, p = {full_p:.2g}; Δ NLL axis drop "
+                f"(causal inference) {drop_d:+.4f} nats, p = {drop_p:.2g}; largest train–inference mismatch "
+                f"{worst / seed_sd:.2f} × the seed sd")
+    claim.not_reproduced_if(NOT_REPRODUCED, ("CA-8", profile.name), measured)
+    better = "the premise: better held-out NLL than the identical causal model"
+    claim.check("Δ NLL: context axis model, full inference − baseline (mean over seeds)", full_d, 0.0, compare="le",
+                unit="nats/token", why=better)
+    claim.check("paired t p (two-sided, over seeds): context axis model, full inference vs baseline", full_p,
+                ALPHA_TWO_SIDED, compare="le", why="significant over paired seeds, conventional α")
+    claim.check("Δ NLL: axis drop model, causal inference − baseline (mean over seeds)", drop_d, 0.0, compare="le",
+                unit="nats/token", why=better + ", under KV-cache-compatible inference")
+    claim.check("paired t p (two-sided, over seeds): axis drop model, causal inference vs baseline", drop_p,
+                ALPHA_TWO_SIDED, compare="le", why="significant over paired seeds, conventional α")

@@ -54,10 +54,14 @@ def algorithm1_mask(x: torch.Tensor, pad_id: int | None = None) -> torch.Tensor:
     return M[:, None].bool()
 
 
-def allowed(S: int, device: torch.device | str | None = None) -> torch.Tensor:
-    """(S, S, S) bool: slice c, query i may attend key j (j ≤ max(i, c))."""
+def allowed(S: int, device: torch.device | str | None = None, future: int = 0) -> torch.Tensor:
+    """(S, S, S) bool: slice c, query i may attend key j (j ≤ max(i, c)). `future` > 0 lets
+    each slice's queries also see the next `future` keys beyond c (j ≤ max(i, c + future)): a
+    broken mask, the negative control of CA-3 / CA-5 (the diagonal then reads the future)."""
+    if int(future) < 0:
+        raise ReproError(f"future must be ≥ 0, got {future}")
     c = torch.arange(S, device=device)
-    return c[None, None, :] <= torch.maximum(c[:, None, None], c[None, :, None])
+    return c[None, None, :] <= torch.maximum(c[:, None, None] + int(future), c[None, :, None])
 
 
 def _check(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> None:

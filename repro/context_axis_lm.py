@@ -124,15 +124,16 @@ def _layers(model: nn.Module) -> nn.ModuleList:
 
 
 def masked_logits(model: nn.Module, ids: torch.Tensor, segment: int | None = None,
-                  zero_upper: bool = False) -> torch.Tensor:
+                  zero_upper: bool = False, future: int = 0) -> torch.Tensor:
     """004 §2.1–2.2 as written: the input gets a context axis (B, S) → (B·S, S), slice c runs
     under Algorithm 1's mask (query i sees key j iff j ≤ max(i, c)), the diagonal is read out.
     `segment` = k applies Fig 4's reuse (`segment_reuse`) to every layer's input states;
     `zero_upper` sets Fig 3's strictly upper part (positions t > c of slice c) to zero there.
-    Memory S× a causal pass: a reference for small S."""
+    `future` > 0 breaks the mask on purpose (`allowed`: slice c also sees keys c+1 … c+future),
+    a negative control. Memory S× a causal pass: a reference for small S."""
     B, S = ids.shape
     rows = ids.repeat_interleave(S, dim=0)  # row b·S + c: slice c of sample b
-    mask = allowed(S, ids.device)[None].expand(B, S, S, S).reshape(B * S, 1, S, S)
+    mask = allowed(S, ids.device, future)[None].expand(B, S, S, S).reshape(B * S, 1, S, S)
     handles = []
     if segment is not None or zero_upper:
         def reuse(module, args, kwargs):

@@ -46,7 +46,11 @@ __all__ = [
     "direct_logit_attribution",
     "ffn_key_value",
     "frozen_norm",
+    "gradient_flow",
+    "mean_distribution_kl",
     "out_proj_weight",
+    "residual_norms",
+    "xavier_init_",
 ]
 
 
@@ -349,16 +353,22 @@ class GradientFlow:
     ratio: ‖∂L/∂x^(1)‖ / ‖∂L/∂x^(L−1)‖, x^(l) the residual stream after block l (x^(1) is the
     source's "first layer"; x^(L−1) is the input of the last block); param_ratio: the norm of
     block 1's weight-matrix gradients over block L's (Xiong et al. 2020, Fig 3); per_layer:
-    ‖∂L/∂x^(l)‖ / ‖∂L/∂x^(L−1)‖ for l = 0 … L."""
+    ‖∂L/∂x^(l)‖ / ‖∂L/∂x^(L−1)‖ for l = 0 … L; identity_share: ⟨∂L/∂x^(1), ∂L/∂x^(L)⟩ /
+    ‖∂L/∂x^(L)‖², the coefficient with which the direct path ∂L/∂x^(L) enters ∂L/∂x^(1) (the
+    source's Proposition: exactly 1 in pre-norm, plus terms from the blocks, which project on it
+    only by chance; no such path in post-norm, where every LayerNorm Jacobian sits on it)."""
 
     ratio: float
     param_ratio: float
     per_layer: tuple[float, ...]
+    identity_share: float = float("nan")
 
 
-def gradient_flow(model: nn.Module, input_ids: torch.Tensor) -> GradientFlow:
+def gradient_flow(model: nn.Module, input_ids: torch.Tensor, *, embed_scale: float = 1.0) -> GradientFlow:
     """One forward/backward of the next-token loss on `input_ids` (B, T+1) through a
-    TinyDecoder (pre- or post-norm); the model's gradients are cleared afterwards."""
+    TinyDecoder (pre- or post-norm); the model's gradients are cleared afterwards.
+    `embed_scale`: the token embeddings are read ×embed_scale (Vaswani et al. 2017 read them ×√d;
+    see `xavier_init_`)."""
     from .models.tiny import TinyDecoder
 
     if not isinstance(model, TinyDecoder):
@@ -367,20 +377,79 @@ def gradient_flow(model: nn.Module, input_ids: torch.Tensor) -> GradientFlow:
     if L < 2:
         raise ReproError("gradient_flow compares the first and last layers: n_layer must be >= 2")
     model.zero_grad(set_to_none=True)
-    out = model(input_ids[:, :-1], output_hidden_states=True)
+    if embed_scale == 1.0:
+        out = model(input_ids[:, :-1], output_hidden_states=True)
+    else:
+        out = model(inputs_embeds=model.wte(input_ids[:, :-1]) * embed_scale, output_hidden_states=True)
     states = out.hidden_states  # L+1 × (B, T, d)
     for h in states:
         h.retain_grad()
     loss = torch.nn.functional.cross_entropy(out.logits.float().flatten(0, 1), input_ids[:, 1:].flatten())
     loss.backward()
     g = [float(h.grad.norm()) for h in states]
+    g1, gL = states[1].grad.double(), states[L].grad.double()
+    share = float((g1 * gL).sum() / (gL * gL).sum())
 
     def wgrad(block: nn.Module) -> float:
         return float(sum(p.grad.pow(2).sum() for p in block.parameters() if p.dim() > 1 and p.grad is not None).sqrt())
 
     first, last = wgrad(model.blocks[0]), wgrad(model.blocks[-1])
     model.zero_grad(set_to_none=True)
-    return GradientFlow(g[1] / g[L - 1], first / last, tuple(x / g[L - 1] for x in g))
+    return GradientFlow(g[1] / g[L - 1], first / last, tuple(x / g[L - 1] for x in g), share)
+
+
+@torch.no_grad()
+def xavier_init_(model: nn.Module, generator: torch.Generator) -> nn.Module:
+    """Re-initialise a TinyDecoder in place with the init the post-norm argument assumes (the
+    original Transformer, Vaswani et al. 2017, analysed by Xiong et al. 2020 §3): every weight
+    matrix Xavier/Glorot normal, N(0, 2/(fan_in + fan_out)), with no 1/√(2L) damping of the
+    residual projections (unlike 001 App B.1); biases 0; norms 1 / 0; the token embedding
+    N(0, 1/d), which the original Transformer reads ×√d (pass `embed_scale=√d` to
+    `gradient_flow`) — a tied LM head then gives unit-scale logits. Draws from `generator` in
+    module order; returns the model."""
+    d = model.config.d_model
+    emb = model.get_input_embeddings()
+    head = model.get_output_embeddings()
+    for module in model.modules():
+        if isinstance(module, nn.Embedding):
+            module.weight.normal_(0.0, d ** -0.5, generator=generator)
+        elif isinstance(module, nn.Linear):
+            if module is head and emb is not None and head.weight is emb.weight:
+                continue  # tied: the embedding's init
+            fan_out, fan_in = module.weight.shape
+            module.weight.normal_(0.0, (2.0 / (fan_in + fan_out)) ** 0.5, generator=generator)
+            if module.bias is not None:
+                module.bias.zero_()
+        elif isinstance(module, (nn.LayerNorm, nn.RMSNorm)):
+            if module.weight is not None:
+                module.weight.fill_(1.0)
+            if getattr(module, "bias", None) is not None:
+                module.bias.zero_()
+    return model
+
+
+# --------------------------------------------------------------------------- lens control
+
+
+@torch.no_grad()
+def mean_distribution_kl(model: nn.Module, train_final: torch.Tensor, test_final: torch.Tensor,
+                         chunk: int = 256) -> torch.Tensor:
+    """KL(p_t ‖ p̄) per held-out token (N,), float32 nats: p_t the model's next-token distribution
+    at test_final[t] (N, d, pre-norm final states), p̄ its distribution averaged over the
+    training tokens' final states train_final (M, d). A "lens" that reads nothing from the
+    layer it is given: the negative control of "the tuned lens decodes intermediate layers"."""
+    from .lens import unembed
+
+    total = None
+    for start in range(0, train_final.shape[0], chunk):
+        p = unembed(model, train_final[start:start + chunk].float()).float().softmax(-1).double().sum(0)
+        total = p if total is None else total + p
+    log_mean = (total / train_final.shape[0]).clamp_min(1e-300).log().float()
+    out = []
+    for start in range(0, test_final.shape[0], chunk):
+        log_p = unembed(model, test_final[start:start + chunk].float()).float().log_softmax(-1)
+        out.append((log_p.exp() * (log_p - log_mean)).sum(-1))
+    return torch.cat(out)
 
 
 def residual_norms(residual: torch.Tensor, skip_first: int = 1) -> torch.Tensor:

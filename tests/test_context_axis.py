@@ -284,6 +284,29 @@ def test_model_modes_agree_with_the_oracle(arch, S, L, seed, bucket):
         assert torch.allclose(cl.segment_logits(m, ids, k), cl.masked_logits(m, ids, segment=k), atol=1e-10)
 
 
+def test_future_leak_is_the_broken_mask_of_the_controls():
+    """`future` (CA-3/CA-5's negative control): slice c also sees keys c+1 … c+future, and
+    the diagonal then depends on the next token; future = 0 is Algorithm 1's mask."""
+    S = 6
+    c, i, j = torch.meshgrid(torch.arange(S), torch.arange(S), torch.arange(S), indexing="ij")
+    assert torch.equal(ca.allowed(S, future=0), ca.allowed(S))
+    assert torch.equal(ca.allowed(S, future=1), j <= torch.maximum(i, c + 1))
+    with pytest.raises(ReproError, match="future"):
+        ca.allowed(S, future=-1)
+    m = _tiny_hf("llama", 0)
+    ids = torch.randint(0, 50, (2, S), generator=generator(4))
+    other = ids.clone()
+    other[:, 3] = (ids[:, 3] + 1) % 50
+    with torch.no_grad():
+        assert torch.allclose(cl.masked_logits(m, other)[:, :3], cl.masked_logits(m, ids)[:, :3], atol=1e-10)
+        leak = (cl.masked_logits(m, other, future=1) - cl.masked_logits(m, ids, future=1))[:, :3].abs()
+        assert leak[:, 2].max() > 1e-4  # position 2 reads token 3
+        assert leak[:, :2].max() <= 1e-10  # positions 0, 1 see at most token 2
+        # and zeroing the upper triangle now changes the diagonal (CA-5's control)
+        zeroed = cl.masked_logits(m, ids, zero_upper=True, future=1) - cl.masked_logits(m, ids, future=1)
+        assert zeroed.abs().max() > 1e-4
+
+
 def test_wrapper_train_modes_and_axis_drop():
     m = _tiny_hf("llama", 0).float()
     ids = torch.randint(0, 50, (3, 6), generator=generator(2))

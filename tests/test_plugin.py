@@ -334,7 +334,7 @@ def test_records_say_their_dtype_and_run_says_the_policy(pytester: pytest.Pytest
     assert data["run"]["budget_s"] == 1800
     md = (pytester.path / "artifacts" / "report.md").read_text()
     assert "of the ci budget of 1.8e+03 s" in md or "of the ci budget of 1800 s" in md and f'"auto" resolves to {forced}' in md
-    assert "| claim | verdict | wall s |" in md
+    assert "| claim | verdict | headline" in md and "| wall s |" in md
     result.stdout.fnmatch_lines(["*wall s*", "BB-4 *reproduced *[0-9].[0-9]*", "wall time * of the ci budget*"])
 
 

@@ -314,6 +314,64 @@ def test_gradient_flow_pre_norm_identity_path_and_cleanup():
     assert all(torch.equal(before[k], v) for k, v in model.state_dict().items())
 
 
+def test_gradient_flow_identity_share_pre_vs_post_and_no_skip():
+    """The coefficient of ∂L/∂x^(L) in ∂L/∂x^(1): 1 with the pre-norm skip path, ≈ 0 without skips
+    or behind post-norm LayerNorms at the Xavier init (sub-layers as large as the stream)."""
+    ids = tokens(n=4, T=33)
+
+    def share(**kw):
+        model = tiny(n_layer=8, **kw)
+        rs.xavier_init_(model, generator(5))
+        return rs.gradient_flow(model.train(), ids, embed_scale=32 ** 0.5).identity_share
+
+    assert share() == pytest.approx(1.0, abs=0.1)
+    assert abs(share(residual=False)) < 0.3
+    assert abs(share(norm_position="post", final_norm=False)) < 0.3
+
+
+def test_gradient_flow_embed_scale_reads_scaled_embeddings():
+    model = tiny(n_layer=3).train()
+    ids = tokens(T=17)
+    a = rs.gradient_flow(model, ids)
+    b = rs.gradient_flow(model, ids, embed_scale=1.0)
+    assert a == b
+    c = rs.gradient_flow(model, ids, embed_scale=4.0)
+    assert c.per_layer != a.per_layer
+
+
+def test_xavier_init_scales_and_tied_head():
+    model = tiny(n_layer=2, d_ff=96)
+    rs.xavier_init_(model, generator(7))
+    d = 32
+    up = model.blocks[0].mlp.up_proj.weight.detach()
+    assert float(up.std()) == pytest.approx((2 / (d + 96)) ** 0.5, rel=0.1)
+    assert float(model.blocks[1].attn.o_proj.weight.detach().std()) == pytest.approx((2 / (2 * d)) ** 0.5, rel=0.1)
+    assert float(model.wte.weight.detach().std()) == pytest.approx(d ** -0.5, rel=0.1)
+    assert model.lm_head.weight is model.wte.weight
+    assert all(float(b.attn.q_proj.bias.detach().abs().max()) == 0 for b in model.blocks)
+    assert torch.equal(model.blocks[0].ln_1.weight, torch.ones(d))
+    again = rs.xavier_init_(tiny(n_layer=2, d_ff=96), generator(7))
+    assert all(torch.equal(p, q) for p, q in zip(model.parameters(), again.parameters()))
+
+
+def test_mean_distribution_kl_is_kl_to_the_average():
+    model = tiny(n_layer=2)
+    h_train, h_test = torch.randn(10, 32, generator=generator(8)), torch.randn(5, 32, generator=generator(9))
+    kl = rs.mean_distribution_kl(model, h_train, h_test, chunk=3)
+    with torch.no_grad():
+        mean = model.lm_head(model.ln_f(h_train)).softmax(-1).mean(0)
+        p = model.lm_head(model.ln_f(h_test)).softmax(-1)
+    ref = (p * (p.log() - mean.log())).sum(-1)
+    assert kl.shape == (5,) and torch.allclose(kl, ref, atol=1e-5)
+    assert (kl >= -1e-6).all()
+    # on its own tokens the average is the best constant distribution: mean KL to it ≤ to uniform
+    own = rs.mean_distribution_kl(model, h_train, h_train)
+    with torch.no_grad():
+        q = model.lm_head(model.ln_f(h_train)).log_softmax(-1)
+    uni = (q.exp() * (q + torch.log(torch.tensor(float(V))))).sum(-1)
+    assert own.mean() <= uni.mean() + 1e-6
+
+
 def test_gradient_flow_bad_input():
     with pytest.raises(ReproError, match="TinyDecoder"):
         rs.gradient_flow(hf("gpt2"), tokens())
