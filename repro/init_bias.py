@@ -11,10 +11,13 @@ independent, so seeds — not pairs — are the unit of replication.
 """
 from __future__ import annotations
 
+import hashlib
 import math
 from dataclasses import dataclass, field
 
 import numpy as np
+import scipy.special
+import scipy.stats
 import torch
 
 from repro import probe
@@ -196,6 +199,7 @@ class PositionalStdResult:
     sizes: dict
     std: SeedCurves  # (seeds, T): std over sequences and channels at position i (1-based)
     attn_sq: SeedCurves  # (seeds, T): mean over sequences/heads of Σ_j A_ij² (1/i if uniform)
+    value_std: SeedCurves | None = None  # (seeds, T): the same std of the value vectors v_j (before A)
 
     @property
     def positions(self) -> np.ndarray:
@@ -207,7 +211,7 @@ def positional_std(*, d_model: int, n_head: int, T: int, n_seq: int, seeds, agg_
     """Feed Gaussian vectors (the embedding's N(0, 0.02) statistics) through one random-init pre-LN
     softmax attention block and read o = A·V before the output projection (001 §4.4, Fig 9).
     `agg_scale` reads the same point after 001 §6.2.1's amplification/attenuation."""
-    stds, sq = [], []
+    stds, sq, vstds = [], [], []
     for seed in seeds:
         cfg = TinyConfig.merged(vocab_size=0, d_model=d_model, n_head=n_head, n_layer=1, block="attn",
                                 norm="layernorm", residual=True, positions="rope", max_len=T,
@@ -215,18 +219,22 @@ def positional_std(*, d_model: int, n_head: int, T: int, n_seq: int, seeds, agg_
         model = _tiny(cfg, derive_seed("bb6-weights", seed))
         x = gaussian_inputs(n_seq, T, d_model, generator(derive_seed("bb6-inputs", seed)), std=0.02)
         captured: dict[str, torch.Tensor] = {}
-        hook = model.blocks[0].attn.agg.register_forward_hook(lambda m, i, o: captured.__setitem__("o", o))
+        attn = model.blocks[0].attn
+        hooks = [attn.agg.register_forward_hook(lambda m, i, o: captured.__setitem__("o", o)),
+                 attn.v_proj.register_forward_hook(lambda m, i, o: captured.__setitem__("v", o))]
         try:
             with torch.no_grad():
                 out = model(inputs_embeds=x, output_attentions=True)
         finally:
-            hook.remove()
+            for hook in hooks:
+                hook.remove()
         o = captured["o"].reshape(n_seq, T, -1)  # (N, T, d)
         stds.append(o.transpose(0, 1).reshape(T, -1).std(dim=1).double().numpy())
+        vstds.append(captured["v"].reshape(n_seq, T, -1).transpose(0, 1).reshape(T, -1).std(dim=1).double().numpy())
         A = out.attentions[0]  # (N, H, T, T)
         sq.append((A.double() ** 2).sum(-1).mean(dim=(0, 1)).numpy())
     sizes = dict(d_model=d_model, n_head=n_head, T=T, n_seq=n_seq, seeds=list(seeds), agg_scale=agg_scale)
-    return PositionalStdResult(sizes, SeedCurves(np.array(stds)), SeedCurves(np.array(sq)))
+    return PositionalStdResult(sizes, SeedCurves(np.array(stds)), SeedCurves(np.array(sq)), SeedCurves(np.array(vstds)))
 
 
 # --------------------------------------------------------------------------- intra-sequence (App A.3)
@@ -245,6 +253,43 @@ def attn0_exact(T: int, n_avg: int) -> tuple[float, float]:
     s = np.sqrt(np.diag(C))
     R = C / np.outer(s, s)
     return float((R.sum() - T) / (T * (T - 1))), float(R.mean())
+
+
+def attn0_exact_depths(T: int, n_max: int) -> np.ndarray:
+    """`attn0_exact(T, n)[0]` for n = 1 … n_max at once, in O(T²) per averaging: the rows a_i of
+    Mⁿ are updated by a running mean, and the mean of ρ_ij = ⟨a_i, a_j⟩/(‖a_i‖‖a_j‖) over i ≠ j is
+    (‖Σ_i a_i/‖a_i‖‖² − T) / (T(T−1)), so the T×T covariance is never formed (T = 2048 in seconds)."""
+    if T < 2 or n_max < 1:
+        raise ValueError(f"attn0_exact_depths needs T >= 2 and n_max >= 1, got T={T}, n_max={n_max}")
+    A = np.eye(T)
+    counts = np.arange(1, T + 1, dtype=float)[:, None]
+    out = np.empty(n_max)
+    for n in range(n_max):
+        np.cumsum(A, axis=0, out=A)
+        A /= counts
+        v = (A / np.sqrt(np.einsum("ij,ij->i", A, A))[:, None]).sum(0)
+        out[n] = (v @ v - T) / (T * (T - 1))
+    return out
+
+
+@dataclass(frozen=True)
+class Extrapolation:
+    """A T → ∞ limit from values at T, 2T, 4T whose differences shrink geometrically."""
+
+    limit: float  # Aitken's Δ²: x₃ + d₂·r/(1 − r), r = d₂/d₁
+    ratio: float  # r: how much the step shrinks per doubling of T (2^−½ for a T^−½ approach)
+    last_step: float  # d₂ = x(4T) − x(2T)
+
+
+def extrapolate_doublings(x1: float, x2: float, x3: float) -> Extrapolation:
+    """Aitken's Δ² extrapolation of a sequence at T, 2T, 4T: exact for x(T) = a + b·T^−c. Only
+    meaningful when 0 < ratio < 1 (a geometric approach); the caller judges the ratio."""
+    d1, d2 = x2 - x1, x3 - x2
+    if d1 == 0:
+        return Extrapolation(float(x3), 0.0, float(d2))
+    r = d2 / d1
+    limit = x3 + d2 * r / (1 - r) if r < 1 else math.nan
+    return Extrapolation(float(limit), float(r), float(d2))
 
 
 def intra_sequence_cosine(x: torch.Tensor) -> tuple[np.ndarray, np.ndarray]:
@@ -266,6 +311,7 @@ class IntraSequenceResult:
     standard_seq_std: np.ndarray  # (L,) std over sequences (Fig 8's bands), pooled over seeds
     attn0_seq_std: np.ndarray
     attn0_full: SeedCurves  # (seeds, L): mean over all T² pairs (A.3's ρ̄′(T, L))
+    inputs: np.ndarray | None = None  # (seeds,) the same off-diagonal cosine of the inputs (0 layers)
 
 
 ATTN_STACK = dict(block="attn", attention="softmax", norm="layernorm", residual=False, positions="rope",
@@ -278,12 +324,13 @@ def intra_sequence_stack(*, T: int, d_model: int, n_head: int, n_layer: int, n_s
     self-attention sub-layers (softmax, App B.1 init, pre-LN, no residual — the residual stream
     would keep the input and hide the averaging) and through L Attn0 blocks; intra-sequence
     cosine after each layer."""
-    rows: dict[str, list] = {"standard": [], "attn0": [], "attn0_full": []}
+    rows: dict[str, list] = {"standard": [], "attn0": [], "attn0_full": [], "inputs": []}
     per_seq: dict[str, list] = {"standard": [], "attn0": []}
     std_cfg = TinyConfig.merged(**ATTN_STACK, d_model=d_model, n_head=n_head, n_layer=n_layer, max_len=T)
     a0_cfg = TinyConfig.attn0_stack(d_model=d_model, n_layer=n_layer, max_len=T, n_head=1)
     for seed in seeds:
         x = gaussian_inputs(n_seq, T, d_model, generator(derive_seed("bb5-inputs", T, seed)))
+        rows["inputs"].append(intra_sequence_cosine(x)[0].mean())
         for name, cfg in (("standard", std_cfg), ("attn0", a0_cfg)):
             with torch.no_grad():
                 hs = _tiny(cfg, derive_seed("bb5-weights", seed))(inputs_embeds=x, output_hidden_states=True).hidden_states
@@ -296,7 +343,8 @@ def intra_sequence_stack(*, T: int, d_model: int, n_head: int, n_layer: int, n_s
     return IntraSequenceResult(
         T, sizes, SeedCurves(np.array(rows["standard"])), SeedCurves(np.array(rows["attn0"])),
         np.concatenate(per_seq["standard"], axis=1).std(1, ddof=1),
-        np.concatenate(per_seq["attn0"], axis=1).std(1, ddof=1), SeedCurves(np.array(rows["attn0_full"])))
+        np.concatenate(per_seq["attn0"], axis=1).std(1, ddof=1), SeedCurves(np.array(rows["attn0_full"])),
+        np.array(rows["inputs"]))
 
 
 # --------------------------------------------------------------------------- LN and GELU (Fig 6)
@@ -310,6 +358,7 @@ class GeluSpreadResult:
     std: dict[str, SeedCurves]  # "norm" / "nonorm": (seeds, 1) std of the pre-activation
     cosine: dict[str, SeedCurves]  # (seeds, 1) inter-sequence cosine of the MLP's output
     samples: dict[str, np.ndarray]  # a sample of pre-activations per variant (for the figure)
+    asymmetry: dict[str, SeedCurves] = field(default_factory=dict)  # (seeds, 1) gelu_asymmetry of the inputs
 
     @property
     def theory(self) -> dict[str, float]:
@@ -319,12 +368,22 @@ class GeluSpreadResult:
         return {"norm": 0.02 * math.sqrt(d), "nonorm": 0.02 * 0.02 * math.sqrt(d)}
 
 
+def gelu_asymmetry(u: torch.Tensor | np.ndarray) -> float:
+    """How asymmetric GELU acts on these inputs: GELU(u) = u/2 (odd, linear) + u·(Φ(u) − ½) (even),
+    and this is rms(even part) / rms(odd part) = rms(u·erf(u/√2)) / rms(u). 0 where GELU is linear
+    (|u| ≪ 1), 1 for ReLU (u/2 + |u|/2: 001 §4.2's asymmetric reference), which GELU approaches as
+    the inputs widen; for u ~ N(0, σ²): 0.015 at σ = 0.011, 0.62 at σ = 0.55."""
+    u = torch.as_tensor(u).double().reshape(-1)
+    return float((u * torch.erf(u / math.sqrt(2.0))).pow(2).mean().sqrt() / u.pow(2).mean().sqrt())
+
+
 def gelu_input_spread(*, d_model: int, n_seq: int, seeds, sample: int = 20000, **_) -> GeluSpreadResult:
     """Embedding-like inputs N(0, 0.02²) (001 §4.1) through one GELU MLP block (App B.1 init)
     with its pre-LayerNorm and without; the std of the GELU input, and the inter-sequence
     cosine of the MLP's output (the contraction the engaged asymmetry causes)."""
     std: dict[str, list] = {"norm": [], "nonorm": []}
     cos: dict[str, list] = {"norm": [], "nonorm": []}
+    asym: dict[str, list] = {"norm": [], "nonorm": []}
     samples: dict[str, np.ndarray] = {}
     for seed in seeds:
         x = gaussian_inputs(n_seq, 1, d_model, generator(derive_seed("bb41-inputs", seed)), std=0.02)
@@ -341,15 +400,151 @@ def gelu_input_spread(*, d_model: int, n_seq: int, seeds, sample: int = 20000, *
                 h.remove()
             u = got["u"].double()
             std[name].append([float(u.std())])
+            asym[name].append([gelu_asymmetry(u)])
             cos[name].append([mean_pairwise_cosine(y)])
             if name not in samples:
                 samples[name] = u.reshape(-1)[:sample].numpy()
     sizes = dict(d_model=d_model, d_ff=4 * d_model, n_seq=n_seq, seeds=list(seeds), input_std=0.02)
     return GeluSpreadResult(sizes, {k: SeedCurves(np.array(v)) for k, v in std.items()},
-                            {k: SeedCurves(np.array(v)) for k, v in cos.items()}, samples)
+                            {k: SeedCurves(np.array(v)) for k, v in cos.items()}, samples,
+                            {k: SeedCurves(np.array(v)) for k, v in asym.items()})
 
 
 # --------------------------------------------------------------------------- §3: random-token probes
+
+# The null of 001 App B.2 is exact uniformity over the vocabulary. A model whose blocks contract
+# nothing is not uniform: its final states are independent isotropic vectors, and a token whose
+# head row is longer wins the argmax more often. `gaussian_argmax_rates` gives each token's win
+# probability under that null from the head alone (probe.head_logit_scales), treating the logits
+# as independent Gaussians with those scales (the rows of a random head are nearly orthogonal).
+# Checked against the real thing — 20,000 isotropic states through the ci heads (d = 768,
+# |V| = 50,257; ≈ 70 s, so not in the claims run): the tokens drawn have mean formula rate
+# 1.196/|V| (RoPE GPT-2) and 1.186/|V| (LLaMA), where the formula predicts Σq² = 1.195/|V| and
+# 1.192/|V|; their collision rates are 1.17× and 1.18× uniform's. `null_top_log10_p` is App B.2's
+# Bonferroni formula with each token's own null rate in place of 1/|V| (it *is* App B.2's
+# formula for uniform rates).
+
+
+def gaussian_argmax_rates(scales, *, n_grid: int = 2001, n_points: int = 257) -> np.ndarray:
+    """P(v = argmax_u z_u) for independent z_u ~ N(0, scales_u²), by quadrature:
+    q_v = ∫ φ(y/σ_v)/σ_v · Π_{u≠v} Φ(y/σ_u) dy. The product runs over a fine histogram of the
+    scales, q is evaluated on a grid of scales and interpolated (q depends on σ_v alone), then
+    renormalised to sum to 1. Equal scales give exactly 1/V."""
+    s = np.asarray(scales, dtype=float).reshape(-1)
+    if s.size == 0 or not np.all(np.isfinite(s)) or s.min() <= 0:
+        raise ValueError("gaussian_argmax_rates needs positive, finite scales")
+    # models that share a head (001 footnote 2: the embedding and head are fixed across seeds)
+    # share its rates: computed once
+    key = (hashlib.sha1(s.tobytes()).hexdigest(), n_grid, n_points)
+    if key not in _RATES_CACHE:
+        if len(_RATES_CACHE) >= 8:
+            _RATES_CACHE.pop(next(iter(_RATES_CACHE)))
+        _RATES_CACHE[key] = _gaussian_argmax_rates(s, n_grid, n_points)
+    return _RATES_CACHE[key].copy()
+
+
+_RATES_CACHE: dict[tuple, np.ndarray] = {}
+
+
+def _gaussian_argmax_rates(s: np.ndarray, n_grid: int, n_points: int) -> np.ndarray:
+    V = s.size
+    s = s / s.mean()
+    if s.max() - s.min() < 1e-12:
+        return np.full(V, 1.0 / V)
+    edges = np.linspace(s.min(), s.max(), min(1024, V) + 1)
+    which = np.clip(np.searchsorted(edges, s, side="right") - 1, 0, len(edges) - 2)
+    counts = np.bincount(which, minlength=len(edges) - 1)
+    keep = counts > 0
+    centers = np.bincount(which, weights=s, minlength=len(edges) - 1)[keep] / counts[keep]  # each bin's mean scale
+    counts = counts[keep]
+    y = np.linspace(-9.0 * s.max(), 9.0 * s.max(), n_grid)
+    log_f = np.zeros_like(y)
+    for chunk in np.array_split(np.arange(len(centers)), max(1, len(centers) // 256)):
+        log_f += (counts[chunk, None] * scipy.stats.norm.logcdf(y[None, :] / centers[chunk, None])).sum(0)
+    t = np.linspace(s.min(), s.max(), n_points)
+    z = y[None, :] / t[:, None]
+    integrand = scipy.stats.norm.pdf(z) / t[:, None] * np.exp(log_f[None, :] - scipy.stats.norm.logcdf(z))
+    q_t = np.trapezoid(integrand, y, axis=1)
+    q = np.interp(s, t, q_t)
+    return q / q.sum()
+
+
+_LN10 = math.log(10.0)
+
+
+def null_top_log10_p(k: int, n: int, rates) -> float:
+    """log10 of min(1, Σ_v P[Bin(n, q_v) ≥ k]): 001 App B.2's Bonferroni p of a top count k among
+    n predictions, with token v's null rate q_v (`rates`) instead of 1/|V|. Deep tails are summed
+    in log space, so it does not underflow."""
+    k, n = int(k), int(n)
+    q = np.asarray(rates, dtype=float).reshape(-1)
+    if k <= 0:
+        return 0.0
+    if k > n:
+        return -math.inf
+    q = q[q > 0]
+    sf = scipy.stats.binom.sf(k - 1, n, q)
+    deep = sf < 1e-280
+    logs = [np.log(sf[~deep])] if (~deep).any() else []
+    if deep.any():
+        j = k + np.arange(64)
+        j = j[j <= n]
+        logs.append(scipy.special.logsumexp(scipy.stats.binom.logpmf(j[None, :], n, q[deep, None]), axis=1))
+    total = scipy.special.logsumexp(np.concatenate(logs)) / _LN10
+    return float(min(0.0, total))
+
+
+def null_top_count_cdf(k: int, n: int, rates) -> float:
+    """P[top count ≤ k] under the null rates, treating token counts as independent
+    (Poissonisation; multinomial counts are slightly negatively associated)."""
+    q = np.asarray(rates, dtype=float).reshape(-1)
+    return float(np.exp(scipy.stats.binom.logcdf(int(k), int(n), q).sum()))
+
+
+def null_top_count_quantile(n: int, rates, level: float) -> int:
+    """The smallest k with P[top count ≤ k] ≥ level under the null rates."""
+    k = 0
+    while null_top_count_cdf(k, n, rates) < level:
+        k += 1
+    return k
+
+
+def expected_top_count(n: int, rates) -> float:
+    """E[top count] of n draws from the null rates: Σ_k P[top > k] (Poissonised, as above).
+    With uniform rates this is 001 Fig 1a's random baseline for the rank-1 bar."""
+    total, k = 0.0, 0
+    while True:
+        tail = 1.0 - null_top_count_cdf(k, n, rates)
+        if tail < 1e-12:
+            return total
+        total += tail
+        k += 1
+
+
+def critical_top_count(n: int, rates, log10_alpha: float) -> int:
+    """The smallest top count whose `null_top_log10_p` is ≤ log10_alpha (n + 1 if none is)."""
+    q_max = float(np.max(rates))
+    lo, hi = 1, min(n + 1, int(4 * n * q_max) + 32)  # a start above the null's reach; doubled if not
+    while hi <= n and null_top_log10_p(hi, n, rates) > log10_alpha:
+        lo, hi = hi, min(n + 1, 2 * hi)
+    while lo < hi:  # null_top_log10_p falls with k
+        mid = (lo + hi) // 2
+        if null_top_log10_p(mid, n, rates) <= log10_alpha:
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo
+
+
+def top_count_power(n: int, rates, p1: float, log10_alpha: float) -> float:
+    """P[the top count reaches the critical count] when one token has rate p1 (the source's
+    favourite) and the others follow the null rates: 1 − P[Bin(n, p1) < k*]·P[null top < k*]."""
+    k = critical_top_count(n, rates, log10_alpha)
+    if k > n:
+        return 0.0
+    miss = scipy.stats.binom.cdf(k - 1, n, p1) * null_top_count_cdf(k - 1, n, rates)
+    return float(1.0 - miss)
+
 
 
 @dataclass
@@ -369,9 +564,27 @@ class PreferenceRun:
     contraction_token: list[int]  # per length: argmax of W_U · mean final-normed state (Finding 2.2)
     next_token: np.ndarray | None = None  # (n_len, N) argmax next token per sequence
     layer_cosine: np.ndarray | None = None  # (n_len, L+1): embeddings, then each block's output
+    dim_std: np.ndarray | None = None  # (n_len, d) std over sequences of the last block's output
+    # the head's own null (only with preference_run(null=True)): each token's argmax rate for
+    # isotropic final states, and one such draw of N states through the model's norm and head
+    null_rates: np.ndarray | None = None  # (V,)
+    null_next_token: np.ndarray | None = None  # (N,)
 
     def at(self, length: int) -> int:
         return self.lengths.index(length)
+
+    def null_log10_p(self, i: int) -> float:
+        """log10 p of length index i's top-1 count against the head's own null (not uniform)."""
+        return null_top_log10_p(self.top1[i].count, self.top1[i].n, self.null_rates)
+
+    def null_draw_top1(self) -> Top1:
+        """The top-1 token of the isotropic null draw (its p is App B.2's uniform one)."""
+        return top1_preference(self.null_next_token, self.sizes["vocab_size"])
+
+    def dim_null_rates(self, i: int) -> np.ndarray:
+        """Each hidden dimension's argmax rate if the last block's output had its measured
+        per-dimension spread and no shared offset (independent N(0, std_j²))."""
+        return gaussian_argmax_rates(self.dim_std[i])
 
     def freq_of(self, token: int, length: int) -> float:
         """How often this model predicts `token` at probe length `length`."""
@@ -390,9 +603,11 @@ def random_token_inputs(n_seq: int, T: int, vocab_size: int) -> torch.Tensor:
 def preference_run(arch: str, *, seed: int, d_model: int, n_layer: int, n_head: int, vocab_size: int,
                    n_seq: int, lengths, embedding_seed: int = 0, keep_states: bool = True,
                    device: torch.device | str = "cpu", dtype: str = "auto", batch_size: int = 64,
-                   **_) -> PreferenceRun:
+                   null: bool = False, **_) -> PreferenceRun:
     """Build a random-init `arch` model (App B.1 init; embedding and LM head fixed by
-    `embedding_seed` across seeds, footnote 2) and probe it (001 §3, App B.2)."""
+    `embedding_seed` across seeds, footnote 2) and probe it (001 §3, App B.2). `null`: also the
+    head's own null (per-token argmax rates for isotropic final states, and one draw of N such
+    states through the model's final norm and head; ≈ one LM-head pass)."""
     lengths = tuple(sorted(lengths))
     torch_dtype = resolve_dtype(dtype, device)
     model = build_model(arch, n_layer=n_layer, n_head=n_head, d_model=d_model, vocab_size=vocab_size, seed=seed,
@@ -411,10 +626,72 @@ def preference_run(arch: str, *, seed: int, d_model: int, n_layer: int, n_head: 
         final_cosine=np.array([mean_pairwise_cosine(h) for h in res.final_normed]),
         contraction_token=[probe.contraction_token(model, h) for h in res.final_normed],
         next_token=res.next_token.numpy(),
+        dim_std=None if res.dim_std is None else res.dim_std.double().numpy(),
     )
+    if null:
+        run.null_rates = gaussian_argmax_rates(probe.head_logit_scales(model))
+        run.null_next_token = probe.isotropic_next_tokens(model, n_seq, derive_seed("isotropic-null", arch, seed))
     if res.states is not None:
         run.layer_cosine = np.array([[mean_pairwise_cosine(h) for h in per_len] for per_len in res.states])
     return run
+
+
+def power_pooled_share(n_a: int, f_a: float, n_b: int, f_b: float, alpha: float) -> float:
+    """Power of the one-sided pooled-share test the BB-1.2 and BB-1.1 tests use (is count a more
+    than count b? p = P[Bin(a + b, ½) ≥ a] < alpha) when a ~ Bin(n_a, f_a) and b ~ Bin(n_b, f_b):
+    exact, summed over the joint distribution of (a, b)."""
+    a = np.arange(n_a + 1)
+    b = np.arange(n_b + 1)
+    pa, pb = scipy.stats.binom.pmf(a, n_a, f_a), scipy.stats.binom.pmf(b, n_b, f_b)
+    ka, kb = pa > 1e-15, pb > 1e-15  # the rest carries < 1e-11 of the mass
+    a, b, pa, pb = a[ka], b[kb], pa[ka], pb[kb]
+    p = scipy.stats.binom.sf(a[:, None] - 1, a[:, None] + b[None, :], 0.5)
+    p = np.where(a[:, None] + b[None, :] == 0, 1.0, p)
+    return float((pa[:, None] * pb[None, :] * (p < alpha)).sum())
+
+
+def wilson_covers(k: np.ndarray, m: int, value: float, z: float = 1.959963984540054) -> np.ndarray:
+    """Whether the Wilson score interval of k successes in m (vectorised over k) contains `value`
+    (stats.binomial_ci's default method, without a scipy call per k)."""
+    k = np.asarray(k, dtype=float)
+    p = k / m
+    centre = (p + z * z / (2 * m)) / (1 + z * z / m)
+    half = z / (1 + z * z / m) * np.sqrt(p * (1 - p) / m + z * z / (4 * m * m))
+    return (centre - half <= value) & (value <= centre + half)
+
+
+def mode_agreement_power(rank_counts: np.ndarray, n_seq: int, vocab_size: int, rate: float, *,
+                         sims: int = 1000, seed: int = 0, n_scale: float = 1.0, lead: float = 0.5) -> float:
+    """Power of BB-2.2's rate test (the source's agreement `rate` inside our Wilson 95% interval
+    over M models) when the contraction direction names each model's true favourite with
+    probability `rate`, but our favourite is the mode of n_seq·n_scale predictions: it is the true
+    favourite only when that token's count comes out on top. Per model, the rates of its
+    most-predicted tokens are the measured ones (`rank_counts` / n_seq, plug-in: optimistic,
+    since the measured top count overstates the favourite's lead), the favourite's raised by `lead`
+    counts (a measured tie at the top is a tie of counts, not of rates: without a lead no N could
+    resolve it); the rest of the mass is spread uniformly. Monte Carlo with `sims` runs of all M
+    models."""
+    rng = np.random.default_rng(seed)
+    M, R = rank_counts.shape
+    n = int(round(n_seq * n_scale))
+    hits = np.zeros(sims)
+    for i in range(M):
+        r = np.clip(rank_counts[i] / n_seq, 0, None)
+        r[0] += lead / n_seq
+        rest = max(0.0, 1.0 - r.sum())
+        counts = rng.multinomial(n, np.append(r, rest) / max(1.0, r.sum() + rest), size=sims)  # (sims, R+1)
+        top, rest_n = counts[:, :R], counts[:, R]
+        # the largest count among k draws spread uniformly over the other W = |V| − R tokens: 1, plus
+        # one for a collision (P ≈ 1 − e^{−k(k−1)/2W}), plus one for a triple (P ≈ C(k,3)/W²)
+        W = float(vocab_size - R)
+        k = rest_n.astype(float)
+        other = ((k > 0).astype(int) + (rng.random(sims) < -np.expm1(-k * (k - 1) / (2 * W)))
+                 + (rng.random(sims) < k * (k - 1) * (k - 2) / (6 * W * W)))
+        best = np.maximum(top.max(1), other)
+        tied = (top == best[:, None]).sum(1) + (other == best)
+        fav_is_mode = (top[:, 0] == best) & (rng.random(sims) < 1.0 / tied)
+        hits += fav_is_mode & (rng.random(sims) < rate)
+    return float(wilson_covers(hits, M, rate).mean())
 
 
 @dataclass
@@ -426,6 +703,7 @@ class DirectionResult:
     favourite_count: np.ndarray  # (M,)
     direction_token: np.ndarray  # (M,) argmax of W_U · mean final-normed state
     log10_p: np.ndarray  # (M,) Bonferroni p of each favourite
+    rank_counts: np.ndarray | None = None  # (M, RANKS) counts of each model's most predicted tokens
 
     @property
     def agree(self) -> np.ndarray:
@@ -437,16 +715,17 @@ def direction_agreement(*, arch: str, n_models: int, T: int, **sizes) -> Directi
     and LM head): favourite token vs the contraction direction's token, at length T."""
     if n_models < 1:
         raise ValueError(f"direction_agreement needs n_models >= 1, got {n_models}")
-    fav, cnt, dirs, lp = [], [], [], []
+    fav, cnt, dirs, lp, ranks = [], [], [], [], []
     for seed in range(n_models):
         run = preference_run(arch, seed=seed, lengths=(T,), keep_states=False, **sizes)
         fav.append(run.top1[0].token)
         cnt.append(run.top1[0].count)
         dirs.append(run.contraction_token[0])
         lp.append(run.top1[0].log10_p)
+        ranks.append(run.rank_counts[0])
     info = {k: v for k, v in run.sizes.items() if k != "lengths"}
     return DirectionResult(dict(info, T=T, n_models=n_models), np.array(fav), np.array(cnt), np.array(dirs),
-                           np.array(lp))
+                           np.array(lp), np.array(ranks))
 
 
 # --------------------------------------------------------------------------- §4.1: architectural ablation
@@ -467,6 +746,7 @@ class AblationRun:
     final_cosine: float  # Table 2: last-token states after the final LayerNorm
     layer_cosine: np.ndarray  # (L,) after each block (Fig 7, Fig 4)
     layer_cosine_std: np.ndarray  # (L,) std over pairs of sequences (Fig 4's band)
+    null_log10_p: float = math.nan  # top1's count against the tied head's own null (not uniform)
 
 
 def pairwise_cosine_std(x: torch.Tensor) -> float:
@@ -492,10 +772,12 @@ def ablation_run(variant: str, *, seed: int, d_model: int, n_layer: int, n_head:
     x = gaussian_inputs(n_seq, T, d_model, generator(derive_seed("bb3-inputs", T, seed)), std=0.02)
     res = probe.probe(model, x, keep_states=True)
     states = res.states[0]  # (L+1, N, d)
+    top1 = top1_preference(res.next_token[0], vocab_size)
+    null_p = null_top_log10_p(top1.count, top1.n, gaussian_argmax_rates(probe.head_logit_scales(model)))
     sizes = dict(variant=variant, d_model=d_model, n_layer=n_layer, n_head=n_head, vocab_size=vocab_size, T=T,
                  n_seq=n_seq, input_std=0.02, dtype=str(torch_dtype).removeprefix("torch."))
     return AblationRun(
-        variant, seed, sizes, top1_preference(res.next_token[0], vocab_size),
+        variant, seed, sizes, top1,
         probe.rank_counts(res.next_token[0], vocab_size, RANKS), mean_pairwise_cosine(res.final_normed[0]),
         np.array([mean_pairwise_cosine(h) for h in states[1:]]),
-        np.array([pairwise_cosine_std(h) for h in states[1:]]))
+        np.array([pairwise_cosine_std(h) for h in states[1:]]), null_p)

@@ -47,6 +47,7 @@ class ProbeResult:
     states: torch.Tensor | None  # (n_len, L+1, N, d): block-0 input, then each block's output
     vocab_size: int | None
     info: dict = field(default_factory=dict)  # provenance: model class, sizes, dtype
+    dim_std: torch.Tensor | None = None  # (n_len, d) std over sequences of the last block's output
 
     def index(self, length: int) -> int:
         try:
@@ -158,7 +159,7 @@ def probe(
     info = dict(model=type(model).__name__, n_seq=N, T=T, lengths=list(lengths), n_layer=len(blocks),
                 inputs="embeddings" if inputs.dim() == 3 else "token ids", dtype=str(next(model.parameters()).dtype))
     return ProbeResult(lengths, N, next_token, argmax_random_ties(last, tie_seed), final_normed, states,
-                       vocab, info)
+                       vocab, info, dim_std=last.double().std(dim=1).float() if N > 1 else None)
 
 
 def argmax_random_ties(x: torch.Tensor, seed: int = 0) -> torch.Tensor:
@@ -168,6 +169,59 @@ def argmax_random_ties(x: torch.Tensor, seed: int = 0) -> torch.Tensor:
     top = x.amax(-1, keepdim=True)
     u = torch.rand(x.shape, generator=torch.Generator().manual_seed(seed), dtype=torch.float32)
     return torch.where(x == top, u, -1.0).argmax(-1)
+
+
+# --------------------------------------------------------------------------- the head's own null (no contraction)
+#
+# What would a model with these embeddings and LM head predict if its blocks put *no* shared
+# direction into the final state? Each sequence's final-normed state would then be an independent
+# isotropic vector, and token v would win the argmax with a probability set by the head alone
+# (001 App B.2's uniform null ignores that: tokens whose head rows are longer win more often).
+
+
+def _zero_norm_bias(norm: nn.Module) -> None:
+    bias = getattr(norm, "bias", None)
+    if isinstance(bias, torch.Tensor) and bool(bias.detach().abs().max() > 0):
+        raise ReproError("head_logit_scales assumes a zero final-norm bias (001 App B.1's init); this model has one")
+
+
+def head_logit_scales(model: nn.Module) -> np.ndarray:
+    """Per-token standard deviation of the logit when the state entering the final norm is
+    isotropic Gaussian: ‖P(γ ⊙ w_v)‖ for head rows w_v and norm weight γ, where P removes the mean
+    over channels for a LayerNorm (its output is centred) and is the identity for an RMSNorm (or
+    no norm). Up to a common factor, which an argmax ignores. float64, shape (V,)."""
+    amap = lens.arch_map(model)
+    norm = lens.final_norm(model, amap)
+    _zero_norm_bias(norm)
+    head = lens.resolve(model, amap.lm_head)
+    head_bias = getattr(head, "bias", None)
+    if isinstance(head_bias, torch.Tensor) and bool(head_bias.detach().abs().max() > 0):
+        raise ReproError("head_logit_scales assumes an LM head without bias")
+    W = lens.unembedding(model, amap).detach().double().cpu()
+    gamma = getattr(norm, "weight", None)
+    if isinstance(gamma, torch.Tensor):
+        W = W * gamma.detach().double().cpu()
+    if "layernorm" in type(norm).__name__.lower():
+        W = W - W.mean(dim=1, keepdim=True)
+    return W.norm(dim=1).numpy()
+
+
+@torch.no_grad()
+def isotropic_next_tokens(model: nn.Module, n: int, seed: int, batch_size: int = 256) -> np.ndarray:
+    """Argmax next token of `n` isotropic Gaussian states put through the model's own final norm
+    and LM head (logits in float32, as `probe` does): what these embeddings and head predict when
+    the blocks contract nothing. One draw of the null of `head_logit_scales`."""
+    amap = lens.arch_map(model)
+    norm = lens.final_norm(model, amap)
+    p = next(model.parameters())
+    gen = torch.Generator().manual_seed(int(seed))
+    d = lens.unembedding(model, amap).shape[1]
+    out = []
+    for start in range(0, n, batch_size):
+        z = torch.randn(min(batch_size, n - start), d, generator=gen)
+        h = norm(z.to(device=p.device, dtype=p.dtype)).float()
+        out.append(lens.unembed(model, h, normed=True, amap=amap, compute_dtype=torch.float32).argmax(-1).cpu())
+    return torch.cat(out).numpy()
 
 
 # --------------------------------------------------------------------------- statistics of a probe

@@ -14,7 +14,6 @@ CLAIMS = Path(__file__).resolve().parents[1] / "claims"
 
 # plain `assert` statements left in claim test functions, per file (to be converted to claim.check)
 NOT_YET_CONVERTED = {
-    "test_born_biased.py": 34,
     "test_seedprint.py": 11,
     "test_sinks.py": 7,
     "test_spectral_filters.py": 12,

@@ -336,3 +336,136 @@ def test_attn0_stack_monte_carlo_matches_exact():
         assert 0 < se < 0.01
         assert abs(off.mean() - exact_off) < 5 * se + 1 / d, (n_avg, off.mean(), exact_off, se)
         assert abs(full.mean() - exact_full) < 5 * se + 1 / d
+
+
+# --------------------------------------------------------------------------- issue 19: exact depths, extrapolation
+
+
+def test_attn0_exact_depths_matches_attn0_exact():
+    for T in (2, 5, 33):
+        fast = ib.attn0_exact_depths(T, 6)
+        slow = [ib.attn0_exact(T, n)[0] for n in range(1, 7)]
+        np.testing.assert_allclose(fast, slow, atol=1e-12)
+    with pytest.raises(ValueError):
+        ib.attn0_exact_depths(1, 3)
+
+
+def test_extrapolate_doublings_recovers_a_power_law_limit():
+    # exact for a + b·T^−c: three doublings determine it
+    for a, b, c in ((0.9, -0.3, 0.5), (0.5, 0.2, 1.0), (0.98, 0.05, 0.3)):
+        x = [a + b * T**-c for T in (256, 512, 1024)]
+        e = ib.extrapolate_doublings(*x)
+        assert e.limit == pytest.approx(a, abs=1e-12)
+        assert e.ratio == pytest.approx(2**-c, rel=1e-12)
+    assert math.isnan(ib.extrapolate_doublings(0.0, 1.0, 3.0).limit)  # growing steps: no limit
+
+
+def test_extrapolated_enumeration_reaches_prop5_limit_at_shallow_depth():
+    # after 2–4 averagings the finite-T approach is geometric by T = 1024; the extrapolated
+    # limit is the closed form to ≤ 5e-4 (measured: 6e-5, 1.9e-4, 7e-5)
+    x = {T: ib.attn0_exact_depths(T, 4) for T in (256, 512, 1024, 2048)}
+    for n in (2, 3, 4):
+        e = ib.extrapolate_doublings(*(x[T][n - 1] for T in (512, 1024, 2048)))
+        assert 0 < e.ratio < 0.9
+        assert e.limit == pytest.approx(ib.prop5_limit(n + 1), abs=5e-4)
+
+
+# --------------------------------------------------------------------------- issue 19: the head's own null
+
+
+def test_gaussian_argmax_rates_equal_scales_are_uniform():
+    np.testing.assert_allclose(ib.gaussian_argmax_rates(np.full(17, 3.0)), np.full(17, 1 / 17))
+    with pytest.raises(ValueError):
+        ib.gaussian_argmax_rates([1.0, 0.0])
+
+
+def test_gaussian_argmax_rates_two_variables_closed_form():
+    # two independent zero-mean Gaussians: each wins half the time, whatever the scales
+    np.testing.assert_allclose(ib.gaussian_argmax_rates([1.0, 3.0]), [0.5, 0.5], atol=1e-6)
+
+
+def test_gaussian_argmax_rates_match_monte_carlo():
+    """V = 200 independent Gaussians with scales spread ±10%: 400,000 draws, each rate within
+    5 binomial SEs of its count (SE = √(q(1−q)/n) ≈ 2.2e-4 at q = 1/200), and the long-scale
+    tokens clearly favoured."""
+    rng = np.random.default_rng(0)
+    s = 1 + 0.1 * rng.standard_normal(200)
+    q = ib.gaussian_argmax_rates(s)
+    n = 400_000
+    wins = np.concatenate([np.argmax(rng.standard_normal((50_000, 200)) * s, axis=1) for _ in range(n // 50_000)])
+    freq = np.bincount(wins, minlength=200) / n
+    se = np.sqrt(q * (1 - q) / n)
+    assert np.all(np.abs(freq - q) < 5 * se + 1e-12)
+    assert q[np.argmax(s)] > 3 * q[np.argmin(s)]
+
+
+@settings(max_examples=20, deadline=None)
+@given(st.integers(2, 30), st.integers(1, 2000), st.integers(10, 60000))
+def test_null_top_log10_p_with_uniform_rates_is_app_b2(k, n, V):
+    assume(k <= n)
+    assert ib.null_top_log10_p(k, n, np.full(V, 1 / V)) == pytest.approx(stats.bonferroni_binomial_log10_p(k, n, V),
+                                                                           abs=1e-9)
+
+
+def test_null_top_log10_p_deep_tail_does_not_underflow():
+    V = 50257
+    a = ib.null_top_log10_p(700, 10_000, np.full(V, 1 / V))
+    assert a == pytest.approx(stats.bonferroni_binomial_log10_p(700, 10_000, V), abs=1e-6)
+    q = np.full(V, 1 / V)
+    q[:10] *= 5
+    q /= q.sum()
+    assert ib.null_top_log10_p(700, 10_000, q) > a  # a more concentrated null: a larger p
+
+
+def test_top_count_distribution_helpers():
+    V, n = 1000, 50
+    q = np.full(V, 1 / V)
+    # E[top count] of uniform draws against simulation (4,000 runs: SE ≈ 0.01)
+    rng = np.random.default_rng(1)
+    sim = np.mean([np.bincount(rng.integers(0, V, n)).max() for _ in range(4000)])
+    assert ib.expected_top_count(n, q) == pytest.approx(sim, abs=0.05)
+    k99 = ib.null_top_count_quantile(n, q, 0.99)
+    assert ib.null_top_count_cdf(k99, n, q) >= 0.99 > ib.null_top_count_cdf(k99 - 1, n, q)
+    k = ib.critical_top_count(n, q, math.log10(0.05))
+    assert ib.null_top_log10_p(k, n, q) <= math.log10(0.05) < ib.null_top_log10_p(k - 1, n, q)
+    # power: ~α with no favourite, → 1 for a strong one
+    assert ib.top_count_power(n, q, 1 / V, math.log10(0.05)) < 0.05
+    assert ib.top_count_power(n, q, 0.3, math.log10(0.05)) > 0.99
+
+
+def test_power_pooled_share_against_simulation():
+    rng = np.random.default_rng(2)
+    for fa, fb in ((0.03, 0.02), (0.02, 0.02)):
+        a, b = rng.binomial(800, fa, 20000), rng.binomial(800, fb, 20000)
+        p = scipy.stats.binom.sf(a - 1, a + b, 0.5)
+        sim = np.mean(np.where(a + b == 0, False, p < 0.05))
+        assert ib.power_pooled_share(800, fa, 800, fb, 0.05) == pytest.approx(sim, abs=0.015)
+
+
+def test_wilson_covers_matches_stats_binomial_ci():
+    for k in range(31):
+        ci = stats.binomial_ci(k, 30)
+        for v in (0.1, 0.5, 0.76):
+            assert bool(ib.wilson_covers(np.array([k]), 30, v)[0]) == (ci.low <= v <= ci.high)
+
+
+def test_mode_agreement_power_limits():
+    # a favourite far ahead of every other token: the mode is always it, power = interval coverage
+    rc = np.zeros((30, 5))
+    rc[:, 0] = 200
+    p = ib.mode_agreement_power(rc, 256, 50_000, 0.76, sims=2000)
+    cover = scipy.stats.binom.pmf(np.arange(31), 30, 0.76) @ ib.wilson_covers(np.arange(31), 30, 0.76)
+    assert p == pytest.approx(cover, abs=0.03)
+    # no favourite at all (every model's top counts tied at 1): the mode is a random token
+    flat = np.ones((30, 5))
+    assert ib.mode_agreement_power(flat, 256, 50_000, 0.76, sims=500) < 0.05
+
+
+def test_gelu_asymmetry():
+    rng = np.random.default_rng(3)
+    small, wide = rng.normal(0, 0.011, 200_000), rng.normal(0, 0.55, 200_000)
+    assert ib.gelu_asymmetry(small) == pytest.approx(0.015, abs=0.002)  # linear: no asymmetry
+    assert ib.gelu_asymmetry(wide) == pytest.approx(0.618, abs=0.01)
+    assert ib.gelu_asymmetry(rng.normal(0, 100, 200_000)) == pytest.approx(1.0, abs=0.01)  # → ReLU's
+    # odd inputs' symmetry does not matter: it is a property of the input's magnitude
+    assert ib.gelu_asymmetry(np.abs(wide)) == pytest.approx(ib.gelu_asymmetry(wide), abs=1e-12)
