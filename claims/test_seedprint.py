@@ -9,13 +9,20 @@ the same random token sequences once. The tests then apply both SeedPrint varian
 Tables 4a/4b/4c/5, and the four baselines of App B.3.2 where the source reports them.
 
 Verdicts are asserted for Algorithm 1 (the published method; its t and U tests both, at the
-source's α = 0.01). The released variant is measured and tabled on every pair but not asserted:
+source's α = 0.01), each pair through `claim.check` with a pair of the opposite lineage as its
+negative control. The released variant is measured and tabled on every pair but not asserted:
 it is a different method, and the tables show where it disagrees.
+
+Algorithm 1's Gaussian null is validated by the source on independent *inits* (App B.3.1,
+SP-6); Tables 4c and 5 apply it to *trained* models. `calibration` measures its false-positive
+rate on every pair of the zoo's models of different seeds (trained × trained, init × trained),
+and the verdicts that rest on such pairs (SP-3, SP-4, SP-5) record what it found.
 """
 from __future__ import annotations
 
 import copy
 import itertools
+from dataclasses import dataclass
 
 import numpy as np
 import pytest
@@ -24,10 +31,36 @@ from scipy import stats as sps
 
 from repro import figures, seedprint as sp, stats
 from repro import fingerprint_baselines as fb
-from repro.lineage import Lineage, LineageConfig, finetune_pretrained
+from repro import train as T
+from repro.causal_shift import random_init_twin
+from repro.lineage import Lineage, LineageConfig, finetune_pretrained, heldout_windows, weight_change
+from repro.runtime import autocast
 
 ALPHA = sp.ALPHA
-WHY_ALPHA = "001 §6.1.1: same lineage iff p < 0.01"
+WHY_SAME = "001 §6.1.1: same lineage iff p < 0.01"
+WHY_DIFFERENT = "001 §6.1.1: p ≥ 0.01 — not declared one lineage"
+TESTS = (("p_t", "t-test"), ("p_u", "U-test"))
+CAL_LEVEL = 0.05  # the level of the binomial test of a false-positive rate against α
+
+# (claim, profile) → why the claim does not hold at that profile, decided from earlier runs; the
+# run's own numbers are appended (Claim.not_reproduced_if)
+NOT_REPRODUCED: dict[tuple[str, str], str] = {
+    ("SP-3 trained pairs", "ci"): (
+        "trained models of different seeds that saw the same batches in the same order are flagged as one lineage by "
+        "one of Algorithm 1's tests. Between trained models the per-dimension τ's are far wider than the Gaussian "
+        "null's (the models learned shared features whose sign on each dimension is arbitrary), so a one-sided test "
+        "against that null rejects more often than α when the few identity dimensions lean positive; SP-6's "
+        "calibration on trained pairs measures how often."),
+    ("SP-4 baselines", "ci"): (
+        "not every baseline errs on the code shift: the short continual training moves the weights far less than "
+        "the source's continual pre-training on The Stack, so the weight-cosine baseline (PCS) still attributes the "
+        "pair correctly while the others misattribute."),
+    ("SP-6 trained pairs", "ci"): (
+        "the Gaussian null that Algorithm 1 calibrates on independent inits is not calibrated on trained models of "
+        "different seeds: the U-test's false positives among the zoo's trained pairs exceed α beyond binomial "
+        "chance (the t-test's do not). Verdicts that rest on trained pairs (SP-3 trained pairs, SP-4's distractor) "
+        "say so."),
+}
 
 
 # --------------------------------------------------------------------------- shared experiment
@@ -48,6 +81,12 @@ def spcfg(sizes):
     return sp.SeedPrintConfig(n=sizes["n"], length=sizes["length"], m=sizes["m"], inputs="tokens", seed=0)
 
 
+def _pair(a: str, b: str, r: sp.SeedPrintResult, same: bool, label: str | None = None) -> dict:
+    return dict(pair=label or f"{a} vs {b}", a=a, b=b, same=same, p_t=r.paper.p_t, p_u=r.paper.p_u,
+                n_dims=len(r.paper.dims), mean_tau=float(np.mean(r.paper.taus)) if len(r.paper.taus) else float("nan"),
+                taus=r.paper.taus, p_released=r.released.p, z_released=r.released.z)
+
+
 class Zoo:
     """Models of the lineage experiment and their responses (n × d) to one set of random inputs."""
 
@@ -55,32 +94,45 @@ class Zoo:
         self.lab, self.cfg = lab, cfg
         self.models: dict[str, torch.nn.Module] = {}
         self.results = {}
+        self.seed_of: dict[str, int] = {}
         for s in seeds:
             self.models[f"init{s}"] = lab.init(s)
             self.results[f"base{s}"] = lab.base(s, data_seed=0)
             self.models[f"base{s}"] = self.results[f"base{s}"].model
+            self.seed_of[f"init{s}"] = self.seed_of[f"base{s}"] = s
         # Table 5: the distractor is seed 123 trained with a *different* data order, then both it
         # and the true base (seed 1000) continue on the shifted corpus
         self.results["base123'"] = lab.base(123, data_seed=1)
         self.models["base123'"] = self.results["base123'"].model
+        self.seed_of["base123'"] = 123
         for name, seed in (("base1000", 1000), ("base123'", 123)):
             r = lab.continual(self.results[name], seed=seed, corpus="stdlib-code", data_seed=0)
             self.results[f"{name}+code"] = r
             self.models[f"{name}+code"] = r.model
+            self.seed_of[f"{name}+code"] = seed
+        self.trained = [k for k in self.models if not k.startswith("init")]
         self.inputs = sp.random_inputs(self.models[f"init{seeds[0]}"], cfg)
         self.responses = {k: sp.responses(m, self.inputs, batch_size=100) for k, m in self.models.items()}
 
     def compare(self, a: str, b: str, same: bool) -> dict:
-        r = sp.compare(self.responses[a], self.responses[b], self.cfg)
-        return dict(pair=f"{a} vs {b}", same=same, p_t=r.paper.p_t, p_u=r.paper.p_u,
-                    n_dims=len(r.paper.dims), mean_tau=float(np.mean(r.paper.taus)) if len(r.paper.taus) else float("nan"),
-                    p_released=r.released.p, z_released=r.released.z)
+        return _pair(a, b, sp.compare(self.responses[a], self.responses[b], self.cfg), same)
+
+    def same_lineage_pairs(self) -> list[dict]:
+        """Every init against its own trained model, and each base against its code descendant."""
+        pairs = [(f"init{s}", f"base{s}") for s in sorted({self.seed_of[k] for k in self.models if k.startswith("init")})]
+        pairs += [("base1000", "base1000+code"), ("base123'", "base123'+code")]
+        return [self.compare(a, b, same=True) for a, b in pairs]
 
 
 @pytest.fixture(scope="module")
 def zoo(lab, sizes, spcfg):
     torch.manual_seed(0)
     return Zoo(lab, sizes["seeds"], spcfg)
+
+
+@pytest.fixture(scope="module")
+def same_lineage(zoo):
+    return zoo.same_lineage_pairs()
 
 
 @pytest.fixture(scope="module")
@@ -100,17 +152,108 @@ def _row(r: dict, source: tuple | None = None) -> list:
 COLUMNS = ["pair", "lineage", "Alg.1 p (t)", "Alg.1 p (U)", "|S|", "mean τ on S", "released p"]
 
 
-def _record_pair(claim, r: dict) -> None:
-    for key, label in (("p_t", "t-test"), ("p_u", "U-test")):
-        claim.record(f"{r['pair']}: Alg. 1 {label} p", r[key], expected=ALPHA, tol=0.0,
-                     compare="le" if r["same"] else "ge", why=WHY_ALPHA)
-    claim.record(f"{r['pair']}: released-variant p (not asserted)", r["p_released"], compare="none")
+def _check_pair(claim, r: dict, *, control: dict | None = None, source: tuple | None = None) -> None:
+    """Algorithm 1's verdict on one pair, once per test (t, U): p < α for a same-lineage pair,
+    p ≥ α otherwise. `control`: a pair of the opposite lineage, through the same comparison (it
+    must be rejected); `source`: the source's (t, U) p for this pair."""
+    for j, (key, label) in enumerate(TESTS):
+        kw = {} if control is None else dict(control=control[key], control_name=f"{control['pair']} "
+                                             f"({'same' if control['same'] else 'different'} lineage)")
+        claim.check(f"{r['pair']}: Alg. 1 {label} p", r[key], ALPHA, compare="le" if r["same"] else "ge",
+                    why=WHY_SAME if r["same"] else WHY_DIFFERENT, source=None if source is None else source[j], **kw)
 
 
-def _verdict_ok(r: dict) -> bool:
-    hit = r["p_t"] < ALPHA and r["p_u"] < ALPHA
-    miss = r["p_t"] >= ALPHA and r["p_u"] >= ALPHA
-    return hit if r["same"] else miss
+def _record_released(claim, rows) -> None:
+    for r in rows:
+        claim.record(f"{r['pair']}: released-variant p (not asserted)", r["p_released"], compare="none")
+
+
+def _power_no_false_positive(claim, n_pairs: int, what: str) -> None:
+    """Power of "no pair flagged" when the source's claim holds (the pairs are unrelated and each
+    test keeps its level α): at least 1 − 2·n·α by the union bound, whatever the dependence."""
+    claim.power(max(0.0, 1.0 - 2 * n_pairs * ALPHA),
+                effect=f"{what} are unrelated, so each of Alg. 1's two tests flags a pair with probability ≤ α = 0.01",
+                method=f"union bound over {n_pairs} pairs × 2 tests: 1 − {2 * n_pairs}·α (a lower bound, valid for "
+                       "dependent pairs)",
+                decide=f"at most {int(round(0.2 / (2 * ALPHA)))} pairs (the power is one minus the family-wise "
+                       "false-positive rate: it does not grow with n, length or m)")
+
+
+# --------------------------------------------------------------------------- null calibration
+
+
+@dataclass
+class Calibration:
+    """Algorithm 1's verdicts over pairs of unrelated models (different seeds): how often each
+    test flags one (a false positive) against the α it promises."""
+
+    kind: str
+    rows: list[dict]
+
+    @property
+    def n(self) -> int:
+        return len(self.rows)
+
+    def k(self, key: str) -> int:
+        return int(sum(r[key] < ALPHA for r in self.rows))
+
+    def ci(self, key: str) -> stats.BinomialCI:
+        return stats.binomial_ci(self.k(key), self.n)
+
+    def binom_p(self, key: str) -> float:
+        """One-sided exact binomial p of k or more false positives in n pairs at rate α."""
+        return float(sps.binom.sf(self.k(key) - 1, self.n, ALPHA))
+
+    def size(self) -> float:
+        """P(binom_p < CAL_LEVEL) when the rate is exactly α: the test's own false alarm."""
+        k = next(k for k in range(self.n + 2) if sps.binom.sf(k - 1, self.n, ALPHA) < CAL_LEVEL)
+        return float(sps.binom.sf(k - 1, self.n, ALPHA))
+
+    def miscalibrated(self, key: str) -> bool:
+        return self.binom_p(key) < CAL_LEVEL
+
+    def summary(self) -> str:
+        parts = []
+        for key, label in TESTS:
+            ci = self.ci(key)
+            parts.append(f"{label} {self.k(key)}/{self.n} (Wilson 95% {ci.low:.3f}–{ci.high:.3f}, binomial p "
+                         f"{self.binom_p(key):.2g}{': miscalibrated' if self.miscalibrated(key) else ''})")
+        return f"{self.kind}: " + "; ".join(parts)
+
+
+@pytest.fixture(scope="module")
+def null_responses(lab, sizes, zoo):
+    """Responses of `n_null_models` independent inits (seeds 10_000 + i) on the zoo's inputs."""
+    seeds = [10_000 + i for i in range(sizes["n_null_models"])]
+    return {s: sp.responses(lab.init(s), zoo.inputs, batch_size=100) for s in seeds}
+
+
+@pytest.fixture(scope="module")
+def calibration(zoo, null_responses, spcfg, sizes) -> dict[str, Calibration]:
+    """Every pair of the zoo's trained models of different seeds (trained × trained: what Table 5's
+    distractor and the extended Table 4c are), and every init (the zoo's four and the first
+    `calibration_null_inits` null models) against every trained model of another seed (init ×
+    trained: Table 4c, SP-5's null)."""
+    tt = [zoo.compare(a, b, same=False) for a, b in itertools.combinations(zoo.trained, 2)
+          if zoo.seed_of[a] != zoo.seed_of[b]]
+    nulls = sorted(null_responses)[:sizes["calibration_null_inits"]]
+    resp = {**{k: zoo.responses[k] for k in zoo.models if k.startswith("init")},
+            **{f"null{s}": null_responses[s] for s in nulls}}
+    seed_of = {**zoo.seed_of, **{f"null{s}": s for s in nulls}}
+    it = [_pair(a, b, sp.compare(resp[a], zoo.responses[b], spcfg), same=False)
+          for a in resp for b in zoo.trained if seed_of[a] != seed_of[b]]
+    return {"trained": Calibration("trained × trained, different seeds", tt),
+            "init": Calibration("init × trained, different seeds", it)}
+
+
+def _record_calibration(claim, cal: Calibration, depends: str) -> None:
+    """What SP-6's calibration found on the kind of pair this verdict rests on."""
+    claim.record(f"null calibration on {cal.kind} (SP-6): false positives", cal.summary(), compare="none")
+    bad = [label for key, label in TESTS if cal.miscalibrated(key)]
+    if bad:
+        claim.record("caveat: Alg. 1's Gaussian null is miscalibrated on these pairs",
+                     f"the {' and '.join(bad)} flag(s) unrelated {cal.kind.split(',')[0]} pairs more often than α: "
+                     f"{depends}", compare="none")
 
 
 # --------------------------------------------------------------------------- SP-1 (Table 4a)
@@ -122,8 +265,7 @@ def test_different_seeds_do_not_match(claim, zoo, lab, spcfg):
     source = {(42, 2000): (0.357, 0.532), (123, 42): (0.678, 0.565), (1000, 123): (0.363, 0.335),
               (2000, 1000): (0.434, 0.481)}
     rows = [zoo.compare(f"init{a}", f"init{b}", same=False) for a, b in source]
-    for r in rows:
-        _record_pair(claim, r)
+    _record_released(claim, rows)
     # §6.1.1 also states Algorithm 1 with Gaussian input embeddings. Measured here on the same
     # init pair: both models pass the shared input straight through the residual stream, so two
     # unrelated inits correlate on every dimension. Recorded, not asserted (tokens are the default).
@@ -137,30 +279,44 @@ def test_different_seeds_do_not_match(claim, zoo, lab, spcfg):
                 + [["init42 vs init123, Gaussian inputs", "different", f"{g.paper.p_t:.3g}", f"{g.paper.p_u:.3g}",
                     len(g.paper.dims), f"{np.mean(g.paper.taus):.4f}", f"{g.released.p:.3g}", "—", "—"]])
     claim.figure(figures.seedprint_pvalues(rows, "Table 4a: different seeds (should not match)"), "table4a")
-    assert all(_verdict_ok(r) for r in rows)
+    _power_no_false_positive(claim, len(rows), "Table 4a's init pairs")
+    for (a, _), r, src in zip(source, rows, source.values()):
+        # negative control: init a against its own trained model, where a match must show
+        _check_pair(claim, r, control=zoo.compare(f"init{a}", f"base{a}", same=True), source=src)
 
 
 # --------------------------------------------------------------------------- SP-2 (Table 4b, Table 8)
+
+# Table 4c's pairs, init → the other seed's trained model: SP-2's negative controls
+TABLE4C = {(123, 1000): (0.385, 0.486), (1000, 2000): (0.035, 0.096), (42, 123): (0.426, 0.337),
+           (2000, 42): (0.388, 0.287)}
 
 
 @pytest.mark.policy_dtype
 @pytest.mark.claim("SP-2", source="001 §6.1.2 Table 4b; App B.3.2 Table 8")
 def test_trained_model_matches_its_init(claim, zoo, sizes, reef_inputs):
+    # SP-2 is not a strict xfail at any profile, so no power is recorded: the source gives p's
+    # only (no τ's, no |S|), after ≈10B tokens of training where ours trains 300 steps, so its
+    # effect size cannot be carried to our sizes.
     source = {42: (2.20e-8, 6.28e-8), 123: (7.09e-6, 1.37e-5), 1000: (5.58e-4, 2.81e-3), 2000: (4.00e-10, 1.27e-9)}
+    other = {a: b for a, b in TABLE4C}
     rows, table = [], []
     for s in sizes["seeds"]:
         r = zoo.compare(f"init{s}", f"base{s}", same=True)
         rows.append(r)
-        _record_pair(claim, r)
         base = fb.all_baselines(zoo.models[f"init{s}"], zoo.models[f"base{s}"], reef_inputs)
         for name, b in base.items():
             claim.record(f"{r['pair']}: {name} similarity (baseline, threshold 0.8)", b.similarity, compare="none")
         table.append(_row(r, source.get(s, ("—", "—"))) + [f"{base[k].similarity:.3f}" for k in fb.METHODS])
         claim.record(f"base{s} val loss (nats/token)", zoo.results[f"base{s}"].final_val_loss, compare="none")
+    _record_released(claim, rows)
     claim.table("Table 4b (+ Table 8 baselines): init vs its own trained model",
                 COLUMNS + ["source p (t)", "source p (U)", "Intrinsic", "REEF", "PCS", "ICS"], table)
     claim.figure(figures.seedprint_pvalues(rows, "Table 4b: init vs trained descendant (should match)"), "table4b")
-    assert all(_verdict_ok(r) for r in rows)
+    for s, r in zip(sizes["seeds"], rows):
+        # negative control: the same init against another seed's trained model (Table 4c's pair)
+        ctl = zoo.compare(f"init{s}", f"base{other[s]}", same=False) if s in other else None
+        _check_pair(claim, r, control=ctl, source=source.get(s))
 
 
 # --------------------------------------------------------------------------- SP-3 (Table 4c)
@@ -168,38 +324,38 @@ def test_trained_model_matches_its_init(claim, zoo, sizes, reef_inputs):
 
 @pytest.mark.policy_dtype
 @pytest.mark.claim("SP-3", source="001 §6.1.2 Table 4c")
-def test_same_data_order_does_not_make_seeds_match(claim, zoo):
-    source = {(123, 1000): (0.385, 0.486), (1000, 2000): (0.035, 0.096), (42, 123): (0.426, 0.337),
-              (2000, 42): (0.388, 0.287)}
-    rows = [zoo.compare(f"init{a}", f"base{b}", same=False) for a, b in source]
-    for r in rows:
-        _record_pair(claim, r)
+def test_same_data_order_does_not_make_seeds_match(claim, zoo, calibration):
+    rows = [zoo.compare(f"init{a}", f"base{b}", same=False) for a, b in TABLE4C]
+    _record_released(claim, rows)
+    _record_calibration(claim, calibration["init"], "a pass here is weaker evidence than α promises")
     claim.table("Table 4c: same data, same order, different init seeds (init_i vs base_j)",
-                COLUMNS + ["source p (t)", "source p (U)"], [_row(r, s) for r, s in zip(rows, source.values())])
+                COLUMNS + ["source p (t)", "source p (U)"], [_row(r, s) for r, s in zip(rows, TABLE4C.values())])
     claim.figure(figures.seedprint_pvalues(rows, "Table 4c: init_i vs base_j, same data order"), "table4c")
-    assert all(_verdict_ok(r) for r in rows)
+    _power_no_false_positive(claim, len(rows), "Table 4c's init_i vs base_j pairs")
+    for (a, _), r, src in zip(TABLE4C, rows, TABLE4C.values()):
+        # negative control: init a against its own trained model (same data order, same lineage)
+        _check_pair(claim, r, control=zoo.compare(f"init{a}", f"base{a}", same=True), source=src)
 
 
 @pytest.mark.policy_dtype
 @pytest.mark.claim("SP-3", source="001 §6.1.2 Table 4c, extended to trained vs trained")
-def test_trained_models_with_one_data_order_do_not_match(claim, zoo, sizes, profile):
+def test_trained_models_with_one_data_order_do_not_match(claim, zoo, sizes, profile, calibration):
     """Stronger than the source's pairs: two *trained* models that saw the same batches in the
     same order, every pair of the four seeds; each test (t and U) must keep p ≥ α."""
     rows = [zoo.compare(f"base{a}", f"base{b}", same=False) for a, b in itertools.combinations(sizes["seeds"], 2)]
-    for r in rows:
-        _record_pair(claim, r)
+    _record_released(claim, rows)
+    _record_calibration(claim, calibration["trained"],
+                        "a flagged pair here is what the miscalibrated null does on unrelated trained models, "
+                        "not evidence that one data order makes seeds converge")
     claim.table("Table 4c extended: base_i vs base_j (same data, same order)", COLUMNS, [_row(r) for r in rows])
     claim.figure(figures.seedprint_pvalues(rows, "base_i vs base_j, same data order"), "table4c_trained")
-    false_pos = [r for r in rows if not _verdict_ok(r)]
-    if profile.name == "ci":  # measured at ci (deterministic on CPU); a pass must update this
-        claim.not_reproduced((
-            "at ci base1000 vs base2000 is flagged by the U-test (p = 0.0036; t-test p = 0.015; mean τ 0.12 on "
-            "9 identity dims). Between trained models the per-dim τ's are over-dispersed (std ≈ 0.2 across "
-            "dims vs τ_std(n=1000) = 0.021 for independent samples: the models learned shared features with "
-            "per-dim signs), so a one-sided test against the N(0, I) null of Alg. 1 rejects more often than "
-            "α when the few identity dims happen to lean positive. The released variant flags base42 vs "
-            "base123 and base42 vs base1000 (p ≈ 1e-10)."))
-    assert not false_pos, f"pairs flagged as one lineage: {[r['pair'] for r in false_pos]}"
+    _power_no_false_positive(claim, len(rows), "trained models of different seeds")
+    flagged = [f"{r['pair']} (t {r['p_t']:.2g}, U {r['p_u']:.2g})" for r in rows if min(r["p_t"], r["p_u"]) < ALPHA]
+    claim.not_reproduced_if(NOT_REPRODUCED, ("SP-3 trained pairs", profile.name),
+                            f"flagged: {', '.join(flagged) or 'none'} of {len(rows)} pairs")
+    control = zoo.compare("base1000", "base1000+code", same=True)  # a trained pair of one lineage
+    for r in rows:
+        _check_pair(claim, r, control=control)
 
 
 # --------------------------------------------------------------------------- SP-4 (Table 5)
@@ -227,19 +383,36 @@ def _table5(claim, rows) -> None:
 
 @pytest.mark.policy_dtype
 @pytest.mark.claim("SP-4", source="001 §6.1.2 Table 5 (The Stack rows)")
-def test_lineage_survives_continual_training_on_code(claim, zoo, table5):
-    for r in table5:
-        _record_pair(claim, r)
+def test_lineage_survives_continual_training_on_code(claim, zoo, table5, calibration):
+    true, distractor = table5
+    _record_released(claim, table5)
     claim.record("base1000 val loss on Brown before the code shift", zoo.results["base1000"].final_val_loss,
                  compare="none")
+    claim.record("code shift: relative weight change base1000 → base1000+code (‖Δθ‖/‖θ‖)",
+                 weight_change(zoo.models["base1000"], zoo.models["base1000+code"]), compare="none")
+    cal = calibration["trained"]
+    _record_calibration(claim, cal, "the distractor's rejection stands (a too liberal null makes it harder, not "
+                                    "easier); the true descendant's match is set against the unrelated trained "
+                                    "pairs' p's below")
+    for key, label in TESTS:
+        lowest = min(r[key] for r in cal.rows)
+        claim.record(f"true descendant's {label} p / the smallest of {cal.n} unrelated trained pairs' (empirical null)",
+                     true[key] / lowest if lowest > 0 else float("nan"), compare="none")
     _table5(claim, table5)
     claim.figure(figures.seedprint_pvalues(table5, "Table 5: continual training on stdlib code"), "table5")
-    assert all(_verdict_ok(r) for r in table5)
+    # each suspect is the other's negative control: the distractor must not pass the descendant's
+    # check, the true descendant must not pass the distractor's
+    _check_pair(claim, true, control=distractor, source=(0.0, 3.09e-69))
+    _check_pair(claim, distractor, control=true, source=(0.732, 0.831))
 
 
 @pytest.mark.policy_dtype
 @pytest.mark.claim("SP-4", source="001 §6.1.2 Table 5: baselines fail on the code shift")
 def test_baselines_fail_on_the_code_shift(claim, table5, profile):
+    # No power is recorded (the verdict stays "inconclusive at this scale"): the source's effect
+    # is the baselines' response to continual pre-training that moves the weights far (PCS 0.585
+    # in Table 5); our 150 continual steps do not reach that shift, so no run at these sizes
+    # measures the baselines where the source's effect would apply.
     true, distractor = table5
     wrong = {}
     for k in fb.METHODS:
@@ -247,17 +420,14 @@ def test_baselines_fail_on_the_code_shift(claim, table5, profile):
         claim.record(f"{k}: similarity, true code descendant (threshold 0.8)", t.similarity, compare="none")
         claim.record(f"{k}: similarity, code distractor (threshold 0.8)", d.similarity, compare="none")
         wrong[k] = (not t.same_lineage) or d.same_lineage
-    claim.record("baselines misattributing the code pair (source: 4 of 4)", sum(wrong.values()), expected=4,
-                 tol=0.0, compare="ge", why="Table 5: every baseline errs on The Stack")
     _table5(claim, table5)
     claim.figure(figures.baseline_bars(table5, fb.THRESHOLD), "table5_baselines")
-    if profile.name == "ci":  # measured at ci (deterministic on CPU); a pass must update this
-        claim.not_reproduced((
-            "3 of 4 baselines err at ci, not 4: PCS attributes correctly (0.89 for the true code descendant, "
-            "0.38 for the distractor) — 150 continual steps move the weights far less than the source's "
-            "continual pre-training on The Stack; Intrinsic (0.96 / 0.96) and REEF (0.90 / 0.87) call the "
-            "distractor a descendant, ICS (0.77) misses the true one"))
-    assert all(wrong.values()), f"baselines that attribute correctly: {[k for k, v in wrong.items() if not v]}"
+    claim.not_reproduced_if(NOT_REPRODUCED, ("SP-4 baselines", profile.name),
+                            "; ".join(f"{k} {true['baselines'][k].similarity:.2f} / {distractor['baselines'][k].similarity:.2f}"
+                                      f" ({'errs' if wrong[k] else 'correct'})" for k in fb.METHODS))
+    claim.check("baselines misattributing the code pair", sum(wrong.values()), 4, compare="ge", source=4,
+                why="Table 5: every baseline errs on The Stack (a baseline errs if it misses the true descendant "
+                    "or accepts the distractor at similarity 0.8)")
 
 
 # --------------------------------------------------------------------------- BB-7 (Fig 11)
@@ -273,23 +443,55 @@ def test_bias_persists_through_training(claim, zoo, lab, spcfg, sizes):
     init = zoo.responses["init42"]
     dims = sorted(torch.topk(init.double().mean(0), m).indices.tolist())
     lineage, baseline, ps = [], [], []
+    bonferroni = len(steps) - 1
     for step in steps:
         own = sp.responses(lab.snapshot(zoo.results["base42"], step, 42), zoo.inputs, batch_size=100)
         other = sp.responses(lab.snapshot(zoo.results["base123"], step, 123), zoo.inputs, batch_size=100)
-        lineage.append(sp.kendall_per_dim(init.numpy(), own.numpy(), dims))
-        baseline.append(sp.kendall_per_dim(init.numpy(), other.numpy(), dims))
+        lineage.append(sp.kendall_per_dim(init, own, dims))
+        baseline.append(sp.kendall_per_dim(init, other, dims))
         p = sps.mannwhitneyu(lineage[-1], baseline[-1], alternative="greater").pvalue
-        ps.append(min(1.0, p * (len(steps) - 1)) if step > 0 else float("nan"))
+        ps.append(min(1.0, p * bonferroni) if step > 0 else float("nan"))
         claim.record(f"step {step}: mean τ, same init (top-{m} dims)", float(lineage[-1].mean()), compare="none")
         claim.record(f"step {step}: mean τ, other-seed baseline", float(baseline[-1].mean()), compare="none")
-        if step > 0:
-            claim.record(f"step {step}: Mann–Whitney p (lineage > baseline), Bonferroni", ps[-1], expected=ALPHA,
-                         tol=0.0, compare="le", why="shifted upward at every checkpoint; α = 0.01 after Bonferroni")
     claim.figure(figures.fig11_persistence(steps, lineage, baseline, m), "fig11")
-    assert all(p < ALPHA for s, p in zip(steps, ps) if s > 0)
+    # negative control at the last checkpoint: another unrelated trained model (seed 2000) in place
+    # of seed 42's own — the "shifted upward" comparison must not hold between two other seeds
+    last = steps[-1]
+    unrelated = sp.kendall_per_dim(init, zoo.responses["base2000"], dims)
+    p_ctl = min(1.0, float(sps.mannwhitneyu(unrelated, baseline[-1], alternative="greater").pvalue) * bonferroni)
+    for step, p in zip(steps, ps):
+        if step == 0:
+            continue
+        kw = dict(control=p_ctl, control_name="seed 2000's trained model in place of seed 42's") if step == last else {}
+        claim.check(f"step {step}: Mann–Whitney p (lineage > baseline), Bonferroni", p, ALPHA, compare="le",
+                    why="shifted upward at every checkpoint; α = 0.01 after Bonferroni", **kw)
 
 
 # --------------------------------------------------------------------------- SP-5 (Table 6)
+
+# 001 Table 6: PCS between Llama-2-7B and its fine-tunes; the two that PCS resolves from 1.0000
+# with the fewest tokens (Llama-2-finance 5M, Vicuna 370M) moved 1 − PCS = 2.1e-3 and 1.5e-3
+TABLE6_PCS = {"Llama-2-finance-7B": 0.9979, "Vicuna-1.5-7B": 0.9985}
+SKIP_EMBED = ("embed", "lm_head")  # the fine-tune freezes the (tied) token embedding
+
+
+@dataclass
+class Descendant:
+    name: str
+    pair: dict  # original vs its fine-tune
+    null: dict  # original vs a random-init model of the same config (one width, one tokenizer)
+    tokens: int
+    nll_before: np.ndarray  # per held-out code window
+    nll_after: np.ndarray
+    rel_change: float  # ‖Δθ‖/‖θ‖ over the fine-tuned parameters
+    one_minus_pcs: float  # 1 − PCS over the fine-tuned parameters (Table 6's PCS column)
+
+    def nll_drop(self) -> tuple[float, float, float]:
+        """Mean per-window drop of held-out NLL and its 95% t-interval."""
+        d = self.nll_before - self.nll_after
+        mean, sem = stats.mean_sem(d)
+        half = float(sps.t.ppf(0.975, len(d) - 1)) * sem
+        return mean, mean - half, mean + half
 
 
 @pytest.fixture(scope="module")
@@ -297,110 +499,185 @@ def finetunes(pretrained, model_names, sizes):
     ps = sizes["pretrained"]
     cfg = sp.SeedPrintConfig(n=ps["n"], length=ps["length"], m=ps["m"], seed=0)
     out = {}
-    for name in model_names:
+    for name in model_names[:ps["finetune_models"]]:
         base, tok = pretrained(name)
+        device = next(base.parameters()).device
+        windows = heldout_windows(tok, "stdlib-code", n=ps["heldout_windows"], seq_len=ps["finetune_seq_len"])
+        with autocast("auto", device):  # the policy dtype, as the fine-tune itself; paired before/after
+            before = T.window_losses(base, windows, batch=8).numpy()
         tuned = copy.deepcopy(base)
-        ft = finetune_pretrained(tuned, tok, name=name, steps=ps["finetune_steps"], lr=ps["finetune_lr"],
-                                 batch_size=ps["finetune_batch"], seq_len=ps["finetune_seq_len"])
+        finetune_pretrained(tuned, tok, name=name, steps=ps["finetune_steps"], lr=ps["finetune_lr"],
+                            batch_size=ps["finetune_batch"], seq_len=ps["finetune_seq_len"])
+        tuned.eval()
+        with autocast("auto", device):
+            after = T.window_losses(tuned, windows, batch=8).numpy()
+        twin = random_init_twin(base, seed=0)
         x = sp.random_inputs(base, cfg)
-        fa = sp.responses(base, x, batch_size=50)
-        fb_ = sp.responses(tuned, x, batch_size=50)
-        r = sp.compare(fa, fb_, cfg)
-        tokens = ps["finetune_steps"] * ps["finetune_batch"] * ps["finetune_seq_len"]
-        out[name] = dict(pair=f"{name} vs {name}+code ft", same=True, p_t=r.paper.p_t, p_u=r.paper.p_u,
-                         n_dims=len(r.paper.dims), mean_tau=float(np.mean(r.paper.taus)), p_released=r.released.p,
-                         z_released=r.released.z, tokens=tokens, val=(ft.history[0]["val_loss"], ft.final_val_loss))
-        del tuned
+        f_base, f_tuned, f_twin = (sp.responses(m, x, batch_size=50) for m in (base, tuned, twin))
+        out[name] = Descendant(
+            name,
+            _pair(name, f"{name}+code ft", sp.compare(f_base, f_tuned, cfg), same=True),
+            _pair(name, f"random-init {name}", sp.compare(f_base, f_twin, cfg), same=False),
+            ps["finetune_steps"] * ps["finetune_batch"] * ps["finetune_seq_len"], before, after,
+            weight_change(base, tuned, skip=SKIP_EMBED),
+            1.0 - fb.pcs(base, tuned, exclude=SKIP_EMBED).similarity)
+        del tuned, twin
     return cfg, out
 
 
 @pytest.mark.policy_dtype
 @pytest.mark.claim("SP-5", source="001 §6.1.2 Table 6")
-def test_finetuned_pretrained_models_match(claim, finetunes, pretrained, model_names):
+def test_finetuned_pretrained_models_match(claim, finetunes, calibration, sizes):
+    # Not a strict xfail at any profile, so no power is recorded (the source's p's come with no τ's
+    # or |S| to carry to our sizes).
     cfg, out = finetunes
-    rows = list(out.values())
-    for name, r in out.items():
-        _record_pair(claim, r)
-        claim.record(f"{name}: fine-tune tokens (code, embeddings frozen)", r["tokens"], compare="none")
-        claim.record(f"{name}: code val loss before → after", f"{r['val'][0]:.3f} → {r['val'][1]:.3f}", compare="none")
-    if len(model_names) >= 2:
-        # Two unrelated pretrained models: different tokenizers and widths, so they read the same
-        # random *word strings* (each through its own tokenizer) and are compared on their first
-        # min(d_a, d_b) hidden dimensions — a null pair of two trained models.
-        (a, (ma, ta)), (b, (mb, tb)) = [(n, pretrained(n)) for n in model_names[:2]]
-        texts = sp.random_word_texts(cfg.n, 3 * cfg.length, seed=0)
-        fa = sp.responses(ma, sp.text_inputs(ta, texts, cfg.length), batch_size=50)
-        fb_ = sp.responses(mb, sp.text_inputs(tb, texts, cfg.length), batch_size=50)
-        w = min(fa.shape[1], fb_.shape[1])
-        r = sp.compare(fa[:, :w], fb_[:, :w], cfg)
-        cross = dict(pair=f"{a} vs {b} (first {w} dims, word inputs)", same=False, p_t=r.paper.p_t, p_u=r.paper.p_u,
-                     n_dims=len(r.paper.dims), mean_tau=float(np.mean(r.paper.taus)) if len(r.paper.taus) else float("nan"),
-                     p_released=r.released.p, z_released=r.released.z)
-        _record_pair(claim, cross)
-        rows.append(cross)
-    claim.table(f"Table 6 at our scale: embedded models vs short code fine-tunes (n={cfg.n}, length={cfg.length}, "
-                f"m={cfg.m}); source: Llama-2-7B descendants, U-test p 1.3e-41 … 2.0e-3",
-                COLUMNS, [_row(r) for r in rows])
+    ps = sizes["pretrained"]
+    rows = [r for d in out.values() for r in (d.pair, d.null)]
+    for d in out.values():
+        drop, lo, hi = d.nll_drop()
+        claim.record(f"{d.name}: fine-tune tokens (stdlib code, token embedding frozen, lr {ps['finetune_lr']:g})",
+                     d.tokens, compare="none")
+        claim.record(f"{d.name}: held-out code NLL before → after ({len(d.nll_before)} windows × "
+                     f"{ps['finetune_seq_len']} tokens)", f"{d.nll_before.mean():.3f} → {d.nll_after.mean():.3f}",
+                     compare="none")
+        claim.record(f"{d.name}: held-out code NLL drop, 95% t-interval over windows", f"{drop:.3f} [{lo:.3f}, {hi:.3f}]",
+                     compare="none")
+        claim.record(f"{d.name}: relative weight change ‖Δθ‖/‖θ‖ of the fine-tuned parameters", d.rel_change,
+                     compare="none")
+    _record_released(claim, rows)
+    _record_calibration(claim, calibration["init"],
+                        "measured on the lineage zoo's small models, a proxy for this pretrained pair")
+    claim.table(f"Table 6 at our scale: embedded models vs code fine-tunes, and vs a random-init model of the same "
+                f"config (n={cfg.n}, length={cfg.length}, m={cfg.m}); source: Llama-2-7B descendants, U-test p "
+                f"1.3e-41 … 2.0e-3", COLUMNS, [_row(r) for r in rows])
     claim.figure(figures.seedprint_pvalues(rows, "Table 6: pretrained models vs fine-tunes"), "table6")
-    assert all(_verdict_ok(r) for r in rows)
+    for d in out.values():
+        # the fine-tune must have moved the model before its match means anything
+        claim.check(f"{d.name}: held-out code NLL drop, lower 95% bound (nats/token)", d.nll_drop()[1], 0.0,
+                    compare="ge", why="the descendant measurably learned the shift corpus")
+        # how far it moved, beside Table 6's nearest PCS-resolved fine-tune: context, not asserted.
+        # At ci budgets (5k tokens on 2 cores) a fine-tune that still improves held-out code moves
+        # far less than Table 6's (SmolLM2, measured 2026-11-24: lr 1e-4 → ‖Δθ‖/‖θ‖ 0.19%,
+        # 1 − PCS 1.8e-6, code NLL −0.069 nats; lr 1e-3 → ‖Δθ‖/‖θ‖ 1.6% but code NLL +0.67 nats,
+        # a broken model, not a descendant): detection at Table 6's distance is the paper profile's
+        claim.record(f"{d.name}: 1 − PCS between original and fine-tune (fine-tuned parameters)", d.one_minus_pcs,
+                     source=round(1.0 - TABLE6_PCS["Vicuna-1.5-7B"], 4), compare="none",
+                     why="Table 6's smaller PCS-resolved fine-tune of Llama-2 (Vicuna 1.5e-3; finance: 2.1e-3), "
+                         "for scale")
+        # negative control: the original against a random-init model of its own config
+        _check_pair(claim, d.pair, control=d.null)
+        _check_pair(claim, d.null, control=d.pair)
 
 
 # --------------------------------------------------------------------------- SP-6 (App B.3.1, Fig 13)
 
 
 @pytest.fixture(scope="module")
-def null_pairs(lab, sizes, spcfg, zoo):
-    """All pairs of `n_null_models` independent inits (seeds 10_000 + i) on the zoo's inputs."""
-    seeds = [10_000 + i for i in range(sizes["n_null_models"])]
-    resp = {s: sp.responses(lab.init(s), zoo.inputs, batch_size=100) for s in seeds}
-    rows, pooled = [], []
+def null_pairs(null_responses, spcfg):
+    """All pairs of the independent inits: (p_t, p_u, p_released) per pair, the pooled τ's, the
+    τ's of disjoint pairs (each model in one pair: independent samples), and the model count."""
+    seeds = sorted(null_responses)
+    rows, pooled, by_pair = [], [], {}
     for a, b in itertools.combinations(seeds, 2):
-        r = sp.compare(resp[a], resp[b], spcfg)
-        rows.append((r.paper.p_t, r.paper.p_u, r.released.p))
+        r = sp.compare(null_responses[a], null_responses[b], spcfg)
+        rows.append(dict(p_t=r.paper.p_t, p_u=r.paper.p_u, p_released=r.released.p))
         pooled.extend(r.paper.taus.tolist())
-    return np.array(rows), np.array(pooled), len(seeds)
+        by_pair[(a, b)] = r.paper.taus
+    disjoint = np.concatenate([by_pair[(seeds[i], seeds[i + 1])] for i in range(0, len(seeds) - 1, 2)])
+    return rows, np.array(pooled), disjoint, len(seeds)
+
+
+def _fpr_rows(claim, cal: Calibration) -> list:
+    out = []
+    for key, label in (*TESTS, ("p_released", "released variant")):
+        ci = cal.ci(key)
+        claim.record(f"{cal.kind}, {label}: false-positive rate over {cal.n} pairs, Wilson 95% "
+                     f"{ci.low:.4f}–{ci.high:.4f}", cal.k(key) / cal.n, compare="none")
+        out.append([cal.kind, label, cal.k(key), cal.n, f"{cal.k(key) / cal.n:.4f}", f"{ci.low:.4f}–{ci.high:.4f}",
+                    f"{cal.binom_p(key):.3g}"])
+    return out
+
+
+FPR_COLUMNS = ["pairs", "test", "false positives", "pairs", "rate", "Wilson 95% CI", "binomial p (rate ≤ α)"]
+WHY_FPR = (f"a sound null flags unrelated pairs at rate ≤ α: one-sided exact binomial test of k false positives "
+           f"in n pairs against α, at level {CAL_LEVEL}")
+
+
+def _check_fpr(claim, cal: Calibration, control: Calibration) -> None:
+    for key, label in TESTS:
+        claim.check(f"{cal.kind}, {label}: binomial p of the false positives against α", cal.binom_p(key),
+                    CAL_LEVEL, compare="ge", why=WHY_FPR, control=control.binom_p(key),
+                    control_name=f"{control.kind} (the lineage is there: every pair should be flagged)")
+
+
+def _power_fpr(claim, cals: list[Calibration]) -> None:
+    sizes_ = [c.size() for c in cals for _ in TESTS]
+    claim.power(max(0.0, 1.0 - sum(sizes_)), effect="the test's false-positive rate at α = 0.01 is ≈ 1% (the source's "
+                "null, App B.3.1): each pair is flagged with probability α",
+                method="exact binomial, one minus the summed false-alarm probabilities of the "
+                       f"{len(sizes_)} rate tests (union bound; pairs share models, so they are not independent)",
+                decide="any number of pairs (each rate test has size ≤ 5% by construction)")
 
 
 @pytest.mark.claim("SP-6", source="001 App B.3.1 (Fig 13); §6.1.1 Resolve (3)")
-def test_null_false_positive_rate(claim, null_pairs, spcfg):
-    """Sound means the rate is not above α (Wilson lower bound ≤ α). Algorithm 1's p is the mean
-    of 10 p's against one τ set, which is conservative: the measured rate sits below α."""
-    ps, _, n_models = null_pairs
-    n_pairs = len(ps)
-    ok, rows = True, []
-    for j, label in enumerate(("Alg. 1 t-test", "Alg. 1 U-test", "released variant")):
-        k = int((ps[:, j] < ALPHA).sum())
-        ci = stats.binomial_ci(k, n_pairs)
-        claim.record(f"{label}: false-positive rate over {n_pairs} pairs of {n_models} independent inits",
-                     k / n_pairs, compare="none")
-        if j < 2:  # asserted for the published test; the released variant is measured only
-            claim.record(f"{label}: Wilson 95% lower bound of the false-positive rate", ci.low, expected=ALPHA,
-                         tol=0.0, compare="le", why="a sound test's FPR is ≤ α: the lower bound must not exceed α")
-            ok &= ci.low <= ALPHA
-        rows.append([label, k, n_pairs, f"{k / n_pairs:.4f}", f"{ci.low:.4f}–{ci.high:.4f}"])
+def test_null_false_positive_rate(claim, null_pairs, same_lineage):
+    """Sound means the rate is not above α: the false positives over all pairs of independent
+    inits are consistent with α (one-sided exact binomial test). Algorithm 1's p is the mean of
+    10 p's against one τ set, which is conservative: the measured rate sits below α."""
+    ps, _, _, n_models = null_pairs
+    cal = Calibration(f"pairs of {n_models} independent inits", ps)
+    ctl = Calibration("same-lineage pairs of the zoo", same_lineage)
     claim.table("SP-6: false-positive rate at α = 0.01 (pairs share models, so the binomial CI is optimistic)",
-                ["test", "false positives", "pairs", "rate", "Wilson 95% CI"], rows)
-    assert ok
+                FPR_COLUMNS, _fpr_rows(claim, cal))
+    _power_fpr(claim, [cal])
+    _check_fpr(claim, cal, ctl)
+
+
+@pytest.mark.policy_dtype
+@pytest.mark.claim("SP-6", source="001 §6.1.1 Resolve (3) as Tables 4c and 5 use it: trained pairs of different seeds")
+def test_null_false_positive_rate_on_trained_pairs(claim, calibration, same_lineage, profile):
+    """The source validates the Gaussian null on independent inits only, then applies it to
+    trained models (Tables 4c, 5). Here: every pair of the zoo's trained models of different
+    seeds, and every init against every trained model of another seed."""
+    cals = [calibration["init"], calibration["trained"]]
+    ctl = Calibration("same-lineage pairs of the zoo", same_lineage)
+    claim.table("SP-6 on trained models: false-positive rate at α = 0.01 (pairs share models, so the binomial "
+                "CI is optimistic)", FPR_COLUMNS, [row for c in cals for row in _fpr_rows(claim, c)])
+    tt = calibration["trained"]
+    claim.table("trained × trained pairs of different seeds", COLUMNS, [_row(r) for r in tt.rows])
+    _power_fpr(claim, cals)
+    claim.not_reproduced_if(NOT_REPRODUCED, ("SP-6 trained pairs", profile.name), "; ".join(c.summary() for c in cals))
+    for c in cals:
+        _check_fpr(claim, c, ctl)
 
 
 @pytest.mark.claim("SP-6", source="001 App B.3.1, Fig 13: the null is ~Gaussian around 0")
-def test_null_correlations_are_gaussian_around_zero(claim, null_pairs, spcfg, profile):
-    _, pooled, _ = null_pairs
-    if profile.name == "ci":  # measured at ci (deterministic on CPU); a pass must update this
-        claim.not_reproduced((
-            "centred at 0 (mean 1.7e-4 ± 4e-4) but not exactly Gaussian at ci: D'Agostino–Pearson p = 0.005 over "
-            "the ~3,000 pooled τ's of 496 init pairs, std 1.07× the independent-sample τ_std(n = 1000) — a "
-            "mixture of pairs whose outputs share slightly different amounts of structure has heavier tails. "
-            "The false-positive rate is unaffected (0/496: Algorithm 1's averaged p is conservative)"))
+def test_null_correlations_are_gaussian_around_zero(claim, null_pairs, spcfg, same_lineage):
+    """Asserted on the τ's of disjoint pairs (each init in one pair), which are independent
+    samples; the τ's pooled over all pairs (every model in many pairs) are context only."""
+    _, pooled, disjoint, n_models = null_pairs
     sigma = sp.tau_std(spcfg.n)
-    sem = pooled.std(ddof=1) / np.sqrt(len(pooled))
-    claim.record("mean τ over identity dims of independent pairs", float(pooled.mean()), expected=0.0,
-                 tol=4 * sem, why="4 standard errors of the pooled mean (pairs share models: optimistic)")
-    claim.record("std of τ / τ_std(n) of independent samples", float(pooled.std(ddof=1) / sigma), compare="none")
-    normal_p = float(sps.normaltest(pooled).pvalue)
-    claim.record("excess kurtosis of the pooled τ's (Gaussian: 0)", float(sps.kurtosis(pooled)), compare="none")
-    claim.record("D'Agostino–Pearson normality p of the pooled τ's", normal_p, expected=ALPHA, tol=0.0,
-                 compare="ge", why="'closely follows a Gaussian': normality not rejected at 0.01")
+    mean, sem = stats.mean_sem(disjoint)
+    normal_p = float(sps.normaltest(disjoint).pvalue)
+    claim.record(f"τ's of {n_models // 2} disjoint init pairs (identity dims)", len(disjoint), compare="none")
+    claim.record("std of τ / τ_std(n) of independent samples (disjoint pairs)", float(disjoint.std(ddof=1) / sigma),
+                 compare="none")
+    claim.record("excess kurtosis of the disjoint pairs' τ's (Gaussian: 0)", float(sps.kurtosis(disjoint)), compare="none")
+    claim.record(f"all {len(pooled)} pooled τ's (pairs share models, not independent): mean", float(pooled.mean()),
+                 compare="none")
+    claim.record("all pooled τ's: D'Agostino–Pearson normality p (not independent samples)",
+                 float(sps.normaltest(pooled).pvalue), compare="none")
     claim.figure(figures.fig13_null(pooled, sigma, spcfg.n), "fig13")
-    assert abs(pooled.mean()) <= 4 * sem
-    assert normal_p >= ALPHA
+    # under the source's Gaussian null around 0 the normality test passes with probability 1 − α
+    # and the mean test with P(|Z| ≤ 4) (independent samples)
+    claim.power((1 - ALPHA) * float(1 - 2 * sps.norm.sf(4)),
+                effect="τ's of independent inits are Gaussian around 0 (Fig 13)",
+                method="the two checks' sizes under that null: (1 − 0.01)·P(|Z| ≤ 4), independent samples",
+                decide="any size (the checks keep their level)")
+    same_taus = np.concatenate([r["taus"] for r in same_lineage])
+    m_ctl, s_ctl = stats.mean_sem(same_taus)
+    claim.check("mean τ over identity dims of independent pairs, in standard errors", abs(mean) / sem, 4.0,
+                compare="le", why="centred at 0: within 4 standard errors of the mean",
+                control=abs(m_ctl) / s_ctl, control_name="the same for the zoo's same-lineage pairs")
+    claim.check("D'Agostino–Pearson normality p of the disjoint pairs' τ's", normal_p, ALPHA, compare="ge",
+                why="'closely follows a Gaussian': normality not rejected at 0.01")

@@ -3,11 +3,19 @@ trained with positional amplification / attenuation (SK-1 … SK-4).
 
 SK-1 reads 001 Eq 2 / Fig 9 on the three variants at init (the same initial weights SK-2
 trains): Gaussian inputs, the std of the first attention layer's output per position, its
-log-log slope per seed. SK-2/SK-3 train three identical nano LLaMA-style models (baseline,
-amplification o_i·√i, attenuation o_i·√(i/T); one seed, one data order) on Brown through
-`repro.train` and compare sink rates on held-out Brown windows at several lengths (001 Fig 12)
-and held-out perplexity on Brown and on the stdlib-code corpus (001 Table 7). SK-4 is the
-real-model reference row: the embedded pretrained models' sink rates on Brown text.
+log-log slope per seed. The factors act on the same o_i: amplification's slope is the
+baseline's + ½, and attenuation's √(i/T) is √i times the constant 1/√T, which moves log std and
+leaves its slope unchanged — "attenuation is flat", "amplification is flat" and Eq 2's −½ on
+the baseline are one test, asserted once (the identities are shown as context).
+SK-2/SK-3 train three identical nano LLaMA-style models (baseline, amplification o_i·√i,
+attenuation o_i·√(i/T); one seed, one data order) on Brown through `repro.train` with 001
+Table 14's optimiser (AdamW β 0.9 / 0.95, peak lr 6e-4 cosine to 6e-5, weight decay 0.1, clip
+1.0) at a budget far below the source's, and compare sink rates on held-out Brown windows at
+several lengths (001 Fig 12) and held-out perplexity on Brown and on the stdlib-code corpus
+(001 Table 7). Where the profile names a `deviation` (long), the same trio is trained again
+with lr 3e-3 / weight decay 0.5 (our earlier setting, not the source's) and shown beside it as
+context; the verdicts rest on the source-setting trio. SK-4 is the real-model reference row:
+the embedded pretrained models' sink rates on Brown text.
 
 Windows of every kind start with <bos> (the trained models see <bos> at position 0 of every
 training window: `TrainConfig.lead_token`), so "the first token" is the same token in training
@@ -15,6 +23,7 @@ and in every measurement.
 """
 from __future__ import annotations
 
+import copy
 import math
 from dataclasses import dataclass
 
@@ -23,8 +32,9 @@ import pytest
 import torch
 from scipy import stats as sps
 
-from repro import data, figures, sinks
+from repro import data, figures, sinks, stats
 from repro import train as T
+from repro.causal_shift import random_init_twin
 from repro.runtime import ReproError, resolve_autocast
 from repro.stats import loglog_slope, mean_sem
 
@@ -45,24 +55,21 @@ SLOPE_TOL = 0.05
 # SK-2 "attenuation ≈ 0": at most one sink head in the model on average (the metric's
 # resolution is one head of L·H), at every length.
 
-# (claim, profile) → why the claim does not hold at that profile (decided from measurements)
+# (claim, profile) → why the claim does not hold at that profile (decided from measurements;
+# the run's own numbers are appended). The long profile's source-setting trio has no entry yet:
+# decide it from a long run.
 NOT_REPRODUCED: dict[tuple[str, str], str] = {
-    ("SK-2", "ci"): (
-        "the ci budget (800 steps of 16 × 64 Brown tokens, ≈ 0.8M tokens per model) is far below the one at which "
-        "the baseline develops sinks, so the comparison cannot be made: no baseline head crosses ε. Measured on this "
-        "machine (6L × 128 llama, lr 3e-3, wd 0.5, <bos>-led windows): 1,500 steps of 16 × 64, of 32 × 64 (lr 6e-3 / "
-        "wd 1.0 and lr 1e-2 / wd 0.5) and 1,000 steps of 8 × 256 left every head below 0.23; at 64 × 64 the first "
-        "head crossed 0.25 at step ≈ 1,100 (≈ 4.5M tokens, ≈ 5 min per model on 2 cores). `--profile long` trains "
-        "the three models at that budget."),
     ("SK-3 amplification", "ci"): (
-        "amplification (o_i·√i) costs in-domain perplexity at the ci budget: Brown PPL ≈ 1.25× the baseline's "
-        "(232 vs 186), far past the 3% margin, while it is ≈ 0.73× the baseline's on the shifted stdlib-code corpus "
-        "— the same split as Table 7 (worse on WikiText-2, better on C4), much larger. Undertrained models (800 "
-        "steps); attenuation is comparable or better on both sets."),
-    ("SK-3 amplification", "long"): (
-        "amplification still costs perplexity once the baseline has sinks (1,600 steps of 64 × 64): Brown PPL "
-        "1.15× the baseline's (111.3 vs 96.9) and stdlib code 1.11× (3,269 vs 2,933), both past the 3% margin; "
-        "attenuation is comparable on Brown (1.003×) and better on code (0.65×)."),
+        "amplification (o_i·√i) costs in-domain perplexity at the ci budget: on held-out Brown its perplexity is "
+        "far above the baseline's, well past the 3% margin, while on the shifted stdlib-code corpus it is lower "
+        "than the baseline's — the direction of Table 7's split (worse on WikiText-2, better on C4), much larger. "
+        "Undertrained models (the ci budget, Table 14's optimiser); attenuation is comparable or "
+        "better on both sets."),
+    ("SK-2", "ci"): (
+        "the ci budget (0.4M tokens per model, Table 14's optimiser) is far below the one at which the "
+        "baseline develops sinks: no baseline head crosses ε at every length, so the variants cannot be compared "
+        "with it. `--profile long` trains the trio at a budget where, under the faster lr 3e-3 / wd 0.5 deviation, "
+        "the baseline did develop sinks."),
 }
 
 
@@ -83,30 +90,46 @@ def init_profiles(sizes):
 
 @pytest.mark.claim("SK-1", source="001 §4.4 Eq 2, §6.2.1")
 def test_positional_scaling_flattens_the_std_at_init(claim, init_profiles, sizes):
-    """Baseline: std of o_i ∝ 1/√i (slope −½); amplification (√i) and attenuation (√(i/T)):
-    flat (slope 0) — on the nano LLaMA variants' first attention layer at init."""
-    target = {"baseline": -0.5, "amplification": 0.0, "attenuation": 0.0}
-    slopes = {}
+    """Amplification (√i) and attenuation (√(i/T)) make the std of o_i flat (log-log slope 0)
+    where the baseline's falls as 1/√i (slope −½, Eq 2) — on the nano LLaMA variants' first
+    attention layer at init, one set of initial weights per seed for all three. The factors act
+    on the same o_i, so the three slopes are one measurement: amplification's is the baseline's
+    + ½ exactly and attenuation's is amplification's (the constant 1/√T moves log std, not its
+    slope). It is asserted once, on amplification, with the unscaled baseline as its negative
+    control; the identities are shown as context."""
+    per_seed, slopes = {}, {}
     for kind, res in init_profiles.items():
-        i = res.positions
-        per_seed = [loglog_slope(i, s).slope for s in res.std.values]
-        mean, sem = mean_sem(per_seed)
-        half = float(sps.t.ppf(0.975, len(per_seed) - 1)) * sem
-        slopes[kind] = (mean, half)
-        claim.record(f"{kind}: log-log slope of std(o_i) against i (mean over {len(per_seed)} inits)", mean,
-                     expected=target[kind], tol=SLOPE_TOL, why="Eq 2's uniform-attention approximation: 10% "
-                     "of the exponent covers the e^{s²} offset of init attention (module note)")
-        claim.record(f"{kind}: 95% t-interval half-width of the slope over inits", half, compare="none")
+        per_seed[kind] = np.array([loglog_slope(res.positions, s).slope for s in res.std.values])
+        mean, sem = mean_sem(per_seed[kind])
+        slopes[kind] = (mean, float(sps.t.ppf(0.975, len(per_seed[kind]) - 1)) * sem)
+    n = len(per_seed["baseline"])
+    base, amp, att = init_profiles["baseline"], init_profiles["amplification"], init_profiles["attenuation"]
+    T_ctx = int(att.positions[-1])
     claim.record("first layer's Σ_j A_ij² × i at the last position (1 under uniform attention)",
-                 float(init_profiles["baseline"].attn_sq.mean[-1] * init_profiles["baseline"].positions[-1]),
-                 compare="none")
-    base = init_profiles["baseline"]
+                 float(base.attn_sq.mean[-1] * base.positions[-1]), compare="none")
     variants = {f"{k} (√i)" if k == "amplification" else f"{k} (√(i/T))": init_profiles[k]
                 for k in ("amplification", "attenuation")}
     claim.figure(figures.fig9_positional_std(base, variants), "fig9_variants")
-    for kind, (mean, half) in slopes.items():
-        assert abs(mean - target[kind]) <= SLOPE_TOL, f"{kind}: slope {mean:.3f}"
-        assert half < SLOPE_TOL, f"{kind}: the slope is not resolved (±{half:.3f})"
+    claim.record(f"baseline: log-log slope of std(o_i) against i (mean over {n} inits; Eq 2: −½)", slopes["baseline"][0],
+                 compare="none", source=-0.5)
+    claim.record("amplification − baseline slope − ½, largest |value| over inits (0 up to float rounding: the same "
+                 "o_i times √i, so the amplification check below is also Eq 2's −½ on the baseline)",
+                 float(np.abs(per_seed["amplification"] - per_seed["baseline"] - 0.5).max()), compare="none")
+    claim.record(f"attenuation (√(i/T)): log-log slope of std(o_i) against i (mean over {n} inits); not asserted "
+                 "separately", slopes["attenuation"][0], compare="none", source=0.0)
+    claim.record("attenuation − amplification slope, largest |difference| over inits (0 up to float rounding: "
+                 "√(i/T) = √i / √T moves log std by −½·log T, never its slope: the same test)",
+                 float(np.abs(per_seed["attenuation"] - per_seed["amplification"]).max()), compare="none")
+    claim.record(f"attenuation / amplification std(o_i), mean over positions and inits (1/√T = {1 / math.sqrt(T_ctx):.4f}: "
+                 "attenuation equalises at the level of the last position, amplification at the first's)",
+                 float(np.mean(att.std.values / amp.std.values)), compare="none")
+    claim.check(f"amplification (√i), and with it attenuation (√(i/T)): log-log slope of std(o_i) against i "
+                f"(mean over {n} inits)", slopes["amplification"][0], 0.0, compare="abs", tol=SLOPE_TOL, source=0.0,
+                why="Eq 2's uniform-attention approximation: 10% of the −½ exponent covers the e^{s²} offset of init "
+                    "attention (module note)",
+                control=slopes["baseline"][0], control_name="the unscaled baseline at the same init")
+    claim.check("amplification: 95% t-interval half-width of the slope over inits", slopes["amplification"][1],
+                SLOPE_TOL, compare="le", why="the slope is resolved to within the tolerance of the check above")
 
 
 # --------------------------------------------------------------------------- SK-2, SK-3: the trained trio
@@ -117,9 +140,11 @@ class Trio:
     results: dict[str, T.TrainResult]
     cfg: T.TrainConfig
     curves: dict[str, sinks.SinkCurve]
+    held_out: dict[str, torch.Tensor]  # held-out set → (n, seq_len + 1) windows
     nll: dict[str, dict[str, torch.Tensor]]  # kind → held-out set → per-window NLL (n,)
     n_windows: dict[str, int]
     layers_heads: int
+    init_curve: sinks.SinkCurve  # the baseline at its initial weights, on the same windows (SK-2's control)
 
 
 def _accelerator(profile):
@@ -134,11 +159,12 @@ def _accelerator(profile):
     return Accelerator(mixed_precision="bf16" if bf16 else "no")
 
 
-@pytest.fixture(scope="module")
-def trio(sizes, profile) -> Trio:
+def _train_trio(sizes, profile, optimiser: dict | None = None) -> Trio:
+    """The three variants trained on one seed and one data order (`optimiser`: TrainConfig
+    fields that replace the profile's, e.g. the deviation's lr and weight decay), scored."""
     V = sizes["model"]["vocab_size"]
     tok = data.brown_tokenizer(V)
-    cfg = T.TrainConfig(**sizes["train"], vocab_size=V, lead_token=tok.bos_token_id)
+    cfg = T.TrainConfig(**sizes["train"], vocab_size=V, lead_token=tok.bos_token_id).replace(**(optimiser or {}))
     train_tokens, val_tokens, ident = T.corpus_tokens("brown", V)
     accelerator = _accelerator(profile)
     results = {k: sinks.train_variant(k, sizes["model"], cfg, sizes["seed"], train_tokens=train_tokens,
@@ -148,18 +174,42 @@ def trio(sizes, profile) -> Trio:
     lengths = [n for n in ev["lengths"] if n <= cfg.seq_len]
     windows = {n: data.bos_windows(tok, "test", ev["n_seq"], n, who="SK-2") for n in lengths}
     curves = {k: sinks.sink_curve(r.model, windows, batch=ev["batch"]) for k, r in results.items()}
+    init = sinks.nano_llama("baseline", sizes["model"], cfg.seq_len, sizes["seed"])
+    init_curve = sinks.sink_curve(init.to(next(results["baseline"].model.parameters()).device), windows,
+                                  batch=ev["batch"])
     _, code_val, _ = T.corpus_tokens("stdlib-code", V)
     held_out = {"brown": T.val_windows(cfg, val_tokens, ev["ppl_windows"]),
                 "stdlib-code": T.val_windows(cfg, code_val, ev["ppl_windows"])}
     nll = {k: {name: T.window_losses(r.model, w) for name, w in held_out.items()} for k, r in results.items()}
     m = sizes["model"]
-    return Trio(results, cfg, curves, nll, {n: w.shape[0] for n, w in held_out.items()}, m["n_layer"] * m["n_head"])
+    return Trio(results, cfg, curves, held_out, nll, {n: w.shape[0] for n, w in held_out.items()},
+                m["n_layer"] * m["n_head"], init_curve)
+
+
+@pytest.fixture(scope="module")
+def trio(sizes, profile) -> Trio:
+    """The trio with Table 14's optimiser settings (the profile's `train` row)."""
+    return _train_trio(sizes, profile)
+
+
+@pytest.fixture(scope="module")
+def deviation(sizes, profile) -> Trio | None:
+    """The same trio with the profile's `deviation` optimiser settings (lr 3e-3, wd 0.5 in
+    `long`: not the source's), context beside the source-setting trio; None where the profile
+    names none (ci: its training would double the file's cost)."""
+    over = sizes.get("deviation")
+    return _train_trio(sizes, profile, over) if over else None
 
 
 def _describe(trio: Trio, sizes) -> str:
     m, c = sizes["model"], trio.cfg
     return (f"{m['n_layer']}L × {m['d_model']} × {m['n_head']}H llama, Brown BPE {m['vocab_size']}, "
-            f"{c.steps} steps of {c.batch_size} × {c.seq_len} tokens, lr {c.lr:g}, wd {c.weight_decay:g}")
+            f"{c.steps} steps of {c.batch_size} × {c.seq_len} tokens ({c.steps * c.batch_size * c.seq_len / 1e6:.2f}M "
+            f"tokens), lr {c.lr:g} → {c.lr * c.min_lr_ratio:g}, wd {c.weight_decay:g}, warm-up {c.warmup_steps}")
+
+
+def _deviation_label(dev: Trio) -> str:
+    return f"deviation (lr {dev.cfg.lr:g}, wd {dev.cfg.weight_decay:g}: not Table 14's setting)"
 
 
 def _wilcoxon_less(a: torch.Tensor, b: torch.Tensor) -> float:
@@ -171,15 +221,27 @@ def _wilcoxon_less(a: torch.Tensor, b: torch.Tensor) -> float:
     return float(sps.wilcoxon(d, alternative="less", zero_method="wilcox").pvalue)
 
 
+def _amp_p(trio: Trio, form: str) -> dict[int, float]:
+    """Bonferroni-corrected one-sided Wilcoxon p of amplification < baseline, per length."""
+    lengths = trio.curves["baseline"].lengths
+    return {n: min(1.0, len(lengths) * _wilcoxon_less(trio.curves["amplification"].rates[form][n],
+                                                       trio.curves["baseline"].rates[form][n]))
+            for n in lengths}
+
+
 @pytest.mark.policy_dtype
 @pytest.mark.claim("SK-2", source="001 §6.2.1, Fig 12")
-def test_sink_rates_after_pretraining(claim, trio, sizes, profile):
+def test_sink_rates_after_pretraining(claim, trio, deviation, sizes, profile):
     """Baseline: a clear sink rate at every length; attenuation: ≈ 0 (≤ one head); amplification:
-    significantly below the baseline (paired over held-out sequences, Bonferroni over lengths)."""
+    significantly below the baseline (paired over held-out sequences, Bonferroni over lengths).
+    Controls: the baseline at its initial weights must fail "the baseline has sinks", and the
+    trained baseline must fail "≈ 0"."""
     form, eps = "source", sinks.EPSILON["source"]
     lengths = trio.curves["baseline"].lengths
     one_head = 1.0 / trio.layers_heads
-    claim.record("training", _describe(trio, sizes), compare="none")
+    claim.record("training (Table 14's optimiser settings, our budget)", _describe(trio, sizes), compare="none")
+    claim.record("training wall time per model, s (from the checkpoints' meta)",
+                 ", ".join(f"{k} {r.wall_s:.0f}" for k, r in trio.results.items()), compare="none")
     for kind in sinks.SCALINGS:
         for f in sinks.FORMS:
             for n in lengths:
@@ -189,65 +251,139 @@ def test_sink_rates_after_pretraining(claim, trio, sizes, profile):
                      float(trio.curves[kind].alpha[form][lengths[-1]].mean(0).max()), compare="none")
     claim.record("α¹ of a head with uniform causal attention, T = " + str(lengths[-1]),
                  sinks.expected_uniform_importance(lengths[-1]), compare="none")
-    p_amp = {n: min(1.0, len(lengths) * _wilcoxon_less(trio.curves["amplification"].rates[form][n],
-                                                       trio.curves["baseline"].rates[form][n]))
-             for n in lengths}
+    p_amp = _amp_p(trio, form)
     for n in lengths:
-        claim.record(f"amplification < baseline at T = {n}: Bonferroni one-sided Wilcoxon p", p_amp[n],
-                     expected=0.01, compare="le", why="paired over held-out sequences; 1% after Bonferroni")
-        claim.record(f"attenuation sink rate at T = {n}", trio.curves["attenuation"].mean(form, n), expected=one_head,
-                     compare="le", why="≈ 0 read as at most one sink head of L·H on average (the metric's resolution)")
+        claim.record(f"amplification < baseline at T = {n}: Bonferroni one-sided Wilcoxon p", p_amp[n], compare="none")
     rows = {k: trio.curves[k].row(form) for k in sinks.SCALINGS}
-    claim.figure(figures.sink_rate_by_length({k: (lengths, r) for k, r in rows.items()},
-                                             f"001 Fig 12: sink rate (ε = {eps}) on held-out Brown, "
-                                             f"{sizes['eval']['n_seq']} sequences per length"), "fig12")
+    base = np.array(rows["baseline"])
+    if deviation is None:
+        claim.record("deviation run (lr 3e-3, wd 0.5; not the source's)", "trained in the long profile only",
+                     compare="none")
+    else:
+        lab = _deviation_label(deviation)
+        claim.record(f"{lab}: training", _describe(deviation, sizes), compare="none")
+        for kind in sinks.SCALINGS:
+            claim.record(f"{lab}: {kind} sink rate (ε = {eps}) at T = {list(lengths)}",
+                         str(np.round(deviation.curves[kind].row(form), 4).tolist()), compare="none")
+        claim.record(f"{lab}: amplification < baseline, Bonferroni Wilcoxon p at T = {list(lengths)}",
+                     str([float(f"{p:.3g}") for p in _amp_p(deviation, form).values()]), compare="none")
+    series = {k: (lengths, r) for k, r in rows.items()}
+    if deviation is not None:
+        series.update({f"{k}, lr {deviation.cfg.lr:g} (deviation)": (lengths, deviation.curves[k].row(form))
+                       for k in sinks.SCALINGS})
+    claim.figure(figures.sink_rate_by_length(series, f"001 Fig 12: sink rate (ε = {eps}) on held-out Brown, "
+                                                     f"{sizes['eval']['n_seq']} sequences per length"), "fig12")
     claim.figure(figures.training_curves({k: r.losses for k, r in trio.results.items()},
                                          "SK-2: training loss of the three variants (same data order)"), "training")
-    base = np.array(rows["baseline"])
-    measured = (f"baseline {np.round(base, 3).tolist()}, amplification {np.round(rows['amplification'], 3).tolist()}, "
-                f"attenuation {np.round(rows['attenuation'], 3).tolist()} at T = {list(lengths)}")
+    # power: under the source's effect (attenuation ≈ 0, amplification clearly below the baseline,
+    # 100 paired sequences per length) the variants' checks pass once the baseline has sinks; what
+    # decides whether this test can see the effect is whether our budget — far below the source's
+    # 200k steps of 128 × 2048 tokens — gives the baseline sinks at every length (deterministic here)
+    tokens = trio.cfg.steps * trio.cfg.batch_size * trio.cfg.seq_len
+    claim.power(stats.power_threshold(float(base.min()), one_head, 0.0, "ge"),
+                effect="after pretraining the baseline has a clear sink rate at every length (Fig 12), attenuation "
+                       "≈ 0, amplification significantly lower",
+                method=f"the variants' checks pass under that effect once the baseline has ≥ 1 sink head of "
+                       f"{trio.layers_heads} at every length; this run's baseline (lowest rate {base.min():.4f} vs "
+                       f"{one_head:.4f}, {tokens / 1e6:.2f}M tokens per model) decides it",
+                decide="a training budget at which the baseline has ≥ 1 sink head at every length (under the lr "
+                       "3e-3 / wd 0.5 deviation: the long profile's; under Table 14's optimiser: measure with "
+                       "`--profile long`)")
+    measured = (f"baseline {np.round(base, 4).tolist()}, amplification {np.round(rows['amplification'], 4).tolist()}, "
+                f"attenuation {np.round(rows['attenuation'], 4).tolist()} at T = {list(lengths)}; largest baseline "
+                f"α¹ {float(trio.curves['baseline'].alpha[form][lengths[-1]].mean(0).max()):.3f} at T = {lengths[-1]} "
+                f"(ε = {eps}); {_describe(trio, sizes)}")
     claim.not_reproduced_if(NOT_REPRODUCED, ("SK-2", profile.name), measured)
-    # a baseline without sinks cannot test the claim: at least one sink head at every length
-    assert base.min() >= one_head, f"the baseline has no sinks: {measured}"
-    assert max(rows["attenuation"]) <= one_head, measured
-    assert all(p < 0.01 for p in p_amp.values()) and np.all(np.array(rows["amplification"]) < base), measured
+    claim.check("baseline: sink rate at its lowest over lengths (≥ one sink head of L·H at every length)",
+                float(base.min()), one_head, compare="ge",
+                why="Fig 12: a clear sink rate at every length; a baseline without sinks cannot test the claim",
+                control=float(min(trio.init_curve.row(form))),
+                control_name="the same baseline at its initial weights (before training)")
+    claim.check("attenuation: sink rate at its highest over lengths", float(max(rows["attenuation"])), one_head,
+                compare="le", why="≈ 0 read as at most one sink head of L·H on average (the metric's resolution)",
+                control=float(base.max()), control_name="the trained baseline")
+    claim.check("amplification < baseline: largest Bonferroni one-sided Wilcoxon p over lengths",
+                float(max(p_amp.values())), 0.01, compare="le",
+                why="'significantly lower': paired over held-out sequences, 1% after Bonferroni over lengths")
+    claim.check("amplification − baseline sink rate, largest over lengths",
+                float((np.array(rows["amplification"]) - base).max()), 0.0, compare="le",
+                why="'lower than the baseline' at every length (the Wilcoxon p above makes it strict)")
 
 
-def _upper_ratio(d: torch.Tensor) -> tuple[float, float]:
-    """exp(mean d) and exp(upper one-sided 95% t bound of mean d) for per-window NLL
-    differences d: the perplexity ratio and its upper confidence bound."""
+def _ratio_bound(d: torch.Tensor) -> tuple[float, float, float]:
+    """exp(mean d), exp(upper one-sided 95% t bound of mean d) and the sd of d for per-window
+    NLL differences d: the perplexity ratio, its upper confidence bound, the noise."""
     x = d.double().numpy()
-    mean, sem = float(x.mean()), float(x.std(ddof=1) / math.sqrt(len(x)))
-    return math.exp(mean), math.exp(mean + float(sps.t.ppf(0.95, len(x) - 1)) * sem)
+    mean, sd = float(x.mean()), float(x.std(ddof=1))
+    return math.exp(mean), math.exp(mean + float(sps.t.ppf(0.95, len(x) - 1)) * sd / math.sqrt(len(x))), sd
 
 
 @pytest.mark.policy_dtype
 @pytest.mark.claim("SK-3", source="001 §6.2.2, Table 7")
 @pytest.mark.parametrize("kind", ["amplification", "attenuation"])
-def test_interventions_do_not_hurt_language_modelling(claim, trio, sizes, profile, kind):
+def test_interventions_do_not_hurt_language_modelling(claim, trio, deviation, sizes, profile, kind):
     """Held-out perplexity on Brown (the training domain) and on stdlib code (a shifted domain),
     next to Table 7; the variant is comparable to or better than the baseline on both: PPL
-    ratio ≤ PPL_MARGIN with 95% confidence (see the module note)."""
+    ratio ≤ PPL_MARGIN with 95% confidence (see the module note). Control: the variant at its
+    initial weights must fail the same bound on Brown."""
     ppl = {k: {name: math.exp(float(v.mean())) for name, v in trio.nll[k].items()} for k in sinks.SCALINGS}
     if kind == "amplification":  # the table once per run
         rows = [[k, round(ppl[k]["brown"], 2), round(ppl[k]["stdlib-code"], 2), *TABLE7[k]] for k in sinks.SCALINGS]
+        if deviation is not None:
+            dppl = {k: {name: math.exp(float(v.mean())) for name, v in deviation.nll[k].items()} for k in sinks.SCALINGS}
+            rows += [[f"{k}, lr {deviation.cfg.lr:g} / wd {deviation.cfg.weight_decay:g} (deviation)",
+                      round(dppl[k]["brown"], 2), round(dppl[k]["stdlib-code"], 2), "", ""] for k in sinks.SCALINGS]
         claim.table(f"001 Table 7 next to ours: perplexity ({_describe(trio, sizes)}; {trio.n_windows['brown']} "
                     f"windows of {trio.cfg.seq_len} tokens per set)",
                     ["model", "Brown (ours)", "stdlib code (ours)", "WikiText-2 (source)", "C4 (source)"], rows)
-    upper = {}
-    for name in trio.nll[kind]:
+    src = dict(zip(("brown", "stdlib-code"), (TABLE7[kind][i] / TABLE7["baseline"][i] for i in range(2))))
+    # context: the intervention switched on in the trained baseline, never trained for it. Not a
+    # negative control: on the shifted corpus amplification switched on this way *lowers* the
+    # baseline's perplexity (measured; on Brown it multiplies it), so "no harm" can hold there
+    # without any training
+    switched = sinks.apply_positional_scaling(copy.deepcopy(trio.results["baseline"].model), kind, trio.cfg.seq_len)
+    # the negative control: the variant at its initial weights (the same ones it was trained from),
+    # a model that has learned nothing, through the Brown check
+    device = next(trio.results["baseline"].model.parameters()).device
+    untrained = sinks.nano_llama(kind, sizes["model"], trio.cfg.seq_len, sizes["seed"]).to(device)
+    ctl = _ratio_bound(T.window_losses(untrained, trio.held_out["brown"]) - trio.nll["baseline"]["brown"])[1]
+    del untrained
+    upper, sds = {}, []
+    for name in trio.held_out:
+        ratio, upper[name], sd = _ratio_bound(trio.nll[kind][name] - trio.nll["baseline"][name])
+        sds.append(sd)
         claim.record(f"{kind}: perplexity on held-out {name} (baseline {ppl['baseline'][name]:.2f})",
                      ppl[kind][name], compare="none")
-        ratio, upper[name] = _upper_ratio(trio.nll[kind][name] - trio.nll["baseline"][name])
-        claim.record(f"{kind} / baseline perplexity on {name}", ratio,
-                     expected=TABLE7[kind][0] / TABLE7["baseline"][0] if name == "brown" else
-                     TABLE7[kind][1] / TABLE7["baseline"][1], compare="none")
-        claim.record(f"{kind} / baseline perplexity on {name}: upper 95% bound", upper[name], expected=PPL_MARGIN,
-                     compare="le", why="the largest gap the source calls competitive (Table 7: +2.9%); paired "
-                     f"t over {trio.n_windows[name]} held-out windows")
+        claim.record(f"{kind} / baseline perplexity on {name} (source: Table 7's "
+                     f"{'WikiText-2' if name == 'brown' else 'C4'} ratio)", ratio, compare="none", source=round(src[name], 4))
+        if deviation is not None:
+            r_dev, u_dev, _ = _ratio_bound(deviation.nll[kind][name] - deviation.nll["baseline"][name])
+            claim.record(f"{_deviation_label(deviation)}: {kind} / baseline perplexity on {name} (upper 95% bound)",
+                         f"{r_dev:.4f} (≤ {u_dev:.4f})", compare="none")
+    claim.record(f"the baseline's weights run with the {kind} scaling (never trained for it) / baseline perplexity on "
+                 "stdlib-code", math.exp(float((T.window_losses(switched, trio.held_out["stdlib-code"])
+                                                - trio.nll["baseline"]["stdlib-code"]).mean())), compare="none")
+    del switched
+    # power at the source's effect: Table 7's ratios for this variant scatter around 1 by a few
+    # percent across its two sets (which map onto ours only loosely: Brown is our training
+    # domain, neither of theirs is); their geometric mean is the variant's effect, asserted on each
+    # of our sets with this run's per-window noise
+    log_eff = 0.5 * (math.log(src["brown"]) + math.log(src["stdlib-code"]))
+    n = min(trio.n_windows.values())
+    n80 = stats.n_for_power(lambda m: sinks.ratio_bound_power(log_eff, sds, m, PPL_MARGIN))
+    claim.power(sinks.ratio_bound_power(log_eff, sds, n, PPL_MARGIN),
+                effect=f"{kind} / baseline perplexity {math.exp(log_eff):.3f} (geometric mean of Table 7's two ratios)",
+                method=f"normal approximation of the paired t bound on each set, per-window sd "
+                       f"{', '.join(f'{s:.3f}' for s in sds)} nats over {n} windows, sets independent",
+                decide=f"{n80} held-out windows per set" if n80 else "not within 100,000 windows per set")
     measured = ", ".join(f"{name} ≤ {u:.3f}" for name, u in upper.items())
     claim.not_reproduced_if(NOT_REPRODUCED, (f"SK-3 {kind}", profile.name), measured)
-    assert all(u <= PPL_MARGIN for u in upper.values()), measured
+    why = "the largest gap the source calls competitive (Table 7: +2.9%); paired t over {} held-out windows"
+    claim.check(f"{kind} / baseline perplexity on brown: upper 95% bound", upper["brown"], PPL_MARGIN, compare="le",
+                why=why.format(trio.n_windows["brown"]), control=ctl,
+                control_name=f"the {kind} variant at its initial weights (untrained)")
+    claim.check(f"{kind} / baseline perplexity on stdlib-code: upper 95% bound", upper["stdlib-code"], PPL_MARGIN,
+                compare="le", why=why.format(trio.n_windows["stdlib-code"]))
 
 
 # --------------------------------------------------------------------------- SK-4
@@ -257,7 +393,8 @@ def test_interventions_do_not_hurt_language_modelling(claim, trio, sizes, profil
 def test_pretrained_models_sink_rates(claim, model_name, pretrained, trio, sizes):
     """The reference row: sink rates of a real pretrained model on Brown text at several
     lengths, both metric forms. Gu et al. find sinks in every auto-regressive LM they measured;
-    asserted: at least one sink head (source form, ε = 0.25) at every length."""
+    asserted: at least one sink head (source form, ε = 0.25) at every length. Control: a
+    random-init twin of the same architecture on the same windows (one length)."""
     model, tok = pretrained(model_name)
     p = sizes["pretrained"]
     windows = {n: data.bos_windows(tok, "test", p["n_seq"], n, who=f"--model {model_name}: SK-4")
@@ -273,6 +410,18 @@ def test_pretrained_models_sink_rates(claim, model_name, pretrained, trio, sizes
     series[model_name] = (curve.lengths, curve.row("source"))
     claim.figure(figures.sink_rate_by_length(series, f"001 Fig 12 with {model_name} as the real-model reference "
                                                      f"(ε = {sinks.EPSILON['source']}, Brown)"), "fig12_reference")
-    rates = curve.row("source")
-    assert min(rates) >= 1.0 / (L * H), f"{model_name}: no sink head at some length: {np.round(rates, 3).tolist()}"
-
+    # the control at one length only: a single length's rate bounds the minimum over lengths from
+    # above, so the full assertion rejects the twin whenever this does (at a small fraction of the
+    # cost of the model's curve). T = 64: uniform attention gives α¹ = H_T/T ≈ 0.07 there, well below ε;
+    # at T = 32 (≈ 0.13) a random model's heads can cross ε by chance
+    n_ctl = 64 if 64 in windows else max(windows)
+    twin = random_init_twin(model)
+    twin_rate = sinks.sink_curve(twin, {n_ctl: windows[n_ctl]}, batch=p["batch"]).mean("source", n_ctl)
+    del twin
+    claim.check(f"{model_name}: sink rate (ε = {sinks.EPSILON['source']}) at its lowest over lengths",
+                float(min(curve.row("source"))), 1.0 / (L * H), compare="ge",
+                why="Gu et al.: sinks in every auto-regressive LM they measured; at least one sink head of L·H at "
+                    "every length",
+                control=float(twin_rate),
+                control_name=f"a random-init twin of the same architecture (its rate at T = {n_ctl}, an upper bound "
+                             "of its lowest)")

@@ -7,20 +7,29 @@ the run (both embedded models by default, `--model` for any Llama/Gemma-style hu
 One `Study` per model holds the spectral filters (repro.spectral.filters), Brown prompts that
 all start with the model's <bos> (003 §5 needs token 0 alike in every prompt), one float32
 forward pass with every residual state, sub-layer contribution and attention map, token 0's
-sink profile, and an NLL `Sweep` whose results are memoised, so the heat maps that several
-claims read are computed once.
+sink profile, and an NLL `Sweep` whose per-prompt results are memoised, so the heat maps that
+several claims read are computed once, and the spread over prompts is every NLL claim's noise.
 
 Layers named in the source are mapped by what they do, not by index: the source's sink layer
 (13B: L3) is ℓ*, the block after which token 0's residual first reaches half its maximum norm;
 the source's L12 of 40 (SF-7, Fig 13) is the block at the same relative depth.
 
+Verdicts (issue 19): every assertion is a `claim.check` (the row shown is the row asserted);
+claims that pass run a negative control through one of their checks (random filters of the
+same rank, a random basis, a non-sink token, random tokens in place of the HMLV ones, …); every
+test records its power at the source's effect, so a strict xfail reads *contradicted* (power ≥
+0.8) or *inconclusive at this scale*. Quantities read off the weights or off token 0's
+prompt-independent stream are deterministic (power 0 or 1: `stats.power_threshold` with se = 0);
+NLL quantities carry the spread of the per-prompt NLL difference.
+
 Where a model behaves differently from LLaMA-2 the test is a strict xfail for that model
-(`NOT_REPRODUCED`, decided from the measurements recorded in NOTES.md), and its records carry
-what the model does instead; a model not in the table (a `--model` run) is held to the claim.
+(`NOT_REPRODUCED`, decided from earlier measurements at ci), and its records carry what the
+model does instead; a model not in the table (a `--model` run) is held to the claim.
 """
 from __future__ import annotations
 
 import copy
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,9 +38,9 @@ import pytest
 import torch
 from scipy import stats as sps
 
-from repro import data, figures, lens
+from repro import data, figures, lens, stats
 from repro import spectral as sp
-from repro.runtime import ReproError, dtype_name, resolve_dtype
+from repro.runtime import ReproError, dtype_name, generator, resolve_dtype
 
 # the source's prompts for Tables 2, 4 and 5 (003 §6.1, App E)
 PROMPTS = (
@@ -41,28 +50,57 @@ PROMPTS = (
     "chartered flight with Trygg Air Alaska based out of King Salmon with service to and from Anchorage.",
 )
 SOURCE_SF7 = (12 / 40, 2.47, 2.74)  # 003 Fig 13: Ω_{u,14} after L12 of 40: NLL 2.47 → 2.74
+# 003 App C: under a filter that removes what a sink-writing component writes, "log-likelihood
+# remains poor (around 9)"; with Fig 13's unfiltered 2.47 this is the size of the source's step
+SOURCE_POOR_NLL = 9.0
+SOURCE_STEP = SOURCE_POOR_NLL - SOURCE_SF7[1]
+SOURCE_LAYERS = 40  # LLaMA-2 13B (003 Table 1), the model of Figs 8–15 and Table 4
+SOURCE_TABLE4 = {  # 003 App E Table 4 (LLaMA-2 13B, 80% retained, the Tuatara prompt): layer of 40 → (Ψ, Ω_u)
+    3: ('When, “b/3,on,h,a The “t The A,e,c,t,a,w,d, The,a,d,th, The,th, The, The,t,d, The,d, on,',
+         'Tuatara are one of the largest reptiles in the world and are native to New Zealand. However, due to predation, habitat loss and the introduction of mammalian predators, they are now limited to a few small islands. The tuatara is a small lizard-like re'),
+    5: ('The first “tone” is the one, the first, the one, the first, the S, the first, the, the, the, the, the, the, the, the, the, the, the, the, the, the, the, the',
+         'A baby tuatara has been found for the first time in 200 years, according to a new study. Tuatara are lizard-like reptiles that can be traced back to the time of the dinosaurs, according to the study. The last time a tuat'),
+    7: (', in the, The , in the, the , in the, The , the , the, and , the , the, the, the, the, the, the, the, the, the, the, the, the,',
+         'Tuatara are lizard-like reptiles that can be traced back to the time of the dinosaurs. For the first time in 200 years, researchers have discovered a baby tuatara on mainland New Zealand. Researchers from Massey University in New'),
+    10: ('a y/t, a right The half, but, the',
+         'The discovery was made by the Department of Conservation (DOC) and the University of Otago, which have been working on a project to monitor tuatara on the mainland. The last time a tuatara was found on the mainland was in the 1800s.'),
+    14: ('Tuatara are lizard-like reptiles that can be traced back to the time of the dinosaurs. For the first time in 200 years, researchers have discovered a baby tuatara on mainland New Zealand. The E on a the, on the, the, at, 200, with, from, on, the',
+         'Tuatara are lizard-like reptiles that can be traced back to the time of the dinosaurs. For the first time in 200 years, researchers have discovered a baby tuatara on mainland New Zealand. The discovery of the tuatara, which is'),
+    27: ('The newborn, which is only the 13th of its kind, was discovered on the “danger” Steph’, an, an, an, an, and the, and the, and the, and the, and the, and the, and the, and the, and the, and the, and the',
+         'This is the first time in 200 years that a baby tuatara has been found on the mainland of New Zealand. The discovery was made by a group of researchers led by the University of Otago. The tuatara was found on the east coast of the North Island,'),
+    36: ('The Tuatara is an iconic New Zealand native. The reptiles can live for more than 100 years and are found on the main islands of the country and a few smaller islands. The last time a tuatara was born on the mainland was in 1895,',
+         'The discovery was made in a cave system in the remote Waitomo district, 300 kilometres south of Auckland. The young tuatara is about 10cm long and is the first recorded sighting of a juvenile tuatara on the mainland. The cave system is'),
+}
 
-# (claim, model) → why the claim does not hold on that embedded model (measured at ci; the
-# records of each run carry the live numbers).
+# (claim, model) → why the claim does not hold on that embedded model (decided from earlier ci
+# runs; the run's own numbers are appended as "Measured: …" and its records carry the rest).
 NOT_REPRODUCED: dict[tuple[str, str], str] = {
     ("SF-1", "gemma3-270m"): (
-        "W_u has no single dominant singular value (σ1/σ2 ≈ 2.3, the ratio the source reports for W_e) and its "
-        "spectrum declines through the whole body (σ(0.1d)/σ(0.9d) ≈ 12) instead of a flat tail; its top singular "
-        "direction correlates only weakly with Brown frequency (|ρ| ≈ 0.24)."),
+        "W_u has no single dominant singular value (its first is about as far above the second as the source says "
+        "W_e's is), its spectrum declines through the whole body instead of a flat tail, and its top singular "
+        "direction tracks Brown frequency only weakly."),
     ("SF-2", "smollm2-135m"): (
-        "no MLP is equipped to write mostly dark: the largest U-dark share of a first-half W_2 is ≈ 0.07 (chance "
-        "0.05); the dark-equipped matrices are readers (W_q at layer 0: 0.36). Yet the MLP of layer 11 writes a "
-        "95%-dark vector into token 0 (SF-4): which hidden units fire, not W_2's overall alignment, makes it dark."),
+        "no MLP is equipped to write mostly dark: the early W_2 with the largest U-dark share is barely above chance; "
+        "the dark-equipped matrices are readers (W_q of the first layer). Yet an MLP writes a mostly dark vector into "
+        "token 0 (SF-4): which hidden units fire, not W_2's overall alignment, makes it dark."),
     ("SF-3", "gemma3-270m"): (
-        "the step at k = 20 is there (≈ 11 nats), but removing 5% random directions hurts even more: in Gemma every "
-        "token carries large U-dark components (mean udr 1.4–3.8 after layer 1, vs ≈ 0.7 in SmolLM2), so a random "
-        "cut hits them too."),
+        "the step at k = 20 is there, but removing the same number of random directions hurts more, and by amounts "
+        "that scatter widely from one random basis to the next: in Gemma every token carries large U-dark components, "
+        "so a random cut hits them too, and a few random bases hit them hard."),
+    ("SF-5", "gemma3-270m"): (
+        "the swap does remove the step, but the step is not token 0's: filtering token 0 alone costs a small part of "
+        "what filtering every token costs, because every Gemma token carries large U-dark components (SF-3); the "
+        "swap restores the other tokens' dark parts, so its removing the step does not show what the source infers."),
+    ("SF-6", "gemma3-270m"): (
+        "filtering token 0 alone does raise NLL, but not through its dark band: removing a random 5% of token 0's "
+        "directions costs at least as much."),
     ("SF-7", "smollm2-135m"): (
-        "Ω_u,14 after the layer at the source's relative depth raises NLL by ≈ 1.2 nats (source +0.27). Keeping the "
-        "dark band still matters (Ω beats Φ_u,1:15 by ≈ 4 nats), but this model does not tolerate a 25% cut."),
+        "Ω_u,14 after the layer at the source's relative depth raises NLL by far more than the source's rise, although "
+        "keeping the dark band still matters (Ω beats Φ_u,1:15 by several nats): this model does not tolerate a 25% "
+        "cut of its spectrum."),
     ("SF-7", "gemma3-270m"): (
-        "Ω_u,14 after the layer at the source's relative depth raises NLL by ≈ 7.6 nats (source +0.27); Ω beats "
-        "Φ_u,1:15 by ≈ 5 nats, and stays within 0.5 nats only after late layers (11, 16 at ci)."),
+        "Ω_u,14 after the layer at the source's relative depth raises NLL by several nats; Ω beats Φ_u,1:15 by "
+        "several nats, and stays within 0.5 nats of the unfiltered NLL only after late layers."),
     ("SF-8", "smollm2-135m"): (
         "Ψ (80%) does degenerate into repetition, but Ω (80%) degenerates as much: at 80% retention this model's "
         "greedy continuations break under every filter."),
@@ -70,11 +108,11 @@ NOT_REPRODUCED: dict[tuple[str, str], str] = {
         "Ψ (80%) does degenerate into repetition, but Ω (80%) degenerates even more: at 80% retention this model's "
         "greedy continuations break under every filter."),
     ("SF-9", "gemma3-270m"): (
-        "HMLV tokens have a higher U-dark ratio than the population in 8 of 11 sink layers only (sign test p ≈ 0.11; "
-        "HMLV/all ≈ 1.03), though their keys do resemble token 0's (11/11 layers)."),
+        "on the source's 33-token prompts, HMLV tokens are not darker than the other tokens of their prompt and layer "
+        "by the margin asserted, although their keys do resemble token 0's."),
     ("SF-10", "gemma3-270m"): (
-        "token 0's W_vW_o projection is below the median token's in 43 of 44 heads (median ratio ≈ 0.43); one head "
-        "of the last layer, where the sink is being erased, has ≈ 1.09."),
+        "token 0's W_vW_o projection is below the median token's in all heads but one: a head of the last layer, "
+        "where the sink is being erased."),
 }
 
 
@@ -116,6 +154,10 @@ class Study:
     def cols(self) -> list[int]:
         return list(self.sizes["bands"]) + [sp.N_BANDS]
 
+    @property
+    def base_prompts(self) -> np.ndarray:
+        return self.sweep.base_prompts.numpy()
+
     def filter(self, family: str, bands: int, seed: int = 0) -> torch.Tensor | None:
         """The family's filter retaining `bands` bands (Ω_{u,k} retains k + 1); None at 20."""
         if bands >= sp.N_BANDS:
@@ -123,14 +165,20 @@ class Study:
         k = bands - 1 if family == "omega" else bands
         return self.F.family(family, k, seed)
 
-    def nll(self, layer: int, family: str, bands: int, *, seed: int = 0, where: str = "resid",
-            tokens: str = "all", swap: bool = False) -> float:
-        key = (layer, family, bands, seed, where, tokens, swap)
+    def prompt_nll(self, layer: int, family: str, bands: int, *, seed: int = 0, where: str = "resid",
+                   tokens: str = "all", swap: bool = False, swap_shift: int = 0) -> np.ndarray:
+        """(n,) NLL per prompt with the filter after `layer` (memoised)."""
+        key = (layer, family, bands, seed, where, tokens, swap, swap_shift)
         if key not in self.memo:
             P = self.filter(family, bands, seed)
-            self.memo[key] = self.sweep.base if P is None else self.sweep.nll(
-                layer, P, where=where, tokens=tokens, swap=swap)
+            v = self.sweep.base_prompts if P is None else self.sweep.prompt_nll(layer, P, where=where, tokens=tokens,
+                                                                                 swap=swap, swap_shift=swap_shift)
+            self.memo[key] = v.numpy()
         return self.memo[key]
+
+    def nll(self, layer: int, family: str, bands: int, **kw: Any) -> float:
+        """Mean NLL over prompts (all prompts have the same length: the mean over tokens)."""
+        return float(self.prompt_nll(layer, family, bands, **kw).mean())
 
     def grid(self, family: str, **kw: Any) -> np.ndarray:
         """(rows, cols) NLL heat map (003 Fig 8/11)."""
@@ -164,13 +212,58 @@ def study(model_name, pretrained, sizes) -> Study:
                  dtype_name(dtype))
 
 
+def _se(x: np.ndarray) -> float:
+    """Standard error of a per-prompt mean."""
+    x = np.asarray(x, float)
+    return float(x.std(ddof=1) / math.sqrt(len(x)))
+
+
+def _n80(power_at) -> str:
+    n = stats.n_for_power(lambda k: power_at(max(k, 2)))
+    return f"{n} prompts of this length" if n is not None else "more than 100,000 prompts"
+
+
+def _gap_power(effect: float, threshold: float, gap_p: np.ndarray, rnd_means: list[float], sims: int = 20_000):
+    """Power of "Φ − the worst of K random filters ≥ threshold" when Φ lies `effect` above the
+    random filters' mean, as a function of the number of prompts n, by simulation: the worst of K
+    random filters is the mean plus the largest of K normal draws with the seeds' spread (the sd
+    of the K measured means), and the prompts add normal noise with the per-prompt sd of the
+    measured gap. More prompts cannot beat the seeds' spread, and more seeds raise the worst one."""
+    K = len(rnd_means)
+    sd_seed = float(np.std(rnd_means, ddof=1)) if K > 1 else 0.0
+    sd_prompt = float(np.std(gap_p, ddof=1))
+    rng = np.random.default_rng(0)
+    worst = rng.standard_normal((sims, K)).max(1) * sd_seed
+    z = rng.standard_normal(sims)
+
+    def power_at(n: int) -> float:
+        return float(((effect - worst + z * sd_prompt / math.sqrt(n)) >= threshold).mean())
+
+    return power_at, sd_seed, sd_prompt
+
+
+def _n80_gap(power_at) -> str:
+    n = stats.n_for_power(lambda k: power_at(max(k, 2)), n_max=10_000)
+    return (f"{n} prompts of this length" if n is not None else
+            "not reachable with more prompts: the random filters' spread across seeds dominates (a test against "
+            "their distribution, over many seeds, would be needed)")
+
+
 def _setting(claim, s: Study) -> None:
     n, T = s.ids.shape
     claim.record(f"{s.name}: prompts × tokens (source: 405 prompts, 13,268 tokens)", f"{n} × {T}")
-    claim.record(f"{s.name}: unfiltered NLL, {s.dtype} sweep vs float32 forward", s.sweep.base, expected=s.base_f32,
-                 tol=0.05, why=f"{s.dtype} vs float32 forward of the same model (exact in float32; bf16 where the "
-                 "dtype policy picks it): the heat maps' differences are ≥ 0.5 nats where claims are decided, so "
-                 "0.05 nats of dtype noise cannot flip them")
+    claim.check(f"{s.name}: unfiltered NLL, {s.dtype} sweep vs float32 forward", s.sweep.base, s.base_f32,
+                compare="abs", tol=0.05, why=f"{s.dtype} vs float32 forward of the same model (exact in float32; "
+                "bf16 where the dtype policy picks it): the NLL steps asserted are ≥ 1 nat, so 0.05 nats of dtype "
+                "noise cannot flip them")
+
+
+def _deterministic_power(claim, what: str) -> None:
+    """Power of a test whose quantities have no sampling noise (read off the weights, or off token
+    0's stream, which is the same in every prompt): a model with the source's property, as the
+    checks' thresholds read it, passes with probability 1."""
+    claim.power(1.0, effect=what, method="deterministic quantities: no sampling noise (se = 0), so the effect, "
+                "if the model has it as the thresholds read it, is seen with probability 1", decide="any size")
 
 
 # --------------------------------------------------------------------------- SF-1
@@ -191,24 +284,35 @@ def test_unembedding_spectrum(claim, study, sizes):
     stream = data.token_ids(s.tok, data.brown_split("train"), add_bos=False)
     counts = torch.bincount(stream, minlength=W_u.shape[0]).double()[:W_u.shape[0]]
     keep = counts >= sizes["freq_min_count"]
-    proj = W_u @ F.u.V[:, 0]
-    rho, p = sps.spearmanr(proj[keep].numpy(), np.log(counts[keep].numpy()))
-    claim.record(f"{s.name}: σ1/σ2 of W_u", lead, expected=3.0, compare="ge", tol=0.0,
-                 why="'a single large SV' (§3), against W_e's 'only twice as large' that the source contrasts it "
-                     "with: we ask for 1.5× that ratio")
-    claim.record(f"{s.name}: σ1/σ2 of W_e", float(F.e.S[0] / F.e.S[1]))
-    claim.record(f"{s.name}: tail flatness σ(0.1d)/σ(0.9d)", body, expected=2.0, compare="le", tol=0.0,
-                 why="'a tail that declines only at the very end': less than 2× across 80% of the spectrum")
-    claim.record(f"{s.name}: last-band drop σ(0.95d)/σ(d) vs per-band body decline", end / per_band_body,
-                 expected=1.0, compare="ge", tol=0.0, why="the last 5% falls faster than any 5% of the body")
-    claim.record(f"{s.name}: |Spearman ρ| W_u·v1 vs log Brown frequency ({int(keep.sum())} tokens)", abs(rho),
-                 expected=0.3, compare="ge", tol=0.0, why="footnote 1 'highly representative of token frequency': "
-                 "at least a moderate rank correlation (Cohen's 0.3)")
-    claim.record(f"{s.name}: Spearman p", float(p), expected=1e-6, compare="le", tol=0.0, why="far from chance")
+    log_f = np.log(counts[keep].numpy())
+    rho, p = sps.spearmanr((W_u @ F.u.V[:, 0])[keep].numpy(), log_f)
+    # negative controls: a random unit direction in place of the top singular vector (the same
+    # correlation, nothing to do with frequency), and an unstructured matrix of the same width
+    # (i.i.d. Gaussian, 16·d rows: no dominant singular value)
+    g = generator(0)
+    r = torch.randn(d, generator=g, dtype=torch.float64)
+    rho_ctl, _ = sps.spearmanr((W_u @ (r / r.norm()))[keep].numpy(), log_f)
+    S_ctl = torch.linalg.svdvals(torch.randn(16 * d, d, generator=g, dtype=torch.float64))
+    del W_u
+    claim.record(f"{s.name}: σ1/σ2 of W_e", float(F.e.S[0] / F.e.S[1]), source=2.0)
     claim.figure(figures.singular_values({"W_u (final-norm gain folded)": S, "W_e": F.e.S.numpy()}, F.edges,
                                          f"003 Fig 3 — {s.name} (d = {d})"), f"{s.name}_fig3")
+    _deterministic_power(claim, "one large leading SV, a flat tail that drops in the last band, a top singular "
+                                "direction 'highly representative of token frequency' (§3, footnote 1)")
     claim.not_reproduced_if(NOT_REPRODUCED, ("SF-1", s.name), f"σ1/σ2 {lead:.2f}, σ(0.1d)/σ(0.9d) {body:.2f}, |ρ| {abs(rho):.2f}")
-    assert lead >= 3.0 and body <= 2.0 and end >= per_band_body and abs(rho) >= 0.3 and p <= 1e-6
+    claim.check(f"{s.name}: σ1/σ2 of W_u", float(lead), 3.0, compare="ge", control=float(S_ctl[0] / S_ctl[1]),
+                control_name=f"i.i.d. Gaussian matrix ({16 * d} × {d})",
+                why="'a single large SV' (§3), against W_e's 'only twice as large' that the source contrasts it with: "
+                    "1.5× that ratio")
+    claim.check(f"{s.name}: tail flatness σ(0.1d)/σ(0.9d)", float(body), 2.0, compare="le",
+                why="'a tail that declines only at the very end': less than 2× across 80% of the spectrum")
+    claim.check(f"{s.name}: last-band drop σ(0.95d)/σ(d) over the per-band body decline", float(end / per_band_body),
+                1.0, compare="ge", why="the last 5% falls faster than any 5% of the body")
+    claim.check(f"{s.name}: |Spearman ρ| W_u·v1 vs log Brown frequency ({int(keep.sum())} tokens)", float(abs(rho)),
+                0.3, compare="ge", control=float(abs(rho_ctl)), control_name="a random unit direction in place of v1",
+                why="footnote 1 'highly representative of token frequency': at least a moderate rank correlation "
+                    "(Cohen's 0.3)")
+    claim.check(f"{s.name}: Spearman p", float(p), 1e-6, compare="le", why="far from chance")
 
 
 # --------------------------------------------------------------------------- SF-2
@@ -218,17 +322,17 @@ def test_unembedding_spectrum(claim, study, sizes):
 def test_components_read_and_write_dark(claim, study):
     s, F = study, study.F
     shares = sp.dark_shares(s.model, F)
+    # negative control: the same shares in the last band of a random orthonormal basis (the same
+    # number of directions, unrelated to W_u): chance, up to the spread of a max over matrices
+    rnd = sp.dark_shares(s.model, F, F.random_basis(0))
     chance = F.dims(sp.N_BANDS, sp.N_BANDS) / F.d
     best_y, best = max(((y, float(v.max())) for y, v in shares.items()), key=lambda t: t[1])
+    best_rnd = max(float(v.max()) for v in rnd.values())
     early = slice(0, max(1, s.L // 2))
     w2 = shares["2"][early]
     l2 = int(w2.argmax())
     for y, v in shares.items():
         claim.record(f"{s.name}: max U-dark share of W_{y} (layer {int(v.argmax())})", float(v.max()))
-    claim.record(f"{s.name}: largest U-dark share of any matrix (W_{best_y}) / chance", best / chance, expected=3.0,
-                 compare="ge", tol=0.0, why="'equipped to read/write the dark subspace': 3× the 5% a random matrix has")
-    claim.record(f"{s.name}: U-dark share of the most dark-writing early W_2 (layer {l2} < L/2)", float(w2.max()),
-                 expected=0.5, compare="ge", tol=0.0, why="'an early MLP writes mostly dark' (Fig 5): over half its norm")
     mats = sp.component_matrices(s.model, l2)
     heads = mats["o"].shape[0] // int(lens.resolve(s.model, lens.arch_map(s.model).layers)[0].self_attn.head_dim)
     o_by_head = mats["o"].view(heads, -1, F.d)
@@ -238,9 +342,17 @@ def test_components_read_and_write_dark(claim, study):
     claim.figure(figures.projection_norm_panels(panels, F.edges, f"003 Fig 4/5 — {s.name}"), f"{s.name}_fig4_5")
     claim.figure(figures.dark_share_heatmap(shares, chance, f"U-dark share by matrix and layer — {s.name}"),
                  f"{s.name}_dark_share")
+    _deterministic_power(claim, "components equipped to read/write the dark band, an early W_2 writing mostly dark "
+                                "(Fig 4, 5)")
     claim.not_reproduced_if(NOT_REPRODUCED, ("SF-2", s.name), f"max dark share W_{best_y} {best:.2f} ({best / chance:.1f}× chance); "
                                   f"early W_2 max {float(w2.max()):.3f} at layer {l2}")
-    assert best / chance >= 3.0 and float(w2.max()) >= 0.5
+    ctl = "the same matrices' share in the last 5% of a random orthonormal basis"
+    claim.check(f"{s.name}: largest U-dark share of any matrix (W_{best_y}) / chance", best / chance, 3.0, compare="ge",
+                control=best_rnd / chance, control_name=ctl,
+                why="'equipped to read/write the dark subspace': 3× the 5% a random matrix has")
+    claim.check(f"{s.name}: U-dark share of the most dark-writing early W_2 (layer {l2} < L/2)", float(w2.max()), 0.5,
+                compare="ge", control=float(rnd["2"][l2]), control_name=ctl,
+                why="'an early MLP writes mostly dark' (Fig 5): over half its norm")
 
 
 # --------------------------------------------------------------------------- SF-3
@@ -262,20 +374,56 @@ def test_residual_filter_step_at_last_band(claim, study):
         curves[fam] = (s.cols, [s.nll(ls, fam, c, where="mlp") for c in s.cols], None)
     claim.figure(figures.nll_vs_retained(curves, s.sweep.base, f"003 Fig 7 — {s.name}, MLP of layer {ls} filtered"),
                  f"{s.name}_fig7")
-    phi19 = s.nll(ls, "phi_u", 19)
-    rnd19 = [s.nll(ls, "random", 19, seed=k) for k in s.sizes["random_seeds"]]
-    step = phi19 - s.sweep.base
+    seeds = list(s.sizes["random_seeds"])
+    phi19 = s.prompt_nll(ls, "phi_u", 19)
+    rnd19 = {k: s.prompt_nll(ls, "random", 19, seed=k) for k in seeds}
+    worst = max(seeds, key=lambda k: rnd19[k].mean())
+    step_p = phi19 - s.base_prompts
+    gap_p = phi19 - rnd19[worst]
+    step, gap = float(step_p.mean()), float(gap_p.mean())
     claim.record(f"{s.name}: sink layer ℓ* (source 13B: L3 of 40)", ls)
-    claim.record(f"{s.name}: NLL step Φ_u,1:19 → I after ℓ*", step, expected=1.0, compare="ge", tol=0.0,
-                 why="'NLL stays poor until the last band': ≥ 1 nat, 20× the largest bf16/fp32 difference "
-                 "the unfiltered record allows (0.05); the same threshold in float32")
-    claim.record(f"{s.name}: NLL Φ_u,1:19 − worst of {len(rnd19)} random 95% filters", phi19 - max(rnd19),
-                 expected=0.0, compare="ge", tol=0.0, why="'worse than removing the same number of random directions', "
-                 "against every random basis tried")
     claim.record(f"{s.name}: NLL MLP-of-ℓ* filtered Φ_u,1:19 − unfiltered", s.nll(ls, "phi_u", 19, where="mlp") - s.sweep.base)
-    claim.not_reproduced_if(NOT_REPRODUCED, ("SF-3", s.name), f"step {step:.2f} nats, Φ_u,1:19 {phi19:.2f} vs random {np.round(rnd19, 2).tolist()}")
-    assert abs(s.sweep.base - s.base_f32) <= 0.05  # the dtype margin the step thresholds rely on
-    assert step >= 1.0 and phi19 > max(rnd19)
+    claim.record(f"{s.name}: NLL step of each random 95% filter after ℓ* (seeds {seeds})",
+                 [round(float(rnd19[k].mean()) - s.sweep.base, 3) for k in seeds])
+    # The step alone is not specific: a random cut of the same rank already raises NLL by more than
+    # 1 nat on both embedded models (measured at ci). So the step is asserted as the dark band's
+    # own: first the source's words (Φ_u,1:19 worse than every random filter of the same rank),
+    # then a margin of 1 nat (the step threshold) over the costliest one, whose negative control
+    # puts one random filter in Φ_u,1:19's place against the others, through the same assertion.
+    others = [k for k in seeds if k != seeds[0]]
+    rnd_means = [float(rnd19[k].mean()) for k in seeds]
+    ctl = float(rnd19[seeds[0]].mean() - max(rnd19[k].mean() for k in others)) if others else None
+    # power: the source's step is 'poor' NLL (≈ 9, App C) against 2.47 unfiltered; what a random
+    # 95% cut costs LLaMA-2 is not in the text: we allow it half the step, so Φ_u,1:19 lies half
+    # the source's step above the random filters' mean. Noise: the random filters' spread across
+    # seeds and the per-prompt spread (simulation, `_gap_power`); times the step check's power.
+    gap_power, sd_seed, sd_gap = _gap_power(SOURCE_STEP / 2, 1.0, gap_p, rnd_means)
+    sd_step = float(step_p.std(ddof=1))
+
+    def power_at(n: int) -> float:
+        return gap_power(n) * stats.power_threshold(SOURCE_STEP, 1.0, sd_step / math.sqrt(n))
+
+    n = len(step_p)
+    claim.record(f"{s.name}: sd across the {len(seeds)} random filters' NLL (seed-to-seed spread)", sd_seed)
+    claim.power(power_at(n), effect=f"a step of {SOURCE_STEP:.2f} nats (App C's 'poor' ≈ {SOURCE_POOR_NLL:g} vs "
+                f"Fig 13's {SOURCE_SF7[1]}), half of it above the random filters' mean (the text gives no number for "
+                "them)", method=f"simulation (20,000 draws): the worst of {len(seeds)} random filters with the seeds' sd "
+                f"{sd_seed:.3f}, per-prompt sd {sd_gap:.3f} (gap) and {sd_step:.3f} (step, normal approximation) over "
+                f"{n} prompts", decide=_n80_gap(power_at))
+    claim.not_reproduced_if(NOT_REPRODUCED, ("SF-3", s.name), f"step {step:.2f} nats, Φ_u,1:19 − worst random {gap:.2f} "
+                                                              f"nats, random steps {np.round(np.array(rnd_means) - s.sweep.base, 2).tolist()}")
+    gap_name = f"{s.name}: NLL Φ_u,1:19 − worst of {len(seeds)} random 95% filters, after ℓ*"
+    claim.check(gap_name + " (sign)", gap, 0.0, compare="ge",
+                why="'worse than removing the same number of random directions', against every random basis tried")
+    kw = {} if ctl is None else dict(control=ctl, control_name=f"the random filter of seed {seeds[0]} in place of "
+                                     f"Φ_u,1:19, against the worst of the other random filters (seeds {others})")
+    claim.check(gap_name + " (margin)", gap, 1.0, compare="ge",
+                why="the step is the dark band's: ≥ 1 nat (the step threshold) beyond a random cut of the same rank",
+                **kw)
+    claim.check(f"{s.name}: NLL step Φ_u,1:19 → I after ℓ*", step, 1.0, compare="ge",
+                why="'NLL stays poor until the last band': ≥ 1 nat, 20× the largest bf16/fp32 difference the "
+                    "unfiltered check allows (0.05); the same threshold in float32 (not specific on its own: see "
+                    "the margin above)")
 
 
 # --------------------------------------------------------------------------- SF-4
@@ -288,19 +436,31 @@ def test_token0_gets_dark_vector_from_early_mlp(claim, study):
     peak = int(p.norm.argmax())
     last = max(p.in_place)
     mlp_share = float(p.mlp_sum_norm[ls] / p.norm[ls + 1])
-    claim.record(f"{s.name}: ℓ* (token 0 first reaches half its peak norm after this block) / L", ls / s.L,
-                 expected=0.5, compare="le", tol=0.0, why="'an early MLP': in the first half of the model")
+    # negative controls: token 0's stream before any block (its <bos> embedding: the vector is not
+    # written yet), and the attention contributions to token 0 in place of the MLPs'. The other
+    # tokens at the same depth are context, not a control: on Gemma every token's residual is
+    # mostly U-dark (measured at ci), so darkness alone does not single token 0 out there.
+    D = s.F.dark("u")
+    others_dark = float(sp.dark_fraction(s.cap.residual[:, peak, 1:], D).median())
+    attn0 = torch.stack([x[0, 0] for x in s.cap.modules["attn_out"]]).float().cpu()
+    attn_share = float(attn0[:ls + 1].sum(0).norm() / p.norm[ls + 1])
     claim.record(f"{s.name}: token 0 peak norm / median other token's, same layer",
                  float(p.norm[peak] / s.cap.residual[:, peak, 1:].norm(dim=-1).median()))
-    claim.record(f"{s.name}: U-dark fraction of token 0's residual at its peak", float(p.dark[peak]), expected=0.9,
-                 compare="ge", tol=0.0, why="'almost entirely U-dark': ≥ 90% of its norm in the last 5% of the spectrum")
-    claim.record(f"{s.name}: ‖Σ MLP contributions up to ℓ*‖ / ‖token 0 residual after ℓ*‖", mlp_share, expected=0.5,
-                 compare="ge", tol=0.0, why="the vector comes from MLPs (not attention): over half of it")
-    claim.record(f"{s.name}: last block that still reads it / L", last / s.L, expected=0.8, compare="ge", tol=0.0,
-                 why="'kept until the last layers': through at least 80% of the depth")
+    claim.record(f"{s.name}: U-dark fraction of the median other token at token 0's peak layer", others_dark)
     claim.figure(figures.sink_composition(p, f"003 Fig 9 — {s.name}: token 0 (<bos>) residual"), f"{s.name}_fig9")
+    _deterministic_power(claim, "an early MLP writes a large, almost entirely U-dark vector into token 0, kept "
+                                "until the last layers (Fig 9)")
     claim.not_reproduced_if(NOT_REPRODUCED, ("SF-4", s.name), f"ℓ* {ls}/{s.L}, dark {float(p.dark[peak]):.3f}, MLP share {mlp_share:.2f}")
-    assert ls / s.L <= 0.5 and p.dark[peak] >= 0.9 and mlp_share >= 0.5 and last / s.L >= 0.8
+    claim.check(f"{s.name}: ℓ* (token 0 first reaches half its peak norm after this block) / L", ls / s.L, 0.5,
+                compare="le", why="'an early MLP': in the first half of the model")
+    claim.check(f"{s.name}: U-dark fraction of token 0's residual at its peak (layer {peak})", float(p.dark[peak]), 0.9,
+                compare="ge", control=float(p.dark[0]), control_name="token 0's stream before any block (its <bos> embedding)",
+                why="'almost entirely U-dark': ≥ 90% of its norm in the last 5% of the spectrum")
+    claim.check(f"{s.name}: ‖Σ MLP contributions up to ℓ*‖ / ‖token 0 residual after ℓ*‖", mlp_share, 0.5,
+                compare="ge", control=attn_share, control_name="the attention contributions in place of the MLPs'",
+                why="the vector comes from MLPs (not attention): over half of it")
+    claim.check(f"{s.name}: last block that still reads it / L", last / s.L, 0.8, compare="ge",
+                why="'kept until the last layers': through at least 80% of the depth")
 
 
 # --------------------------------------------------------------------------- SF-5, SF-6
@@ -309,37 +469,103 @@ def test_token0_gets_dark_vector_from_early_mlp(claim, study):
 @pytest.mark.policy_dtype
 @pytest.mark.claim("SF-5", source="003 §5, Fig 10, Fig 11 left")
 def test_shavings_swap_removes_step(claim, study):
+    """The source reads the swap with Fig 11 middle: the swap leaves only token 0 intact and
+    removes the step, and filtering token 0 alone shows it, so the step is token 0's. Checked in
+    that order: a step to remove (SF-3), a step that is token 0's (filtering token 0 alone keeps
+    more than the quarter the swap may leave), then its removal by the swap. The negative control
+    of the last: the swap with the shavings taken one position earlier, so that token 0 too gets
+    another token's shavings and loses its own sink part — the step must stay."""
     s = study
     ls = s.sink.layer
     grid = s.grid("phi_u", swap=True)
     claim.figure(figures.nll_heatmaps({"Φ_u, shavings swapped": grid, "Φ_u, dropped": s.grid("phi_u")}, s.rows,
                                       s.cols, s.sweep.base, f"003 Fig 11 left — {s.name}"), f"{s.name}_fig11_swap")
-    step_drop = s.nll(ls, "phi_u", 19) - s.sweep.base
-    step_swap = s.nll(ls, "phi_u", 19, swap=True) - s.sweep.base
-    claim.record(f"{s.name}: NLL step at k = 20 after ℓ* = {ls}, swapped / dropped", step_swap / step_drop,
-                 expected=0.25, compare="le", tol=0.0,
-                 why="'removes the step': at most a quarter of the step left (the swap itself perturbs every token "
-                     "but token 0)")
-    claim.not_reproduced_if(NOT_REPRODUCED, ("SF-5", s.name), f"swap step {step_swap:.2f} vs drop step {step_drop:.2f}")
-    assert step_drop >= 1.0 and step_swap <= 0.25 * step_drop  # a step to remove (SF-3), then its removal
+    drop_p = s.prompt_nll(ls, "phi_u", 19) - s.base_prompts
+    swap_p = s.prompt_nll(ls, "phi_u", 19, swap=True) - s.base_prompts
+    first_p = s.prompt_nll(ls, "phi_u", 19, tokens="first") - s.base_prompts  # SF-6's filter, memoised
+    shift_p = s.prompt_nll(ls, "phi_u", 19, swap=True, swap_shift=1) - s.base_prompts  # the control: one NLL
+    step_drop, step_swap = float(drop_p.mean()), float(swap_p.mean())
+    ratio, ratio0 = step_swap / step_drop, float(first_p.mean()) / step_drop
+    # power: the source's swap leaves no step (ratio 0, Fig 11 left), filtering token 0 alone shows
+    # the whole step (ratio 1, Fig 11 middle 'clearly visible'), the dropped step is SOURCE_STEP;
+    # the ratios' noise by the delta method from the per-prompt spread of (numerator − ratio·drop)
+    sd_ratio = float((swap_p - ratio * drop_p).std(ddof=1)) / abs(step_drop)
+    sd_ratio0 = float((first_p - ratio0 * drop_p).std(ddof=1)) / abs(step_drop)
+    sd_drop = float(drop_p.std(ddof=1))
+
+    def power_at(n: int) -> float:
+        r = math.sqrt(n)
+        return (stats.power_threshold(0.0, 0.25, sd_ratio / r, "le") * stats.power_threshold(1.0, 0.25, sd_ratio0 / r)
+                * stats.power_threshold(SOURCE_STEP, 1.0, sd_drop / r))
+
+    n = len(drop_p)
+    claim.power(power_at(n), effect=f"no step left after the swap (Fig 11 left), the whole step when token 0 alone is "
+                f"filtered (Fig 11 middle), a dropped-band step of {SOURCE_STEP:.2f} nats (App C's 'poor' vs "
+                f"{SOURCE_SF7[1]})", method=f"normal approximation (delta method for the ratios), per-prompt sd "
+                f"{sd_ratio:.3f} (swap ratio), {sd_ratio0:.3f} (token-0 ratio), {sd_drop:.3f} nats (step) over {n} "
+                "prompts, product of the checks' powers", decide=_n80(power_at))
+    claim.not_reproduced_if(NOT_REPRODUCED, ("SF-5", s.name), f"drop step {step_drop:.2f}, swap step {step_swap:.2f}, "
+                                                              f"token-0-only step {float(first_p.mean()):.2f} nats")
+    claim.check(f"{s.name}: NLL step Φ_u,1:19 → I after ℓ* = {ls}, dropped (the step to remove, SF-3)", step_drop, 1.0,
+                compare="ge", why="a step to remove: ≥ 1 nat, as SF-3 asserts it")
+    claim.check(f"{s.name}: NLL step with Φ_u,1:19 on token 0 only / dropped on all tokens", ratio0, 0.25, compare="ge",
+                why="the step is token 0's (Fig 11 middle): filtering token 0 alone keeps more than the quarter the "
+                    "swap may leave")
+    claim.check(f"{s.name}: NLL step at k = 20 after ℓ* = {ls}, swapped / dropped", ratio, 0.25, compare="le",
+                control=float(shift_p.mean()) / step_drop,
+                control_name="the swap with shavings from one position earlier (token 0 loses its own)",
+                why="'removes the step': at most a quarter of the step left (the swap itself perturbs every token "
+                    "but token 0)")
 
 
 @pytest.mark.policy_dtype
 @pytest.mark.claim("SF-6", source="003 §5, Fig 11 middle")
 def test_token0_only_filter_shows_step(claim, study):
+    """Filtering token 0 alone shows the step. As in SF-3, a random cut of the same rank on token 0
+    is the reference (it costs NLL too): first the step beyond the costliest random filter on
+    token 0 (the dark band's, not any 5%'s), then the step itself with a random filter as its
+    negative control, then that it exceeds what the swap leaves."""
     s = study
     ls = s.sink.layer
     grid = s.grid("phi_u", tokens="first")
     claim.figure(figures.nll_heatmaps({"Φ_u on token 0 only": grid}, s.rows, s.cols, s.sweep.base,
                                       f"003 Fig 11 middle — {s.name}"), f"{s.name}_fig11_token0")
-    step0 = s.nll(ls, "phi_u", 19, tokens="first") - s.sweep.base
-    step_swap = s.nll(ls, "phi_u", 19, swap=True) - s.sweep.base
-    claim.record(f"{s.name}: NLL step at k = 20, token 0 only, after ℓ* = {ls}", step0, expected=1.0, compare="ge",
-                 tol=0.0, why="'the step is clearly visible': ≥ 1 nat (20× the dtype noise)")
-    claim.record(f"{s.name}: token-0-only step − swap step", step0 - step_swap, expected=0.0, compare="ge", tol=0.0,
-                 why="filtering token 0 alone hurts more than perturbing every other token")
-    claim.not_reproduced_if(NOT_REPRODUCED, ("SF-6", s.name), f"token-0-only step {step0:.2f}, swap step {step_swap:.2f}")
-    assert step0 >= 1.0 and step0 > step_swap
+    first_p = s.prompt_nll(ls, "phi_u", 19, tokens="first") - s.base_prompts
+    swap_p = s.prompt_nll(ls, "phi_u", 19, swap=True) - s.base_prompts
+    seeds = list(s.sizes["random_seeds"])  # one NLL each (ci: 3)
+    rnd = {k: s.prompt_nll(ls, "random", 19, seed=k, tokens="first") - s.base_prompts for k in seeds}
+    worst = max(seeds, key=lambda k: rnd[k].mean())
+    rnd_means = [float(rnd[k].mean()) for k in seeds]
+    gap_p = first_p - rnd[worst]
+    step0, step_swap, gap = float(first_p.mean()), float(swap_p.mean()), float(gap_p.mean())
+    claim.record(f"{s.name}: NLL step of each random 95% filter on token 0 only (seeds {seeds})",
+                 np.round(rnd_means, 3).tolist())
+    # power: the source's token-0-only step is the step of Fig 8 ('clearly visible', Fig 11 middle):
+    # SOURCE_STEP, half of it above the random filters' mean (as in SF-3), none after the swap
+    gap_power, sd_seed, sd_gap = _gap_power(SOURCE_STEP / 2, 0.0, gap_p, rnd_means)
+    sd0, sd_diff = float(first_p.std(ddof=1)), float((first_p - swap_p).std(ddof=1))
+
+    def power_at(n: int) -> float:
+        return (gap_power(n) * stats.power_threshold(SOURCE_STEP, 1.0, sd0 / math.sqrt(n))
+                * stats.power_threshold(SOURCE_STEP, 0.0, sd_diff / math.sqrt(n)))
+
+    n = len(first_p)
+    claim.power(power_at(n), effect=f"a token-0-only step of {SOURCE_STEP:.2f} nats (App C's 'poor' vs "
+                f"{SOURCE_SF7[1]}), half of it above random filters of the same rank on token 0, none after the swap",
+                method=f"simulation for the gap to the worst of {len(seeds)} random filters (seeds' sd {sd_seed:.3f}, "
+                       f"per-prompt sd {sd_gap:.3f}), normal approximation for the others (per-prompt sd {sd0:.3f}, "
+                       f"{sd_diff:.3f}) over {n} prompts, product of the checks' powers", decide=_n80_gap(power_at))
+    claim.not_reproduced_if(NOT_REPRODUCED, ("SF-6", s.name), f"token-0-only step {step0:.2f}, random filters on token 0 "
+                                                              f"{np.round(rnd_means, 2).tolist()}, swap step {step_swap:.2f}")
+    claim.check(f"{s.name}: token-0-only NLL Φ_u,1:19 − worst of {len(seeds)} random 95% filters on token 0", gap, 0.0,
+                compare="ge", why="the step is the dark band's: removing it from token 0 costs more than removing any "
+                                  "random 5% of token 0's directions tried")
+    claim.check(f"{s.name}: NLL step at k = 20, token 0 only, after ℓ* = {ls}", step0, 1.0, compare="ge",
+                control=float(rnd[seeds[0]].mean()),
+                control_name=f"a random filter of the same rank (95%, seed {seeds[0]}) on token 0 only",
+                why="'the step is clearly visible': ≥ 1 nat (20× the dtype noise)")
+    claim.check(f"{s.name}: token-0-only step − swap step", step0 - step_swap, 0.0, compare="ge",
+                why="filtering token 0 alone hurts at least as much as perturbing every other token")
 
 
 # --------------------------------------------------------------------------- SF-7
@@ -359,26 +585,53 @@ def test_sink_preserving_filters_keep_nll_low(claim, study):
               "Φ_u": (s.cols, [s.nll(lay, "phi_u", c) for c in s.cols], None),
               "Ψ": (s.cols, [s.nll(lay, "psi", c) for c in s.cols], None),
               f"random (±1 sd, {len(seeds)} bases)": (s.cols, rnd.mean(0), rnd.std(0, ddof=1))}
-    src = (15, SOURCE_SF7[2], "source: Ω_u,14 at L12/40 (2.47 → 2.74)")
+    src = (15, SOURCE_SF7[2], f"source: Ω_u,14 at L12/40 ({SOURCE_SF7[1]} → {SOURCE_SF7[2]})")
     claim.figure(figures.nll_vs_retained(curves, s.sweep.base, f"003 Fig 13 — {s.name}, after layer {lay}",
                                          source=src), f"{s.name}_fig13")
-    om = s.nll(lay, "omega", 15)
-    phi = s.nll(lay, "phi_u", 15)
+    om_p = s.prompt_nll(lay, "omega", 15) - s.base_prompts
+    phi_p = s.prompt_nll(lay, "phi_u", 15) - s.base_prompts
+    rise, phi_rise = float(om_p.mean()), float(phi_p.mean())
     removed = 1 - s.F.retained("omega", 14) / s.F.d
-    claim.record(f"{s.name}: share of the spectrum Ω_u,14 removes", removed, expected=0.25, tol=0.01,
-                 why="band rounding (d/20 not whole)")
-    claim.record(f"{s.name}: NLL increase, Ω_u,14 after layer {lay} (source +{SOURCE_SF7[2] - SOURCE_SF7[1]:.2f})",
-                 om - s.sweep.base, expected=0.5, compare="le", tol=0.0,
-                 why="'keeps NLL low': within 0.5 nats, about twice the source's +0.27 (its ±3σ bars are ~0.1)")
-    claim.record(f"{s.name}: NLL Φ_u,1:15 − Ω_u,14 (same retained dims less the dark band)", phi - om)
+    claim.record(f"{s.name}: share of the spectrum Ω_u,14 removes (source 25%)", removed)
+    claim.record(f"{s.name}: NLL Φ_u,1:15 − Ω_u,14 (same retained dims less the dark band)", phi_rise - rise)
     ok_rows = [r for r, row in zip(s.rows, grid) if row[s.cols.index(15)] - s.sweep.base <= 0.5]
     claim.record(f"{s.name}: layers where Ω_u,14 stays within 0.5 nats", str(ok_rows))
-    claim.not_reproduced_if(NOT_REPRODUCED, ("SF-7", s.name), f"Ω_u,14 after layer {lay}: {om:.2f} vs {s.sweep.base:.2f} unfiltered "
-                                  f"(Φ_u,1:15 {phi:.2f}); within 0.5 nats after layers {ok_rows}")
-    assert om - s.sweep.base <= 0.5
+    effect = SOURCE_SF7[2] - SOURCE_SF7[1]
+    sd = float(om_p.std(ddof=1))
+
+    def power_at(n: int) -> float:
+        return stats.power_threshold(effect, 0.5, sd / math.sqrt(n), "le")
+
+    n = len(om_p)
+    claim.power(power_at(n), effect=f"NLL rises by {effect:.2f} nats under Ω_u,14 (Fig 13: {SOURCE_SF7[1]} → "
+                f"{SOURCE_SF7[2]})", method=f"normal approximation, per-prompt sd {sd:.3f} nats of the rise over {n} "
+                "prompts", decide=_n80(power_at))
+    claim.not_reproduced_if(NOT_REPRODUCED, ("SF-7", s.name), f"Ω_u,14 after layer {lay}: +{rise:.2f} nats over "
+                                  f"{s.sweep.base:.2f} unfiltered (Φ_u,1:15 +{phi_rise:.2f}); within 0.5 nats after "
+                                  f"layers {ok_rows}")
+    claim.check(f"{s.name}: share of the spectrum Ω_u,14 removes", removed, 0.25, compare="abs", tol=0.01,
+                why="the source's 25%, up to band rounding (d/20 not whole)")
+    claim.check(f"{s.name}: NLL increase, Ω_u,14 after layer {lay}", rise, 0.5, compare="le",
+                source=round(effect, 2), control=phi_rise,
+                control_name="Φ_u,1:15 (the same head without the dark band)",
+                why="'keeps NLL low': within 0.5 nats, about twice the source's rise (its ±3σ bars are ~0.1)")
 
 
 # --------------------------------------------------------------------------- SF-8
+
+
+def _source_rep(tok, layers_rel: list[float], new_tokens: int) -> dict[str, list[list[float]]]:
+    """rep-3 of the source's own Table 4 continuations (LLaMA-2 13B, 80%), in this model's tokens
+    cut to `new_tokens`, pooled per layer of ours over the source's rows within 0.1 of its relative
+    depth: family → one list of rep-3 values per layer."""
+    out: dict[str, list[list[float]]] = {"Ψ (80%)": [], "Ω_u (80%)": []}
+    for f in layers_rel:
+        rows = [L for L in SOURCE_TABLE4 if abs(L / SOURCE_LAYERS - f) <= 0.1 + 1e-9] or \
+               [min(SOURCE_TABLE4, key=lambda L: abs(L / SOURCE_LAYERS - f))]
+        for i, fam in enumerate(out):
+            out[fam].append([sp.rep_n(tok(" " + SOURCE_TABLE4[L][i], add_special_tokens=False)["input_ids"][:new_tokens])
+                             for L in rows])
+    return out
 
 
 @pytest.mark.policy_dtype
@@ -407,70 +660,145 @@ def test_generations_under_filters(claim, study):
     mean = {k: float(np.mean(v)) for k, v in reps.items()}
     for k, v in mean.items():
         claim.record(f"{s.name}: mean rep-3, {k}", v)
-    claim.record(f"{s.name}: rep-3 Ψ − unfiltered", mean["Ψ (80%)"] - mean["none"], expected=0.1, compare="ge",
-                 tol=0.0, why="'degenerates into repetition': a tenth more of its 3-grams repeated")
-    claim.record(f"{s.name}: rep-3 Ω − unfiltered", mean["Ω_u (80%)"] - mean["none"], expected=0.1, compare="le",
-                 tol=0.0, why="'Ω stays coherent': no more than a tenth more repetition than the model itself")
+    # power, by simulation: each (prompt, layer) continuation under Ψ and Ω drawn from the source's
+    # own Table 4 continuations at about the same relative depth (rep-3 in this model's tokens,
+    # cut to our length), against this run's unfiltered rep-3; 20,000 draws
+    src = _source_rep(s.tok, [lay / s.L for lay in layers], g["new_tokens"])
+    for fam, vals in src.items():
+        claim.record(f"{s.name}: source's Table 4 rep-3, {fam}, rows near layers {layers} ({g['new_tokens']} tokens)",
+                     [round(float(np.mean(v)), 3) for v in vals])
+    rng = np.random.default_rng(0)
+    n_draw, per_layer = 20_000, len(PROMPTS)
+
+    def draw(fam: str) -> np.ndarray:
+        return np.mean([rng.choice(v, size=(n_draw, per_layer)) for v in src[fam]], axis=(0, 2))
+
+    psi_d, om_d = draw("Ψ (80%)"), draw("Ω_u (80%)")
+    ok = ((psi_d - mean["none"]) >= 0.1) & ((om_d - mean["none"]) <= 0.1)
+    claim.power(float(ok.mean()), effect="the source's Table 4 continuations (LLaMA-2 13B, 80% retained) at the rows "
+                f"within 0.1 relative depth of layers {layers}",
+                method=f"simulation, {n_draw:,} draws of {per_layer} continuations per layer, rep-3 in this model's "
+                       f"tokens over {g['new_tokens']} new tokens, against this run's unfiltered rep-3",
+                decide="not computed at ci (it needs this model's own continuations at that length): the source's "
+                       "rows repeat more over 64 new tokens, the paper profile's length and Table 4's")
     claim.not_reproduced_if(NOT_REPRODUCED, ("SF-8", s.name), str({k: round(v, 2) for k, v in mean.items()}))
-    assert mean["Ψ (80%)"] - mean["none"] >= 0.1 and mean["Ω_u (80%)"] - mean["none"] <= 0.1
+    claim.check(f"{s.name}: rep-3 Ψ − unfiltered", mean["Ψ (80%)"] - mean["none"], 0.1, compare="ge",
+                why="'degenerates into repetition': a tenth more of its 3-grams repeated")
+    claim.check(f"{s.name}: rep-3 Ω − unfiltered", mean["Ω_u (80%)"] - mean["none"], 0.1, compare="le",
+                control=mean["Ψ (80%)"] - mean["none"], control_name="Ψ (80%), the filter that degenerates",
+                why="'Ω stays coherent': no more than a tenth more repetition than the model itself")
 
 
 # --------------------------------------------------------------------------- SF-9
 
 
+RANDOM_DRAWS = 16  # random selections averaged for SF-9's negative control
+
+
 @pytest.fixture(scope="module")
 def hmlv_stats(study):
-    """Per layer where the sink is in place: HMLV count, mean udr and kdp for HMLV and all tokens."""
+    """§7 on prompts of the source's length (`sp.HMLV_PROMPT_LEN` = 33 tokens, <bos> first), where
+    its thresholds (mean > 0.018, var < 0.01) mean what they meant: a token's mean received
+    attention scales like 1/T, so on the study's longer prompts the same thresholds would select
+    other tokens. As many prompts as the study's token budget gives (ci: 8 × 128 → 31 × 33): one
+    more forward pass, with attention maps. The layers are those where token 0's sink is in place
+    (token 0's stream is the same in every prompt). Per layer: the figure's means (HMLV vs all);
+    per prompt, summed over layers: the HMLV tokens' contrast with the prompt's other tokens in
+    population sds (`sp.hmlv_contrast`), and the same for random tokens of the same count
+    (`sp.matched_random_mask`, averaged over RANDOM_DRAWS draws): the negative control."""
     s = study
+    T = sp.HMLV_PROMPT_LEN
+    if s.ids.shape[1] == T:
+        ids, cap = s.ids, s.cap
+    else:
+        n = max(s.ids.shape[0], round(s.ids.numel() / T))
+        ids = data.windows(s.tok, "test", n, T, lead=s.tok.bos_token_id).to(s.ids.device)
+        cap = lens.capture(s.model, ids, modules=["attn_in"], attentions=True, logits_to_keep=1)
     D = s.F.dark("u")
     blocks = lens.arch_map(s.model).blocks(s.model)
-    out = {k: [] for k in ("layer", "n", "n_all", "udr_h", "udr_all", "kdp_h", "kdp_all")}
+    g = generator(0)
+    B = ids.shape[0]
+    per_layer = {k: [] for k in ("layer", "n", "n_all", "udr_h", "udr_all", "kdp_h", "kdp_all")}
+    acc = {k: torch.zeros(B, dtype=torch.float64) for k in ("udr", "kdp", "udr_rnd", "kdp_rnd", "n")}
     for layer in s.sink.in_place:
-        mean, var = sp.received_attention(s.cap.attentions[layer])
+        mean, var = sp.received_attention(cap.attentions[layer])
         valid = ~torch.isnan(mean)
         valid[:, 0] = False
         mask = sp.hmlv(mean, var) & valid
-        u = sp.udr(s.cap.residual[:, layer], D)
         with torch.no_grad():
-            kdp = sp.key_dot_products(sp.head_keys(blocks[layer].self_attn, s.cap.modules["attn_in"][layer]))
+            u = sp.udr(cap.residual[:, layer], D)
+            kdp = sp.key_dot_products(sp.head_keys(blocks[layer].self_attn, cap.modules["attn_in"][layer]))
+        u, kdp, valid, mask = u.cpu(), kdp.float().cpu(), valid.cpu(), mask.cpu()
+        draws = [sp.matched_random_mask(mask, valid, g) for _ in range(RANDOM_DRAWS)]
+        for key, x in (("udr", u), ("kdp", kdp)):
+            acc[key] += sp.hmlv_contrast(x, mask, valid)[0]
+            for r in draws:
+                acc[f"{key}_rnd"] += sp.hmlv_contrast(x, r, valid)[0] / RANDOM_DRAWS
+        acc["n"] += mask.sum(1).double()
         if int(mask.sum()) == 0:
             continue
         for k, v in (("layer", layer), ("n", int(mask.sum())), ("n_all", int(valid.sum())),
                      ("udr_h", float(u[mask].mean())), ("udr_all", float(u[valid].mean())),
                      ("kdp_h", float(kdp[mask].mean())), ("kdp_all", float(kdp[valid].mean()))):
-            out[k].append(v)
-    return {k: np.array(v) for k, v in out.items()}
+            per_layer[k].append(v)
+    has = acc["n"] > 0
+    prompts = {k: (acc[k][has] / acc["n"][has]).numpy() for k in ("udr", "kdp", "udr_rnd", "kdp_rnd")}
+    return {"layers": {k: np.array(v) for k, v in per_layer.items()}, "prompts": prompts, "shape": tuple(ids.shape),
+            "n_prompts_with": int(has.sum())}
 
 
-def _sign_test(claim, s, st, key: str, label: str) -> float:
-    wins = int((st[f"{key}_h"] > st[f"{key}_all"]).sum())
-    n = len(st["layer"])
-    p = float(sps.binomtest(wins, n, 0.5, alternative="greater").pvalue)
-    claim.record(f"{s.name}: layers where HMLV {label} > all tokens' ({n} layers with the sink in place)", f"{wins}/{n}")
-    claim.record(f"{s.name}: one-sided sign test p, {label}", p, expected=0.05, compare="le", tol=0.0,
-                 why="conventional α; layers are not independent draws, so this is a consistency check across depth")
-    claim.record(f"{s.name}: mean HMLV / all-token {label}", float(np.mean(st[f"{key}_h"]) / np.mean(st[f"{key}_all"])))
-    return p
+SF9_EFFECT = 0.5  # population sds: our reading of the source's 'much larger' (App F) / 'grows considerably' (§7)
+SF9_MIN = 0.2  # population sds: the least we call 'higher' (Cohen's small effect)
+
+
+def _hmlv_test(claim, s: Study, st: dict, key: str, label: str, table_key: str) -> None:
+    lay, d, ctl = st["layers"], st["prompts"][key], st["prompts"][f"{key}_rnd"]
+    n_p, T = st["shape"]
+    claim.record(f"{s.name}: prompts × tokens for §7 (source: 405 prompts, 13,268 tokens ≈ 33 each)", f"{n_p} × {T}")
+    claim.record(f"{s.name}: HMLV token-layer pairs / all, {len(lay['layer'])} layers with the sink in place "
+                 "(source 13B: 12,236 / 404,748)", f"{int(lay['n'].sum())} / {int(lay['n_all'].sum())}")
+    if len(lay["layer"]):
+        wins = int((lay[f"{key}_h"] > lay[f"{key}_all"]).sum())
+        claim.record(f"{s.name}: layers where the HMLV mean {label} > all tokens' (context: layers are not "
+                     "independent)", f"{wins}/{len(lay['layer'])}")
+    n = len(d)
+    if n < 3:
+        claim.not_reproduced(f"{s.name}: too few prompts with an HMLV token to test across prompts.")
+        claim.check(f"{s.name}: prompts with an HMLV token", n, 3, compare="ge", why="a test across prompts needs ≥ 3")
+        return
+    t = sps.ttest_1samp(d, 0.0, alternative="greater")
+    sd = float(d.std(ddof=1))
+
+    def power_at(k: int) -> float:
+        return stats.power_threshold(SF9_EFFECT, SF9_MIN, sd / math.sqrt(k)) * stats.power_paired_t(SF9_EFFECT, sd, k)
+
+    claim.power(power_at(n), effect=f"HMLV tokens {SF9_EFFECT} population sd above the other tokens of their prompt and "
+                "layer (the text gives no number: our reading of 'much larger' / 'grows considerably')",
+                method=f"normal approximation and noncentral t, per-prompt sd {sd:.3f} over {n} prompts with an HMLV "
+                       "token, product of the two checks' powers", decide=_n80(power_at).replace("of this length", "of 33 tokens"))
+    claim.not_reproduced_if(NOT_REPRODUCED, (table_key, s.name), f"HMLV − other tokens {float(d.mean()):.3f} sd over "
+                                                                  f"{n} prompts, p = {float(t.pvalue):.3g}")
+    claim.check(f"{s.name}: HMLV {label} − the other tokens' of their prompt and layer, mean over {n} prompts (in "
+                "population sds)", float(d.mean()), SF9_MIN, compare="ge", control=float(ctl.mean()),
+                control_name=f"random tokens of the same count per prompt and layer (mean of {RANDOM_DRAWS} draws)",
+                why="'higher than the population': at least a small effect (Cohen's 0.2 sd)")
+    claim.check(f"{s.name}: one-sided t-test over prompts p, HMLV {label} > the other tokens'", float(t.pvalue), 0.05,
+                compare="le", why=f"prompts are the independent unit ({n} with an HMLV token); conventional α")
 
 
 @pytest.mark.claim("SF-9", source="003 §7 eq. (4), Fig 15, App F Fig 22")
 def test_hmlv_tokens_are_darker(claim, study, hmlv_stats):
     s, st = study, hmlv_stats
-    claim.record(f"{s.name}: HMLV token-layer pairs / all (source 13B: 12,236 / 404,748)",
-                 f"{int(st['n'].sum())} / {int(st['n_all'].sum())}")
-    claim.figure(figures.hmlv_metrics(st["layer"], st["udr_h"], st["udr_all"], st["kdp_h"], st["kdp_all"],
-                                      f"003 Fig 15 — {s.name}"), f"{s.name}_fig15")
-    p = _sign_test(claim, s, st, "udr", "U-dark ratio")
-    claim.not_reproduced_if(NOT_REPRODUCED, ("SF-9", s.name), f"p = {p:.3g}")
-    assert p <= 0.05
+    lay = st["layers"]
+    if len(lay["layer"]):
+        claim.figure(figures.hmlv_metrics(lay["layer"], lay["udr_h"], lay["udr_all"], lay["kdp_h"], lay["kdp_all"],
+                                          f"003 Fig 15 — {s.name} ({st['shape'][1]}-token prompts)"), f"{s.name}_fig15")
+    _hmlv_test(claim, s, st, "udr", "U-dark ratio", "SF-9")
 
 
 @pytest.mark.claim("SF-9", source="003 §7 eq. (5), Fig 15, App F Fig 22")
 def test_hmlv_keys_resemble_token0(claim, study, hmlv_stats):
-    s = study
-    p = _sign_test(claim, s, hmlv_stats, "kdp", "key dot product with token 0")
-    claim.not_reproduced_if(NOT_REPRODUCED, ("SF-9 kdp", s.name), f"p = {p:.3g}")
-    assert p <= 0.05
+    _hmlv_test(claim, study, hmlv_stats, "kdp", "key dot product with token 0", "SF-9 kdp")
 
 
 # --------------------------------------------------------------------------- SF-10
@@ -481,20 +809,25 @@ def test_token0_value_projection_is_small(claim, study):
     s = study
     blocks = lens.arch_map(s.model).blocks(s.model)
     layers = s.sink.in_place
-    ratios = []
+    mid = s.ids.shape[1] // 2  # negative control: a token in the middle of each prompt in place of token 0
+    ratios, ratios_mid = [], []
     with torch.no_grad():
         for layer in layers:
             vo = sp.value_output_norms(blocks[layer].self_attn, s.cap.modules["attn_in"][layer])  # (B, H, T)
             others = vo[:, :, 1:].transpose(0, 1).reshape(vo.shape[1], -1).median(-1).values
             ratios.append((vo[:, :, 0].mean(0) / others).cpu().numpy())
-    r = np.stack(ratios)
+            ratios_mid.append((vo[:, :, mid].mean(0) / others).cpu().numpy())
+    r, r_mid = np.stack(ratios), np.stack(ratios_mid)
     claim.figure(figures.head_ratio_heatmap(r, layers, f"003 App D — {s.name}: ‖h_0 W_v W_o‖ / median token's"),
                  f"{s.name}_fig21")
     claim.record(f"{s.name}: heads × layers (sink in place: layers {layers[0]}–{layers[-1]})", int(r.size))
-    claim.record(f"{s.name}: share of heads where token 0's W_vW_o norm is below the median token's",
-                 float((r < 1).mean()), expected=1.0, compare="ge", tol=0.0, why="'for all H'")
-    claim.record(f"{s.name}: median ratio token 0 / median token", float(np.median(r)), expected=0.5, compare="le",
-                 tol=0.0, why="'much smaller': at most half, typically")
     claim.record(f"{s.name}: largest ratio", float(r.max()))
+    _deterministic_power(claim, "token 0's W_vW_o projection much smaller than other tokens' in every head (App D); "
+                                f"the median over {s.ids.shape[0] * (s.ids.shape[1] - 1)} other tokens per head is "
+                                "the only sampled quantity")
     claim.not_reproduced_if(NOT_REPRODUCED, ("SF-10", s.name), f"{int((r >= 1).sum())} of {r.size} heads ≥ 1, largest {r.max():.2f}")
-    assert (r < 1).all() and np.median(r) <= 0.5
+    ctl = f"token {mid} (mid-prompt) in place of token 0"
+    claim.check(f"{s.name}: share of heads where token 0's W_vW_o norm is below the median token's", float((r < 1).mean()),
+                1.0, compare="ge", control=float((r_mid < 1).mean()), control_name=ctl, why="'for all H'")
+    claim.check(f"{s.name}: median ratio token 0 / median token", float(np.median(r)), 0.5, compare="le",
+                control=float(np.median(r_mid)), control_name=ctl, why="'much smaller': at most half, typically")

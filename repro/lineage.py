@@ -31,7 +31,7 @@ from repro import train as T
 from repro.models.hf import build_model
 from repro.runtime import ReproError
 
-__all__ = ["LineageConfig", "Lineage", "finetune_pretrained", "text_tokens"]
+__all__ = ["LineageConfig", "Lineage", "finetune_pretrained", "heldout_windows", "text_tokens", "weight_change"]
 
 
 @dataclass(frozen=True)
@@ -152,3 +152,34 @@ def finetune_pretrained(model: nn.Module, tokenizer: Any, *, name: str, corpus: 
     finally:
         for p in model.parameters():
             p.requires_grad_(True)
+
+
+def heldout_windows(tokenizer: Any, corpus: str, *, n: int, seq_len: int) -> torch.Tensor:
+    """(n, seq_len + 1) evenly spaced windows of `corpus`'s *validation* split under a pretrained
+    model's tokenizer: the held-out text on which a fine-tune's shift is measured (window by
+    window, so before and after are paired; `repro.train.window_losses`)."""
+    if n < 2 or seq_len < 1:
+        raise ReproError(f"heldout_windows needs n ≥ 2 and seq_len ≥ 1 (got n={n}, seq_len={seq_len})")
+    _, val = text_tokens(tokenizer, corpus, max_tokens=4 * n * (seq_len + 1))
+    cfg = T.TrainConfig(steps=1, batch_size=n, seq_len=seq_len, warmup_steps=0, eval_batches=1)
+    return T.val_windows(cfg, val, n)
+
+
+def weight_change(before: nn.Module, after: nn.Module, *, skip: tuple[str, ...] = ()) -> float:
+    """Relative weight change ‖θ_after − θ_before‖ / ‖θ_before‖ (float64) over the parameters the
+    two models share by name, leaving out those whose name contains any of `skip` (e.g. a frozen
+    embedding, which would only dilute the change)."""
+    pa = dict(before.named_parameters())
+    num = den = 0.0
+    with torch.no_grad():
+        for name, q in after.named_parameters():
+            if any(s in name for s in skip):
+                continue
+            if name not in pa or pa[name].shape != q.shape:
+                raise ReproError(f"weight_change: parameter {name!r} does not match between the two models")
+            p = pa[name].detach().double()
+            num += float(((q.detach().double().to(p.device) - p) ** 2).sum())
+            den += float((p ** 2).sum())
+    if den == 0:
+        raise ReproError("weight_change: no parameters left to compare (or all zero)")
+    return (num / den) ** 0.5

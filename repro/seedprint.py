@@ -201,13 +201,17 @@ def kendall_per_dim(a: torch.Tensor | np.ndarray, b: torch.Tensor | np.ndarray,
                     dims: Sequence[int]) -> np.ndarray:
     """Kendall τ-b between column j of `a` and of `b` (n × d responses) for each j in `dims`.
     A constant column has no defined τ; it contributes 0 (no association)."""
-    a, b = (x.detach().cpu().double().numpy() if isinstance(x, torch.Tensor) else np.asarray(x, dtype=np.float64)
-            for x in (a, b))
-    if a.shape != b.shape or a.ndim != 2:
-        raise ReproError(f"kendall_per_dim needs two n × d matrices of one shape, got {a.shape} and {b.shape}")
-    out = np.empty(len(dims))
-    for i, j in enumerate(dims):
-        tau = stats.kendalltau(a[:, j], b[:, j]).statistic
+    if tuple(a.shape) != tuple(b.shape) or len(a.shape) != 2:
+        raise ReproError(f"kendall_per_dim needs two n × d matrices of one shape, got {tuple(a.shape)} "
+                         f"and {tuple(b.shape)}")
+    cols = list(dims)
+    # only the compared columns are converted (a few of d): the whole-matrix float64 copy was
+    # most of a compare's time
+    a, b = (x.detach()[:, cols].cpu().double().numpy() if isinstance(x, torch.Tensor)
+            else np.asarray(x)[:, cols].astype(np.float64) for x in (a, b))
+    out = np.empty(len(cols))
+    for i in range(len(cols)):
+        tau = stats.kendalltau(a[:, i], b[:, i]).statistic
         out[i] = 0.0 if not np.isfinite(tau) else tau
     return out
 
@@ -353,6 +357,8 @@ class SeedPrintResult:
 
 def compare(fa: torch.Tensor, fb: torch.Tensor, cfg: SeedPrintConfig) -> SeedPrintResult:
     """Both tests on precomputed responses (rows: the same inputs)."""
+    if isinstance(fa, torch.Tensor) and isinstance(fb, torch.Tensor):
+        fa, fb = fa.double(), fb.double()  # once here: both tests read float64 (no-op conversions below)
     return SeedPrintResult(
         algorithm_one(fa, fb, m=cfg.m, null_trials=cfg.null_trials, alpha=cfg.alpha, seed=cfg.seed),
         released_variant(fa, fb, k=cfg.k, temperature=cfg.temperature, alpha=cfg.alpha),

@@ -350,6 +350,26 @@ def sqrt_i_decay(T: int, sigma: float = 1.0) -> torch.Tensor:
     return sigma / torch.arange(1, T + 1, dtype=torch.float64).sqrt()
 
 
+def ratio_bound_power(log_effect: float, sds, n: int, margin: float) -> float:
+    """Power of SK-3's assertion: P(on every held-out set, exp(upper one-sided 95% t bound of
+    the mean per-window NLL difference) ≤ `margin`) with n windows per set, when the true mean
+    difference is `log_effect` nats on each and the per-window sd on each set is in `sds`
+    (normal approximation of the mean, sets independent)."""
+    import math
+
+    from scipy import stats as sps
+
+    from repro.stats import power_threshold
+
+    n = max(int(n), 2)
+    t = float(sps.t.ppf(0.95, n - 1))
+    out = 1.0
+    for sd in sds:
+        se = float(sd) / math.sqrt(n)
+        out *= power_threshold(float(log_effect), math.log(margin) - t * se, se, "le")
+    return out
+
+
 def expected_uniform_importance(T: int) -> float:
     """α¹ under uniform causal attention (the init regime of Eq 2): (1/T)·Σ_i 1/i = H_T / T —
     the level a head reaches with no sink at all (0.07 at T = 64, 0.21 at T = 16)."""
@@ -359,6 +379,7 @@ def expected_uniform_importance(T: int) -> float:
 __all__ = [
     "CONFIG_KIND", "CONFIG_T", "EPSILON", "FORMS", "POSITIONAL", "POSITIONAL_EAGER", "SCALINGS", "SinkCurve",
     "apply_positional_scaling", "attention_outputs", "column_importance", "expected_uniform_importance",
-    "first_token_importance", "importance", "init_std_profile", "nano_llama", "position_scale", "record_attention", "register",
+    "first_token_importance", "importance", "init_std_profile", "nano_llama", "position_scale", "ratio_bound_power",
+    "record_attention", "register",
     "scaling_of", "sink_curve", "sink_heads", "sink_rate", "sqrt_i_decay", "std_by_position", "train_variant",
 ]

@@ -44,6 +44,10 @@ N_BANDS = 20
 HMLV_MEAN = 0.018
 HMLV_VAR = 0.01
 HMLV_LAST = 4  # the last 4 tokens of each sequence are ignored (§7)
+# The length the HMLV thresholds were set for: ccnet-405 has 13,268 tokens in 405 prompts (§4),
+# 32.8 per prompt. A token's mean received attention scales like 1/T (and its variance like
+# 1/T²), so the thresholds apply as they stand only to prompts of about this length.
+HMLV_PROMPT_LEN = 33
 
 
 # --------------------------------------------------------------------------- spectra and bands
@@ -270,13 +274,16 @@ def band_share(j: torch.Tensor, edges: Sequence[int], band: int) -> float:
     return float(j2[edges[band - 1]:edges[band]].sum() / j2.sum())
 
 
-def dark_shares(model: nn.Module, F: Filters) -> dict[str, torch.Tensor]:
-    """y → (L,) U-dark share (last band) of every layer's W_y."""
+def dark_shares(model: nn.Module, F: Filters, basis: torch.Tensor | None = None) -> dict[str, torch.Tensor]:
+    """y → (L,) U-dark share (last band) of every layer's W_y. `basis`: another orthonormal
+    basis (d, d) in place of V_u (e.g. `F.random_basis(seed)`: the share of the same number of
+    random directions, a negative control whose expectation is the chance share)."""
     L = len(lens.arch_map(model).blocks(model))
+    V = F.u.V if basis is None else basis
     out: dict[str, list[float]] = {}
     for layer in range(L):
         for y, W in component_matrices(model, layer).items():
-            j = projection_norms(W, F.u.V, "read" if y in READ else "write")
+            j = projection_norms(W, V, "read" if y in READ else "write")
             out.setdefault(y, []).append(band_share(j, F.edges, F.n_bands))
     return {y: torch.tensor(v) for y, v in out.items()}
 
@@ -327,12 +334,49 @@ def hmlv(mean: torch.Tensor, var: torch.Tensor) -> torch.Tensor:
     return mask
 
 
+def hmlv_contrast(x: torch.Tensor, mask: torch.Tensor, valid: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """One layer's contrast between marked tokens and the population, per prompt (003 §7 with
+    the prompt, not the token-layer pair, as the independent unit): x (B, T) a per-token
+    metric (udr, kdp), `mask` (B, T) the marked tokens (HMLV), `valid` (B, T) the population.
+    x is standardised over all valid tokens of the layer (so layers with different scales add
+    up); returns per prompt the sum over its marked tokens of (z_t − mean z over the prompt's
+    valid tokens), and how many marked tokens it has: two (B,) float64 tensors. Summing both
+    over layers and dividing gives each prompt's mean contrast in population standard
+    deviations (Cohen's d-like), 0 in expectation for tokens marked at random."""
+    if x.shape != mask.shape or x.shape != valid.shape:
+        raise ReproError(f"hmlv_contrast needs x, mask and valid of one shape, got {tuple(x.shape)}, "
+                         f"{tuple(mask.shape)}, {tuple(valid.shape)}")
+    mask = mask & valid
+    z = x.double().masked_fill(~valid, 0.0)
+    n = valid.sum()
+    if int(n) < 2:
+        raise ReproError("hmlv_contrast needs at least two valid tokens")
+    mu = z.sum() / n
+    sd = torch.sqrt(((z - mu) ** 2 * valid).sum() / (n - 1))
+    z = (z - mu) / sd.clamp_min(1e-12)
+    per_prompt = (z * valid).sum(1) / valid.sum(1).clamp_min(1)
+    count = mask.sum(1).double()
+    return ((z - per_prompt[:, None]) * mask).sum(1), count
+
+
+def matched_random_mask(mask: torch.Tensor, valid: torch.Tensor, g: torch.Generator) -> torch.Tensor:
+    """A mask with as many tokens per prompt as `mask` (B, T) marks among `valid`, drawn
+    uniformly among the prompt's valid tokens: the HMLV selection with attention taken out."""
+    k = (mask & valid).sum(1, keepdim=True)
+    score = torch.rand(mask.shape, generator=g).to(mask.device).masked_fill(~valid, -1.0)
+    rank = score.argsort(dim=1, descending=True).argsort(dim=1)  # 0 = the highest score
+    return (rank < k) & valid
+
+
 # --------------------------------------------------------------------------- interventions
 
 
-def _apply(h: torch.Tensor, P: torch.Tensor, *, tokens: str = "all", swap: bool = False) -> torch.Tensor:
+def _apply(h: torch.Tensor, P: torch.Tensor, *, tokens: str = "all", swap: bool = False,
+           swap_shift: int = 0) -> torch.Tensor:
     """Filter a (B, T, d) stream: h·P on all tokens or token 0 only; with `swap`, add the
-    filtered-out part of the next sample (same position) instead of dropping it (Fig 10)."""
+    filtered-out part of the next sample (same position) instead of dropping it (Fig 10).
+    `swap_shift` ≠ 0 takes it from the position `swap_shift` earlier (cyclically) instead: a
+    control in which token 0 too gets another token's shavings (its own sink part is lost)."""
     if tokens not in ("all", "first"):
         raise ReproError(f"tokens must be 'all' or 'first', got {tokens!r}")
     x = h.float()
@@ -342,6 +386,8 @@ def _apply(h: torch.Tensor, P: torch.Tensor, *, tokens: str = "all", swap: bool 
         if x.shape[0] < 2:
             raise ReproError("the shavings swap needs at least two samples in a batch")
         other = torch.roll(x, 1, dims=0)
+        if swap_shift:
+            other = torch.roll(other, swap_shift, dims=1)
         kept = kept + (other - other @ P)
     if tokens == "first":
         kept = torch.cat([kept[:, :1], x[:, 1:]], dim=1)
@@ -356,7 +402,7 @@ def _replace_first(output: Any, new: torch.Tensor) -> Any:
 
 @contextlib.contextmanager
 def filtered(model: nn.Module, layer: int, P: torch.Tensor, *, where: str = "resid", tokens: str = "all",
-             swap: bool = False) -> Iterator[None]:
+             swap: bool = False, swap_shift: int = 0) -> Iterator[None]:
     """Plain forward hooks: filter the residual stream right after block `layer` (where="resid",
     003 Fig 2 red box) or the MLP's contribution in block `layer` (where="mlp", yellow box:
     on Gemma, the post-feed-forward norm's output, which is what the block adds). The hook is
@@ -376,7 +422,7 @@ def filtered(model: nn.Module, layer: int, P: torch.Tensor, *, where: str = "res
 
     def hook(_m, _a, output):
         h = output if isinstance(output, torch.Tensor) else output[0]
-        return _replace_first(output, _apply(h, P, tokens=tokens, swap=swap))
+        return _replace_first(output, _apply(h, P, tokens=tokens, swap=swap, swap_shift=swap_shift))
 
     handle = mod.register_forward_hook(hook)
     try:
@@ -448,11 +494,18 @@ class Sweep:
         # resid[:, l + 1] = stream after block l; resid[:, 0] = the embeddings
         self.resid = cap.residual
         self.mlp_out = cap.modules["mlp_out"]
-        self.base = self._nll_from(self.L, self.resid[:, self.L])
+        self.base_prompts = self._prompt_nll_from(self.L, self.resid[:, self.L])
+        self.base = float(self.base_prompts.mean())
+
+    def _prompt_nll_from(self, start: int, h: torch.Tensor) -> torch.Tensor:
+        """(B,) mean NLL per sample when blocks start … L-1 run from stream h (the state before
+        block `start`), float64. Every sample has the same length, so their mean is the mean
+        over all predicted tokens."""
+        return self.token_nll(start, h).double().mean(1)
 
     def _nll_from(self, start: int, h: torch.Tensor) -> float:
         """Mean NLL when blocks start … L-1 run from stream h (the state before block `start`)."""
-        return float(self.token_nll(start, h).mean())
+        return float(self._prompt_nll_from(start, h).mean())
 
     def token_nll(self, start: int, h: torch.Tensor) -> torch.Tensor:
         parent_path, _, attr = self.amap.layers.rpartition(".")
@@ -478,7 +531,7 @@ class Sweep:
             return nll_per_token(self.model, normed[:, :-1], self.ids[:, 1:])
 
     def state(self, layer: int, P: torch.Tensor | None, *, where: str = "resid", tokens: str = "all",
-              swap: bool = False) -> torch.Tensor:
+              swap: bool = False, swap_shift: int = 0) -> torch.Tensor:
         """The stream after block `layer` with the filter applied (what `filtered` produces)."""
         h = self.resid[:, layer + 1]
         if P is None:
@@ -488,7 +541,16 @@ class Sweep:
         if where == "mlp":
             m = self.mlp_out[layer]
             return (h.float() - m.float() + _apply(m, P).float()).to(h.dtype)
-        return _apply(h, P, tokens=tokens, swap=swap)
+        return _apply(h, P, tokens=tokens, swap=swap, swap_shift=swap_shift)
+
+    def prompt_nll(self, layer: int, P: torch.Tensor | None, **kw: Any) -> torch.Tensor:
+        """(B,) mean NLL of each sample with filter P applied after block `layer` (see `state`),
+        float64: the per-sample spread is the measurement's noise (claims' power)."""
+        if not 0 <= layer < self.L:
+            raise ReproError(f"layer {layer} out of range: the model has {self.L} blocks")
+        if P is None:
+            return self.base_prompts.clone()
+        return self._prompt_nll_from(layer + 1, self.state(layer, P, **kw))
 
     def nll(self, layer: int, P: torch.Tensor | None, **kw: Any) -> float:
         """Mean NLL with filter P applied after block `layer` (see `state`); P=None: no filter."""

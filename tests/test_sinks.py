@@ -235,3 +235,39 @@ def test_bad_input_is_explained():
             pass
     with pytest.raises(ReproError, match="layer 5"):
         sinks.attention_outputs(tiny(), torch.zeros(1, 4, 16, dtype=torch.float64), layer=5)
+
+
+# --------------------------------------------------------------------------- what SK-1 and SK-3 rely on
+
+
+def test_the_three_variants_at_init_are_one_measurement():
+    """SK-1 asserts one slope: on the same initial weights and inputs the variants scale the
+    same o_i, so amplification's std is the baseline's × √i and attenuation's is
+    amplification's / √T at every position (slopes +½ and +0 apart, exactly)."""
+    model = dict(n_layer=1, n_head=2, d_model=16, vocab_size=37)
+    T = 16
+    prof = {k: sinks.init_std_profile(k, model, T, seeds=(0, 1), n_seq=32) for k in sinks.SCALINGS}
+    i = torch.arange(1, T + 1, dtype=torch.float64).numpy()
+    base, amp, att = (prof[k].std.values for k in sinks.SCALINGS)
+    assert amp == pytest.approx(base * i ** 0.5, rel=1e-5)
+    assert att == pytest.approx(amp / math.sqrt(T), rel=1e-5)
+    for b, a in zip(base, amp):
+        assert loglog_slope(i, a).slope == pytest.approx(loglog_slope(i, b).slope + 0.5, abs=1e-6)
+
+
+def test_ratio_bound_power_matches_a_simulation():
+    """SK-3's power (closed form) against 4,000 simulated runs of its assertion: per-window NLL
+    differences N(effect, sd) on two sets of n windows, both upper 95% t bounds ≤ log 1.03."""
+    from scipy import stats as sps
+
+    n, sds, margin = 50, (0.1, 0.15), 1.03
+    g = generator(7)
+    t = float(sps.t.ppf(0.95, n - 1))
+    for effect in (0.0, -0.02, 0.02):
+        ok = torch.ones(4000, dtype=torch.bool)
+        for sd in sds:
+            d = effect + sd * torch.randn(4000, n, generator=g, dtype=torch.float64)
+            upper = d.mean(1) + t * d.std(1) / math.sqrt(n)
+            ok &= upper <= math.log(margin)
+        assert sinks.ratio_bound_power(effect, sds, n, margin) == pytest.approx(ok.double().mean().item(), abs=0.035)
+    assert sinks.ratio_bound_power(math.log(margin) + 0.05, sds, 10_000, margin) < 1e-6  # a real harm: never passes

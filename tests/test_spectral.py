@@ -231,6 +231,49 @@ def test_received_attention_and_hmlv():
     assert torch.isnan(mean[0, -4:]).all()
 
 
+def test_hmlv_contrast_in_population_sds():
+    """Marked tokens 1 sd above their prompt's population give a contrast of 1 per marked token;
+    the count is per prompt; unmarked prompts contribute 0 and 0."""
+    x = torch.zeros(3, 6)
+    x[0, 2] = x[1, 3] = 1.0
+    x[0, 4] = x[1, 1] = -1.0
+    valid = torch.ones(3, 6, dtype=torch.bool)
+    valid[:, 0] = False
+    mask = torch.zeros(3, 6, dtype=torch.bool)
+    mask[0, 2] = mask[1, 3] = True
+    s, n = sp.hmlv_contrast(x, mask, valid)
+    sd = float(x[valid].double().std())
+    assert n.tolist() == [1.0, 1.0, 0.0]
+    assert math.isclose(float(s[0]), 1.0 / sd, rel_tol=1e-9) and math.isclose(float(s[1]), 1.0 / sd, rel_tol=1e-9)
+    assert float(s[2]) == 0.0
+    # invariant to the metric's scale and offset (layers of different scales add up)
+    s2, _ = sp.hmlv_contrast(5 * x + 3, mask, valid)
+    assert torch.allclose(s, s2)
+    # a mask outside the population counts nothing
+    s3, n3 = sp.hmlv_contrast(x, ~valid, valid)
+    assert float(n3.sum()) == 0.0 and float(s3.abs().sum()) == 0.0
+    with pytest.raises(ReproError, match="one shape"):
+        sp.hmlv_contrast(x, mask[:, :3], valid)
+
+
+def test_matched_random_mask_keeps_counts_and_averages_to_zero():
+    g = generator(0)
+    x = torch.randn(4, 30, generator=g)
+    valid = torch.ones(4, 30, dtype=torch.bool)
+    valid[:, 0] = False
+    valid[:, -4:] = False
+    mask = torch.zeros(4, 30, dtype=torch.bool)
+    mask[0, 1:6] = True
+    mask[2, 10] = True
+    total, count = torch.zeros(4, dtype=torch.float64), torch.zeros(4, dtype=torch.float64)
+    for _ in range(400):
+        r = sp.matched_random_mask(mask, valid, g)
+        assert r.sum(1).tolist() == mask.sum(1).tolist() and not (r & ~valid).any()
+        s, n = sp.hmlv_contrast(x, r, valid)
+        total, count = total + s, count + n
+    assert abs(float(total.sum() / count.sum())) < 0.05  # random tokens are not above their population
+
+
 def test_sink_profile_finds_the_jump():
     d, L = 20, 6
     F = _filters(d, 0)
@@ -294,7 +337,8 @@ def test_identity_filter_is_a_no_op(llama, ids):
         assert torch.allclose(llama(ids).logits, before, atol=1e-5)
 
 
-@pytest.mark.parametrize("kw", [dict(), dict(tokens="first"), dict(swap=True), dict(where="mlp")])
+@pytest.mark.parametrize("kw", [dict(), dict(tokens="first"), dict(swap=True), dict(swap=True, swap_shift=1),
+                                dict(where="mlp")])
 @pytest.mark.parametrize("layer", [0, 1])
 def test_sweep_matches_hooked_forward(llama, ids, kw, layer):
     """The cached-prefix NLL equals the NLL of a full forward pass with the plain hook."""
@@ -310,6 +354,33 @@ def test_sweep_matches_hooked_forward(llama, ids, kw, layer):
     assert all(type(b).__name__ != "_PassThrough" for b in llama.model.layers)
 
 
+@pytest.mark.parametrize("kw", [dict(), dict(swap=True)])
+def test_sweep_prompt_nll_is_per_sample(llama, ids, kw):
+    """prompt_nll gives each sample's mean NLL (the hooked forward's per-sample cross-entropy);
+    their mean is `nll`; no filter gives the unfiltered per-sample NLL."""
+    F = sp.filters(llama)
+    P = F.random(12, 3)
+    sweep = sp.Sweep(llama, ids)
+    with sp.filtered(llama, 1, P, **kw), torch.no_grad():
+        logits = llama(ids).logits
+    want = torch.nn.functional.cross_entropy(logits[:, :-1].transpose(1, 2), ids[:, 1:], reduction="none").mean(1)
+    got = sweep.prompt_nll(1, P, **kw)
+    assert got.shape == (ids.shape[0],) and got.dtype == torch.float64
+    assert torch.allclose(got, want.double(), rtol=1e-5)
+    assert math.isclose(float(got.mean()), sweep.nll(1, P, **kw), rel_tol=1e-6)
+    assert torch.equal(sweep.prompt_nll(0, None), sweep.base_prompts)
+    assert math.isclose(float(sweep.base_prompts.mean()), sweep.base, rel_tol=1e-12)
+
+
+def test_dark_shares_in_another_basis(llama):
+    F = sp.filters(llama)
+    own = sp.dark_shares(llama, F)
+    same = sp.dark_shares(llama, F, F.u.V)
+    assert all(torch.allclose(own[y], same[y]) for y in own)
+    rnd = sp.dark_shares(llama, F, F.random_basis(0))
+    assert set(rnd) == set(own) and all(((v >= 0) & (v <= 1)).all() for v in rnd.values())
+
+
 def test_swap_leaves_shared_token0_alone(llama, ids):
     """Token 0 is the same in every sample, so the shavings swap changes nothing there (Fig 10)."""
     F = sp.filters(llama)
@@ -317,6 +388,13 @@ def test_swap_leaves_shared_token0_alone(llama, ids):
     h = sweep.state(0, F.phi("u", 1, 5), swap=True)
     assert torch.allclose(h[:, 0], sweep.resid[:, 1, 0], atol=1e-4)
     assert not torch.allclose(h[:, 1:], sweep.resid[:, 1, 1:], atol=1e-3)
+    # shifted by one position, token 0 gets the last token's shavings of another sample instead
+    P = F.phi("u", 1, 5)
+    hs = sweep.state(0, P, swap=True, swap_shift=1)
+    x = sweep.resid[:, 1].float()
+    other = torch.roll(torch.roll(x, 1, dims=0), 1, dims=1)
+    assert torch.allclose(hs, x @ P + other - other @ P, atol=1e-4)
+    assert not torch.allclose(hs[:, 0], x[:, 0], atol=1e-3)
 
 
 def test_intervention_errors(llama, ids):
