@@ -48,10 +48,10 @@ NOT_REPRODUCED: dict[tuple[str, str], str] = {
         "baseline, as in CS-1."),
     # profile-level (key: the profile's name): the 4-layer models trained at ci
     ("CS-4", "ci"): (
-        "cutting the first layer does not lower the validation loss beyond seed noise at 4 layers × 150 steps of "
+        "cutting the first layer does not lower the validation loss beyond seed noise at 4 layers × 300 steps of "
         "Brown; the source's own effect (Table II) is a few thousandths of a nat, far below our seed spread."),
     ("CS-5", "ci"): (
-        "after 150 steps the gate has barely moved from uniform, far from putting its mass on one late layer (the "
+        "after 300 steps the gate has barely moved from uniform, far from putting its mass on one late layer (the "
         "source trains on 10B tokens)."),
     ("CS-6", "ci"): (
         "gating ≥ fixed cut ≥ baseline does not hold on every benchmark; the source's gaps are a few thousandths of a "
@@ -295,7 +295,7 @@ def test_learned_gate_concentrates_late(claim, runs, sizes, profile):
     claim.record("π at init (uniform)", np.round(hist[min(hist)], 4).tolist())
     claim.record("π after training", np.round(final, 4).tolist())
     claim.figure(figures.gate_distribution(hist, f"000 Fig 5 — learned gate, {L} layers"), "fig5")
-    # no power figure: whether 150 steps can concentrate a gate that the source trains on 10B
+    # no power figure: whether 300 steps can concentrate a gate that the source trains on 10B
     # tokens has no closed form or cheap simulation; the verdict stays "inconclusive at this scale"
     claim.not_reproduced_if(NOT_REPRODUCED, ("CS-5", profile.name), f"π {np.round(final, 3).tolist()}")
     claim.check("largest π", float(final.max()), 0.5, compare="ge", source=1.0, control=float(hist[min(hist)].max()),

@@ -115,8 +115,11 @@ SIZES: dict[str, dict[str, dict[str, Any]]] = {
     # "Rnd"). `gen`: SF-8 greedy continuations of the source's Table 4/5 prompts with the filter
     # after the blocks at `layers` relative depths (003 Table 2: L3 of 40). `nll_dtype`: the
     # NLL sweeps run on a copy in the policy's dtype at ci (bf16 ≈ 3× faster where native; its unfiltered NLL is
-    # recorded next to float32's). ci: 8 × 128 tokens, 3 band columns (≈ 1 s per filtered
-    # NLL for Gemma, 0.4 s for SmolLM2 on 2 cores). paper: 003's sample size (405 prompts,
+    # recorded next to float32's). ci: 8 × 128 tokens, 3 band columns, heat-map rows ℓ*, the
+    # SF-7 layer and mid-depth (rows at 0.1/0.6/0.9 depth as well: SF-3 229 s for Gemma and 97 s
+    # for SmolLM2 against 158 s and 62 s, float32, 2-core AVX2, 2026-11-24; rows feed the heat
+    # maps and SF-7's context record of the layers where Ω stays within 0.5 nats, never an
+    # assertion). paper: 003's sample size (405 prompts,
     # ≈ 13k tokens), every layer × all 20 bands, float32.
     "spectral": {
         "ci": dict(n_prompts=8, prompt_len=128, layers=(0.5,), bands=(10, 15, 19), random_seeds=(0, 1, 2),
@@ -135,14 +138,17 @@ SIZES: dict[str, dict[str, dict[str, Any]]] = {
     # baseline (α = 1) over `seeds`; `gate_snapshots`: steps at which the learned gate's π is read (Fig 5).
     # `eval`: CS-6's held-out sets (Brown test windows, stdlib-code validation windows,
     # last-word items from Brown test sentences). ci: 4 layers × 128 wide, 300 steps of 16 × 64
-    # tokens (≈ 12 s per model in bf16 autocast on 2 cores, ≈ 32 s in float32); paper: the source's GPT-2 150M
+    # tokens (≈ 12 s per model in bf16 autocast on 2 cores, ≈ 32 s in float32 with AVX-512,
+    # ≈ 28 s on an AVX2-only CPU). Not fewer: at 150 steps CS-3 failed (α = 0 − α = 1 val loss
+    # +0.076 nats, paired p 0.19 over 3 seeds; measured 2026-11-24), so the 13 models stay at 300;
+    # paper: the source's GPT-2 150M
     # (12 layers, 768 wide, 1024 tokens) — a GPU and a larger corpus than Brown (`--corpus`).
     "causal_shift": {
         "ci": dict(align=dict(n_seq=8, seq_len=64, k=5, n_boot=1000, compute_dtype="auto", panel_start=24),
                    model=dict(vocab_size=4096, d_model=128, n_layer=4, n_head=4, max_len=64),
-                   train=dict(steps=150, batch_size=16, seq_len=64, lr=3e-3, warmup_steps=15, eval_every=150,
+                   train=dict(steps=300, batch_size=16, seq_len=64, lr=3e-3, warmup_steps=30, eval_every=300,
                               eval_batches=8, autocast="auto"),
-                   seeds=(0, 1, 2), cut_alpha=0.5, gate_snapshots=(0, 25, 50, 75, 100, 125, 150),
+                   seeds=(0, 1, 2), cut_alpha=0.5, gate_snapshots=(0, 25, 50, 100, 150, 200, 250, 300),
                    eval=dict(windows=64, last_word_items=300)),
         "paper": dict(align=dict(n_seq=1000, seq_len=128, k=5, n_boot=2000, compute_dtype="float32", panel_start=24),
                       model=dict(vocab_size=32000, d_model=768, n_layer=12, n_head=12, max_len=1024),
@@ -161,7 +167,10 @@ SIZES: dict[str, dict[str, dict[str, Any]]] = {
     # drop (`axis_drop`: a batch runs causal with that probability) — over `seeds`; held-out
     # NLL on `eval.windows` non-overlapping validation windows under causal, full and
     # segment-k inference. A full-axis step costs ≈ T/2 causal steps (every prefix is a
-    # pass): ci ≈ 28 s per full-axis model at 400 steps of 16 × 32 tokens on 2 cores (≈ 65 s in float32).
+    # pass): ci 200 steps of 16 × 32 tokens, all 9 models 153 s in float32 on a 2-core AVX2-only
+    # CPU (2026-11-24; at 400 steps ≈ 65 s per full-axis model in float32 with AVX-512). CA-8 is
+    # inconclusive at any CPU budget (power ≈ 0.004 at 0.02 nats, ~78 seeds for 80%), so the
+    # steps were halved for the budget (issue 18).
     # paper: 6 layers × 256, 128-token windows (a GPU).
     "context_axis": {
         "ci": dict(check=dict(examples=25, max_S=10, max_layers=3),
@@ -186,10 +195,10 @@ SIZES: dict[str, dict[str, dict[str, Any]]] = {
     # (TrainConfig.lead_token), with Table 14's optimiser (AdamW β 0.9 / 0.95, lr 6e-4 → 6e-5
     # cosine, wd 0.1, clip 1.0) at a budget far below its 200k steps of 128 × 2048 tokens.
     # ci: 400 steps of 16 × 64 tokens (0.41M tokens per model), far too few for sinks: SK-2 is
-    # inconclusive at ci whatever the ci budget CI can pay (at 1,200 steps the baseline's largest α¹
-    # at T = 64 was 0.136 against ε = 0.25, and the trio took 1,173 s in float32 on a 2-core AVX2
-    # CPU — 65% of the whole run's budget, measured 2026-11-24; at 400 steps ≈ 130 s per model
-    # there). SK-3's paired test keeps its power at this budget (recorded per run). long: 1,600
+    # inconclusive at ci whatever budget CI can pay (at 1,200 steps the baseline's largest α¹ at
+    # T = 64 was still 0.136 against ε = 0.25, at three times the cost). The trio at 400 steps:
+    # 185 s in float32 on a 2-core AVX2-only CPU (cold run, 2026-11-24). SK-3's paired test keeps
+    # its power at this budget (recorded per run). long: 1,600
     # steps of 64 × 64 (≈ 6.6M tokens; under the deviation the first baseline head crossed 0.25
     # at ≈ 4.5M), and `deviation`: the same trio again with these optimiser settings changed
     # (lr 3e-3, wd 0.5: our earlier setting, not the source's), reported as context beside the
