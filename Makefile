@@ -11,7 +11,7 @@ TORCH_SPEC ?= torch==2.13.0
 PYTEST_ARGS ?=
 # the claims run on this many processes (pytest-xdist), each with cores/N torch threads; tests
 # that share a module fixture (a pretrained model, a trained trio) stay on one process
-# (--dist loadgroup, groups in repro/pytest_plugin.py). Default 1 (the pytest process itself):
+# (--dist loadgroup, groups in repro/harness/plugin.py). Default 1 (the pytest process itself):
 # on the 2-core reference machine `-n 2` (one thread each) showed no gain on this mostly
 # matmul-bound run (measured 2026-11-23, see README); use it on machines with more cores.
 CLAIMS_PROCS ?= 1

@@ -1,2 +1,2 @@
-"""Loads the claims plugin; everything else lives in repro/pytest_plugin.py."""
-pytest_plugins = ("repro.pytest_plugin",)
+"""Loads the claims plugin; everything else lives in repro/harness/plugin.py."""
+pytest_plugins = ("repro.harness.plugin",)

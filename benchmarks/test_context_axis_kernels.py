@@ -10,7 +10,7 @@ every case runs once at small S as a smoke test. Nothing here asserts a time. Pe
   Σ_c 4·(c+1)²·d for the full layout (slice c over its prefix, QKᵀ and A·V), and
   Σ_c 4·d·(c+1)·min(k, c+1) for segment k (k live queries per slice over c+1 keys);
 - ``gflop_per_s`` (useful / mean time) and ``fraction_of_ceiling``: against a dense
-  (2048×768)@(768×3072) matmul timed in this run on the same device (`repro.bench`);
+  (2048×768)@(768×3072) matmul timed in this run on the same device (`repro.harness.bench`);
 - ``peak_mib_above_inputs`` (CPU, full runs): peak RSS a fresh process adds while running the
   kernel once on inputs it already holds, and ``memory_over_output`` = that / the output size.
 
@@ -30,8 +30,8 @@ import torch
 
 from repro import context_axis as ca
 from repro import context_axis_lm as cl
-from repro.bench import mean_seconds, peak_memory_above, time_matmul
-from repro.runtime import atomic_path, generator
+from repro.harness.bench import mean_seconds, peak_memory_above, time_matmul
+from repro.harness.runtime import atomic_path, generator
 
 B, H, D = 1, 4, 64
 FULL_S, SMOKE_S = (64, 128, 256, 512), (16, 32)

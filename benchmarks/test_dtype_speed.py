@@ -24,13 +24,13 @@ import pytest
 import torch
 
 from repro import train as T
-from repro.bench import mean_seconds
+from repro.harness.bench import mean_seconds
 from repro.init_bias import random_token_inputs
 from repro.models.hf import build_model
 from repro.causal_shift import gpt2_style
 from repro.models.tiny import TinyDecoder
 from repro.probe import probe
-from repro.runtime import atomic_write_json, cpu_capability, dtype_name, generator, resolve_dtype
+from repro.harness.runtime import atomic_write_json, cpu_capability, dtype_name, generator, resolve_dtype
 
 DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16}
 RESULTS: dict[tuple[str, str], float] = {}  # (workload, dtype) → mean seconds, read by the summary

@@ -24,12 +24,12 @@ from __future__ import annotations
 import pytest
 import torch
 
-from repro.bench import mean_seconds, time_matmul
+from repro.harness.bench import mean_seconds, time_matmul
 from repro.data import random_tokens
 from repro.init_bias import random_token_inputs
 from repro.models.hf import build_model, default_d_ff
 from repro.probe import probe
-from repro.runtime import generator, resolve_dtype
+from repro.harness.runtime import generator, resolve_dtype
 
 # --------------------------------------------------------------------------- sizes
 
@@ -71,7 +71,7 @@ def probe_flops(*, n_layer: int, d_model: int, d_ff: int, vocab_size: int, n_seq
 @pytest.fixture(scope="module")
 def matmul_rate() -> dict[str, dict[str, float]]:
     """Dense-matmul FLOP/s in this run, for float32 and the probe's auto dtype (median of
-    repro.bench.MM_REPS timed matmuls after MM_WARMUP warm-ups), keyed by dtype name."""
+    repro.harness.bench.MM_REPS timed matmuls after MM_WARMUP warm-ups), keyed by dtype name."""
     return {_dtype_name(dt): time_matmul(dt) for dt in dict.fromkeys((torch.float32, AUTO_DTYPE))}
 
 

@@ -18,7 +18,7 @@ import pytest
 from scipy import stats as sps
 
 from repro import figures, init_bias, stats
-from repro.runtime import derive_seed
+from repro.harness.runtime import derive_seed
 
 # Closed forms are infinite-width (Gaussian-process) limits. At our widths (512–1024) a model's
 # pairwise cosine carries an O(1/√d) fluctuation and a small finite-width bias; the source's own
@@ -210,7 +210,7 @@ def table1(profile, device):
 def uniform_baseline(profile):
     s = profile.sizes("bb_1")
     from repro.probe import uniform_rank_counts
-    from repro.runtime import generator
+    from repro.harness.runtime import generator
 
     return (uniform_rank_counts(s["n_seq"], s["vocab_size"], generator(1), ranks=init_bias.RANKS),
             uniform_rank_counts(s["n_seq"], s["d_model"], generator(2), ranks=init_bias.RANKS))

@@ -23,7 +23,7 @@ from scipy import stats as sps
 from repro import causal_shift as cs
 from repro import data, figures, stats
 from repro import train as T
-from repro.runtime import resolve_dtype
+from repro.harness.runtime import resolve_dtype
 
 SOURCE_SWITCH = (17, 26)  # 000 Fig 2: Gemma-2-2B switches at ≈ layer 17 of 26
 # 000 Table II, WikiText perplexity: (fixed cut, baseline), and gating

@@ -34,7 +34,7 @@ from repro import context_axis_lm as cl
 from repro import data, figures
 from repro import train as T
 from repro.models.hf import build_model
-from repro.runtime import ReproError, generator
+from repro.harness.runtime import ReproError, generator
 from repro.stats import n_for_power, power_paired_t
 
 # 004 Figure 1 (L = 5), 1 = masked: (a) context axis 2, (b) context axis 3

@@ -32,7 +32,7 @@ from repro import data, figures, induction, lens, stats
 from repro import residual_stream as rs
 from repro.models.hf import build_model
 from repro.models.tiny import TinyConfig, TinyDecoder
-from repro.runtime import ReproError, generator
+from repro.harness.runtime import ReproError, generator
 
 F32_U = 2.0 ** -24  # float32 unit roundoff
 # 002 "Residual Stream Decomposition": 1 + L·H + L terms for (L, H) = (32, 32) (the source's

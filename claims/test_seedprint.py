@@ -34,7 +34,7 @@ from repro import fingerprint_baselines as fb
 from repro import train as T
 from repro.causal_shift import random_init_twin
 from repro.lineage import Lineage, LineageConfig, finetune_pretrained, heldout_windows, weight_change
-from repro.runtime import autocast
+from repro.harness.runtime import autocast
 
 ALPHA = sp.ALPHA
 WHY_SAME = "001 §6.1.1: same lineage iff p < 0.01"

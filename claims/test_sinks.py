@@ -35,7 +35,7 @@ from scipy import stats as sps
 from repro import data, figures, sinks, stats
 from repro import train as T
 from repro.causal_shift import random_init_twin
-from repro.runtime import ReproError, resolve_autocast
+from repro.harness.runtime import ReproError, resolve_autocast
 from repro.stats import loglog_slope, mean_sem
 
 # 001 Table 7 (Nano LLaMA-2, OpenWebText): PPL on WikiText-2 / C4

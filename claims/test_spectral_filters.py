@@ -40,7 +40,7 @@ from scipy import stats as sps
 
 from repro import data, figures, lens, stats
 from repro import spectral as sp
-from repro.runtime import ReproError, dtype_name, generator, resolve_dtype
+from repro.harness.runtime import ReproError, dtype_name, generator, resolve_dtype
 
 # the source's prompts for Tables 2, 4 and 5 (003 §6.1, App E)
 PROMPTS = (

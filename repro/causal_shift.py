@@ -29,7 +29,7 @@ from torch import nn
 from repro import lens
 from repro import train as T
 from repro.models.tiny import TinyConfig, TinyDecoder
-from repro.runtime import ReproError, derive_seed, generator
+from repro.harness.runtime import ReproError, derive_seed, generator
 
 GATE_MODES = ("none", "cut", "all", "learned")
 
@@ -356,7 +356,7 @@ def job_model_config(tc: TinyConfig, variant: Variant) -> dict:
 
 def build_for_job(seed: int, *, tiny: dict, variant: dict) -> TinyDecoder:
     """`build` from JSON-able arguments: the model factory of a distributed training job
-    (repro.launch), on the CPU (accelerate moves it)."""
+    (repro.harness.launch), on the CPU (accelerate moves it)."""
     return build(TinyConfig(**tiny), Variant(**variant), seed)
 
 
@@ -364,14 +364,14 @@ def train_variant(tc: TinyConfig, cfg: T.TrainConfig, variant: Variant, seed: in
                   val_tokens: torch.Tensor, data_identity: dict | None = None, progress: bool = False,
                   device: torch.device | str = "cpu", procs: int = 1, corpus: str = "brown") -> T.TrainResult:
     """Train (or load from the checkpoint cache) one variant on `device`; the gate is part of
-    the key. `procs` > 1: train it on that many processes with torchrun first (repro.launch;
+    the key. `procs` > 1: train it on that many processes with torchrun first (repro.harness.launch;
     `corpus` names where train/val tokens come from), then load the checkpoint it wrote."""
     from dataclasses import asdict
 
     cfg = cfg.replace(model_seed=seed)
     model_config = job_model_config(tc, variant)
     if procs > 1:
-        from repro import launch
+        from repro.harness import launch
 
         job = launch.job("repro.causal_shift:build_for_job", {"tiny": asdict(tc), "variant": asdict(variant)}, cfg,
                          corpus=corpus, model_config=model_config, data_identity=data_identity)

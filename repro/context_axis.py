@@ -25,7 +25,7 @@ import math
 import torch
 import torch.nn.functional as F
 
-from repro.runtime import ReproError
+from repro.harness.runtime import ReproError
 
 KERNELS = ("naive", "masked_sdpa", "trimmed", "segment")
 FULL_LAYOUT = ("naive", "masked_sdpa", "trimmed")  # take (B, H, C, S, d); "segment" takes the band

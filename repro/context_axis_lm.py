@@ -38,7 +38,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from repro.context_axis import allowed, segment_reuse, upper_zeroed
-from repro.runtime import ReproError
+from repro.harness.runtime import ReproError
 
 ATTENTION = "repro_context_axis"
 _MASK: contextvars.ContextVar[torch.Tensor | None] = contextvars.ContextVar("repro_context_axis_mask", default=None)
@@ -268,7 +268,7 @@ class ContextAxisLM(nn.Module):
         self.dropped = 0  # training batches run causally by axis drop (in this process)
 
     def _generator(self) -> torch.Generator:
-        from repro.runtime import derive_seed
+        from repro.harness.runtime import derive_seed
 
         return torch.Generator().manual_seed(derive_seed("axis-drop", self.config.drop_seed))
 

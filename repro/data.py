@@ -1,7 +1,7 @@
 """Corpora (Brown, the stdlib's code, `datasets` corpora) and random probes (tokens, Gaussians).
 
 DESIGN "Real components (no mocks)": English text is the Brown corpus from the npm fixture
-`brown` (see repro/fixtures.py), code text is the running interpreter's standard library, and
+`brown` (see repro/harness/fixtures.py), code text is the running interpreter's standard library, and
 with network any corpus in `HF_CORPORA`. Everything is split at the document level by fixed
 rules (no RNG), so the same command gives the same splits on every machine:
 
@@ -31,8 +31,8 @@ from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
 import torch
 
-from repro import fixtures
-from repro.runtime import (
+from repro.harness import fixtures
+from repro.harness.runtime import (
     ReproError,
     atomic_write_json,
     atomic_write_text,

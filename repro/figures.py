@@ -135,7 +135,7 @@ def table1_frequencies(runs, small_runs=None) -> plt.Figure:
         ax.plot(run.lengths, [t.freq * 100 for t in run.top1], marker="s", color="tab:green",
                 ls="-" if seed == 42 else "--", label=f"{arch} {run.sizes['n_layer']}L seed {seed} (measured)")
     from repro.probe import uniform_rank_counts
-    from repro.runtime import generator
+    from repro.harness.runtime import generator
 
     sizes = next(iter(runs.values())).sizes
     ax.axhline(100 / sizes["vocab_size"], color="grey", lw=0.6, label="uniform 1/|V|")

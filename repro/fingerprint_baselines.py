@@ -66,8 +66,8 @@ from typing import Any, Iterator, Sequence
 import torch
 from torch import nn
 
-from .lens import arch_map, resolve
-from .runtime import ReproError, generator
+from repro.lens import arch_map, resolve
+from repro.harness.runtime import ReproError, generator
 
 __all__ = [
     "BaselineResult",

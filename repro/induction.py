@@ -25,7 +25,7 @@ from torch import nn
 
 from repro import train as T
 from repro.models.tiny import TinyConfig, TinyDecoder
-from repro.runtime import ReproError, derive_seed, generator
+from repro.harness.runtime import ReproError, derive_seed, generator
 
 __all__ = ["InductionConfig", "InductionLoss", "InductionRun", "RepeatedTokens", "build_model",
            "context_copy_loss", "eval_data", "get_default_config", "induction_loss", "repeated_tokens",

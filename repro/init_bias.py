@@ -24,7 +24,7 @@ from repro import probe
 from repro.data import gaussian_inputs, random_tokens
 from repro.models.hf import build_model
 from repro.models.tiny import TinyConfig, TinyDecoder
-from repro.runtime import derive_seed, generator, resolve_dtype
+from repro.harness.runtime import derive_seed, generator, resolve_dtype
 from repro.stats import Top1, top1_preference
 
 # --------------------------------------------------------------------------- closed forms (App A)

@@ -26,7 +26,7 @@ from typing import Any, Iterator, Sequence
 import torch
 from torch import nn
 
-from .runtime import ReproError
+from repro.harness.runtime import ReproError
 
 __all__ = [
     "ArchMap",
@@ -158,7 +158,7 @@ def _tiny(model: nn.Module) -> ArchMap:
 def arch_map(model: nn.Module) -> ArchMap:
     """The ArchMap of a model: by class for the tiny decoder, by `config.model_type` for HF
     models. Unknown architectures raise ReproError naming what is supported."""
-    from .models.tiny import TinyDecoder  # lazy: keeps `import repro.lens` light
+    from repro.models.tiny import TinyDecoder  # lazy: keeps `import repro.lens` light
 
     if isinstance(model, TinyDecoder):
         return _tiny(model)
@@ -484,7 +484,7 @@ def fit_tuned_lens(model: nn.Module, residual: torch.Tensor, *, steps: int = 100
     KLs. Adam; the vocabulary matmuls run under `autocast` — "auto": the dtype policy
     (runtime.resolve_dtype; bfloat16 with native bf16, ~2.5× faster on such a CPU), None:
     float32; the KL itself is computed in float32. Returns the lens and the per-step loss."""
-    from .runtime import autocast as policy_autocast, generator
+    from repro.harness.runtime import autocast as policy_autocast, generator
 
     if residual.dim() != 3:
         raise ReproError(f"fit_tuned_lens wants residual states (N tokens, L+1, d), got {tuple(residual.shape)}")

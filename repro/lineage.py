@@ -17,7 +17,7 @@ so a lineage is a chain of checkpoint keys:
 Optimisation follows 001 Table 14 where it scales down: AdamW β = (0.9, 0.95), peak lr 6e-4
 decaying to 6e-5 by cosine, weight decay 0.1, clipping 1.0, bfloat16 autocast where the
 hardware has it (the dtype policy, runtime.resolve_dtype). Steps, batch and
-width are the profile's (`repro.profiles` "seedprint").
+width are the profile's (`repro.harness.profiles` "seedprint").
 """
 from __future__ import annotations
 
@@ -29,7 +29,7 @@ from torch import nn
 
 from repro import train as T
 from repro.models.hf import build_model
-from repro.runtime import ReproError
+from repro.harness.runtime import ReproError
 
 __all__ = ["LineageConfig", "Lineage", "finetune_pretrained", "heldout_windows", "text_tokens", "weight_change"]
 

@@ -30,7 +30,7 @@ import torch
 from torch import nn
 
 from repro import lens
-from repro.runtime import ReproError
+from repro.harness.runtime import ReproError
 
 LOGIT_CHUNK = 1024  # sequences per float32 LM-head matmul (V = 50k: 200 MB of logits per length)
 

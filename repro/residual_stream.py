@@ -33,8 +33,8 @@ from typing import Any
 import torch
 from torch import nn
 
-from .lens import arch_map, final_norm, hooks, resolve
-from .runtime import ReproError
+from repro.lens import arch_map, final_norm, hooks, resolve
+from repro.harness.runtime import ReproError
 
 __all__ = [
     "Decomposition",
@@ -369,7 +369,7 @@ def gradient_flow(model: nn.Module, input_ids: torch.Tensor, *, embed_scale: flo
     TinyDecoder (pre- or post-norm); the model's gradients are cleared afterwards.
     `embed_scale`: the token embeddings are read ×embed_scale (Vaswani et al. 2017 read them ×√d;
     see `xavier_init_`)."""
-    from .models.tiny import TinyDecoder
+    from repro.models.tiny import TinyDecoder
 
     if not isinstance(model, TinyDecoder):
         raise ReproError("gradient_flow needs a repro.models.tiny.TinyDecoder (pre- or post-norm)")
@@ -438,7 +438,7 @@ def mean_distribution_kl(model: nn.Module, train_final: torch.Tensor, test_final
     at test_final[t] (N, d, pre-norm final states), p̄ its distribution averaged over the
     training tokens' final states train_final (M, d). A "lens" that reads nothing from the
     layer it is given: the negative control of "the tuned lens decodes intermediate layers"."""
-    from .lens import unembed
+    from repro.lens import unembed
 
     total = None
     for start in range(0, train_final.shape[0], chunk):

@@ -48,7 +48,7 @@ from scipy import stats
 from torch import nn
 
 from repro import lens
-from repro.runtime import ReproError, derive_seed, generator
+from repro.harness.runtime import ReproError, derive_seed, generator
 
 __all__ = [
     "ALPHA",

@@ -33,7 +33,7 @@ from torch import nn
 from repro import seedprint as sp
 from repro import stats
 from repro import transforms as tf
-from repro.runtime import ReproError, atomic_write_json, atomic_write_text, generator
+from repro.harness.runtime import ReproError, atomic_write_json, atomic_write_text, generator
 
 MODES = ("alg1-hidden", "alg1-logits", "released-hidden", "aligned-hidden")
 TRANSFORMS: dict[str, Callable[[nn.Module, torch.Generator], nn.Module]] = {
@@ -209,7 +209,7 @@ def write(table: dict[str, Any], out_dir: Path) -> tuple[Path, Path]:
 
 
 def main_table(profile: str = "ci", *, pretrained: bool = False, n_untrained: int = 12, out: str = "artifacts") -> tuple[Path, Path]:
-    from repro.profiles import get_profile
+    from repro.harness.profiles import get_profile
 
     sizes = get_profile(profile).sizes("seedprint")
     if n_untrained < 2:

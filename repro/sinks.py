@@ -39,7 +39,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from repro.runtime import ReproError
+from repro.harness.runtime import ReproError
 
 FORMS = ("source", "gu")
 EPSILON = {"source": 0.25, "gu": 0.3}  # 001 §6.2.1; Gu et al. 2024 §3.2 and their code
@@ -331,7 +331,7 @@ def init_std_profile(kind: str, model: dict[str, Any], context: int, seeds, n_se
     import numpy as np
 
     from repro.init_bias import PositionalStdResult, SeedCurves
-    from repro.runtime import derive_seed, generator
+    from repro.harness.runtime import derive_seed, generator
 
     stds, sq = [], []
     for seed in seeds:

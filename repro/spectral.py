@@ -37,7 +37,7 @@ from torch import nn
 
 from repro import lens
 from repro.residual_stream import frozen_norm
-from repro.runtime import ReproError, generator
+from repro.harness.runtime import ReproError, generator
 
 N_BANDS = 20
 # 003 §7: High-Mean Low-Variance received-attention thresholds

@@ -16,7 +16,7 @@ import numpy as np
 import scipy.special
 import scipy.stats
 
-from .runtime import ReproError
+from repro.harness.runtime import ReproError
 
 __all__ = [
     "BinomialCI",

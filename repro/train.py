@@ -37,7 +37,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .runtime import (
+from repro.harness.runtime import (
     ReproError,
     atomic_path,
     autocast,
@@ -611,7 +611,7 @@ CORPORA = ("brown", "stdlib-code")
 
 
 def _corpus_split(corpus: str, split: str, max_files: int | None):
-    from . import data
+    from repro import data
 
     if corpus == "brown":
         return data.brown_split(split)
@@ -629,7 +629,7 @@ def corpus_tokens(corpus: str = "brown", vocab_size: int = 4096, *, add_bos: boo
     standard library, the suite's shifted corpus; `max_files` keeps the first files of each
     split). `identity` labels the key of runs on them. The token streams are cached under
     cache_dir("tokens"), keyed by the tokenizer and the documents."""
-    from . import data
+    from repro import data
 
     if corpus not in CORPORA and not data.is_local_corpus(corpus) and corpus not in data.CORPORA:
         raise ReproError(f"corpus_tokens: unknown corpus {corpus!r} (known: {', '.join(data.CORPORA)}, or a directory)")

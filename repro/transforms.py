@@ -26,7 +26,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from repro.runtime import ReproError
+from repro.harness.runtime import ReproError
 
 # (suffix of a parameter name, axis of d_model that reads or writes the stream), per family;
 # GPT-2's Conv1D weights are (in, out)

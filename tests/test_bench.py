@@ -1,10 +1,10 @@
-"""repro.bench: the peak-memory probe sees torch allocations and not the setup's."""
+"""repro.harness.bench: the peak-memory probe sees torch allocations and not the setup's."""
 from __future__ import annotations
 
 import pytest
 
-from repro.bench import peak_memory_above, time_matmul
-from repro.runtime import ReproError
+from repro.harness.bench import peak_memory_above, time_matmul
+from repro.harness.runtime import ReproError
 
 
 def test_peak_memory_counts_the_run_not_the_setup():

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from repro import catalogue
-from repro.catalogue import CATALOGUE, CLAIMS, ID_PATTERN, SOURCES, TOPICS, ClaimSpec, get
+from repro.harness import catalogue
+from repro.harness.catalogue import CATALOGUE, CLAIMS, ID_PATTERN, SOURCES, TOPICS, ClaimSpec, get
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 CLAIMS_MD = SHARED / "CLAIMS.md"

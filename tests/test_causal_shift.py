@@ -16,7 +16,7 @@ from repro import lens
 from repro import train as T
 from repro.models.hf import build_model
 from repro.models.tiny import TinyConfig, TinyDecoder
-from repro.runtime import ReproError, generator
+from repro.harness.runtime import ReproError, generator
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 

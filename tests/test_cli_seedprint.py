@@ -1,4 +1,4 @@
-"""`repro seedprint BASE SUSPECT` (repro/cli.py) and the model loading behind it
+"""`repro seedprint BASE SUSPECT` (repro/harness/cli.py) and the model loading behind it
 (repro/models/pretrained.py: save_pretrained directories without a tokenizer, checkpoints written
 by repro.train.train, clear errors for corrupt or foreign ones).
 
@@ -14,11 +14,11 @@ from pathlib import Path
 import pytest
 import torch
 
-from repro.cli import main
+from repro.harness.cli import main
 from repro.models.hf import build_model
 from repro.models.pretrained import load_model_any, load_pretrained
 from repro.models.tiny import TinyConfig, TinyDecoder
-from repro.runtime import ReproError
+from repro.harness.runtime import ReproError
 from repro.train import TrainConfig, train
 
 # A model against itself gives τ = 1 on every identity dim: scipy's t-test warns about the

@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from repro import compare as cmp
-from repro.cli import main
-from repro.runtime import ReproError
+from repro.harness import compare as cmp
+from repro.harness.cli import main
+from repro.harness.runtime import ReproError
 
 
 def _run(**over) -> dict:
@@ -105,7 +105,7 @@ def test_cli_exit_status(tmp_path, capsys, change, status):
 
 
 def test_baseline_key_update_and_show(tmp_path, monkeypatch, capsys):
-    from repro import baseline
+    from repro.harness import baseline
 
     monkeypatch.setenv("REPRO_BASELINES", str(tmp_path / "b"))
     run = _run()

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from repro import context_axis as ca
 from repro import context_axis_lm as cl
 from repro.models.hf import build_model
-from repro.runtime import ReproError, generator
+from repro.harness.runtime import ReproError, generator
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from repro import data, fixtures
+from repro import data
+from repro.harness import fixtures
 from repro.data import (
     CORPORA,
     Document,
@@ -24,7 +25,7 @@ from repro.data import (
     strip_tag,
     token_ids,
 )
-from repro.runtime import ReproError, generator, read_json_or_none
+from repro.harness.runtime import ReproError, generator, read_json_or_none
 
 
 @pytest.fixture(scope="session")
@@ -229,7 +230,7 @@ def test_gaussian_inputs() -> None:
 
 def test_bos_windows_needs_a_bos():
     from repro.data import bos_windows
-    from repro.runtime import ReproError
+    from repro.harness.runtime import ReproError
 
     with pytest.raises(ReproError, match="need a tokenizer with <bos>"):
         bos_windows(None, "test", 2, 8, who="CA-4's claims")
@@ -240,7 +241,7 @@ def test_local_corpus_directory_splits_by_path_and_feeds_windows_and_training(tm
     data.windows and train.corpus_tokens like an embedded corpus; bad directories get one line."""
     from repro import data
     from repro import train as T
-    from repro.runtime import ReproError
+    from repro.harness.runtime import ReproError
 
     for i in range(60):
         (tmp_path / f"doc{i:02d}.txt").write_text(f"Document {i}. " + "The quick brown fox jumps over the lazy dog. " * 40)

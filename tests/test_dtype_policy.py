@@ -1,5 +1,5 @@
 """The dtype policy (issue 18): every forward pass and training autocast takes its dtype from
-repro.runtime.resolve_dtype; REPRO_DTYPE=float32 forces float32 everywhere; no profile row,
+repro.harness.runtime.resolve_dtype; REPRO_DTYPE=float32 forces float32 everywhere; no profile row,
 training default or lens default names bfloat16 without a stated reason."""
 from __future__ import annotations
 
@@ -11,10 +11,11 @@ from pathlib import Path
 import pytest
 import torch
 
-from repro import lens, lineage, profiles, runtime
+from repro import lens, lineage
+from repro.harness import profiles, runtime
 from repro import train as T
 from repro.models.tiny import TinyConfig, TinyDecoder
-from repro.runtime import ReproError
+from repro.harness.runtime import ReproError
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -57,7 +58,7 @@ def test_defaults_go_through_the_policy():
 
 
 def test_no_dtype_decision_bypasses_the_policy():
-    """Outside repro/runtime.py no code in repro/ or claims/ opens an autocast, picks accelerate's
+    """Outside repro/harness/runtime.py no code in repro/ or claims/ opens an autocast, picks accelerate's
     mixed precision or names torch.bfloat16 itself (comments and strings aside)."""
     offenders = []
     for path in sorted([*ROOT.joinpath("repro").rglob("*.py"), *ROOT.joinpath("claims").glob("*.py")]):
@@ -71,7 +72,7 @@ def test_no_dtype_decision_bypasses_the_policy():
                 offenders.append(f"{path.relative_to(ROOT)}:{node.lineno}: {text}")
             if isinstance(node, ast.keyword) and node.arg == "mixed_precision" and not isinstance(node.value, ast.IfExp):
                 offenders.append(f"{path.relative_to(ROOT)}:{node.value.lineno}: {text}")
-    assert not offenders, "dtype chosen outside repro.runtime.resolve_dtype:\n" + "\n".join(offenders)
+    assert not offenders, "dtype chosen outside repro.harness.runtime.resolve_dtype:\n" + "\n".join(offenders)
 
 
 @pytest.mark.parametrize("forced, dtype, autocast", [("float32", torch.float32, None),
@@ -129,7 +130,7 @@ def test_training_key_names_the_dtype_that_ran(monkeypatch, tmp_path):
 
 
 def test_env_command_prints_capability_and_dtype(monkeypatch, capsys):
-    from repro.cli import main
+    from repro.harness.cli import main
 
     monkeypatch.setenv(runtime.DTYPE_ENV, "float32")
     assert main(["env"]) == 0

@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 from repro import fingerprint_baselines as fb
 from repro.lens import arch_map
 from repro.models.hf import build_model
-from repro.runtime import ReproError, generator
+from repro.harness.runtime import ReproError, generator
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 

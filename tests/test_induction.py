@@ -8,7 +8,7 @@ import torch
 from torch import nn
 
 from repro import induction as I
-from repro.runtime import ReproError, generator
+from repro.harness.runtime import ReproError, generator
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 

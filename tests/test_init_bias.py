@@ -21,7 +21,7 @@ from hypothesis.extra import numpy as hnp
 from repro import init_bias as ib
 from repro import stats
 from repro.models.tiny import TinyConfig, TinyDecoder
-from repro.runtime import generator
+from repro.harness.runtime import generator
 
 FAST = settings(max_examples=30, deadline=None)
 

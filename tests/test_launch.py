@@ -9,9 +9,9 @@ import uuid
 import pytest
 
 from repro import causal_shift as cs
-from repro import launch
+from repro.harness import launch
 from repro import train as T
-from repro.runtime import ReproError
+from repro.harness.runtime import ReproError
 
 # the suite's Brown BPE at the vocabulary the unit tests already cache (tests/test_train.py)
 TINY = dict(vocab_size=4096, d_model=32, n_layer=2, n_head=2, max_len=32)
@@ -54,7 +54,7 @@ def test_a_failed_or_hung_rank_is_one_clear_error(monkeypatch, mode, message, ti
         launch.run(job, 2, timeout=timeout)
     import subprocess
 
-    left = subprocess.run(["pgrep", "-f", "repro.launch /tmp/repro-job"], capture_output=True, text=True).stdout
+    left = subprocess.run(["pgrep", "-f", "repro.harness.launch /tmp/repro-job"], capture_output=True, text=True).stdout
     assert not left.strip(), f"ranks left behind: {left}"
 
 

@@ -8,7 +8,7 @@ import torch
 from repro import lens
 from repro.models.hf import build_model
 from repro.models.tiny import TinyConfig, TinyDecoder
-from repro.runtime import ReproError, generator
+from repro.harness.runtime import ReproError, generator
 
 V, T, B = 97, 11, 2
 

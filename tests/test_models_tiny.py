@@ -18,7 +18,7 @@ from repro.models.tiny import (
     ACTIVATIONS, AGG_SCALES, ATTENTIONS, BLOCKS, NORMS, POSITIONS,
     TinyConfig, TinyConfigError, TinyDecoder,
 )
-from repro.runtime import ReproError, generator
+from repro.harness.runtime import ReproError, generator
 
 
 def _model(seed: int = 0, **overrides) -> TinyDecoder:

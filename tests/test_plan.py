@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 import torch
 
-from repro import plan
-from repro.cli import main
+from repro.harness import plan
+from repro.harness.cli import main
 from repro.models.hf import build_model
 from repro.models.tiny import TinyConfig, TinyDecoder
 

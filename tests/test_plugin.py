@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from repro.catalogue import CATALOGUE
+from repro.harness.catalogue import CATALOGUE
 
-CONFTEST = 'pytest_plugins = ("repro.pytest_plugin",)\n'
+CONFTEST = 'pytest_plugins = ("repro.harness.plugin",)\n'
 
 CLAIM_TESTS = '''
 import pytest
@@ -102,7 +102,7 @@ def test_xdist_gives_the_same_claims(project: pytest.Pytester):
 
 
 def test_xdist_groups_follow_modules_and_models():
-    from repro.pytest_plugin import plain_nodeid
+    from repro.harness.plugin import plain_nodeid
 
     assert plain_nodeid("claims/test_x.py::test_a[gemma3-270m]@spectral_filters[gemma3-270m]") == \
         "claims/test_x.py::test_a[gemma3-270m]"
@@ -120,7 +120,7 @@ def test_claim_tests_carry_their_xdist_group(pytester: pytest.Pytester):
         "@pytest.mark.claim('BB-6')\ndef test_b(claim):\n    pass\n"
         "@pytest.mark.claim('BB-5')\n@pytest.mark.xdist_group('mine')\ndef test_c(claim):\n    pass\n")
     items, _ = pytester.inline_genitems("claims", "-p", "no:cacheprovider")
-    from repro.pytest_plugin import xdist_group_of
+    from repro.harness.plugin import xdist_group_of
 
     assert [xdist_group_of(i) for i in items] == ["grp[smollm2-135m]", "grp[gemma3-270m]", "grp", "mine"]
 
@@ -352,7 +352,7 @@ def test_run_compares_itself_with_the_committed_baseline(project: pytest.Pyteste
     turns it green again."""
     import os
 
-    from repro import baseline
+    from repro.harness import baseline
 
     base_dir = os.environ["REPRO_BASELINES"]
     first = project.runpytest_subprocess("-p", "no:cacheprovider")
@@ -388,7 +388,7 @@ def test_run_compares_itself_with_the_committed_baseline(project: pytest.Pyteste
 def test_history_lines_and_trend_figure(project: pytest.Pytester):
     """Each claims run appends one line per decided claim to artifacts/history.jsonl; `repro
     history CLAIM` prints them and draws a trend figure; bad input gets one line."""
-    from repro import cli
+    from repro.harness import cli
 
     for _ in range(2):
         project.runpytest_subprocess("-p", "no:cacheprovider", "--baseline", "off")
@@ -403,7 +403,7 @@ def test_history_lines_and_trend_figure(project: pytest.Pytester):
 
 
 def test_workers_pin_one_gpu_each():
-    from repro.pytest_plugin import gpu_for_worker
+    from repro.harness.plugin import gpu_for_worker
 
     assert [gpu_for_worker(f"gw{i}", 4) for i in range(6)] == [0, 1, 2, 3, 0, 1]
     assert gpu_for_worker("gw2", 0) is None

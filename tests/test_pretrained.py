@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from repro import fixtures
+from repro.harness import fixtures
 from repro.data import brown_split, brown_tokenizer, token_ids
 from repro.models import pretrained
 from repro.models.pretrained import (
@@ -25,7 +25,7 @@ from repro.models.pretrained import (
     model_cache_dir,
     model_family,
 )
-from repro.runtime import ReproError
+from repro.harness.runtime import ReproError
 
 
 @pytest.fixture

@@ -1,5 +1,5 @@
 """repro.probe on tiny random-init models (HF and the ablation decoder) against direct forward
-passes, the prefix trick, tie breaking, rank counts, input validation; repro.runtime.resolve_dtype.
+passes, the prefix trick, tie breaking, rank counts, input validation; repro.harness.runtime.resolve_dtype.
 
 Tolerance for float32 states: the probe reads the same forward pass through hooks, so states
 of a direct pass over the same inputs agree to rounding; a different sequence length or batch
@@ -18,7 +18,7 @@ from hypothesis.extra import numpy as hnp
 from repro import lens, probe
 from repro.models.hf import ARCHS, build_model
 from repro.models.tiny import TinyConfig, TinyDecoder
-from repro.runtime import ReproError, generator, resolve_dtype
+from repro.harness.runtime import ReproError, generator, resolve_dtype
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 

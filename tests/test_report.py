@@ -1,4 +1,4 @@
-"""Verdict rules and record comparisons of repro.report."""
+"""Verdict rules and record comparisons of repro.harness.report."""
 from __future__ import annotations
 
 import math
@@ -7,8 +7,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from repro import report
-from repro.report import Record, verdict_of
+from repro.harness import report
+from repro.harness.report import Record, verdict_of
 
 
 def _outcome(outcome: str, power: float | None = None) -> report.TestOutcome:

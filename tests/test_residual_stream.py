@@ -13,7 +13,7 @@ from repro import residual_stream as rs
 from repro.lens import arch_map, capture, resolve
 from repro.models.hf import build_model
 from repro.models.tiny import TinyConfig, TinyDecoder
-from repro.runtime import ReproError, generator
+from repro.harness.runtime import ReproError, generator
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 

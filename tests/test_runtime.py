@@ -6,8 +6,8 @@ import json
 import pytest
 import torch
 
-from repro import runtime
-from repro.runtime import ReproError
+from repro.harness import runtime
+from repro.harness.runtime import ReproError
 
 
 def test_unknown_device_and_missing_cuda():

@@ -34,7 +34,7 @@ from scipy import stats
 from repro import lens
 from repro import seedprint as sp
 from repro.models.hf import build_model
-from repro.runtime import ReproError, generator
+from repro.harness.runtime import ReproError, generator
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from repro import sinks
 from repro.models.hf import build_model
-from repro.runtime import ReproError, generator
+from repro.harness.runtime import ReproError, generator
 from repro.stats import loglog_slope
 
 pytestmark = pytest.mark.usefixtures("one_thread")

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from repro import spectral as sp
 from repro.models.hf import build_model
-from repro.runtime import ReproError, generator
+from repro.harness.runtime import ReproError, generator
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from repro import stats
-from repro.runtime import ReproError
+from repro.harness.runtime import ReproError
 
 
 def exact_tail(k: int, n: int, p: Fraction) -> Fraction:

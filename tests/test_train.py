@@ -9,7 +9,7 @@ import torch
 
 from repro import train as T
 from repro.models.tiny import TinyConfig, TinyDecoder
-from repro.runtime import ReproError, derive_seed, generator
+from repro.harness.runtime import ReproError, derive_seed, generator
 
 V = 48
 _USER_CACHE = os.environ.get("REPRO_CACHE")  # before the autouse fixture points it elsewhere

@@ -8,7 +8,7 @@ import torch
 
 from repro import transforms as tf
 from repro.models.hf import build_model
-from repro.runtime import ReproError
+from repro.harness.runtime import ReproError
 
 
 def _gemma3():

@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING, Iterable, Iterator
 import torch
 from torch import nn
 
-from repro.runtime import ReproError, generator as make_generator
+from repro.harness.runtime import ReproError, generator as make_generator
 
 if TYPE_CHECKING:  # transformers is imported lazily: `import repro.models.hf` stays light
     from transformers import PreTrainedConfig, PreTrainedModel

@@ -1,7 +1,7 @@
 """Pretrained models: the embedded GGUF models, local directories, and Hugging Face hub ids.
 
 DESIGN "Real components (no mocks)": two small real models ship as pinned, checksummed GGUF
-fixtures (repro/fixtures.py). transformers dequantises a GGUF to float32 on load, which takes
+fixtures (repro/harness/fixtures.py). transformers dequantises a GGUF to float32 on load, which takes
 ~25 s (SmolLM2) and ~1-2 min (Gemma) on 2 cores, so the first load saves the dequantised model
 and tokenizer (safetensors) under cache_dir("models", "<name>-<gguf sha[:12]>") and every later
 load reads that in seconds. The cache directory is written to a temporary and renamed into
@@ -36,8 +36,8 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
-from repro import fixtures
-from repro.runtime import DEVICES, ReproError, atomic_path, cache_dir, read_json_or_none, resolve_device
+from repro.harness import fixtures
+from repro.harness.runtime import DEVICES, ReproError, atomic_path, cache_dir, read_json_or_none, resolve_device
 
 if TYPE_CHECKING:
     from torch import nn
@@ -54,7 +54,7 @@ class EmbeddedModel:
     """Facts about an embedded model (checked against the loaded config by the tests)."""
 
     name: str
-    fixture: str  # key of repro.fixtures.EMBEDDED_FIXTURES
+    fixture: str  # key of repro.harness.fixtures.EMBEDDED_FIXTURES
     gguf_file: str
     family: str  # what model_family() returns for it
     n_layers: int

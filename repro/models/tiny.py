@@ -45,7 +45,7 @@ import torch.nn.functional as F
 from torch import nn
 from transformers.modeling_outputs import ModelOutput
 
-from repro.runtime import ReproError, generator as make_generator
+from repro.harness.runtime import ReproError, generator as make_generator
 
 BLOCKS = ("full", "attn", "mlp")
 NORMS = ("layernorm", "rmsnorm", "none")

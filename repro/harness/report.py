@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
-from repro.catalogue import CATALOGUE, SOURCES, TOPICS, ClaimSpec
+from repro.harness.catalogue import CATALOGUE, SOURCES, TOPICS, ClaimSpec
 
 SCHEMA_VERSION = 2  # 2: records carry `source` (the source's number) and `role`; new verdicts
 
@@ -377,7 +377,7 @@ def to_markdown(results: list[ClaimResult], run: dict[str, Any], figures_rel: st
                 base: dict[str, Any] | None = None, comparison: Any = None) -> str:
     """report.md: a one-row-per-claim summary, then one section per claim with every record
     (source · threshold · baseline · measured). `base`/`comparison`: the committed baseline of
-    this configuration and `repro.compare.compare(base, this run)`, when there is one."""
+    this configuration and `repro.harness.compare.compare(base, this run)`, when there is one."""
     counts = summary(results)
     lines = [
         "# repro — claims report",

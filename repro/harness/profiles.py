@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from repro.runtime import ReproError
+from repro.harness.runtime import ReproError
 
 # experiment -> {profile -> sizes}. Keys name the claim or figure they serve.
 SIZES: dict[str, dict[str, dict[str, Any]]] = {
@@ -262,7 +262,7 @@ class Profile:
             per_profile = self.table[experiment]
         except KeyError:
             raise ReproError(
-                f"no sizes for experiment {experiment!r} in repro/profiles.py; add a row for it"
+                f"no sizes for experiment {experiment!r} in repro/harness/profiles.py; add a row for it"
             ) from None
         return dict(per_profile.get(self.name) or per_profile[FALLBACK[self.name]])
 

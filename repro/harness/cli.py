@@ -1,4 +1,4 @@
-"""Command-line entry point `repro` (console script `repro.cli:main`).
+"""Command-line entry point `repro` (console script `repro.harness.cli:main`).
 
 Subcommands are registered in `COMMANDS`: each is a function that adds its subparser and sets
 `func` (the handler, returning an exit code). A new subcommand (e.g. `repro seedprint`) adds one
@@ -14,13 +14,13 @@ import sys
 from pathlib import Path
 from typing import Callable, Sequence
 
-from repro.runtime import ReproError
+from repro.harness.runtime import ReproError
 
 EXIT_ERROR = 2
 
 
 def _cmd_fetch(args: argparse.Namespace) -> int:
-    from repro import fixtures
+    from repro.harness import fixtures
 
     names = args.names or list(fixtures.EMBEDDED_FIXTURES)
     for name in names:  # validate every name before downloading anything
@@ -32,7 +32,7 @@ def _cmd_fetch(args: argparse.Namespace) -> int:
 
 
 def _add_fetch(subparsers: argparse._SubParsersAction) -> None:
-    from repro.fixtures import EMBEDDED_FIXTURES
+    from repro.harness.fixtures import EMBEDDED_FIXTURES
 
     p = subparsers.add_parser(
         "fetch",
@@ -123,7 +123,7 @@ def _cmd_seedprint(args: argparse.Namespace) -> int:
     import time
 
     from repro.models.pretrained import load_model_any
-    from repro.runtime import resolve_device, resolve_dtype
+    from repro.harness.runtime import resolve_device, resolve_dtype
     from repro.seedprint import SeedPrintConfig, seedprint
 
     # validate everything before loading anything
@@ -191,7 +191,7 @@ def _cmd_seedprint(args: argparse.Namespace) -> int:
 
 
 def _add_seedprint(subparsers: argparse._SubParsersAction) -> None:
-    from repro.runtime import DEVICES, DTYPES
+    from repro.harness.runtime import DEVICES, DTYPES
     from repro.seedprint import INPUTS, FEATURES, SeedPrintConfig
 
     d = SeedPrintConfig()
@@ -241,7 +241,7 @@ def _cmd_env(args: argparse.Namespace) -> int:
 
     import torch
 
-    from repro.runtime import DTYPE_ENV, cpu_capability, dtype_name, dtype_override, resolve_device, resolve_dtype
+    from repro.harness.runtime import DTYPE_ENV, cpu_capability, dtype_name, dtype_override, resolve_device, resolve_dtype
 
     device = resolve_device(args.device)
     cpu = cpu_capability()
@@ -259,11 +259,11 @@ def _cmd_env(args: argparse.Namespace) -> int:
 
 
 def _add_env(subparsers: argparse._SubParsersAction) -> None:
-    from repro.runtime import DEVICES
+    from repro.harness.runtime import DEVICES
 
     p = subparsers.add_parser(
         "env", help="print the CPU's bfloat16 capability and the dtype the claims will run in",
-        description="The dtype policy (repro.runtime.resolve_dtype): bfloat16 on a GPU or a CPU that multiplies "
+        description="The dtype policy (repro.harness.runtime.resolve_dtype): bfloat16 on a GPU or a CPU that multiplies "
         "it natively (AVX512-BF16 / AMX), float32 elsewhere; REPRO_DTYPE=float32|bfloat16 overrides it.")
     p.add_argument("--device", choices=DEVICES, default="auto", help="default auto: CUDA if available")
     p.add_argument("--json", action="store_true", help="print as JSON")
@@ -273,7 +273,7 @@ def _add_env(subparsers: argparse._SubParsersAction) -> None:
 def _cmd_compare(args: argparse.Namespace) -> int:
     import json
 
-    from repro import compare as cmp
+    from repro.harness import compare as cmp
 
     result = cmp.compare(cmp.load(args.a), cmp.load(args.b), k=args.k, allow_profile_change=args.allow_profile_change)
     if args.json:
@@ -284,7 +284,7 @@ def _cmd_compare(args: argparse.Namespace) -> int:
 
 
 def _add_compare(subparsers: argparse._SubParsersAction) -> None:
-    from repro.compare import DEFAULT_K
+    from repro.harness.compare import DEFAULT_K
 
     p = subparsers.add_parser(
         "compare", help="compare two claims runs: verdict changes, drifted records, wall-time ratios",
@@ -302,7 +302,7 @@ def _add_compare(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _cmd_baseline(args: argparse.Namespace) -> int:
-    from repro import baseline, compare
+    from repro.harness import baseline, compare
 
     if args.action == "show":
         found = sorted(baseline.baseline_dir().glob("*.json"))
@@ -323,7 +323,7 @@ def _cmd_baseline(args: argparse.Namespace) -> int:
 
 def _add_baseline(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
-        "baseline", help="show or update the committed baselines (repro/baselines/<profile>-<device>-<dtype>.json)",
+        "baseline", help="show or update the committed baselines (repro/harness/baselines/<profile>-<device>-<dtype>.json)",
         description="Baselines are claims.json files committed per configuration that changes numerics (profile, "
         "device, the dtype policy's choice). `update` writes one from a claims run and prints what changed against "
         "the one it replaces; `repro compare BASELINE artifacts/claims.json` compares a run with it.")
@@ -335,7 +335,7 @@ def _add_baseline(subparsers: argparse._SubParsersAction) -> None:
 def _cmd_history(args: argparse.Namespace) -> int:
     import json
 
-    from repro import history
+    from repro.harness import history
 
     rows = history.for_claim(history.load(Path(args.artifacts) / "history.jsonl"), args.claim)
     if args.json:
@@ -363,7 +363,7 @@ def _add_history(subparsers: argparse._SubParsersAction) -> None:
 def _cmd_plan(args: argparse.Namespace) -> int:
     import json
 
-    from repro import plan
+    from repro.harness import plan
 
     p = plan.plan(args.profile, tflops=args.tflops, utilisation=args.utilisation, device_memory_gib=args.memory_gib)
     print(json.dumps(p.to_dict(), indent=1) if args.json else "\n".join(plan.lines(p)))
@@ -371,7 +371,7 @@ def _cmd_plan(args: argparse.Namespace) -> int:
 
 
 def _add_plan(subparsers: argparse._SubParsersAction) -> None:
-    from repro.plan import DEFAULT_UTILISATION, H100_BF16_TFLOPS
+    from repro.harness.plan import DEFAULT_UTILISATION, H100_BF16_TFLOPS
 
     p = subparsers.add_parser(
         "plan", help="what a profile will cost: models, parameters, tokens, FLOPs, memory, time, missing resources",

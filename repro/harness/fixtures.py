@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
-from repro.runtime import (
+from repro.harness.runtime import (
     ReproError,
     atomic_path,
     atomic_write_json,
@@ -45,7 +45,7 @@ from repro.runtime import (
     sha256_file,
 )
 
-MANIFEST_PATH = Path(__file__).resolve().parent.parent / "fixtures" / "manifest.json"
+MANIFEST_PATH = Path(__file__).resolve().parents[2] / "fixtures" / "manifest.json"
 _STDERR_TAIL = 1200  # characters of a failing command's stderr shown to the user
 _CHUNK = 1 << 20
 

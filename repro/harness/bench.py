@@ -10,7 +10,7 @@ import time
 
 import torch
 
-from repro.runtime import ReproError, generator
+from repro.harness.runtime import ReproError, generator
 
 # dense-matmul reference: one MLP up-projection of 2048 tokens at d = 768
 MM_M, MM_K, MM_N = 2048, 768, 3072

@@ -5,7 +5,7 @@ A training job is what `repro.train.train` receives — a model factory (an impo
 token streams come from, and the labels of its cache key — written as JSON so another process
 can run it. `run(job, procs=N)` launches
 
-    torchrun --standalone --nproc_per_node N -m repro.launch JOB.json
+    torchrun --standalone --nproc_per_node N -m repro.harness.launch JOB.json
 
 Each rank builds the same model, `accelerate.Accelerator` (gloo on CPU, NCCL on GPUs) wraps it
 in DistributedDataParallel, every step's global batch is split across ranks (`train._loop`
@@ -17,7 +17,7 @@ either way the claim gets one ReproError with the job's last output lines.
 
 Several nodes: the same module under torchrun's rendezvous options, e.g. on each node
 ``torchrun --nnodes 2 --nproc_per_node 8 --rdzv_backend c10d --rdzv_endpoint HOST:29400 -m
-repro.launch JOB.json`` (untested here: one machine).
+repro.harness.launch JOB.json`` (untested here: one machine).
 """
 from __future__ import annotations
 
@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from repro import train as T
-from repro.runtime import ReproError
+from repro.harness.runtime import ReproError
 
 FAIL_ENV = "REPRO_LAUNCH_FAIL_RANK"  # tests: this rank raises ("3") or hangs ("3:hang") at start
 
@@ -83,7 +83,7 @@ def run(job: dict[str, Any], procs: int, *, timeout: float = 1800.0) -> None:
         spec = Path(tmp) / "job.json"
         spec.write_text(json.dumps(job, default=str))
         cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", f"--nproc_per_node={procs}",
-               "-m", "repro.launch", str(spec)]
+               "-m", "repro.harness.launch", str(spec)]
         env = {**os.environ, "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", str(max(1, (os.cpu_count() or 1) // procs)))}
         # its own process group: on a timeout the ranks go too, not only torchrun
         proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
@@ -115,10 +115,10 @@ def _main(argv: list[str]) -> int:
 
     from accelerate import Accelerator
 
-    from repro.runtime import resolve_autocast
+    from repro.harness.runtime import resolve_autocast
 
     if len(argv) != 1:
-        print("usage: torchrun --nproc_per_node N -m repro.launch JOB.json", file=sys.stderr)
+        print("usage: torchrun --nproc_per_node N -m repro.harness.launch JOB.json", file=sys.stderr)
         return 2
     job_ = json.loads(Path(argv[0]).read_text())
     rank = int(os.environ.get("RANK", "0"))

@@ -1,6 +1,6 @@
 """What a profile will cost before any GPU hour is spent (issue 22): `repro plan --profile paper`.
 
-For every experiment row of `repro.profiles` the jobs it runs — models trained or probed, with
+For every experiment row of `repro.harness.profiles` the jobs it runs — models trained or probed, with
 their parameter counts (transformers models instantiated on the ``meta`` device: no memory, no
 time; the suite's TinyDecoder counted in closed form, tested equal to a real instance), tokens
 trained and evaluated, FLOPs, peak memory per device — then an estimated time on a stated device
@@ -19,8 +19,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any, Callable
 
-from repro.profiles import SIZES, Profile, get_profile
-from repro.runtime import ReproError
+from repro.harness.profiles import SIZES, Profile, get_profile
+from repro.harness.runtime import ReproError
 
 H100_BF16_TFLOPS = 989.0  # dense, SXM (NVIDIA H100 datasheet)
 DEFAULT_UTILISATION = 0.4

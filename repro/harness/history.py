@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from repro.runtime import ReproError, atomic_path
+from repro.harness.runtime import ReproError, atomic_path
 
 
 def load(path: Path) -> list[dict[str, Any]]:
@@ -25,7 +25,7 @@ def load(path: Path) -> list[dict[str, Any]]:
 
 
 def for_claim(rows: list[dict[str, Any]], claim: str) -> list[dict[str, Any]]:
-    from repro.catalogue import CATALOGUE
+    from repro.harness.catalogue import CATALOGUE
 
     if claim not in CATALOGUE:
         raise ReproError(f"unknown claim ID {claim!r}; known: {', '.join(CATALOGUE)}")
@@ -33,7 +33,7 @@ def for_claim(rows: list[dict[str, Any]], claim: str) -> list[dict[str, Any]]:
 
 
 def lines(rows: list[dict[str, Any]]) -> list[str]:
-    from repro.report import fmt
+    from repro.harness.report import fmt
 
     out = [f"{'date':<26} {'commit':<13} {'profile':<7} {'dtype':<9} {'verdict':<27} {'wall s':>7}  asserted values"]
     for r in rows:

@@ -1,9 +1,9 @@
 """Committed baselines of the claims run (issue 21, part): one claims.json per configuration
-that changes numerics, under repro/baselines/<profile>-<device>-<dtype>.json.
+that changes numerics, under repro/harness/baselines/<profile>-<device>-<dtype>.json.
 
 The key is what moves measured values by itself: the profile's sizes, the device type, and the
 dtype the policy chose ("auto" → bfloat16 on CPUs with native bf16, float32 elsewhere; see
-repro.runtime.resolve_dtype). A baseline keeps everything of claims.json outside "run" plus
+repro.harness.runtime.resolve_dtype). A baseline keeps everything of claims.json outside "run" plus
 the run fields `repro compare` reads (profile, device, dtype policy, per-test durations), so
 the same comparison works against it.
 
@@ -18,7 +18,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from repro.runtime import ReproError, atomic_write_json
+from repro.harness.runtime import ReproError, atomic_write_json
 
 DIR = Path(__file__).resolve().parent / "baselines"
 DIR_ENV = "REPRO_BASELINES"  # another directory of baselines (the plugin's own tests use a scratch one)
@@ -51,7 +51,7 @@ def strip(data: dict[str, Any]) -> dict[str, Any]:
 
 
 def load_for(run: dict[str, Any], root: Path | None = None) -> dict[str, Any] | None:
-    from repro import compare
+    from repro.harness import compare
 
     path = path_for(run, root)
     return compare.load(path) if path.exists() else None
@@ -60,7 +60,7 @@ def load_for(run: dict[str, Any], root: Path | None = None) -> dict[str, Any] | 
 def update(data: dict[str, Any], root: Path | None = None) -> tuple[Path, list[str]]:
     """Write `data` as the baseline of its configuration; return the path and the comparison
     lines against the baseline it replaces (or a line saying there was none)."""
-    from repro import compare
+    from repro.harness import compare
 
     target = path_for(data["run"], root)
     old = compare.load(target) if target.exists() else None

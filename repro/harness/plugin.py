@@ -23,11 +23,11 @@ from typing import Any
 
 import pytest
 
-from repro import catalogue
-from repro import report as reporting
-from repro.profiles import BUDGET_S, PROFILES, Profile, get_profile
-from repro.runtime import (DEVICES, ReproError, atomic_path, atomic_write_json, atomic_write_text, cpu_capability,
-                           dtype_name, dtype_override, resolve_device, resolve_dtype)
+from repro.harness import catalogue
+from repro.harness import report as reporting
+from repro.harness.profiles import BUDGET_S, PROFILES, Profile, get_profile
+from repro.harness.runtime import (DEVICES, ReproError, atomic_path, atomic_write_json, atomic_write_text,
+                                   cpu_capability, dtype_name, dtype_override, resolve_device, resolve_dtype)
 
 PROP_CLAIMS = "repro_claims"
 PROP_RECORD = "repro_record"
@@ -63,11 +63,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                          "local directory of text files / a saved datasets directory")
     group.addoption("--baseline", choices=("check", "warn", "off"), default="check",
                     help="compare the run with the committed baseline of its profile, device and dtype "
-                         "(repro/baselines/): check (default) fails the run on a verdict regression or a record "
+                         "(repro/harness/baselines/): check (default) fails the run on a verdict regression or a record "
                          "drifted beyond 3 noise scales, warn only reports, off skips it")
     group.addoption("--train-procs", type=int, default=1, metavar="N",
                     help="train the claims' models on N processes with torchrun (data-parallel, gloo on CPU, NCCL on "
-                         "GPUs; repro.launch); default 1: in the test process. Wired into the causal-shift claims")
+                         "GPUs; repro.harness.launch); default 1: in the test process. Wired into the causal-shift claims")
     group.addoption("--artifacts", default=None, metavar="DIR",
                     help="where claims.json, report.md and figures/ go (default: <rootdir>/artifacts)")
 
@@ -365,7 +365,7 @@ def corpus_name(pytestconfig: pytest.Config) -> str:
 
 @pytest.fixture(scope="session")
 def train_procs(pytestconfig: pytest.Config) -> int:
-    """--train-procs: processes a claim's training job runs on (repro.launch)."""
+    """--train-procs: processes a claim's training job runs on (repro.harness.launch)."""
     return pytestconfig.getoption("--train-procs")
 
 
@@ -542,7 +542,7 @@ def run_metadata(config: pytest.Config, outcomes: dict[str, reporting.TestOutcom
 
 
 def _model_provenance() -> dict[str, dict[str, str]]:
-    from repro import fixtures
+    from repro.harness import fixtures
     from repro.models.pretrained import EMBEDDED_MODELS
 
     return {name: {"fixture": m.fixture, "sha256": fixtures.EMBEDDED_FIXTURES[m.fixture].sha256}
@@ -603,7 +603,7 @@ def _against_baseline(config: pytest.Config, data: dict[str, Any]) -> tuple[bool
     --baseline off. A configuration without a baseline compares nothing and says so."""
     if config.getoption("--baseline") == "off":
         return None
-    from repro import baseline, compare
+    from repro.harness import baseline, compare
 
     try:
         base = baseline.load_for(data["run"])
@@ -615,7 +615,7 @@ def _against_baseline(config: pytest.Config, data: dict[str, Any]) -> tuple[bool
                        "(`repro baseline update artifacts/claims.json` writes one)"]
     result = compare.compare(base, data)
     config.stash[_baseline_key] = (base, result)
-    lines = compare.lines(result, f"repro/baselines/{name}", "this run")
+    lines = compare.lines(result, f"repro/harness/baselines/{name}", "this run")
     if result.regressed:
         worst = [f"{v['claim']}: verdict {v['a']} -> {v['b']}" for v in result.verdicts if v["regression"]] + \
                 [f"{d['claim']} '{d['name']}': {d['a']:.4g} -> {d['b']:.4g} "

@@ -751,7 +751,7 @@ def _index(claims: tuple[ClaimSpec, ...]) -> dict[str, ClaimSpec]:
     index: dict[str, ClaimSpec] = {}
     for spec in claims:
         if spec.id in index:
-            raise ValueError(f"duplicate claim ID in repro/catalogue.py: {spec.id}")
+            raise ValueError(f"duplicate claim ID in repro/harness/catalogue.py: {spec.id}")
         index[spec.id] = spec
     return index
 
@@ -787,5 +787,5 @@ def get(claim_id: str) -> ClaimSpec:
     hint = f"did you mean {', '.join(close)}?" if close else f"topics are {', '.join(TOPICS)}."
     raise UnknownClaimError(
         f"unknown claim ID {claim_id!r}: {hint} "
-        f"All {len(CATALOGUE)} IDs are listed in repro/catalogue.py."
+        f"All {len(CATALOGUE)} IDs are listed in repro/harness/catalogue.py."
     )

@@ -21,8 +21,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from repro import report as reporting
-from repro.runtime import ReproError
+from repro.harness import report as reporting
+from repro.harness.runtime import ReproError
 
 DEFAULT_K = 3.0
 # verdicts from best to worst: a move to the right is a regression
