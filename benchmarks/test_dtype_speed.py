@@ -11,7 +11,7 @@ CPU's bfloat16 capability and what the policy chose.
 
 Workloads, at the ci profile's shapes:
 - train step: the CS-3 … CS-6 TinyDecoder (4 layers, d = 128, GPT-2 block, V = 4096), one AdamW
-  step on 16 × 64 tokens through `repro.train`'s loss, under the autocast the dtype would give;
+  step on 16 × 64 tokens through `repro.core.train`'s loss, under the autocast the dtype would give;
 - probe forward: `repro.probe.probe` on a 4-layer slice of 001 §3's 768-wide RoPE GPT-2
   (V = 50,257), 32 random sequences of 64 tokens, weights in the dtype (as `preference_run`).
 """
@@ -23,12 +23,12 @@ from pathlib import Path
 import pytest
 import torch
 
-from repro import train as T
+from repro.core import train as T
 from repro.harness.bench import mean_seconds
 from repro.init_bias import random_token_inputs
-from repro.models.hf import build_model
+from repro.core.models.hf import build_model
 from repro.causal_shift import gpt2_style
-from repro.models.tiny import TinyDecoder
+from repro.core.models.tiny import TinyDecoder
 from repro.probe import probe
 from repro.harness.runtime import atomic_write_json, cpu_capability, dtype_name, generator, resolve_dtype
 

@@ -25,9 +25,9 @@ import pytest
 import torch
 
 from repro.harness.bench import mean_seconds, time_matmul
-from repro.data import random_tokens
+from repro.core.data import random_tokens
 from repro.init_bias import random_token_inputs
-from repro.models.hf import build_model, default_d_ff
+from repro.core.models.hf import build_model, default_d_ff
 from repro.probe import probe
 from repro.harness.runtime import generator, resolve_dtype
 

@@ -21,8 +21,10 @@ import torch
 from scipy import stats as sps
 
 from repro import causal_shift as cs
-from repro import data, figures, stats
-from repro import train as T
+from repro.core import data
+from repro import figures
+from repro.core import stats
+from repro.core import train as T
 from repro.harness.runtime import resolve_dtype
 
 SOURCE_SWITCH = (17, 26)  # 000 Fig 2: Gemma-2-2B switches at ≈ layer 17 of 26

@@ -31,11 +31,12 @@ from torch.utils.flop_counter import FlopCounterMode
 
 from repro import context_axis as ca
 from repro import context_axis_lm as cl
-from repro import data, figures
-from repro import train as T
-from repro.models.hf import build_model
+from repro.core import data
+from repro import figures
+from repro.core import train as T
+from repro.core.models.hf import build_model
 from repro.harness.runtime import ReproError, generator
-from repro.stats import n_for_power, power_paired_t
+from repro.core.stats import n_for_power, power_paired_t
 
 # 004 Figure 1 (L = 5), 1 = masked: (a) context axis 2, (b) context axis 3
 FIG1 = {2: [[0, 0, 0, 1, 1]] * 3 + [[0, 0, 0, 0, 1], [0, 0, 0, 0, 0]],

@@ -6,7 +6,7 @@ validation split (tuned-lens training) and test split (held-out), and the tests 
 Position 0 of every window is left out of the lens and norm statistics: it is the attention
 sink / massive-activation token (NOTES "Embedded pretrained models"), which no claim is about.
 
-Random-init models: HF GPT-2 and Llama built by `repro.models.hf.build_model` with their norm
+Random-init models: HF GPT-2 and Llama built by `repro.core.models.hf.build_model` with their norm
 gains perturbed (RS-2 must not pass by an accident of unit gains), and `TinyDecoder`s for the
 pre-/post-norm comparison (RS-3, at the original Transformer's Xavier init that the post-norm
 argument assumes) and the attention-only induction models (RS-7).
@@ -28,10 +28,12 @@ import torch
 from scipy import stats as sps
 
 from repro import causal_shift as cs
-from repro import data, figures, induction, lens, stats
+from repro.core import data
+from repro import figures, induction
+from repro.core import lens, stats
 from repro import residual_stream as rs
-from repro.models.hf import build_model
-from repro.models.tiny import TinyConfig, TinyDecoder
+from repro.core.models.hf import build_model
+from repro.core.models.tiny import TinyConfig, TinyDecoder
 from repro.harness.runtime import ReproError, generator
 
 F32_U = 2.0 ** -24  # float32 unit roundoff

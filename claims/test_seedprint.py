@@ -29,9 +29,10 @@ import pytest
 import torch
 from scipy import stats as sps
 
-from repro import figures, seedprint as sp, stats
+from repro import figures, seedprint as sp
+from repro.core import stats
 from repro import fingerprint_baselines as fb
-from repro import train as T
+from repro.core import train as T
 from repro.causal_shift import random_init_twin
 from repro.lineage import Lineage, LineageConfig, finetune_pretrained, heldout_windows, weight_change
 from repro.harness.runtime import autocast

@@ -8,7 +8,7 @@ baseline's + ½, and attenuation's √(i/T) is √i times the constant 1/√T, w
 leaves its slope unchanged — "attenuation is flat", "amplification is flat" and Eq 2's −½ on
 the baseline are one test, asserted once (the identities are shown as context).
 SK-2/SK-3 train three identical nano LLaMA-style models (baseline, amplification o_i·√i,
-attenuation o_i·√(i/T); one seed, one data order) on Brown through `repro.train` with 001
+attenuation o_i·√(i/T); one seed, one data order) on Brown through `repro.core.train` with 001
 Table 14's optimiser (AdamW β 0.9 / 0.95, peak lr 6e-4 cosine to 6e-5, weight decay 0.1, clip
 1.0) at a budget far below the source's, and compare sink rates on held-out Brown windows at
 several lengths (001 Fig 12) and held-out perplexity on Brown and on the stdlib-code corpus
@@ -32,11 +32,13 @@ import pytest
 import torch
 from scipy import stats as sps
 
-from repro import data, figures, sinks, stats
-from repro import train as T
+from repro.core import data
+from repro import figures, sinks
+from repro.core import stats
+from repro.core import train as T
 from repro.causal_shift import random_init_twin
 from repro.harness.runtime import ReproError, resolve_autocast
-from repro.stats import loglog_slope, mean_sem
+from repro.core.stats import loglog_slope, mean_sem
 
 # 001 Table 7 (Nano LLaMA-2, OpenWebText): PPL on WikiText-2 / C4
 TABLE7 = {"baseline": (21.33, 30.36), "amplification": (21.95, 28.70), "attenuation": (21.02, 30.48)}

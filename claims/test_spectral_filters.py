@@ -38,7 +38,9 @@ import pytest
 import torch
 from scipy import stats as sps
 
-from repro import data, figures, lens, stats
+from repro.core import data
+from repro import figures
+from repro.core import lens, stats
 from repro import spectral as sp
 from repro.harness.runtime import ReproError, dtype_name, generator, resolve_dtype
 

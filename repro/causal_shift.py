@@ -26,9 +26,9 @@ import numpy as np
 import torch
 from torch import nn
 
-from repro import lens
-from repro import train as T
-from repro.models.tiny import TinyConfig, TinyDecoder
+from repro.core import lens
+from repro.core import train as T
+from repro.core.models.tiny import TinyConfig, TinyDecoder
 from repro.harness.runtime import ReproError, derive_seed, generator
 
 GATE_MODES = ("none", "cut", "all", "learned")

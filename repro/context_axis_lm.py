@@ -20,7 +20,7 @@ logits h_{t,t} (004 Fig 2), all exact:
   slice reuses — and stays in the cache. k = 1 is causal decoding with a KV cache; k ≥ S the
   full axis. S forward passes of ≤ k tokens: states O(S·k).
 
-`ContextAxisLM` wraps a model for training (`repro.train.train`) with `train_mode` "causal" or
+`ContextAxisLM` wraps a model for training (`repro.core.train.train`) with `train_mode` "causal" or
 "full" and §1's stochastic axis drop (a whole batch trained causally with probability p), and
 evaluates under any `inference` mode ("causal", "full", "segment:k").
 """
@@ -73,7 +73,7 @@ def attention_mask(model: nn.Module, mask: torch.Tensor | None) -> Iterator[nn.M
 
     if not hasattr(model, "set_attn_implementation"):
         raise ReproError(f"context-axis mode needs a transformers model (AttentionInterface); got {type(model).__name__}")
-    from repro.models.hf import attn_implementation
+    from repro.core.models.hf import attn_implementation
 
     AttentionInterface.register(ATTENTION, _attention)
     token = _MASK.set(mask)
@@ -118,7 +118,7 @@ def prefix_oracle(model: nn.Module, ids: torch.Tensor) -> torch.Tensor:
 
 
 def _layers(model: nn.Module) -> nn.ModuleList:
-    from repro.lens import arch_map
+    from repro.core.lens import arch_map
 
     return model.get_submodule(arch_map(model).layers)
 
@@ -299,10 +299,10 @@ class ContextAxisLM(nn.Module):
 
 def build_lm(model: dict, seq_len: int, seed: int, *, train_mode: str, axis_drop: float = 0.0,
              bucket: int = 8) -> ContextAxisLM:
-    """A llama-style LM (`repro.models.hf.build_model`, `model` = n_layer / n_head / d_model /
+    """A llama-style LM (`repro.core.models.hf.build_model`, `model` = n_layer / n_head / d_model /
     vocab_size) in a ContextAxisLM. The weights depend only on `model` and `seed`: every
     variant of one seed starts from the same initial weights."""
-    from repro.models.hf import build_model
+    from repro.core.models.hf import build_model
 
     m = build_model("llama", seed=seed, n_positions=seq_len, attn_implementation="sdpa", **model)
     return ContextAxisLM(m, train_mode=train_mode, axis_drop=axis_drop, bucket=bucket, drop_seed=seed)
@@ -312,7 +312,7 @@ def train_lm(model: dict, cfg, seed: int, *, train_mode: str, axis_drop: float =
              train_tokens: torch.Tensor, val_tokens: torch.Tensor, data_identity: dict | None = None):
     """Train (or load from the checkpoint cache) one CA-8 variant; `cfg` a TrainConfig whose
     data_seed fixes the data order shared by all variants."""
-    from repro import train as T
+    from repro.core import train as T
 
     return T.train(lambda s: build_lm(model, cfg.seq_len, s, train_mode=train_mode, axis_drop=axis_drop,
                                       bucket=bucket),

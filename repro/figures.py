@@ -165,7 +165,7 @@ def fig2_layer_cosine(runs, length: int) -> plt.Figure:
 def fig_direction_agreement(res, source_rate: float = 0.76) -> plt.Figure:
     """001 Finding 2.2: per model, favourite token vs contraction-direction token; agreement rate
     with its Wilson 95% interval against the source's 76%."""
-    from repro.stats import binomial_ci
+    from repro.core.stats import binomial_ci
 
     k, m = int(res.agree.sum()), len(res.agree)
     ci = binomial_ci(k, m)

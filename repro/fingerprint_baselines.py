@@ -66,7 +66,7 @@ from typing import Any, Iterator, Sequence
 import torch
 from torch import nn
 
-from repro.lens import arch_map, resolve
+from repro.core.lens import arch_map, resolve
 from repro.harness.runtime import ReproError, generator
 
 __all__ = [

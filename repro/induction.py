@@ -10,7 +10,7 @@ of random length n ∈ [min_repeat, max_repeat], r again, then fresh filler. All
 one sequence are distinct (drawn without replacement), so each token of the second copy has
 exactly one earlier occurrence. Both the repeat period and its place vary per sequence: no
 fixed offset or absolute position gives the answer, only induction does. The training stream
-is such sequences back to back, and `repro.train.train` draws whole ones (`window_align =
+is such sequences back to back, and `repro.core.train.train` draws whole ones (`window_align =
 seq_len + 1`): windows cut at random offsets join two sequences' tokens, which collide, and
 took ~2× the steps to learn induction (measured). Evaluation: held-out sequences, masked.
 """
@@ -23,8 +23,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from repro import train as T
-from repro.models.tiny import TinyConfig, TinyDecoder
+from repro.core import train as T
+from repro.core.models.tiny import TinyConfig, TinyDecoder
 from repro.harness.runtime import ReproError, derive_seed, generator
 
 __all__ = ["InductionConfig", "InductionLoss", "InductionRun", "RepeatedTokens", "build_model",
@@ -180,7 +180,7 @@ class InductionRun:
     curve: list[tuple[int, InductionLoss]]  # (step, losses) every curve_every steps, and the last
     wall_s: float                           # training time of the run that filled the cache
     trained: bool                           # False: loaded from the checkpoint cache
-    result: Any = field(repr=False, default=None)  # the repro.train.TrainResult
+    result: Any = field(repr=False, default=None)  # the repro.core.train.TrainResult
 
 
 def train_induction(cfg: InductionConfig, n_layer: int, seed: int, *, progress: bool = False) -> InductionRun:

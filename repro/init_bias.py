@@ -1,8 +1,8 @@
 """Random-init structure of decoder transformers — 001 ("Transformers Are Born Biased") §3–4, App A.
 
 Closed forms (App A) and the Monte-Carlo experiments that check them. Every experiment takes
-explicit seeds; weights come from `repro.models.tiny` (the ablation decoder) with the init of
-App B.1, inputs from `repro.data.gaussian_inputs`.
+explicit seeds; weights come from `repro.core.models.tiny` (the ablation decoder) with the init of
+App B.1, inputs from `repro.core.data.gaussian_inputs`.
 
 Monte-Carlo convention: an experiment is repeated over independent seeds (weights *and*
 inputs redrawn); the per-seed statistic is averaged and its standard error is the
@@ -21,11 +21,11 @@ import scipy.stats
 import torch
 
 from repro import probe
-from repro.data import gaussian_inputs, random_tokens
-from repro.models.hf import build_model
-from repro.models.tiny import TinyConfig, TinyDecoder
+from repro.core.data import gaussian_inputs, random_tokens
+from repro.core.models.hf import build_model
+from repro.core.models.tiny import TinyConfig, TinyDecoder
 from repro.harness.runtime import derive_seed, generator, resolve_dtype
-from repro.stats import Top1, top1_preference
+from repro.core.stats import Top1, top1_preference
 
 # --------------------------------------------------------------------------- closed forms (App A)
 

@@ -1,10 +1,10 @@
 """Model lineages for SeedPrint (001 §5, §6.1.2, App B.4): who descends from whom, trained here.
 
-Every model is trained through `repro.train.train` (cached by the full description of the run),
+Every model is trained through `repro.core.train.train` (cached by the full description of the run),
 so a lineage is a chain of checkpoint keys:
 
 - init(seed): a LLaMA-style model (RMSNorm, SwiGLU, RoPE, untied embeddings; 001 B.4.1) with the
-  GPT-2 init of 001 App B.1, drawn from `seed` (`repro.models.hf.build_model("llama", ...)`);
+  GPT-2 init of 001 App B.1, drawn from `seed` (`repro.core.models.hf.build_model("llama", ...)`);
 - base(seed, data_seed): init(seed) pre-trained on Brown. Runs with one `data_seed` see the same
   batches in the same order whatever the model seed (Table 4c: "we fix the training seed to lock
   the data order");
@@ -27,8 +27,8 @@ from typing import Any
 import torch
 from torch import nn
 
-from repro import train as T
-from repro.models.hf import build_model
+from repro.core import train as T
+from repro.core.models.hf import build_model
 from repro.harness.runtime import ReproError
 
 __all__ = ["LineageConfig", "Lineage", "finetune_pretrained", "heldout_windows", "text_tokens", "weight_change"]
@@ -41,7 +41,7 @@ class LineageConfig:
     d_model: int = 128
     n_layer: int = 4
     n_head: int = 4
-    vocab_size: int = 4096  # the Brown byte-level BPE (repro.data.brown_tokenizer)
+    vocab_size: int = 4096  # the Brown byte-level BPE (repro.core.data.brown_tokenizer)
     n_positions: int = 256
     steps: int = 300
     continual_steps: int = 150
@@ -116,9 +116,9 @@ class Lineage:
 
 
 def text_tokens(tokenizer: Any, corpus: str, *, max_tokens: int) -> tuple[torch.Tensor, torch.Tensor]:
-    """(train, validation) token streams of a repro.data corpus ("brown" or "stdlib-code") under a
+    """(train, validation) token streams of a repro.core.data corpus ("brown" or "stdlib-code") under a
     pretrained model's own tokenizer, at most `max_tokens` each."""
-    from repro import data
+    from repro.core import data
 
     if corpus == "brown":
         splits = data.brown_split("train"), data.brown_split("validation")
@@ -137,7 +137,7 @@ def finetune_pretrained(model: nn.Module, tokenizer: Any, *, name: str, corpus: 
     parameters) stays frozen: on two CPU cores that is what makes the fine-tune affordable, and a
     frozen embedding shares nothing with the hidden-state fingerprint that the blocks do not
     already carry. `model` is trained in place (or loaded from the cache)."""
-    from repro import lens
+    from repro.core import lens
 
     embed = lens.resolve(model, lens.arch_map(model).embed).weight
     for p in model.parameters():
@@ -157,7 +157,7 @@ def finetune_pretrained(model: nn.Module, tokenizer: Any, *, name: str, corpus: 
 def heldout_windows(tokenizer: Any, corpus: str, *, n: int, seq_len: int) -> torch.Tensor:
     """(n, seq_len + 1) evenly spaced windows of `corpus`'s *validation* split under a pretrained
     model's tokenizer: the held-out text on which a fine-tune's shift is measured (window by
-    window, so before and after are paired; `repro.train.window_losses`)."""
+    window, so before and after are paired; `repro.core.train.window_losses`)."""
     if n < 2 or seq_len < 1:
         raise ReproError(f"heldout_windows needs n ≥ 2 and seq_len ≥ 1 (got n={n}, seq_len={seq_len})")
     _, val = text_tokens(tokenizer, corpus, max_tokens=4 * n * (seq_len + 1))

@@ -18,7 +18,7 @@ length T ≤ T_max at once (``lengths``): the length-T probe *is* the length-T p
 holds for RoPE and for learned absolute positions; the lengths share their prefixes, so their
 statistics are paired, not independent.
 
-Works on transformers models known to `repro.lens.arch_map` and on `repro.models.tiny`.
+Works on transformers models known to `repro.core.lens.arch_map` and on `repro.core.models.tiny`.
 """
 from __future__ import annotations
 
@@ -29,7 +29,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from repro import lens
+from repro.core import lens
 from repro.harness.runtime import ReproError
 
 LOGIT_CHUNK = 1024  # sequences per float32 LM-head matmul (V = 50k: 200 MB of logits per length)

@@ -2,8 +2,8 @@
 
 Reproduces 002 "Residual Stream Decomposition", "Direct Logit Attribution" and "FFN as
 Key-Value Memory" (Elhage et al. 2021; Geva et al. 2021) on HF GPT-2, Llama-family (SmolLM2)
-and Gemma 3 models and on `repro.models.tiny.TinyDecoder`, with plain forward hooks
-(`repro.lens.hooks`); the model is never modified.
+and Gemma 3 models and on `repro.core.models.tiny.TinyDecoder`, with plain forward hooks
+(`repro.core.lens.hooks`); the model is never modified.
 
 Terms of the final residual x^(L) (before the final norm), at every position t:
 
@@ -33,7 +33,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from repro.lens import arch_map, final_norm, hooks, resolve
+from repro.core.lens import arch_map, final_norm, hooks, resolve
 from repro.harness.runtime import ReproError
 
 __all__ = [
@@ -369,10 +369,10 @@ def gradient_flow(model: nn.Module, input_ids: torch.Tensor, *, embed_scale: flo
     TinyDecoder (pre- or post-norm); the model's gradients are cleared afterwards.
     `embed_scale`: the token embeddings are read ×embed_scale (Vaswani et al. 2017 read them ×√d;
     see `xavier_init_`)."""
-    from repro.models.tiny import TinyDecoder
+    from repro.core.models.tiny import TinyDecoder
 
     if not isinstance(model, TinyDecoder):
-        raise ReproError("gradient_flow needs a repro.models.tiny.TinyDecoder (pre- or post-norm)")
+        raise ReproError("gradient_flow needs a repro.core.models.tiny.TinyDecoder (pre- or post-norm)")
     L = model.config.n_layer
     if L < 2:
         raise ReproError("gradient_flow compares the first and last layers: n_layer must be >= 2")
@@ -438,7 +438,7 @@ def mean_distribution_kl(model: nn.Module, train_final: torch.Tensor, test_final
     at test_final[t] (N, d, pre-norm final states), p̄ its distribution averaged over the
     training tokens' final states train_final (M, d). A "lens" that reads nothing from the
     layer it is given: the negative control of "the tuned lens decodes intermediate layers"."""
-    from repro.lens import unembed
+    from repro.core.lens import unembed
 
     total = None
     for start in range(0, train_final.shape[0], chunk):

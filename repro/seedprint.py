@@ -47,7 +47,7 @@ import torch
 from scipy import stats
 from torch import nn
 
-from repro import lens
+from repro.core import lens
 from repro.harness.runtime import ReproError, derive_seed, generator
 
 __all__ = [
@@ -168,7 +168,7 @@ def random_word_texts(n: int, n_words: int, seed: int = 0) -> list[str]:
     """n strings of `n_words` words drawn uniformly from the Brown validation split's word
     types: random inputs that models with *different tokenizers* can share (each reads the same
     strings through its own tokenizer; see `text_inputs`)."""
-    from repro import data
+    from repro.core import data
 
     words = sorted({w for d in data.brown_split("validation") for w in d.text.split() if w.isalpha()})
     g = generator(derive_seed("seedprint-words", seed, n, n_words))

@@ -31,7 +31,7 @@ import torch
 from torch import nn
 
 from repro import seedprint as sp
-from repro import stats
+from repro.core import stats
 from repro import transforms as tf
 from repro.harness.runtime import ReproError, atomic_write_json, atomic_write_text, generator
 
@@ -165,7 +165,7 @@ def _pretrained_rows(sizes, add, resp, g, log) -> None:
     import copy
 
     from repro.lineage import finetune_pretrained
-    from repro.models.pretrained import EMBEDDED_MODELS, load_pretrained
+    from repro.core.models.pretrained import EMBEDDED_MODELS, load_pretrained
 
     q = sizes["pretrained"]
     for name in EMBEDDED_MODELS:

@@ -215,7 +215,7 @@ def record_attention(model: nn.Module, keys: tuple[int, ...] = (0,), outputs: bo
     attention outputs; the attention implementation is restored afterwards."""
     _check_hf(model, "recording attention")
     register()
-    from repro.models.hf import attn_implementation
+    from repro.core.models.hf import attn_implementation
 
     rec = _Recorder(tuple(int(k) for k in keys), [], [], outputs)
     token = _RECORD.set(rec)
@@ -285,7 +285,7 @@ def nano_llama(kind: str, model: dict[str, Any], context: int, seed: int) -> nn.
     `model` sizes (n_layer, n_head, d_model, vocab_size, optional d_ff) with maximum context
     `context` (the T of attenuation), as variant `kind`. The scaling has no parameters: one
     seed gives the same initial weights for all three variants."""
-    from repro.models.hf import build_model
+    from repro.core.models.hf import build_model
 
     m = build_model("llama", seed=seed, n_positions=context, attn_implementation="sdpa", **model)
     return apply_positional_scaling(m, kind, context)
@@ -293,10 +293,10 @@ def nano_llama(kind: str, model: dict[str, Any], context: int, seed: int) -> nn.
 
 def train_variant(kind: str, model: dict[str, Any], cfg: Any, seed: int, *, train_tokens: torch.Tensor,
                   val_tokens: torch.Tensor, data_identity: dict | None = None, accelerator: Any = None):
-    """Train (or load from the checkpoint cache) one variant through `repro.train.train`; the
+    """Train (or load from the checkpoint cache) one variant through `repro.core.train.train`; the
     variant is in the model's config, hence in the cache key. `cfg.data_seed` fixes the data
     order, shared by all variants."""
-    from repro import train as T
+    from repro.core import train as T
 
     return T.train(lambda s: nano_llama(kind, model, cfg.seq_len, s), cfg.replace(model_seed=seed),
                    train_tokens=train_tokens, val_tokens=val_tokens, data_identity=data_identity,
@@ -359,7 +359,7 @@ def ratio_bound_power(log_effect: float, sds, n: int, margin: float) -> float:
 
     from scipy import stats as sps
 
-    from repro.stats import power_threshold
+    from repro.core.stats import power_threshold
 
     n = max(int(n), 2)
     t = float(sps.t.ppf(0.95, n - 1))

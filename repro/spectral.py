@@ -35,7 +35,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from repro import lens
+from repro.core import lens
 from repro.residual_stream import frozen_norm
 from repro.harness.runtime import ReproError, generator
 

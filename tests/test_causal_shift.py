@@ -12,10 +12,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from repro import causal_shift as cs
-from repro import lens
-from repro import train as T
-from repro.models.hf import build_model
-from repro.models.tiny import TinyConfig, TinyDecoder
+from repro.core import lens
+from repro.core import train as T
+from repro.core.models.hf import build_model
+from repro.core.models.tiny import TinyConfig, TinyDecoder
 from repro.harness.runtime import ReproError, generator
 
 pytestmark = pytest.mark.usefixtures("one_thread")

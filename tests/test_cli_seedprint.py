@@ -1,6 +1,6 @@
 """`repro seedprint BASE SUSPECT` (repro/harness/cli.py) and the model loading behind it
-(repro/models/pretrained.py: save_pretrained directories without a tokenizer, checkpoints written
-by repro.train.train, clear errors for corrupt or foreign ones).
+(repro/core/models/pretrained.py: save_pretrained directories without a tokenizer, checkpoints written
+by repro.core.train.train, clear errors for corrupt or foreign ones).
 
 Tiny random Llamas (2 layers, width 64, vocabulary 256) and SeedPrint at n = 64 inputs of length
 8, m = 16: the whole file runs in seconds on one CPU thread.
@@ -15,11 +15,11 @@ import pytest
 import torch
 
 from repro.harness.cli import main
-from repro.models.hf import build_model
-from repro.models.pretrained import load_model_any, load_pretrained
-from repro.models.tiny import TinyConfig, TinyDecoder
+from repro.core.models.hf import build_model
+from repro.core.models.pretrained import load_model_any, load_pretrained
+from repro.core.models.tiny import TinyConfig, TinyDecoder
 from repro.harness.runtime import ReproError
-from repro.train import TrainConfig, train
+from repro.core.train import TrainConfig, train
 
 # A model against itself gives τ = 1 on every identity dim: scipy's t-test warns about the
 # zero-variance sample (seedprint.algorithm_one passes it through; the p-value is still tiny).
@@ -57,7 +57,7 @@ def models(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 
 @pytest.fixture(scope="module")
 def trained(tmp_path_factory: pytest.TempPathFactory):
-    """repro.train.train checkpoints (cache redirected into a temporary directory): a Llama and
+    """repro.core.train.train checkpoints (cache redirected into a temporary directory): a Llama and
     a TinyDecoder, each with its trained model."""
     cache = tmp_path_factory.mktemp("cache")
     train_tokens, val_tokens = _tokens()
@@ -208,9 +208,9 @@ def test_truncated_checkpoint_is_a_clear_error(trained, tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("cls, message", [
-    ("os.system", r"names model class 'os.system'; only transformers\.\* and repro\.models\.\*"),
+    ("os.system", r"names model class 'os.system'; only transformers\.\* and repro\.core\.models\.\*"),
     ("transformers.NoSuchForCausalLM", r"unknown model class 'transformers.NoSuchForCausalLM'"),
-    ("repro.models.hf.ARCHS", r"not a torch model class"),
+    ("repro.core.models.hf.ARCHS", r"not a torch model class"),
 ])
 def test_foreign_or_unknown_model_class_is_refused(trained, tmp_path: Path, cls: str, message: str) -> None:
     ckpt = tmp_path / "ckpt"

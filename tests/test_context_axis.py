@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from repro import context_axis as ca
 from repro import context_axis_lm as cl
-from repro.models.hf import build_model
+from repro.core.models.hf import build_model
 from repro.harness.runtime import ReproError, generator
 
 pytestmark = pytest.mark.usefixtures("one_thread")

@@ -1,4 +1,4 @@
-"""Corpora and probes (repro/data.py): Brown parsing and splits, stdlib code, tokenizers, probes."""
+"""Corpora and probes (repro/core/data.py): Brown parsing and splits, stdlib code, tokenizers, probes."""
 from __future__ import annotations
 
 import re
@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 import torch
 
-from repro import data
+from repro.core import data
 from repro.harness import fixtures
-from repro.data import (
+from repro.core.data import (
     CORPORA,
     Document,
     brown_documents,
@@ -229,7 +229,7 @@ def test_gaussian_inputs() -> None:
 
 
 def test_bos_windows_needs_a_bos():
-    from repro.data import bos_windows
+    from repro.core.data import bos_windows
     from repro.harness.runtime import ReproError
 
     with pytest.raises(ReproError, match="need a tokenizer with <bos>"):
@@ -239,8 +239,8 @@ def test_bos_windows_needs_a_bos():
 def test_local_corpus_directory_splits_by_path_and_feeds_windows_and_training(tmp_path, bpe):
     """--corpus DIR: text files split by sha256(relative path) mod 10 (the stdlib rule), read by
     data.windows and train.corpus_tokens like an embedded corpus; bad directories get one line."""
-    from repro import data
-    from repro import train as T
+    from repro.core import data
+    from repro.core import train as T
     from repro.harness.runtime import ReproError
 
     for i in range(60):

@@ -11,10 +11,11 @@ from pathlib import Path
 import pytest
 import torch
 
-from repro import lens, lineage
+from repro.core import lens
+from repro import lineage
 from repro.harness import profiles, runtime
-from repro import train as T
-from repro.models.tiny import TinyConfig, TinyDecoder
+from repro.core import train as T
+from repro.core.models.tiny import TinyConfig, TinyDecoder
 from repro.harness.runtime import ReproError
 
 ROOT = Path(__file__).resolve().parents[1]

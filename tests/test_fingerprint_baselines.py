@@ -22,8 +22,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from repro import fingerprint_baselines as fb
-from repro.lens import arch_map
-from repro.models.hf import build_model
+from repro.core.lens import arch_map
+from repro.core.models.hf import build_model
 from repro.harness.runtime import ReproError, generator
 
 pytestmark = pytest.mark.usefixtures("one_thread")

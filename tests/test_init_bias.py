@@ -1,5 +1,5 @@
 """repro.init_bias closed forms (001 App A) and cosine helpers, and the Bonferroni p of
-repro.stats (001 App B.2), against brute force, numerical integration and hand values.
+repro.core.stats (001 App B.2), against brute force, numerical integration and hand values.
 
 Tolerances: cosine helpers run in float64, so brute force and the library agree to ~1e-15 per
 pair; 1e-12 leaves room for the summation order. Quadrature targets 1e-11 absolute error, so
@@ -19,8 +19,8 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from repro import init_bias as ib
-from repro import stats
-from repro.models.tiny import TinyConfig, TinyDecoder
+from repro.core import stats
+from repro.core.models.tiny import TinyConfig, TinyDecoder
 from repro.harness.runtime import generator
 
 FAST = settings(max_examples=30, deadline=None)

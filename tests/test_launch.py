@@ -10,7 +10,7 @@ import pytest
 
 from repro import causal_shift as cs
 from repro.harness import launch
-from repro import train as T
+from repro.core import train as T
 from repro.harness.runtime import ReproError
 
 # the suite's Brown BPE at the vocabulary the unit tests already cache (tests/test_train.py)

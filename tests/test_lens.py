@@ -1,13 +1,13 @@
-"""repro.lens: architecture maps, hooks that leave no trace, and a logit lens whose last layer
+"""repro.core.lens: architecture maps, hooks that leave no trace, and a logit lens whose last layer
 is the model's own logits."""
 from __future__ import annotations
 
 import pytest
 import torch
 
-from repro import lens
-from repro.models.hf import build_model
-from repro.models.tiny import TinyConfig, TinyDecoder
+from repro.core import lens
+from repro.core.models.hf import build_model
+from repro.core.models.tiny import TinyConfig, TinyDecoder
 from repro.harness.runtime import ReproError, generator
 
 V, T, B = 97, 11, 2
@@ -225,9 +225,9 @@ def test_gemma_softcap_is_applied():
 @pytest.mark.parametrize("name,n_layer", [("smollm2-135m", 30), ("gemma3-270m", 18)])
 def test_pretrained_last_layer_lens_equals_logits(name, n_layer):
     try:
-        from repro.models.pretrained import load_pretrained
+        from repro.core.models.pretrained import load_pretrained
     except ImportError as e:
-        pytest.skip(f"repro.models.pretrained is not importable yet: {e}")
+        pytest.skip(f"repro.core.models.pretrained is not importable yet: {e}")
     try:
         model, tok = load_pretrained(name)
     except ReproError as e:

@@ -13,8 +13,8 @@ import math
 import pytest
 import torch
 
-from repro.models import hf
-from repro.models.hf import ARCHS, build_config, build_model, init_gpt_style_, param_groups
+from repro.core.models import hf
+from repro.core.models.hf import ARCHS, build_config, build_model, init_gpt_style_, param_groups
 from repro.harness.runtime import ReproError, generator
 
 SMALL = dict(n_layer=2, n_head=4, d_model=64, vocab_size=500, n_positions=64)

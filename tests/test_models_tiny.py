@@ -13,8 +13,8 @@ import torch
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from repro.models.hf import init_gpt_style_, param_groups
-from repro.models.tiny import (
+from repro.core.models.hf import init_gpt_style_, param_groups
+from repro.core.models.tiny import (
     ACTIVATIONS, AGG_SCALES, ATTENTIONS, BLOCKS, NORMS, POSITIONS,
     TinyConfig, TinyConfigError, TinyDecoder,
 )

@@ -7,8 +7,8 @@ import torch
 
 from repro.harness import plan
 from repro.harness.cli import main
-from repro.models.hf import build_model
-from repro.models.tiny import TinyConfig, TinyDecoder
+from repro.core.models.hf import build_model
+from repro.core.models.tiny import TinyConfig, TinyDecoder
 
 
 @pytest.mark.parametrize("arch", ["gpt2", "rope-gpt2", "llama"])

@@ -1,4 +1,4 @@
-"""Pretrained loader (repro/models/pretrained.py): embedded GGUF models, local dirs, hub ids.
+"""Pretrained loader (repro/core/models/pretrained.py): embedded GGUF models, local dirs, hub ids.
 
 The cache logic (build once, detect a truncated or corrupt cache, rebuild, atomic writes) is
 tested fast with a tiny random Llama standing in for the 25-second GGUF dequantisation; the
@@ -16,9 +16,9 @@ import pytest
 import torch
 
 from repro.harness import fixtures
-from repro.data import brown_split, brown_tokenizer, token_ids
-from repro.models import pretrained
-from repro.models.pretrained import (
+from repro.core.data import brown_split, brown_tokenizer, token_ids
+from repro.core.models import pretrained
+from repro.core.models.pretrained import (
     EMBEDDED_MODELS,
     ensure_model_cache,
     load_pretrained,

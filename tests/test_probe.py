@@ -15,9 +15,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from repro import lens, probe
-from repro.models.hf import ARCHS, build_model
-from repro.models.tiny import TinyConfig, TinyDecoder
+from repro.core import lens
+from repro import probe
+from repro.core.models.hf import ARCHS, build_model
+from repro.core.models.tiny import TinyConfig, TinyDecoder
 from repro.harness.runtime import ReproError, generator, resolve_dtype
 
 pytestmark = pytest.mark.usefixtures("one_thread")

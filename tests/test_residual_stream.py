@@ -10,9 +10,9 @@ from hypothesis import strategies as st
 from torch import nn
 
 from repro import residual_stream as rs
-from repro.lens import arch_map, capture, resolve
-from repro.models.hf import build_model
-from repro.models.tiny import TinyConfig, TinyDecoder
+from repro.core.lens import arch_map, capture, resolve
+from repro.core.models.hf import build_model
+from repro.core.models.tiny import TinyConfig, TinyDecoder
 from repro.harness.runtime import ReproError, generator
 
 pytestmark = pytest.mark.usefixtures("one_thread")
@@ -150,7 +150,7 @@ def test_residual_is_the_pre_norm_state(model):
         ref = model(ids, output_hidden_states=True).hidden_states[-1]
         assert torch.allclose(dec.residual, ref)
     else:  # HF: the last hidden state is after the final norm, so norm(x^(L)) must equal it
-        from repro.lens import final_norm
+        from repro.core.lens import final_norm
         ref = model(input_ids=ids, output_hidden_states=True).hidden_states[-1]
         with torch.no_grad():
             assert torch.allclose(final_norm(model)(dec.residual), ref, atol=1e-5)

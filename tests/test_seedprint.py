@@ -31,9 +31,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-from repro import lens
+from repro.core import lens
 from repro import seedprint as sp
-from repro.models.hf import build_model
+from repro.core.models.hf import build_model
 from repro.harness.runtime import ReproError, generator
 
 pytestmark = pytest.mark.usefixtures("one_thread")

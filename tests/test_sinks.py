@@ -13,9 +13,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from repro import sinks
-from repro.models.hf import build_model
+from repro.core.models.hf import build_model
 from repro.harness.runtime import ReproError, generator
-from repro.stats import loglog_slope
+from repro.core.stats import loglog_slope
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 

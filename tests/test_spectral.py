@@ -1,6 +1,6 @@
 """repro.spectral: the filters are the projections 003 §4/§6 define, the parameter projections
 follow eq. (1), the metrics follow eq. (4)/(5) and §7, and the interventions are exact and leave
-the model as it was. Small random-init HF models (repro.models.hf.build_model), no downloads."""
+the model as it was. Small random-init HF models (repro.core.models.hf.build_model), no downloads."""
 from __future__ import annotations
 
 import math
@@ -11,7 +11,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from repro import spectral as sp
-from repro.models.hf import build_model
+from repro.core.models.hf import build_model
 from repro.harness.runtime import ReproError, generator
 
 pytestmark = pytest.mark.usefixtures("one_thread")
@@ -441,7 +441,7 @@ def test_per_head_reads(llama):
 def test_nll_per_token_equals_cross_entropy_of_full_logits(llama, cap):
     """The vocabulary-chunked running logsumexp gives the cross-entropy of the model's own
     logits (soft-capped when the config says so), chunk sizes that do not divide V included."""
-    from repro import lens
+    from repro.core import lens
 
     model = llama
     old = getattr(model.config, "final_logit_softcapping", None)

@@ -1,4 +1,4 @@
-"""repro.stats against hand-computed values, edge cases and a few hypothesis properties."""
+"""repro.core.stats against hand-computed values, edge cases and a few hypothesis properties."""
 from __future__ import annotations
 
 import math
@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from repro import stats
+from repro.core import stats
 from repro.harness.runtime import ReproError
 
 
@@ -199,7 +199,7 @@ def test_power_paired_t_matches_simulation():
     """Closed-form power of the one-sided paired t-test against 4,000 simulated experiments."""
     from scipy import stats as sps
 
-    from repro.stats import n_for_power, power_paired_t
+    from repro.core.stats import n_for_power, power_paired_t
 
     rng = np.random.default_rng(0)
     n, effect, sd = 5, 0.8, 1.0
@@ -212,7 +212,7 @@ def test_power_paired_t_matches_simulation():
 
 
 def test_power_threshold_and_binomial():
-    from repro.stats import power_binomial_excess, power_threshold
+    from repro.core.stats import power_binomial_excess, power_threshold
 
     assert power_threshold(1.0, 1.0, 0.1) == pytest.approx(0.5)
     assert power_threshold(2.0, 1.0, 0.0) == 1.0 and power_threshold(0.5, 1.0, 0.0, "ge") == 0.0

@@ -1,4 +1,4 @@
-"""repro.train: schedule, data order, determinism, and the checkpoint cache (tiny runs, seconds)."""
+"""repro.core.train: schedule, data order, determinism, and the checkpoint cache (tiny runs, seconds)."""
 from __future__ import annotations
 
 import math
@@ -7,8 +7,8 @@ import os
 import pytest
 import torch
 
-from repro import train as T
-from repro.models.tiny import TinyConfig, TinyDecoder
+from repro.core import train as T
+from repro.core.models.tiny import TinyConfig, TinyDecoder
 from repro.harness.runtime import ReproError, derive_seed, generator
 
 V = 48
@@ -169,7 +169,7 @@ def test_factory_receives_model_seed(stream):
 
 
 def test_trains_hf_model_with_tied_weights(stream):
-    from repro.models.hf import build_model
+    from repro.core.models.hf import build_model
 
     def gpt2(seed):
         return build_model("gpt2", n_layer=1, n_head=2, d_model=32, vocab_size=V, seed=seed, n_positions=64)

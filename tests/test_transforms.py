@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from repro import transforms as tf
-from repro.models.hf import build_model
+from repro.core.models.hf import build_model
 from repro.harness.runtime import ReproError
 
 

@@ -60,7 +60,7 @@ def _fmt_p(p: float) -> str:
 
 
 def _describe_model(spec: str, model) -> dict:
-    from repro import lens
+    from repro.core import lens
 
     vocab, width = lens.unembedding(model).shape
     return {"spec": spec, "class": type(model).__name__, "layers": len(lens.arch_map(model).blocks(model)),
@@ -122,7 +122,7 @@ def _cmd_seedprint(args: argparse.Namespace) -> int:
     import json
     import time
 
-    from repro.models.pretrained import load_model_any
+    from repro.core.models.pretrained import load_model_any
     from repro.harness.runtime import resolve_device, resolve_dtype
     from repro.seedprint import SeedPrintConfig, seedprint
 
@@ -203,7 +203,7 @@ def _add_seedprint(subparsers: argparse._SubParsersAction) -> None:
         "Reports Algorithm 1 as written in the paper and the variant of the authors' released code. "
         "The source's n=10,000, length=1024 take long on a CPU; `--n 1000 --length 32` is a quick check.",
         epilog="Models: an embedded name (smollm2-135m, gemma3-270m), a Hugging Face hub id, a "
-        "save_pretrained() directory, or a checkpoint written by repro.train.train (its directory or "
+        "save_pretrained() directory, or a checkpoint written by repro.core.train.train (its directory or "
         "its model.safetensors). Both need one width (and, for --feature logits, one vocabulary). "
         "Exit status: 0 whenever the test ran, whatever the verdict (read it from the output or "
         "--json); 2 on bad input (unknown model, different widths, corrupt checkpoint, bad option).",

@@ -1,6 +1,6 @@
 """Training jobs on N processes through torchrun (issue 22): data-parallel, standard tools only.
 
-A training job is what `repro.train.train` receives — a model factory (an importable
+A training job is what `repro.core.train.train` receives — a model factory (an importable
 ``module:function`` called with the seed and keyword arguments), a TrainConfig, the corpus its
 token streams come from, and the labels of its cache key — written as JSON so another process
 can run it. `run(job, procs=N)` launches
@@ -32,7 +32,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from repro import train as T
+from repro.core import train as T
 from repro.harness.runtime import ReproError
 
 FAIL_ENV = "REPRO_LAUNCH_FAIL_RANK"  # tests: this rank raises ("3") or hangs ("3:hang") at start

@@ -87,11 +87,11 @@ def activation_bytes(L: int, batch: int, T: int, d: int, H: int) -> float:
 
 
 def hf_params(arch: str, **config: Any) -> int:
-    """Exact parameter count of a `repro.models.hf` architecture, instantiated on the meta device
+    """Exact parameter count of a `repro.core.models.hf` architecture, instantiated on the meta device
     (tied embeddings counted once)."""
     import torch
 
-    from repro.models.hf import _model_class, build_config
+    from repro.core.models.hf import _model_class, build_config
 
     cfg = build_config(arch, **config)
     with torch.device("meta"):
@@ -101,7 +101,7 @@ def hf_params(arch: str, **config: Any) -> int:
 
 def tiny_params(vocab_size: int, d_model: int, n_layer: int, d_ff: int | None = None, max_len: int = 1024,
                 tie: bool = True, positions: str = "learned", bias: bool = True) -> int:
-    """Closed form of `repro.models.tiny.TinyDecoder` with LayerNorm and a GELU MLP (the GPT-2
+    """Closed form of `repro.core.models.tiny.TinyDecoder` with LayerNorm and a GELU MLP (the GPT-2
     style of the causal-shift models): per block 4 attention matrices and 2 MLP matrices (with
     biases), two LayerNorms; token (and learned position) embeddings, a final LayerNorm, the
     LM head unless tied."""

@@ -87,7 +87,7 @@ def _artifacts_dir(config: pytest.Config) -> Path:
 def _check_model_option(name: str | None) -> None:
     if name is None:
         return
-    from repro.models.pretrained import EMBEDDED_MODELS
+    from repro.core.models.pretrained import EMBEDDED_MODELS
 
     looks_like_hub_id = re.fullmatch(r"[\w.\-]+/[\w.\-]+", name) is not None
     if name in EMBEDDED_MODELS or Path(name).expanduser().exists() or looks_like_hub_id:
@@ -99,7 +99,7 @@ def _check_model_option(name: str | None) -> None:
 
 
 def _check_corpus_option(name: str) -> None:
-    from repro.data import CORPORA, is_local_corpus
+    from repro.core.data import CORPORA, is_local_corpus
 
     if name in CORPORA:
         return
@@ -372,7 +372,7 @@ def train_procs(pytestconfig: pytest.Config) -> int:
 @pytest.fixture(scope="session")
 def model_names(pytestconfig: pytest.Config) -> list[str]:
     """Models for claims on pretrained models: --model, else both embedded models."""
-    from repro.models.pretrained import EMBEDDED_MODELS
+    from repro.core.models.pretrained import EMBEDDED_MODELS
 
     chosen = pytestconfig.getoption("--model")
     return [chosen] if chosen else list(EMBEDDED_MODELS)
@@ -382,7 +382,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     """A test that takes `model_name` runs once per pretrained model of the run (--model, else
     every embedded model), module-scoped: a module's per-model fixtures are built once each."""
     if "model_name" in metafunc.fixturenames:
-        from repro.models.pretrained import EMBEDDED_MODELS
+        from repro.core.models.pretrained import EMBEDDED_MODELS
 
         chosen = metafunc.config.getoption("--model")
         metafunc.parametrize("model_name", [chosen] if chosen else list(EMBEDDED_MODELS), scope="module")
@@ -392,7 +392,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 def pretrained(device):
     """`pretrained(name)` -> (model, tokenizer), loaded once per session; a hub model that cannot be
     reached skips the test with the reason (DESIGN.md: skipped only for a missing resource)."""
-    from repro.models.pretrained import EMBEDDED_MODELS, load_pretrained
+    from repro.core.models.pretrained import EMBEDDED_MODELS, load_pretrained
 
     loaded: dict[str, Any] = {}
 
@@ -543,7 +543,7 @@ def run_metadata(config: pytest.Config, outcomes: dict[str, reporting.TestOutcom
 
 def _model_provenance() -> dict[str, dict[str, str]]:
     from repro.harness import fixtures
-    from repro.models.pretrained import EMBEDDED_MODELS
+    from repro.core.models.pretrained import EMBEDDED_MODELS
 
     return {name: {"fixture": m.fixture, "sha256": fixtures.EMBEDDED_FIXTURES[m.fixture].sha256}
             for name, m in EMBEDDED_MODELS.items()}

@@ -28,7 +28,7 @@ plus learned positions), then the output of each block; the **last one is before
 norm**. (HF transformers 5.x differs: its last hidden state is *after* the final norm.) The
 final-normed state is ``last_hidden_state`` (always returned), which is what the LM head sees.
 
-Init: 001 App B.1 via `repro.models.hf.init_gpt_style_` (same code as the HF models): linear and
+Init: 001 App B.1 via `repro.core.models.hf.init_gpt_style_` (same code as the HF models): linear and
 embedding weights N(0, init_std²), W_O and W_down N(0, (init_std/√(2L))²), biases 0, norms 1.
 With no generator, a generator seeded with 0 is used, so construction is deterministic.
 """
@@ -321,7 +321,7 @@ class TinyDecoder(nn.Module):
         self.config = config = config if config is not None else TinyConfig()
         with _skip_torch_init():
             self._build(config)
-        from repro.models.hf import init_gpt_style_
+        from repro.core.models.hf import init_gpt_style_
 
         init_gpt_style_(self, config.n_layer, generator if generator is not None else make_generator(0),
                         std=config.init_std)

@@ -43,7 +43,7 @@ from torch import nn
 
 from repro.harness.runtime import ReproError, generator as make_generator
 
-if TYPE_CHECKING:  # transformers is imported lazily: `import repro.models.hf` stays light
+if TYPE_CHECKING:  # transformers is imported lazily: `import repro.core.models.hf` stays light
     from transformers import PreTrainedConfig, PreTrainedModel
 
 ARCHS = ("gpt2", "rope-gpt2", "llama")
@@ -255,7 +255,7 @@ def param_groups(model: nn.Module) -> dict[str, list[str]]:
             else:
                 raise ReproError(
                     f"param_groups: cannot place parameter {full!r} of {type(module).__name__}; "
-                    "add its module type to repro.models.hf"
+                    "add its module type to repro.core.models.hf"
                 )
             groups[group].append(full)
     # keep named_parameters() order within each group

@@ -137,7 +137,7 @@ def _gpt_neox(model: nn.Module) -> ArchMap:
 
 
 def _tiny(model: nn.Module) -> ArchMap:
-    """repro.models.tiny.TinyDecoder: `wte`, `blocks[i]` with `ln_1`/`attn`/`ln_2`/`mlp`,
+    """repro.core.models.tiny.TinyDecoder: `wte`, `blocks[i]` with `ln_1`/`attn`/`ln_2`/`mlp`,
     `ln_f` (nn.Identity without a final norm), `lm_head`. Attention-only and MLP-only stacks
     lack one of the sub-layers, and Attn0 (value_identity) has no W_O: those entries are None."""
     block = model.blocks[0]
@@ -158,7 +158,7 @@ def _tiny(model: nn.Module) -> ArchMap:
 def arch_map(model: nn.Module) -> ArchMap:
     """The ArchMap of a model: by class for the tiny decoder, by `config.model_type` for HF
     models. Unknown architectures raise ReproError naming what is supported."""
-    from repro.models.tiny import TinyDecoder  # lazy: keeps `import repro.lens` light
+    from repro.core.models.tiny import TinyDecoder  # lazy: keeps `import repro.core.lens` light
 
     if isinstance(model, TinyDecoder):
         return _tiny(model)
@@ -170,7 +170,7 @@ def arch_map(model: nn.Module) -> ArchMap:
     supported = ", ".join(sorted([*_BY_MODEL_TYPE, "gpt_neox", "TinyDecoder"]))
     raise ReproError(
         f"no layer map for {type(model).__name__} (model_type={model_type!r}); supported: "
-        f"{supported}. Add an ArchMap for it in repro/lens.py."
+        f"{supported}. Add an ArchMap for it in repro/core/lens.py."
     )
 
 

@@ -12,13 +12,13 @@ Tokenizers, as loaded (NOTES "Embedded pretrained models"):
 - smollm2-135m: adds no special token by default; its bos_token is <|im_start|> (id 1) and its
   eos_token <|im_end|> (id 2), as in the upstream Instruct tokenizer.
 - gemma3-270m: prepends <bos> (id 2) by default; eos is <eos> (id 1).
-`repro.data.token_ids` adds <bos>/<eos> itself (add_special_tokens=False), so both behave alike
+`repro.core.data.token_ids` adds <bos>/<eos> itself (add_special_tokens=False), so both behave alike
 there; code that calls a tokenizer directly must mind the difference.
 
-Checkpoints written by `repro.train.train` (a directory with `model.safetensors` and
+Checkpoints written by `repro.core.train.train` (a directory with `model.safetensors` and
 `meta.json`, no config.json, no tokenizer) load too: the model is rebuilt from the class and
 config recorded in meta.json ("description" → "model"; only `transformers.*` and
-`repro.models.*` classes) and its weights read with `repro.train.load_checkpoint`; the
+`repro.core.models.*` classes) and its weights read with `repro.core.train.load_checkpoint`; the
 tokenizer is None. A path to a `.safetensors` file inside such a directory loads that file
 (`model.safetensors`, or a `step_*.safetensors` snapshot). `load_model_any` loads any of these
 without a tokenizer (what `repro seedprint` needs: model-only save_pretrained directories work).
@@ -237,20 +237,20 @@ def _load_hub(name: str, dev: torch.device, dtype: torch.dtype, attn: str, token
 
 # --------------------------------------------------------------------------- local directories and checkpoints
 
-_TRAIN_MODEL_FILE = "model.safetensors"  # repro.train.MODEL_FILE / META_FILE (train.py imports lazily here)
+_TRAIN_MODEL_FILE = "model.safetensors"  # repro.core.train.MODEL_FILE / META_FILE (train.py imports lazily here)
 _TRAIN_META_FILE = "meta.json"
 _HF_CONFIG_FILE = "config.json"
 # model classes a checkpoint's meta.json may name (anything else is refused: importing an
 # arbitrary recorded module path would run arbitrary code)
-_ALLOWED_CLASS_PREFIXES = ("transformers.", "repro.models.")
-# repro.models classes and the dataclass their recorded config rebuilds
-_REPRO_CONFIG_CLASSES = {"repro.models.tiny.TinyDecoder": "repro.models.tiny.TinyConfig"}
+_ALLOWED_CLASS_PREFIXES = ("transformers.", "repro.core.models.")
+# repro.core.models classes and the dataclass their recorded config rebuilds
+_REPRO_CONFIG_CLASSES = {"repro.core.models.tiny.TinyDecoder": "repro.core.models.tiny.TinyConfig"}
 
 
 def _neither_message(path: Path) -> str:
     return (f"cannot load a model from directory {path}: it holds neither {_HF_CONFIG_FILE} (a save_pretrained() "
             f"model and tokenizer) nor {_TRAIN_META_FILE} + {_TRAIN_MODEL_FILE} (a checkpoint written by "
-            "repro.train.train); pass one of those, an embedded model or a hub id")
+            "repro.core.train.train); pass one of those, an embedded model or a hub id")
 
 
 def _load_local_hf(path: Path, dev: torch.device, dtype: torch.dtype, attn: str, tokenizer: bool):
@@ -280,7 +280,7 @@ def _load_local_hf(path: Path, dev: torch.device, dtype: torch.dtype, attn: str,
 
 def _import_model_class(qualname: Any, meta_path: Path) -> type:
     if not isinstance(qualname, str) or not qualname.startswith(_ALLOWED_CLASS_PREFIXES):
-        raise ReproError(f"{meta_path} names model class {qualname!r}; only transformers.* and repro.models.* "
+        raise ReproError(f"{meta_path} names model class {qualname!r}; only transformers.* and repro.core.models.* "
                          "classes are rebuilt from a checkpoint")
     module_name, _, attr = qualname.rpartition(".")
     try:
@@ -299,7 +299,7 @@ def _import_model_class(qualname: Any, meta_path: Path) -> type:
 
 
 def _rebuild_model(description: dict[str, Any], meta_path: Path, attn: str) -> "nn.Module":
-    """The model of a repro.train checkpoint, rebuilt from meta.json's description.model (weights
+    """The model of a repro.core.train checkpoint, rebuilt from meta.json's description.model (weights
     not loaded yet: whatever the construction leaves; they are all overwritten, strictly)."""
     qualname = description.get("class")
     cls = _import_model_class(qualname, meta_path)
@@ -333,7 +333,7 @@ def _rebuild_model(description: dict[str, Any], meta_path: Path, attn: str) -> "
         return model
     config_path = _REPRO_CONFIG_CLASSES.get(qualname)
     if config_path is None:
-        raise ReproError(f"unknown model class {qualname!r} in {meta_path}: the repro.models classes a checkpoint "
+        raise ReproError(f"unknown model class {qualname!r} in {meta_path}: the repro.core.models classes a checkpoint "
                          f"can be rebuilt as are {', '.join(_REPRO_CONFIG_CLASSES)}")
     module_name, _, attr = config_path.rpartition(".")
     config_cls = getattr(importlib.import_module(module_name), attr)
@@ -350,13 +350,13 @@ def _is_train_checkpoint(directory: Path) -> bool:
 
 
 def _load_train_checkpoint(directory: Path, weights: Path, dev: torch.device, dtype: torch.dtype, attn: str):
-    """(model, None) from a directory written by repro.train.train (see the module docstring)."""
-    from repro import train
+    """(model, None) from a directory written by repro.core.train.train (see the module docstring)."""
+    from repro.core import train
 
     meta_path = directory / _TRAIN_META_FILE
     if not meta_path.is_file():
         raise ReproError(f"cannot load a model from directory {directory}: it has {_TRAIN_MODEL_FILE} but no "
-                         f"{_TRAIN_META_FILE} (a repro.train checkpoint needs both; a save_pretrained() directory "
+                         f"{_TRAIN_META_FILE} (a repro.core.train checkpoint needs both; a save_pretrained() directory "
                          f"needs {_HF_CONFIG_FILE})")
     meta = read_json_or_none(meta_path)
     if not isinstance(meta, dict):
@@ -366,7 +366,7 @@ def _load_train_checkpoint(directory: Path, weights: Path, dev: torch.device, dt
     description = description.get("model") if isinstance(description, dict) else None
     if not isinstance(description, dict) or "class" not in description:
         raise ReproError(f"{meta_path} does not describe a model (no description.model.class): it was not "
-                         "written by repro.train.train")
+                         "written by repro.core.train.train")
     if not weights.is_file():
         raise ReproError(f"cannot load a model from directory {directory}: it has {_TRAIN_META_FILE} but no "
                          f"{weights.name}; the checkpoint is incomplete (train it again)")
@@ -390,7 +390,7 @@ def _load_train_checkpoint(directory: Path, weights: Path, dev: torch.device, dt
         raise ReproError(f"the weights in {weights} do not fit the {description['class']} described in "
                          f"{meta_path}: {_first_line(exc)}") from None
     if dtype != torch.float32:
-        # parameters only, as repro.models.hf.build_model: float32 buffers (RoPE) stay float32
+        # parameters only, as repro.core.models.hf.build_model: float32 buffers (RoPE) stay float32
         for param in model.parameters():
             param.data = param.data.to(dtype)
     return model.to(dev).eval(), None
@@ -403,14 +403,14 @@ def _load_path(path: Path, dev: torch.device, dtype: torch.dtype, attn: str, tok
         if _is_train_checkpoint(path):
             return _load_train_checkpoint(path, path / _TRAIN_MODEL_FILE, dev, dtype, attn)
         raise ReproError(_neither_message(path))
-    # a file: the weights inside a repro.train checkpoint (or a save_pretrained directory)
+    # a file: the weights inside a repro.core.train checkpoint (or a save_pretrained directory)
     parent = path.parent
     if path.suffix == ".safetensors" and _is_train_checkpoint(parent):
         return _load_train_checkpoint(parent, path, dev, dtype, attn)
     if path.name == _TRAIN_MODEL_FILE and (parent / _HF_CONFIG_FILE).exists():
         return _load_local_hf(parent, dev, dtype, attn, tokenizer)
     raise ReproError(f"cannot load a model from file {path}: pass a model directory (save_pretrained() or a "
-                     f"repro.train checkpoint), or a .safetensors file inside a repro.train checkpoint "
+                     f"repro.core.train checkpoint), or a .safetensors file inside a repro.core.train checkpoint "
                      f"directory (next to its {_TRAIN_META_FILE})")
 
 
@@ -425,7 +425,7 @@ def load_pretrained(
     """(model in eval mode, tokenizer) for an embedded name, a local directory, or a hub id.
 
     Local paths: a save_pretrained() directory (model and tokenizer), or a checkpoint written by
-    `repro.train.train` — its directory or a .safetensors file in it — whose tokenizer is None
+    `repro.core.train.train` — its directory or a .safetensors file in it — whose tokenizer is None
     (it has none; see the module docstring). `tokenizer=False` skips the tokenizer (returns
     None), so a model-only save_pretrained() directory loads too.
 
@@ -460,7 +460,7 @@ def load_model_any(
 ) -> "nn.Module":
     """The model alone (eval mode, on `device`, parameters in `dtype`) for anything
     `load_pretrained` accepts: an embedded name, a hub id, a save_pretrained() directory (with or
-    without a tokenizer), a repro.train checkpoint directory or a .safetensors file in one."""
+    without a tokenizer), a repro.core.train checkpoint directory or a .safetensors file in one."""
     model, _ = load_pretrained(spec, device=device, dtype=dtype, attn_implementation=attn_implementation,
                                tokenizer=False)
     return model

@@ -16,7 +16,7 @@
   streams. A second call with the same description loads instead of training; a cache entry
   that fails to load (truncated, corrupt) is rebuilt. Entries are written as whole directories
   (temp dir + rename), so a killed run never leaves a half-written checkpoint.
-- Works on transformers causal LMs and on `repro.models.tiny.TinyDecoder` (anything whose
+- Works on transformers causal LMs and on `repro.core.models.tiny.TinyDecoder` (anything whose
   forward(input_ids=...) returns `.logits`); with an `accelerate.Accelerator` it uses
   `prepare`/`backward`, each process taking its share of the same global batch.
 """
@@ -108,7 +108,7 @@ class TrainConfig:
     window_align: int = 1
     # when set, position 0 of every training and validation window is this token id (the
     # window's first token overwritten), e.g. <bos>: every sample then starts alike, as the
-    # <bos>-led held-out windows do (repro.data.bos_windows). Gu et al. 2024 §5: a token fixed
+    # <bos>-led held-out windows do (repro.core.data.bos_windows). Gu et al. 2024 §5: a token fixed
     # at position k during pre-training is where the attention sink forms (repro.sinks)
     lead_token: int | None = None
 
@@ -321,7 +321,7 @@ def _checkpoint_key(init_checkpoint: Any) -> str:
     meta = read_json_or_none(path / META_FILE)
     if not meta or "key" not in meta or not (path / MODEL_FILE).exists():
         raise ReproError(f"init_checkpoint {path} is not a complete training checkpoint "
-                         "(expected a directory written by repro.train.train)")
+                         "(expected a directory written by repro.core.train.train)")
     return meta["key"]
 
 
@@ -611,7 +611,7 @@ CORPORA = ("brown", "stdlib-code")
 
 
 def _corpus_split(corpus: str, split: str, max_files: int | None):
-    from repro import data
+    from repro.core import data
 
     if corpus == "brown":
         return data.brown_split(split)
@@ -623,13 +623,13 @@ def _corpus_split(corpus: str, split: str, max_files: int | None):
 def corpus_tokens(corpus: str = "brown", vocab_size: int = 4096, *, add_bos: bool = True,
                   max_tokens: int | None = None, max_files: int | None = None,
                   ) -> tuple[torch.Tensor, torch.Tensor, dict[str, Any]]:
-    """(train_tokens, val_tokens, identity) of a repro.data corpus under the Brown byte-level
+    """(train_tokens, val_tokens, identity) of a repro.core.data corpus under the Brown byte-level
     BPE (`brown_tokenizer(vocab_size)`), so models trained on one corpus can continue on the
     other with the same vocabulary: "brown", or "stdlib-code" (the running interpreter's
     standard library, the suite's shifted corpus; `max_files` keeps the first files of each
     split). `identity` labels the key of runs on them. The token streams are cached under
     cache_dir("tokens"), keyed by the tokenizer and the documents."""
-    from repro import data
+    from repro.core import data
 
     if corpus not in CORPORA and not data.is_local_corpus(corpus) and corpus not in data.CORPORA:
         raise ReproError(f"corpus_tokens: unknown corpus {corpus!r} (known: {', '.join(data.CORPORA)}, or a directory)")

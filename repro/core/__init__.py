@@ -1,0 +1,13 @@
+"""Core science: what several topics share. It imports `repro.harness.runtime` (and
+`repro.harness.fixtures` for the embedded fixtures), never a topic.
+
+- `models/`: `hf` (HF configs and 001 App B.1's init), `tiny` (the ablation decoder),
+  `pretrained` (embedded GGUF models, local directories, hub ids, training checkpoints).
+- `data`: Brown, the stdlib's code, `datasets` corpora; the Brown BPE tokenizer; evaluation
+  windows; random probes (tokens, Gaussians).
+- `train`: the one training loop and its checkpoint cache keyed by the run's description;
+  per-window NLL.
+- `stats`: every statistical test and power figure, thin over scipy.stats.
+- `lens`: architecture maps and hook points, `capture` (the one way to read activations), the
+  logit and tuned lens, unembedding.
+"""
