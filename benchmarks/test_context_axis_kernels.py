@@ -1,5 +1,5 @@
 """Context-axis attention kernels (004 §2.3, §3.1; CA-7): time, achieved FLOP/s against an
-in-run dense-matmul ceiling, and peak memory, for every kernel of `repro.context_axis`.
+in-run dense-matmul ceiling, and peak memory, for every kernel of `repro.context_axis.kernels`.
 
 Run without xdist: ``make bench`` (``python -m pytest benchmarks/ -p no:xdist``), which also
 writes the pytest-benchmark JSON under artifacts/benchmarks/. With ``--benchmark-disable`` (CI)
@@ -28,8 +28,8 @@ import numpy as np
 import pytest
 import torch
 
-from repro import context_axis as ca
-from repro import context_axis_lm as cl
+from repro.context_axis import kernels as ca
+from repro.context_axis import whole_model as cl
 from repro.harness.bench import mean_seconds, peak_memory_above, time_matmul
 from repro.harness.runtime import atomic_path, generator
 
@@ -93,7 +93,7 @@ def _runner(kernel: str, q, k, v, device: str):
 
 _SETUP = """
 import torch
-from repro import context_axis as ca
+from repro.context_axis import kernels as ca
 g = torch.Generator().manual_seed({S})
 q, k, v = (torch.randn(*{shape}, generator=g) for _ in range(3))
 """

@@ -12,7 +12,7 @@ CPU's bfloat16 capability and what the policy chose.
 Workloads, at the ci profile's shapes:
 - train step: the CS-3 … CS-6 TinyDecoder (4 layers, d = 128, GPT-2 block, V = 4096), one AdamW
   step on 16 × 64 tokens through `repro.core.train`'s loss, under the autocast the dtype would give;
-- probe forward: `repro.probe.probe` on a 4-layer slice of 001 §3's 768-wide RoPE GPT-2
+- probe forward: `repro.born_biased.preference_probe.probe` on a 4-layer slice of 001 §3's 768-wide RoPE GPT-2
   (V = 50,257), 32 random sequences of 64 tokens, weights in the dtype (as `preference_run`).
 """
 from __future__ import annotations
@@ -25,11 +25,11 @@ import torch
 
 from repro.core import train as T
 from repro.harness.bench import mean_seconds
-from repro.init_bias import random_token_inputs
+from repro.born_biased.init_bias import random_token_inputs
 from repro.core.models.hf import build_model
-from repro.causal_shift import gpt2_style
+from repro.causal_shift.experiments import gpt2_style
 from repro.core.models.tiny import TinyDecoder
-from repro.probe import probe
+from repro.born_biased.preference_probe import probe
 from repro.harness.runtime import atomic_write_json, cpu_capability, dtype_name, generator, resolve_dtype
 
 DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16}

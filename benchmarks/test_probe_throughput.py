@@ -5,7 +5,7 @@ Run without xdist: ``python -m pytest benchmarks/ -p no:xdist -p no:randomly -q`
 ``--benchmark-json=FILE`` to keep the numbers). Nothing here asserts a time: the numbers to read
 and compare across changes are in each benchmark's ``extra_info``:
 
-- ``tokens_per_s``: N·T input tokens per second of ``repro.probe.probe`` (mean round time);
+- ``tokens_per_s``: N·T input tokens per second of ``repro.born_biased.preference_probe.probe`` (mean round time);
 - ``useful_gflop_per_s``: the FLOPs a probe must do (counted analytically, `probe_flops`)
   per second;
 - ``matmul_gflop_per_s``: a dense (2048×768)@(768×3072) matmul in the same dtype, timed in
@@ -26,9 +26,9 @@ import torch
 
 from repro.harness.bench import mean_seconds, time_matmul
 from repro.core.data import random_tokens
-from repro.init_bias import random_token_inputs
+from repro.born_biased.init_bias import random_token_inputs
 from repro.core.models.hf import build_model, default_d_ff
-from repro.probe import probe
+from repro.born_biased.preference_probe import probe
 from repro.harness.runtime import generator, resolve_dtype
 
 # --------------------------------------------------------------------------- sizes

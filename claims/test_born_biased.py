@@ -17,7 +17,8 @@ import numpy as np
 import pytest
 from scipy import stats as sps
 
-from repro import figures, init_bias
+from repro import figures
+from repro.born_biased import init_bias
 from repro.core import stats
 from repro.harness.runtime import derive_seed
 
@@ -180,7 +181,7 @@ def test_positional_std_decays_as_inverse_sqrt(claim, positional):
 
 # =========================================================================== 001 §3: Table 1 probes
 #
-# One pass per model (repro.probe) answers every length at once (prefix trick), so BB-1, BB-1.1,
+# One pass per model (repro.born_biased.preference_probe) answers every length at once (prefix trick), so BB-1, BB-1.1,
 # BB-1.3, BB-1x and BB-2.1 read the same probes. Sizes: profiles "bb_1" (the source's nano shape,
 # 12L/12H/768d, |V| = 50,257, seeds 42 and 43; N and T smaller at ci).
 #
@@ -210,7 +211,7 @@ def table1(profile, device):
 @pytest.fixture(scope="module")
 def uniform_baseline(profile):
     s = profile.sizes("bb_1")
-    from repro.probe import uniform_rank_counts
+    from repro.born_biased.preference_probe import uniform_rank_counts
     from repro.harness.runtime import generator
 
     return (uniform_rank_counts(s["n_seq"], s["vocab_size"], generator(1), ranks=init_bias.RANKS),

@@ -2,7 +2,7 @@
 
 CS-1/CS-2 read the embedded tied-embedding models (or `--model`) over Brown test windows led
 by <bos>: every layer's state goes through the final norm and is decoded by the tied dictionary
-(the logit lens; `repro.causal_shift.alignment_profile`). The source used 1,000 WikiText
+(the logit lens; `repro.causal_shift.experiments.alignment_profile`). The source used 1,000 WikiText
 sequences; the number we use is recorded.
 
 CS-3 … CS-6 train the source's GPT-2-style model small (4 layers at ci) on Brown BPE, every
@@ -20,7 +20,7 @@ import pytest
 import torch
 from scipy import stats as sps
 
-from repro import causal_shift as cs
+from repro.causal_shift import experiments as cs
 from repro.core import data
 from repro import figures
 from repro.core import stats

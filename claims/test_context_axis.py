@@ -29,8 +29,8 @@ from hypothesis import strategies as st
 from scipy import stats as sps
 from torch.utils.flop_counter import FlopCounterMode
 
-from repro import context_axis as ca
-from repro import context_axis_lm as cl
+from repro.context_axis import kernels as ca
+from repro.context_axis import whole_model as cl
 from repro.core import data
 from repro import figures
 from repro.core import train as T

@@ -27,11 +27,12 @@ import pytest
 import torch
 from scipy import stats as sps
 
-from repro import causal_shift as cs
+from repro.causal_shift import experiments as cs
 from repro.core import data
-from repro import figures, induction
+from repro import figures
+from repro.residual_stream import induction
 from repro.core import lens, stats
-from repro import residual_stream as rs
+from repro.residual_stream import decomposition as rs
 from repro.core.models.hf import build_model
 from repro.core.models.tiny import TinyConfig, TinyDecoder
 from repro.harness.runtime import ReproError, generator

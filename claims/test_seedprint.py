@@ -5,7 +5,7 @@ scale — LLaMA-style models with seeds 42, 123, 1000, 2000 pre-trained on Brown
 order, a distractor (seed 123, another data order), and continual training of seed 1000 and
 of the distractor on the standard-library code corpus — and reads every model's responses to
 the same random token sequences once. The tests then apply both SeedPrint variants
-(`repro.seedprint`: Algorithm 1 as written, and the authors' released variant) to the pairs of
+(`repro.seedprint.algorithm`: Algorithm 1 as written, and the authors' released variant) to the pairs of
 Tables 4a/4b/4c/5, and the four baselines of App B.3.2 where the source reports them.
 
 Verdicts are asserted for Algorithm 1 (the published method; its t and U tests both, at the
@@ -29,12 +29,13 @@ import pytest
 import torch
 from scipy import stats as sps
 
-from repro import figures, seedprint as sp
+from repro import figures
+from repro.seedprint import algorithm as sp
 from repro.core import stats
-from repro import fingerprint_baselines as fb
+from repro.seedprint import fingerprint_baselines as fb
 from repro.core import train as T
-from repro.causal_shift import random_init_twin
-from repro.lineage import Lineage, LineageConfig, finetune_pretrained, heldout_windows, weight_change
+from repro.causal_shift.experiments import random_init_twin
+from repro.seedprint.lineage import Lineage, LineageConfig, finetune_pretrained, heldout_windows, weight_change
 from repro.harness.runtime import autocast
 
 ALPHA = sp.ALPHA

@@ -33,10 +33,11 @@ import torch
 from scipy import stats as sps
 
 from repro.core import data
-from repro import figures, sinks
+from repro import figures
+from repro.sinks import experiments as sinks
 from repro.core import stats
 from repro.core import train as T
-from repro.causal_shift import random_init_twin
+from repro.causal_shift.experiments import random_init_twin
 from repro.harness.runtime import ReproError, resolve_autocast
 from repro.core.stats import loglog_slope, mean_sem
 

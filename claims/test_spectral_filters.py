@@ -4,7 +4,7 @@ The source studied LLaMA-2 7B/13B/70B; these tests run the same experiments on e
 the run (both embedded models by default, `--model` for any Llama/Gemma-style hub model —
 `--model meta-llama/Llama-2-7b-hf --profile paper` on a GPU is the source's own setting).
 
-One `Study` per model holds the spectral filters (repro.spectral.filters), Brown prompts that
+One `Study` per model holds the spectral filters (repro.spectral_filters.spectral.filters), Brown prompts that
 all start with the model's <bos> (003 §5 needs token 0 alike in every prompt), one float32
 forward pass with every residual state, sub-layer contribution and attention map, token 0's
 sink profile, and an NLL `Sweep` whose per-prompt results are memoised, so the heat maps that
@@ -41,7 +41,7 @@ from scipy import stats as sps
 from repro.core import data
 from repro import figures
 from repro.core import lens, stats
-from repro import spectral as sp
+from repro.spectral_filters import spectral as sp
 from repro.harness.runtime import ReproError, dtype_name, generator, resolve_dtype
 
 # the source's prompts for Tables 2, 4 and 5 (003 §6.1, App E)

@@ -134,7 +134,7 @@ def table1_frequencies(runs, small_runs=None) -> plt.Figure:
     for (arch, seed), run in (small_runs or {}).items():
         ax.plot(run.lengths, [t.freq * 100 for t in run.top1], marker="s", color="tab:green",
                 ls="-" if seed == 42 else "--", label=f"{arch} {run.sizes['n_layer']}L seed {seed} (measured)")
-    from repro.probe import uniform_rank_counts
+    from repro.born_biased.preference_probe import uniform_rank_counts
     from repro.harness.runtime import generator
 
     sizes = next(iter(runs.values())).sizes
@@ -293,7 +293,7 @@ def fig8_intra_sequence(results, closed_form) -> plt.Figure:
     """001 Fig 8: intra-sequence cosine after each attention layer — standard attention (solid),
     Attn0 (dashed) — for each T, ±1 std over sequences as in the source; Prop 5's closed form
     (dotted) and its approximation (dash-dot, per T)."""
-    from repro.init_bias import prop5_approx
+    from repro.born_biased.init_bias import prop5_approx
 
     fig, ax = plt.subplots(figsize=(5.6, 3.8))
     colors = ["tab:red", "tab:blue", "tab:green"]

@@ -1,4 +1,4 @@
-"""repro.causal_shift and the tied-dictionary lens (000): the lens on a hand-built model whose
+"""repro.causal_shift.experiments and the tied-dictionary lens (000): the lens on a hand-built model whose
 answer is known, switch-layer estimation, the residual gate (uniform at init, sums to one,
 α = 1 is the unmodified model exactly, a fixed cut is y − (1 − α)x), and the evaluators."""
 from __future__ import annotations
@@ -11,7 +11,7 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from repro import causal_shift as cs
+from repro.causal_shift import experiments as cs
 from repro.core import lens
 from repro.core import train as T
 from repro.core.models.hf import build_model

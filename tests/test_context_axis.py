@@ -1,4 +1,4 @@
-"""repro.context_axis and repro.context_axis_lm (004): Algorithm 1 as written (Figure 1's
+"""repro.context_axis.kernels and repro.context_axis.whole_model (004): Algorithm 1 as written (Figure 1's
 examples), the kernels agree with each other and with the per-prefix oracle, the diagonal never
 sees the future (CA-3), segment size k between causal (k = 1) and the full axis (k = S), and
 the whole-model modes run a model's own weights and restore it (CA-4)."""
@@ -10,8 +10,8 @@ import torch.nn.functional as F
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from repro import context_axis as ca
-from repro import context_axis_lm as cl
+from repro.context_axis import kernels as ca
+from repro.context_axis import whole_model as cl
 from repro.core.models.hf import build_model
 from repro.harness.runtime import ReproError, generator
 

@@ -12,7 +12,7 @@ import pytest
 import torch
 
 from repro.core import lens
-from repro import lineage
+from repro.seedprint import lineage
 from repro.harness import profiles, runtime
 from repro.core import train as T
 from repro.core.models.tiny import TinyConfig, TinyDecoder

@@ -1,4 +1,4 @@
-"""repro.fingerprint_baselines: the Intrinsic / REEF / PCS / ICS baselines of 001 App B.3.2.
+"""repro.seedprint.fingerprint_baselines: the Intrinsic / REEF / PCS / ICS baselines of 001 App B.3.2.
 
 Checked against brute force (PCS by concatenation, CKA by REEF's centring-matrix HSIC, ICS by
 HuRef's standardise-and-concatenate cosine, the Intrinsic score by numpy's corrcoef), against
@@ -21,7 +21,7 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from repro import fingerprint_baselines as fb
+from repro.seedprint import fingerprint_baselines as fb
 from repro.core.lens import arch_map
 from repro.core.models.hf import build_model
 from repro.harness.runtime import ReproError, generator

@@ -1,4 +1,4 @@
-"""repro.induction: repeated-token data, masks, the induction loss, and the training glue."""
+"""repro.residual_stream.induction: repeated-token data, masks, the induction loss, and the training glue."""
 from __future__ import annotations
 
 import math
@@ -7,7 +7,7 @@ import pytest
 import torch
 from torch import nn
 
-from repro import induction as I
+from repro.residual_stream import induction as I
 from repro.harness.runtime import ReproError, generator
 
 pytestmark = pytest.mark.usefixtures("one_thread")

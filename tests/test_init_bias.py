@@ -1,4 +1,4 @@
-"""repro.init_bias closed forms (001 App A) and cosine helpers, and the Bonferroni p of
+"""repro.born_biased.init_bias closed forms (001 App A) and cosine helpers, and the Bonferroni p of
 repro.core.stats (001 App B.2), against brute force, numerical integration and hand values.
 
 Tolerances: cosine helpers run in float64, so brute force and the library agree to ~1e-15 per
@@ -18,7 +18,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from repro import init_bias as ib
+from repro.born_biased import init_bias as ib
 from repro.core import stats
 from repro.core.models.tiny import TinyConfig, TinyDecoder
 from repro.harness.runtime import generator

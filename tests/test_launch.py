@@ -8,7 +8,7 @@ import uuid
 
 import pytest
 
-from repro import causal_shift as cs
+from repro.causal_shift import experiments as cs
 from repro.harness import launch
 from repro.core import train as T
 from repro.harness.runtime import ReproError
@@ -49,7 +49,7 @@ def test_two_gloo_processes_train_like_one():
 def test_a_failed_or_hung_rank_is_one_clear_error(monkeypatch, mode, message, timeout):
     monkeypatch.setenv(launch.FAIL_ENV, mode)
     tc, cfg, *_ = _setup()
-    job = launch.job("repro.causal_shift:build_for_job", {"tiny": {**vars(tc)}, "variant": {"name": "baseline"}}, cfg)
+    job = launch.job("repro.causal_shift.experiments:build_for_job", {"tiny": {**vars(tc)}, "variant": {"name": "baseline"}}, cfg)
     with pytest.raises(ReproError, match=message):
         launch.run(job, 2, timeout=timeout)
     import subprocess

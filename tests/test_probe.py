@@ -1,4 +1,4 @@
-"""repro.probe on tiny random-init models (HF and the ablation decoder) against direct forward
+"""repro.born_biased.preference_probe on tiny random-init models (HF and the ablation decoder) against direct forward
 passes, the prefix trick, tie breaking, rank counts, input validation; repro.harness.runtime.resolve_dtype.
 
 Tolerance for float32 states: the probe reads the same forward pass through hooks, so states
@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from repro.core import lens
-from repro import probe
+from repro.born_biased import preference_probe as probe
 from repro.core.models.hf import ARCHS, build_model
 from repro.core.models.tiny import TinyConfig, TinyDecoder
 from repro.harness.runtime import ReproError, generator, resolve_dtype

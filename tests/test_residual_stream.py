@@ -1,4 +1,4 @@
-"""repro.residual_stream: the 1 + L·H + L decomposition, direct logit attribution with a frozen
+"""repro.residual_stream.decomposition: the 1 + L·H + L decomposition, direct logit attribution with a frozen
 final norm, the FFN key–value rewrite, gradient flow, residual norms — on hand-built and
 random small models of every supported family (hypothesis over layers, heads, widths, gains)."""
 from __future__ import annotations
@@ -9,7 +9,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from torch import nn
 
-from repro import residual_stream as rs
+from repro.residual_stream import decomposition as rs
 from repro.core.lens import arch_map, capture, resolve
 from repro.core.models.hf import build_model
 from repro.core.models.tiny import TinyConfig, TinyDecoder

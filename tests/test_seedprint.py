@@ -1,4 +1,4 @@
-"""repro.seedprint: SeedPrint lineage tests (001 §6.1 Algorithm 1, App B.3; the released variant).
+"""repro.seedprint.algorithm: SeedPrint lineage tests (001 §6.1 Algorithm 1, App B.3; the released variant).
 
 What is checked, and against what:
 
@@ -32,7 +32,7 @@ from hypothesis import strategies as st
 from scipy import stats
 
 from repro.core import lens
-from repro import seedprint as sp
+from repro.seedprint import algorithm as sp
 from repro.core.models.hf import build_model
 from repro.harness.runtime import ReproError, generator
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import torch
 
-from repro import seedprint as sp
-from repro.seedprint_eval import aligned_algorithm_one
+from repro.seedprint import algorithm as sp
+from repro.seedprint.evaluation import aligned_algorithm_one
 
 
 def _responses(n: int, d: int, seed: int) -> torch.Tensor:

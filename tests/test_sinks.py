@@ -1,4 +1,4 @@
-"""repro.sinks (001 §4.4 Eq 2, §6.2): the sink metric on hand-built attention maps with known
+"""repro.sinks.experiments (001 §4.4 Eq 2, §6.2): the sink metric on hand-built attention maps with known
 answers, Eq 2's variance scaling on random values, and the positional-scaling attention keeps
 causality (changing a future token never changes an earlier output) through the fused and the
 eager path, under a KV cache, on Llama and GPT-2; registering the function without its mask
@@ -12,7 +12,7 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from repro import sinks
+from repro.sinks import experiments as sinks
 from repro.core.models.hf import build_model
 from repro.harness.runtime import ReproError, generator
 from repro.core.stats import loglog_slope

@@ -1,4 +1,4 @@
-"""repro.spectral: the filters are the projections 003 §4/§6 define, the parameter projections
+"""repro.spectral_filters.spectral: the filters are the projections 003 §4/§6 define, the parameter projections
 follow eq. (1), the metrics follow eq. (4)/(5) and §7, and the interventions are exact and leave
 the model as it was. Small random-init HF models (repro.core.models.hf.build_model), no downloads."""
 from __future__ import annotations
@@ -10,7 +10,7 @@ import torch
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from repro import spectral as sp
+from repro.spectral_filters import spectral as sp
 from repro.core.models.hf import build_model
 from repro.harness.runtime import ReproError, generator
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from repro import transforms as tf
+from repro.seedprint import transforms as tf
 from repro.core.models.hf import build_model
 from repro.harness.runtime import ReproError
 

@@ -104,12 +104,12 @@ class TrainConfig:
     autocast: str | None = None
     # training windows start at multiples of this (1: at any offset). With a stream of
     # back-to-back sequences of seq_len + 1 tokens, seq_len + 1 makes every window one whole
-    # sequence (synthetic tasks whose structure a random cut would break, e.g. repro.induction)
+    # sequence (synthetic tasks whose structure a random cut would break, e.g. repro.residual_stream.induction)
     window_align: int = 1
     # when set, position 0 of every training and validation window is this token id (the
     # window's first token overwritten), e.g. <bos>: every sample then starts alike, as the
     # <bos>-led held-out windows do (repro.core.data.bos_windows). Gu et al. 2024 §5: a token fixed
-    # at position k during pre-training is where the attention sink forms (repro.sinks)
+    # at position k during pre-training is where the attention sink forms (repro.sinks.experiments)
     lead_token: int | None = None
 
     def __post_init__(self) -> None:

@@ -124,7 +124,7 @@ def _cmd_seedprint(args: argparse.Namespace) -> int:
 
     from repro.core.models.pretrained import load_model_any
     from repro.harness.runtime import resolve_device, resolve_dtype
-    from repro.seedprint import SeedPrintConfig, seedprint
+    from repro.seedprint.algorithm import SeedPrintConfig, seedprint
 
     # validate everything before loading anything
     cfg = SeedPrintConfig(n=args.n, length=args.length, m=args.m, inputs=args.inputs, feature=args.feature,
@@ -192,7 +192,7 @@ def _cmd_seedprint(args: argparse.Namespace) -> int:
 
 def _add_seedprint(subparsers: argparse._SubParsersAction) -> None:
     from repro.harness.runtime import DEVICES, DTYPES
-    from repro.seedprint import INPUTS, FEATURES, SeedPrintConfig
+    from repro.seedprint.algorithm import INPUTS, FEATURES, SeedPrintConfig
 
     d = SeedPrintConfig()
     p = subparsers.add_parser(
@@ -390,7 +390,7 @@ def _add_plan(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _cmd_seedprint_eval(args: argparse.Namespace) -> int:
-    from repro import seedprint_eval
+    from repro.seedprint import evaluation as seedprint_eval
 
     j, md = seedprint_eval.main_table(args.profile, pretrained=args.pretrained, n_untrained=args.untrained, out=args.out)
     print(md.read_text())

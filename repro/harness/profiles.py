@@ -16,7 +16,7 @@ from repro.harness.runtime import ReproError
 SIZES: dict[str, dict[str, dict[str, Any]]] = {
     # 001 §3 Table 1 / Fig 1a / Fig 10 / Fig 2 / Finding 2.2: random-token probes of the nano
     # RoPE GPT-2 and LLaMA-2 (12L, 12H, 768d, |V| = 50,257), seeds 42 and 43 as in Table 1.
-    # All lengths come from one pass (prefix trick, repro.probe). ci: N = 400 and T ≤ 64
+    # All lengths come from one pass (prefix trick, repro.born_biased.preference_probe). ci: N = 400 and T ≤ 64
     # (≈ 11 s per model on 2 cores in bfloat16, ≈ 40 s in float32); paper: the source's N = 10,000,
     # T up to 1024. dtype "auto": the dtype policy (runtime.resolve_dtype) everywhere below.
     "bb_1": {
@@ -74,7 +74,7 @@ SIZES: dict[str, dict[str, dict[str, Any]]] = {
         "ci": dict(d_model=768, n_head=12, T=32, n_seq=2000, seeds=(0, 1, 2, 3)),
         "paper": dict(d_model=768, n_head=12, T=32, n_seq=2000, seeds=tuple(range(16))),
     },
-    # 001 §5–6.1 SeedPrint (Fig 11, Tables 4–6, Fig 13). `lineage`: repro.lineage.LineageConfig —
+    # 001 §5–6.1 SeedPrint (Fig 11, Tables 4–6, Fig 13). `lineage`: repro.seedprint.lineage.LineageConfig —
     # LLaMA-style models on the Brown BPE, 001 Table 14's optimiser. ci: 4 layers × 128 wide,
     # 300 steps of 16 × 64 tokens (≈ 16 s per model in bf16 autocast on 2 cores, ≈ 30 s in float32; val loss ≈ 6.1
     # vs the 6.85 unigram bar), 150 continual steps on stdlib code. m = 32 = d/4: at d = 128 the
@@ -104,7 +104,7 @@ SIZES: dict[str, dict[str, dict[str, Any]]] = {
     # windows). `random_init`: RS-2/RS-4's HF models with norm gains perturbed. `lens`: RS-8's
     # tuned-lens budget; ci trains it on the first model only (SmolLM2 by default: Gemma's
     # 262k vocabulary makes each step ≈ 3.5× dearer), paper on every model.
-    # `induction`: RS-7 (repro.induction): InductionConfig overrides and model seeds. ci: the
+    # `induction`: RS-7 (repro.residual_stream.induction): InductionConfig overrides and model seeds. ci: the
     # defaults (2-layer ≈ 9 s, 1-layer ≈ 5 s per seed on 2 cores); paper: the same task (a
     # mechanism, not a scale claim) over ten seeds.
     # 003 spectral filters (SF-1 … SF-10) on the embedded models (or --model). Prompts: Brown

@@ -36,7 +36,7 @@ import torch
 from torch import nn
 
 from repro.core import lens
-from repro.residual_stream import frozen_norm
+from repro.residual_stream.decomposition import frozen_norm
 from repro.harness.runtime import ReproError, generator
 
 N_BANDS = 20
@@ -209,7 +209,7 @@ WRITE = ("o", "2")
 
 def _linear_rows(module: nn.Module) -> torch.Tensor:
     """The weight as (d_out, d_in) float64 for nn.Linear and GPT-2's Conv1D alike."""
-    from repro.residual_stream import out_proj_weight
+    from repro.residual_stream.decomposition import out_proj_weight
 
     return out_proj_weight(module)[0].cpu().double()
 
@@ -235,14 +235,14 @@ def component_matrices(model: nn.Module, layer: int) -> dict[str, torch.Tensor]:
         q, k, v = _linear_rows(attn.c_attn).T.chunk(3, dim=1)
         out.update(q=q, k=k, v=v, o=_linear_rows(attn.c_proj).T)
     else:
-        raise ReproError(f"{type(attn).__name__}: no q/k/v/o projections known; add it to repro.spectral")
+        raise ReproError(f"{type(attn).__name__}: no q/k/v/o projections known; add it to repro.spectral_filters.spectral")
     if hasattr(mlp, "gate_proj"):
         out.update({"1": _linear_rows(mlp.gate_proj).T, "3": _linear_rows(mlp.up_proj).T,
                     "2": _linear_rows(mlp.down_proj).T})
     elif hasattr(mlp, "c_fc"):
         out.update({"1": _linear_rows(mlp.c_fc).T, "2": _linear_rows(mlp.c_proj).T})
     else:
-        raise ReproError(f"{type(mlp).__name__}: no MLP matrices known; add it to repro.spectral")
+        raise ReproError(f"{type(mlp).__name__}: no MLP matrices known; add it to repro.spectral_filters.spectral")
     for y in ("q", "k", "v"):
         if g_attn is not None:
             out[y] = g_attn.double()[:, None] * out[y]

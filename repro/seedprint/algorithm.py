@@ -141,7 +141,7 @@ def responses(model: nn.Module, inputs: torch.Tensor, *, feature: str = "hidden"
               batch_size: int = 32) -> torch.Tensor:
     """(n, d_out) float32 responses at the last position: the final hidden state (after the
     final norm: the LM head's input) or the logits (float32 LM head on it)."""
-    from repro.probe import probe
+    from repro.born_biased.preference_probe import probe
 
     if feature not in FEATURES:
         raise ReproError(f"unknown SeedPrint feature {feature!r}; choose one of {', '.join(FEATURES)}")

@@ -134,13 +134,13 @@ def frozen_norm(module: nn.Module) -> FrozenNorm:
     if "RMSNorm" in name and hasattr(module, "weight"):
         eps = getattr(module, "variance_epsilon", getattr(module, "eps", None))
         if eps is None:
-            raise ReproError(f"{name} has no eps attribute; add it to repro.residual_stream.frozen_norm")
+            raise ReproError(f"{name} has no eps attribute; add it to repro.residual_stream.decomposition.frozen_norm")
         gain = f32(module.weight)
         if name.startswith("Gemma"):  # Gemma's RMSNorm scales by (1 + weight); weight is 0 at init
             gain = 1.0 + gain
         return FrozenNorm("rmsnorm", gain, None, float(eps), centre=False)
     raise ReproError(f"cannot freeze a {name}: supported are LayerNorm, RMSNorm (torch, Llama, Gemma) "
-                     "and Identity; add it to repro.residual_stream.frozen_norm")
+                     "and Identity; add it to repro.residual_stream.decomposition.frozen_norm")
 
 
 # --------------------------------------------------------------------------- decomposition

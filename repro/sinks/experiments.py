@@ -327,10 +327,10 @@ def init_std_profile(kind: str, model: dict[str, Any], context: int, seeds, n_se
     """001 Eq 2 / Fig 9 on the nano LLaMA variant `kind` at init (SK-1): Gaussian inputs
     (n_seq, context, d) fed as embeddings (i.i.d. across positions, as Eq 2 assumes), the std of
     the attention output of `layer` per position, and Σ_j A_ij² (1/i under uniform attention),
-    per seed: a `repro.init_bias.PositionalStdResult`."""
+    per seed: a `repro.born_biased.init_bias.PositionalStdResult`."""
     import numpy as np
 
-    from repro.init_bias import PositionalStdResult, SeedCurves
+    from repro.born_biased.init_bias import PositionalStdResult, SeedCurves
     from repro.harness.runtime import derive_seed, generator
 
     stds, sq = [], []

@@ -20,7 +20,7 @@ import scipy.special
 import scipy.stats
 import torch
 
-from repro import probe
+from repro.born_biased import preference_probe as probe
 from repro.core.data import gaussian_inputs, random_tokens
 from repro.core.models.hf import build_model
 from repro.core.models.tiny import TinyConfig, TinyDecoder

@@ -7,7 +7,7 @@ Every non-causal mode runs the model's own modules through one AttentionInterfac
 call; the model's attention implementation is restored afterwards. Four ways to the diagonal
 logits h_{t,t} (004 Fig 2), all exact:
 
-- `prefix_oracle`: slice t is a bidirectional pass over x[0..t] (see `repro.context_axis`); S
+- `prefix_oracle`: slice t is a bidirectional pass over x[0..t] (see `repro.context_axis.kernels`); S
   forward passes of lengths 1 … S. The reference the others are tested against.
 - `masked_logits`: the source's own formulation — B·S rows (one per slice) of the whole
   sequence, each with its slice of Algorithm 1's mask. Optional `segment` applies Fig 4's
@@ -37,7 +37,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from repro.context_axis import allowed, segment_reuse, upper_zeroed
+from repro.context_axis.kernels import allowed, segment_reuse, upper_zeroed
 from repro.harness.runtime import ReproError
 
 ATTENTION = "repro_context_axis"

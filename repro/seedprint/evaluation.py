@@ -2,12 +2,12 @@
 false-alarm rates per mode, on true descendants, on function-preserving rewrites of them, and on
 unrelated pairs — each rate with its Wilson interval and its number of pairs.
 
-Pairs (all built by `repro.lineage`, cached; sizes: the profile's "seedprint" row):
+Pairs (all built by `repro.seedprint.lineage`, cached; sizes: the profile's "seedprint" row):
 
 - descendants: init → trained on Brown; trained → continued on code; init → continued;
   pretrained embedded model → fine-tuned on code (`--pretrained`);
 - rewritten descendants: trained → (continued, then rewritten by one function-preserving
-  transform of `repro.transforms`: the residual basis permuted, MLP units permuted, heads
+  transform of `repro.seedprint.transforms`: the residual basis permuted, MLP units permuted, heads
   permuted, per-dimension scales folded into a norm) — same function, other weights;
 - unrelated: untrained inits of different seeds; trained models of different seeds with the same
   data order (001 Table 4c) and with different data orders.
@@ -30,9 +30,9 @@ import numpy as np
 import torch
 from torch import nn
 
-from repro import seedprint as sp
+from repro.seedprint import algorithm as sp
 from repro.core import stats
-from repro import transforms as tf
+from repro.seedprint import transforms as tf
 from repro.harness.runtime import ReproError, atomic_write_json, atomic_write_text, generator
 
 MODES = ("alg1-hidden", "alg1-logits", "released-hidden", "aligned-hidden")
@@ -101,7 +101,7 @@ def operating_table(sizes: dict[str, Any], *, n_untrained: int = 12, pretrained:
     """Build every pair, run every mode, and return the table (see the module docstring)."""
     import copy
 
-    from repro.lineage import Lineage, LineageConfig
+    from repro.seedprint.lineage import Lineage, LineageConfig
 
     cfg_l = LineageConfig.from_sizes(sizes["lineage"])  # the SP claims' models (cache hits); snapshots include 0
     if 0 not in cfg_l.snapshot_steps:
@@ -164,7 +164,7 @@ def operating_table(sizes: dict[str, Any], *, n_untrained: int = 12, pretrained:
 def _pretrained_rows(sizes, add, resp, g, log) -> None:
     import copy
 
-    from repro.lineage import finetune_pretrained
+    from repro.seedprint.lineage import finetune_pretrained
     from repro.core.models.pretrained import EMBEDDED_MODELS, load_pretrained
 
     q = sizes["pretrained"]

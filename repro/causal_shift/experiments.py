@@ -373,7 +373,7 @@ def train_variant(tc: TinyConfig, cfg: T.TrainConfig, variant: Variant, seed: in
     if procs > 1:
         from repro.harness import launch
 
-        job = launch.job("repro.causal_shift:build_for_job", {"tiny": asdict(tc), "variant": asdict(variant)}, cfg,
+        job = launch.job("repro.causal_shift.experiments:build_for_job", {"tiny": asdict(tc), "variant": asdict(variant)}, cfg,
                          corpus=corpus, model_config=model_config, data_identity=data_identity)
         if not T.is_cached(build(tc, variant, seed), cfg, train_tokens, val_tokens, model_config=model_config,
                            data_identity=data_identity):

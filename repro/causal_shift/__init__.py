@@ -1,0 +1,12 @@
+"""Causal shift (CS): the input–output alignment shift across depth, and residual attenuation.
+
+Reproduces 000 (input–output alignment shift in autoregressive transformers) §III (Table I,
+Figs 2–3) and §IV (residual attenuation, Figs 4–5, Table II) for `claims/test_causal_shift.py`.
+
+- `experiments`: alignment profiles (every layer decoded through the tied dictionary; cosines
+  and the input→output projection), switch layers with bootstrap CIs, `ResidualGate` (fixed
+  cut or learned gate, by forward hooks on any model's blocks), the Table II evaluators, and
+  the trained variants (through `repro.core.train`, or `repro.harness.launch` with
+  ``--train-procs``).
+- `figures`: the builders of Figs 2–5 and Table II.
+"""

@@ -1,0 +1,13 @@
+"""Context axis (CA): a third attention axis, on which slice c sees keys j ≤ max(i, c).
+
+Reproduces 004 (Choi, "Rethinking causal mask: proposing context axis to decoder-attention")
+§1–3 — Algorithm 1, Figs 1–4, the segment mode of §2.3, the cost of §3.1, the stochastic axis
+drop of §1 — for `claims/test_context_axis.py` (and `benchmarks/test_context_axis_kernels.py`).
+
+- `kernels`: Algorithm 1's mask and the single-layer kernels (naive, masked SDPA, trimmed,
+  segment band, flex).
+- `whole_model`: whole-model modes on any HF Llama / GPT-2 / Gemma model (prefix oracle,
+  masked, bucketed full axis, segment-k KV cache), `ContextAxisLM` with stochastic axis drop,
+  CA-8's training and scoring.
+- `figures`: the builders of Figs 1–4, cost against length, and CA-8's NLL by inference mode.
+"""

@@ -1,0 +1,16 @@
+"""Residual stream (RS): the stream as a sum of terms, and what reads it.
+
+Reproduces 002 (Residual Stream and Transformer Internals) — "Residual Stream Decomposition",
+"Direct Logit Attribution", "Pre-Norm vs Post-Norm" (gradient flow, failure mode), "FFN as
+Key-Value Memory", "Logit Lens" and its tuned-lens caveat, "Attention Head Composition" — for
+`claims/test_residual_stream.py`. The logit and tuned lens themselves are shared and live in
+`repro.core.lens`.
+
+- `decomposition`: the 1 + L·H + L decomposition with plain forward hooks, direct logit
+  attribution through the frozen final norm, the FFN key–value rewrite, residual norms and
+  gradient flow pre / post norm.
+- `induction`: the repeated-random-sequence task of RS-7 (one- vs two-layer attention-only
+  models).
+- `figures`: the builders of the DLA bars, term-norm heat map, FFN rewrite error, residual
+  norms, gradient ratios, lens rank / KL and induction curves.
+"""

@@ -1,0 +1,16 @@
+"""SeedPrint (SP): is model B descended from model A, from initialisation-induced biases?
+
+Reproduces 001 §5 (Fig 11, BB-7), §6.1 (Algorithm 1, Tables 4–6) and App B.3 (Kendall τ, the
+Gaussian null, Fig 13; the passive baselines of B.3.2), with the lineages of App B.4 at our
+scale, for `claims/test_seedprint.py`; `repro seedprint` (the command) runs `algorithm`.
+
+- `algorithm`: Algorithm 1 as the paper writes it and the authors' released variant, on the
+  same responses (random token or Gaussian inputs, hidden state or logits).
+- `fingerprint_baselines`: the Intrinsic, REEF (CKA), PCS and ICS baselines (App B.3.2).
+- `lineage`: init → base → continual / fine-tune lineages, trained through `repro.core.train`.
+- `evaluation`: what `repro seedprint` answers are worth — detection and false-alarm rates
+  per mode on descendants, function-preserving rewrites and unrelated pairs (issue 23).
+- `transforms`: function-preserving rewrites of a model's weights (residual basis, MLP units
+  and heads permuted, scales folded into a norm).
+- `figures`: the builders of Tables 4–6 (p-values), Fig 11, Fig 13 and the baseline bars.
+"""

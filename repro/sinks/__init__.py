@@ -1,0 +1,12 @@
+"""Attention sinks (SK): sinks from positional variance, and positional amplification /
+attenuation.
+
+Reproduces 001 §4.4 (eq. 2) and §6.2 (§6.2.1 sink rate, Fig 12; §6.2.2, Table 7; the nano
+LLaMA pre-training of App B.4) for `claims/test_sinks.py`.
+
+- `experiments`: the sink metric (the source's and Gu et al.'s forms) and sink rate, attention
+  recording of the first-token columns from each model's own eager attention, positional
+  scaling o_i·√i / o_i·√(i/T) through the AttentionInterface, the init std profile of eq. 2,
+  and the nano LLaMA variants trained through `repro.core.train`.
+- `figures`: the sink rate against sequence length (Fig 12).
+"""
