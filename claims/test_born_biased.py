@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 from scipy import stats as sps
 
-from repro import figures
+from repro.core import plotting as figures
 from repro.born_biased import init_bias
 from repro.core import stats
 from repro.harness.runtime import derive_seed

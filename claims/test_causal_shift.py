@@ -22,7 +22,7 @@ from scipy import stats as sps
 
 from repro.causal_shift import experiments as cs
 from repro.core import data
-from repro import figures
+from repro.core import plotting as figures
 from repro.core import stats
 from repro.core import train as T
 from repro.harness.runtime import resolve_dtype

@@ -32,7 +32,7 @@ from torch.utils.flop_counter import FlopCounterMode
 from repro.context_axis import kernels as ca
 from repro.context_axis import whole_model as cl
 from repro.core import data
-from repro import figures
+from repro.core import plotting as figures
 from repro.core import train as T
 from repro.core.models.hf import build_model
 from repro.harness.runtime import ReproError, generator

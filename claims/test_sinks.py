@@ -33,7 +33,7 @@ import torch
 from scipy import stats as sps
 
 from repro.core import data
-from repro import figures
+from repro.core import plotting as figures
 from repro.sinks import experiments as sinks
 from repro.core import stats
 from repro.core import train as T
