@@ -227,7 +227,7 @@ def test_summary(request, capsys):
     target = Path(request.config.rootpath) / "artifacts" / "benchmarks"
     with atomic_path(target / "context_axis_summary.json") as tmp:
         Path(tmp).write_text(json.dumps(out, indent=2))
-    from repro.core import plotting as figures
+    from repro.context_axis import figures
 
     for dev, d in out["devices"].items():
         curves = {}

@@ -17,7 +17,8 @@ import numpy as np
 import pytest
 from scipy import stats as sps
 
-from repro.core import plotting as figures
+from repro.born_biased import figures
+from repro.core import plotting
 from repro.born_biased import init_bias
 from repro.core import stats
 from repro.harness.runtime import derive_seed
@@ -176,7 +177,7 @@ def test_positional_std_decays_as_inverse_sqrt(claim, positional):
     claim.check("std(o_1) / max_{i>1} std(o_i)", float(std[0] / std[1:].max()), math.sqrt(2), compare="abs", tol=0.15,
                 why="uniform attention gives √2 against position 2; ±0.15 covers the e^{s²/2}≈5% offset",
                 control=float(std[1] / std[2:].max()), control_name="position 2 against positions > 2")
-    claim.figure(figures.fig9_positional_std(positional), "fig9")
+    claim.figure(plotting.fig9_positional_std(positional), "fig9")
 
 
 # =========================================================================== 001 §3: Table 1 probes

@@ -22,7 +22,8 @@ from scipy import stats as sps
 
 from repro.causal_shift import experiments as cs
 from repro.core import data
-from repro.core import plotting as figures
+from repro.causal_shift import figures
+from repro.core import plotting
 from repro.core import stats
 from repro.core import train as T
 from repro.harness.runtime import resolve_dtype
@@ -237,7 +238,7 @@ def test_no_skip_trains_worse(claim, runs, sizes, profile):
     claim.record("val loss, α = 1 (the baseline, per seed)", np.round(one, 4).tolist())
     curves = {f"α = 0 at layer {runs.middle} (seed {s})": r.losses for s, r in zip(sizes["seeds"], runs.alpha0)}
     curves.update({f"baseline (seed {s})": r.losses for s, r in zip(sizes["seeds"], runs.baseline)})
-    claim.figure(figures.training_curves(curves, f"000 §IV — no skip at layer {runs.middle} vs the baseline"),
+    claim.figure(plotting.training_curves(curves, f"000 §IV — no skip at layer {runs.middle} vs the baseline"),
                  "alpha0_curves")
     claim.not_reproduced_if(NOT_REPRODUCED, ("CS-3", profile.name), f"Δ {float((zero - one).mean()):.4f}, p {float(t.pvalue):.3g}")
     claim.check("mean paired difference (α = 0 minus α = 1)", float((zero - one).mean()), 0.0, compare="ge",

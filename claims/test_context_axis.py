@@ -32,7 +32,8 @@ from torch.utils.flop_counter import FlopCounterMode
 from repro.context_axis import kernels as ca
 from repro.context_axis import whole_model as cl
 from repro.core import data
-from repro.core import plotting as figures
+from repro.context_axis import figures
+from repro.core import plotting
 from repro.core import train as T
 from repro.core.models.hf import build_model
 from repro.harness.runtime import ReproError, generator
@@ -589,7 +590,7 @@ def test_context_axis_training_gives_better_representations(claim, experiment, s
     claim.figure(figures.nll_by_inference(table, e.modes, "CA-8: held-out NLL by training and inference mode",
                                           reference=float(base.mean())), "nll_by_mode")
     curves = {f"{v} (seed {s})": r.losses for v in VARIANTS for s, r in zip(e.seeds, e.results[v])}
-    claim.figure(figures.training_curves(curves, "CA-8: training loss (each model in its own training mode)"),
+    claim.figure(plotting.training_curves(curves, "CA-8: training loss (each model in its own training mode)"),
                  "training")
     # power: the two asserted comparisons, each a one-sided paired t at α/2 with the paired sd
     # measured here (3 seeds: a rough sd), passing together. They share the baseline, so they

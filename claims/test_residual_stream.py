@@ -29,7 +29,7 @@ from scipy import stats as sps
 
 from repro.causal_shift import experiments as cs
 from repro.core import data
-from repro.core import plotting as figures
+from repro.residual_stream import figures
 from repro.residual_stream import induction
 from repro.core import lens, stats
 from repro.residual_stream import decomposition as rs

@@ -29,7 +29,7 @@ import pytest
 import torch
 from scipy import stats as sps
 
-from repro.core import plotting as figures
+from repro.seedprint import figures
 from repro.seedprint import algorithm as sp
 from repro.core import stats
 from repro.seedprint import fingerprint_baselines as fb

@@ -33,7 +33,8 @@ import torch
 from scipy import stats as sps
 
 from repro.core import data
-from repro.core import plotting as figures
+from repro.sinks import figures
+from repro.core import plotting
 from repro.sinks import experiments as sinks
 from repro.core import stats
 from repro.core import train as T
@@ -112,7 +113,7 @@ def test_positional_scaling_flattens_the_std_at_init(claim, init_profiles, sizes
                  float(base.attn_sq.mean[-1] * base.positions[-1]), compare="none")
     variants = {f"{k} (√i)" if k == "amplification" else f"{k} (√(i/T))": init_profiles[k]
                 for k in ("amplification", "attenuation")}
-    claim.figure(figures.fig9_positional_std(base, variants), "fig9_variants")
+    claim.figure(plotting.fig9_positional_std(base, variants), "fig9_variants")
     claim.record(f"baseline: log-log slope of std(o_i) against i (mean over {n} inits; Eq 2: −½)", slopes["baseline"][0],
                  compare="none", source=-0.5)
     claim.record("amplification − baseline slope − ½, largest |value| over inits (0 up to float rounding: the same "
@@ -276,7 +277,7 @@ def test_sink_rates_after_pretraining(claim, trio, deviation, sizes, profile):
                        for k in sinks.SCALINGS})
     claim.figure(figures.sink_rate_by_length(series, f"001 Fig 12: sink rate (ε = {eps}) on held-out Brown, "
                                                      f"{sizes['eval']['n_seq']} sequences per length"), "fig12")
-    claim.figure(figures.training_curves({k: r.losses for k, r in trio.results.items()},
+    claim.figure(plotting.training_curves({k: r.losses for k, r in trio.results.items()},
                                          "SK-2: training loss of the three variants (same data order)"), "training")
     # power: under the source's effect (attenuation ≈ 0, amplification clearly below the baseline,
     # 100 paired sequences per length) the variants' checks pass once the baseline has sinks; what

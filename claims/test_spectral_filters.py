@@ -39,7 +39,7 @@ import torch
 from scipy import stats as sps
 
 from repro.core import data
-from repro.core import plotting as figures
+from repro.spectral_filters import figures
 from repro.core import lens, stats
 from repro.spectral_filters import spectral as sp
 from repro.harness.runtime import ReproError, dtype_name, generator, resolve_dtype

@@ -10,4 +10,6 @@
 - `stats`: every statistical test and power figure, thin over scipy.stats.
 - `lens`: architecture maps and hook points, `capture` (the one way to read activations), the
   logit and tuned lens, unembedding.
+- `plotting`: the Agg backend, the source reference style, and the figure builders several
+  topics draw (001 Fig 9, training curves); each topic's own builders are in its `figures`.
 """

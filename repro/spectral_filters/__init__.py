@@ -8,5 +8,6 @@ metrics of eqs. 4–5, App D's head ratios — for `claims/test_spectral_filters
 - `spectral`: the 20 singular-vector bands of W_u and W_e (norm gains folded), the filters
   Φ, Ψ, Ω and random controls, eq. (1) dark shares, udr / kdp / HMLV, forward-hook
   interventions (`filtered`), cached-prefix NLL sweeps (`Sweep`), filtered generation.
-- `figures`: the builders of 003's Figs 3–5, 7–16, 19, 21–22 and Tables 2, 4, 5.
+- `figures`: the builders of 003's figures (Figs 3–5, 7–9, 11, 13, 15–16, 19, 21–22) and of
+  Tables 2, 4, 5 as bars.
 """
