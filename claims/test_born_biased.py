@@ -673,7 +673,7 @@ def ablation(profile, device):
 
 
 def _curves(ablation):
-    return {v: init_bias.SeedCurves(np.array([r.layer_cosine for r in runs])) for v, runs in ablation.items()}
+    return {v: stats.SeedCurves(np.array([r.layer_cosine for r in runs])) for v, runs in ablation.items()}
 
 
 @pytest.mark.policy_dtype

@@ -26,6 +26,7 @@ from repro.causal_shift import figures
 from repro.core import plotting
 from repro.core import stats
 from repro.core import train as T
+from repro.core.models.hf import random_init_twin
 from repro.harness.runtime import resolve_dtype
 
 SOURCE_SWITCH = (17, 26)  # 000 Fig 2: Gemma-2-2B switches at ≈ layer 17 of 26
@@ -89,7 +90,7 @@ def reading(model_name, pretrained, sizes, corpus_name) -> Reading:
                            device=next(m.parameters()).device, corpus=corpus_name)
     dtype = resolve_dtype(a["compute_dtype"], ids.device)
     p = cs.alignment_profile(m, ids, k=a["k"], compute_dtype=dtype)
-    twins = tuple(cs.alignment_profile(cs.random_init_twin(m, seed), ids, k=a["k"], top_k=False) for seed in (0, 1))
+    twins = tuple(cs.alignment_profile(random_init_twin(m, seed), ids, k=a["k"], top_k=False) for seed in (0, 1))
     panel = cs.decoded_panel(m, ids[0], tok, a["panel_start"])
     return Reading(model_name, p, twins, cs.switch_layers(p), cs.bootstrap_switch(p, a["n_boot"]), panel, ids.shape[0])
 

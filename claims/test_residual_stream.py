@@ -27,13 +27,12 @@ import pytest
 import torch
 from scipy import stats as sps
 
-from repro.causal_shift import experiments as cs
 from repro.core import data
 from repro.residual_stream import figures
 from repro.residual_stream import induction
 from repro.core import lens, stats
 from repro.residual_stream import decomposition as rs
-from repro.core.models.hf import build_model
+from repro.core.models.hf import build_model, random_init_twin
 from repro.core.models.tiny import TinyConfig, TinyDecoder
 from repro.harness.runtime import ReproError, generator
 
@@ -179,7 +178,7 @@ def test_final_residual_is_sum_of_terms(claim, decomposed):
 def test_direct_logit_attribution_sums_to_logit(claim, decomposed):
     shown = None
     for name, (model, ids, dec) in decomposed.items():
-        gain = rs.frozen_norm(lens.final_norm(model)).gain
+        gain = lens.frozen_norm(lens.final_norm(model)).gain
         if gain is not None:  # the claim is about models whose final-norm gains are not 1
             claim.check(f"{name}: final-norm gain, std over dimensions", float(gain.std()), 0.01, compare="ge",
                         why="gains that differ from 1, so freezing the norm's scale is put to the test")
@@ -444,9 +443,9 @@ def _rank_curve(model, resid, ids):
 @pytest.mark.claim("RS-6", source="002 'Logit Lens'; nostalgebraist 2020")
 def test_logit_lens_rank_improves_with_depth(claim, texts):
     """Negative control: a random-init twin of the first model (same architecture, tied
-    embeddings stay tied; `causal_shift.random_init_twin`) on the first held-out window's first
-    RS6_TWIN_TOKENS tokens, through the same trend assertion. One model only: a twin of Gemma
-    (262k vocabulary) would add a fifth of the claim's cost."""
+    embeddings stay tied; `repro.core.models.hf.random_init_twin`) on the first held-out
+    window's first RS6_TWIN_TOKENS tokens, through the same trend assertion. One model only: a
+    twin of Gemma (262k vocabulary) would add a fifth of the claim's cost."""
     curves = {}
     for i, (name, t) in enumerate(texts.items()):
         med, q1, q3, n_tok = _rank_curve(t.model, t.resid, t.ids)
@@ -458,7 +457,7 @@ def test_logit_lens_rank_improves_with_depth(claim, texts):
         claim.record(f"{name}: tokens", n_tok)
         control = {}
         if i == 0:
-            twin = cs.random_init_twin(t.model, 0)
+            twin = random_init_twin(t.model, 0)
             twin_ids = t.ids[:1, :RS6_TWIN_TOKENS + 1]
             twin_resid = lens.capture(twin, twin_ids[:, :-1], modules=[], logits_to_keep=1).residual
             twin_med = _rank_curve(twin, twin_resid, twin_ids)[0]

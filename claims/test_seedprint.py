@@ -34,7 +34,7 @@ from repro.seedprint import algorithm as sp
 from repro.core import stats
 from repro.seedprint import fingerprint_baselines as fb
 from repro.core import train as T
-from repro.causal_shift.experiments import random_init_twin
+from repro.core.models.hf import random_init_twin
 from repro.seedprint.lineage import Lineage, LineageConfig, finetune_pretrained, heldout_windows, weight_change
 from repro.harness.runtime import autocast
 

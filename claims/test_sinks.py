@@ -38,7 +38,7 @@ from repro.core import plotting
 from repro.sinks import experiments as sinks
 from repro.core import stats
 from repro.core import train as T
-from repro.causal_shift.experiments import random_init_twin
+from repro.core.models.hf import random_init_twin
 from repro.harness.runtime import ReproError, resolve_autocast
 from repro.core.stats import loglog_slope, mean_sem
 

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from torch import nn
 
 from repro.residual_stream import decomposition as rs
-from repro.core.lens import arch_map, capture, resolve
+from repro.core.lens import arch_map, capture, frozen_norm, resolve
 from repro.core.models.hf import build_model
 from repro.core.models.tiny import TinyConfig, TinyDecoder
 from repro.harness.runtime import ReproError, generator
@@ -113,12 +113,12 @@ def test_frozen_norm_matches_module(kind):
     module = _norm_modules()[kind]
     x = 3 * torch.randn(4, 7, 16, generator=generator(6)) + 1
     with torch.no_grad():
-        assert torch.allclose(rs.frozen_norm(module)(x), module(x), rtol=1e-5, atol=1e-5)
+        assert torch.allclose(frozen_norm(module)(x), module(x), rtol=1e-5, atol=1e-5)
 
 
 @pytest.mark.parametrize("kind", ["layernorm", "rmsnorm", "gemma"])
 def test_frozen_norm_is_linear_once_scale_is_frozen(kind):
-    norm = rs.frozen_norm(_norm_modules()[kind])
+    norm = frozen_norm(_norm_modules()[kind])
     a, b = torch.randn(2, 5, 16, generator=generator(7)).unbind(0)
     s = norm.scale(a + b)
     assert torch.allclose(norm.linear(a, s) + norm.linear(b, s), norm.linear(a + b, s), atol=1e-5)
@@ -126,7 +126,7 @@ def test_frozen_norm_is_linear_once_scale_is_frozen(kind):
 
 def test_frozen_norm_unknown_module_is_a_clear_error():
     with pytest.raises(ReproError, match="cannot freeze a BatchNorm1d"):
-        rs.frozen_norm(nn.BatchNorm1d(4))
+        frozen_norm(nn.BatchNorm1d(4))
 
 
 # --------------------------------------------------------------------------- decomposition

@@ -25,7 +25,7 @@ from repro.core.data import gaussian_inputs, random_tokens
 from repro.core.models.hf import build_model
 from repro.core.models.tiny import TinyConfig, TinyDecoder
 from repro.harness.runtime import derive_seed, generator, resolve_dtype
-from repro.core.stats import Top1, top1_preference
+from repro.core.stats import PositionalStdResult, SeedCurves, Top1, top1_preference
 
 # --------------------------------------------------------------------------- closed forms (App A)
 
@@ -77,22 +77,6 @@ def mean_pairwise_cosine(x: torch.Tensor) -> float:
     n = z.shape[0]
     s = z.sum(0)
     return float(((s @ s) - n) / (n * (n - 1)))
-
-
-@dataclass
-class SeedCurves:
-    """Per-seed curves (seeds × points) with their Monte-Carlo summary."""
-
-    values: np.ndarray  # (n_seeds, n_points)
-
-    @property
-    def mean(self) -> np.ndarray:
-        return self.values.mean(0)
-
-    @property
-    def sem(self) -> np.ndarray:
-        n = self.values.shape[0]
-        return self.values.std(0, ddof=1) / math.sqrt(n) if n > 1 else np.full(self.values.shape[1], np.nan)
 
 
 def _tiny(cfg: TinyConfig, seed: int) -> TinyDecoder:
@@ -190,20 +174,6 @@ def two_block_similarity(*, T: int, d_model: int, d_ff: int, n_seq: int, seeds, 
         rows["attn_mlp"].append([mean_pairwise_cosine(y_attn[:, -1])])
     sizes = dict(T=T, d_model=d_model, d_ff=d_ff, n_seq=n_seq, seeds=list(seeds))
     return TwoBlockResult(T, sizes, **{k: SeedCurves(np.array(v)) for k, v in rows.items()})
-
-
-@dataclass
-class PositionalStdResult:
-    """001 Eq 2 / Fig 9: std of the aggregated attention output o_i = Σ_j A_ij v_j per position."""
-
-    sizes: dict
-    std: SeedCurves  # (seeds, T): std over sequences and channels at position i (1-based)
-    attn_sq: SeedCurves  # (seeds, T): mean over sequences/heads of Σ_j A_ij² (1/i if uniform)
-    value_std: SeedCurves | None = None  # (seeds, T): the same std of the value vectors v_j (before A)
-
-    @property
-    def positions(self) -> np.ndarray:
-        return np.arange(1, self.std.values.shape[1] + 1)
 
 
 def positional_std(*, d_model: int, n_head: int, T: int, n_seq: int, seeds, agg_scale: str = "none",

@@ -102,15 +102,6 @@ def alignment_profile(model: nn.Module, ids: torch.Tensor, *, k: int = 5, skip_f
     return AlignmentProfile(**out, n_tokens=int(inp.numel()), k=k)
 
 
-def random_init_twin(model: nn.Module, seed: int = 0) -> nn.Module:
-    """The same transformers architecture, freshly initialised (tied embeddings stay tied): the
-    negative control of the alignment measures (no training, so no input→output drift)."""
-    with torch.random.fork_rng():
-        torch.manual_seed(derive_seed("random-init-twin", seed))
-        twin = type(model)(model.config)
-    return twin.to(next(model.parameters()).device).eval()
-
-
 def crossing(a: np.ndarray, b: np.ndarray) -> float:
     """First (fractional) layer where curve b reaches curve a from below, linearly interpolated
     between layers; NaN when it never does. b ≥ a at layer 0 counts only after b < a once."""

@@ -28,25 +28,6 @@ from torch import nn
 
 from repro.harness.runtime import ReproError
 
-__all__ = [
-    "ArchMap",
-    "Capture",
-    "MODULE_ALIASES",
-    "TunedLens",
-    "arch_map",
-    "capture",
-    "final_norm",
-    "fit_tuned_lens",
-    "hooks",
-    "lens_kl",
-    "logit_lens",
-    "logit_lens_ranks",
-    "resolve",
-    "target_ranks",
-    "unembed",
-    "unembedding",
-]
-
 
 # --------------------------------------------------------------------------- architecture map
 
@@ -244,6 +225,74 @@ def logit_lens(model: nn.Module, hidden_states: torch.Tensor | Sequence[torch.Te
     states = list(hidden_states)
     return [unembed(model, h, normed=last_is_normed and i == len(states) - 1, amap=amap)
             for i, h in enumerate(states)]
+
+
+# --------------------------------------------------------------------------- norms frozen, projections as matrices
+
+
+@dataclass
+class FrozenNorm:
+    """A norm with its per-token scale frozen: norm(x) = gain ⊙ C(x)·scale + bias, linear in x.
+
+    gain, bias: (d,) or None (1 and 0); centre: LayerNorm's mean subtraction C (RMSNorm: none).
+    """
+
+    kind: str  # "layernorm" | "rmsnorm" | "identity"
+    gain: torch.Tensor | None
+    bias: torch.Tensor | None
+    eps: float
+    centre: bool
+
+    def scale(self, x: torch.Tensor) -> torch.Tensor:
+        """(…, 1) per-token scale the norm applies to C(x): 1/√(var + eps) or 1/√(mean x² + eps)."""
+        if self.kind == "identity":
+            return torch.ones_like(x[..., :1])
+        xc = x - x.mean(-1, keepdim=True) if self.centre else x
+        return torch.rsqrt(xc.pow(2).mean(-1, keepdim=True) + self.eps)
+
+    def linear(self, x: torch.Tensor, scale: torch.Tensor) -> torch.Tensor:
+        """gain ⊙ C(x)·scale, without the bias: the map each term goes through."""
+        if self.centre:
+            x = x - x.mean(-1, keepdim=True)
+        x = x * scale
+        return x * self.gain if self.gain is not None else x
+
+    def __call__(self, x: torch.Tensor) -> torch.Tensor:
+        y = self.linear(x, self.scale(x))
+        return y + self.bias if self.bias is not None else y
+
+
+def frozen_norm(module: nn.Module) -> FrozenNorm:
+    """The FrozenNorm of nn.LayerNorm, nn.RMSNorm, Llama-style RMSNorm (gain·x/rms), Gemma's
+    RMSNorm ((1 + w)·x/rms) or nn.Identity. Tests check each against the module itself."""
+    name = type(module).__name__
+    f32 = lambda t: None if t is None else t.detach().float()  # noqa: E731
+    if isinstance(module, nn.Identity):
+        return FrozenNorm("identity", None, None, 0.0, centre=False)
+    if isinstance(module, nn.LayerNorm) or name in ("LayerNorm",):
+        return FrozenNorm("layernorm", f32(module.weight), f32(module.bias), float(module.eps), centre=True)
+    if isinstance(module, nn.RMSNorm):
+        eps = module.eps if module.eps is not None else torch.finfo(torch.float32).eps
+        return FrozenNorm("rmsnorm", f32(module.weight), None, float(eps), centre=False)
+    if "RMSNorm" in name and hasattr(module, "weight"):
+        eps = getattr(module, "variance_epsilon", getattr(module, "eps", None))
+        if eps is None:
+            raise ReproError(f"{name} has no eps attribute; add it to repro.core.lens.frozen_norm")
+        gain = f32(module.weight)
+        if name.startswith("Gemma"):  # Gemma's RMSNorm scales by (1 + weight); weight is 0 at init
+            gain = 1.0 + gain
+        return FrozenNorm("rmsnorm", gain, None, float(eps), centre=False)
+    raise ReproError(f"cannot freeze a {name}: supported are LayerNorm, RMSNorm (torch, Llama, Gemma) "
+                     "and Identity; add it to repro.core.lens.frozen_norm")
+
+
+def out_proj_weight(module: nn.Module) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """(W (d_out, d_in), bias or None) of a Linear or GPT-2 Conv1D (which stores W transposed)."""
+    w = module.weight.detach()
+    if type(module).__name__ == "Conv1D":  # y = x @ W + b, W: (d_in, d_out)
+        w = w.t()
+    b = getattr(module, "bias", None)
+    return w, None if b is None else b.detach()
 
 
 # --------------------------------------------------------------------------- hooks

@@ -18,24 +18,6 @@ import scipy.stats
 
 from repro.harness.runtime import ReproError
 
-__all__ = [
-    "BinomialCI",
-    "Slope",
-    "TestResult",
-    "Top1",
-    "binomial_ci",
-    "binomial_log10_sf",
-    "bonferroni_binomial_log10_p",
-    "bonferroni_binomial_p",
-    "bootstrap_ci",
-    "kendall_tau",
-    "loglog_slope",
-    "mann_whitney_u",
-    "mean_sem",
-    "one_sided_t",
-    "top1_preference",
-]
-
 _LN10 = math.log(10.0)
 # Below this, scipy's survival function may be subnormal or zero: switch to an explicit
 # log-space sum of the pmf tail.
@@ -205,6 +187,41 @@ def bootstrap_ci(x: Sequence[float], stat: Callable[..., float] = np.mean, n_res
     r = scipy.stats.bootstrap((a,), stat, n_resamples=n_resamples, confidence_level=level,
                               method=method, rng=np.random.default_rng(seed))
     return float(r.confidence_interval.low), float(r.confidence_interval.high)
+
+
+# --------------------------------------------------------------------------- per-seed curves
+# Monte-Carlo results shared by Born biased (001 §4) and the sinks (001 §6.2.1): seeds, not
+# pairs inside one seed, are the unit of replication.
+
+
+@dataclass
+class SeedCurves:
+    """Per-seed curves (seeds × points) with their Monte-Carlo summary."""
+
+    values: np.ndarray  # (n_seeds, n_points)
+
+    @property
+    def mean(self) -> np.ndarray:
+        return self.values.mean(0)
+
+    @property
+    def sem(self) -> np.ndarray:
+        n = self.values.shape[0]
+        return self.values.std(0, ddof=1) / math.sqrt(n) if n > 1 else np.full(self.values.shape[1], np.nan)
+
+
+@dataclass
+class PositionalStdResult:
+    """001 Eq 2 / Fig 9: std of the aggregated attention output o_i = Σ_j A_ij v_j per position."""
+
+    sizes: dict
+    std: SeedCurves  # (seeds, T): std over sequences and channels at position i (1-based)
+    attn_sq: SeedCurves  # (seeds, T): mean over sequences/heads of Σ_j A_ij² (1/i if uniform)
+    value_std: SeedCurves | None = None  # (seeds, T): the same std of the value vectors v_j (before A)
+
+    @property
+    def positions(self) -> np.ndarray:
+        return np.arange(1, self.std.values.shape[1] + 1)
 
 
 # --------------------------------------------------------------------------- scaling laws

@@ -50,27 +50,6 @@ from repro.harness.runtime import (
     resolve_autocast,
 )
 
-__all__ = [
-    "TrainConfig",
-    "TrainResult",
-    "batch_starts",
-    "CORPORA",
-    "corpus_tokens",
-    "evaluate",
-    "load_checkpoint",
-    "load_snapshot",
-    "lr_at",
-    "model_description",
-    "resolved",
-    "tensor_sha256",
-    "train",
-    "train_key",
-    "unigram_entropy",
-    "val_starts",
-    "val_windows",
-    "window_losses",
-]
-
 FORMAT = 1  # bump when the checkpoint layout or the training loop's semantics change
 MODEL_FILE = "model.safetensors"
 META_FILE = "meta.json"

@@ -20,19 +20,6 @@ import difflib
 import re
 from dataclasses import dataclass
 
-__all__ = [
-    "ClaimSpec",
-    "UnknownClaimError",
-    "CLAIMS",
-    "CATALOGUE",
-    "TOPICS",
-    "TOPIC_NOTES",
-    "SOURCES",
-    "ID_PATTERN",
-    "get",
-    "suggestions",
-]
-
 #: Well-formed claim IDs: two-letter topic, number, optional ".n", optional letter
 #: ("BB-4", "BB-4.2", "BB-3.2a", "BB-1x", "SF-10").
 ID_PATTERN = re.compile(r"^(?P<topic>[A-Z]{2})-\d+(?:\.\d+)?[a-z]?$")

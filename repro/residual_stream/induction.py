@@ -27,10 +27,6 @@ from repro.core import train as T
 from repro.core.models.tiny import TinyConfig, TinyDecoder
 from repro.harness.runtime import ReproError, derive_seed, generator
 
-__all__ = ["InductionConfig", "InductionLoss", "InductionRun", "RepeatedTokens", "build_model",
-           "context_copy_loss", "eval_data", "get_default_config", "induction_loss", "repeated_tokens",
-           "train_config", "train_induction", "train_stream"]
-
 
 @dataclass(frozen=True)
 class InductionConfig:

@@ -50,27 +50,6 @@ from torch import nn
 from repro.core import lens
 from repro.harness.runtime import ReproError, derive_seed, generator
 
-__all__ = [
-    "ALPHA",
-    "AlgorithmOneResult",
-    "ReleasedResult",
-    "SeedPrintConfig",
-    "SeedPrintResult",
-    "algorithm_one",
-    "compare",
-    "default_k",
-    "gaussian_null_taus",
-    "identity_dims",
-    "kendall_per_dim",
-    "random_inputs",
-    "random_word_texts",
-    "released_variant",
-    "responses",
-    "seedprint",
-    "tau_std",
-    "text_inputs",
-]
-
 ALPHA = 0.01  # §6.1.1 "We declare significance at p < 0.01"
 INPUTS = ("tokens", "gaussian")
 FEATURES = ("hidden", "logits")

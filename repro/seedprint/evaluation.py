@@ -217,6 +217,3 @@ def main_table(profile: str = "ci", *, pretrained: bool = False, n_untrained: in
     table = operating_table(sizes, n_untrained=n_untrained, pretrained=pretrained, log=lambda s: print(s, flush=True))
     table["profile"] = profile
     return write(table, Path(out))
-
-
-__all__ = ["MODES", "TRANSFORMS", "aligned_algorithm_one", "main_table", "markdown", "operating_table"]

@@ -69,28 +69,6 @@ from torch import nn
 from repro.core.lens import arch_map, resolve
 from repro.harness.runtime import ReproError, generator
 
-__all__ = [
-    "BaselineResult",
-    "BlockWeights",
-    "HUREF_N_LAYERS",
-    "HUREF_N_TOKENS",
-    "METHODS",
-    "REEF_DEPTH_FRACTION",
-    "THRESHOLD",
-    "all_baselines",
-    "attention_std_profiles",
-    "block_weights",
-    "cka",
-    "ics",
-    "intrinsic",
-    "invariant_terms",
-    "last_token_states",
-    "pcs",
-    "reef",
-    "reef_layer",
-    "select_tokens",
-]
-
 THRESHOLD = 0.8  # REEF's decision threshold, used by 001 App B.3.2 for all four methods
 METHODS = ("intrinsic", "reef", "pcs", "ics")
 REEF_DEPTH_FRACTION = 18 / 32  # REEF: output of block 18 of Llama-2-7B's 32

@@ -31,8 +31,6 @@ from repro.core import train as T
 from repro.core.models.hf import build_model
 from repro.harness.runtime import ReproError
 
-__all__ = ["LineageConfig", "Lineage", "finetune_pretrained", "heldout_windows", "text_tokens", "weight_change"]
-
 
 @dataclass(frozen=True)
 class LineageConfig:

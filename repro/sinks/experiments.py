@@ -327,10 +327,10 @@ def init_std_profile(kind: str, model: dict[str, Any], context: int, seeds, n_se
     """001 Eq 2 / Fig 9 on the nano LLaMA variant `kind` at init (SK-1): Gaussian inputs
     (n_seq, context, d) fed as embeddings (i.i.d. across positions, as Eq 2 assumes), the std of
     the attention output of `layer` per position, and Σ_j A_ij² (1/i under uniform attention),
-    per seed: a `repro.born_biased.init_bias.PositionalStdResult`."""
+    per seed: a `repro.core.stats.PositionalStdResult`."""
     import numpy as np
 
-    from repro.born_biased.init_bias import PositionalStdResult, SeedCurves
+    from repro.core.stats import PositionalStdResult, SeedCurves
     from repro.harness.runtime import derive_seed, generator
 
     stds, sq = [], []
@@ -374,12 +374,3 @@ def expected_uniform_importance(T: int) -> float:
     """α¹ under uniform causal attention (the init regime of Eq 2): (1/T)·Σ_i 1/i = H_T / T —
     the level a head reaches with no sink at all (0.07 at T = 64, 0.21 at T = 16)."""
     return sum(1.0 / i for i in range(1, T + 1)) / T
-
-
-__all__ = [
-    "CONFIG_KIND", "CONFIG_T", "EPSILON", "FORMS", "POSITIONAL", "POSITIONAL_EAGER", "SCALINGS", "SinkCurve",
-    "apply_positional_scaling", "attention_outputs", "column_importance", "expected_uniform_importance",
-    "first_token_importance", "importance", "init_std_profile", "nano_llama", "position_scale", "ratio_bound_power",
-    "record_attention", "register",
-    "scaling_of", "sink_curve", "sink_heads", "sink_rate", "sqrt_i_decay", "std_by_position", "train_variant",
-]

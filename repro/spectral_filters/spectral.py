@@ -36,7 +36,7 @@ import torch
 from torch import nn
 
 from repro.core import lens
-from repro.residual_stream.decomposition import frozen_norm
+from repro.core.lens import frozen_norm
 from repro.harness.runtime import ReproError, generator
 
 N_BANDS = 20
@@ -209,7 +209,7 @@ WRITE = ("o", "2")
 
 def _linear_rows(module: nn.Module) -> torch.Tensor:
     """The weight as (d_out, d_in) float64 for nn.Linear and GPT-2's Conv1D alike."""
-    from repro.residual_stream.decomposition import out_proj_weight
+    from repro.core.lens import out_proj_weight
 
     return out_proj_weight(module)[0].cpu().double()
 

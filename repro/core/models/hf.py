@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING, Iterable, Iterator
 import torch
 from torch import nn
 
-from repro.harness.runtime import ReproError, generator as make_generator
+from repro.harness.runtime import ReproError, derive_seed, generator as make_generator
 
 if TYPE_CHECKING:  # transformers is imported lazily: `import repro.core.models.hf` stays light
     from transformers import PreTrainedConfig, PreTrainedModel
@@ -202,6 +202,16 @@ def build_model(
         for param in model.parameters():
             param.data = param.data.to(dtype)
     return model.eval()
+
+
+def random_init_twin(model: nn.Module, seed: int = 0) -> nn.Module:
+    """The same transformers architecture, freshly initialised (tied embeddings stay tied): the
+    negative control of the alignment measures (no training, so no input→output drift); the
+    claims of causal shift, residual stream, sinks and SeedPrint use it."""
+    with torch.random.fork_rng():
+        torch.manual_seed(derive_seed("random-init-twin", seed))
+        twin = type(model)(model.config)
+    return twin.to(next(model.parameters()).device).eval()
 
 
 # --------------------------------------------------------------------------- init groups
