@@ -23,13 +23,13 @@ from pathlib import Path
 import pytest
 import torch
 
-from repro.core import train as T
-from repro.harness.bench import mean_seconds
 from repro.born_biased.init_bias import random_token_inputs
-from repro.core.models.hf import build_model
-from repro.causal_shift.experiments import gpt2_style
-from repro.core.models.tiny import TinyDecoder
 from repro.born_biased.preference_probe import probe
+from repro.causal_shift.experiments import gpt2_style
+from repro.core import train as T
+from repro.core.models.hf import build_model
+from repro.core.models.tiny import TinyDecoder
+from repro.harness.bench import mean_seconds
 from repro.harness.runtime import atomic_write_json, cpu_capability, dtype_name, generator, resolve_dtype
 
 DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16}

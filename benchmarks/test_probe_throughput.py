@@ -24,11 +24,11 @@ from __future__ import annotations
 import pytest
 import torch
 
-from repro.harness.bench import mean_seconds, time_matmul
-from repro.core.data import random_tokens
 from repro.born_biased.init_bias import random_token_inputs
-from repro.core.models.hf import build_model, default_d_ff
 from repro.born_biased.preference_probe import probe
+from repro.core.data import random_tokens
+from repro.core.models.hf import build_model, default_d_ff
+from repro.harness.bench import mean_seconds, time_matmul
 from repro.harness.runtime import generator, resolve_dtype
 
 # --------------------------------------------------------------------------- sizes

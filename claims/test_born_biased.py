@@ -17,10 +17,8 @@ import numpy as np
 import pytest
 from scipy import stats as sps
 
-from repro.born_biased import figures
-from repro.core import plotting
-from repro.born_biased import init_bias
-from repro.core import stats
+from repro.born_biased import figures, init_bias
+from repro.core import plotting, stats
 from repro.harness.runtime import derive_seed
 
 # Closed forms are infinite-width (Gaussian-process) limits. At our widths (512–1024) a model's

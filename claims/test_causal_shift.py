@@ -20,11 +20,9 @@ import pytest
 import torch
 from scipy import stats as sps
 
-from repro.causal_shift import experiments as cs
-from repro.core import data
 from repro.causal_shift import figures
-from repro.core import plotting
-from repro.core import stats
+from repro.causal_shift import experiments as cs
+from repro.core import data, plotting, stats
 from repro.core import train as T
 from repro.core.models.hf import random_init_twin
 from repro.harness.runtime import resolve_dtype

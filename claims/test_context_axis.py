@@ -29,15 +29,14 @@ from hypothesis import strategies as st
 from scipy import stats as sps
 from torch.utils.flop_counter import FlopCounterMode
 
+from repro.context_axis import figures
 from repro.context_axis import kernels as ca
 from repro.context_axis import whole_model as cl
-from repro.core import data
-from repro.context_axis import figures
-from repro.core import plotting
+from repro.core import data, plotting
 from repro.core import train as T
 from repro.core.models.hf import build_model
-from repro.harness.runtime import ReproError, generator
 from repro.core.stats import n_for_power, power_paired_t
+from repro.harness.runtime import ReproError, generator
 
 # 004 Figure 1 (L = 5), 1 = masked: (a) context axis 2, (b) context axis 3
 FIG1 = {2: [[0, 0, 0, 1, 1]] * 3 + [[0, 0, 0, 0, 1], [0, 0, 0, 0, 0]],

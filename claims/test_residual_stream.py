@@ -27,14 +27,12 @@ import pytest
 import torch
 from scipy import stats as sps
 
-from repro.core import data
-from repro.residual_stream import figures
-from repro.residual_stream import induction
-from repro.core import lens, stats
-from repro.residual_stream import decomposition as rs
+from repro.core import data, lens, stats
 from repro.core.models.hf import build_model, random_init_twin
 from repro.core.models.tiny import TinyConfig, TinyDecoder
 from repro.harness.runtime import ReproError, generator
+from repro.residual_stream import figures, induction
+from repro.residual_stream import decomposition as rs
 
 F32_U = 2.0 ** -24  # float32 unit roundoff
 # 002 "Residual Stream Decomposition": 1 + L·H + L terms for (L, H) = (32, 32) (the source's

@@ -29,14 +29,14 @@ import pytest
 import torch
 from scipy import stats as sps
 
-from repro.seedprint import figures
-from repro.seedprint import algorithm as sp
 from repro.core import stats
-from repro.seedprint import fingerprint_baselines as fb
 from repro.core import train as T
 from repro.core.models.hf import random_init_twin
-from repro.seedprint.lineage import Lineage, LineageConfig, finetune_pretrained, heldout_windows, weight_change
 from repro.harness.runtime import autocast
+from repro.seedprint import figures
+from repro.seedprint import algorithm as sp
+from repro.seedprint import fingerprint_baselines as fb
+from repro.seedprint.lineage import Lineage, LineageConfig, finetune_pretrained, heldout_windows, weight_change
 
 ALPHA = sp.ALPHA
 WHY_SAME = "001 §6.1.1: same lineage iff p < 0.01"

@@ -32,15 +32,13 @@ import pytest
 import torch
 from scipy import stats as sps
 
-from repro.core import data
-from repro.sinks import figures
-from repro.core import plotting
-from repro.sinks import experiments as sinks
-from repro.core import stats
+from repro.core import data, plotting, stats
 from repro.core import train as T
 from repro.core.models.hf import random_init_twin
-from repro.harness.runtime import ReproError, resolve_autocast
 from repro.core.stats import loglog_slope, mean_sem
+from repro.harness.runtime import ReproError, resolve_autocast
+from repro.sinks import figures
+from repro.sinks import experiments as sinks
 
 # 001 Table 7 (Nano LLaMA-2, OpenWebText): PPL on WikiText-2 / C4
 TABLE7 = {"baseline": (21.33, 30.36), "amplification": (21.95, 28.70), "attenuation": (21.02, 30.48)}

@@ -38,11 +38,10 @@ import pytest
 import torch
 from scipy import stats as sps
 
-from repro.core import data
-from repro.spectral_filters import figures
-from repro.core import lens, stats
-from repro.spectral_filters import spectral as sp
+from repro.core import data, lens, stats
 from repro.harness.runtime import ReproError, dtype_name, generator, resolve_dtype
+from repro.spectral_filters import figures
+from repro.spectral_filters import spectral as sp
 
 # the source's prompts for Tables 2, 4 and 5 (003 §6.1, App E)
 PROMPTS = (

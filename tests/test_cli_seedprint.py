@@ -14,12 +14,12 @@ from pathlib import Path
 import pytest
 import torch
 
-from repro.harness.cli import main
 from repro.core.models.hf import build_model
 from repro.core.models.pretrained import load_model_any, load_pretrained
 from repro.core.models.tiny import TinyConfig, TinyDecoder
-from repro.harness.runtime import ReproError
 from repro.core.train import TrainConfig, train
+from repro.harness.cli import main
+from repro.harness.runtime import ReproError
 
 # A model against itself gives τ = 1 on every identity dim: scipy's t-test warns about the
 # zero-variance sample (seedprint.algorithm_one passes it through; the p-value is still tiny).

@@ -12,11 +12,11 @@ import pytest
 import torch
 
 from repro.core import lens
-from repro.seedprint import lineage
-from repro.harness import profiles, runtime
 from repro.core import train as T
 from repro.core.models.tiny import TinyConfig, TinyDecoder
+from repro.harness import profiles, runtime
 from repro.harness.runtime import ReproError
+from repro.seedprint import lineage
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -21,10 +21,10 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from repro.seedprint import fingerprint_baselines as fb
 from repro.core.lens import arch_map
 from repro.core.models.hf import build_model
 from repro.harness.runtime import ReproError, generator
+from repro.seedprint import fingerprint_baselines as fb
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 

@@ -7,8 +7,8 @@ import pytest
 import torch
 from torch import nn
 
-from repro.residual_stream import induction as I
 from repro.harness.runtime import ReproError, generator
+from repro.residual_stream import induction as I
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 

@@ -9,8 +9,8 @@ import uuid
 import pytest
 
 from repro.causal_shift import experiments as cs
-from repro.harness import launch
 from repro.core import train as T
+from repro.harness import launch
 from repro.harness.runtime import ReproError
 
 # the suite's Brown BPE at the vocabulary the unit tests already cache (tests/test_train.py)

@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 import torch
 
-from repro.harness import plan
-from repro.harness.cli import main
 from repro.core.models.hf import build_model
 from repro.core.models.tiny import TinyConfig, TinyDecoder
+from repro.harness import plan
+from repro.harness.cli import main
 
 
 @pytest.mark.parametrize("arch", ["gpt2", "rope-gpt2", "llama"])

@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 import torch
 
-from repro.harness import fixtures
 from repro.core.data import brown_split, brown_tokenizer, token_ids
 from repro.core.models import pretrained
+from repro.harness import fixtures
 from repro.core.models.pretrained import (
     EMBEDDED_MODELS,
     ensure_model_cache,

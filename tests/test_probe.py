@@ -15,8 +15,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from repro.core import lens
 from repro.born_biased import preference_probe as probe
+from repro.core import lens
 from repro.core.models.hf import ARCHS, build_model
 from repro.core.models.tiny import TinyConfig, TinyDecoder
 from repro.harness.runtime import ReproError, generator, resolve_dtype

@@ -9,11 +9,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from torch import nn
 
-from repro.residual_stream import decomposition as rs
 from repro.core.lens import arch_map, capture, frozen_norm, resolve
 from repro.core.models.hf import build_model
 from repro.core.models.tiny import TinyConfig, TinyDecoder
 from repro.harness.runtime import ReproError, generator
+from repro.residual_stream import decomposition as rs
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 

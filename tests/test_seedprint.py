@@ -32,9 +32,9 @@ from hypothesis import strategies as st
 from scipy import stats
 
 from repro.core import lens
-from repro.seedprint import algorithm as sp
 from repro.core.models.hf import build_model
 from repro.harness.runtime import ReproError, generator
+from repro.seedprint import algorithm as sp
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 

@@ -12,10 +12,10 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from repro.sinks import experiments as sinks
 from repro.core.models.hf import build_model
-from repro.harness.runtime import ReproError, generator
 from repro.core.stats import loglog_slope
+from repro.harness.runtime import ReproError, generator
+from repro.sinks import experiments as sinks
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 

@@ -10,9 +10,9 @@ import torch
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from repro.spectral_filters import spectral as sp
 from repro.core.models.hf import build_model
 from repro.harness.runtime import ReproError, generator
+from repro.spectral_filters import spectral as sp
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 import torch
 
-from repro.seedprint import transforms as tf
 from repro.core.models.hf import build_model
 from repro.harness.runtime import ReproError
+from repro.seedprint import transforms as tf
 
 
 def _gemma3():

@@ -24,8 +24,8 @@ from repro.born_biased import preference_probe as probe
 from repro.core.data import gaussian_inputs, random_tokens
 from repro.core.models.hf import build_model
 from repro.core.models.tiny import TinyConfig, TinyDecoder
-from repro.harness.runtime import derive_seed, generator, resolve_dtype
 from repro.core.stats import PositionalStdResult, SeedCurves, Top1, top1_preference
+from repro.harness.runtime import derive_seed, generator, resolve_dtype
 
 # --------------------------------------------------------------------------- closed forms (App A)
 

@@ -30,10 +30,10 @@ import numpy as np
 import torch
 from torch import nn
 
-from repro.seedprint import algorithm as sp
 from repro.core import stats
-from repro.seedprint import transforms as tf
 from repro.harness.runtime import ReproError, atomic_write_json, atomic_write_text, generator
+from repro.seedprint import algorithm as sp
+from repro.seedprint import transforms as tf
 
 MODES = ("alg1-hidden", "alg1-logits", "released-hidden", "aligned-hidden")
 TRANSFORMS: dict[str, Callable[[nn.Module, torch.Generator], nn.Module]] = {
