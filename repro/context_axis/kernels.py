@@ -1,12 +1,12 @@
 """The context axis (004, Choi: "Rethinking causal mask: proposing context axis to decoder
-attention"): Algorithm 1 and the single-layer attention kernels. Whole models: `context_axis_lm`.
+attention"): Algorithm 1 and the single-layer attention kernels. Whole models: `whole_model`.
 
 Semantics (004 §2.1–2.3). Every token has one state per context slice c = 0 … S−1. In slice c a
 query at position i may attend key j iff j ≤ max(i, c) (Algorithm 1: masked iff j > i and
 j > c). Restricted to positions ≤ c, slice c is therefore a *bidirectional* pass over x[0..c]
 through every layer, and positions > c of slice c never influence positions ≤ c. The diagonal
 read-out h_{t,t} (Fig 2) thus equals the last position of a bidirectional pass over x[0..t]
-(`context_axis_lm.prefix_oracle`). Positions > c of slice c (the strictly upper triangle of
+(`whole_model.prefix_oracle`). Positions > c of slice c (the strictly upper triangle of
 Fig 3, i < j in the figure's (context i, time j) indexing) never reach the diagonal.
 
 Kernels (one signature `fn(q, k, v, pad=None, out="full")`): q, k, v of shape (B, H, C, S, d) —

@@ -542,8 +542,8 @@ def run_metadata(config: pytest.Config, outcomes: dict[str, reporting.TestOutcom
 
 
 def _model_provenance() -> dict[str, dict[str, str]]:
-    from repro.harness import fixtures
     from repro.core.models.pretrained import EMBEDDED_MODELS
+    from repro.harness import fixtures
 
     return {name: {"fixture": m.fixture, "sha256": fixtures.EMBEDDED_FIXTURES[m.fixture].sha256}
             for name, m in EMBEDDED_MODELS.items()}

@@ -164,8 +164,8 @@ def operating_table(sizes: dict[str, Any], *, n_untrained: int = 12, pretrained:
 def _pretrained_rows(sizes, add, resp, g, log) -> None:
     import copy
 
-    from repro.seedprint.lineage import finetune_pretrained
     from repro.core.models.pretrained import EMBEDDED_MODELS, load_pretrained
+    from repro.seedprint.lineage import finetune_pretrained
 
     q = sizes["pretrained"]
     for name in EMBEDDED_MODELS:
