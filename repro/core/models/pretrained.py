@@ -245,6 +245,17 @@ _HF_CONFIG_FILE = "config.json"
 _ALLOWED_CLASS_PREFIXES = ("transformers.", "repro.core.models.")
 # repro.core.models classes and the dataclass their recorded config rebuilds
 _REPRO_CONFIG_CLASSES = {"repro.core.models.tiny.TinyDecoder": "repro.core.models.tiny.TinyConfig"}
+# checkpoints written before the layout move (issue 20) name repro.models.*: the same classes
+_LEGACY_PREFIXES = {"repro.models.": "repro.core.models."}
+
+
+def current_class_name(qualname: Any) -> Any:
+    """A recorded model class name as it is imported today (old checkpoints stay loadable)."""
+    if isinstance(qualname, str):
+        for old, new in _LEGACY_PREFIXES.items():
+            if qualname.startswith(old):
+                return new + qualname[len(old):]
+    return qualname
 
 
 def _neither_message(path: Path) -> str:
@@ -279,6 +290,7 @@ def _load_local_hf(path: Path, dev: torch.device, dtype: torch.dtype, attn: str,
 
 
 def _import_model_class(qualname: Any, meta_path: Path) -> type:
+    qualname = current_class_name(qualname)
     if not isinstance(qualname, str) or not qualname.startswith(_ALLOWED_CLASS_PREFIXES):
         raise ReproError(f"{meta_path} names model class {qualname!r}; only transformers.* and repro.core.models.* "
                          "classes are rebuilt from a checkpoint")
@@ -301,7 +313,7 @@ def _import_model_class(qualname: Any, meta_path: Path) -> type:
 def _rebuild_model(description: dict[str, Any], meta_path: Path, attn: str) -> "nn.Module":
     """The model of a repro.core.train checkpoint, rebuilt from meta.json's description.model (weights
     not loaded yet: whatever the construction leaves; they are all overwritten, strictly)."""
-    qualname = description.get("class")
+    qualname = current_class_name(description.get("class"))
     cls = _import_model_class(qualname, meta_path)
     conf = description.get("config")
     if not isinstance(conf, dict):
