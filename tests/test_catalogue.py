@@ -1,4 +1,5 @@
-"""The claim catalogue: well-formed, complete against the shared CLAIMS.md, and located.
+"""The claim catalogue: well-formed, complete against the shared CLAIMS.md, and located;
+the sources' numbers keyed by claim and cited.
 
 Fast (no models, no torch). The checks against the shared documents skip when the repo
 is not checked out beside ``shared/`` (``<parent>/main`` next to ``<parent>/shared``).
@@ -12,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from repro.harness import catalogue
-from repro.harness.catalogue import CATALOGUE, CLAIMS, ID_PATTERN, SOURCES, TOPICS, ClaimSpec, get
+from repro.harness.catalogue import CATALOGUE, CLAIMS, ID_PATTERN, NUMBERS, SOURCES, TOPICS, ClaimSpec, get
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 CLAIMS_MD = SHARED / "CLAIMS.md"
@@ -246,3 +247,67 @@ def test_sources_are_the_seed_documents():
         pytest.skip(f"seed documents not found at {SEEDS}")
     on_disk = {path.stem for path in SEEDS.glob("[0-9][0-9][0-9]_*.txt")}
     assert set(SOURCES) == on_disk
+
+
+# ---------------------------------------------------------------- the sources' numbers
+
+
+def test_numbers_belong_to_catalogue_claims_and_are_cited():
+    assert NUMBERS, "no source numbers in the catalogue"
+    unknown = [claim_id for claim_id in NUMBERS if claim_id not in CATALOGUE]
+    assert not unknown, f"NUMBERS keys that are not catalogue IDs: {unknown}"
+    for claim_id, entries in NUMBERS.items():
+        assert entries, f"{claim_id}: an empty entry"
+        prefix = CATALOGUE[claim_id].source.split("_", 1)[0]
+        for key, entry in entries.items():
+            assert isinstance(key, str) and key, (claim_id, key)
+            assert isinstance(entry, catalogue.SourceNumber), (claim_id, key)
+            cite = entry.cite
+            assert isinstance(cite, str) and cite.strip(), f"{claim_id} {key!r}: no citation"
+            assert "\n" not in cite and cite == cite.strip(), f"{claim_id} {key!r}: citation is not one clean line"
+            assert cite.startswith(prefix + " "), f"{claim_id} {key!r}: cite {cite!r} does not name source {prefix}"
+            assert entry.value is not None, (claim_id, key)
+
+
+@pytest.mark.parametrize(
+    ("claim_id", "key", "value"),
+    [("BB-1", "fig1a", (58.5, 2000)), ("SF-7", "fig13", (12 / 40, 2.47, 2.74)), ("BB-2.2", "agreement", 0.76)],
+)
+def test_number_returns_the_value(claim_id, key, value):
+    assert catalogue.number(claim_id, key) == value
+    assert catalogue.source_number(claim_id, key).value is catalogue.number(claim_id, key)
+    assert catalogue.cite(claim_id, key) == NUMBERS[claim_id][key].cite
+
+
+def test_tables_are_read_only():
+    table = catalogue.number("SK-3", "table7")
+    assert table["baseline"] == (21.33, 30.36)
+    with pytest.raises(TypeError):
+        table["baseline"] = (0.0, 0.0)  # type: ignore[index]
+    with pytest.raises(AttributeError):
+        NUMBERS["SK-3"]["table7"].value = {}  # type: ignore[misc]
+
+
+def test_unknown_number_names_the_claim_and_its_keys():
+    with pytest.raises(KeyError) as info:
+        catalogue.number("BB-1", "table2")
+    message = str(info.value)
+    assert isinstance(info.value, catalogue.UnknownNumberError)
+    assert "'table2'" in message and "BB-1" in message
+    assert all(repr(key) in message for key in NUMBERS["BB-1"])
+    assert not message.startswith(("'", '"')), "message must not be KeyError's repr"
+    with pytest.raises(catalogue.UnknownNumberError, match="RS-2: it has none"):
+        catalogue.number("RS-2", "anything")  # a claim the source gives no number for
+    with pytest.raises(catalogue.UnknownClaimError, match="did you mean"):
+        catalogue.number("BB-4.3", "table3")  # an ID not in the catalogue
+
+
+def test_number_citations_point_at_places_that_exist_in_the_source():
+    """Each Fig., Table, §, App., Prop. and quoted heading a citation names occurs in the source
+    document, as for the claims' sections."""
+    for claim_id, entries in NUMBERS.items():
+        text = _seed_text(CATALOGUE[claim_id].source)
+        for key, entry in entries.items():
+            absent = [f"{kind} {name}" for kind, name in _references(entry.cite) if not _located(text, kind, name)]
+            absent += [f"“{q}”" for q in re.findall(r"“([^”]+)”", entry.cite) if q not in text]
+            assert not absent, f"{claim_id} {key!r}: not found in {CATALOGUE[claim_id].source}.txt: {absent}"

@@ -11,14 +11,22 @@ and the shared doc's advice on how to test a claim ("test it: …", "Derivable: 
 ``notes``. ``tests/test_catalogue.py`` checks the IDs (and the source values) against
 ``CLAIMS.md`` whenever that file is present.
 
+:data:`NUMBERS` holds the sources' numbers themselves — every number a claim test or a figure
+compares against or draws as the source's reference (Table 1, Table 2, Table 7, 58.5×, SF-7's
+2.47 → 2.74, …), keyed by claim ID, each with its citation; claims and figures read them with
+:func:`number` and define no copy of their own (``tests/test_catalogue.py`` scans for one).
+
 Stdlib only: the pytest plugin imports this at collection time.
 """
 
 from __future__ import annotations
 
 import difflib
+import math
 import re
 from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any
 
 #: Well-formed claim IDs: two-letter topic, number, optional ".n", optional letter
 #: ("BB-4", "BB-4.2", "BB-3.2a", "BB-1x", "SF-10").
@@ -776,3 +784,196 @@ def get(claim_id: str) -> ClaimSpec:
         f"unknown claim ID {claim_id!r}: {hint} "
         f"All {len(CATALOGUE)} IDs are listed in repro/harness/catalogue.py."
     )
+
+
+# ---------------------------------------------------------------- the sources' numbers
+#
+# Every number a claim test or a figure compares against, or draws as the source's reference,
+# defined here once, with where the source states it. Claim files, figures and topic modules
+# read them through `number(claim_id, key)` (the shapes are the ones the tests index: tuples
+# and dict keys as the tests use them); quantities derived from them (ratios, steps, effects)
+# are computed where they are used. Our thresholds are not source numbers and stay in the
+# tests. Keyed by the claim that states the number; a test of another claim may read it
+# (CS-4 reads CS-6's Table II, SK-1 reads BB-6's eq. 2).
+
+
+@dataclass(frozen=True)
+class SourceNumber:
+    value: Any  # a number, a tuple, or a read-only mapping (a table)
+    cite: str  # where the source states it: "001 §4.3, Table 3 (T = 128)"
+
+
+def _n(value: Any, cite: str) -> SourceNumber:
+    """A catalogue entry; a table (dict) is stored read-only, so no test can edit it."""
+    return SourceNumber(MappingProxyType(dict(value)) if isinstance(value, dict) else value, cite)
+
+
+NUMBERS: dict[str, dict[str, SourceNumber]] = {
+    # ---- BB (001 §3–4)
+    "BB-1": {
+        "table1": _n({  # (arch, seed, T) -> (top-1 id, top-1 freq %, p)
+            ("rope-gpt2", 42, 64): (6336, 2.60, 4.55e-137), ("rope-gpt2", 42, 256): (30425, 4.85, 6.59e-285),
+            ("rope-gpt2", 42, 1024): (666, 5.20, 6.75e-309), ("rope-gpt2", 43, 64): (7328, 3.00, 2.20e-162),
+            ("rope-gpt2", 43, 256): (7328, 5.25, 2.42e-312), ("rope-gpt2", 43, 1024): (7328, 6.75, 0.0),
+            ("llama", 42, 64): (18219, 0.06, 3.16e-2), ("llama", 42, 256): (19647, 0.06, 3.16e-2),
+            ("llama", 42, 1024): (11048, 0.07, 1.40e-3), ("llama", 43, 64): (6479, 0.09, 1.90e-6),
+            ("llama", 43, 256): (17743, 0.06, 3.16e-2), ("llama", 43, 1024): (21436, 0.07, 1.40e-3),
+        }, "001 §3, Table 1(a) RoPE-enhanced nano GPT-2 and (b) nano LLaMA-2 (12L, 12H, 768d), N = 10,000: "
+           "(arch, seed, T) → (top-1 ID, top-1 freq. %, p); p 0.00 (underflow, †) as 0.0"),
+        "fig1a": _n((58.5, 2000), "001 §3, Finding 1, Fig. 1(a): the most preferred token 58.5× as frequent as the "
+                                  "random baseline, N = 2,000 sequences: (ratio, N)"),
+    },
+    "BB-1.2": {
+        "table1c": _n({(42, 64): 3.95, (42, 256): 6.20, (42, 1024): 6.35,
+                       (43, 64): 5.20, (43, 256): 7.45, (43, 1024): 10.20},
+                      "001 §3, Table 1(c) RoPE-enhanced 1.2B GPT-2 (24L, 32H, 2048d), N = 10,000: "
+                      "(seed, T) → top-1 freq. %"),
+    },
+    "BB-2.2": {
+        "agreement": _n(0.76, "001 §4, Finding 2.2: 76% overlap of the contraction direction's token and the "
+                              "favourite, over 100 random models, N = 2,000, T = 1,024"),
+    },
+    "BB-3": {
+        "table2": _n({"full": 0.46, "attn-only": 1.11e-4, "mlp-only": 0.25},
+                     "001 §4.1, Table 2: average pairwise cosine of last-token representations per variant"),
+        "attn_only_p": _n(0.16, "001 §4.1, Table 2: p of the self-attention-only variant's token histogram"),
+    },
+    "BB-4": {
+        "rho1": _n(1 / math.pi, "001 §4.2, Prop. 2 (App. A.1): ρ̄₁ = 1/π after one ReLU MLP0 block"),
+    },
+    "BB-4.1": {
+        "gelu_std": _n({"norm": 0.55, "nonorm": 0.011},
+                       "001 §4.2, Finding 4.1, Fig. 6: GELU input std σ ≈ 0.55 with LayerNorm, σ ≈ 0.011 without"),
+    },
+    "BB-4.2": {
+        "table3": _n({"h": 0.31, "mlp_mlp": 0.49, ("attn_mlp", 128): 0.98},
+                     "001 §4.3, Table 3: average pairwise cosine, h = MLP0(x) 0.31, MLP0∘MLP0 0.49, "
+                     "Attn0∘MLP0 0.98 (T = 128)"),
+    },
+    "BB-6": {
+        "eq2_slope": _n(-0.5, "001 §4.4, eq. 2: the std of o_i falls as 1/√i, a log-log slope of −½"),
+    },
+    # ---- SP (001 §6.1)
+    "SP-1": {
+        "table4a": _n({(42, 2000): (0.357, 0.532), (123, 42): (0.678, 0.565), (1000, 123): (0.363, 0.335),
+                       (2000, 1000): (0.434, 0.481)},
+                      "001 §6.1.2, Table 4a: (seed a, seed b) → p (t-test, U-test), s_a vs s_b at init"),
+    },
+    "SP-2": {
+        "table4b": _n({42: (2.20e-8, 6.28e-8), 123: (7.09e-6, 1.37e-5), 1000: (5.58e-4, 2.81e-3),
+                       2000: (4.00e-10, 1.27e-9)},
+                      "001 §6.1.2, Table 4b: seed → p (t-test, U-test), s_init vs s_base"),
+    },
+    "SP-3": {
+        "table4c": _n({(123, 1000): (0.385, 0.486), (1000, 2000): (0.035, 0.096), (42, 123): (0.426, 0.337),
+                       (2000, 42): (0.388, 0.287)},
+                      "001 §6.1.2, Table 4c: (seed a, seed b) → p (t-test, U-test), s_a init vs s_b base"),
+    },
+    "SP-4": {
+        "table5": _n({"the_stack (1000)": (0.0, 3.09e-69), "the_stack (123)": (0.732, 0.831)},
+                     "001 §6.1.2, Table 5, The Stack rows: p (t-test, U-test) of the true descendant (seed 1000) "
+                     "and the distractor (seed 123)"),
+        "baselines_wrong": _n(4, "001 §6.1.2, Table 5: all four baselines (Intrinsic, REEF, PCS, ICS) misattribute "
+                                 "The Stack pair"),
+    },
+    "SP-5": {
+        "table6_pcs": _n({"Llama-2-finance-7B": 0.9979, "Vicuna-1.5-7B": 0.9985},
+                         "001 §6.1.2, Table 6: PCS of a fine-tune against Llama-2-7B"),
+    },
+    # ---- SK (001 §6.2)
+    "SK-1": {
+        "scaled_slope": _n(0.0, "001 §6.2.1: amplification (o_i·√i) and attenuation (o_i·√(i/T)) equalise the "
+                                "per-position variance: a flat std, log-log slope 0"),
+    },
+    "SK-3": {
+        "table7": _n({"baseline": (21.33, 30.36), "amplification": (21.95, 28.70), "attenuation": (21.02, 30.48)},
+                     "001 §6.2.2, Table 7 (nano LLaMA-2, OpenWebText): variant → PPL (WikiText-2, C4)"),
+    },
+    # ---- CS (000)
+    "CS-1": {
+        "switch": _n((17, 26), "000 §III, Fig. 2: Gemma-2-2B's transition occurs around layer 17, of its 26 "
+                               "(Table I): (layer, layers)"),
+    },
+    "CS-5": {
+        "top_mass": _n(1.0, "000 §IV, Fig. 5 caption: one layer 'attracts all the mass of the probability'"),
+        "top_layer": _n((11, 12), "000 §IV, Fig. 5 caption: the 11th of 12 layers: (layer, layers)"),
+    },
+    "CS-6": {
+        # The source's columns are baseline / fixed-cut / gating = 28.46 / 28.62 / 28.75, and its text
+        # reads them as accuracies (higher is better); the tests read the row as perplexities with
+        # gating lowest. The values are the source's; the mapping is the tests' (see CS-4, CS-6).
+        "table2": _n({"wikitext": (28.62, 28.75), "wikitext_gating": 28.46},
+                     "000 §IV, Table II, WikiText row (28.46 / 28.62 / 28.75), as the tests read it: "
+                     "(fixed cut, baseline) and gating"),
+    },
+    # ---- RS (002)
+    "RS-1": {
+        "terms": _n({(32, 32): 1057, (24, 16): 409},
+                    "002 Proposition “Residual Stream Decomposition”: 32 layers × 32 heads → 1 + 1024 + 32 = 1057; "
+                    "Exercise (Core): 24 layers × 16 heads (409 = 1 + 24·16 + 24, the exercise's answer)"),
+    },
+    # ---- SF (003, LLaMA-2)
+    "SF-1": {
+        "we_sv_ratio": _n(2.0, "003 §3: W_e's top singular value 'only twice as large as the second one'"),
+    },
+    "SF-3": {
+        "poor_nll": _n(9.0, "003 App. C: under Φ_e filters of 13B/L0/MLP 'log-likelihood remains poor (around 9)' "
+                            "(Fig. 16)"),
+    },
+    "SF-7": {
+        "fig13": _n((12 / 40, 2.47, 2.74), "003 §6, Fig. 13: Ω_u,14 after L12 of LLaMA-2 13B's 40 layers: NLL "
+                                           "2.47 → 2.74: (relative depth, NLL before, NLL after)"),
+        "removed": _n(0.25, "003 §6, Fig. 13: Ω_u,14 suppresses 25% of the singular values"),
+    },
+    "SF-8": {
+        "layers": _n(40, "003 §2, Table 1: LLaMA-2 13B (the model of Table 4) has 40 layers"),
+        "table4": _n({  # layer of 40 → (Ψ, Ω_u) generation
+            3: ('When, “b/3,on,h,a The “t The A,e,c,t,a,w,d, The,a,d,th, The,th, The, The,t,d, The,d, on,',
+                 'Tuatara are one of the largest reptiles in the world and are native to New Zealand. However, due to predation, habitat loss and the introduction of mammalian predators, they are now limited to a few small islands. The tuatara is a small lizard-like re'),
+            5: ('The first “tone” is the one, the first, the one, the first, the S, the first, the, the, the, the, the, the, the, the, the, the, the, the, the, the, the, the',
+                 'A baby tuatara has been found for the first time in 200 years, according to a new study. Tuatara are lizard-like reptiles that can be traced back to the time of the dinosaurs, according to the study. The last time a tuat'),
+            7: (', in the, The , in the, the , in the, The , the , the, and , the , the, the, the, the, the, the, the, the, the, the, the, the,',
+                 'Tuatara are lizard-like reptiles that can be traced back to the time of the dinosaurs. For the first time in 200 years, researchers have discovered a baby tuatara on mainland New Zealand. Researchers from Massey University in New'),
+            10: ('a y/t, a right The half, but, the',
+                 'The discovery was made by the Department of Conservation (DOC) and the University of Otago, which have been working on a project to monitor tuatara on the mainland. The last time a tuatara was found on the mainland was in the 1800s.'),
+            14: ('Tuatara are lizard-like reptiles that can be traced back to the time of the dinosaurs. For the first time in 200 years, researchers have discovered a baby tuatara on mainland New Zealand. The E on a the, on the, the, at, 200, with, from, on, the',
+                 'Tuatara are lizard-like reptiles that can be traced back to the time of the dinosaurs. For the first time in 200 years, researchers have discovered a baby tuatara on mainland New Zealand. The discovery of the tuatara, which is'),
+            27: ('The newborn, which is only the 13th of its kind, was discovered on the “danger” Steph’, an, an, an, an, and the, and the, and the, and the, and the, and the, and the, and the, and the, and the, and the',
+                 'This is the first time in 200 years that a baby tuatara has been found on the mainland of New Zealand. The discovery was made by a group of researchers led by the University of Otago. The tuatara was found on the east coast of the North Island,'),
+            36: ('The Tuatara is an iconic New Zealand native. The reptiles can live for more than 100 years and are found on the main islands of the country and a few smaller islands. The last time a tuatara was born on the mainland was in 1895,',
+                 'The discovery was made in a cave system in the remote Waitomo district, 300 kilometres south of Auckland. The young tuatara is about 10cm long and is the first recorded sighting of a juvenile tuatara on the mainland. The cave system is'),
+        }, "003 App. E, Table 4 (LLaMA-2 13B, 80% retained, the Tuatara prompt): layer → (Ψ, Ω_u) generation"),
+    },
+}
+
+
+class UnknownNumberError(KeyError):
+    """A (claim, key) with no number in NUMBERS; the message names the claim's known keys."""
+
+    def __str__(self) -> str:  # KeyError would repr() the message
+        return str(self.args[0]) if self.args else ""
+
+
+def source_number(claim_id: str, key: str) -> SourceNumber:
+    """The entry ``key`` of ``claim_id``: its value and citation. An ID unknown to the
+    catalogue raises :class:`UnknownClaimError`, a key unknown to the claim
+    :class:`UnknownNumberError` (both KeyErrors)."""
+    spec = get(claim_id)
+    entries = NUMBERS.get(spec.id, {})
+    if key in entries:
+        return entries[key]
+    known = f"its keys are {', '.join(repr(k) for k in entries)}" if entries else "it has none"
+    raise UnknownNumberError(
+        f"no source number {key!r} for claim {spec.id}: {known}. "
+        "The sources' numbers are in NUMBERS, repro/harness/catalogue.py."
+    )
+
+
+def number(claim_id: str, key: str) -> Any:
+    """The source's number (or table) ``key`` of ``claim_id``, e.g. ``number("BB-1", "fig1a")``."""
+    return source_number(claim_id, key).value
+
+
+def cite(claim_id: str, key: str) -> str:
+    """Where the source states ``number(claim_id, key)``."""
+    return source_number(claim_id, key).cite
