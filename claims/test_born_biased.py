@@ -19,6 +19,7 @@ from scipy import stats as sps
 
 from repro.born_biased import figures, init_bias
 from repro.core import plotting, stats
+from repro.harness import catalogue
 from repro.harness.runtime import derive_seed
 
 # Closed forms are infinite-width (Gaussian-process) limits. At our widths (512–1024) a model's
@@ -30,6 +31,9 @@ Z = 4.0  # standard errors: a two-sided 4σ band is missed by chance ~6e-5 of th
 
 
 # --------------------------------------------------------------------------- BB-4
+
+
+SOURCE_RHO1 = catalogue.number("BB-4", "rho1")  # Prop 2: 1/π
 
 
 @pytest.fixture(scope="module")
@@ -60,7 +64,7 @@ def test_relu_mlp0_contracts_along_the_arccos_map(claim, mlp_stack):
         control = dict(control=float(tanh.mean[l]), control_name=ctl) if l in (0, L - 1) else {}
         name = "ρ̄₁ after 1 ReLU MLP0 block" if l == 0 else f"ρ̄_{l + 1} (arc-cosine recurrence)"
         claim.check(name, float(relu.mean[l]), float(theory[l]), compare="abs", tol=tol[l], why=why,
-                    source=round(1 / math.pi, 4) if l == 0 else None, **control)
+                    source=round(SOURCE_RHO1, 4) if l == 0 else None, **control)
     # Monotone rise: every step up is positive in every model (Prop 2: g(ρ) > ρ on [0, 1)).
     claim.check("smallest per-model rise ρ̄_{l+1} − ρ̄_l", float(np.diff(relu.values, axis=1).min()), 0.0,
                 compare="ge", why="Prop 2: increasing in every model; no tolerance",
@@ -101,7 +105,7 @@ def two_blocks(profile):
     return [init_bias.two_block_similarity(**{**sizes, "T": T}) for T in sizes["T"]]
 
 
-SOURCE_TABLE3 = {"h": 0.31, "mlp_mlp": 0.49, ("attn_mlp", 128): 0.98}  # 001 Table 3 (T = 128)
+SOURCE_TABLE3 = catalogue.number("BB-4.2", "table3")  # 001 Table 3 (T = 128)
 
 
 @pytest.mark.claim("BB-4.2", source="001 §4.3 Table 3, Prop 4, App A.2")
@@ -231,17 +235,9 @@ def _cells(runs, attr: str = "top1"):
     return [(seed, T, getattr(run, attr)[i]) for (_, seed), run in runs.items() for i, T in enumerate(run.lengths)]
 
 
-SOURCE_TABLE1 = {  # (arch, seed, T) -> (top-1 id, freq %, p) from 001 Table 1 (N = 10,000)
-    ("rope-gpt2", 42, 64): (6336, 2.60, 4.55e-137), ("rope-gpt2", 42, 256): (30425, 4.85, 6.59e-285),
-    ("rope-gpt2", 42, 1024): (666, 5.20, 6.75e-309), ("rope-gpt2", 43, 64): (7328, 3.00, 2.20e-162),
-    ("rope-gpt2", 43, 256): (7328, 5.25, 2.42e-312), ("rope-gpt2", 43, 1024): (7328, 6.75, 0.0),
-    ("llama", 42, 64): (18219, 0.06, 3.16e-2), ("llama", 42, 256): (19647, 0.06, 3.16e-2),
-    ("llama", 42, 1024): (11048, 0.07, 1.40e-3), ("llama", 43, 64): (6479, 0.09, 1.90e-6),
-    ("llama", 43, 256): (17743, 0.06, 3.16e-2), ("llama", 43, 1024): (21436, 0.07, 1.40e-3),
-}
-SOURCE_TABLE1C = {(42, 64): 3.95, (42, 256): 6.20, (42, 1024): 6.35,  # 001 Table 1(c): 1.2B RoPE GPT-2,
-                  (43, 64): 5.20, (43, 256): 7.45, (43, 1024): 10.20}  # top-1 freq %
-SOURCE_FIG1A = (58.5, 2000)  # 001 Fig 1a: top token 58.5× the random baseline's top count, N = 2,000
+SOURCE_TABLE1 = catalogue.number("BB-1", "table1")  # (arch, seed, T) -> (top-1 id, freq %, p), 001 Table 1(a)-(b)
+SOURCE_TABLE1C = catalogue.number("BB-1.2", "table1c")  # (seed, T) -> top-1 freq %, 001 Table 1(c): 1.2B RoPE GPT-2
+SOURCE_FIG1A = catalogue.number("BB-1", "fig1a")  # 001 Fig 1a: (top token's ratio to the random baseline's top, N)
 
 
 def _source_freq(arch: str) -> float:
@@ -496,6 +492,9 @@ def test_preference_grows_with_length_and_size(claim, table1, small_models, prof
                 why="App B.2's level; one test per direction")
 
 
+SOURCE_AGREEMENT = catalogue.number("BB-2.2", "agreement")  # 001 Finding 2.2: 100 random models, N = 2,000
+
+
 @pytest.fixture(scope="module")
 def directions(profile, device):
     return init_bias.direction_agreement(device=device, **profile.sizes("bb_2_2"))
@@ -609,16 +608,13 @@ def test_contraction_direction_names_the_favourite(claim, directions):
     p_ctl = sps.binomtest(k_ctl, m, p0, alternative="greater").pvalue
     sig = directions.log10_p < math.log10(ALPHA)
     claim.record(f"agreement rate over {m} models ({directions.sizes['n_layer']}L, N={directions.sizes['n_seq']}, "
-                 f"T={directions.sizes['T']})", k / m, source=0.76)
+                 f"T={directions.sizes['T']})", k / m, source=SOURCE_AGREEMENT)
     claim.record("Wilson 95% CI", f"[{ci.low:.2f}, {ci.high:.2f}]")
     claim.record(f"agreement among the {int(sig.sum())} models with a significant favourite",
                  float(agree[sig].mean()) if sig.any() else float("nan"))
     claim.figure(figures.fig_direction_agreement(directions), "agreement")
     claim.check(f"binomial p vs chance (p0 = {p0:.3f})", float(p), 0.01, compare="le", why="reject 'unrelated' at 1%",
                 control=float(p_ctl), control_name=f"direction token vs the next model's favourite ({k_ctl}/{m} agree)")
-
-
-SOURCE_AGREEMENT = 0.76  # 001 Finding 2.2: over 100 random models, N = 2,000, T = 1,024
 
 
 @pytest.mark.policy_dtype
@@ -659,7 +655,8 @@ def test_direction_agreement_rate_matches_source(claim, directions, profile):
 # =========================================================================== 001 §4.1: ablation
 
 
-SOURCE_TABLE2 = {"full": 0.46, "attn-only": 1.11e-4, "mlp-only": 0.25}
+SOURCE_TABLE2 = catalogue.number("BB-3", "table2")  # 001 Table 2: avg pairwise cosine per variant
+SOURCE_ATTN_ONLY_P = catalogue.number("BB-3", "attn_only_p")  # 001 Table 2: attn-only p
 
 
 @pytest.fixture(scope="module")
@@ -703,7 +700,7 @@ def test_mlp_drives_contraction_attention_alone_does_not(claim, ablation, unifor
     # either variant.
     for r in ablation["attn-only"]:
         claim.record(f"attn-only seed {r.seed}: top count {r.top1.count}/{r.top1.n}, log10 p vs uniform (head's null: "
-                     f"{r.null_log10_p:.2f})", r.top1.log10_p, source=0.16)
+                     f"{r.null_log10_p:.2f})", r.top1.log10_p, source=SOURCE_ATTN_ONLY_P)
     count = {v: sum(r.top1.count for r in runs) for v, runs in ablation.items()}
     p_flat = sps.binomtest(count["attn-only"], count["attn-only"] + count["mlp-only"], 0.5, alternative="less").pvalue
     p_ctl = sps.binomtest(count["full"], count["full"] + count["mlp-only"], 0.5, alternative="less").pvalue
@@ -764,7 +761,7 @@ def gelu_spread(profile):
     return init_bias.gelu_input_spread(**profile.sizes("bb_4_1"))
 
 
-SOURCE_GELU_STD = {"norm": 0.55, "nonorm": 0.011}  # 001 Finding 4.1 / Fig 6
+SOURCE_GELU_STD = catalogue.number("BB-4.1", "gelu_std")  # 001 Finding 4.1 / Fig 6
 GELU_ENGAGED = 0.5  # gelu_asymmetry: half of ReLU's (1), the source's asymmetric reference
 CONTRACTED = 0.05  # inter-sequence cosine of the MLP output
 

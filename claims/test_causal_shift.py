@@ -25,11 +25,14 @@ from repro.causal_shift import experiments as cs
 from repro.core import data, plotting, stats
 from repro.core import train as T
 from repro.core.models.hf import random_init_twin
+from repro.harness import catalogue
 from repro.harness.runtime import resolve_dtype
 
-SOURCE_SWITCH = (17, 26)  # 000 Fig 2: Gemma-2-2B switches at ≈ layer 17 of 26
-# 000 Table II, WikiText perplexity: (fixed cut, baseline), and gating
-SOURCE_TABLE2 = {"wikitext": (28.62, 28.75), "wikitext_gating": 28.46}
+SOURCE_SWITCH = catalogue.number("CS-1", "switch")  # 000 Fig 2: Gemma-2-2B switches at ≈ layer 17 of 26
+# 000 Table II, WikiText, as perplexity: (fixed cut, baseline), and gating
+SOURCE_TABLE2 = catalogue.number("CS-6", "table2")
+SOURCE_TOP_MASS = catalogue.number("CS-5", "top_mass")  # 000 Fig 5: one layer attracts all the mass
+SOURCE_TOP_LAYER = catalogue.number("CS-5", "top_layer")  # 000 Fig 5: the 11th of 12 layers
 
 # (claim, model) → why the claim does not hold on that embedded model (measured at ci)
 NOT_REPRODUCED: dict[tuple[str, str], str] = {
@@ -122,7 +125,8 @@ def test_switch_from_input_to_target_is_deep(claim, reading):
     claim.check(f"{r.name}: top-{p.k} target match at the last layer − input match there", float(tgt[-1] - inp[-1]), 0.3,
                 compare="ge", why="'late layers decode to the next token': a large share (≥ 30 points more than the input)")
     claim.check(f"{r.name}: switch layer (target overtakes input) / L", sw / L, 0.5, compare="ge", source=round(src, 3),
-                why="'the switch is deep in the network': in the deeper half (the source's 17/26 = 0.65)")
+                why=f"'the switch is deep in the network': in the deeper half (the source's "
+                    f"{SOURCE_SWITCH[0]}/{SOURCE_SWITCH[1]} = {src:.2f})")
 
 
 @pytest.mark.policy_dtype
@@ -271,7 +275,8 @@ def test_fixed_cut_sweep(claim, runs, sizes, profile):
     sd_diff = float(diff.std(ddof=1))
     n80 = stats.n_for_power(lambda n: stats.power_paired_t(effect, sd_diff, max(n, 2)))
     claim.power(stats.power_paired_t(effect, sd_diff, len(diff)), effect=f"cut at layer 0 improves the loss by "
-                f"{effect:.4f} nats (Table II: fixed cut 28.62 vs baseline 28.75 ppl)",
+                f"{effect:.4f} nats (Table II: fixed cut {SOURCE_TABLE2['wikitext'][0]} vs baseline "
+                f"{SOURCE_TABLE2['wikitext'][1]} ppl)",
                 method=f"noncentral t, one-sided α = 0.05, paired sd {sd_diff:.4f} over {len(diff)} seeds",
                 decide=f"{n80} paired seeds at this model size" if n80 else "more than 100,000 paired seeds")
     claim.not_reproduced_if(NOT_REPRODUCED, ("CS-4", profile.name), f"cut − baseline per layer {np.round(cut - base, 4).tolist()}, "
@@ -300,10 +305,12 @@ def test_learned_gate_concentrates_late(claim, runs, sizes, profile):
     # no power figure: whether 300 steps can concentrate a gate that the source trains on 10B
     # tokens has no closed form or cheap simulation; the verdict stays "inconclusive at this scale"
     claim.not_reproduced_if(NOT_REPRODUCED, ("CS-5", profile.name), f"π {np.round(final, 3).tolist()}")
-    claim.check("largest π", float(final.max()), 0.5, compare="ge", source=1.0, control=float(hist[min(hist)].max()),
+    claim.check("largest π", float(final.max()), 0.5, compare="ge", source=SOURCE_TOP_MASS,
+                control=float(hist[min(hist)].max()),
                 control_name="the gate at init (uniform)", why="'attracts all the mass': at least half of it")
-    claim.check("layer of the largest π / L", (top + 1) / L, 0.5, compare="ge", source=round(11 / 12, 3),
-                why="a late layer (the source: 11th of 12)")
+    claim.check("layer of the largest π / L", (top + 1) / L, 0.5, compare="ge",
+                source=round(SOURCE_TOP_LAYER[0] / SOURCE_TOP_LAYER[1], 3),
+                why=f"a late layer (the source: {SOURCE_TOP_LAYER[0]}th of {SOURCE_TOP_LAYER[1]})")
 
 
 @pytest.fixture(scope="module")

@@ -30,6 +30,7 @@ from scipy import stats as sps
 from repro.core import data, lens, stats
 from repro.core.models.hf import build_model, random_init_twin
 from repro.core.models.tiny import TinyConfig, TinyDecoder
+from repro.harness import catalogue
 from repro.harness.runtime import ReproError, generator
 from repro.residual_stream import figures, induction
 from repro.residual_stream import decomposition as rs
@@ -37,7 +38,7 @@ from repro.residual_stream import decomposition as rs
 F32_U = 2.0 ** -24  # float32 unit roundoff
 # 002 "Residual Stream Decomposition": 1 + L·H + L terms for (L, H) = (32, 32) (the source's
 # example) and (24, 16) (its exercise)
-SOURCE_TERMS = {(32, 32): 1057, (24, 16): 409}
+SOURCE_TERMS = catalogue.number("RS-1", "terms")
 
 # (claim, profile) → why the claim does not hold at that profile's sizes (measured at ci; `long`
 # runs the ci sizes here)

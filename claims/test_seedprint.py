@@ -32,6 +32,7 @@ from scipy import stats as sps
 from repro.core import stats
 from repro.core import train as T
 from repro.core.models.hf import random_init_twin
+from repro.harness import catalogue
 from repro.harness.runtime import autocast
 from repro.seedprint import figures
 from repro.seedprint import algorithm as sp
@@ -43,6 +44,14 @@ WHY_SAME = "001 §6.1.1: same lineage iff p < 0.01"
 WHY_DIFFERENT = "001 §6.1.1: p ≥ 0.01 — not declared one lineage"
 TESTS = (("p_t", "t-test"), ("p_u", "U-test"))
 CAL_LEVEL = 0.05  # the level of the binomial test of a false-positive rate against α
+
+# the source's p (t-test, U-test) per pair: 001 Tables 4a, 4b, 4c and Table 5's The Stack rows
+TABLE4A = catalogue.number("SP-1", "table4a")  # (seed a, seed b): s_a vs s_b at init
+TABLE4B = catalogue.number("SP-2", "table4b")  # seed: s_init vs s_base
+# Table 4c's pairs, init → the other seed's trained model: SP-2's negative controls
+TABLE4C = catalogue.number("SP-3", "table4c")
+TABLE5 = catalogue.number("SP-4", "table5")  # "the_stack (1000)": the true descendant, "(123)": the distractor
+SOURCE_BASELINES_WRONG = catalogue.number("SP-4", "baselines_wrong")  # Table 5: all four err on The Stack
 
 # (claim, profile) → why the claim does not hold at that profile, decided from earlier runs; the
 # run's own numbers are appended (Claim.not_reproduced_if)
@@ -264,8 +273,7 @@ def _record_calibration(claim, cal: Calibration, depends: str) -> None:
 @pytest.mark.policy_dtype
 @pytest.mark.claim("SP-1", source="001 §6.1.2 Table 4a")
 def test_different_seeds_do_not_match(claim, zoo, lab, spcfg):
-    source = {(42, 2000): (0.357, 0.532), (123, 42): (0.678, 0.565), (1000, 123): (0.363, 0.335),
-              (2000, 1000): (0.434, 0.481)}
+    source = TABLE4A
     rows = [zoo.compare(f"init{a}", f"init{b}", same=False) for a, b in source]
     _record_released(claim, rows)
     # §6.1.1 also states Algorithm 1 with Gaussian input embeddings. Measured here on the same
@@ -289,10 +297,6 @@ def test_different_seeds_do_not_match(claim, zoo, lab, spcfg):
 
 # --------------------------------------------------------------------------- SP-2 (Table 4b, Table 8)
 
-# Table 4c's pairs, init → the other seed's trained model: SP-2's negative controls
-TABLE4C = {(123, 1000): (0.385, 0.486), (1000, 2000): (0.035, 0.096), (42, 123): (0.426, 0.337),
-           (2000, 42): (0.388, 0.287)}
-
 
 @pytest.mark.policy_dtype
 @pytest.mark.claim("SP-2", source="001 §6.1.2 Table 4b; App B.3.2 Table 8")
@@ -300,7 +304,7 @@ def test_trained_model_matches_its_init(claim, zoo, sizes, reef_inputs):
     # SP-2 is not a strict xfail at any profile, so no power is recorded: the source gives p's
     # only (no τ's, no |S|), after ≈10B tokens of training where ours trains 300 steps, so its
     # effect size cannot be carried to our sizes.
-    source = {42: (2.20e-8, 6.28e-8), 123: (7.09e-6, 1.37e-5), 1000: (5.58e-4, 2.81e-3), 2000: (4.00e-10, 1.27e-9)}
+    source = TABLE4B
     other = {a: b for a, b in TABLE4C}
     rows, table = [], []
     for s in sizes["seeds"]:
@@ -404,8 +408,8 @@ def test_lineage_survives_continual_training_on_code(claim, zoo, table5, calibra
     claim.figure(figures.seedprint_pvalues(table5, "Table 5: continual training on stdlib code"), "table5")
     # each suspect is the other's negative control: the distractor must not pass the descendant's
     # check, the true descendant must not pass the distractor's
-    _check_pair(claim, true, control=distractor, source=(0.0, 3.09e-69))
-    _check_pair(claim, distractor, control=true, source=(0.732, 0.831))
+    _check_pair(claim, true, control=distractor, source=TABLE5["the_stack (1000)"])
+    _check_pair(claim, distractor, control=true, source=TABLE5["the_stack (123)"])
 
 
 @pytest.mark.policy_dtype
@@ -427,7 +431,8 @@ def test_baselines_fail_on_the_code_shift(claim, table5, profile):
     claim.not_reproduced_if(NOT_REPRODUCED, ("SP-4 baselines", profile.name),
                             "; ".join(f"{k} {true['baselines'][k].similarity:.2f} / {distractor['baselines'][k].similarity:.2f}"
                                       f" ({'errs' if wrong[k] else 'correct'})" for k in fb.METHODS))
-    claim.check("baselines misattributing the code pair", sum(wrong.values()), 4, compare="ge", source=4,
+    claim.check("baselines misattributing the code pair", sum(wrong.values()), 4, compare="ge",
+                source=SOURCE_BASELINES_WRONG,
                 why="Table 5: every baseline errs on The Stack (a baseline errs if it misses the true descendant "
                     "or accepts the distractor at similarity 0.8)")
 
@@ -473,7 +478,7 @@ def test_bias_persists_through_training(claim, zoo, lab, spcfg, sizes):
 
 # 001 Table 6: PCS between Llama-2-7B and its fine-tunes; the two that PCS resolves from 1.0000
 # with the fewest tokens (Llama-2-finance 5M, Vicuna 370M) moved 1 − PCS = 2.1e-3 and 1.5e-3
-TABLE6_PCS = {"Llama-2-finance-7B": 0.9979, "Vicuna-1.5-7B": 0.9985}
+TABLE6_PCS = catalogue.number("SP-5", "table6_pcs")
 SKIP_EMBED = ("embed", "lm_head")  # the fine-tune freezes the (tied) token embedding
 
 

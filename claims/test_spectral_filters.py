@@ -39,6 +39,7 @@ import torch
 from scipy import stats as sps
 
 from repro.core import data, lens, stats
+from repro.harness import catalogue
 from repro.harness.runtime import ReproError, dtype_name, generator, resolve_dtype
 from repro.spectral_filters import figures
 from repro.spectral_filters import spectral as sp
@@ -50,28 +51,16 @@ PROMPTS = (
     "If you're interested in Grizzly Bear viewing in and around the northern Gulf of Alaska, consider a "
     "chartered flight with Trygg Air Alaska based out of King Salmon with service to and from Anchorage.",
 )
-SOURCE_SF7 = (12 / 40, 2.47, 2.74)  # 003 Fig 13: Ω_{u,14} after L12 of 40: NLL 2.47 → 2.74
+SOURCE_SF7 = catalogue.number("SF-7", "fig13")  # 003 Fig 13: Ω_{u,14} after L12 of 40: NLL 2.47 → 2.74
+SOURCE_REMOVED = catalogue.number("SF-7", "removed")  # 003 Fig 13: Ω_{u,14} suppresses 25% of the SVs
 # 003 App C: under a filter that removes what a sink-writing component writes, "log-likelihood
 # remains poor (around 9)"; with Fig 13's unfiltered 2.47 this is the size of the source's step
-SOURCE_POOR_NLL = 9.0
+SOURCE_POOR_NLL = catalogue.number("SF-3", "poor_nll")
 SOURCE_STEP = SOURCE_POOR_NLL - SOURCE_SF7[1]
-SOURCE_LAYERS = 40  # LLaMA-2 13B (003 Table 1), the model of Figs 8–15 and Table 4
-SOURCE_TABLE4 = {  # 003 App E Table 4 (LLaMA-2 13B, 80% retained, the Tuatara prompt): layer of 40 → (Ψ, Ω_u)
-    3: ('When, “b/3,on,h,a The “t The A,e,c,t,a,w,d, The,a,d,th, The,th, The, The,t,d, The,d, on,',
-         'Tuatara are one of the largest reptiles in the world and are native to New Zealand. However, due to predation, habitat loss and the introduction of mammalian predators, they are now limited to a few small islands. The tuatara is a small lizard-like re'),
-    5: ('The first “tone” is the one, the first, the one, the first, the S, the first, the, the, the, the, the, the, the, the, the, the, the, the, the, the, the, the',
-         'A baby tuatara has been found for the first time in 200 years, according to a new study. Tuatara are lizard-like reptiles that can be traced back to the time of the dinosaurs, according to the study. The last time a tuat'),
-    7: (', in the, The , in the, the , in the, The , the , the, and , the , the, the, the, the, the, the, the, the, the, the, the, the,',
-         'Tuatara are lizard-like reptiles that can be traced back to the time of the dinosaurs. For the first time in 200 years, researchers have discovered a baby tuatara on mainland New Zealand. Researchers from Massey University in New'),
-    10: ('a y/t, a right The half, but, the',
-         'The discovery was made by the Department of Conservation (DOC) and the University of Otago, which have been working on a project to monitor tuatara on the mainland. The last time a tuatara was found on the mainland was in the 1800s.'),
-    14: ('Tuatara are lizard-like reptiles that can be traced back to the time of the dinosaurs. For the first time in 200 years, researchers have discovered a baby tuatara on mainland New Zealand. The E on a the, on the, the, at, 200, with, from, on, the',
-         'Tuatara are lizard-like reptiles that can be traced back to the time of the dinosaurs. For the first time in 200 years, researchers have discovered a baby tuatara on mainland New Zealand. The discovery of the tuatara, which is'),
-    27: ('The newborn, which is only the 13th of its kind, was discovered on the “danger” Steph’, an, an, an, an, and the, and the, and the, and the, and the, and the, and the, and the, and the, and the, and the',
-         'This is the first time in 200 years that a baby tuatara has been found on the mainland of New Zealand. The discovery was made by a group of researchers led by the University of Otago. The tuatara was found on the east coast of the North Island,'),
-    36: ('The Tuatara is an iconic New Zealand native. The reptiles can live for more than 100 years and are found on the main islands of the country and a few smaller islands. The last time a tuatara was born on the mainland was in 1895,',
-         'The discovery was made in a cave system in the remote Waitomo district, 300 kilometres south of Auckland. The young tuatara is about 10cm long and is the first recorded sighting of a juvenile tuatara on the mainland. The cave system is'),
-}
+SOURCE_LAYERS = catalogue.number("SF-8", "layers")  # LLaMA-2 13B (003 Table 1), the model of Figs 8–15 and Table 4
+# 003 App E Table 4 (LLaMA-2 13B, 80% retained, the Tuatara prompt): layer of 40 → (Ψ, Ω_u)
+SOURCE_TABLE4 = catalogue.number("SF-8", "table4")
+SOURCE_WE_SV_RATIO = catalogue.number("SF-1", "we_sv_ratio")  # 003 §3: W_e's σ1 "only twice" σ2
 
 # (claim, model) → why the claim does not hold on that embedded model (decided from earlier ci
 # runs; the run's own numbers are appended as "Measured: …" and its records carry the rest).
@@ -295,7 +284,7 @@ def test_unembedding_spectrum(claim, study, sizes):
     rho_ctl, _ = sps.spearmanr((W_u @ (r / r.norm()))[keep].numpy(), log_f)
     S_ctl = torch.linalg.svdvals(torch.randn(16 * d, d, generator=g, dtype=torch.float64))
     del W_u
-    claim.record(f"{s.name}: σ1/σ2 of W_e", float(F.e.S[0] / F.e.S[1]), source=2.0)
+    claim.record(f"{s.name}: σ1/σ2 of W_e", float(F.e.S[0] / F.e.S[1]), source=SOURCE_WE_SV_RATIO)
     claim.figure(figures.singular_values({"W_u (final-norm gain folded)": S, "W_e": F.e.S.numpy()}, F.edges,
                                          f"003 Fig 3 — {s.name} (d = {d})"), f"{s.name}_fig3")
     _deterministic_power(claim, "one large leading SV, a flat tail that drops in the last band, a top singular "
@@ -593,7 +582,7 @@ def test_sink_preserving_filters_keep_nll_low(claim, study):
     phi_p = s.prompt_nll(lay, "phi_u", 15) - s.base_prompts
     rise, phi_rise = float(om_p.mean()), float(phi_p.mean())
     removed = 1 - s.F.retained("omega", 14) / s.F.d
-    claim.record(f"{s.name}: share of the spectrum Ω_u,14 removes (source 25%)", removed)
+    claim.record(f"{s.name}: share of the spectrum Ω_u,14 removes (source {SOURCE_REMOVED:.0%})", removed)
     claim.record(f"{s.name}: NLL Φ_u,1:15 − Ω_u,14 (same retained dims less the dark band)", phi_rise - rise)
     ok_rows = [r for r, row in zip(s.rows, grid) if row[s.cols.index(15)] - s.sweep.base <= 0.5]
     claim.record(f"{s.name}: layers where Ω_u,14 stays within 0.5 nats", str(ok_rows))
@@ -610,8 +599,8 @@ def test_sink_preserving_filters_keep_nll_low(claim, study):
     claim.not_reproduced_if(NOT_REPRODUCED, ("SF-7", s.name), f"Ω_u,14 after layer {lay}: +{rise:.2f} nats over "
                                   f"{s.sweep.base:.2f} unfiltered (Φ_u,1:15 +{phi_rise:.2f}); within 0.5 nats after "
                                   f"layers {ok_rows}")
-    claim.check(f"{s.name}: share of the spectrum Ω_u,14 removes", removed, 0.25, compare="abs", tol=0.01,
-                why="the source's 25%, up to band rounding (d/20 not whole)")
+    claim.check(f"{s.name}: share of the spectrum Ω_u,14 removes", removed, SOURCE_REMOVED, compare="abs", tol=0.01,
+                why=f"the source's {SOURCE_REMOVED:.0%}, up to band rounding (d/20 not whole)")
     claim.check(f"{s.name}: NLL increase, Ω_u,14 after layer {lay}", rise, 0.5, compare="le",
                 source=round(effect, 2), control=phi_rise,
                 control_name="Φ_u,1:15 (the same head without the dark band)",

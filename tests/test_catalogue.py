@@ -1,5 +1,5 @@
 """The claim catalogue: well-formed, complete against the shared CLAIMS.md, and located;
-the sources' numbers keyed by claim and cited.
+the sources' numbers defined there once (no copy in the claims or the library).
 
 Fast (no models, no torch). The checks against the shared documents skip when the repo
 is not checked out beside ``shared/`` (``<parent>/main`` next to ``<parent>/shared``).
@@ -7,6 +7,7 @@ is not checked out beside ``shared/`` (``<parent>/main`` next to ``<parent>/shar
 
 from __future__ import annotations
 
+import ast
 import re
 from pathlib import Path
 
@@ -15,6 +16,7 @@ import pytest
 from repro.harness import catalogue
 from repro.harness.catalogue import CATALOGUE, CLAIMS, ID_PATTERN, NUMBERS, SOURCES, TOPICS, ClaimSpec, get
 
+REPO = Path(__file__).resolve().parents[1]
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 CLAIMS_MD = SHARED / "CLAIMS.md"
 SEEDS = SHARED / "seeds"
@@ -300,6 +302,112 @@ def test_unknown_number_names_the_claim_and_its_keys():
         catalogue.number("RS-2", "anything")  # a claim the source gives no number for
     with pytest.raises(catalogue.UnknownClaimError, match="did you mean"):
         catalogue.number("BB-4.3", "table3")  # an ID not in the catalogue
+
+
+# A copy of a source number: a `source=` argument written out as a number (or a tuple /
+# expression of numbers), a SOURCE_*/TABLE* name (or a local `source`) assigned a literal number
+# or table, and a `source…` parameter with a literal numeric default.
+_COPY_NAME = re.compile(r"^(?:SOURCE|TABLE)[A-Z0-9_]*$|^source$")
+_LITERAL_CALLS = {"round", "float", "int", "abs"}
+
+
+def _is_literal(node: ast.AST) -> bool:
+    """Written out in the code: a number or string, or a display / arithmetic of them only."""
+    if isinstance(node, ast.Constant):
+        return isinstance(node.value, (int, float, complex, str)) and not isinstance(node.value, bool)
+    if isinstance(node, ast.UnaryOp):
+        return _is_literal(node.operand)
+    if isinstance(node, ast.BinOp):
+        return _is_literal(node.left) and _is_literal(node.right)
+    if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+        return bool(node.elts) and all(_is_literal(e) for e in node.elts)
+    if isinstance(node, ast.Dict):
+        return (bool(node.values) and all(k is not None and _is_literal(k) for k in node.keys)
+                and all(_is_literal(v) for v in node.values))
+    if isinstance(node, ast.Call):  # round(11 / 12, 3)
+        return (isinstance(node.func, ast.Name) and node.func.id in _LITERAL_CALLS and bool(node.args)
+                and not node.keywords and all(_is_literal(a) for a in node.args))
+    return False
+
+
+def _has_number(node: ast.AST) -> bool:
+    return any(isinstance(n, ast.Constant) and isinstance(n.value, (int, float, complex))
+               and not isinstance(n.value, bool) for n in ast.walk(node))
+
+
+def _written_out(value: ast.AST) -> bool:
+    """A literal value, or a table (dict, tuple, list) with at least one literal number in it."""
+    if _is_literal(value):
+        return True
+    items = value.values if isinstance(value, ast.Dict) else getattr(value, "elts", None)
+    if not isinstance(value, (ast.Dict, ast.Tuple, ast.List, ast.Set)) or items is None:
+        return False
+    return any(_is_literal(item) and _has_number(item) for item in items)
+
+
+def source_number_copies(text: str, filename: str = "<string>") -> list[str]:
+    """Each place in Python `text` that writes a source number out instead of reading it from
+    the catalogue, as "file:line: what"."""
+    found = []
+    for node in ast.walk(ast.parse(text, filename)):
+        if isinstance(node, ast.Call):
+            for kw in node.keywords:
+                if kw.arg == "source" and _is_literal(kw.value) and _has_number(kw.value):
+                    found.append(f"{filename}:{kw.value.lineno}: source={ast.unparse(kw.value)}")
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for target in targets:
+                if isinstance(target, ast.Name) and _COPY_NAME.match(target.id) and _written_out(node.value):
+                    found.append(f"{filename}:{node.lineno}: {target.id} = {ast.unparse(node.value)[:60]}")
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            args = node.args
+            positional = args.posonlyargs + args.args
+            defaults = list(zip(positional[len(positional) - len(args.defaults):], args.defaults))
+            defaults += [(a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None]
+            for arg, default in defaults:
+                if arg.arg.lower().startswith("source") and _is_literal(default) and _has_number(default):
+                    found.append(f"{filename}:{default.lineno}: parameter {arg.arg}={ast.unparse(default)}")
+    return found
+
+
+def _scanned_files() -> list[Path]:
+    files = sorted((REPO / "claims").glob("*.py")) + sorted((REPO / "repro").rglob("*.py"))
+    return [path for path in files if path != REPO / "repro" / "harness" / "catalogue.py"]
+
+
+def test_no_copy_of_a_source_number_in_claims_or_library():
+    files = _scanned_files()
+    assert any(path.parent.name == "claims" for path in files) and len(files) > 20, files
+    copies = [hit for path in files
+              for hit in source_number_copies(path.read_text(encoding="utf-8"), str(path.relative_to(REPO)))]
+    assert not copies, ("source numbers written out instead of read from repro/harness/catalogue.py "
+                        f"(catalogue.number): {copies}")
+
+
+def test_the_scan_catches_written_out_numbers():
+    caught = source_number_copies(
+        "SOURCE_TABLE9 = {'full': 0.46, 'mlp': 0.25}\n"  # 1: a table
+        "SOURCE_RATE = 0.76\n"  # 2: a number
+        "TABLE8 = (12 / 40, 2.47, catalogue.number('SF-7', 'fig13')[2])\n"  # 3: a mixed tuple
+        "def test(claim):\n"
+        "    source = {42: (2.2e-8, 6.3e-8)}\n"  # 5: a local table
+        "    claim.check('x', 1.0, 0.5, compare='ge', source=58.5)\n"  # 6
+        "    claim.record('y', 2.0, source=-0.5)\n"  # 7: a signed number
+        "    claim.record('z', 2.0, source=(0.0, 3.09e-69))\n"  # 8: a tuple
+        "    claim.record('w', 2.0, source=round(11 / 12, 3))\n"  # 9: arithmetic on literals
+        "def fig(res, source_rate: float = 0.76):\n"  # 10: a default
+        "    pass\n")
+    assert sorted(int(hit.split(":")[1]) for hit in caught) == [1, 2, 3, 5, 6, 7, 8, 9, 10], caught
+    clean = source_number_copies(
+        "SOURCE_TABLE9 = catalogue.number('BB-3', 'table2')\n"
+        "SOURCE_STEP = SOURCE_POOR - SOURCE_SF7[1]\n"  # derived from catalogue values
+        "SOURCE_STYLE = dict(color='black', linestyle=':')\n"  # not a number
+        "@pytest.mark.claim('BB-1', source='001 §3, Fig 1a')\n"  # a citation, not a number
+        "def test(claim):\n"
+        "    source = SOURCE_TABLE9\n"
+        "    claim.check('x', 1.0, 0.5, compare='ge', source=round(SOURCE_STEP, 2))\n"
+        "    claim.record('y', 2.0, source=None)\n")
+    assert clean == []
 
 
 def test_number_citations_point_at_places_that_exist_in_the_source():

@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from repro.core.plotting import SOURCE_STYLE, band, plt
+from repro.harness import catalogue
 
 
 def fig5_mlp_stack(res) -> plt.Figure:
@@ -18,7 +19,7 @@ def fig5_mlp_stack(res) -> plt.Figure:
     band(ax, layers, res.curves["tanh"], "tanh MLP0 (measured)", "tab:red", linestyle="--")
     band(ax, layers, res.curves["standard"], "standard MLP block (LN+res, ReLU)", "tab:green")
     ax.plot(layers, res.theory, label="Prop 2 recurrence (source)", **SOURCE_STYLE)
-    ax.axhline(1 / np.pi, color="grey", lw=0.6)
+    ax.axhline(catalogue.number("BB-4", "rho1"), color="grey", lw=0.6)  # Prop 2: ρ̄₁ = 1/π
     ax.set(xlabel="number of MLP blocks l", ylabel="avg pairwise cosine similarity",
            title=f"001 Fig 5 (d={res.sizes['d_model']}, N={res.sizes['n_seq']}, {len(res.sizes['seeds'])} seeds, ±2 SE)")
     ax.set_ylim(-0.1, 1.05)
@@ -31,7 +32,8 @@ def table3_two_blocks(results) -> plt.Figure:
     fig, ax = plt.subplots(figsize=(5.2, 3.4))
     names = [("h", "MLP0(x)"), ("mlp_mlp", "MLP0∘MLP0"), ("attn_mlp", "Attn0∘MLP0")]
     width = 0.8 / len(results)
-    source = {"h": 0.31, "mlp_mlp": 0.49, "attn_mlp": 0.98}  # Table 3 (T = 128)
+    source = {k if isinstance(k, str) else k[0]: v  # Table 3 (T = 128)
+              for k, v in catalogue.number("BB-4.2", "table3").items()}
     for j, res in enumerate(results):
         xs = np.arange(len(names)) + j * width
         means = [getattr(res, k).mean[0] for k, _ in names]
@@ -67,8 +69,9 @@ def fig1a_preference(run, length: int, baseline) -> plt.Figure:
     fig, ax = plt.subplots(figsize=(5.2, 3.4))
     _rank_bars(ax, run.rank_counts[i], n, f"random-init {run.arch}, seed {run.seed}", "tab:blue", baseline)
     ratio = run.rank_counts[i][0] / baseline[0]
+    ratio_src, _ = catalogue.number("BB-1", "fig1a")
     ax.set_title(f"001 Fig 1a (T={length}, N={n}, |V|={run.sizes['vocab_size']}): top token {ratio:.1f}× "
-                 "the uniform top (source: 58.5×)", fontsize=8)
+                 f"the uniform top (source: {ratio_src}×)", fontsize=8)
     ax.legend(fontsize=7)
     return fig
 
@@ -91,10 +94,11 @@ def fig10_token_and_dim(run, length: int, tok_baseline, dim_baseline) -> plt.Fig
 def table1_frequencies(runs, small_runs=None) -> plt.Figure:
     """001 Table 1 as a plot: top-1 frequency (%) vs probe length per (arch, seed), with the
     source's rows (a) and (b) for seeds 42 / 43 drawn as dotted reference lines."""
-    source = {("rope-gpt2", 42): ([64, 256, 1024], [2.60, 4.85, 5.20]),
-              ("rope-gpt2", 43): ([64, 256, 1024], [3.00, 5.25, 6.75]),
-              ("llama", 42): ([64, 256, 1024], [0.06, 0.06, 0.07]),
-              ("llama", 43): ([64, 256, 1024], [0.09, 0.06, 0.07])}
+    source: dict = {}  # (arch, seed) -> ([T …], [top-1 freq % …]) of Table 1(a)-(b)
+    for (arch, seed, T), (_, freq, _) in catalogue.number("BB-1", "table1").items():
+        xs, ys = source.setdefault((arch, seed), ([], []))
+        xs.append(T)
+        ys.append(freq)
     fig, ax = plt.subplots(figsize=(5.6, 3.8))
     colors = {"rope-gpt2": "tab:blue", "llama": "tab:orange"}
     for (arch, seed), run in runs.items():
@@ -136,10 +140,13 @@ def fig2_layer_cosine(runs, length: int) -> plt.Figure:
     return fig
 
 
-def fig_direction_agreement(res, source_rate: float = 0.76) -> plt.Figure:
+def fig_direction_agreement(res, source_rate: float | None = None) -> plt.Figure:
     """001 Finding 2.2: per model, favourite token vs contraction-direction token; agreement rate
-    with its Wilson 95% interval against the source's 76%."""
+    with its Wilson 95% interval against the source's 76% (`source_rate`, the catalogue's by default)."""
     from repro.core.stats import binomial_ci
+
+    if source_rate is None:
+        source_rate = catalogue.number("BB-2.2", "agreement")
 
     k, m = int(res.agree.sum()), len(res.agree)
     ci = binomial_ci(k, m)
@@ -150,7 +157,7 @@ def fig_direction_agreement(res, source_rate: float = 0.76) -> plt.Figure:
     a.set(xlabel="model (seed)", ylabel="favourite token's count", title="per model")
     a.legend(fontsize=7)
     b.bar([0], [k / m], yerr=[[k / m - ci.low], [ci.high - k / m]], color="tab:blue", alpha=0.7, capsize=4)
-    b.axhline(source_rate, **SOURCE_STYLE, label="source: 76%")
+    b.axhline(source_rate, **SOURCE_STYLE, label=f"source: {source_rate:.0%}")
     b.set(xticks=[], ylim=(0, 1), ylabel="agreement rate", title=f"{k}/{m}, 95% CI")
     b.legend(fontsize=7)
     fig.suptitle(f"001 Finding 2.2 ({res.sizes['arch']} {res.sizes['n_layer']}L, N={res.sizes['n_seq']}, "
@@ -255,7 +262,7 @@ def fig6_gelu(res) -> plt.Figure:
         ax2.hist(u, bins=80, density=True, color=color, alpha=0.35)
         ax2.set_yticks([])
         ax.set_title(f"{'Norm' if key == 'norm' else 'NoNorm'}: input std {s:.3g} (source "
-                     f"{'0.55' if key == 'norm' else '0.011'})", fontsize=8)
+                     f"{catalogue.number('BB-4.1', 'gelu_std')[key]})", fontsize=8)
         ax.set_xlabel("GELU input")
         ax.legend(fontsize=7, loc="upper left")
     fig.suptitle(f"001 Fig 6 (d={res.sizes['d_model']})", fontsize=9)
