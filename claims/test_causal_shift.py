@@ -29,8 +29,9 @@ from repro.harness import catalogue
 from repro.harness.runtime import resolve_dtype
 
 SOURCE_SWITCH = catalogue.number("CS-1", "switch")  # 000 Fig 2: Gemma-2-2B switches at ≈ layer 17 of 26
-# 000 Table II, WikiText, as perplexity: (fixed cut, baseline), and gating
-SOURCE_TABLE2 = catalogue.number("CS-6", "table2")
+SOURCE_TABLE2 = catalogue.number("CS-6", "table2")  # benchmark → (baseline, fixed cut, gating), higher is better
+# Table II's relative gains, mean over its four benchmarks: fixed cut over baseline, gating over fixed cut
+REL_GAIN = tuple(float(np.mean([row[i + 1] / row[i] - 1 for row in SOURCE_TABLE2.values()])) for i in (0, 1))
 SOURCE_TOP_MASS = catalogue.number("CS-5", "top_mass")  # 000 Fig 5: one layer attracts all the mass
 SOURCE_TOP_LAYER = catalogue.number("CS-5", "top_layer")  # 000 Fig 5: the 11th of 12 layers
 
@@ -54,13 +55,16 @@ NOT_REPRODUCED: dict[tuple[str, str], str] = {
     # profile-level (key: the profile's name): the 4-layer models trained at ci
     ("CS-4", "ci"): (
         "cutting the first layer does not lower the validation loss beyond seed noise at 4 layers × 300 steps of "
-        "Brown; the source's own effect (Table II) is a few thousandths of a nat, far below our seed spread."),
+        "Brown; the source's effect, taken from Table II's fixed-cut gain (0.6% relative), is a few hundredths of a nat on our "
+        "loss, within our seed spread."),
     ("CS-5", "ci"): (
         "after 300 steps the gate has barely moved from uniform, far from putting its mass on one late layer (the "
-        "source trains on 10B tokens)."),
+        "source trains on 10B tokens). No power is computable: Fig 5 gives no step at which the mass concentrates, so "
+        "the chance of seeing it after 0.3M tokens cannot be derived; what decides it is the paper profile (20,000 steps "
+        "of 32 × 1024 tokens) or the source's 10B tokens."),
     ("CS-6", "ci"): (
-        "gating ≥ fixed cut ≥ baseline does not hold on every benchmark; the source's gaps are a few thousandths of a "
-        "nat, below the seed noise at this scale."),
+        "gating ≥ fixed cut ≥ baseline does not hold on every benchmark; the source's gains (Table II: 0.6% and 0.8% "
+        "relative) are within the seed noise at this scale."),
 }
 
 
@@ -269,21 +273,23 @@ def test_fixed_cut_sweep(claim, runs, sizes, profile):
     t = sps.ttest_rel(first, base_all, alternative="less")
     claim.record("cut at layer 0 − baseline, per seed (same init and data order)", np.round(diff, 4).tolist())
     claim.figure(figures.cut_sweep(cut, base, sd, f"000 Fig 4 — {L}-layer GPT-2-style model on Brown"), "fig4")
-    # power of the paired test at the source's effect: Table II's fixed cut vs baseline on
-    # WikiText, 28.62 vs 28.75 perplexity = −0.0045 nats, against our paired seed spread
-    effect = float(np.log(SOURCE_TABLE2["wikitext"][1] / SOURCE_TABLE2["wikitext"][0]))  # > 0: the tested direction
+    # power of the paired test at the source's effect. Fig 4 prints no number; its size is taken
+    # from Table II, where the fixed cut beats the baseline by REL_GAIN[0] (relative, mean over
+    # the four benchmarks; higher-is-better scores), applied as the same relative improvement of
+    # our validation loss (an assumption, stated in the record), against our paired seed spread
+    effect = REL_GAIN[0] * base
     sd_diff = float(diff.std(ddof=1))
     n80 = stats.n_for_power(lambda n: stats.power_paired_t(effect, sd_diff, max(n, 2)))
     claim.power(stats.power_paired_t(effect, sd_diff, len(diff)), effect=f"cut at layer 0 improves the loss by "
-                f"{effect:.4f} nats (Table II: fixed cut {SOURCE_TABLE2['wikitext'][0]} vs baseline "
-                f"{SOURCE_TABLE2['wikitext'][1]} ppl)",
+                f"{effect:.4f} nats (assumed: Table II's fixed-cut gain over the baseline, {100 * REL_GAIN[0]:.2f}% "
+                f"relative, mean of its four benchmarks, as a relative loss improvement; Fig 4 gives no number)",
                 method=f"noncentral t, one-sided α = 0.05, paired sd {sd_diff:.4f} over {len(diff)} seeds",
                 decide=f"{n80} paired seeds at this model size" if n80 else "more than 100,000 paired seeds")
     claim.not_reproduced_if(NOT_REPRODUCED, ("CS-4", profile.name), f"cut − baseline per layer {np.round(cut - base, 4).tolist()}, "
                                         f"seed sd {sd:.4f}; cut@0 − baseline per seed {np.round(diff, 4).tolist()}, "
                                         f"p {float(t.pvalue):.3g}")
     claim.check("cut at layer 0 − baseline, mean over seeds", float(diff.mean()), 0.0, compare="le",
-                source=round(-effect, 4), why="'cutting the first layer improves validation loss'")
+                why="'cutting the first layer improves validation loss' (Fig 4 gives no number to compare with)")
     claim.check("one-sided paired t-test p (cut at layer 0 < baseline)", float(t.pvalue), 0.05, compare="le",
                 why=f"{len(first)} seeds, paired; conventional α. Seeds change the initial weights only (one data "
                     "order), so seed spread is a lower bound on run-to-run noise")
@@ -361,18 +367,22 @@ def test_gating_beats_fixed_cut_beats_baseline(claim, table2, runs, profile, cor
     for r, h in zip(acc, holds):
         claim.record(f"{r[0]}: gating ≥ fixed cut ≥ baseline", f"{r[3]:.2f} ≥ {r[2]:.2f} ≥ {r[1]:.2f}: {h}")
     claim.record(f"{lw[0]}: gating ≤ fixed cut ≤ baseline", f"{lw[3]:.3f} ≤ {lw[2]:.3f} ≤ {lw[1]:.3f}: {holds[-1]}")
-    # power: the chance that the order shows on every benchmark if the source's gaps (Table II,
-    # WikiText: 28.46 / 28.62 / 28.75 ppl → 0.0056 and 0.0045 nats) are real and each model's
-    # score carries our seed noise (the baseline's validation-loss sd over seeds), by simulation
-    base_sd = float(np.std([Runs.val(r) for r in runs_val], ddof=1))
+    # power: the chance that the order shows on every benchmark if the source's gains are real
+    # (Table II: fixed cut over baseline and gating over fixed cut, REL_GAIN, relative, mean of
+    # its four benchmarks), taken as relative improvements of our baseline's loss, each model's
+    # score carrying our seed noise (the baseline's validation-loss sd over seeds), by simulation
+    base_all = [Runs.val(r) for r in runs_val]
+    base_sd, base_loss = float(np.std(base_all, ddof=1)), float(np.mean(base_all))
     g = np.random.default_rng(0)
-    gaps = np.log([SOURCE_TABLE2["wikitext"][1], SOURCE_TABLE2["wikitext"][0], SOURCE_TABLE2["wikitext_gating"]])
-    draws = gaps[None, None, :] + g.normal(0.0, base_sd, size=(20_000, len(holds), 3))  # (sim, benchmark, model)
+    losses = base_loss * np.array([1.0, 1 - REL_GAIN[0], (1 - REL_GAIN[0]) * (1 - REL_GAIN[1])])
+    draws = losses[None, None, :] + g.normal(0.0, base_sd, size=(20_000, len(holds), 3))  # (sim, benchmark, model)
     ok = np.all((draws[..., 2] <= draws[..., 1]) & (draws[..., 1] <= draws[..., 0]), axis=1)
-    claim.power(float(ok.mean()), effect="Table II's gaps (0.0045 and 0.0056 nats between the three models)",
+    claim.power(float(ok.mean()), effect=f"Table II's gains ({100 * REL_GAIN[0]:.2f}% fixed cut over baseline, "
+                f"{100 * REL_GAIN[1]:.2f}% gating over fixed cut, relative, mean of its four benchmarks; "
+                f"{base_loss * REL_GAIN[0]:.4f} and {base_loss * REL_GAIN[1]:.4f} nats on our loss)",
                 method=f"20,000 simulations, each model's loss on each of {len(holds)} benchmarks normal with the "
-                       f"baseline's seed sd {base_sd:.4f}", decide="seed noise ≪ 0.005 nats: several seeds per model "
-                       "and far more tokens than this profile")
+                       f"baseline's seed sd {base_sd:.4f}", decide="seed noise well below the gains: several seeds "
+                       "per model and far more tokens than this profile")
     claim.not_reproduced_if(NOT_REPRODUCED, ("CS-6", profile.name), f"the order holds on {sum(holds)} of {len(holds)} benchmarks")
     claim.check("benchmarks where the order holds", sum(holds), len(holds), compare="ge",
                 why="'across all evaluated benchmarks'")

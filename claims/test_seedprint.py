@@ -65,7 +65,10 @@ NOT_REPRODUCED: dict[tuple[str, str], str] = {
     ("SP-4 baselines", "ci"): (
         "not every baseline errs on the code shift: the short continual training moves the weights far less than "
         "the source's continual pre-training on The Stack, so the weight-cosine baseline (PCS) still attributes the "
-        "pair correctly while the others misattribute."),
+        "pair correctly while the others misattribute. No power is computable: the baselines' scores are deterministic "
+        "functions of the weights (no sampling noise), and how far a continual pre-training of the source's size moves "
+        "them cannot be read off the source; what decides it is the continual training at the paper profile (5,000 "
+        "steps of 32 × 1024 tokens)."),
     ("SP-6 trained pairs", "ci"): (
         "the Gaussian null that Algorithm 1 calibrates on independent inits is not calibrated on trained models of "
         "different seeds: the U-test's false positives among the zoo's trained pairs exceed α beyond binomial "

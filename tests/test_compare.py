@@ -127,19 +127,30 @@ def test_baseline_key_update_and_show(tmp_path, monkeypatch, capsys):
 
 
 def test_per_item_records_use_a_paired_test():
-    """Per-seed lists kept by both runs: a consistent shift is a drift by the paired t-test even
-    when it is small next to the spread across seeds (which a difference of means would miss);
-    noise that does not move consistently is listed, not a drift."""
-    a, shifted, noisy = _run(), _run(), _run()
+    """Per-seed lists kept by both runs: a consistent shift beyond the record's noise scale is a
+    drift by the paired t-test even when it is small next to the spread across seeds (which a
+    difference of means would miss); noise that does not move consistently is listed, not a
+    drift; so is a consistent shift below the noise scale (float error on another CPU), and any
+    shift of a per-item record that states no noise scale (a context row, as for scalars)."""
+    a, shifted, noisy, tiny = _run(), _run(), _run(), _run()
     seeds = [2.31, 2.95, 2.52, 3.40, 2.77]
-    a["claims"][0]["records"].append({"name": "per seed", "measured": seeds, "expected": None, "tol": None,
-                                      "compare": "none"})
+    a["claims"][0]["records"].append({"name": "per seed", "measured": seeds, "expected": 2.8, "tol": 0.01,
+                                      "compare": "abs"})
     shifted["claims"][0]["records"].append({**a["claims"][0]["records"][-1],
                                             "measured": [v + 0.02 + 0.001 * i for i, v in enumerate(seeds)]})
     noisy["claims"][0]["records"].append({**a["claims"][0]["records"][-1],
                                           "measured": [v + d for v, d in zip(seeds, [0.02, -0.03, 0.01, -0.01, 0.005])]})
+    tiny["claims"][0]["records"].append({**a["claims"][0]["records"][-1],
+                                         "measured": [v + 1e-6 * (1 + 0.1 * i) for i, v in enumerate(seeds)]})
     c = cmp.compare(a, shifted)
     assert [d["name"] for d in c.drifts] == ["per seed"] and c.drifts[0]["paired"]["p"] < 0.01 and c.regressed
     assert "paired t-test over 5 items" in "\n".join(cmp.lines(c))
     c = cmp.compare(a, noisy)
     assert not c.drifts and c.moved[0]["paired"]["p"] > 0.01
+    c = cmp.compare(a, tiny)
+    assert not c.drifts and c.moved[0]["paired"]["p"] < 0.01 and not c.regressed
+    context = copy.deepcopy(a), copy.deepcopy(shifted)
+    for run in context:
+        run["claims"][0]["records"][-1].update(tol=None, expected=None, compare="none")
+    c = cmp.compare(*context)
+    assert not c.drifts and c.moved[0]["paired"]["p"] < 0.01

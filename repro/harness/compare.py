@@ -5,7 +5,9 @@ records that appear in only one run; per-claim wall-time ratios; and the provena
 differ (dtype policy, device, packages, …), since a change there alone can move a number.
 
 A record's noise scale is the spread it states itself: its tolerance (absolute, or relative to
-the source's value). A record without one (a one-sided threshold at 0, a context number) is
+the source's value). Per-item records (per seed, per window) kept by both runs are compared by a
+paired t-test and drift when it rejects at 1% and the mean moved by more than one noise scale.
+A record without one (a one-sided threshold at 0, a context number) is
 compared but never counted as drift: it is listed as "moved" when its value changed by more
 than the 7 significant digits claims.json keeps.
 
@@ -78,7 +80,10 @@ def _number(x: Any) -> float | None:
     return float(x) if isinstance(x, (int, float)) and not isinstance(x, bool) else None
 
 
-PAIRED_ALPHA = 0.01  # a per-item record (per seed, per window) drifts when a paired t-test rejects "no change"
+# a per-item record (per seed, per window) drifts when a paired t-test rejects "no change" at this
+# level *and* its mean moved by more than the noise scale the record states (one scale: the test
+# already says the move is not noise; the scale says it matters)
+PAIRED_ALPHA = 0.01
 
 
 def _paired(a: Any, b: Any) -> dict[str, Any] | None:
@@ -145,9 +150,14 @@ def compare(a: dict[str, Any], b: dict[str, Any], *, k: float = DEFAULT_K,
         x, y = _number(ra[key]["measured"]), _number(rec["measured"])
         pair = _paired(ra[key]["measured"], rec["measured"])
         if pair is not None:
-            row = {"claim": key[0], "name": key[1], "a": pair["mean_a"], "b": pair["mean_b"], "noise": None,
+            # significance from the paired test, size from the record's own noise scale: a shift
+            # that is consistent but tiny (float error on another CPU) is listed, never a drift,
+            # and so is a per-item record that states no noise scale (as for scalars)
+            noise = noise_scale(ra[key]) or noise_scale(rec)
+            row = {"claim": key[0], "name": key[1], "a": pair["mean_a"], "b": pair["mean_b"], "noise": noise,
                    "paired": pair}
-            (out.drifts if pair["p"] < PAIRED_ALPHA else out.moved).append(row)
+            drifted = pair["p"] < PAIRED_ALPHA and noise is not None and abs(pair["mean_diff"]) > noise
+            (out.drifts if drifted else out.moved).append(row)
             continue
         if x is None or y is None:
             if ra[key]["measured"] != rec["measured"]:
