@@ -407,3 +407,17 @@ def test_workers_pin_one_gpu_each():
 
     assert [gpu_for_worker(f"gw{i}", 4) for i in range(6)] == [0, 1, 2, 3, 0, 1]
     assert gpu_for_worker("gw2", 0) is None
+
+
+def test_plan_costs_the_selected_claims_and_runs_nothing(project: pytest.Pytester):
+    """`pytest claims/ --plan`: the plan of the selected claims' topics, no test run (the scratch
+    BB-5 test would fail if it ran), no artifacts, exit 0. The control: the same selection
+    without --plan runs that test and fails."""
+    result = project.runpytest_subprocess("-p", "no:cacheprovider", "--plan", "--profile", "paper", "-k", "regression")
+    assert result.ret == 0
+    result.stdout.fnmatch_lines(["*plan (paper profile; nothing was run)*", "claims selected: 1 (BB-5)",
+                                 "plan for profile 'paper'*", "total: * PFLOP*"])
+    assert "CS-3" not in result.stdout.str()  # other topics' jobs are left out
+    assert not (project.path / "artifacts" / "claims.json").exists()
+    control = project.runpytest_subprocess("-p", "no:cacheprovider", "--baseline", "off", "-k", "regression")
+    control.assert_outcomes(failed=1)

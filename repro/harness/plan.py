@@ -276,6 +276,17 @@ def plan(profile: str | Profile = "paper", *, tflops: float = H100_BF16_TFLOPS, 
     return out
 
 
+def for_claims(p: Plan, claim_ids: list[str]) -> Plan:
+    """The part of a plan that the given claims need (`pytest claims/ --plan -k ...`): the jobs of
+    their topics (the ID's two-letter prefix: a topic's claims share its models), and the missing
+    resources of those jobs' experiments."""
+    topics = {cid.split("-")[0] for cid in claim_ids}
+    jobs = [j for j in p.jobs if any(c.strip().split("-")[0] in topics for c in j.claims.replace("…", ",").split(","))]
+    experiments = {j.experiment for j in jobs}
+    missing = [m for m in p.missing if m.split(" ", 1)[0] in experiments]
+    return Plan(p.profile, p.tflops, p.utilisation, jobs, missing, p.not_costed)
+
+
 def lines(p: Plan) -> list[str]:
     out = [f"plan for profile {p.profile!r}: one device at {p.tflops:g} TFLOP/s × {p.utilisation:.0%} utilisation",
            f"{'experiment':<13} {'claims':<22} {'kind':<5} {'models':>6} {'params':>9} {'tokens/model':>13} "

@@ -68,6 +68,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--train-procs", type=int, default=1, metavar="N",
                     help="train the claims' models on N processes with torchrun (data-parallel, gloo on CPU, NCCL on "
                          "GPUs; repro.harness.launch); default 1: in the test process. Wired into the causal-shift claims")
+    group.addoption("--plan", action="store_true",
+                    help="collect the selected claims, print what they will cost at --profile (models, parameters, "
+                         "tokens, FLOPs, memory, hours on one H100, missing resources: `repro plan`) and run nothing")
     group.addoption("--artifacts", default=None, metavar="DIR",
                     help="where claims.json, report.md and figures/ go (default: <rootdir>/artifacts)")
 
@@ -211,6 +214,25 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     if config.getoption("dist", "no") == "loadgroup":
         rank = {g: i for i, g in enumerate(LONG_GROUPS)}
         items.sort(key=lambda it: rank.get(xdist_group_of(it), len(rank)) if _claim_ids(it) else len(rank) + 1)
+
+
+_plan_key = pytest.StashKey[list]()
+
+
+@pytest.hookimpl(trylast=True, specname="pytest_collection_modifyitems")
+def pytest_collection_modifyitems_plan(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
+    """--plan: cost the collected claims (repro.harness.plan, restricted to their topics) and
+    deselect every test, so nothing runs."""
+    if not config.getoption("--plan") or _is_worker(config):
+        return
+    from repro.harness import plan as planning
+
+    ids = sorted({cid for it in items for cid in _claim_ids(it)})
+    full = planning.plan(config.getoption("--profile"))
+    config.stash[_plan_key] = [f"claims selected: {len(ids)} ({', '.join(ids)})"] + planning.lines(
+        planning.for_claims(full, ids))
+    config.hook.pytest_deselected(items=list(items))
+    items[:] = []
 
 
 # --------------------------------------------------------------------------- fixtures
@@ -564,6 +586,8 @@ def encoded_claim_ids(claims_dir: Path) -> set[str]:
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     config = session.config
+    if config.getoption("--plan") and session.exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED:
+        session.exitstatus = pytest.ExitCode.OK  # a plan is the whole job of a --plan run
     if _is_worker(config) or _outcomes_key not in config.stash:
         return
     outcomes = config.stash[_outcomes_key]
@@ -627,6 +651,12 @@ def _against_baseline(config: pytest.Config, data: dict[str, Any]) -> tuple[bool
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:
+    planned = config.stash.get(_plan_key, None)
+    if planned is not None:
+        terminalreporter.section(f"plan ({config.getoption('--profile')} profile; nothing was run)")
+        for line in planned:
+            terminalreporter.write_line(line)
+        return
     stashed = config.stash.get(_results_key, None)
     if not stashed:
         return
