@@ -1,15 +1,18 @@
 """000 Causal shift: input→output alignment across depth and residual attenuation, CS-1 … CS-6.
 
-CS-1/CS-2 read the embedded tied-embedding models (or `--model`) over Brown test windows led
-by <bos>: every layer's state goes through the final norm and is decoded by the tied dictionary
-(the logit lens; `repro.causal_shift.experiments.alignment_profile`). The source used 1,000 WikiText
-sequences; the number we use is recorded.
+CS-1/CS-2 read the embedded tied-embedding models (or `--model`) over test windows of the run's
+corpus (`--corpus`, Brown by default) led by <bos>: every layer's state goes through the final
+norm and is decoded by the tied dictionary (the logit lens;
+`repro.causal_shift.experiments.alignment_profile`). The source used 1,000 WikiText sequences;
+the number we use is recorded.
 
-CS-3 … CS-6 train the source's GPT-2-style model small (4 layers at ci) on Brown BPE, every
-variant from the same initial weights and data order: the baseline (three seeds, for the
-seed-to-seed spread), a fixed cut (α = 0.5) at each layer, α = 0 at the middle layer
-(three seeds, against the baseline's), and the learned gate. Where our measurement contradicts the source at this scale
-the test is a strict xfail whose records hold the measured numbers.
+CS-3 … CS-6 train the source's GPT-2-style model small (4 layers at ci) on the run's corpus under
+the Brown BPE, every variant from the same initial weights and data order: the baseline (three
+seeds, for the seed-to-seed spread), a fixed cut (α = 0.5) at each layer, α = 0 at the middle
+layer (three seeds, against the baseline's), and the learned gate. CS-6 also scores them on
+stdlib code, whatever `--corpus` says (Table II's shifted benchmark). Where our measurement
+contradicts the source at this scale the test is a strict xfail whose records hold the measured
+numbers.
 """
 from __future__ import annotations
 
@@ -102,7 +105,8 @@ def reading(model_name, pretrained, sizes, corpus_name) -> Reading:
 
 @pytest.mark.policy_dtype
 @pytest.mark.claim("CS-1", source="000 §III, Fig 2, Table I")
-def test_switch_from_input_to_target_is_deep(claim, reading):
+def test_switch_from_input_to_target_is_deep(claim, reading, corpus_name):
+    claim.corpus(corpus_name)
     r, p = reading, reading.profile
     L = p.n_layers
     inp, tgt = p.mean("input_match"), p.mean("target_match")
@@ -135,13 +139,14 @@ def test_switch_from_input_to_target_is_deep(claim, reading):
 
 @pytest.mark.policy_dtype
 @pytest.mark.claim("CS-2", source="000 §III, Fig 3")
-def test_continuous_measures_agree(claim, reading):
+def test_continuous_measures_agree(claim, reading, corpus_name):
     """Fig 3's three continuous measures. `axis_projection` normalises every vector, so a state
     unrelated to both embeddings scores 0.5 and layer 0 (h = e_in) scores 0 by construction, and
     an untrained model's cosine to its input already falls with depth (each block adds noise;
     measured: 0.16 on Gemma's twin). So the early reference starts at layer 1, and each change
     is asserted as the excess over a random-init twin of the same architecture (seed 0); the
     negative control is a second twin (seed 1) put through the same assertion."""
+    claim.corpus(corpus_name)
     r, p = reading, reading.profile
     null, twin = reading.twins
     q = max(1, p.n_layers // 4)
@@ -225,9 +230,10 @@ def runs(sizes, device, train_procs, corpus_name) -> Runs:
 
 def _setting(claim, runs: Runs, sizes) -> None:
     m, t = sizes["model"], sizes["train"]
+    claim.corpus(runs.cfg.corpus)
     claim.record("model (source: GPT-2 150M, 12 layers, 10B Fineweb-Edu tokens)",
                  f"{m['n_layer']} layers × {m['d_model']}, V = {m['vocab_size']}, {t['steps']} steps × "
-                 f"{t['batch_size']} × {t['seq_len']} Brown tokens")
+                 f"{t['batch_size']} × {t['seq_len']} {data.corpus_title(runs.cfg.corpus)} tokens")
 
 
 @pytest.mark.policy_dtype
@@ -272,7 +278,8 @@ def test_fixed_cut_sweep(claim, runs, sizes, profile):
     diff = first - base_all
     t = sps.ttest_rel(first, base_all, alternative="less")
     claim.record("cut at layer 0 − baseline, per seed (same init and data order)", np.round(diff, 4).tolist())
-    claim.figure(figures.cut_sweep(cut, base, sd, f"000 Fig 4 — {L}-layer GPT-2-style model on Brown"), "fig4")
+    title = f"000 Fig 4 — {L}-layer GPT-2-style model on {data.corpus_title(runs.cfg.corpus)}"
+    claim.figure(figures.cut_sweep(cut, base, sd, title), "fig4")
     # power of the paired test at the source's effect. Fig 4 prints no number; its size is taken
     # from Table II, where the fixed cut beats the baseline by REL_GAIN[0] (relative, mean over
     # the four benchmarks; higher-is-better scores), applied as the same relative improvement of
@@ -301,6 +308,7 @@ def test_fixed_cut_sweep(claim, runs, sizes, profile):
 @pytest.mark.policy_dtype
 @pytest.mark.claim("CS-5", source="000 §IV, Fig 5")
 def test_learned_gate_concentrates_late(claim, runs, sizes, profile):
+    claim.corpus(runs.cfg.corpus)
     hist = cs.gate_history(runs.gate, runs.tc, runs.gate_variant)
     final = hist[max(hist)]
     L = len(final)
@@ -321,12 +329,15 @@ def test_learned_gate_concentrates_late(claim, runs, sizes, profile):
 
 @pytest.fixture(scope="module")
 def table2(runs, sizes, corpus_name):
-    """Baseline, best fixed cut (by Brown validation loss), gating on held-out Brown (test
-    split), stdlib code (validation split) and last-word accuracy on Brown test sentences."""
+    """Baseline, best fixed cut (by validation loss), gating on held-out text of the run's
+    corpus (test split; Brown by default), stdlib code (validation split) and last-word accuracy
+    on the corpus's test sentences."""
     tok = data.brown_tokenizer(sizes["model"]["vocab_size"])
     T1 = runs.cfg.seq_len + 1
     n = sizes["eval"]["windows"]
     brown = data.windows(tok, "test", n, T1, corpus=corpus_name)
+    # fixed whatever --corpus says: Table II's out-of-domain benchmark is part of the claim (the
+    # shifted corpus), not the user's choice
     _, code_val, _ = T.corpus_tokens("stdlib-code", sizes["model"]["vocab_size"])
     starts = torch.linspace(0, code_val.numel() - T1 - 1, n).long()
     code = torch.stack([code_val[s:s + T1] for s in starts])
@@ -349,8 +360,9 @@ def table2(runs, sizes, corpus_name):
 @pytest.mark.claim("CS-6", source="000 §IV, Table II")
 def test_gating_beats_fixed_cut_beats_baseline(claim, table2, runs, profile, corpus_name):
     res, n_items, best = table2
+    claim.corpus(corpus_name, shift="stdlib-code")
     runs_val = runs.baseline
-    text = "Brown" if corpus_name == "brown" else corpus_name
+    text = data.corpus_title(corpus_name)
     names = list(res)
     acc = [[bench, *[100 * res[n][key][1] for n in names]]
            for bench, key in ((f"{text} test (acc %)", "brown"), ("stdlib code (acc %)", "code"))]
@@ -359,10 +371,10 @@ def test_gating_beats_fixed_cut_beats_baseline(claim, table2, runs, profile, cor
     lw = [f"last word, {text} ({n_items} sentences, NLL)", *[res[n]["last_word_nll"] for n in names]]
     other = [[b, *[res[n][k][0] for n in names]] for b, k in ((f"{text} test (loss)", "brown"), ("stdlib code (loss)", "code"))]
     other.append([f"last word, {text} ({n_items} sentences, acc %)", *[100 * res[n]["last_word"] for n in names]])
-    claim.table("000 Table II — baseline / best fixed cut (by Brown validation loss) / gating",
+    claim.table(f"000 Table II — baseline / best fixed cut (by {text} validation loss) / gating",
                 ["benchmark", *names], [[r[0], *[round(v, 3) for v in r[1:]]] for r in acc + [lw] + other])
     claim.figure(figures.benchmark_bars([[r[0].split(" (")[0], *r[1:]] for r in acc], "next-token accuracy (%)",
-                                        "000 Table II on Brown / code"), "table2")
+                                        f"000 Table II on {text} / code"), "table2")
     holds = [r[3] >= r[2] >= r[1] for r in acc] + [lw[3] <= lw[2] <= lw[1]]
     for r, h in zip(acc, holds):
         claim.record(f"{r[0]}: gating ≥ fixed cut ≥ baseline", f"{r[3]:.2f} ≥ {r[2]:.2f} ≥ {r[1]:.2f}: {h}")

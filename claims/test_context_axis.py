@@ -4,9 +4,10 @@ cost, and the first empirical test of the proposal (CA-1 … CA-8).
 The source is a structural proposal with no code and no experiments. CA-1 … CA-6 are exact
 statements about the construction: they are checked exactly (float64, random tiny
 transformers models drawn by hypothesis, derandomised) and on the embedded pretrained models
-(CA-4). CA-7's cost is counted (FLOPs through torch's FlopCounterMode, states stored), so the
-records are the same on every machine; times are in benchmarks/test_context_axis_kernels.py.
-CA-8 trains identical small LMs on Brown — causal, full context axis, full axis with
+(CA-4, on test windows of the run's corpus: `--corpus`, Brown by default). CA-7's cost is
+counted (FLOPs through torch's FlopCounterMode, states stored), so the records are the same on
+every machine; times are in benchmarks/test_context_axis_kernels.py. CA-8 trains identical
+small LMs on the run's corpus under the Brown BPE — causal, full context axis, full axis with
 stochastic axis drop — from the same initial weights and data order, and compares held-out
 NLL under causal, full and segment-k inference; its verdict rests on that comparison alone
 (the training–inference mismatch is our own check, shown as context rows of the CA-8 test).
@@ -205,14 +206,15 @@ class PretrainedRun:
     impl_restored: bool
     nll: dict[str, float]
     dtype: str
+    corpus: str  # the text its windows were cut from (--corpus)
 
 
 @pytest.fixture(scope="module")
-def pretrained_run(model_name, pretrained, sizes) -> PretrainedRun:
+def pretrained_run(model_name, pretrained, sizes, corpus_name) -> PretrainedRun:
     m, tok = pretrained(model_name)
     p = sizes["pretrained"]
     ids = data.bos_windows(tok, "test", p["n_seq"], p["seq_len"] + 1, who=f"--model {model_name}: CA-4's claims",
-                           device=next(m.parameters()).device)
+                           device=next(m.parameters()).device, corpus=corpus_name)
     x, y = ids[:, :-1], ids[:, 1:]
     before = {k: v.detach().clone() for k, v in m.state_dict().items()}
     n_params = sum(p.numel() for p in m.parameters())
@@ -234,7 +236,7 @@ def pretrained_run(model_name, pretrained, sizes) -> PretrainedRun:
         (n_params, sum(p.numel() for p in m.parameters())),
         all(torch.equal(v, before[k]) for k, v in m.state_dict().items()), m.config._attn_implementation == impl,
         {"causal": nll(causal), "full": nll(full), f"segment:{p['segment']}": nll(segk)},
-        str(next(m.parameters()).dtype).removeprefix("torch."))
+        str(next(m.parameters()).dtype).removeprefix("torch."), corpus_name)
 
 
 @pytest.mark.claim("CA-4", source="004 §2.2")
@@ -245,12 +247,13 @@ def test_pretrained_weights_run_unchanged(claim, pretrained_run, sizes):
     source: "compatible with existing pretrained weights … minimal retraining")."""
     r = pretrained_run
     claim.dtype = r.dtype
+    claim.corpus(r.corpus)
     # rounding: the same function through different kernel shapes (padded buckets, KV cache vs
     # one pass) in the model's dtype; measured ≤ 1e-4 (float32) on logits of size ≈ 10–30
     tol = 0.05 if r.dtype == "bfloat16" else 2e-3
     why = f"{r.dtype} rounding of one function through differently shaped kernels (logits ≈ 10–30)"
     for mode, v in r.nll.items():
-        claim.record(f"Brown test NLL, {mode} inference", v, unit="nats/token")
+        claim.record(f"{data.corpus_title(r.corpus)} test NLL, {mode} inference", v, unit="nats/token")
     claim.record("NLL cost of running the causal weights on the full axis", r.nll["full"] - r.nll["causal"],
                  unit="nats/token")
     claim.table(f"CA-4 {r.name}: held-out NLL of the pretrained weights by inference mode",
@@ -494,15 +497,17 @@ class Experiment:
     dropped: dict[str, list[int]]
     n_windows: int
     seq_len: int
+    corpus: str  # what the models trained on and were scored on (--corpus)
 
 
 @pytest.fixture(scope="module")
-def experiment(sizes, device) -> Experiment:
-    tc = T.TrainConfig(**sizes["train"], vocab_size=sizes["model"]["vocab_size"])
-    train_tokens, val_tokens, ident = T.corpus_tokens("brown", tc.vocab_size)
+def experiment(sizes, device, corpus_name) -> Experiment:
+    tc = T.TrainConfig(**sizes["train"], vocab_size=sizes["model"]["vocab_size"], corpus=corpus_name)
+    train_tokens, val_tokens, ident = T.corpus_tokens(corpus_name, tc.vocab_size)
     n, L = sizes["eval"]["windows"], tc.seq_len + 1
     if val_tokens.numel() < n * L:
-        raise ReproError(f"CA-8 needs {n} held-out windows of {L} tokens; Brown validation has {val_tokens.numel()}")
+        raise ReproError(f"CA-8 needs {n} held-out windows of {L} tokens; {data.corpus_title(corpus_name)} "
+                         f"validation has {val_tokens.numel()}")
     windows = val_tokens[: n * L].view(n, L)
     modes = ["causal", *[f"segment:{k}" for k in sizes["eval"]["segments"]], "full"]
     setups = {"causal": dict(train_mode="causal"), "context axis": dict(train_mode="full"),
@@ -519,7 +524,7 @@ def experiment(sizes, device) -> Experiment:
             for mode in modes:
                 nll[variant][mode].append(cl.window_nll(r.model, windows, mode).numpy())
     return Experiment(modes, {v: {m: np.stack(x) for m, x in d.items()} for v, d in nll.items()}, results,
-                      tuple(sizes["seeds"]), dropped, n, tc.seq_len)
+                      tuple(sizes["seeds"]), dropped, n, tc.seq_len, corpus_name)
 
 
 def _paired(a: np.ndarray, b: np.ndarray) -> tuple[float, float, float]:
@@ -554,13 +559,14 @@ def test_context_axis_training_gives_better_representations(claim, experiment, s
     other inference modes, against the seed-to-seed sd. A small mismatch here says the trained
     models barely re-read the past, not that the source's premise holds."""
     e = experiment
+    claim.corpus(e.corpus)
     base = e.nll["causal"]["causal"]
     table, rows = {}, []
     for v in VARIANTS:
         table[v] = {m: (float(e.nll[v][m].mean(1).mean()), float(e.nll[v][m].mean(1).std(ddof=1))) for m in e.modes}
         rows.append([v, *[f"{table[v][m][0]:.4f} ± {table[v][m][1]:.4f}" for m in e.modes]])
-    claim.table(f"CA-8: held-out NLL (nats/token), mean ± sd over seeds {list(e.seeds)}; {e.n_windows} Brown "
-                f"validation windows of {e.seq_len} tokens", ["trained as", *e.modes], rows)
+    claim.table(f"CA-8: held-out NLL (nats/token), mean ± sd over seeds {list(e.seeds)}; {e.n_windows} "
+                f"{data.corpus_title(e.corpus)} validation windows of {e.seq_len} tokens", ["trained as", *e.modes], rows)
     claim.record("seeds", len(e.seeds))
     claim.record("causal model, causal inference (the baseline)", float(base.mean()), unit="nats/token")
     deltas = {}

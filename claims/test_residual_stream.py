@@ -1,8 +1,9 @@
 """002 Residual stream and transformer internals: RS-1 … RS-8.
 
-The pretrained claims run on the embedded models (or `--model`) over Brown text: one
-module-scoped `texts` fixture reads every model's residual stream once on windows of the Brown
-validation split (tuned-lens training) and test split (held-out), and the tests read from it.
+The pretrained claims run on the embedded models (or `--model`) over the run's corpus
+(`--corpus`, Brown by default): one module-scoped `texts` fixture reads every model's residual
+stream once on windows of its validation split (tuned-lens training) and test split (held-out),
+and the tests read from it. The random-init models read the same corpus under the Brown BPE.
 Position 0 of every window is left out of the lens and norm statistics: it is the attention
 sink / massive-activation token (NOTES "Embedded pretrained models"), which no claim is about.
 
@@ -55,14 +56,14 @@ def sizes(profile):
     return profile.sizes("residual_stream")
 
 
-def _windows(tok, split: str, n: int, T: int) -> torch.Tensor:
-    """n windows of T+1 tokens from one split of Brown, evenly spaced through the stream."""
-    return data.windows(tok, split, n, T + 1)
+def _windows(tok, split: str, n: int, T: int, corpus: str) -> torch.Tensor:
+    """n windows of T+1 tokens from one split of `corpus` (--corpus), evenly spaced through the stream."""
+    return data.windows(tok, split, n, T + 1, corpus=corpus)
 
 
 @dataclass
 class Text:
-    """One model's reading of Brown: held-out windows (n, T+1) from the test split and their
+    """One model's reading of the corpus: held-out windows (n, T+1) from the test split and their
     pre-norm residual states (n, L+1, T, d); for the tuned-lens models also training windows
     from the validation split (else None)."""
 
@@ -81,34 +82,34 @@ def lens_models(names: list[str], sizes) -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def texts(model_names, pretrained, sizes) -> dict[str, Text]:
+def texts(model_names, pretrained, sizes, corpus_name) -> dict[str, Text]:
     T = sizes["text"]["seq_len"]
     out = {}
     for name in model_names:
         model, tok = pretrained(name)
         if tok is None:
-            raise ReproError(f"--model {name}: the residual-stream claims read Brown text, which needs the "
+            raise ReproError(f"--model {name}: the residual-stream claims read text, which needs the "
                              "model's tokenizer; this checkpoint has none (pass a directory saved with one)")
-        ids = _windows(tok, "test", sizes["text"]["test_seqs"], T)
+        ids = _windows(tok, "test", sizes["text"]["test_seqs"], T, corpus_name)
         # logits_to_keep=1: the claims read logits through the lens, not the model's own head
         text = Text(name, model, ids, lens.capture(model, ids[:, :-1], modules=[], logits_to_keep=1).residual)
         if name in lens_models(model_names, sizes):
-            text.train_ids = _windows(tok, "validation", sizes["lens"]["train_seqs"], T)
+            text.train_ids = _windows(tok, "validation", sizes["lens"]["train_seqs"], T, corpus_name)
             text.train_resid = lens.capture(model, text.train_ids[:, :-1], modules=[], logits_to_keep=1).residual
         out[name] = text
     return out
 
 
 @pytest.fixture(scope="module")
-def random_init(sizes):
+def random_init(sizes, corpus_name):
     """HF GPT-2 and Llama at random init (001 App B.1) with norm gains 1 + 0.3·N(0,1) and
-    biases 0.3·N(0,1), and Brown BPE windows to feed them."""
+    biases 0.3·N(0,1), and windows of the corpus under the Brown BPE to feed them."""
     s = sizes["random_init"]
     models = {arch: build_model(arch, n_layer=s["n_layer"], n_head=s["n_head"], d_model=s["d_model"],
                                 vocab_size=s["vocab_size"], seed=0, perturb_norms=s["perturb_norms"])
               for arch in s["archs"]}
     tok = data.brown_tokenizer(s["vocab_size"])
-    ids = _windows(tok, "test", s["n_seq"], s["seq_len"])
+    ids = _windows(tok, "test", s["n_seq"], s["seq_len"], corpus_name)
     return models, ids
 
 
@@ -118,7 +119,7 @@ def random_init(sizes):
 @pytest.fixture(scope="module")
 def decomposed(texts, random_init, sizes):
     """name → (model, ids (1, dla_len + 1), Decomposition of ids[:, :-1]): the embedded models on
-    held-out Brown, the random-init ones on Brown BPE; shared by RS-1 and RS-2."""
+    held-out text, the random-init ones on the same text under the Brown BPE; shared by RS-1 and RS-2."""
     n = sizes["dla_len"] + 1
     out = {name: (t.model, t.ids[:1, :n]) for name, t in texts.items()}
     out.update({f"random-init {arch}": (m, random_init[1][:1, :n]) for arch, m in random_init[0].items()})
@@ -138,7 +139,8 @@ def _smallest_head(norms: torch.Tensor) -> tuple[int, int]:
 
 
 @pytest.mark.claim("RS-1", source="002 Proposition 'Residual Stream Decomposition'")
-def test_final_residual_is_sum_of_terms(claim, decomposed):
+def test_final_residual_is_sum_of_terms(claim, decomposed, corpus_name):
+    claim.corpus(corpus_name)
     from transformers import GPT2Config, LlamaConfig
 
     # the count formula from the configs of the source's two examples (32 × 32; the exercise's 24 × 16)
@@ -174,7 +176,8 @@ def test_final_residual_is_sum_of_terms(claim, decomposed):
 
 
 @pytest.mark.claim("RS-2", source="002 'Direct Logit Attribution'")
-def test_direct_logit_attribution_sums_to_logit(claim, decomposed):
+def test_direct_logit_attribution_sums_to_logit(claim, decomposed, corpus_name):
+    claim.corpus(corpus_name)
     shown = None
     for name, (model, ids, dec) in decomposed.items():
         gain = lens.frozen_norm(lens.final_norm(model)).gain
@@ -239,10 +242,10 @@ def _flow_row(ids, s, position: str, depth: int, seeds, *, residual: bool = True
 
 
 @pytest.fixture(scope="module")
-def gradients(sizes) -> Gradients:
-    """All fed one batch of Brown BPE windows."""
+def gradients(sizes, corpus_name) -> Gradients:
+    """All fed one batch of windows of the corpus (--corpus) under the Brown BPE."""
     s = sizes["grad"]
-    ids = _windows(data.brown_tokenizer(GRAD_V), "train", s["batch_size"], s["seq_len"])
+    ids = _windows(data.brown_tokenizer(GRAD_V), "train", s["batch_size"], s["seq_len"], corpus_name)
     rows = [_flow_row(ids, s, position, depth, s["seeds"]) for position in ("pre", "post") for depth in s["depths"]]
     deepest = max(s["depths"])
     return Gradients(rows, _flow_row(ids, s, "pre", deepest, s["seeds"], residual=False),
@@ -267,13 +270,14 @@ def _gmean(values) -> float:
 
 
 @pytest.mark.claim("RS-3", source="002 Proposition 'Pre-Norm Gradient Flow'; Xiong et al. 2020")
-def test_pre_norm_keeps_gradient_at_first_layer(claim, gradients):
+def test_pre_norm_keeps_gradient_at_first_layer(claim, gradients, corpus_name):
     """The Proposition: ∂L/∂x^(l) = ∂L/∂x^(L) + (terms from the blocks), the first term a direct
     path with no multiplicative degradation. Measured as the coefficient with which ∂L/∂x^(L)
     enters ∂L/∂x^(1) (`GradientFlow.identity_share`: 1 for a clean identity path, the other terms
     project on it only by chance), at the source's init; and, as the exercise asks, the size of
     ∂L/∂x^(1) itself. Controls: the same stacks without skip connections, and the post-norm
     stacks, where the source says the direct path does not exist."""
+    claim.corpus(corpus_name)
     g = gradients
     mine = _record_gradients(claim, g, "pre")
     deep = max(r["depth"] for r in mine)
@@ -297,7 +301,7 @@ def test_pre_norm_keeps_gradient_at_first_layer(claim, gradients):
 
 
 @pytest.mark.claim("RS-3", source="002 Proposition 'Pre-Norm Gradient Flow'; Xiong et al. 2020")
-def test_post_norm_loses_gradient_at_depth(claim, gradients, profile):
+def test_post_norm_loses_gradient_at_depth(claim, gradients, profile, corpus_name):
     """'Deep post-norm stacks (48+) lose gradient at early layers' (002, exercise; Xiong et al.
     2020): the first block's weight gradient against the last block's (Xiong et al.'s per-layer
     parameter-gradient norm), at the init the argument assumes — the original Transformer's
@@ -305,6 +309,7 @@ def test_post_norm_loses_gradient_at_depth(claim, gradients, profile):
     damped residual projections) every sub-layer output is small, each LayerNorm's Jacobian is
     close to a projection and post-norm keeps a near-identity path by construction: recorded as
     context, not asserted."""
+    claim.corpus(corpus_name)
     g = gradients
     mine = _record_gradients(claim, g, "post")
     deep = mine[-1]
@@ -344,7 +349,8 @@ def _one_sided_tau_p(values, direction: str) -> tuple[float, float]:
 
 
 @pytest.mark.claim("RS-4", source="002 'Pre-Norm vs Post-Norm', Failure Mode")
-def test_residual_norm_grows_with_depth(claim, texts, random_init, sizes):
+def test_residual_norm_grows_with_depth(claim, texts, random_init, sizes, corpus_name):
+    claim.corpus(corpus_name)
     curves = {n: rs.residual_norms(t.resid).numpy() for n, t in texts.items()}
     models, ids = random_init
     for arch, model in models.items():
@@ -381,7 +387,8 @@ def test_residual_norm_grows_with_depth(claim, texts, random_init, sizes):
 
 
 @pytest.mark.claim("RS-5", source="002 'FFN as Key-Value Memory'; Geva et al. 2021")
-def test_ffn_is_a_key_value_sum(claim, texts, sizes):
+def test_ffn_is_a_key_value_sum(claim, texts, sizes, corpus_name):
+    claim.corpus(corpus_name)
     relu = TinyDecoder(TinyConfig(vocab_size=512, d_model=128, n_layer=2, n_head=4, activation="relu", bias=False),
                        generator(0))
     models = {**{n: t.model for n, t in texts.items()}, "tiny ReLU (the source's form)": relu}
@@ -440,11 +447,12 @@ def _rank_curve(model, resid, ids):
 
 
 @pytest.mark.claim("RS-6", source="002 'Logit Lens'; nostalgebraist 2020")
-def test_logit_lens_rank_improves_with_depth(claim, texts):
+def test_logit_lens_rank_improves_with_depth(claim, texts, corpus_name):
     """Negative control: a random-init twin of the first model (same architecture, tied
     embeddings stay tied; `repro.core.models.hf.random_init_twin`) on the first held-out
     window's first RS6_TWIN_TOKENS tokens, through the same trend assertion. One model only: a
     twin of Gemma (262k vocabulary) would add a fifth of the claim's cost."""
+    claim.corpus(corpus_name)
     curves = {}
     for i, (name, t) in enumerate(texts.items()):
         med, q1, q3, n_tok = _rank_curve(t.model, t.resid, t.ids)
@@ -517,11 +525,12 @@ def test_induction_needs_two_layers(claim, sizes):
 
 @pytest.mark.policy_dtype
 @pytest.mark.claim("RS-8", source="002 'The logit lens is approximate'; Belrose et al. 2023")
-def test_tuned_lens_beats_logit_lens(claim, texts, sizes, profile):
+def test_tuned_lens_beats_logit_lens(claim, texts, sizes, profile, corpus_name):
     """Negative control: a 'lens' that reads nothing from the layer — the model's final next-token
     distribution averaged over the training tokens (`rs.mean_distribution_kl`) — through the same
     two assertions: it may beat the logit lens at early layers, where the logit lens is poor, but
     must not beat it at every layer."""
+    claim.corpus(corpus_name)
     s = sizes["lens"]
     names = lens_models(list(texts), sizes)
     claim.record("models", ", ".join(names))

@@ -1,9 +1,10 @@
 """001 §5–6.1 SeedPrint: initialisation biases persist through training and fingerprint a lineage.
 
 One module-scoped "zoo" trains (or loads from the checkpoint cache) the source's lineage at our
-scale — LLaMA-style models with seeds 42, 123, 1000, 2000 pre-trained on Brown with one data
-order, a distractor (seed 123, another data order), and continual training of seed 1000 and
-of the distractor on the standard-library code corpus — and reads every model's responses to
+scale — LLaMA-style models with seeds 42, 123, 1000, 2000 pre-trained on the run's corpus
+(`--corpus`, Brown by default, under the Brown BPE) with one data order, a distractor (seed 123,
+another data order), and continual training of seed 1000 and of the distractor on the
+standard-library code corpus (the shift, fixed whatever `--corpus` says) — and reads every model's responses to
 the same random token sequences once. The tests then apply both SeedPrint variants
 (`repro.seedprint.algorithm`: Algorithm 1 as written, and the authors' released variant) to the pairs of
 Tables 4a/4b/4c/5, and the four baselines of App B.3.2 where the source reports them.
@@ -29,7 +30,7 @@ import pytest
 import torch
 from scipy import stats as sps
 
-from repro.core import stats
+from repro.core import data, stats
 from repro.core import train as T
 from repro.core.models.hf import random_init_twin
 from repro.harness import catalogue
@@ -44,6 +45,9 @@ WHY_SAME = "001 §6.1.1: same lineage iff p < 0.01"
 WHY_DIFFERENT = "001 §6.1.1: p ≥ 0.01 — not declared one lineage"
 TESTS = (("p_t", "t-test"), ("p_u", "U-test"))
 CAL_LEVEL = 0.05  # the level of the binomial test of a false-positive rate against α
+# the shifted corpus of Table 5 (The Stack) and Table 6 (the fine-tunes) at our scale: part of the
+# claims, so fixed whatever --corpus says (which sets what the lineage pre-trains on)
+SHIFT = "stdlib-code"
 
 # the source's p (t-test, U-test) per pair: 001 Tables 4a, 4b, 4c and Table 5's The Stack rows
 TABLE4A = catalogue.number("SP-1", "table4a")  # (seed a, seed b): s_a vs s_b at init
@@ -86,8 +90,8 @@ def sizes(profile):
 
 
 @pytest.fixture(scope="module")
-def lab(sizes):
-    return Lineage(LineageConfig.from_sizes(sizes["lineage"]))
+def lab(sizes, corpus_name):
+    return Lineage(LineageConfig.from_sizes(sizes["lineage"]), corpus=corpus_name)
 
 
 @pytest.fixture(scope="module")
@@ -120,7 +124,7 @@ class Zoo:
         self.models["base123'"] = self.results["base123'"].model
         self.seed_of["base123'"] = 123
         for name, seed in (("base1000", 1000), ("base123'", 123)):
-            r = lab.continual(self.results[name], seed=seed, corpus="stdlib-code", data_seed=0)
+            r = lab.continual(self.results[name], seed=seed, corpus=SHIFT, data_seed=0)
             self.results[f"{name}+code"] = r
             self.models[f"{name}+code"] = r.model
             self.seed_of[f"{name}+code"] = seed
@@ -151,8 +155,9 @@ def same_lineage(zoo):
 
 @pytest.fixture(scope="module")
 def reef_inputs(lab):
-    """64 Brown validation windows of 32 tokens: REEF's "same samples" for both models."""
-    _, val, _ = lab.corpus("brown")
+    """64 validation windows of 32 tokens of the pre-training corpus: REEF's "same samples" for
+    both models."""
+    _, val, _ = lab.corpus(lab.base_corpus)
     starts = torch.linspace(0, val.numel() - 33, 64).long()
     return val[starts.unsqueeze(1) + torch.arange(32)]
 
@@ -276,6 +281,7 @@ def _record_calibration(claim, cal: Calibration, depends: str) -> None:
 @pytest.mark.policy_dtype
 @pytest.mark.claim("SP-1", source="001 §6.1.2 Table 4a")
 def test_different_seeds_do_not_match(claim, zoo, lab, spcfg):
+    claim.corpus(lab.base_corpus)  # the controls' trained models
     source = TABLE4A
     rows = [zoo.compare(f"init{a}", f"init{b}", same=False) for a, b in source]
     _record_released(claim, rows)
@@ -304,6 +310,7 @@ def test_different_seeds_do_not_match(claim, zoo, lab, spcfg):
 @pytest.mark.policy_dtype
 @pytest.mark.claim("SP-2", source="001 §6.1.2 Table 4b; App B.3.2 Table 8")
 def test_trained_model_matches_its_init(claim, zoo, sizes, reef_inputs):
+    claim.corpus(zoo.lab.base_corpus)
     # SP-2 is not a strict xfail at any profile, so no power is recorded: the source gives p's
     # only (no τ's, no |S|), after ≈10B tokens of training where ours trains 300 steps, so its
     # effect size cannot be carried to our sizes.
@@ -334,6 +341,7 @@ def test_trained_model_matches_its_init(claim, zoo, sizes, reef_inputs):
 @pytest.mark.policy_dtype
 @pytest.mark.claim("SP-3", source="001 §6.1.2 Table 4c")
 def test_same_data_order_does_not_make_seeds_match(claim, zoo, calibration):
+    claim.corpus(zoo.lab.base_corpus, shift=SHIFT)  # the calibration's trained models include the code descendants
     rows = [zoo.compare(f"init{a}", f"base{b}", same=False) for a, b in TABLE4C]
     _record_released(claim, rows)
     _record_calibration(claim, calibration["init"], "a pass here is weaker evidence than α promises")
@@ -351,6 +359,7 @@ def test_same_data_order_does_not_make_seeds_match(claim, zoo, calibration):
 def test_trained_models_with_one_data_order_do_not_match(claim, zoo, sizes, profile, calibration):
     """Stronger than the source's pairs: two *trained* models that saw the same batches in the
     same order, every pair of the four seeds; each test (t and U) must keep p ≥ α."""
+    claim.corpus(zoo.lab.base_corpus, shift=SHIFT)
     rows = [zoo.compare(f"base{a}", f"base{b}", same=False) for a, b in itertools.combinations(sizes["seeds"], 2)]
     _record_released(claim, rows)
     _record_calibration(claim, calibration["trained"],
@@ -393,9 +402,11 @@ def _table5(claim, rows) -> None:
 @pytest.mark.policy_dtype
 @pytest.mark.claim("SP-4", source="001 §6.1.2 Table 5 (The Stack rows)")
 def test_lineage_survives_continual_training_on_code(claim, zoo, table5, calibration):
+    claim.corpus(zoo.lab.base_corpus, shift=SHIFT)
     true, distractor = table5
     _record_released(claim, table5)
-    claim.record("base1000 val loss on Brown before the code shift", zoo.results["base1000"].final_val_loss,
+    claim.record(f"base1000 val loss on {data.corpus_title(zoo.lab.base_corpus)} before the code shift",
+                 zoo.results["base1000"].final_val_loss,
                  compare="none")
     claim.record("code shift: relative weight change base1000 → base1000+code (‖Δθ‖/‖θ‖)",
                  weight_change(zoo.models["base1000"], zoo.models["base1000+code"]), compare="none")
@@ -417,11 +428,12 @@ def test_lineage_survives_continual_training_on_code(claim, zoo, table5, calibra
 
 @pytest.mark.policy_dtype
 @pytest.mark.claim("SP-4", source="001 §6.1.2 Table 5: baselines fail on the code shift")
-def test_baselines_fail_on_the_code_shift(claim, table5, profile):
+def test_baselines_fail_on_the_code_shift(claim, table5, profile, lab):
     # No power is recorded (the verdict stays "inconclusive at this scale"): the source's effect
     # is the baselines' response to continual pre-training that moves the weights far (PCS 0.585
     # in Table 5); our 150 continual steps do not reach that shift, so no run at these sizes
     # measures the baselines where the source's effect would apply.
+    claim.corpus(lab.base_corpus, shift=SHIFT)
     true, distractor = table5
     wrong = {}
     for k in fb.METHODS:
@@ -448,6 +460,7 @@ def test_baselines_fail_on_the_code_shift(claim, table5, profile):
 def test_bias_persists_through_training(claim, zoo, lab, spcfg, sizes):
     """τ between init 42 and each checkpoint of its own training on init 42's top-m mean dims,
     against checkpoints of seed 123's training (the different-seed baseline)."""
+    claim.corpus(lab.base_corpus)
     steps = sorted(zoo.results["base42"].snapshots)
     m = spcfg.m
     init = zoo.responses["init42"]
@@ -512,11 +525,11 @@ def finetunes(pretrained, model_names, sizes):
     for name in model_names[:ps["finetune_models"]]:
         base, tok = pretrained(name)
         device = next(base.parameters()).device
-        windows = heldout_windows(tok, "stdlib-code", n=ps["heldout_windows"], seq_len=ps["finetune_seq_len"])
+        windows = heldout_windows(tok, SHIFT, n=ps["heldout_windows"], seq_len=ps["finetune_seq_len"])
         with autocast("auto", device):  # the policy dtype, as the fine-tune itself; paired before/after
             before = T.window_losses(base, windows, batch=8).numpy()
         tuned = copy.deepcopy(base)
-        finetune_pretrained(tuned, tok, name=name, steps=ps["finetune_steps"], lr=ps["finetune_lr"],
+        finetune_pretrained(tuned, tok, name=name, corpus=SHIFT, steps=ps["finetune_steps"], lr=ps["finetune_lr"],
                             batch_size=ps["finetune_batch"], seq_len=ps["finetune_seq_len"])
         tuned.eval()
         with autocast("auto", device):
@@ -537,7 +550,8 @@ def finetunes(pretrained, model_names, sizes):
 
 @pytest.mark.policy_dtype
 @pytest.mark.claim("SP-5", source="001 §6.1.2 Table 6")
-def test_finetuned_pretrained_models_match(claim, finetunes, calibration, sizes):
+def test_finetuned_pretrained_models_match(claim, finetunes, calibration, sizes, lab):
+    claim.corpus(lab.base_corpus, shift=SHIFT)  # the fine-tunes read the shift; the calibration, the zoo's corpus
     # Not a strict xfail at any profile, so no power is recorded (the source's p's come with no τ's
     # or |S| to carry to our sizes).
     cfg, out = finetunes
@@ -630,10 +644,11 @@ def _power_fpr(claim, cals: list[Calibration]) -> None:
 
 
 @pytest.mark.claim("SP-6", source="001 App B.3.1 (Fig 13); §6.1.1 Resolve (3)")
-def test_null_false_positive_rate(claim, null_pairs, same_lineage):
+def test_null_false_positive_rate(claim, null_pairs, same_lineage, lab):
     """Sound means the rate is not above α: the false positives over all pairs of independent
     inits are consistent with α (one-sided exact binomial test). Algorithm 1's p is the mean of
     10 p's against one τ set, which is conservative: the measured rate sits below α."""
+    claim.corpus(lab.base_corpus, shift=SHIFT)  # the control: the zoo's same-lineage pairs
     ps, _, _, n_models = null_pairs
     cal = Calibration(f"pairs of {n_models} independent inits", ps)
     ctl = Calibration("same-lineage pairs of the zoo", same_lineage)
@@ -645,10 +660,11 @@ def test_null_false_positive_rate(claim, null_pairs, same_lineage):
 
 @pytest.mark.policy_dtype
 @pytest.mark.claim("SP-6", source="001 §6.1.1 Resolve (3) as Tables 4c and 5 use it: trained pairs of different seeds")
-def test_null_false_positive_rate_on_trained_pairs(claim, calibration, same_lineage, profile):
+def test_null_false_positive_rate_on_trained_pairs(claim, calibration, same_lineage, profile, lab):
     """The source validates the Gaussian null on independent inits only, then applies it to
     trained models (Tables 4c, 5). Here: every pair of the zoo's trained models of different
     seeds, and every init against every trained model of another seed."""
+    claim.corpus(lab.base_corpus, shift=SHIFT)
     cals = [calibration["init"], calibration["trained"]]
     ctl = Calibration("same-lineage pairs of the zoo", same_lineage)
     claim.table("SP-6 on trained models: false-positive rate at α = 0.01 (pairs share models, so the binomial "
@@ -662,9 +678,10 @@ def test_null_false_positive_rate_on_trained_pairs(claim, calibration, same_line
 
 
 @pytest.mark.claim("SP-6", source="001 App B.3.1, Fig 13: the null is ~Gaussian around 0")
-def test_null_correlations_are_gaussian_around_zero(claim, null_pairs, spcfg, same_lineage):
+def test_null_correlations_are_gaussian_around_zero(claim, null_pairs, spcfg, same_lineage, lab):
     """Asserted on the τ's of disjoint pairs (each init in one pair), which are independent
     samples; the τ's pooled over all pairs (every model in many pairs) are context only."""
+    claim.corpus(lab.base_corpus, shift=SHIFT)  # the control: the zoo's same-lineage pairs
     _, pooled, disjoint, n_models = null_pairs
     sigma = sp.tau_std(spcfg.n)
     mean, sem = stats.mean_sem(disjoint)

@@ -8,14 +8,16 @@ baseline's + ½, and attenuation's √(i/T) is √i times the constant 1/√T, w
 leaves its slope unchanged — "attenuation is flat", "amplification is flat" and Eq 2's −½ on
 the baseline are one test, asserted once (the identities are shown as context).
 SK-2/SK-3 train three identical nano LLaMA-style models (baseline, amplification o_i·√i,
-attenuation o_i·√(i/T); one seed, one data order) on Brown through `repro.core.train` with 001
-Table 14's optimiser (AdamW β 0.9 / 0.95, peak lr 6e-4 cosine to 6e-5, weight decay 0.1, clip
-1.0) at a budget far below the source's, and compare sink rates on held-out Brown windows at
-several lengths (001 Fig 12) and held-out perplexity on Brown and on the stdlib-code corpus
-(001 Table 7). Where the profile names a `deviation` (long), the same trio is trained again
+attenuation o_i·√(i/T); one seed, one data order) on the run's corpus (`--corpus`, Brown by
+default, under the Brown BPE) through `repro.core.train` with 001 Table 14's optimiser (AdamW
+β 0.9 / 0.95, peak lr 6e-4 cosine to 6e-5, weight decay 0.1, clip 1.0) at a budget far below
+the source's, and compare sink rates on held-out windows of that corpus at several lengths
+(001 Fig 12) and held-out perplexity on it and on the stdlib-code corpus (001 Table 7; the
+shifted corpus stays stdlib-code whatever `--corpus` says). Where the profile names a
+`deviation` (long), the same trio is trained again
 with lr 3e-3 / weight decay 0.5 (our earlier setting, not the source's) and shown beside it as
 context; the verdicts rest on the source-setting trio. SK-4 is the real-model reference row:
-the embedded pretrained models' sink rates on Brown text.
+the embedded pretrained models' sink rates on the same text.
 
 Windows of every kind start with <bos> (the trained models see <bos> at position 0 of every
 training window: `TrainConfig.lead_token`), so "the first token" is the same token in training
@@ -51,6 +53,9 @@ SOURCE_FLAT_SLOPE = catalogue.number("SK-1", "scaled_slope")  # 001 §6.2.1: the
 # 21.95 / 21.33 = +2.9%). Tested on the upper 95% confidence bound of the mean per-window NLL
 # difference (paired t over held-out windows), i.e. PPL ratio ≤ 1.03 with 95% confidence.
 PPL_MARGIN = 1.03
+
+# SK-3's shifted held-out set (Table 7's C4 column at our scale): fixed, whatever --corpus says
+SHIFT = "stdlib-code"
 
 # SK-1: Eq 2 assumes uniform attention; at App B.1's init the attention logits have std ≈ 0.3,
 # which puts Σ_j A_ij² ≈ 5% above 1/i (BB-6): the slope of log std against log i stays within
@@ -146,11 +151,17 @@ class Trio:
     results: dict[str, T.TrainResult]
     cfg: T.TrainConfig
     curves: dict[str, sinks.SinkCurve]
-    held_out: dict[str, torch.Tensor]  # held-out set → (n, seq_len + 1) windows
+    held_out: dict[str, torch.Tensor]  # held-out set (Trio.text, SHIFT) → (n, seq_len + 1) windows
     nll: dict[str, dict[str, torch.Tensor]]  # kind → held-out set → per-window NLL (n,)
     n_windows: dict[str, int]
     layers_heads: int
     init_curve: sinks.SinkCurve  # the baseline at its initial weights, on the same windows (SK-2's control)
+    corpus: str = "brown"  # what the trio trained on and its in-domain held-out set (--corpus)
+
+    @property
+    def text(self) -> str:
+        """The in-domain held-out set's key in `held_out` / `nll` (the corpus's name)."""
+        return self.corpus if self.corpus != SHIFT else f"{SHIFT} (--corpus)"
 
 
 def _accelerator(profile):
@@ -165,51 +176,57 @@ def _accelerator(profile):
     return Accelerator(mixed_precision="bf16" if bf16 else "no")
 
 
-def _train_trio(sizes, profile, optimiser: dict | None = None) -> Trio:
-    """The three variants trained on one seed and one data order (`optimiser`: TrainConfig
-    fields that replace the profile's, e.g. the deviation's lr and weight decay), scored."""
+def _train_trio(sizes, profile, corpus: str, optimiser: dict | None = None) -> Trio:
+    """The three variants trained on `corpus` (--corpus) with one seed and one data order
+    (`optimiser`: TrainConfig fields that replace the profile's, e.g. the deviation's lr and
+    weight decay), scored."""
     V = sizes["model"]["vocab_size"]
     tok = data.brown_tokenizer(V)
-    cfg = T.TrainConfig(**sizes["train"], vocab_size=V, lead_token=tok.bos_token_id).replace(**(optimiser or {}))
-    train_tokens, val_tokens, ident = T.corpus_tokens("brown", V)
+    cfg = T.TrainConfig(**sizes["train"], vocab_size=V, lead_token=tok.bos_token_id,
+                        corpus=corpus).replace(**(optimiser or {}))
+    train_tokens, val_tokens, ident = T.corpus_tokens(corpus, V)
     accelerator = _accelerator(profile)
     results = {k: sinks.train_variant(k, sizes["model"], cfg, sizes["seed"], train_tokens=train_tokens,
                                       val_tokens=val_tokens, data_identity=ident, accelerator=accelerator)
                for k in sinks.SCALINGS}
     ev = sizes["eval"]
     lengths = [n for n in ev["lengths"] if n <= cfg.seq_len]
-    windows = {n: data.bos_windows(tok, "test", ev["n_seq"], n, who="SK-2") for n in lengths}
+    windows = {n: data.bos_windows(tok, "test", ev["n_seq"], n, who="SK-2", corpus=corpus) for n in lengths}
     curves = {k: sinks.sink_curve(r.model, windows, batch=ev["batch"]) for k, r in results.items()}
     init = sinks.nano_llama("baseline", sizes["model"], cfg.seq_len, sizes["seed"])
     init_curve = sinks.sink_curve(init.to(next(results["baseline"].model.parameters()).device), windows,
                                   batch=ev["batch"])
-    _, code_val, _ = T.corpus_tokens("stdlib-code", V)
-    held_out = {"brown": T.val_windows(cfg, val_tokens, ev["ppl_windows"]),
-                "stdlib-code": T.val_windows(cfg, code_val, ev["ppl_windows"])}
+    # the shifted held-out set is fixed whatever --corpus says: Table 7's second, out-of-domain
+    # set (C4 there) is part of the claim, not the user's choice
+    _, code_val, _ = T.corpus_tokens(SHIFT, V)
+    text = corpus if corpus != SHIFT else f"{SHIFT} (--corpus)"  # Trio.text
+    held_out = {text: T.val_windows(cfg, val_tokens, ev["ppl_windows"]),
+                SHIFT: T.val_windows(cfg, code_val, ev["ppl_windows"])}
     nll = {k: {name: T.window_losses(r.model, w) for name, w in held_out.items()} for k, r in results.items()}
     m = sizes["model"]
     return Trio(results, cfg, curves, held_out, nll, {n: w.shape[0] for n, w in held_out.items()},
-                m["n_layer"] * m["n_head"], init_curve)
+                m["n_layer"] * m["n_head"], init_curve, corpus)
 
 
 @pytest.fixture(scope="module")
-def trio(sizes, profile) -> Trio:
+def trio(sizes, profile, corpus_name) -> Trio:
     """The trio with Table 14's optimiser settings (the profile's `train` row)."""
-    return _train_trio(sizes, profile)
+    return _train_trio(sizes, profile, corpus_name)
 
 
 @pytest.fixture(scope="module")
-def deviation(sizes, profile) -> Trio | None:
+def deviation(sizes, profile, corpus_name) -> Trio | None:
     """The same trio with the profile's `deviation` optimiser settings (lr 3e-3, wd 0.5 in
     `long`: not the source's), context beside the source-setting trio; None where the profile
     names none (ci: its training would double the file's cost)."""
     over = sizes.get("deviation")
-    return _train_trio(sizes, profile, over) if over else None
+    return _train_trio(sizes, profile, corpus_name, over) if over else None
 
 
 def _describe(trio: Trio, sizes) -> str:
     m, c = sizes["model"], trio.cfg
-    return (f"{m['n_layer']}L × {m['d_model']} × {m['n_head']}H llama, Brown BPE {m['vocab_size']}, "
+    on = "" if trio.corpus == "brown" else f" on {trio.corpus}"
+    return (f"{m['n_layer']}L × {m['d_model']} × {m['n_head']}H llama, Brown BPE {m['vocab_size']}{on}, "
             f"{c.steps} steps of {c.batch_size} × {c.seq_len} tokens ({c.steps * c.batch_size * c.seq_len / 1e6:.2f}M "
             f"tokens), lr {c.lr:g} → {c.lr * c.min_lr_ratio:g}, wd {c.weight_decay:g}, warm-up {c.warmup_steps}")
 
@@ -242,6 +259,7 @@ def test_sink_rates_after_pretraining(claim, trio, deviation, sizes, profile):
     significantly below the baseline (paired over held-out sequences, Bonferroni over lengths).
     Controls: the baseline at its initial weights must fail "the baseline has sinks", and the
     trained baseline must fail "≈ 0"."""
+    claim.corpus(trio.corpus)
     form, eps = "source", sinks.EPSILON["source"]
     lengths = trio.curves["baseline"].lengths
     one_head = 1.0 / trio.layers_heads
@@ -277,7 +295,8 @@ def test_sink_rates_after_pretraining(claim, trio, deviation, sizes, profile):
     if deviation is not None:
         series.update({f"{k}, lr {deviation.cfg.lr:g} (deviation)": (lengths, deviation.curves[k].row(form))
                        for k in sinks.SCALINGS})
-    claim.figure(figures.sink_rate_by_length(series, f"001 Fig 12: sink rate (ε = {eps}) on held-out Brown, "
+    claim.figure(figures.sink_rate_by_length(series, f"001 Fig 12: sink rate (ε = {eps}) on held-out "
+                                                     f"{data.corpus_title(trio.corpus)}, "
                                                      f"{sizes['eval']['n_seq']} sequences per length"), "fig12")
     claim.figure(plotting.training_curves({k: r.losses for k, r in trio.results.items()},
                                          "SK-2: training loss of the three variants (same data order)"), "training")
@@ -328,31 +347,35 @@ def _ratio_bound(d: torch.Tensor) -> tuple[float, float, float]:
 @pytest.mark.claim("SK-3", source="001 §6.2.2, Table 7")
 @pytest.mark.parametrize("kind", ["amplification", "attenuation"])
 def test_interventions_do_not_hurt_language_modelling(claim, trio, deviation, sizes, profile, kind):
-    """Held-out perplexity on Brown (the training domain) and on stdlib code (a shifted domain),
-    next to Table 7; the variant is comparable to or better than the baseline on both: PPL
-    ratio ≤ PPL_MARGIN with 95% confidence (see the module note). Control: the variant at its
-    initial weights must fail the same bound on Brown."""
+    """Held-out perplexity on the training corpus (--corpus, Brown by default: the training
+    domain) and on stdlib code (a shifted domain, fixed), next to Table 7; the variant is
+    comparable to or better than the baseline on both: PPL ratio ≤ PPL_MARGIN with 95%
+    confidence (see the module note). Control: the variant at its initial weights must fail the
+    same bound on the training corpus."""
+    claim.corpus(trio.corpus, shift=SHIFT)
+    text = trio.text  # the in-domain set's key: "brown" by default
     ppl = {k: {name: math.exp(float(v.mean())) for name, v in trio.nll[k].items()} for k in sinks.SCALINGS}
     if kind == "amplification":  # the table once per run
-        rows = [[k, round(ppl[k]["brown"], 2), round(ppl[k]["stdlib-code"], 2), *TABLE7[k]] for k in sinks.SCALINGS]
+        rows = [[k, round(ppl[k][text], 2), round(ppl[k][SHIFT], 2), *TABLE7[k]] for k in sinks.SCALINGS]
         if deviation is not None:
             dppl = {k: {name: math.exp(float(v.mean())) for name, v in deviation.nll[k].items()} for k in sinks.SCALINGS}
             rows += [[f"{k}, lr {deviation.cfg.lr:g} / wd {deviation.cfg.weight_decay:g} (deviation)",
-                      round(dppl[k]["brown"], 2), round(dppl[k]["stdlib-code"], 2), "", ""] for k in sinks.SCALINGS]
-        claim.table(f"001 Table 7 next to ours: perplexity ({_describe(trio, sizes)}; {trio.n_windows['brown']} "
+                      round(dppl[k][text], 2), round(dppl[k][SHIFT], 2), "", ""] for k in sinks.SCALINGS]
+        claim.table(f"001 Table 7 next to ours: perplexity ({_describe(trio, sizes)}; {trio.n_windows[text]} "
                     f"windows of {trio.cfg.seq_len} tokens per set)",
-                    ["model", "Brown (ours)", "stdlib code (ours)", "WikiText-2 (source)", "C4 (source)"], rows)
-    src = dict(zip(("brown", "stdlib-code"), (TABLE7[kind][i] / TABLE7["baseline"][i] for i in range(2))))
+                    ["model", f"{data.corpus_title(trio.corpus)} (ours)", "stdlib code (ours)", "WikiText-2 (source)",
+                     "C4 (source)"], rows)
+    src = dict(zip((text, SHIFT), (TABLE7[kind][i] / TABLE7["baseline"][i] for i in range(2))))
     # context: the intervention switched on in the trained baseline, never trained for it. Not a
     # negative control: on the shifted corpus amplification switched on this way *lowers* the
-    # baseline's perplexity (measured; on Brown it multiplies it), so "no harm" can hold there
-    # without any training
+    # baseline's perplexity (measured; on Brown, the training corpus, it multiplies it), so "no
+    # harm" can hold there without any training
     switched = sinks.apply_positional_scaling(copy.deepcopy(trio.results["baseline"].model), kind, trio.cfg.seq_len)
     # the negative control: the variant at its initial weights (the same ones it was trained from),
-    # a model that has learned nothing, through the Brown check
+    # a model that has learned nothing, through the training corpus's check
     device = next(trio.results["baseline"].model.parameters()).device
     untrained = sinks.nano_llama(kind, sizes["model"], trio.cfg.seq_len, sizes["seed"]).to(device)
-    ctl = _ratio_bound(T.window_losses(untrained, trio.held_out["brown"]) - trio.nll["baseline"]["brown"])[1]
+    ctl = _ratio_bound(T.window_losses(untrained, trio.held_out[text]) - trio.nll["baseline"][text])[1]
     del untrained
     upper, sds = {}, []
     for name in trio.held_out:
@@ -361,20 +384,20 @@ def test_interventions_do_not_hurt_language_modelling(claim, trio, deviation, si
         claim.record(f"{kind}: perplexity on held-out {name} (baseline {ppl['baseline'][name]:.2f})",
                      ppl[kind][name], compare="none")
         claim.record(f"{kind} / baseline perplexity on {name} (source: Table 7's "
-                     f"{'WikiText-2' if name == 'brown' else 'C4'} ratio)", ratio, compare="none", source=round(src[name], 4))
+                     f"{'WikiText-2' if name == text else 'C4'} ratio)", ratio, compare="none", source=round(src[name], 4))
         if deviation is not None:
             r_dev, u_dev, _ = _ratio_bound(deviation.nll[kind][name] - deviation.nll["baseline"][name])
             claim.record(f"{_deviation_label(deviation)}: {kind} / baseline perplexity on {name} (upper 95% bound)",
                          f"{r_dev:.4f} (≤ {u_dev:.4f})", compare="none")
     claim.record(f"the baseline's weights run with the {kind} scaling (never trained for it) / baseline perplexity on "
-                 "stdlib-code", math.exp(float((T.window_losses(switched, trio.held_out["stdlib-code"])
-                                                - trio.nll["baseline"]["stdlib-code"]).mean())), compare="none")
+                 f"{SHIFT}", math.exp(float((T.window_losses(switched, trio.held_out[SHIFT])
+                                              - trio.nll["baseline"][SHIFT]).mean())), compare="none")
     del switched
     # power at the source's effect: Table 7's ratios for this variant scatter around 1 by a few
     # percent across its two sets (which map onto ours only loosely: Brown is our training
     # domain, neither of theirs is); their geometric mean is the variant's effect, asserted on each
     # of our sets with this run's per-window noise
-    log_eff = 0.5 * (math.log(src["brown"]) + math.log(src["stdlib-code"]))
+    log_eff = 0.5 * (math.log(src[text]) + math.log(src[SHIFT]))
     n = min(trio.n_windows.values())
     n80 = stats.n_for_power(lambda m: sinks.ratio_bound_power(log_eff, sds, m, PPL_MARGIN))
     claim.power(sinks.ratio_bound_power(log_eff, sds, n, PPL_MARGIN),
@@ -385,25 +408,26 @@ def test_interventions_do_not_hurt_language_modelling(claim, trio, deviation, si
     measured = ", ".join(f"{name} ≤ {u:.3f}" for name, u in upper.items())
     claim.not_reproduced_if(NOT_REPRODUCED, (f"SK-3 {kind}", profile.name), measured)
     why = "the largest gap the source calls competitive (Table 7: +2.9%); paired t over {} held-out windows"
-    claim.check(f"{kind} / baseline perplexity on brown: upper 95% bound", upper["brown"], PPL_MARGIN, compare="le",
-                why=why.format(trio.n_windows["brown"]), control=ctl,
+    claim.check(f"{kind} / baseline perplexity on {text}: upper 95% bound", upper[text], PPL_MARGIN, compare="le",
+                why=why.format(trio.n_windows[text]), control=ctl,
                 control_name=f"the {kind} variant at its initial weights (untrained)")
-    claim.check(f"{kind} / baseline perplexity on stdlib-code: upper 95% bound", upper["stdlib-code"], PPL_MARGIN,
-                compare="le", why=why.format(trio.n_windows["stdlib-code"]))
+    claim.check(f"{kind} / baseline perplexity on {SHIFT}: upper 95% bound", upper[SHIFT], PPL_MARGIN,
+                compare="le", why=why.format(trio.n_windows[SHIFT]))
 
 
 # --------------------------------------------------------------------------- SK-4
 
 
 @pytest.mark.claim("SK-4", source="001 §6.2.1 (context: Gu et al. 2024)")
-def test_pretrained_models_sink_rates(claim, model_name, pretrained, trio, sizes):
-    """The reference row: sink rates of a real pretrained model on Brown text at several
+def test_pretrained_models_sink_rates(claim, model_name, pretrained, trio, sizes, corpus_name):
+    """The reference row: sink rates of a real pretrained model on the run's text (--corpus) at several
     lengths, both metric forms. Gu et al. find sinks in every auto-regressive LM they measured;
     asserted: at least one sink head (source form, ε = 0.25) at every length. Control: a
     random-init twin of the same architecture on the same windows (one length)."""
+    claim.corpus(corpus_name)
     model, tok = pretrained(model_name)
     p = sizes["pretrained"]
-    windows = {n: data.bos_windows(tok, "test", p["n_seq"], n, who=f"--model {model_name}: SK-4")
+    windows = {n: data.bos_windows(tok, "test", p["n_seq"], n, who=f"--model {model_name}: SK-4", corpus=corpus_name)
                for n in p["lengths"]}
     curve = sinks.sink_curve(model, windows, batch=p["batch"])
     L, H = curve.alpha["source"][curve.lengths[0]].shape[1:]
@@ -415,7 +439,8 @@ def test_pretrained_models_sink_rates(claim, model_name, pretrained, trio, sizes
     series = {k: (trio.curves[k].lengths, trio.curves[k].row("source")) for k in sinks.SCALINGS}
     series[model_name] = (curve.lengths, curve.row("source"))
     claim.figure(figures.sink_rate_by_length(series, f"001 Fig 12 with {model_name} as the real-model reference "
-                                                     f"(ε = {sinks.EPSILON['source']}, Brown)"), "fig12_reference")
+                                                     f"(ε = {sinks.EPSILON['source']}, {data.corpus_title(corpus_name)})"),
+                 "fig12_reference")
     # the control at one length only: a single length's rate bounds the minimum over lengths from
     # above, so the full assertion rejects the twin whenever this does (at a small fraction of the
     # cost of the model's curve). T = 64: uniform attention gives α¹ = H_T/T ≈ 0.07 there, well below ε;

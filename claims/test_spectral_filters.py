@@ -4,8 +4,9 @@ The source studied LLaMA-2 7B/13B/70B; these tests run the same experiments on e
 the run (both embedded models by default, `--model` for any Llama/Gemma-style hub model —
 `--model meta-llama/Llama-2-7b-hf --profile paper` on a GPU is the source's own setting).
 
-One `Study` per model holds the spectral filters (repro.spectral_filters.spectral.filters), Brown prompts that
-all start with the model's <bos> (003 §5 needs token 0 alike in every prompt), one float32
+One `Study` per model holds the spectral filters (repro.spectral_filters.spectral.filters),
+prompts cut from the run's corpus (`--corpus`, Brown by default) that all start with the
+model's <bos> (003 §5 needs token 0 alike in every prompt), one float32
 forward pass with every residual state, sub-layer contribution and attention map, token 0's
 sink profile, and an NLL `Sweep` whose per-prompt results are memoised, so the heat maps that
 several claims read are computed once, and the spread over prompts is every NLL claim's noise.
@@ -122,6 +123,7 @@ class Study:
     sweep: sp.Sweep  # on a copy in `dtype` (the policy's choice for sizes["nll_dtype"])
     base_f32: float
     dtype: str
+    corpus: str = "brown"  # where the prompts (and SF-1's token counts) come from: --corpus
     memo: dict = field(default_factory=dict)
 
     @property
@@ -181,15 +183,16 @@ def sizes(profile):
 
 
 @pytest.fixture(scope="module")
-def study(model_name, pretrained, sizes) -> Study:
+def study(model_name, pretrained, sizes, corpus_name) -> Study:
     m, tok = pretrained(model_name)
     if tok is None:
-        raise ReproError(f"--model {model_name}: the spectral claims read Brown text, which needs the model's tokenizer")
+        raise ReproError(f"--model {model_name}: the spectral claims read text, which needs the model's tokenizer")
     bos = tok.bos_token_id
     if bos is None:
         raise ReproError(f"--model {model_name}: its tokenizer has no <bos>; 003 §5 needs every prompt to start alike")
     F = sp.filters(m)
-    ids = data.windows(tok, "test", sizes["n_prompts"], sizes["prompt_len"], lead=bos).to(next(m.parameters()).device)
+    ids = data.windows(tok, "test", sizes["n_prompts"], sizes["prompt_len"], lead=bos,
+                       corpus=corpus_name).to(next(m.parameters()).device)
     cap = lens.capture(m, ids, modules=["mlp_out", "attn_out", "attn_in"], attentions=True, logits_to_keep=1)
     sink = sp.sink_profile(cap.residual[0, :, 0], torch.stack([x[0, 0] for x in cap.modules["mlp_out"]]),
                            torch.stack([x[0, 0] for x in cap.modules["attn_out"]]), F.dark("u"))
@@ -199,7 +202,7 @@ def study(model_name, pretrained, sizes) -> Study:
         normed = lens.final_norm(m)(cap.residual[:, -1])
         base_f32 = float(sp.nll_per_token(m, normed[:, :-1], ids[:, 1:]).mean())
     return Study(model_name, m, tok, sizes, F, ids, cap, sink, sp.Sweep(work, ids), base_f32,
-                 dtype_name(dtype))
+                 dtype_name(dtype), corpus=corpus_name)
 
 
 def _se(x: np.ndarray) -> float:
@@ -261,6 +264,7 @@ def _deterministic_power(claim, what: str) -> None:
 
 @pytest.mark.claim("SF-1", source="003 §3, Fig 3, footnote 1")
 def test_unembedding_spectrum(claim, study, sizes):
+    claim.corpus(study.corpus)
     s, F = study, study.F
     S = F.u.S.numpy()
     d = F.d
@@ -269,9 +273,9 @@ def test_unembedding_spectrum(claim, study, sizes):
     body = at(0.1) / at(0.9)  # decline across the body of the spectrum (10% … 90%)
     per_band_body = body ** (1 / 16)  # the same as a factor per 5% band
     end = at(0.95) / S[-1]  # decline over the last band
-    # footnote 1: the top singular direction tracks token frequency (Brown train split counts)
+    # footnote 1: the top singular direction tracks token frequency (the corpus's train split counts)
     W_u = sp.unembedding_matrix(s.model)
-    stream = data.token_ids(s.tok, data.brown_split("train"), add_bos=False)
+    stream = data.token_ids(s.tok, data.corpus_documents(s.corpus, "train"), add_bos=False)
     counts = torch.bincount(stream, minlength=W_u.shape[0]).double()[:W_u.shape[0]]
     keep = counts >= sizes["freq_min_count"]
     log_f = np.log(counts[keep].numpy())
@@ -298,7 +302,8 @@ def test_unembedding_spectrum(claim, study, sizes):
                 why="'a tail that declines only at the very end': less than 2× across 80% of the spectrum")
     claim.check(f"{s.name}: last-band drop σ(0.95d)/σ(d) over the per-band body decline", float(end / per_band_body),
                 1.0, compare="ge", why="the last 5% falls faster than any 5% of the body")
-    claim.check(f"{s.name}: |Spearman ρ| W_u·v1 vs log Brown frequency ({int(keep.sum())} tokens)", float(abs(rho)),
+    claim.check(f"{s.name}: |Spearman ρ| W_u·v1 vs log {data.corpus_title(s.corpus)} frequency "
+                f"({int(keep.sum())} tokens)", float(abs(rho)),
                 0.3, compare="ge", control=float(abs(rho_ctl)), control_name="a random unit direction in place of v1",
                 why="footnote 1 'highly representative of token frequency': at least a moderate rank correlation "
                     "(Cohen's 0.3)")
@@ -352,6 +357,7 @@ def test_components_read_and_write_dark(claim, study):
 @pytest.mark.claim("SF-3", source="003 §4.1, Fig 7, Fig 8, Fig 16")
 def test_residual_filter_step_at_last_band(claim, study):
     s = study
+    claim.corpus(s.corpus)
     _setting(claim, s)
     ls = s.sink.layer
     grids = {"random (a)": s.grid("random"), "Ψ (b)": s.grid("psi"), "Φ_e (c)": s.grid("phi_e"),
@@ -421,6 +427,7 @@ def test_residual_filter_step_at_last_band(claim, study):
 
 @pytest.mark.claim("SF-4", source="003 §5, Fig 9, App C")
 def test_token0_gets_dark_vector_from_early_mlp(claim, study):
+    claim.corpus(study.corpus)
     s, p = study, study.sink
     ls = p.layer
     peak = int(p.norm.argmax())
@@ -465,6 +472,7 @@ def test_shavings_swap_removes_step(claim, study):
     more than the quarter the swap may leave), then its removal by the swap. The negative control
     of the last: the swap with the shavings taken one position earlier, so that token 0 too gets
     another token's shavings and loses its own sink part — the step must stay."""
+    claim.corpus(study.corpus)
     s = study
     ls = s.sink.layer
     grid = s.grid("phi_u", swap=True)
@@ -515,6 +523,7 @@ def test_token0_only_filter_shows_step(claim, study):
     is the reference (it costs NLL too): first the step beyond the costliest random filter on
     token 0 (the dark band's, not any 5%'s), then the step itself with a random filter as its
     negative control, then that it exceeds what the swap leaves."""
+    claim.corpus(study.corpus)
     s = study
     ls = s.sink.layer
     grid = s.grid("phi_u", tokens="first")
@@ -565,6 +574,7 @@ def test_token0_only_filter_shows_step(claim, study):
 @pytest.mark.claim("SF-7", source="003 §6, Fig 11 right, Fig 13")
 def test_sink_preserving_filters_keep_nll_low(claim, study):
     s = study
+    claim.corpus(s.corpus)
     lay = s.sf7_layer
     grid = s.grid("omega")
     claim.figure(figures.nll_heatmaps({"Ω_u (head + dark band)": grid}, s.rows, s.cols, s.sweep.base,
@@ -627,6 +637,8 @@ def _source_rep(tok, layers_rel: list[float], new_tokens: int) -> dict[str, list
 @pytest.mark.policy_dtype
 @pytest.mark.claim("SF-8", source="003 §6.1, Tables 2, 4, 5")
 def test_generations_under_filters(claim, study):
+    # greedy continuations of the source's own prompts (Tables 2, 4, 5): fixed text, part of the claim
+    claim.corpus("003 §6.1's two prompts")
     s, F = study, study.F
     g = s.sizes["gen"]
     layers = sorted({min(s.L - 1, round(f * s.L)) for f in g["layers"]})
@@ -702,7 +714,7 @@ def hmlv_stats(study):
         ids, cap = s.ids, s.cap
     else:
         n = max(s.ids.shape[0], round(s.ids.numel() / T))
-        ids = data.windows(s.tok, "test", n, T, lead=s.tok.bos_token_id).to(s.ids.device)
+        ids = data.windows(s.tok, "test", n, T, lead=s.tok.bos_token_id, corpus=s.corpus).to(s.ids.device)
         cap = lens.capture(s.model, ids, modules=["attn_in"], attentions=True, logits_to_keep=1)
     D = s.F.dark("u")
     blocks = lens.arch_map(s.model).blocks(s.model)
@@ -742,6 +754,7 @@ SF9_MIN = 0.2  # population sds: the least we call 'higher' (Cohen's small effec
 
 
 def _hmlv_test(claim, s: Study, st: dict, key: str, label: str, table_key: str) -> None:
+    claim.corpus(s.corpus)
     lay, d, ctl = st["layers"], st["prompts"][key], st["prompts"][f"{key}_rnd"]
     n_p, T = st["shape"]
     claim.record(f"{s.name}: prompts × tokens for §7 (source: 405 prompts, 13,268 tokens ≈ 33 each)", f"{n_p} × {T}")
@@ -797,6 +810,7 @@ def test_hmlv_keys_resemble_token0(claim, study, hmlv_stats):
 @pytest.mark.claim("SF-10", source="003 App D eq. (6), Fig 21")
 def test_token0_value_projection_is_small(claim, study):
     s = study
+    claim.corpus(s.corpus)
     blocks = lens.arch_map(s.model).blocks(s.model)
     layers = s.sink.in_place
     mid = s.ids.shape[1] // 2  # negative control: a token in the middle of each prompt in place of token 0

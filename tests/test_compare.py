@@ -104,6 +104,25 @@ def test_cli_exit_status(tmp_path, capsys, change, status):
         assert json.loads(capsys.readouterr().out)["regressed"] is (status == 1)
 
 
+def test_a_run_on_another_corpus_is_another_configuration():
+    """--corpus reaches every claim that reads text: a run on another corpus has its own baseline
+    key (the default's is unchanged) and its corpus is listed as provenance; a claims.json or
+    baseline that does not say read brown (the option's default)."""
+    from repro.harness import baseline
+
+    run = _run()["run"]
+    assert baseline.key_of(run) == baseline.key_of({**run, "corpus": "brown"}) == "ci-cpu-bfloat16"
+    assert baseline.key_of({**run, "corpus": "wikitext-2"}) == "ci-cpu-bfloat16-corpus-wikitext-2"
+    assert baseline.key_of({**run, "corpus": "/data/my corpus/"}) == "ci-cpu-bfloat16-corpus-my-corpus"
+    assert "corpus" in baseline.RUN_FIELDS
+    other = _run()
+    other["run"] = {**other["run"], "corpus": "wikitext-2"}
+    assert cmp.compare(_run(), other).provenance == [{"field": "corpus", "a": "brown", "b": "wikitext-2"}]
+    same = _run()
+    same["run"] = {**same["run"], "corpus": "brown"}
+    assert cmp.compare(_run(), same).provenance == []
+
+
 def test_baseline_key_update_and_show(tmp_path, monkeypatch, capsys):
     from repro.harness import baseline
 

@@ -338,6 +338,70 @@ def test_records_say_their_dtype_and_run_says_the_policy(pytester: pytest.Pytest
     result.stdout.fnmatch_lines(["*wall s*", "BB-4 *reproduced *[0-9].[0-9]*", "wall time * of the ci budget*"])
 
 
+CORPUS_TESTS = '''
+import pytest
+
+@pytest.mark.claim("BB-4")
+def test_reads_the_option(claim, corpus_name):
+    claim.corpus(corpus_name)
+    claim.record("plain", 1.0)
+
+@pytest.mark.claim("BB-4")
+def test_reads_a_shift_too(claim, corpus_name):
+    claim.corpus(corpus_name, shift="stdlib-code")
+    claim.corpus(corpus_name)  # stated twice: named once
+
+@pytest.mark.claim("BB-6")
+def test_fixed_text(claim):
+    claim.corpus("the source's prompts")
+
+@pytest.mark.claim("BB-5")
+def test_no_text(claim):
+    claim.record("weights only", 1.0)
+
+@pytest.mark.claim("BB-4.2")
+def test_unnamed(claim):
+    with pytest.raises(ValueError, match="name the corpus read"):
+        claim.corpus("")
+    with pytest.raises(ValueError, match="not among this test's claim markers"):
+        claim.corpus("brown", claim_id="BB-1")
+'''
+
+
+def test_claims_record_the_corpus_they_read(pytester: pytest.Pytester):
+    """Issue 20 item 5: each claim's entry in claims.json says what its tests read (`claim.corpus`:
+    the --corpus value through the corpus_name fixture, plus any fixed shift), null when none read
+    text; run.corpus stays the option's value; report.md shows both. A run with another --corpus
+    (a directory) reads that one, and its baseline key says so."""
+    from repro.harness import baseline
+
+    pytester.makeconftest(CONFTEST)
+    pytester.mkdir("claims")
+    (pytester.path / "claims" / "test_c.py").write_text(CORPUS_TESTS)
+    pytester.runpytest_subprocess("-p", "no:cacheprovider", "--baseline", "off").assert_outcomes(passed=5)
+    data = _load(pytester)
+    by_id = {c["id"]: c for c in data["claims"]}
+    assert data["run"]["corpus"] == "brown"
+    assert by_id["BB-4"]["corpus"] == "brown; shift: stdlib-code"
+    assert by_id["BB-6"]["corpus"] == "the source's prompts"
+    assert by_id["BB-5"]["corpus"] is None and by_id["BB-4.2"]["corpus"] is None
+    assert by_id["BB-1"]["corpus"] is None  # not encoded
+    md = (pytester.path / "artifacts" / "report.md").read_text()
+    assert "Corpus (`--corpus`): brown;" in md
+    assert "Text read: brown; shift: stdlib-code." in md and "Text read: the source's prompts." in md
+    assert md.count("Text read:") == 2
+    assert baseline.key_of(data["run"]).endswith("-" + data["run"]["dtype_policy"]["auto"])  # the default's key: unchanged
+
+    corpus = pytester.path / "corpora" / "my texts"
+    corpus.mkdir(parents=True)
+    pytester.runpytest_subprocess("-p", "no:cacheprovider", "--baseline", "off", f"--corpus={corpus}",
+                                  "-k", "option").assert_outcomes(passed=1)
+    data = _load(pytester)
+    assert data["run"]["corpus"] == str(corpus)
+    assert {c["id"]: c["corpus"] for c in data["claims"]}["BB-4"] == str(corpus)
+    assert baseline.key_of(data["run"]).endswith("-corpus-my-texts")
+
+
 def test_bad_repro_dtype_stops_the_run(project: pytest.Pytester, monkeypatch):
     monkeypatch.setenv("REPRO_DTYPE", "fp16")
     result = project.runpytest_subprocess("-p", "no:cacheprovider")

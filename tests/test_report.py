@@ -77,3 +77,29 @@ def test_record_converts_numpy_and_torch_scalars():
 @given(st.floats(allow_nan=False, allow_infinity=False, width=64))
 def test_fmt_never_crashes(x):
     assert isinstance(report.fmt(x), str)
+
+
+def test_a_claim_says_the_text_its_tests_read():
+    """Issue 20 item 5: `claim.corpus` entries of a claim's tests, merged (each name once), as
+    claims.json's per-claim "corpus" and report.md's "Text read" line; null / no line without."""
+    from repro.harness.catalogue import CATALOGUE
+
+    assert report.corpus_text([]) is None
+    assert report.corpus_text([{"claims": ["SK-3"], "read": "brown", "shift": None},
+                               {"claims": ["SK-3"], "read": "brown", "shift": "stdlib-code"}]) == "brown; shift: stdlib-code"
+    assert report.corpus_text([{"read": "a", "shift": None}, {"read": "b", "shift": None}]) == "a, b"
+    t1 = report.TestOutcome("claims/t.py::a", ["SK-3"], "passed",
+                            corpora=[{"claims": ["SK-3"], "read": "wikitext-2", "shift": "stdlib-code"}])
+    t2 = report.TestOutcome("claims/t.py::b", ["SK-1"], "passed")
+    results = report.build_results([t1, t2])
+    by_id = {c["id"]: c for c in report.to_json(results, {"corpus": "wikitext-2"})["claims"]}
+    assert by_id["SK-3"]["corpus"] == "wikitext-2; shift: stdlib-code" and by_id["SK-1"]["corpus"] is None
+    assert set(by_id) == set(CATALOGUE)
+    md = report.to_markdown(results, {"corpus": "wikitext-2"})
+    assert "Corpus (`--corpus`): wikitext-2;" in md and md.count("Text read: ") == 1
+    assert "Text read: wikitext-2; shift: stdlib-code." in md.split("#### SK-3")[1].split("####")[0]
+    # an entry names the claims it is for: another claim's test does not lend it its corpus
+    t3 = report.TestOutcome("claims/t.py::c", ["SK-1", "SK-2"], "passed",
+                            corpora=[{"claims": ["SK-2"], "read": "brown", "shift": None}])
+    got = {r.spec.id: r.corpus() for r in report.build_results([t3])}
+    assert got["SK-2"] == "brown" and got["SK-1"] is None

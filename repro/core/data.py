@@ -339,6 +339,13 @@ def corpus_documents(name: str, split: str = "validation") -> list[Document]:
     raise ReproError(f"unknown corpus {name!r}; choose one of {', '.join(CORPORA)}, or a directory of text files")
 
 
+def corpus_title(name: str) -> str:
+    """A corpus as record names and titles write it: "Brown" for "brown" (the words the claims'
+    records used before `--corpus` reached them, so the default run's names are unchanged), else
+    the name as given."""
+    return "Brown" if name == "brown" else name
+
+
 # --------------------------------------------------------------------------- tokenizers
 
 BROWN_SPECIAL_TOKENS = ("<pad>", "<bos>", "<eos>")  # ids 0, 1, 2

@@ -1,9 +1,10 @@
 """Committed baselines of the claims run (issue 21, part): one claims.json per configuration
 that changes numerics, under repro/harness/baselines/<profile>-<device>-<dtype>.json.
 
-The key is what moves measured values by itself: the profile's sizes, the device type, and the
+The key is what moves measured values by itself: the profile's sizes, the device type, the
 dtype the policy chose ("auto" → bfloat16 on CPUs with native bf16, float32 elsewhere; see
-repro.harness.runtime.resolve_dtype). A baseline keeps everything of claims.json outside "run" plus
+repro.harness.runtime.resolve_dtype), and a `--corpus` other than brown (`-corpus-<name>`: the
+default's key is unchanged). A baseline keeps everything of claims.json outside "run" plus
 the run fields `repro compare` reads (profile, device, dtype policy, per-test durations), so
 the same comparison works against it.
 
@@ -15,6 +16,7 @@ Written only by an explicit command, never by a claims run or CI:
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -26,18 +28,25 @@ DIR_ENV = "REPRO_BASELINES"  # another directory of baselines (the plugin's own 
 
 def baseline_dir() -> Path:
     return Path(os.environ[DIR_ENV]) if os.environ.get(DIR_ENV) else DIR
-RUN_FIELDS = ("profile", "device", "dtype_policy", "torch_threads", "xdist_workers", "packages", "models", "git_commit",
-              "test_durations_s")
+RUN_FIELDS = ("profile", "device", "dtype_policy", "corpus", "torch_threads", "xdist_workers", "packages", "models",
+              "git_commit", "test_durations_s")
 
 
 def key_of(run: dict[str, Any]) -> str:
-    """'<profile>-<device type>-<dtype>' of a claims.json's "run"."""
+    """'<profile>-<device type>-<dtype>' of a claims.json's "run", and '-corpus-<name>' after it
+    for a run whose `--corpus` is not the default (brown): every claim that reads text reads it,
+    so its numbers are another configuration's (a directory is named by its own name)."""
     device = str(run.get("device", "cpu")).split(":")[0]
     dtype = (run.get("dtype_policy") or {}).get("auto")
     if not run.get("profile") or not dtype:
         raise ReproError("this claims.json records no profile or dtype policy (written before the dtype policy "
                          "existed?): run the claims again")
-    return f"{run['profile']}-{device}-{dtype}"
+    corpus = str(run.get("corpus") or "brown")
+    if corpus == "brown":
+        return f"{run['profile']}-{device}-{dtype}"
+    name = Path(corpus.rstrip("/\\")).name or corpus  # a directory: its own name, the same on every machine
+    label = re.sub(r"[^A-Za-z0-9_.-]+", "-", name).strip("-.")[:40] or "dir"
+    return f"{run['profile']}-{device}-{dtype}-corpus-{label}"
 
 
 def path_for(run: dict[str, Any], root: Path | None = None) -> Path:

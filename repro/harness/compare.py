@@ -31,7 +31,11 @@ DEFAULT_K = 3.0
 _RANK = {reporting.REPRODUCED: 0, reporting.PARTLY: 1, reporting.INCONCLUSIVE: 2, "not reproduced": 2,
          reporting.CONTRADICTED: 2, reporting.SKIPPED: 3,
          reporting.NOT_RUN: 3, reporting.NOT_ENCODED: 3, reporting.FAILED: 4}
-PROVENANCE = ("profile", "device", "dtype_policy", "torch_threads", "xdist_workers", "python", "packages", "models")
+PROVENANCE = ("profile", "device", "dtype_policy", "corpus", "torch_threads", "xdist_workers", "python", "packages",
+              "models")
+# what a provenance field meant where a claims.json (or a baseline written before the field was
+# kept) does not say
+_PROVENANCE_DEFAULT = {"corpus": "brown"}
 
 
 @dataclass
@@ -178,7 +182,7 @@ def compare(a: dict[str, Any], b: dict[str, Any], *, k: float = DEFAULT_K,
         if cid in wb and wa[cid] > 0:
             out.wall.append({"claim": cid, "a_s": wa[cid], "b_s": wb[cid], "ratio": wb[cid] / wa[cid]})
     for name in PROVENANCE:
-        x, y = a.get("run", {}).get(name), b.get("run", {}).get(name)
+        x, y = (r.get("run", {}).get(name, _PROVENANCE_DEFAULT.get(name)) for r in (a, b))
         if x != y:
             out.provenance.append({"field": name, "a": x, "b": y})
     return out

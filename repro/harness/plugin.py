@@ -33,6 +33,7 @@ PROP_CLAIMS = "repro_claims"
 PROP_RECORD = "repro_record"
 PROP_FIGURE = "repro_figure"
 PROP_TABLE = "repro_table"
+PROP_CORPUS = "repro_corpus"
 
 PACKAGES = (
     "torch", "transformers", "tokenizers", "safetensors", "accelerate", "gguf", "datasets",
@@ -59,7 +60,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="pretrained model for claims on real models: an embedded name "
                          "(smollm2-135m, gemma3-270m), a local path, or a Hugging Face hub id")
     group.addoption("--corpus", default="brown",
-                    help="text corpus for claims on real text: brown, stdlib-code, a datasets corpus (online), or a "
+                    help="text corpus of every claim that reads text (windows, training streams; a claim's shifted "
+                         "corpus stays fixed): brown, stdlib-code, a datasets corpus (online), or a "
                          "local directory of text files / a saved datasets directory")
     group.addoption("--baseline", choices=("check", "warn", "off"), default="check",
                     help="compare the run with the committed baseline of its profile, device and dtype "
@@ -358,6 +360,20 @@ class Claim:
         if reason:
             self.not_reproduced(f"{key[-1]}: {reason} Measured: {measured}")
 
+    def corpus(self, read: str, *, shift: str | None = None, claim_id: str | None = None) -> None:
+        """State the text this test's numbers read (issue 20, item 5): `read` the corpus the run's
+        `--corpus` gave it (the `corpus_name` fixture, "brown" by default), or a fixed text the claim
+        names (e.g. the source's own prompts); `shift` a second corpus the claim reads on purpose
+        whatever `--corpus` says (the shifted domain, e.g. "stdlib-code"). claims.json gives each
+        claim the union over its tests as `"corpus": "brown; shift: stdlib-code"` (null: no text
+        read: random tokens, Gaussian inputs or weights only). Applies to every claim ID of the
+        test unless `claim_id` names one."""
+        if not read:
+            raise ValueError("claim.corpus: name the corpus read (e.g. the corpus_name fixture's value)")
+        ids = self.ids if claim_id is None else [self._id(claim_id)]
+        self.item.user_properties.append((PROP_CORPUS, {"claims": list(ids), "read": str(read),
+                                                        "shift": None if shift is None else str(shift)}))
+
     def table(self, title: str, columns: list[str], rows: list[list[Any]], *, claim_id: str | None = None) -> None:
         """A table for the report (e.g. the source's Table 3 next to ours)."""
         payload = {"claim": self._id(claim_id), "title": title, "columns": list(columns),
@@ -382,6 +398,9 @@ def device(pytestconfig: pytest.Config):
 
 @pytest.fixture(scope="session")
 def corpus_name(pytestconfig: pytest.Config) -> str:
+    """--corpus: the text every claim that reads text reads (evaluation windows, training streams,
+    token counts); a claim's deliberately shifted corpus (stdlib-code) stays fixed. A test states
+    what it read with `claim.corpus(corpus_name, shift=...)`."""
     return pytestconfig.getoption("--corpus")
 
 
@@ -490,6 +509,7 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
         t.records = [v for k, v in rep.user_properties if k == PROP_RECORD]
         t.figures = [v for k, v in rep.user_properties if k == PROP_FIGURE]
         t.tables = [v for k, v in rep.user_properties if k == PROP_TABLE]
+        t.corpora = [v for k, v in rep.user_properties if k == PROP_CORPUS]
     elif rep.when == "teardown" and rep.failed:
         t.outcome, t.reason = "error", _first_line(rep.longreprtext)
 

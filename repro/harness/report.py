@@ -143,6 +143,7 @@ class TestOutcome:
     records: list[dict[str, Any]] = field(default_factory=list)
     figures: list[str] = field(default_factory=list)
     tables: list[dict[str, Any]] = field(default_factory=list)
+    corpora: list[dict[str, Any]] = field(default_factory=list)  # claim.corpus: {claims, read, shift}
 
     def power(self) -> float | None:
         """The smallest power the test recorded (None: none recorded)."""
@@ -180,6 +181,11 @@ class ClaimResult:
     def reasons(self) -> list[str]:
         return sorted({t.reason for t in self.tests if t.reason})
 
+    def corpus(self) -> str | None:
+        """The text its tests read (`Claim.corpus`), e.g. "brown; shift: stdlib-code"; None when
+        none stated one (the claim reads no text)."""
+        return corpus_text([c for t in self.tests for c in t.corpora if self.spec.id in c.get("claims", ())])
+
     def controls(self) -> list[dict[str, Any]]:
         """Negative controls run through a check's assertion ('rejected' when within is False)."""
         return [r for r in self.records() if r.get("role") == "control"]
@@ -192,6 +198,21 @@ class ClaimResult:
         """Seconds of its tests (set-up included: a module fixture is charged to the first test
         that uses it; a test that carries several claim IDs counts for each)."""
         return sum(t.duration for t in self.tests)
+
+
+def corpus_text(entries: Iterable[dict[str, Any]]) -> str | None:
+    """The `Claim.corpus` entries as one line, `read[, read …][; shift: shift[, …]]` (each name
+    once, in the order first stated); None without entries."""
+    reads: list[str] = []
+    shifts: list[str] = []
+    for e in entries:
+        if e.get("read") and e["read"] not in reads:
+            reads.append(e["read"])
+        if e.get("shift") and e["shift"] not in shifts:
+            shifts.append(e["shift"])
+    if not reads and not shifts:
+        return None
+    return ", ".join(reads) + (f"; shift: {', '.join(shifts)}" if shifts else "")
 
 
 def verdict_of(verdicts: Iterable[str]) -> str:
@@ -257,6 +278,8 @@ def to_json(results: list[ClaimResult], run: dict[str, Any]) -> dict[str, Any]:
                 "statement": s.statement,
                 "source_values": s.source_values,
                 "verdict": r.verdict,
+                # the text the claim's tests read (Claim.corpus); the run's --corpus is run.corpus
+                "corpus": r.corpus(),
                 "tests": [
                     {"nodeid": t.nodeid, "outcome": t.outcome, "verdict": t.verdict(), "power": t.power(),
                      "reason": t.reason} for t in r.tests
@@ -387,6 +410,7 @@ def to_markdown(results: list[ClaimResult], run: dict[str, Any], figures_rel: st
         f"torch {run.get('packages', {}).get('torch')}, transformers {run.get('packages', {}).get('transformers')}, "
         f"wall time {fmt(run.get('wall_time_s'))} s{_budget(run)}.",
         f"Dtype policy: {_dtype_line(run)}.",
+        f"Corpus (`--corpus`): {run.get('corpus', 'brown')}; each claim below says what it read.",
         "",
         " · ".join(f"{v}: **{n}**" for v, n in counts.items()),
         "",
@@ -425,6 +449,8 @@ def to_markdown(results: list[ClaimResult], run: dict[str, Any], figures_rel: st
         ]
         if s.source_values:
             lines += [f"Source's numbers: {s.source_values}", ""]
+        if r.corpus():
+            lines += [f"Text read: {r.corpus()}.", ""]
         if r.tests:
             lines += [f"Wall time: {r.wall_s():.1f} s. History of this claim over runs: `repro history {s.id}` "
                       f"(figure: {figures_rel}/history_{s.id}.png).", ""]

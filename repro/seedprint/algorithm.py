@@ -143,13 +143,14 @@ def responses(model: nn.Module, inputs: torch.Tensor, *, feature: str = "hidden"
     return torch.cat(chunks)
 
 
-def random_word_texts(n: int, n_words: int, seed: int = 0) -> list[str]:
-    """n strings of `n_words` words drawn uniformly from the Brown validation split's word
-    types: random inputs that models with *different tokenizers* can share (each reads the same
-    strings through its own tokenizer; see `text_inputs`)."""
+def random_word_texts(n: int, n_words: int, seed: int = 0, *, corpus: str = "brown") -> list[str]:
+    """n strings of `n_words` words drawn uniformly from the word types of `corpus`'s validation
+    split (Brown by default; any name `data.corpus_documents` takes): random inputs that models
+    with *different tokenizers* can share (each reads the same strings through its own
+    tokenizer; see `text_inputs`)."""
     from repro.core import data
 
-    words = sorted({w for d in data.brown_split("validation") for w in d.text.split() if w.isalpha()})
+    words = sorted({w for d in data.corpus_documents(corpus, "validation") for w in d.text.split() if w.isalpha()})
     g = generator(derive_seed("seedprint-words", seed, n, n_words))
     idx = torch.randint(0, len(words), (n, n_words), generator=g)
     return [" ".join(words[i] for i in row) for row in idx.tolist()]

@@ -96,9 +96,11 @@ def _verdicts(fa: dict[str, torch.Tensor], fb: dict[str, torch.Tensor], cfg: sp.
     }
 
 
-def operating_table(sizes: dict[str, Any], *, n_untrained: int = 12, pretrained: bool = False,
+def operating_table(sizes: dict[str, Any], *, n_untrained: int = 12, pretrained: bool = False, corpus: str = "brown",
                     log: Callable[[str], None] = lambda s: None) -> dict[str, Any]:
-    """Build every pair, run every mode, and return the table (see the module docstring)."""
+    """Build every pair, run every mode, and return the table (see the module docstring).
+    `corpus`: what the lineage pre-trains on (Brown: the SP claims' default, so their cached
+    checkpoints are reused); the code continuations and fine-tunes stay on stdlib code."""
     import copy
 
     from repro.seedprint.lineage import Lineage, LineageConfig
@@ -106,7 +108,7 @@ def operating_table(sizes: dict[str, Any], *, n_untrained: int = 12, pretrained:
     cfg_l = LineageConfig.from_sizes(sizes["lineage"])  # the SP claims' models (cache hits); snapshots include 0
     if 0 not in cfg_l.snapshot_steps:
         raise ReproError("the seedprint lineage row must keep a snapshot at step 0 (the init)")
-    lin = Lineage(cfg_l)
+    lin = Lineage(cfg_l, corpus=corpus)
     seeds = list(sizes["seeds"])
     spc = sp.SeedPrintConfig(n=sizes["n"], length=sizes["length"], m=sizes["m"])
     g = generator(0)

@@ -5,9 +5,10 @@ so a lineage is a chain of checkpoint keys:
 
 - init(seed): a LLaMA-style model (RMSNorm, SwiGLU, RoPE, untied embeddings; 001 B.4.1) with the
   GPT-2 init of 001 App B.1, drawn from `seed` (`repro.core.models.hf.build_model("llama", ...)`);
-- base(seed, data_seed): init(seed) pre-trained on Brown. Runs with one `data_seed` see the same
-  batches in the same order whatever the model seed (Table 4c: "we fix the training seed to lock
-  the data order");
+- base(seed, data_seed): init(seed) pre-trained on the lineage's corpus (`Lineage(corpus=...)`:
+  Brown unless `--corpus` says otherwise; always under the Brown BPE, `train.corpus_tokens`). Runs
+  with one `data_seed` see the same batches in the same order whatever the model seed (Table 4c:
+  "we fix the training seed to lock the data order");
 - continual(base, corpus): a base trained further on another corpus (Table 5: TinyStories / The
   Stack; ours: the standard-library code corpus, under the same Brown BPE so the vocabulary is
   unchanged), with a fresh optimizer and schedule;
@@ -64,12 +65,18 @@ class LineageConfig:
 class Lineage:
     """Builds and trains (or loads from the cache) the models of one lineage experiment."""
 
-    def __init__(self, cfg: LineageConfig, *, progress: bool = False) -> None:
+    def __init__(self, cfg: LineageConfig, *, corpus: str = "brown", progress: bool = False) -> None:
+        """`corpus`: what `base` pre-trains on (a repro.core.data corpus name or a directory; the
+        claims pass `--corpus`); a continual training names its own (the shifted corpus)."""
         self.cfg = cfg
+        self.base_corpus = corpus
         self.progress = progress
         self._corpora: dict[str, tuple[torch.Tensor, torch.Tensor, dict]] = {}
 
-    def corpus(self, name: str) -> tuple[torch.Tensor, torch.Tensor, dict]:
+    def corpus(self, name: str | None = None) -> tuple[torch.Tensor, torch.Tensor, dict]:
+        """(train, validation, identity) token streams of corpus `name` under the Brown BPE
+        (`train.corpus_tokens`); default: the pre-training corpus."""
+        name = self.base_corpus if name is None else name
         if name not in self._corpora:
             self._corpora[name] = T.corpus_tokens(name, self.cfg.vocab_size)
         return self._corpora[name]
@@ -91,9 +98,9 @@ class Lineage:
         )
 
     def base(self, seed: int, data_seed: int = 0) -> T.TrainResult:
-        """init(seed) pre-trained on Brown with the data order of `data_seed`."""
-        tr, va, ident = self.corpus("brown")
-        cfg = self._train_config(steps=self.cfg.steps, seed=seed, data_seed=data_seed, corpus="brown",
+        """init(seed) pre-trained on the lineage's corpus with the data order of `data_seed`."""
+        tr, va, ident = self.corpus(self.base_corpus)
+        cfg = self._train_config(steps=self.cfg.steps, seed=seed, data_seed=data_seed, corpus=self.base_corpus,
                                  snapshots=self.cfg.snapshot_steps)
         return T.train(self.init, cfg, train_tokens=tr, val_tokens=va, data_identity=ident,
                        progress=self.progress)
@@ -114,16 +121,12 @@ class Lineage:
 
 
 def text_tokens(tokenizer: Any, corpus: str, *, max_tokens: int) -> tuple[torch.Tensor, torch.Tensor]:
-    """(train, validation) token streams of a repro.core.data corpus ("brown" or "stdlib-code") under a
-    pretrained model's own tokenizer, at most `max_tokens` each."""
+    """(train, validation) token streams of a repro.core.data corpus (what `--corpus` accepts:
+    "brown", "stdlib-code", a datasets corpus or a local directory; `data.corpus_documents`) under
+    a pretrained model's own tokenizer, at most `max_tokens` each."""
     from repro.core import data
 
-    if corpus == "brown":
-        splits = data.brown_split("train"), data.brown_split("validation")
-    elif corpus == "stdlib-code":
-        splits = data.stdlib_code_documents("train"), data.stdlib_code_documents("validation")
-    else:
-        raise ReproError(f"unknown corpus {corpus!r} (known: brown, stdlib-code)")
+    splits = data.corpus_documents(corpus, "train"), data.corpus_documents(corpus, "validation")
     return tuple(data.token_ids(tokenizer, docs, max_tokens=max_tokens) for docs in splits)  # type: ignore[return-value]
 
 
