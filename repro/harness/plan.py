@@ -267,8 +267,8 @@ def plan(profile: str | Profile = "paper", *, tflops: float = H100_BF16_TFLOPS, 
         if j.kind == "train" and j.corpus in CORPUS_TOKENS and j.tokens > CORPUS_TOKENS[j.corpus]:
             epochs = j.tokens / CORPUS_TOKENS[j.corpus]
             out.missing.append(f"{j.experiment} ({j.claims}): trains on {j.tokens:,} tokens per model; {j.corpus} has "
-                               f"{CORPUS_TOKENS[j.corpus]:,} ({epochs:.0f} epochs). Needs a larger corpus; `--corpus PATH` "
-                               "does not reach training yet (issue 22, item 4)")
+                               f"{CORPUS_TOKENS[j.corpus]:,} ({epochs:.0f} epochs). Needs a larger corpus: pass `--corpus PATH` "
+                               "(a directory of text files or a saved datasets directory)")
         if j.memory_bytes > device_memory_gib * 2**30:
             out.missing.append(f"{j.experiment} ({j.what}): ≈ {j.memory_bytes / 2**30:.0f} GiB per device at batch "
                                f"{j.batch} × {j.T} (over {device_memory_gib:.0f} GiB): smaller micro-batches with "
