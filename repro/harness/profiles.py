@@ -138,8 +138,9 @@ SIZES: dict[str, dict[str, dict[str, Any]]] = {
     # baseline (α = 1) over `seeds`; `gate_snapshots`: steps at which the learned gate's π is read (Fig 5).
     # `eval`: CS-6's held-out sets (Brown test windows, stdlib-code validation windows,
     # last-word items from Brown test sentences). ci: 4 layers × 128 wide, 300 steps of 16 × 64
-    # tokens (≈ 12 s per model in bf16 autocast on 2 cores, ≈ 32 s in float32 with AVX-512,
-    # ≈ 28 s on an AVX2-only CPU). Not fewer: at 150 steps CS-3 failed (α = 0 − α = 1 val loss
+    # tokens (20–25 s per model in bf16 autocast on 2 cores with native bf16, measured
+    # 2026-11-25 in a cold run: 76 ms a step, of which ≈ 20 ms is bf16 SDPA's backward, 7× slower than
+    # float32's on this CPU; ≈ 32 s in float32 with AVX-512, ≈ 28 s on an AVX2-only CPU). Not fewer: at 150 steps CS-3 failed (α = 0 − α = 1 val loss
     # +0.076 nats, paired p 0.19 over 3 seeds; measured 2026-11-24), so the 13 models stay at 300;
     # paper: the source's GPT-2 150M
     # (12 layers, 768 wide, 1024 tokens) — a GPU and a larger corpus than Brown (`--corpus`).
