@@ -173,3 +173,19 @@ def test_per_item_records_use_a_paired_test():
         run["claims"][0]["records"][-1].update(tol=None, expected=None, compare="none")
     c = cmp.compare(*context)
     assert not c.drifts and c.moved[0]["paired"]["p"] < 0.01
+
+
+def test_a_negative_control_never_drifts():
+    """A control carries its check's tolerance (here an exactness bound, 1e-9) but is measured
+    far from it: its value moving (float error across CPUs or dtypes) is listed, not a drift;
+    the same move on the check row itself is a drift."""
+    a, b = _run(), _run()
+    row = {"name": "max |Δ| — control: one future key", "measured": 0.135, "expected": 1e-9, "tol": 1e-9,
+           "compare": "le", "role": "control"}
+    a["claims"][0]["records"].append(dict(row))
+    b["claims"][0]["records"].append({**row, "measured": 0.131})
+    c = cmp.compare(a, b)
+    assert not c.drifts and [m["name"] for m in c.moved] == [row["name"]] and not c.regressed
+    for run in (a, b):
+        run["claims"][0]["records"][-1]["role"] = "check"
+    assert cmp.compare(a, b).drifts

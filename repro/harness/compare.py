@@ -71,9 +71,12 @@ def load(path: str | Path) -> dict[str, Any]:
 
 
 def noise_scale(rec: dict[str, Any]) -> float | None:
-    """The spread a record states for itself: its tolerance (rel: times |source|); None if none."""
+    """The spread a record states for itself: its tolerance (rel: times |source|); None if none.
+    A negative control has none: the tolerance it carries is its check's (e.g. an exactness bound
+    of 1e-9 against a control far above it), and all a control must do is stay rejected, which
+    the verdict enforces (a control that passes fails its claim)."""
     tol, exp = rec.get("tol"), rec.get("expected")
-    if not tol or rec.get("compare") == "none":
+    if not tol or rec.get("compare") == "none" or rec.get("role") == "control":
         return None
     if rec.get("compare") == "rel":
         return tol * abs(exp) if isinstance(exp, (int, float)) and exp else None
