@@ -39,7 +39,7 @@ def audit(data: dict) -> list[str]:
                 isinstance(r["measured"], (int, float)) and r["measured"] >= report.POWER_ENOUGH for r in powers):
             problems.append(f"{cid}: contradicted without a recorded power >= {report.POWER_ENOUGH}")
         if verdict in (report.INCONCLUSIVE, report.PARTLY) and any(t.get("outcome") == "xfailed" for t in c["tests"]):
-            if not powers and not any("no power" in (t.get("reason") or "") for t in c["tests"]):
+            if not powers and not any("no power" in (t.get("reason") or "").lower() for t in c["tests"]):
                 problems.append(f"{cid}: {verdict} without a recorded power (or the reason none is computable)")
             elif powers and not any("80% power at" in (r.get("why") or "") or r["measured"] >= report.POWER_ENOUGH
                                     for r in powers):
