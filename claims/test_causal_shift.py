@@ -354,8 +354,11 @@ def table2(runs, sizes, corpus_name):
         out[name] = {"brown": cs.loss_and_accuracy(m, brown), "code": cs.loss_and_accuracy(m, code),
                      "last_word": acc, "last_word_nll": nll}
     # the seed spread of each benchmark's score: the baseline's seeds (same data order), for CS-6's power
-    spread = {"brown": [], "code": [], "last_word_nll": []}
-    for r in runs.baseline:
+    # (seed 0 is the "baseline" model scored above)
+    first = out["baseline"]
+    spread = {"brown": [100 * first["brown"][1]], "code": [100 * first["code"][1]],
+              "last_word_nll": [first["last_word_nll"]]}
+    for r in runs.baseline[1:]:
         r.model.eval()
         spread["brown"].append(100 * cs.loss_and_accuracy(r.model, brown)[1])
         spread["code"].append(100 * cs.loss_and_accuracy(r.model, code)[1])
