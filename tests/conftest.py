@@ -17,6 +17,13 @@ def one_thread():
 
 
 @pytest.fixture(autouse=True)
+def measure_afresh(monkeypatch):
+    """Unit tests run the experiment functions themselves: a cached measurement
+    (repro.core.memo) would let "same seed, same result" pass without computing anything."""
+    monkeypatch.setenv("REPRO_MEMO", "0")
+
+
+@pytest.fixture(autouse=True)
 def scratch_baselines(tmp_path_factory, monkeypatch):
     """Scratch claims runs (the plugin's tests) compare against an empty baseline directory,
     never against the committed baselines of the real claims."""

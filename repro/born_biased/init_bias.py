@@ -21,6 +21,7 @@ import scipy.stats
 import torch
 
 from repro.born_biased import preference_probe as probe
+from repro.core import memo
 from repro.core.data import gaussian_inputs, random_tokens
 from repro.core.models.hf import build_model
 from repro.core.models.tiny import TinyConfig, TinyDecoder
@@ -110,6 +111,7 @@ MLP_VARIANTS = {
 }
 
 
+@memo.cached("bb-mlp-stack")
 def mlp_stack_similarity(*, d_model: int, d_ff: int, n_layer: int, n_seq: int, seeds, **_) -> MLPStackResult:
     """Inter-sequence last-token cosine similarity through stacked MLP blocks (001 §4.2, Prop 2, Fig 5).
 
@@ -152,6 +154,7 @@ class TwoBlockResult:
         return {"h": r[0], "mlp_mlp": r[1], "attn_mlp": attn0_after_mlp0(self.T)}
 
 
+@memo.cached("bb-two-blocks")
 def two_block_similarity(*, T: int, d_model: int, d_ff: int, n_seq: int, seeds, **_) -> TwoBlockResult:
     """Table 3: a shared first MLP0 (ReLU), then either a second MLP0 or Attn0 (uniform running
     mean with W_v = W_o = I, Definition 3); inter-sequence cosine of the last-token outputs."""
@@ -176,6 +179,7 @@ def two_block_similarity(*, T: int, d_model: int, d_ff: int, n_seq: int, seeds, 
     return TwoBlockResult(T, sizes, **{k: SeedCurves(np.array(v)) for k, v in rows.items()})
 
 
+@memo.cached("bb-positional-std")
 def positional_std(*, d_model: int, n_head: int, T: int, n_seq: int, seeds, agg_scale: str = "none",
                    **_) -> PositionalStdResult:
     """Feed Gaussian vectors (the embedding's N(0, 0.02) statistics) through one random-init pre-LN
@@ -288,6 +292,7 @@ ATTN_STACK = dict(block="attn", attention="softmax", norm="layernorm", residual=
                   final_norm=False, bias=False, vocab_size=0)  # a pre-LN attention sub-layer, no residual
 
 
+@memo.cached("bb-intra-sequence")
 def intra_sequence_stack(*, T: int, d_model: int, n_head: int, n_layer: int, n_seq: int, seeds,
                          **_) -> IntraSequenceResult:
     """001 §4.4, Fig 8: one sequence of T isotropic Gaussian vectors through L stacked random-init
@@ -347,6 +352,7 @@ def gelu_asymmetry(u: torch.Tensor | np.ndarray) -> float:
     return float((u * torch.erf(u / math.sqrt(2.0))).pow(2).mean().sqrt() / u.pow(2).mean().sqrt())
 
 
+@memo.cached("bb-gelu-spread")
 def gelu_input_spread(*, d_model: int, n_seq: int, seeds, sample: int = 20000, **_) -> GeluSpreadResult:
     """Embedding-like inputs N(0, 0.02²) (001 §4.1) through one GELU MLP block (App B.1 init)
     with its pre-LayerNorm and without; the std of the GELU input, and the inter-sequence
@@ -570,6 +576,7 @@ def random_token_inputs(n_seq: int, T: int, vocab_size: int) -> torch.Tensor:
     return random_tokens(n_seq, T, vocab_size, generator(derive_seed("random-token-probes", n_seq, T, vocab_size)))
 
 
+@memo.cached("bb-preference-run")
 def preference_run(arch: str, *, seed: int, d_model: int, n_layer: int, n_head: int, vocab_size: int,
                    n_seq: int, lengths, embedding_seed: int = 0, keep_states: bool = True,
                    device: torch.device | str = "cpu", dtype: str = "auto", batch_size: int = 64,
@@ -727,6 +734,7 @@ def pairwise_cosine_std(x: torch.Tensor) -> float:
     return float(g[iu[0], iu[1]].std())
 
 
+@memo.cached("bb-ablation-run")
 def ablation_run(variant: str, *, seed: int, d_model: int, n_layer: int, n_head: int, vocab_size: int, T: int,
                  n_seq: int, device: torch.device | str = "cpu", dtype: str = "auto", **_) -> AblationRun:
     """A 12-layer pre-LN GELU decoder with RoPE (the source's nano GPT-2 block), as full,

@@ -38,6 +38,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from repro.context_axis.kernels import allowed, segment_reuse, upper_zeroed
+from repro.core.models.attention import SDPA
 from repro.harness.runtime import ReproError
 
 ATTENTION = "repro_context_axis"
@@ -304,7 +305,7 @@ def build_lm(model: dict, seq_len: int, seed: int, *, train_mode: str, axis_drop
     variant of one seed starts from the same initial weights."""
     from repro.core.models.hf import build_model
 
-    m = build_model("llama", seed=seed, n_positions=seq_len, attn_implementation="sdpa", **model)
+    m = build_model("llama", seed=seed, n_positions=seq_len, attn_implementation=SDPA, **model)
     return ContextAxisLM(m, train_mode=train_mode, axis_drop=axis_drop, bucket=bucket, drop_seed=seed)
 
 

@@ -42,6 +42,7 @@ from repro.harness.runtime import (
     atomic_path,
     autocast,
     atomic_torch_save,
+    attention_in_float32,
     cache_dir,
     config_key,
     derive_seed,
@@ -271,7 +272,7 @@ def tensor_sha256(t: torch.Tensor) -> str:
     return h.hexdigest()
 
 
-def _state_sha256(model: nn.Module) -> str:
+def state_sha256(model: nn.Module) -> str:
     h = hashlib.sha256()
     for name, t in sorted(model.state_dict().items()):
         h.update(name.encode())
@@ -324,6 +325,13 @@ def _train_description(cfg: TrainConfig) -> dict[str, Any]:
             if not (k in _KEYED_ONLY_IF_SET and v == getattr(defaults, k))}
 
 
+def _attention_rule(cfg: TrainConfig, model: nn.Module) -> dict[str, str]:
+    """Under a bf16 autocast on a CPU, SDPA runs in float32 (repro.core.models.attention):
+    keyed, so checkpoints trained before that rule are not mistaken for ones trained under it."""
+    device = next(model.parameters()).device
+    return {"attention": "sdpa-float32"} if cfg.autocast and attention_in_float32(device) else {}
+
+
 def train_key(model: nn.Module, cfg: TrainConfig, train_tokens: torch.Tensor, val_tokens: torch.Tensor,
               *, init_checkpoint: Any = None, model_config: dict | None = None,
               data_identity: dict | None = None) -> tuple[str, dict[str, Any]]:
@@ -333,8 +341,9 @@ def train_key(model: nn.Module, cfg: TrainConfig, train_tokens: torch.Tensor, va
         "model": model_description(model) if model_config is None else
         {"class": model_description(model)["class"], "config": model_config},
         "init": {"checkpoint": _checkpoint_key(init_checkpoint)} if init_checkpoint is not None
-        else {"weights_sha256": _state_sha256(model)},
+        else {"weights_sha256": state_sha256(model)},
         "train": _train_description(cfg),
+        **_attention_rule(cfg, model),
         "data": {
             "corpus": cfg.corpus,
             "train_tokens": int(train_tokens.numel()), "train_sha256": tensor_sha256(train_tokens),

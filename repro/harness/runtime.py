@@ -142,6 +142,21 @@ def autocast(name: str | None, device: torch.device | str = "cpu") -> contextlib
     return torch.autocast(device.type, dtype=torch.bfloat16)
 
 
+def attention_in_float32(device: torch.device | str = "cpu") -> bool:
+    """Whether attention that would run in bfloat16 (bf16 inputs, or a bf16 autocast) on
+    `device` is computed in float32 and cast back (`repro.core.models.attention`): on a CPU
+    yes — bf16 SDPA's backward ran 3–7× slower than float32's there (4 heads × 64 tokens:
+    5.3 vs 1.9 ms per forward+backward, AMD EPYC with AVX512-BF16, 2026-11-25), half the
+    attention cost of a tiny-model training step, and float32 is at least as accurate; on
+    CUDA no (bf16 is what its flash kernels are for). Training keys say so (`repro.core.train`)."""
+    return torch.device(device).type == "cpu"
+
+
+def autocast_off(device: torch.device | str = "cpu") -> contextlib.AbstractContextManager:
+    """A region where no autocast lowers the dtype (float32 attention inside a bf16 autocast)."""
+    return torch.autocast(torch.device(device).type, enabled=False)
+
+
 # --------------------------------------------------------------------------- seeding
 
 

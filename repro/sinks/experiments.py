@@ -39,6 +39,7 @@ from typing import Any
 import torch
 from torch import nn
 
+from repro.core.models.attention import SDPA, hf_sdpa
 from repro.harness.runtime import ReproError
 
 FORMS = ("source", "gu")
@@ -148,9 +149,7 @@ def _scaled(module: nn.Module, out: torch.Tensor, query: torch.Tensor, key: torc
 
 def _positional_sdpa(module, query, key, value, attention_mask, **kwargs):
     """AttentionInterface function: the model's SDPA attention, its output scaled by position."""
-    from transformers.integrations.sdpa_attention import sdpa_attention_forward
-
-    out, _ = sdpa_attention_forward(module, query, key, value, attention_mask, **kwargs)
+    out, _ = hf_sdpa(module, query, key, value, attention_mask, **kwargs)
     return _scaled(module, out, query, key, kwargs), None
 
 
@@ -287,7 +286,7 @@ def nano_llama(kind: str, model: dict[str, Any], context: int, seed: int) -> nn.
     seed gives the same initial weights for all three variants."""
     from repro.core.models.hf import build_model
 
-    m = build_model("llama", seed=seed, n_positions=context, attn_implementation="sdpa", **model)
+    m = build_model("llama", seed=seed, n_positions=context, attn_implementation=SDPA, **model)
     return apply_positional_scaling(m, kind, context)
 
 

@@ -35,7 +35,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from repro.core import lens
+from repro.core import lens, memo
 from repro.core.lens import frozen_norm
 from repro.harness.runtime import ReproError, generator
 
@@ -543,6 +543,13 @@ class Sweep:
             return (h.float() - m.float() + _apply(m, P).float()).to(h.dtype)
         return _apply(h, P, tokens=tokens, swap=swap, swap_shift=swap_shift)
 
+    def memo_key(self) -> dict[str, Any]:
+        """What a sweep's measurements depend on (repro.core.memo): the model and the samples."""
+        if not hasattr(self, "_memo_key"):
+            self._memo_key = {"model": memo.keyable(self.model), "ids": memo.keyable(self.ids)}
+        return self._memo_key
+
+    @memo.cached("sf-prompt-nll")
     def prompt_nll(self, layer: int, P: torch.Tensor | None, **kw: Any) -> torch.Tensor:
         """(B,) mean NLL of each sample with filter P applied after block `layer` (see `state`),
         float64: the per-sample spread is the measurement's noise (claims' power)."""

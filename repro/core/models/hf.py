@@ -177,6 +177,9 @@ def build_model(
     0 (drawn after all other weights, so the linear weights do not depend on p), for tests that
     must not pass by an accident of identity norms.
     """
+    from repro.core.models.attention import register
+
+    register()  # attn_implementation may name repro_sdpa (repro.core.models.attention.SDPA)
     config = build_config(
         arch, n_layer=n_layer, n_head=n_head, d_model=d_model, vocab_size=vocab_size,
         n_positions=n_positions, d_ff=d_ff, tie_word_embeddings=tie_word_embeddings,

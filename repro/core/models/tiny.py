@@ -45,6 +45,7 @@ import torch.nn.functional as F
 from torch import nn
 from transformers.modeling_outputs import ModelOutput
 
+from repro.core.models.attention import sdpa
 from repro.harness.runtime import ReproError, generator as make_generator
 
 BLOCKS = ("full", "attn", "mlp")
@@ -241,7 +242,7 @@ class CausalSelfAttention(nn.Module):
                 weights = scores.softmax(dim=-1)
                 o = weights @ v                                    # (B, H, T, D)
             else:
-                o = F.scaled_dot_product_attention(q, k, v, is_causal=True)  # (B, H, T, D)
+                o = sdpa(q, k, v, is_causal=True)                      # (B, H, T, D)
         o = self.agg_unscaled(o.transpose(1, 2))                   # (B, T, H, D), hook point
         scale = agg_scale_factors(cfg.agg_scale, T, cfg.max_len, device=x.device, dtype=o.dtype)
         if scale is not None:

@@ -1,0 +1,131 @@
+"""Measurements cached by everything that produced them: arguments, inputs, dtype policy, code.
+
+A warm re-run of the claims (models, tokenizers and checkpoints cached) spent most of its time
+re-measuring what it had measured before: BB's random-init probes, the tuned lens. `@cached`
+memoises such an experiment function:
+
+    @memo.cached("bb-preference-run")
+    def preference_run(arch, *, seed, ...): ...
+
+The key hashes the function's bound arguments (tensors by their bytes, modules by their state
+and class, numbers and strings as they are, other objects by what their `memo_key()` returns), the dtype the policy gives "auto" here, the torch
+version and thread count (float results may depend on them), and the source of every module
+under `repro/` — any code edit recomputes, so a cached number never outlives the code that
+measured it. The global RNGs (torch, numpy, random) are saved after the computation and
+restored on a hit, so what runs after it draws exactly what it drew on the cold run.
+
+Entries live in `cache_dir("measurements", name)` as a pickle (written atomically) beside its
+JSON description; an unreadable entry is recomputed. `REPRO_MEMO=0` recomputes everything
+(and stores nothing).
+"""
+from __future__ import annotations
+
+import functools
+import hashlib
+import inspect
+import os
+import pickle
+import random
+from pathlib import Path
+from typing import Any, Callable, TypeVar
+
+import numpy as np
+import torch
+from torch import nn
+
+from repro.harness.runtime import (ReproError, atomic_write_bytes, atomic_write_json, cache_dir, config_key,
+                                   dtype_name, resolve_dtype)
+
+MEMO_ENV = "REPRO_MEMO"
+PACKAGE = Path(__file__).resolve().parents[1]  # repro/
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def enabled() -> bool:
+    value = os.environ.get(MEMO_ENV, "1").strip()
+    if value not in ("0", "1"):
+        raise ReproError(f"{MEMO_ENV}={value!r} is unknown; use 1 (cache measurements, the default) or 0")
+    return value == "1"
+
+
+@functools.lru_cache(maxsize=None)
+def code_version() -> str:
+    """sha256 over the source of every module of the repro package (path and bytes)."""
+    h = hashlib.sha256()
+    for path in sorted(PACKAGE.rglob("*.py")):
+        h.update(str(path.relative_to(PACKAGE)).encode())
+        h.update(path.read_bytes())
+    return h.hexdigest()
+
+
+def keyable(value: Any) -> Any:
+    """A JSON-able stand-in for an argument that changes whenever the argument does."""
+    from repro.core.train import model_description, state_sha256, tensor_sha256
+
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    if isinstance(value, (list, tuple)):
+        return [keyable(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): keyable(v) for k, v in sorted(value.items(), key=lambda kv: str(kv[0]))}
+    if isinstance(value, (torch.device, torch.dtype)):
+        return str(value)
+    if isinstance(value, torch.Tensor):
+        return {"tensor_sha256": tensor_sha256(value)}
+    if isinstance(value, np.ndarray):
+        return {"tensor_sha256": tensor_sha256(torch.from_numpy(np.ascontiguousarray(value)))}
+    if callable(getattr(value, "memo_key", None)):  # an object that says what identifies it
+        return keyable(value.memo_key())
+    if isinstance(value, nn.Module):
+        return {"class": model_description(value)["class"], "state_sha256": state_sha256(value)}
+    raise ReproError(f"memo: cannot key an argument of type {type(value).__name__}; pass plain values, "
+                     "tensors or modules")
+
+
+def description(fn: Callable[..., Any], args: tuple, kwargs: dict) -> dict[str, Any]:
+    bound = inspect.signature(fn).bind(*args, **kwargs)
+    bound.apply_defaults()
+    return {
+        "function": f"{fn.__module__}.{fn.__qualname__}",
+        "arguments": {k: keyable(v) for k, v in bound.arguments.items()},
+        "auto_dtype": dtype_name(resolve_dtype("auto")),
+        "torch": torch.__version__,
+        "torch_threads": torch.get_num_threads(),
+        "code": code_version(),
+    }
+
+
+def _rng_state() -> tuple:
+    return torch.get_rng_state(), np.random.get_state(), random.getstate()
+
+
+def _set_rng_state(state: tuple) -> None:
+    torch.set_rng_state(state[0])
+    np.random.set_state(state[1])
+    random.setstate(state[2])
+
+
+def cached(name: str) -> Callable[[F], F]:
+    """Memoise an experiment function under `cache_dir("measurements", name)` (see module doc)."""
+
+    def decorate(fn: F) -> F:
+        @functools.wraps(fn)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            if not enabled():
+                return fn(*args, **kwargs)
+            desc = description(fn, args, kwargs)
+            path = cache_dir("measurements", name) / f"{config_key(desc, 24)}.pkl"
+            try:
+                result, state = pickle.loads(path.read_bytes())
+            except (OSError, ImportError, pickle.UnpicklingError, EOFError, AttributeError, ValueError, TypeError):
+                result = fn(*args, **kwargs)
+                atomic_write_bytes(path, pickle.dumps((result, _rng_state()), protocol=pickle.HIGHEST_PROTOCOL))
+                atomic_write_json(path.with_suffix(".json"), desc)
+                return result
+            _set_rng_state(state)
+            return result
+
+        wrapper.uncached = fn  # type: ignore[attr-defined]
+        return wrapper  # type: ignore[return-value]
+
+    return decorate

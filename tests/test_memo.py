@@ -1,0 +1,105 @@
+"""repro.core.memo: measurements cached by arguments, inputs, dtype policy and code."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from repro.core import memo
+from repro.harness.runtime import ReproError
+
+
+@pytest.fixture
+def memo_on(tmp_path, monkeypatch):
+    monkeypatch.setenv("REPRO_CACHE", str(tmp_path))
+    monkeypatch.setenv(memo.MEMO_ENV, "1")
+    return tmp_path
+
+
+CALLS: list[tuple] = []
+
+
+@memo.cached("test-draw")
+def draw(n: int, *, scale: float = 1.0, x: torch.Tensor | None = None):
+    CALLS.append((n, scale))
+    out = torch.rand(n) * scale          # consumes the global RNG, as careless code might
+    return {"draw": out, "sum": None if x is None else float(x.sum())}
+
+
+def test_second_call_is_served_from_the_cache(memo_on):
+    CALLS.clear()
+    a = draw(3, scale=2.0)
+    b = draw(3, scale=2.0)
+    assert len(CALLS) == 1 and torch.equal(a["draw"], b["draw"])
+    draw(3, scale=3.0)                   # another argument: computed
+    draw(n=3, scale=2.0)                 # the same binding spelled differently: cached
+    assert CALLS == [(3, 2.0), (3, 3.0)]
+
+
+def test_tensor_arguments_are_keyed_by_their_bytes(memo_on):
+    CALLS.clear()
+    assert draw(2, x=torch.ones(3))["sum"] == 3.0
+    assert draw(2, x=torch.full((3,), 2.0))["sum"] == 6.0
+    assert len(CALLS) == 2
+
+
+def test_modules_are_keyed_by_their_state(memo_on):
+    a, b = torch.nn.Linear(2, 2), torch.nn.Linear(2, 2)
+    with torch.no_grad():
+        b.weight.add_(1.0)
+    assert memo.keyable(a) != memo.keyable(b)
+    assert memo.keyable(a)["class"] == "torch.nn.modules.linear.Linear"
+
+
+def test_a_hit_leaves_the_global_rng_where_the_computation_left_it(memo_on):
+    torch.manual_seed(0)
+    draw(4)
+    after_cold = torch.rand(3)
+    torch.manual_seed(0)
+    draw(4)                              # a hit: nothing drawn, the state is restored
+    assert torch.equal(torch.rand(3), after_cold)
+
+
+def test_an_unreadable_entry_is_recomputed(memo_on):
+    CALLS.clear()
+    draw(5)
+    for f in (memo_on / "measurements" / "test-draw").glob("*.pkl"):
+        f.write_bytes(b"not a pickle")
+    draw(5)
+    assert len(CALLS) == 2
+
+
+def test_memo_off_computes_every_time_and_stores_nothing(memo_on, monkeypatch):
+    monkeypatch.setenv(memo.MEMO_ENV, "0")
+    CALLS.clear()
+    draw(6)
+    draw(6)
+    assert len(CALLS) == 2 and not (memo_on / "measurements").exists()
+
+
+def test_the_key_names_code_dtype_and_threads():
+    d = memo.description(draw.uncached, (1,), {})
+    assert d["code"] == memo.code_version() and len(d["code"]) == 64
+    assert {"auto_dtype", "torch", "torch_threads"} <= set(d)
+    assert d["arguments"] == {"n": 1, "scale": 1.0, "x": None}
+
+
+def test_bad_input_is_one_clear_error(memo_on, monkeypatch):
+    with pytest.raises(ReproError, match="cannot key an argument of type object"):
+        memo.keyable(object())
+    monkeypatch.setenv(memo.MEMO_ENV, "yes")
+    with pytest.raises(ReproError, match="REPRO_MEMO='yes' is unknown"):
+        draw(1)
+    assert memo.keyable(np.arange(3)) == memo.keyable(torch.arange(3))
+
+
+class Keyed:
+    def __init__(self, tag):
+        self.tag = tag
+
+    def memo_key(self):
+        return {"tag": self.tag, "t": torch.ones(2) * self.tag}
+
+
+def test_objects_say_what_identifies_them():
+    assert memo.keyable(Keyed(1)) == memo.keyable(Keyed(1)) != memo.keyable(Keyed(2))
