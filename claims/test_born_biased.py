@@ -41,7 +41,7 @@ def mlp_stack(profile):
     return init_bias.mlp_stack_similarity(**profile.sizes("bb_4"))
 
 
-@pytest.mark.claim("BB-4", source="001 §4.2 Prop 2, Fig 5, App A.1")
+@pytest.mark.claim("BB-4")
 def test_relu_mlp0_contracts_along_the_arccos_map(claim, mlp_stack):
     """Control: tanh MLP0 on the *same* weights (the source's footnote 4), whose ρ̄ stays at 0,
     through the same comparison with the arc-cosine recurrence and the same monotonicity check."""
@@ -75,7 +75,7 @@ def relu_rms_ratio(res) -> float:
     return float(res.rms["relu"].mean[-1] / res.rms["relu"].mean[0])
 
 
-@pytest.mark.claim("BB-4", source="001 §4.2 Prop 2 (tanh case), Fig 5")
+@pytest.mark.claim("BB-4")
 def test_tanh_mlp0_keeps_sequences_orthogonal(claim, mlp_stack):
     """Prop 2: E ρ̄ = 0 exactly for tanh (odd activation, independent inputs) — no width allowance.
     Every block's mean is tested against 0 with a t-test across models, Bonferroni over blocks.
@@ -108,7 +108,7 @@ def two_blocks(profile):
 SOURCE_TABLE3 = catalogue.number("BB-4.2", "table3")  # 001 Table 3 (T = 128)
 
 
-@pytest.mark.claim("BB-4.2", source="001 §4.3 Table 3, Prop 4, App A.2")
+@pytest.mark.claim("BB-4.2")
 def test_attention_amplifies_mlp_contraction(claim, two_blocks):
     """Control: the second MLP0 (no attention) put through Attn0∘MLP0's comparison with
     T/(T+π−1)."""
@@ -152,7 +152,7 @@ def positional(profile):
 SLOPE_TOL = 0.05
 
 
-@pytest.mark.claim("BB-6", source="001 §4.4 Eq 2, Fig 9")
+@pytest.mark.claim("BB-6")
 def test_positional_std_decays_as_inverse_sqrt(claim, positional):
     """Controls, each through its check: the value vectors v_j before aggregation (flat in
     position) for the 1/√i slope; Eq 2 with uniform A (1/i) in place of the measured A for the
@@ -303,7 +303,7 @@ def _power_every_cell(runs, rate: float, bar: float) -> tuple[float, int | None]
 
 @pytest.mark.policy_dtype
 @pytest.mark.xdist_group("born_biased-probes")  # the Table 1 probes: one worker builds them
-@pytest.mark.claim("BB-1", source="001 §3 Finding 1, Fig 1a, Table 1(a), App B.2")
+@pytest.mark.claim("BB-1")
 def test_random_init_prefers_one_token(claim, table1, uniform_baseline):
     """Finding 1 in App B.2's protocol, against the head's own null (module comment): every
     (seed, length) cell significant at 0.05 / cells. Fig 1a's ratio — the top count over the top
@@ -358,7 +358,7 @@ def test_random_init_prefers_one_token(claim, table1, uniform_baseline):
 
 @pytest.mark.policy_dtype
 @pytest.mark.xdist_group("born_biased-probes")  # the Table 1 probes: one worker builds them
-@pytest.mark.claim("BB-1.1", source="001 §3 Finding 1.1, Table 1(a)-(b)")
+@pytest.mark.claim("BB-1.1")
 @pytest.mark.parametrize("arch", ["rope-gpt2", "llama"])
 def test_preference_holds_across_architectures(claim, table1, arch, profile):
     """App B.2's test (p < 0.05) in every cell of each architecture, against each head's own null.
@@ -384,7 +384,7 @@ def test_preference_holds_across_architectures(claim, table1, arch, profile):
 
 @pytest.mark.policy_dtype
 @pytest.mark.xdist_group("born_biased-probes")  # the Table 1 probes: one worker builds them
-@pytest.mark.claim("BB-1.1", source="001 §3 Table 1(b): LLaMA-2 is far weaker")
+@pytest.mark.claim("BB-1.1")
 def test_llama_preference_is_far_weaker(claim, table1):
     """Same N per cell: under "equally strong" each top-1 count is as likely to come from either
     architecture, so the LLaMA share of the pooled counts is Bin(total, 1/2), one-sided. Control:
@@ -432,7 +432,7 @@ SOURCE_SIZE_RATIO = _geomean([f / SOURCE_TABLE1[("rope-gpt2", s, T)][1] for (s, 
 
 @pytest.mark.policy_dtype
 @pytest.mark.xdist_group("born_biased-probes")  # the Table 1 probes: one worker builds them
-@pytest.mark.claim("BB-1.2", source="001 §3 Finding 1.2, Table 1(a) vs (c)")
+@pytest.mark.claim("BB-1.2")
 def test_preference_grows_with_length_and_size(claim, table1, small_models, profile):
     """Lengths: pooled over seeds, top-1 counts at the longest vs the shortest length; size:
     pooled over seeds and lengths, the larger model's top-1 counts vs the smaller one's. Under
@@ -502,7 +502,7 @@ def directions(profile, device):
 
 @pytest.mark.policy_dtype
 @pytest.mark.xdist_group("born_biased-probes")  # the Table 1 probes: one worker builds them
-@pytest.mark.claim("BB-1.3", source="001 §3 Finding 1.3, Table 1")
+@pytest.mark.claim("BB-1.3")
 def test_favourite_token_is_set_by_the_seed(claim, table1, directions):
     """Cross-frequencies: seed A's favourite among seed B's predictions. A shared, architecture-
     given favourite would be as frequent in both; a seed-given one is at chance in the other. Over
@@ -536,7 +536,7 @@ def test_favourite_token_is_set_by_the_seed(claim, table1, directions):
 
 @pytest.mark.policy_dtype
 @pytest.mark.xdist_group("born_biased-probes")  # the Table 1 probes: one worker builds them
-@pytest.mark.claim("BB-1x", source="001 §5 Finding 1 (extended), Fig 10")
+@pytest.mark.claim("BB-1x")
 def test_hidden_dimension_preference(claim, table1, uniform_baseline):
     """Which hidden dimension of the last block's output is largest, against uniform over d is
     App B.2's test; but a model without contraction would still favour the dimensions with the
@@ -571,7 +571,7 @@ def test_hidden_dimension_preference(claim, table1, uniform_baseline):
 
 @pytest.mark.policy_dtype
 @pytest.mark.xdist_group("born_biased-probes")  # the Table 1 probes: one worker builds them
-@pytest.mark.claim("BB-2.1", source="001 §4 Finding 2.1, Fig 2")
+@pytest.mark.claim("BB-2.1")
 def test_inter_sequence_contraction_grows_with_depth(claim, table1):
     """A rising trend of the inter-sequence cosine over blocks (Kendall τ). Control: the same
     cosines in a shuffled block order (no depth trend), through the same trend test."""
@@ -593,7 +593,7 @@ def test_inter_sequence_contraction_grows_with_depth(claim, table1):
 
 @pytest.mark.policy_dtype
 @pytest.mark.xdist_group("born_biased-probes")  # the Table 1 probes: one worker builds them
-@pytest.mark.claim("BB-2.2", source="001 §4 Finding 2.2")
+@pytest.mark.claim("BB-2.2")
 def test_contraction_direction_names_the_favourite(claim, directions):
     """Null: the direction token is unrelated to the favourite; it then coincides with the
     favourite no more often than the favourite's own frequency (bounded by its max over models).
@@ -619,7 +619,7 @@ def test_contraction_direction_names_the_favourite(claim, directions):
 
 @pytest.mark.policy_dtype
 @pytest.mark.xdist_group("born_biased-probes")  # the Table 1 probes: one worker builds them
-@pytest.mark.claim("BB-2.2", source="001 §4 Finding 2.2: the 76% rate")
+@pytest.mark.claim("BB-2.2")
 def test_direction_agreement_rate_matches_source(claim, directions, profile):
     """The source's 76% inside our Wilson 95% interval. Power: by simulation
     (init_bias.mode_agreement_power) — if the direction names each model's true favourite 76% of
@@ -672,7 +672,7 @@ def _curves(ablation):
 
 
 @pytest.mark.policy_dtype
-@pytest.mark.claim("BB-3", source="001 §4.1 Table 2, Fig 3, Findings 3.1–3.2")
+@pytest.mark.claim("BB-3")
 def test_mlp_drives_contraction_attention_alone_does_not(claim, ablation, uniform_baseline):
     """Controls: MLP-only through attn-only's "≈ 0" check; full against MLP-only through the
     "flat relative to MLP-only" test; attn-only through the "spiky" test. The histograms' p is
@@ -725,7 +725,7 @@ def test_mlp_drives_contraction_attention_alone_does_not(claim, ablation, unifor
 
 
 @pytest.mark.policy_dtype
-@pytest.mark.claim("BB-3.2a", source="001 §4.3 Finding 3.2a, Fig 7")
+@pytest.mark.claim("BB-3.2a")
 def test_attention_amplifies_mlp_contraction_layer_by_layer(claim, ablation):
     """Controls: attn-only in place of full for "above MLP-only from block 2 on"; the gap in a
     shuffled block order for the widening trend; MLP-only for attn-only's "≈ 0"."""
@@ -766,7 +766,7 @@ GELU_ENGAGED = 0.5  # gelu_asymmetry: half of ReLU's (1), the source's asymmetri
 CONTRACTED = 0.05  # inter-sequence cosine of the MLP output
 
 
-@pytest.mark.claim("BB-4.1", source="001 §4.2 Finding 4.1, Fig 6")
+@pytest.mark.claim("BB-4.1")
 def test_layernorm_engages_gelu_asymmetry(claim, gelu_spread):
     """What LayerNorm adds, asserted on the same weights with and without it (the control): its
     GELU inputs reach the asymmetric range — GELU's even part u·(Φ(u) − ½) at least half its odd
@@ -811,7 +811,7 @@ OVERLAP_TOL = 0.05
 TOWARD_ONE = 0.9  # "converges toward 1" (Fig 8): within 0.1 of 1 after the last layer
 
 
-@pytest.mark.claim("BB-5", source="001 §4.4 Finding 5, Fig 8")
+@pytest.mark.claim("BB-5")
 def test_stacked_attention_contracts_within_sequences(claim, intra):
     """Control: the inputs themselves (zero layers; isotropic Gaussian) through "toward 1"."""
     for res in intra:
@@ -836,7 +836,7 @@ def test_stacked_attention_contracts_within_sequences(claim, intra):
     claim.figure(figures.fig8_intra_sequence(intra, closed), "fig8")
 
 
-@pytest.mark.claim("BB-5", source="001 Prop 5, App A.3: closed form and layer indexing")
+@pytest.mark.claim("BB-5")
 def test_prop5_closed_form_indexing(claim, intra):
     """Indexing: L counts the input as a layer — the closed form for L matches L−1 averagings.
     At L = 2, 3 the finite-T effect (exact enumeration) is ≤ 0.003; allow 4 SE + 0.005. Control:
@@ -874,7 +874,7 @@ GEOMETRIC = 0.9
 APPROX_TOL = 0.01  # "≈": the closed form within 0.01, as in the source's "accurate for L ≥ 3"
 
 
-@pytest.mark.claim("BB-5", source="001 Prop 5: closed form at every depth, and E ρ̄′ ≈ 1 − (1 − 1/T)/L²")
+@pytest.mark.claim("BB-5")
 def test_prop5_closed_form_at_every_depth(claim, intra):
     """Where the T → ∞ limit is reachable (module comment), the extrapolated enumeration against
     the closed form (within 0.01 plus the extrapolation's own shift between triplets), and the

@@ -104,7 +104,7 @@ def reading(model_name, pretrained, sizes, corpus_name) -> Reading:
 
 
 @pytest.mark.policy_dtype
-@pytest.mark.claim("CS-1", source="000 §III, Fig 2, Table I")
+@pytest.mark.claim("CS-1")
 def test_switch_from_input_to_target_is_deep(claim, reading, corpus_name):
     claim.corpus(corpus_name)
     r, p = reading, reading.profile
@@ -138,7 +138,7 @@ def test_switch_from_input_to_target_is_deep(claim, reading, corpus_name):
 
 
 @pytest.mark.policy_dtype
-@pytest.mark.claim("CS-2", source="000 §III, Fig 3")
+@pytest.mark.claim("CS-2")
 def test_continuous_measures_agree(claim, reading, corpus_name):
     """Fig 3's three continuous measures. `axis_projection` normalises every vector, so a state
     unrelated to both embeddings scores 0.5 and layer 0 (h = e_in) scores 0 by construction, and
@@ -237,7 +237,7 @@ def _setting(claim, runs: Runs, sizes) -> None:
 
 
 @pytest.mark.policy_dtype
-@pytest.mark.claim("CS-3", source="000 §IV")
+@pytest.mark.claim("CS-3")
 def test_no_skip_trains_worse(claim, runs, sizes, profile):
     _setting(claim, runs, sizes)
     zero = np.array([Runs.val(r) for r in runs.alpha0])
@@ -263,7 +263,7 @@ def test_no_skip_trains_worse(claim, runs, sizes, profile):
 
 
 @pytest.mark.policy_dtype
-@pytest.mark.claim("CS-4", source="000 §IV, Fig 4")
+@pytest.mark.claim("CS-4")
 def test_fixed_cut_sweep(claim, runs, sizes, profile):
     _setting(claim, runs, sizes)
     base_all = np.array([Runs.val(r) for r in runs.baseline])
@@ -306,7 +306,7 @@ def test_fixed_cut_sweep(claim, runs, sizes, profile):
 
 
 @pytest.mark.policy_dtype
-@pytest.mark.claim("CS-5", source="000 §IV, Fig 5")
+@pytest.mark.claim("CS-5")
 def test_learned_gate_concentrates_late(claim, runs, sizes, profile):
     claim.corpus(runs.cfg.corpus)
     hist = cs.gate_history(runs.gate, runs.tc, runs.gate_variant)
@@ -367,7 +367,7 @@ def table2(runs, sizes, corpus_name):
 
 
 @pytest.mark.policy_dtype
-@pytest.mark.claim("CS-6", source="000 §IV, Table II")
+@pytest.mark.claim("CS-6")
 def test_gating_beats_fixed_cut_beats_baseline(claim, table2, runs, profile, corpus_name):
     res, n_items, best, seed_sd = table2
     claim.corpus(corpus_name, shift="stdlib-code")

@@ -19,25 +19,21 @@ through (CA-3, CA-5), another function of the same weights (CA-4), segment k = 2
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 
 import numpy as np
 import pytest
 import torch
-import torch.nn.functional as F
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from scipy import stats as sps
-from torch.utils.flop_counter import FlopCounterMode
 
-from repro.context_axis import figures
+from repro.context_axis import experiments, figures
+from repro.context_axis.experiments import VARIANTS, Experiment, PretrainedRun
 from repro.context_axis import kernels as ca
 from repro.context_axis import whole_model as cl
 from repro.core import data, plotting
-from repro.core import train as T
 from repro.core.models.hf import build_model
-from repro.core.stats import n_for_power, power_paired_t
-from repro.harness.runtime import ReproError, generator
+from repro.core.stats import loglog_slope, n_for_power, paired_seed_difference, power_paired_t, tail_slope
+from repro.harness.runtime import generator
 
 # 004 Figure 1 (L = 5), 1 = masked: (a) context axis 2, (b) context axis 3
 FIG1 = {2: [[0, 0, 0, 1, 1]] * 3 + [[0, 0, 0, 0, 1], [0, 0, 0, 0, 0]],
@@ -84,7 +80,7 @@ def _exhaustive(check, sizes, **strategies):
 # --------------------------------------------------------------------------- CA-1, CA-2
 
 
-@pytest.mark.claim("CA-1", source="004 §2.1, Algorithm 1")
+@pytest.mark.claim("CA-1")
 def test_algorithm1_mask(claim):
     """Algorithm 1 line by line against the closed form M[b,0,c,i,j] = 1 iff j > max(i, c) or
     x[b, j] is padding, on every sequence of length ≤ 6 over {pad, a, b} (3⁶ + … sequences)."""
@@ -111,7 +107,7 @@ def test_algorithm1_mask(claim):
                 control_name="causal mask C alone over every slice (Algorithm 1 without the context mask T)")
 
 
-@pytest.mark.claim("CA-2", source="004 §2.1, Fig 1")
+@pytest.mark.claim("CA-2")
 def test_figure1_slices(claim):
     """Fig 1's two printed slices; in slice c every query sees up to c; the query i = c of
     slice c is the ordinary causal row; the last slice masks nothing."""
@@ -139,7 +135,7 @@ def test_figure1_slices(claim):
 # --------------------------------------------------------------------------- CA-3
 
 
-@pytest.mark.claim("CA-3", source="004 §2.2")
+@pytest.mark.claim("CA-3")
 def test_diagonal_is_autoregressive(claim, sizes):
     """Through any number of layers: changing any token after t never changes the diagonal
     output at t, and the diagonal equals the per-prefix bidirectional oracle (random llama and
@@ -193,53 +189,13 @@ def test_diagonal_is_autoregressive(claim, sizes):
 # --------------------------------------------------------------------------- CA-4
 
 
-@dataclass
-class PretrainedRun:
-    name: str
-    max_full_vs_oracle: float
-    max_seg1_vs_causal: float
-    max_segS_vs_oracle: float
-    max_causal_vs_oracle: float  # controls: two different functions of the same weights
-    max_segk_vs_causal: float
-    params: tuple[int, int]
-    state_unchanged: bool
-    impl_restored: bool
-    nll: dict[str, float]
-    dtype: str
-    corpus: str  # the text its windows were cut from (--corpus)
-
-
 @pytest.fixture(scope="module")
 def pretrained_run(model_name, pretrained, sizes, corpus_name) -> PretrainedRun:
     m, tok = pretrained(model_name)
-    p = sizes["pretrained"]
-    ids = data.bos_windows(tok, "test", p["n_seq"], p["seq_len"] + 1, who=f"--model {model_name}: CA-4's claims",
-                           device=next(m.parameters()).device, corpus=corpus_name)
-    x, y = ids[:, :-1], ids[:, 1:]
-    before = {k: v.detach().clone() for k, v in m.state_dict().items()}
-    n_params = sum(p.numel() for p in m.parameters())
-    impl = m.config._attn_implementation
-    with torch.no_grad():
-        causal = cl.causal_logits(m, x).float()
-        oracle = cl.prefix_oracle(m, x).float()
-        full = cl.full_axis_logits(m, x).float()
-        seg1 = cl.segment_logits(m, x, 1).float()
-        segS = cl.segment_logits(m, x, x.shape[1]).float()
-        segk = cl.segment_logits(m, x, p["segment"]).float()
-
-    def nll(lg):
-        return float(F.cross_entropy(lg.transpose(1, 2), y))
-
-    return PretrainedRun(
-        model_name, float((full - oracle).abs().max()), float((seg1 - causal).abs().max()),
-        float((segS - oracle).abs().max()), float((causal - oracle).abs().max()), float((segk - causal).abs().max()),
-        (n_params, sum(p.numel() for p in m.parameters())),
-        all(torch.equal(v, before[k]) for k, v in m.state_dict().items()), m.config._attn_implementation == impl,
-        {"causal": nll(causal), "full": nll(full), f"segment:{p['segment']}": nll(segk)},
-        str(next(m.parameters()).dtype).removeprefix("torch."), corpus_name)
+    return experiments.pretrained_run(model_name, m, tok, sizes["pretrained"], corpus_name)
 
 
-@pytest.mark.claim("CA-4", source="004 §2.2")
+@pytest.mark.claim("CA-4")
 def test_pretrained_weights_run_unchanged(claim, pretrained_run, sizes):
     """The embedded pretrained model runs in context-axis mode with its own state dict: no new
     parameters, nothing changed, the batched full axis and the KV-cache segment mode agree with
@@ -273,7 +229,7 @@ def test_pretrained_weights_run_unchanged(claim, pretrained_run, sizes):
 # --------------------------------------------------------------------------- CA-5
 
 
-@pytest.mark.claim("CA-5", source="004 §2.3, Fig 3")
+@pytest.mark.claim("CA-5")
 def test_upper_triangle_is_never_read(claim, sizes):
     """Zeroing the strictly-upper part (positions t > c of slice c) in every layer's input
     changes no diagonal output (whole models); the trimmed kernel, which never computes it,
@@ -305,7 +261,7 @@ def test_upper_triangle_is_never_read(claim, sizes):
     # Fig 3 from a real layer: ‖h_{c,t}‖ of a 1-layer model's per-slice outputs, trimmed kernel
     m = _tiny("llama", 1, 0)
     ids = torch.randint(0, 50, (1, 6), generator=generator(0))
-    h = _per_slice_states(m, ids, kernel="trimmed")
+    h = experiments.per_slice_states(m, ids, kernel="trimmed")
     src = np.where(np.tril(np.ones((6, 6))) > 0, np.arange(6)[:, None], -1)
     claim.figure(figures.axis_layout(src, h.norm(dim=-1).numpy(), "004 Fig 3: strictly upper part zero "
                                      "(1-layer attention, trimmed kernel)", "‖attention output‖"), "fig3_layout")
@@ -317,82 +273,17 @@ def test_upper_triangle_is_never_read(claim, sizes):
                 why=exact)
 
 
-def _per_slice_states(model, ids: torch.Tensor, kernel: str) -> torch.Tensor:
-    """The first layer's attention output for every (slice, position) of one sequence, through
-    a context-axis kernel on the model's own projections (single head view, for the figures)."""
-    layer = model.model.layers[0]
-    with torch.no_grad():
-        x = layer.input_layernorm(model.model.embed_tokens(ids))[0]  # (S, d)
-        S = x.shape[0]
-        a = layer.self_attn
-        q, k, v = (proj(x)[None, None, None].expand(1, 1, S, S, -1) for proj in (a.q_proj, a.k_proj, a.v_proj))
-        return ca.attend(q, k, v, kernel)[0, 0]
-
-
 # --------------------------------------------------------------------------- CA-6, CA-7: counted cost
-
-
-def _flops(fn, *args) -> int:
-    with FlopCounterMode(display=False) as fc:
-        fn(*args)
-    return int(fc.get_total_flops())
-
-
-def _causal_flops(q, k, v) -> int:
-    """Dense causal attention over one slice (the standard decoder's S × S), written out: the
-    counter does not see inside CPU SDPA's fused kernel."""
-    S = q.shape[-2]
-
-    def causal():
-        s = (q @ k.transpose(-1, -2)).masked_fill(~torch.ones(S, S, dtype=torch.bool).tril(), float("-inf"))
-        return torch.softmax(s, -1) @ v
-
-    return _flops(causal)
-
-
-def _slope(xs, ys) -> float:
-    """Least-squares log–log slope."""
-    return float(np.polyfit(np.log(xs), np.log(ys), 1)[0])
-
-
-def _tail_slope(xs, ys) -> float:
-    """The log–log slope between the two largest x: the growth exponent once the lower-order
-    terms (e.g. the segment kernel's per-chunk padding, ≈ 8 keys per query) have faded."""
-    return float(np.log(ys[-1] / ys[-2]) / np.log(xs[-1] / xs[-2]))
 
 
 @pytest.fixture(scope="module")
 def cost(sizes):
-    """Counted FLOPs of every kernel at each S (H heads, head_dim d, batch 1), the segment
-    kernel's at the largest S for each k, and the states each layout stores."""
-    c = sizes["cost"]
-    H, d = c["heads"], c["head_dim"]
-    g = generator(0)
-    rows = {name: [] for name in ("naive", "masked_sdpa", "trimmed", "segment k=4", "causal")}
-    states = {"full S×S layout": [], "segment band k=4": [], "causal": []}
-    for S in c["S"]:
-        q, k, v = (torch.randn(1, H, S, S, d, generator=g) for _ in range(3))
-        for name in ("naive", "masked_sdpa", "trimmed"):
-            if name == "naive" and S > ca.NAIVE_MAX_S:
-                continue
-            rows[name].append((S, _flops(ca.attend, q, k, v, name)))
-        band = [ca.to_band(t, 4) for t in (q, k, v)]
-        rows["segment k=4"].append((S, _flops(ca.segment, *band)))
-        rows["causal"].append((S, _causal_flops(q[:, :, 0], k[:, :, 0], v[:, :, 0])))
-        states["full S×S layout"].append((S, S * S))
-        states["segment band k=4"].append((S, band[0].shape[2] * S))
-        states["causal"].append((S, S))
-    S = c["S"][-1]
-    q, k, v = (torch.randn(1, H, S, S, d, generator=g) for _ in range(3))
-    seg = []
-    for K in c["segments"]:
-        band = [ca.to_band(t, K) for t in (q, k, v)]
-        out = ca.segment(*band)
-        seg.append((K, _flops(ca.segment, *band), out[0, 0].numel() // d))
-    return dict(rows=rows, states=states, seg=seg, S=S, H=H, d=d)
+    return experiments.counted_cost(sizes["cost"])
 
 
-@pytest.mark.claim("CA-6", source="004 §2.3, Fig 4")
+
+
+@pytest.mark.claim("CA-6")
 def test_segment_level_sparsity(claim, sizes, cost):
     """Segment size k: only k context slots per token are computed, deeper slices reuse the
     last one (Fig 4); k = 1 is exactly causal attention and k = S the full axis (whole models,
@@ -421,7 +312,7 @@ def test_segment_level_sparsity(claim, sizes, cost):
     ks = np.array([r[0] for r in cost["seg"]], dtype=float)
     fl = np.array([r[1] for r in cost["seg"]], dtype=float)
     st_ = np.array([r[2] for r in cost["seg"]], dtype=float)
-    fl_slope, st_slope = _slope(ks, fl), _slope(ks, st_)
+    fl_slope, st_slope = loglog_slope(ks, fl).slope, loglog_slope(ks, st_).slope
     claim.record("random models checked", stats["n"])
     claim.table("CA-6: segment kernel cost at fixed S", ["k", "GFLOP", "states per head (K·S)"],
                 [[int(k), round(f / 1e9, 4), int(s)] for k, f, s in zip(ks, fl, st_)])
@@ -447,13 +338,13 @@ def test_segment_level_sparsity(claim, sizes, cost):
                 why="K·S states by construction (min(k, S) = k here)")
 
 
-@pytest.mark.claim("CA-7", source="004 §3.1")
+@pytest.mark.claim("CA-7")
 def test_cost_grows_cubically_and_sparsity_brings_it_down(claim, cost):
     """Counted FLOPs against S: the Algorithm-1 kernels (naive, masked SDPA) grow as S³, the
     causal decoder as S²; the trimmed kernel stays S³ but does only the ≈ 1/3 that can reach
     the diagonal; segment(k) brings the exponent back to 2."""
     rows, S = cost["rows"], cost["S"]
-    slopes = {n: _tail_slope([r[0] for r in v], [r[1] for r in v]) for n, v in rows.items() if len(v) > 1}
+    slopes = {n: tail_slope([r[0] for r in v], [r[1] for r in v]) for n, v in rows.items() if len(v) > 1}
     at = {n: dict(v)[S] for n, v in rows.items() if S in dict(v)}
     claim.record(f"FLOPs segment k=4 / masked_sdpa at S = {S}", at["segment k=4"] / at["masked_sdpa"])
     claim.table(f"CA-7: counted GFLOP by kernel (H = {cost['H']}, d = {cost['d']}, batch 1)",
@@ -464,7 +355,7 @@ def test_cost_grows_cubically_and_sparsity_brings_it_down(claim, cost):
                  "flops_vs_S")
     st_curves = {n: ([r[0] for r in v], [r[1] for r in v]) for n, v in cost["states"].items()}
     claim.figure(figures.cost_vs_length(st_curves, "CA-7: states stored per head vs S", "states",
-                                        {n: _tail_slope(*c) for n, c in st_curves.items()}), "states_vs_S")
+                                        {n: tail_slope(*c) for n, c in st_curves.items()}), "states_vs_S")
     # every comparison shown is asserted. Controls: the slope of a kernel of the other order
     # through the same comparison (the S² causal decoder as "cubic", the S³ kernel as "quadratic")
     why = "counted FLOPs; the lower-order terms left between the two largest S move the slope by < 0.15"
@@ -485,54 +376,9 @@ def test_cost_grows_cubically_and_sparsity_brings_it_down(claim, cost):
 # --------------------------------------------------------------------------- CA-8
 
 
-VARIANTS = ("causal", "context axis", "axis drop")
-
-
-@dataclass
-class Experiment:
-    modes: list[str]
-    nll: dict[str, dict[str, np.ndarray]]  # variant → mode → (seeds, windows)
-    results: dict[str, list[T.TrainResult]]
-    seeds: tuple[int, ...]
-    dropped: dict[str, list[int]]
-    n_windows: int
-    seq_len: int
-    corpus: str  # what the models trained on and were scored on (--corpus)
-
-
 @pytest.fixture(scope="module")
 def experiment(sizes, device, corpus_name) -> Experiment:
-    tc = T.TrainConfig(**sizes["train"], vocab_size=sizes["model"]["vocab_size"], corpus=corpus_name)
-    train_tokens, val_tokens, ident = T.corpus_tokens(corpus_name, tc.vocab_size)
-    n, L = sizes["eval"]["windows"], tc.seq_len + 1
-    if val_tokens.numel() < n * L:
-        raise ReproError(f"CA-8 needs {n} held-out windows of {L} tokens; {data.corpus_title(corpus_name)} "
-                         f"validation has {val_tokens.numel()}")
-    windows = val_tokens[: n * L].view(n, L)
-    modes = ["causal", *[f"segment:{k}" for k in sizes["eval"]["segments"]], "full"]
-    setups = {"causal": dict(train_mode="causal"), "context axis": dict(train_mode="full"),
-              "axis drop": dict(train_mode="full", axis_drop=sizes["axis_drop"])}
-    nll = {v: {m: [] for m in modes} for v in VARIANTS}
-    results = {v: [] for v in VARIANTS}
-    dropped = {v: [] for v in VARIANTS}
-    for seed in sizes["seeds"]:
-        for variant in VARIANTS:
-            r = cl.train_lm(sizes["model"], tc, seed, bucket=sizes["bucket"], train_tokens=train_tokens,
-                            val_tokens=val_tokens, data_identity=ident, **setups[variant])
-            results[variant].append(r)
-            dropped[variant].append(sum(r.model.drop_draws(tc.steps)))  # replayed: also for cached runs
-            for mode in modes:
-                nll[variant][mode].append(cl.window_nll(r.model, windows, mode).numpy())
-    return Experiment(modes, {v: {m: np.stack(x) for m, x in d.items()} for v, d in nll.items()}, results,
-                      tuple(sizes["seeds"]), dropped, n, tc.seq_len, corpus_name)
-
-
-def _paired(a: np.ndarray, b: np.ndarray) -> tuple[float, float, float]:
-    """Mean over seeds of (a − b) (each seed: mean over windows), its sd, and the two-sided
-    paired t-test p-value over seeds."""
-    d = a.mean(1) - b.mean(1)
-    p = float(sps.ttest_rel(a.mean(1), b.mean(1)).pvalue) if len(d) > 1 and np.any(d != d[0]) else float("nan")
-    return float(d.mean()), float(d.std(ddof=1)) if len(d) > 1 else float("nan"), p
+    return experiments.ca8_experiment(sizes, corpus_name, device)
 
 
 # CA-8's power. The source states no effect size (a proposal without experiments), so the
@@ -544,7 +390,7 @@ ALPHA_TWO_SIDED = 0.05
 
 
 @pytest.mark.policy_dtype
-@pytest.mark.claim("CA-8", source="004 §1, §3.1")
+@pytest.mark.claim("CA-8")
 def test_context_axis_training_gives_better_representations(claim, experiment, sizes, profile):
     """The proposal's premise, tested: models trained with the context axis (± stochastic axis
     drop) against the identical causal model, held-out NLL under causal-only (KV-cache
@@ -572,7 +418,7 @@ def test_context_axis_training_gives_better_representations(claim, experiment, s
     deltas = {}
     for v, mode in (("context axis", "full"), ("axis drop", "full"), ("context axis", "causal"),
                     ("axis drop", "causal"), ("axis drop", e.modes[-2]), ("causal", "full")):
-        deltas[(v, mode)] = _paired(e.nll[v][mode], base)
+        deltas[(v, mode)] = paired_seed_difference(e.nll[v][mode], base)
         d, _, p = deltas[(v, mode)]
         claim.record(f"Δ NLL: {v} model, {mode} inference − baseline (paired t over seeds: p = {p:.3g})", d,
                      unit="nats/token")

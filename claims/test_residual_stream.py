@@ -138,7 +138,7 @@ def _smallest_head(norms: torch.Tensor) -> tuple[int, int]:
     return divmod(i, norms.shape[1])
 
 
-@pytest.mark.claim("RS-1", source="002 Proposition 'Residual Stream Decomposition'")
+@pytest.mark.claim("RS-1")
 def test_final_residual_is_sum_of_terms(claim, decomposed, corpus_name):
     claim.corpus(corpus_name)
     from transformers import GPT2Config, LlamaConfig
@@ -175,7 +175,7 @@ def test_final_residual_is_sum_of_terms(claim, decomposed, corpus_name):
                                            f"{len(dec.names())} terms sum to x^(L)"), "term_norms")
 
 
-@pytest.mark.claim("RS-2", source="002 'Direct Logit Attribution'")
+@pytest.mark.claim("RS-2")
 def test_direct_logit_attribution_sums_to_logit(claim, decomposed, corpus_name):
     claim.corpus(corpus_name)
     shown = None
@@ -269,7 +269,7 @@ def _gmean(values) -> float:
     return float(np.exp(np.mean(np.log(values))))
 
 
-@pytest.mark.claim("RS-3", source="002 Proposition 'Pre-Norm Gradient Flow'; Xiong et al. 2020")
+@pytest.mark.claim("RS-3")
 def test_pre_norm_keeps_gradient_at_first_layer(claim, gradients, corpus_name):
     """The Proposition: ∂L/∂x^(l) = ∂L/∂x^(L) + (terms from the blocks), the first term a direct
     path with no multiplicative degradation. Measured as the coefficient with which ∂L/∂x^(L)
@@ -300,7 +300,7 @@ def test_pre_norm_keeps_gradient_at_first_layer(claim, gradients, corpus_name):
                 min(min(r["ratio"]) for r in mine), 0.5, compare="ge", why="the gradient reaches layer 1: at least half")
 
 
-@pytest.mark.claim("RS-3", source="002 Proposition 'Pre-Norm Gradient Flow'; Xiong et al. 2020")
+@pytest.mark.claim("RS-3")
 def test_post_norm_loses_gradient_at_depth(claim, gradients, profile, corpus_name):
     """'Deep post-norm stacks (48+) lose gradient at early layers' (002, exercise; Xiong et al.
     2020): the first block's weight gradient against the last block's (Xiong et al.'s per-layer
@@ -348,7 +348,7 @@ def _one_sided_tau_p(values, direction: str) -> tuple[float, float]:
     return float(tau), float(p / 2 if toward else 1 - p / 2)
 
 
-@pytest.mark.claim("RS-4", source="002 'Pre-Norm vs Post-Norm', Failure Mode")
+@pytest.mark.claim("RS-4")
 def test_residual_norm_grows_with_depth(claim, texts, random_init, sizes, corpus_name):
     claim.corpus(corpus_name)
     curves = {n: rs.residual_norms(t.resid).numpy() for n, t in texts.items()}
@@ -386,7 +386,7 @@ def test_residual_norm_grows_with_depth(claim, texts, random_init, sizes, corpus
 # --------------------------------------------------------------------------- RS-5
 
 
-@pytest.mark.claim("RS-5", source="002 'FFN as Key-Value Memory'; Geva et al. 2021")
+@pytest.mark.claim("RS-5")
 def test_ffn_is_a_key_value_sum(claim, texts, sizes, corpus_name):
     claim.corpus(corpus_name)
     relu = TinyDecoder(TinyConfig(vocab_size=512, d_model=128, n_layer=2, n_head=4, activation="relu", bias=False),
@@ -446,7 +446,7 @@ def _rank_curve(model, resid, ids):
     return q[1].numpy(), q[0].numpy(), q[2].numpy(), int(ranks.shape[1])
 
 
-@pytest.mark.claim("RS-6", source="002 'Logit Lens'; nostalgebraist 2020")
+@pytest.mark.claim("RS-6")
 def test_logit_lens_rank_improves_with_depth(claim, texts, corpus_name):
     """Negative control: a random-init twin of the first model (same architecture, tied
     embeddings stay tied; `repro.core.models.hf.random_init_twin`) on the first held-out
@@ -489,7 +489,7 @@ def test_logit_lens_rank_improves_with_depth(claim, texts, corpus_name):
 # --------------------------------------------------------------------------- RS-7
 
 
-@pytest.mark.claim("RS-7", source="002 'Attention Head Composition'; Olsson et al. 2022")
+@pytest.mark.claim("RS-7")
 def test_induction_needs_two_layers(claim, sizes):
     s = sizes["induction"]
     cfg = induction.InductionConfig(**s["config"])
@@ -524,7 +524,7 @@ def test_induction_needs_two_layers(claim, sizes):
 
 
 @pytest.mark.policy_dtype
-@pytest.mark.claim("RS-8", source="002 'The logit lens is approximate'; Belrose et al. 2023")
+@pytest.mark.claim("RS-8")
 def test_tuned_lens_beats_logit_lens(claim, texts, sizes, profile, corpus_name):
     """Negative control: a 'lens' that reads nothing from the layer — the model's final next-token
     distribution averaged over the training tokens (`rs.mean_distribution_kl`) — through the same

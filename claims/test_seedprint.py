@@ -279,7 +279,7 @@ def _record_calibration(claim, cal: Calibration, depends: str) -> None:
 
 
 @pytest.mark.policy_dtype
-@pytest.mark.claim("SP-1", source="001 §6.1.2 Table 4a")
+@pytest.mark.claim("SP-1")
 def test_different_seeds_do_not_match(claim, zoo, lab, spcfg):
     claim.corpus(lab.base_corpus)  # the controls' trained models
     source = TABLE4A
@@ -308,7 +308,7 @@ def test_different_seeds_do_not_match(claim, zoo, lab, spcfg):
 
 
 @pytest.mark.policy_dtype
-@pytest.mark.claim("SP-2", source="001 §6.1.2 Table 4b; App B.3.2 Table 8")
+@pytest.mark.claim("SP-2")
 def test_trained_model_matches_its_init(claim, zoo, sizes, reef_inputs):
     claim.corpus(zoo.lab.base_corpus)
     # SP-2 is not a strict xfail at any profile, so no power is recorded: the source gives p's
@@ -339,7 +339,7 @@ def test_trained_model_matches_its_init(claim, zoo, sizes, reef_inputs):
 
 
 @pytest.mark.policy_dtype
-@pytest.mark.claim("SP-3", source="001 §6.1.2 Table 4c")
+@pytest.mark.claim("SP-3")
 def test_same_data_order_does_not_make_seeds_match(claim, zoo, calibration):
     claim.corpus(zoo.lab.base_corpus, shift=SHIFT)  # the calibration's trained models include the code descendants
     rows = [zoo.compare(f"init{a}", f"base{b}", same=False) for a, b in TABLE4C]
@@ -355,7 +355,7 @@ def test_same_data_order_does_not_make_seeds_match(claim, zoo, calibration):
 
 
 @pytest.mark.policy_dtype
-@pytest.mark.claim("SP-3", source="001 §6.1.2 Table 4c, extended to trained vs trained")
+@pytest.mark.claim("SP-3")
 def test_trained_models_with_one_data_order_do_not_match(claim, zoo, sizes, profile, calibration):
     """Stronger than the source's pairs: two *trained* models that saw the same batches in the
     same order, every pair of the four seeds; each test (t and U) must keep p ≥ α."""
@@ -400,7 +400,7 @@ def _table5(claim, rows) -> None:
 
 
 @pytest.mark.policy_dtype
-@pytest.mark.claim("SP-4", source="001 §6.1.2 Table 5 (The Stack rows)")
+@pytest.mark.claim("SP-4")
 def test_lineage_survives_continual_training_on_code(claim, zoo, table5, calibration):
     claim.corpus(zoo.lab.base_corpus, shift=SHIFT)
     true, distractor = table5
@@ -427,7 +427,7 @@ def test_lineage_survives_continual_training_on_code(claim, zoo, table5, calibra
 
 
 @pytest.mark.policy_dtype
-@pytest.mark.claim("SP-4", source="001 §6.1.2 Table 5: baselines fail on the code shift")
+@pytest.mark.claim("SP-4")
 def test_baselines_fail_on_the_code_shift(claim, table5, profile, lab):
     # No power is recorded (the verdict stays "inconclusive at this scale"): the source's effect
     # is the baselines' response to continual pre-training that moves the weights far (PCS 0.585
@@ -456,7 +456,7 @@ def test_baselines_fail_on_the_code_shift(claim, table5, profile, lab):
 
 
 @pytest.mark.policy_dtype
-@pytest.mark.claim("BB-7", source="001 §5 Finding 7, Fig 11")
+@pytest.mark.claim("BB-7")
 def test_bias_persists_through_training(claim, zoo, lab, spcfg, sizes):
     """τ between init 42 and each checkpoint of its own training on init 42's top-m mean dims,
     against checkpoints of seed 123's training (the different-seed baseline)."""
@@ -549,7 +549,7 @@ def finetunes(pretrained, model_names, sizes):
 
 
 @pytest.mark.policy_dtype
-@pytest.mark.claim("SP-5", source="001 §6.1.2 Table 6")
+@pytest.mark.claim("SP-5")
 def test_finetuned_pretrained_models_match(claim, finetunes, calibration, sizes, lab):
     claim.corpus(lab.base_corpus, shift=SHIFT)  # the fine-tunes read the shift; the calibration, the zoo's corpus
     # Not a strict xfail at any profile, so no power is recorded (the source's p's come with no τ's
@@ -643,7 +643,7 @@ def _power_fpr(claim, cals: list[Calibration]) -> None:
                 decide="any number of pairs (each rate test has size ≤ 5% by construction)")
 
 
-@pytest.mark.claim("SP-6", source="001 App B.3.1 (Fig 13); §6.1.1 Resolve (3)")
+@pytest.mark.claim("SP-6")
 def test_null_false_positive_rate(claim, null_pairs, same_lineage, lab):
     """Sound means the rate is not above α: the false positives over all pairs of independent
     inits are consistent with α (one-sided exact binomial test). Algorithm 1's p is the mean of
@@ -659,7 +659,7 @@ def test_null_false_positive_rate(claim, null_pairs, same_lineage, lab):
 
 
 @pytest.mark.policy_dtype
-@pytest.mark.claim("SP-6", source="001 §6.1.1 Resolve (3) as Tables 4c and 5 use it: trained pairs of different seeds")
+@pytest.mark.claim("SP-6")
 def test_null_false_positive_rate_on_trained_pairs(claim, calibration, same_lineage, profile, lab):
     """The source validates the Gaussian null on independent inits only, then applies it to
     trained models (Tables 4c, 5). Here: every pair of the zoo's trained models of different
@@ -677,7 +677,7 @@ def test_null_false_positive_rate_on_trained_pairs(claim, calibration, same_line
         _check_fpr(claim, c, ctl)
 
 
-@pytest.mark.claim("SP-6", source="001 App B.3.1, Fig 13: the null is ~Gaussian around 0")
+@pytest.mark.claim("SP-6")
 def test_null_correlations_are_gaussian_around_zero(claim, null_pairs, spcfg, same_lineage, lab):
     """Asserted on the τ's of disjoint pairs (each init in one pair), which are independent
     samples; the τ's pooled over all pairs (every model in many pairs) are context only."""

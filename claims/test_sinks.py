@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import copy
 import math
-from dataclasses import dataclass
 
 import numpy as np
 import pytest
@@ -39,9 +38,9 @@ from repro.core import train as T
 from repro.core.models.hf import random_init_twin
 from repro.core.stats import loglog_slope, mean_sem
 from repro.harness import catalogue
-from repro.harness.runtime import ReproError, resolve_autocast
 from repro.sinks import figures
 from repro.sinks import experiments as sinks
+from repro.sinks.trio import SHIFT, Trio, train_trio
 
 # 001 Table 7 (Nano LLaMA-2, OpenWebText): PPL on WikiText-2 / C4
 TABLE7 = catalogue.number("SK-3", "table7")
@@ -54,8 +53,6 @@ SOURCE_FLAT_SLOPE = catalogue.number("SK-1", "scaled_slope")  # 001 §6.2.1: the
 # difference (paired t over held-out windows), i.e. PPL ratio ≤ 1.03 with 95% confidence.
 PPL_MARGIN = 1.03
 
-# SK-3's shifted held-out set (Table 7's C4 column at our scale): fixed, whatever --corpus says
-SHIFT = "stdlib-code"
 
 # SK-1: Eq 2 assumes uniform attention; at App B.1's init the attention logits have std ≈ 0.3,
 # which puts Σ_j A_ij² ≈ 5% above 1/i (BB-6): the slope of log std against log i stays within
@@ -98,7 +95,7 @@ def init_profiles(sizes):
             for k in sinks.SCALINGS}
 
 
-@pytest.mark.claim("SK-1", source="001 §4.4 Eq 2, §6.2.1")
+@pytest.mark.claim("SK-1")
 def test_positional_scaling_flattens_the_std_at_init(claim, init_profiles, sizes):
     """Amplification (√i) and attenuation (√(i/T)) make the std of o_i flat (log-log slope 0)
     where the baseline's falls as 1/√i (slope −½, Eq 2) — on the nano LLaMA variants' first
@@ -146,72 +143,10 @@ def test_positional_scaling_flattens_the_std_at_init(claim, init_profiles, sizes
 # --------------------------------------------------------------------------- SK-2, SK-3: the trained trio
 
 
-@dataclass
-class Trio:
-    results: dict[str, T.TrainResult]
-    cfg: T.TrainConfig
-    curves: dict[str, sinks.SinkCurve]
-    held_out: dict[str, torch.Tensor]  # held-out set (Trio.text, SHIFT) → (n, seq_len + 1) windows
-    nll: dict[str, dict[str, torch.Tensor]]  # kind → held-out set → per-window NLL (n,)
-    n_windows: dict[str, int]
-    layers_heads: int
-    init_curve: sinks.SinkCurve  # the baseline at its initial weights, on the same windows (SK-2's control)
-    corpus: str = "brown"  # what the trio trained on and its in-domain held-out set (--corpus)
-
-    @property
-    def text(self) -> str:
-        """The in-domain held-out set's key in `held_out` / `nll` (the corpus's name)."""
-        return self.corpus if self.corpus != SHIFT else f"{SHIFT} (--corpus)"
-
-
-def _accelerator(profile):
-    """`paper`: training under `accelerate launch` (the source trained with DDP on 2 GPUs)."""
-    if profile.name != "paper":
-        return None
-    try:
-        from accelerate import Accelerator
-    except ImportError as err:  # pragma: no cover - accelerate ships with the suite's deps
-        raise ReproError("the paper profile of the sink claims trains under accelerate; pip install accelerate") from err
-    bf16 = resolve_autocast("auto", "cuda" if torch.cuda.is_available() else "cpu")  # the dtype policy
-    return Accelerator(mixed_precision="bf16" if bf16 else "no")
-
-
-def _train_trio(sizes, profile, corpus: str, optimiser: dict | None = None) -> Trio:
-    """The three variants trained on `corpus` (--corpus) with one seed and one data order
-    (`optimiser`: TrainConfig fields that replace the profile's, e.g. the deviation's lr and
-    weight decay), scored."""
-    V = sizes["model"]["vocab_size"]
-    tok = data.brown_tokenizer(V)
-    cfg = T.TrainConfig(**sizes["train"], vocab_size=V, lead_token=tok.bos_token_id,
-                        corpus=corpus).replace(**(optimiser or {}))
-    train_tokens, val_tokens, ident = T.corpus_tokens(corpus, V)
-    accelerator = _accelerator(profile)
-    results = {k: sinks.train_variant(k, sizes["model"], cfg, sizes["seed"], train_tokens=train_tokens,
-                                      val_tokens=val_tokens, data_identity=ident, accelerator=accelerator)
-               for k in sinks.SCALINGS}
-    ev = sizes["eval"]
-    lengths = [n for n in ev["lengths"] if n <= cfg.seq_len]
-    windows = {n: data.bos_windows(tok, "test", ev["n_seq"], n, who="SK-2", corpus=corpus) for n in lengths}
-    curves = {k: sinks.sink_curve(r.model, windows, batch=ev["batch"]) for k, r in results.items()}
-    init = sinks.nano_llama("baseline", sizes["model"], cfg.seq_len, sizes["seed"])
-    init_curve = sinks.sink_curve(init.to(next(results["baseline"].model.parameters()).device), windows,
-                                  batch=ev["batch"])
-    # the shifted held-out set is fixed whatever --corpus says: Table 7's second, out-of-domain
-    # set (C4 there) is part of the claim, not the user's choice
-    _, code_val, _ = T.corpus_tokens(SHIFT, V)
-    text = corpus if corpus != SHIFT else f"{SHIFT} (--corpus)"  # Trio.text
-    held_out = {text: T.val_windows(cfg, val_tokens, ev["ppl_windows"]),
-                SHIFT: T.val_windows(cfg, code_val, ev["ppl_windows"])}
-    nll = {k: {name: T.window_losses(r.model, w) for name, w in held_out.items()} for k, r in results.items()}
-    m = sizes["model"]
-    return Trio(results, cfg, curves, held_out, nll, {n: w.shape[0] for n, w in held_out.items()},
-                m["n_layer"] * m["n_head"], init_curve, corpus)
-
-
 @pytest.fixture(scope="module")
 def trio(sizes, profile, corpus_name) -> Trio:
     """The trio with Table 14's optimiser settings (the profile's `train` row)."""
-    return _train_trio(sizes, profile, corpus_name)
+    return train_trio(sizes, profile.name, corpus_name)
 
 
 @pytest.fixture(scope="module")
@@ -220,7 +155,7 @@ def deviation(sizes, profile, corpus_name) -> Trio | None:
     `long`: not the source's), context beside the source-setting trio; None where the profile
     names none (ci: its training would double the file's cost)."""
     over = sizes.get("deviation")
-    return _train_trio(sizes, profile, corpus_name, over) if over else None
+    return train_trio(sizes, profile.name, corpus_name, over) if over else None
 
 
 def _describe(trio: Trio, sizes) -> str:
@@ -253,7 +188,7 @@ def _amp_p(trio: Trio, form: str) -> dict[int, float]:
 
 
 @pytest.mark.policy_dtype
-@pytest.mark.claim("SK-2", source="001 §6.2.1, Fig 12")
+@pytest.mark.claim("SK-2")
 def test_sink_rates_after_pretraining(claim, trio, deviation, sizes, profile):
     """Baseline: a clear sink rate at every length; attenuation: ≈ 0 (≤ one head); amplification:
     significantly below the baseline (paired over held-out sequences, Bonferroni over lengths).
@@ -344,7 +279,7 @@ def _ratio_bound(d: torch.Tensor) -> tuple[float, float, float]:
 
 
 @pytest.mark.policy_dtype
-@pytest.mark.claim("SK-3", source="001 §6.2.2, Table 7")
+@pytest.mark.claim("SK-3")
 @pytest.mark.parametrize("kind", ["amplification", "attenuation"])
 def test_interventions_do_not_hurt_language_modelling(claim, trio, deviation, sizes, profile, kind):
     """Held-out perplexity on the training corpus (--corpus, Brown by default: the training
@@ -418,7 +353,7 @@ def test_interventions_do_not_hurt_language_modelling(claim, trio, deviation, si
 # --------------------------------------------------------------------------- SK-4
 
 
-@pytest.mark.claim("SK-4", source="001 §6.2.1 (context: Gu et al. 2024)")
+@pytest.mark.claim("SK-4")
 def test_pretrained_models_sink_rates(claim, model_name, pretrained, trio, sizes, corpus_name):
     """The reference row: sink rates of a real pretrained model on the run's text (--corpus) at several
     lengths, both metric forms. Gu et al. find sinks in every auto-regressive LM they measured;

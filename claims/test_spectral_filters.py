@@ -4,11 +4,10 @@ The source studied LLaMA-2 7B/13B/70B; these tests run the same experiments on e
 the run (both embedded models by default, `--model` for any Llama/Gemma-style hub model —
 `--model meta-llama/Llama-2-7b-hf --profile paper` on a GPU is the source's own setting).
 
-One `Study` per model holds the spectral filters (repro.spectral_filters.spectral.filters),
-prompts cut from the run's corpus (`--corpus`, Brown by default) that all start with the
-model's <bos> (003 §5 needs token 0 alike in every prompt), one float32
-forward pass with every residual state, sub-layer contribution and attention map, token 0's
-sink profile, and an NLL `Sweep` whose per-prompt results are memoised, so the heat maps that
+One `Study` per model (repro.spectral_filters.study) holds the spectral filters, prompts cut
+from the run's corpus (`--corpus`, Brown by default) that all start with the model's <bos>, one
+float32 forward pass with every residual state, sub-layer contribution and attention map, token
+0's sink profile, and an NLL `Sweep` whose per-prompt results are memoised, so the heat maps that
 several claims read are computed once, and the spread over prompts is every NLL claim's noise.
 
 Layers named in the source are mapped by what they do, not by index: the source's sink layer
@@ -29,10 +28,7 @@ model does instead; a model not in the table (a `--model` run) is held to the cl
 """
 from __future__ import annotations
 
-import copy
 import math
-from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 import pytest
@@ -41,9 +37,10 @@ from scipy import stats as sps
 
 from repro.core import data, lens, stats
 from repro.harness import catalogue
-from repro.harness.runtime import ReproError, dtype_name, generator, resolve_dtype
+from repro.harness.runtime import generator
 from repro.spectral_filters import figures
 from repro.spectral_filters import spectral as sp
+from repro.spectral_filters.study import RANDOM_DRAWS, SOURCE_SF7, Study, build_study, hmlv_statistics
 
 # the source's prompts for Tables 2, 4 and 5 (003 §6.1, App E)
 PROMPTS = (
@@ -52,7 +49,6 @@ PROMPTS = (
     "If you're interested in Grizzly Bear viewing in and around the northern Gulf of Alaska, consider a "
     "chartered flight with Trygg Air Alaska based out of King Salmon with service to and from Anchorage.",
 )
-SOURCE_SF7 = catalogue.number("SF-7", "fig13")  # 003 Fig 13: Ω_{u,14} after L12 of 40: NLL 2.47 → 2.74
 SOURCE_REMOVED = catalogue.number("SF-7", "removed")  # 003 Fig 13: Ω_{u,14} suppresses 25% of the SVs
 # 003 App C: under a filter that removes what a sink-writing component writes, "log-likelihood
 # remains poor (around 9)"; with Fig 13's unfiltered 2.47 this is the size of the source's step
@@ -110,73 +106,6 @@ NOT_REPRODUCED: dict[tuple[str, str], str] = {
 # --------------------------------------------------------------------------- the study
 
 
-@dataclass
-class Study:
-    name: str
-    model: torch.nn.Module  # float32, as loaded
-    tok: Any
-    sizes: dict
-    F: sp.Filters
-    ids: torch.Tensor  # (n, T), column 0 = <bos>
-    cap: lens.Capture
-    sink: sp.SinkProfile
-    sweep: sp.Sweep  # on a copy in `dtype` (the policy's choice for sizes["nll_dtype"])
-    base_f32: float
-    dtype: str
-    corpus: str = "brown"  # where the prompts (and SF-1's token counts) come from: --corpus
-    memo: dict = field(default_factory=dict)
-
-    @property
-    def L(self) -> int:
-        return self.sweep.L
-
-    @property
-    def sf7_layer(self) -> int:
-        return min(self.L - 1, round(SOURCE_SF7[0] * self.L))
-
-    @property
-    def rows(self) -> list[int]:
-        spec = self.sizes["layers"]
-        if spec == "all":
-            return list(range(self.L))
-        rows = {min(self.L - 1, round(f * self.L)) for f in spec} | {self.sink.layer, self.sf7_layer}
-        return sorted(rows)
-
-    @property
-    def cols(self) -> list[int]:
-        return list(self.sizes["bands"]) + [sp.N_BANDS]
-
-    @property
-    def base_prompts(self) -> np.ndarray:
-        return self.sweep.base_prompts.numpy()
-
-    def filter(self, family: str, bands: int, seed: int = 0) -> torch.Tensor | None:
-        """The family's filter retaining `bands` bands (Ω_{u,k} retains k + 1); None at 20."""
-        if bands >= sp.N_BANDS:
-            return None
-        k = bands - 1 if family == "omega" else bands
-        return self.F.family(family, k, seed)
-
-    def prompt_nll(self, layer: int, family: str, bands: int, *, seed: int = 0, where: str = "resid",
-                   tokens: str = "all", swap: bool = False, swap_shift: int = 0) -> np.ndarray:
-        """(n,) NLL per prompt with the filter after `layer` (memoised)."""
-        key = (layer, family, bands, seed, where, tokens, swap, swap_shift)
-        if key not in self.memo:
-            P = self.filter(family, bands, seed)
-            v = self.sweep.base_prompts if P is None else self.sweep.prompt_nll(layer, P, where=where, tokens=tokens,
-                                                                                 swap=swap, swap_shift=swap_shift)
-            self.memo[key] = v.numpy()
-        return self.memo[key]
-
-    def nll(self, layer: int, family: str, bands: int, **kw: Any) -> float:
-        """Mean NLL over prompts (all prompts have the same length: the mean over tokens)."""
-        return float(self.prompt_nll(layer, family, bands, **kw).mean())
-
-    def grid(self, family: str, **kw: Any) -> np.ndarray:
-        """(rows, cols) NLL heat map (003 Fig 8/11)."""
-        return np.array([[self.nll(r, family, c, **kw) for c in self.cols] for r in self.rows])
-
-
 @pytest.fixture(scope="module")
 def sizes(profile):
     return profile.sizes("spectral")
@@ -185,30 +114,7 @@ def sizes(profile):
 @pytest.fixture(scope="module")
 def study(model_name, pretrained, sizes, corpus_name) -> Study:
     m, tok = pretrained(model_name)
-    if tok is None:
-        raise ReproError(f"--model {model_name}: the spectral claims read text, which needs the model's tokenizer")
-    bos = tok.bos_token_id
-    if bos is None:
-        raise ReproError(f"--model {model_name}: its tokenizer has no <bos>; 003 §5 needs every prompt to start alike")
-    F = sp.filters(m)
-    ids = data.windows(tok, "test", sizes["n_prompts"], sizes["prompt_len"], lead=bos,
-                       corpus=corpus_name).to(next(m.parameters()).device)
-    cap = lens.capture(m, ids, modules=["mlp_out", "attn_out", "attn_in"], attentions=True, logits_to_keep=1)
-    sink = sp.sink_profile(cap.residual[0, :, 0], torch.stack([x[0, 0] for x in cap.modules["mlp_out"]]),
-                           torch.stack([x[0, 0] for x in cap.modules["attn_out"]]), F.dark("u"))
-    dtype = resolve_dtype(sizes["nll_dtype"], next(m.parameters()).device)
-    work = m if dtype == torch.float32 else copy.deepcopy(m).to(dtype)
-    with torch.no_grad():
-        normed = lens.final_norm(m)(cap.residual[:, -1])
-        base_f32 = float(sp.nll_per_token(m, normed[:, :-1], ids[:, 1:]).mean())
-    return Study(model_name, m, tok, sizes, F, ids, cap, sink, sp.Sweep(work, ids), base_f32,
-                 dtype_name(dtype), corpus=corpus_name)
-
-
-def _se(x: np.ndarray) -> float:
-    """Standard error of a per-prompt mean."""
-    x = np.asarray(x, float)
-    return float(x.std(ddof=1) / math.sqrt(len(x)))
+    return build_study(model_name, m, tok, sizes, corpus_name)
 
 
 def _n80(power_at) -> str:
@@ -262,7 +168,7 @@ def _deterministic_power(claim, what: str) -> None:
 # --------------------------------------------------------------------------- SF-1
 
 
-@pytest.mark.claim("SF-1", source="003 §3, Fig 3, footnote 1")
+@pytest.mark.claim("SF-1")
 def test_unembedding_spectrum(claim, study, sizes):
     claim.corpus(study.corpus)
     s, F = study, study.F
@@ -313,7 +219,7 @@ def test_unembedding_spectrum(claim, study, sizes):
 # --------------------------------------------------------------------------- SF-2
 
 
-@pytest.mark.claim("SF-2", source="003 §3 eq. (1), Fig 4, Fig 5")
+@pytest.mark.claim("SF-2")
 def test_components_read_and_write_dark(claim, study):
     s, F = study, study.F
     shares = sp.dark_shares(s.model, F)
@@ -354,7 +260,7 @@ def test_components_read_and_write_dark(claim, study):
 
 
 @pytest.mark.policy_dtype
-@pytest.mark.claim("SF-3", source="003 §4.1, Fig 7, Fig 8, Fig 16")
+@pytest.mark.claim("SF-3")
 def test_residual_filter_step_at_last_band(claim, study):
     s = study
     claim.corpus(s.corpus)
@@ -425,7 +331,7 @@ def test_residual_filter_step_at_last_band(claim, study):
 # --------------------------------------------------------------------------- SF-4
 
 
-@pytest.mark.claim("SF-4", source="003 §5, Fig 9, App C")
+@pytest.mark.claim("SF-4")
 def test_token0_gets_dark_vector_from_early_mlp(claim, study):
     claim.corpus(study.corpus)
     s, p = study, study.sink
@@ -464,7 +370,7 @@ def test_token0_gets_dark_vector_from_early_mlp(claim, study):
 
 
 @pytest.mark.policy_dtype
-@pytest.mark.claim("SF-5", source="003 §5, Fig 10, Fig 11 left")
+@pytest.mark.claim("SF-5")
 def test_shavings_swap_removes_step(claim, study):
     """The source reads the swap with Fig 11 middle: the swap leaves only token 0 intact and
     removes the step, and filtering token 0 alone shows it, so the step is token 0's. Checked in
@@ -517,7 +423,7 @@ def test_shavings_swap_removes_step(claim, study):
 
 
 @pytest.mark.policy_dtype
-@pytest.mark.claim("SF-6", source="003 §5, Fig 11 middle")
+@pytest.mark.claim("SF-6")
 def test_token0_only_filter_shows_step(claim, study):
     """Filtering token 0 alone shows the step. As in SF-3, a random cut of the same rank on token 0
     is the reference (it costs NLL too): first the step beyond the costliest random filter on
@@ -571,7 +477,7 @@ def test_token0_only_filter_shows_step(claim, study):
 
 
 @pytest.mark.policy_dtype
-@pytest.mark.claim("SF-7", source="003 §6, Fig 11 right, Fig 13")
+@pytest.mark.claim("SF-7")
 def test_sink_preserving_filters_keep_nll_low(claim, study):
     s = study
     claim.corpus(s.corpus)
@@ -635,7 +541,7 @@ def _source_rep(tok, layers_rel: list[float], new_tokens: int) -> dict[str, list
 
 
 @pytest.mark.policy_dtype
-@pytest.mark.claim("SF-8", source="003 §6.1, Tables 2, 4, 5")
+@pytest.mark.claim("SF-8")
 def test_generations_under_filters(claim, study):
     # greedy continuations of the source's own prompts (Tables 2, 4, 5): fixed text, part of the claim
     claim.corpus("003 §6.1's two prompts")
@@ -694,59 +600,9 @@ def test_generations_under_filters(claim, study):
 # --------------------------------------------------------------------------- SF-9
 
 
-RANDOM_DRAWS = 16  # random selections averaged for SF-9's negative control
-
-
 @pytest.fixture(scope="module")
 def hmlv_stats(study):
-    """§7 on prompts of the source's length (`sp.HMLV_PROMPT_LEN` = 33 tokens, <bos> first), where
-    its thresholds (mean > 0.018, var < 0.01) mean what they meant: a token's mean received
-    attention scales like 1/T, so on the study's longer prompts the same thresholds would select
-    other tokens. As many prompts as the study's token budget gives (ci: 8 × 128 → 31 × 33): one
-    more forward pass, with attention maps. The layers are those where token 0's sink is in place
-    (token 0's stream is the same in every prompt). Per layer: the figure's means (HMLV vs all);
-    per prompt, summed over layers: the HMLV tokens' contrast with the prompt's other tokens in
-    population sds (`sp.hmlv_contrast`), and the same for random tokens of the same count
-    (`sp.matched_random_mask`, averaged over RANDOM_DRAWS draws): the negative control."""
-    s = study
-    T = sp.HMLV_PROMPT_LEN
-    if s.ids.shape[1] == T:
-        ids, cap = s.ids, s.cap
-    else:
-        n = max(s.ids.shape[0], round(s.ids.numel() / T))
-        ids = data.windows(s.tok, "test", n, T, lead=s.tok.bos_token_id, corpus=s.corpus).to(s.ids.device)
-        cap = lens.capture(s.model, ids, modules=["attn_in"], attentions=True, logits_to_keep=1)
-    D = s.F.dark("u")
-    blocks = lens.arch_map(s.model).blocks(s.model)
-    g = generator(0)
-    B = ids.shape[0]
-    per_layer = {k: [] for k in ("layer", "n", "n_all", "udr_h", "udr_all", "kdp_h", "kdp_all")}
-    acc = {k: torch.zeros(B, dtype=torch.float64) for k in ("udr", "kdp", "udr_rnd", "kdp_rnd", "n")}
-    for layer in s.sink.in_place:
-        mean, var = sp.received_attention(cap.attentions[layer])
-        valid = ~torch.isnan(mean)
-        valid[:, 0] = False
-        mask = sp.hmlv(mean, var) & valid
-        with torch.no_grad():
-            u = sp.udr(cap.residual[:, layer], D)
-            kdp = sp.key_dot_products(sp.head_keys(blocks[layer].self_attn, cap.modules["attn_in"][layer]))
-        u, kdp, valid, mask = u.cpu(), kdp.float().cpu(), valid.cpu(), mask.cpu()
-        draws = [sp.matched_random_mask(mask, valid, g) for _ in range(RANDOM_DRAWS)]
-        for key, x in (("udr", u), ("kdp", kdp)):
-            acc[key] += sp.hmlv_contrast(x, mask, valid)[0]
-            for r in draws:
-                acc[f"{key}_rnd"] += sp.hmlv_contrast(x, r, valid)[0] / RANDOM_DRAWS
-        acc["n"] += mask.sum(1).double()
-        if int(mask.sum()) == 0:
-            continue
-        for k, v in (("layer", layer), ("n", int(mask.sum())), ("n_all", int(valid.sum())),
-                     ("udr_h", float(u[mask].mean())), ("udr_all", float(u[valid].mean())),
-                     ("kdp_h", float(kdp[mask].mean())), ("kdp_all", float(kdp[valid].mean()))):
-            per_layer[k].append(v)
-    has = acc["n"] > 0
-    prompts = {k: (acc[k][has] / acc["n"][has]).numpy() for k in ("udr", "kdp", "udr_rnd", "kdp_rnd")}
-    return {"layers": {k: np.array(v) for k, v in per_layer.items()}, "prompts": prompts, "shape": tuple(ids.shape),
-            "n_prompts_with": int(has.sum())}
+    return hmlv_statistics(study)
 
 
 SF9_EFFECT = 0.5  # population sds: our reading of the source's 'much larger' (App F) / 'grows considerably' (§7)
@@ -789,7 +645,7 @@ def _hmlv_test(claim, s: Study, st: dict, key: str, label: str, table_key: str) 
                 compare="le", why=f"prompts are the independent unit ({n} with an HMLV token); conventional α")
 
 
-@pytest.mark.claim("SF-9", source="003 §7 eq. (4), Fig 15, App F Fig 22")
+@pytest.mark.claim("SF-9")
 def test_hmlv_tokens_are_darker(claim, study, hmlv_stats):
     s, st = study, hmlv_stats
     lay = st["layers"]
@@ -799,7 +655,7 @@ def test_hmlv_tokens_are_darker(claim, study, hmlv_stats):
     _hmlv_test(claim, s, st, "udr", "U-dark ratio", "SF-9")
 
 
-@pytest.mark.claim("SF-9", source="003 §7 eq. (5), Fig 15, App F Fig 22")
+@pytest.mark.claim("SF-9")
 def test_hmlv_keys_resemble_token0(claim, study, hmlv_stats):
     _hmlv_test(claim, study, hmlv_stats, "kdp", "key dot product with token 0", "SF-9 kdp")
 
@@ -807,7 +663,7 @@ def test_hmlv_keys_resemble_token0(claim, study, hmlv_stats):
 # --------------------------------------------------------------------------- SF-10
 
 
-@pytest.mark.claim("SF-10", source="003 App D eq. (6), Fig 21")
+@pytest.mark.claim("SF-10")
 def test_token0_value_projection_is_small(claim, study):
     s = study
     claim.corpus(s.corpus)

@@ -40,9 +40,12 @@ def test_hf_models_take_the_same_rule():
 
 
 def test_checkpoint_keys_say_the_attention_rule():
-    model = build_model("llama", n_layer=1, n_head=2, d_model=16, vocab_size=32, seed=0, n_positions=8)
+    kw = dict(n_layer=1, n_head=2, d_model=16, vocab_size=32, seed=0, n_positions=8)
+    model, eager = build_model("llama", attn_implementation=SDPA, **kw), build_model("llama", **kw)
     toks = torch.arange(200) % 32
     cfg = T.TrainConfig(steps=1, warmup_steps=0, batch_size=2, seq_len=8)
     _, plain = T.train_key(model, cfg, toks, toks)
     _, bf16 = T.train_key(model, cfg.replace(autocast="bfloat16"), toks, toks)
+    _, eager_bf16 = T.train_key(eager, cfg.replace(autocast="bfloat16"), toks, toks)
     assert "attention" not in plain and bf16["attention"] == "sdpa-float32"
+    assert "attention" not in eager_bf16  # eager attention is untouched by the rule: its key neither

@@ -51,6 +51,15 @@ def test_modules_are_keyed_by_their_state(memo_on):
     assert memo.keyable(a)["class"] == "torch.nn.modules.linear.Linear"
 
 
+def test_models_are_keyed_by_their_attention_implementation_too():
+    from repro.core.models.hf import build_model
+
+    kw = dict(n_layer=1, n_head=2, d_model=16, vocab_size=32, seed=0, n_positions=8)
+    eager, sdpa = build_model("llama", **kw), build_model("llama", attn_implementation="sdpa", **kw)
+    assert memo.keyable(eager)["state_sha256"] == memo.keyable(sdpa)["state_sha256"]
+    assert memo.keyable(eager) != memo.keyable(sdpa)
+
+
 def test_a_hit_leaves_the_global_rng_where_the_computation_left_it(memo_on):
     torch.manual_seed(0)
     draw(4)
@@ -58,6 +67,31 @@ def test_a_hit_leaves_the_global_rng_where_the_computation_left_it(memo_on):
     torch.manual_seed(0)
     draw(4)                              # a hit: nothing drawn, the state is restored
     assert torch.equal(torch.rand(3), after_cold)
+
+
+@memo.cached("test-pure")
+def pure(n: int):
+    CALLS.append(("pure", n))
+    return torch.arange(n, dtype=torch.float32) * 2
+
+
+def test_a_computation_that_draws_nothing_leaves_the_rng_alone_on_a_hit(memo_on):
+    pure(3)
+    torch.manual_seed(5)
+    want = torch.rand(2)
+    torch.manual_seed(5)
+    pure(3)                              # a hit must not rewind the RNG to the cold call's state
+    assert torch.equal(torch.rand(2), want)
+
+
+def test_modules_with_hooks_are_refused_and_mode_is_keyed():
+    m = torch.nn.Linear(2, 2)
+    train_key = memo.keyable(m)
+    assert memo.keyable(m.eval()) != train_key and train_key["device"] == "cpu"
+    h = m.register_forward_hook(lambda *a: None)
+    with pytest.raises(ReproError, match="forward hooks"):
+        memo.keyable(m)
+    h.remove()
 
 
 def test_an_unreadable_entry_is_recomputed(memo_on):
@@ -80,7 +114,8 @@ def test_memo_off_computes_every_time_and_stores_nothing(memo_on, monkeypatch):
 def test_the_key_names_code_dtype_and_threads():
     d = memo.description(draw.uncached, (1,), {})
     assert d["code"] == memo.code_version() and len(d["code"]) == 64
-    assert {"auto_dtype", "torch", "torch_threads"} <= set(d)
+    assert {"auto_dtype", "autocast", "torch_threads"} <= set(d)
+    assert set(d["libraries"]) == {"torch", "transformers", "numpy", "scipy"}
     assert d["arguments"] == {"n": 1, "scale": 1.0, "x": None}
 
 

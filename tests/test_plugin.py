@@ -134,6 +134,15 @@ def test_unknown_claim_id_is_a_collection_error(pytester: pytest.Pytester):
     assert not (pytester.path / "artifacts").exists()
 
 
+def test_claim_marker_takes_ids_only(pytester: pytest.Pytester):
+    """The source and section live in the catalogue; a marker argument nothing reads is refused."""
+    pytester.makeconftest(CONFTEST)
+    pytester.makepyfile('import pytest\n@pytest.mark.claim("BB-6", source="001 §4")\ndef test_x(claim):\n    pass\n')
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*claim takes claim IDs only, not source*"])
+
+
 @pytest.mark.parametrize(
     "args, message",
     [

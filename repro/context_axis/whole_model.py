@@ -310,13 +310,14 @@ def build_lm(model: dict, seq_len: int, seed: int, *, train_mode: str, axis_drop
 
 
 def train_lm(model: dict, cfg, seed: int, *, train_mode: str, axis_drop: float = 0.0, bucket: int = 8,
-             train_tokens: torch.Tensor, val_tokens: torch.Tensor, data_identity: dict | None = None):
-    """Train (or load from the checkpoint cache) one CA-8 variant; `cfg` a TrainConfig whose
-    data_seed fixes the data order shared by all variants."""
+             train_tokens: torch.Tensor, val_tokens: torch.Tensor, data_identity: dict | None = None,
+             device: torch.device | str = "cpu"):
+    """Train (or load from the checkpoint cache) one CA-8 variant on `device`; `cfg` a
+    TrainConfig whose data_seed fixes the data order shared by all variants."""
     from repro.core import train as T
 
     return T.train(lambda s: build_lm(model, cfg.seq_len, s, train_mode=train_mode, axis_drop=axis_drop,
-                                      bucket=bucket),
+                                      bucket=bucket).to(device),
                    cfg.replace(model_seed=seed), train_tokens=train_tokens, val_tokens=val_tokens,
                    data_identity=data_identity, progress=False)
 

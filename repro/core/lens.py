@@ -526,7 +526,7 @@ def _frozen(model: nn.Module) -> Iterator[None]:
             p.requires_grad_(flag)
 
 
-@memo.cached("tuned-lens")
+@memo.cached("tuned-lens", ignore=("progress",))
 def fit_tuned_lens(model: nn.Module, residual: torch.Tensor, *, steps: int = 100, batch_tokens: int = 128,
                    lr: float = 1e-3, seed: int = 0, autocast: str | None = "auto",
                    progress: bool = False) -> tuple[TunedLens, list[float]]:

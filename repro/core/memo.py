@@ -11,8 +11,11 @@ The key hashes the function's bound arguments (tensors by their bytes, modules b
 and class, numbers and strings as they are, other objects by what their `memo_key()` returns), the dtype the policy gives "auto" here, the torch
 version and thread count (float results may depend on them), and the source of every module
 under `repro/` — any code edit recomputes, so a cached number never outlives the code that
-measured it. The global RNGs (torch, numpy, random) are saved after the computation and
-restored on a hit, so what runs after it draws exactly what it drew on the cold run.
+measured it (and so does a new torch, transformers, numpy or scipy). Modules are keyed with
+their buffers, train/eval mode and device, and refused while forward hooks are registered.
+A computation that draws from a global RNG (torch, numpy, random) has the state it left
+stored, and a hit restores it, so what runs after draws what it drew on the cold run; one
+that does not leaves the RNGs alone on a hit too.
 
 Entries live in `cache_dir("measurements", name)` as a pickle (written atomically) beside its
 JSON description; an unreadable entry is recomputed. `REPRO_MEMO=0` recomputes everything
@@ -23,6 +26,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import inspect
+import json
 import os
 import pickle
 import random
@@ -71,25 +75,54 @@ def keyable(value: Any) -> Any:
     if isinstance(value, (torch.device, torch.dtype)):
         return str(value)
     if isinstance(value, torch.Tensor):
-        return {"tensor_sha256": tensor_sha256(value)}
+        return {"tensor_sha256": tensor_sha256(value), "device": str(value.device)}
     if isinstance(value, np.ndarray):
-        return {"tensor_sha256": tensor_sha256(torch.from_numpy(np.ascontiguousarray(value)))}
+        return keyable(torch.from_numpy(np.ascontiguousarray(value)))
     if callable(getattr(value, "memo_key", None)):  # an object that says what identifies it
         return keyable(value.memo_key())
-    if isinstance(value, nn.Module):
-        return {"class": model_description(value)["class"], "state_sha256": state_sha256(value)}
+    if isinstance(value, nn.Module):  # weights and buffers, class, config, attention, mode, device
+        hooked = [n for n, m in value.named_modules() if m._forward_hooks or m._forward_pre_hooks]
+        if hooked:
+            raise ReproError(f"memo: module {type(value).__name__} has forward hooks on {hooked[:3]}; a cached "
+                             "measurement cannot see what they do — call it without them")
+        config = getattr(value, "config", None)
+        buffers = {n: {"tensor_sha256": tensor_sha256(b)} for n, b in value.named_buffers()}
+        device = next((str(p.device) for p in value.parameters()), "cpu")
+        return {**keyable_json(model_description(value)), "state_sha256": state_sha256(value),
+                "buffers": buffers, "attention": getattr(config, "_attn_implementation", None),
+                "training": value.training, "device": device}
     raise ReproError(f"memo: cannot key an argument of type {type(value).__name__}; pass plain values, "
                      "tensors or modules")
 
 
-def description(fn: Callable[..., Any], args: tuple, kwargs: dict) -> dict[str, Any]:
+def keyable_json(obj: Any) -> Any:
+    """`obj` as JSON (anything JSON cannot hold as its repr), for configs inside a key."""
+    return json.loads(json.dumps(obj, sort_keys=True, default=repr))
+
+
+@functools.lru_cache(maxsize=None)
+def library_versions() -> dict[str, str]:
+    """The libraries whose code measures (models, masks, statistics)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    out = {}
+    for name in ("torch", "transformers", "numpy", "scipy"):
+        try:
+            out[name] = version(name)
+        except PackageNotFoundError:  # pragma: no cover - a source build
+            out[name] = "unknown"
+    return out
+
+
+def description(fn: Callable[..., Any], args: tuple, kwargs: dict, ignore: tuple[str, ...] = ()) -> dict[str, Any]:
     bound = inspect.signature(fn).bind(*args, **kwargs)
     bound.apply_defaults()
     return {
         "function": f"{fn.__module__}.{fn.__qualname__}",
-        "arguments": {k: keyable(v) for k, v in bound.arguments.items()},
+        "arguments": {k: keyable(v) for k, v in bound.arguments.items() if k not in ignore},
         "auto_dtype": dtype_name(resolve_dtype("auto")),
-        "torch": torch.__version__,
+        "autocast": [torch.is_autocast_enabled(d) for d in ("cpu", "cuda")],
+        "libraries": library_versions(),
         "torch_threads": torch.get_num_threads(),
         "code": code_version(),
     }
@@ -105,24 +138,52 @@ def _set_rng_state(state: tuple) -> None:
     random.setstate(state[2])
 
 
-def cached(name: str) -> Callable[[F], F]:
-    """Memoise an experiment function under `cache_dir("measurements", name)` (see module doc)."""
+_MISSING = object()
+
+
+def _load(path: Path) -> Any:
+    try:
+        return pickle.loads(path.read_bytes())
+    except FileNotFoundError:
+        return _MISSING
+    except (OSError, ImportError, pickle.UnpicklingError, EOFError, AttributeError, ValueError, TypeError,
+            RuntimeError):  # unreadable, or written where a device this machine lacks existed: measure again
+        return _MISSING
+
+
+def _same_rng(a: tuple, b: tuple) -> bool:
+    return (torch.equal(a[0], b[0]) and a[1][0] == b[1][0] and np.array_equal(a[1][1], b[1][1])
+            and a[1][2:] == b[1][2:] and a[2] == b[2])
+
+
+def cached(name: str, ignore: tuple[str, ...] = ()) -> Callable[[F], F]:
+    """Memoise an experiment function under `cache_dir("measurements", name)` (see module doc);
+    `ignore`: arguments that cannot change the result (e.g. a progress bar)."""
 
     def decorate(fn: F) -> F:
         @functools.wraps(fn)
         def wrapper(*args: Any, **kwargs: Any) -> Any:
             if not enabled():
                 return fn(*args, **kwargs)
-            desc = description(fn, args, kwargs)
+            desc = description(fn, args, kwargs, ignore)
             path = cache_dir("measurements", name) / f"{config_key(desc, 24)}.pkl"
-            try:
-                result, state = pickle.loads(path.read_bytes())
-            except (OSError, ImportError, pickle.UnpicklingError, EOFError, AttributeError, ValueError, TypeError):
-                result = fn(*args, **kwargs)
-                atomic_write_bytes(path, pickle.dumps((result, _rng_state()), protocol=pickle.HIGHEST_PROTOCOL))
-                atomic_write_json(path.with_suffix(".json"), desc)
+            entry = _load(path)
+            if entry is not _MISSING:
+                result, state = entry
+                if state is not None:  # the computation drew from a global RNG: leave it where that left it
+                    _set_rng_state(state)
                 return result
-            _set_rng_state(state)
+            before = _rng_state()
+            result = fn(*args, **kwargs)
+            after = _rng_state()
+            try:
+                atomic_write_bytes(path, pickle.dumps((result, None if _same_rng(before, after) else after),
+                                                      protocol=pickle.HIGHEST_PROTOCOL))
+                atomic_write_json(path.with_suffix(".json"), desc)
+            except (OSError, pickle.PicklingError, TypeError, AttributeError) as err:  # keep the result
+                import warnings
+
+                warnings.warn(f"memo: could not store {name} ({err}); it will be measured again next run")
             return result
 
         wrapper.uncached = fn  # type: ignore[attr-defined]

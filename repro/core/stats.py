@@ -255,6 +255,21 @@ def loglog_slope(x: Sequence[float], y: Sequence[float]) -> Slope:
                  float(r.intercept), float(r.rvalue))
 
 
+def tail_slope(x: Sequence[float], y: Sequence[float]) -> float:
+    """The log–log slope between the two largest x: a growth exponent once lower-order terms
+    have faded (e.g. a kernel's per-chunk padding)."""
+    return float(np.log(y[-1] / y[-2]) / np.log(x[-1] / x[-2]))
+
+
+def paired_seed_difference(a: np.ndarray, b: np.ndarray) -> tuple[float, float, float]:
+    """(seeds, items) arrays a and b: the mean over seeds of (a − b) (each seed's mean over
+    items), its sd over seeds, and the two-sided paired t-test p over seeds (nan with one seed or
+    a constant difference)."""
+    d = a.mean(1) - b.mean(1)
+    p = float(scipy.stats.ttest_rel(a.mean(1), b.mean(1)).pvalue) if len(d) > 1 and np.any(d != d[0]) else float("nan")
+    return float(d.mean()), float(d.std(ddof=1)) if len(d) > 1 else float("nan"), p
+
+
 # --------------------------------------------------------------------------- power (issue: verdicts)
 # A strict xfail means "the source's effect was not seen". Whether that contradicts the source
 # or only says the test was too small depends on the test's power at the source's effect size:

@@ -325,16 +325,30 @@ def _train_description(cfg: TrainConfig) -> dict[str, Any]:
             if not (k in _KEYED_ONLY_IF_SET and v == getattr(defaults, k))}
 
 
-def _attention_rule(cfg: TrainConfig, model: nn.Module) -> dict[str, str]:
+def _uses_sdpa(model: nn.Module) -> bool:
+    """Does the model attend through SDPA (torch's, transformers' or repro_sdpa)?"""
+    from repro.core.models.attention import SDPA
+    from repro.core.models.tiny import CausalSelfAttention
+
+    for m in model.modules():
+        if getattr(getattr(m, "config", None), "_attn_implementation", None) in ("sdpa", SDPA):
+            return True
+        if isinstance(m, CausalSelfAttention) and m.config.attention == "softmax":
+            return True
+    return False
+
+
+def _attention_rule(cfg: TrainConfig, model: nn.Module, device: torch.device | None) -> dict[str, str]:
     """Under a bf16 autocast on a CPU, SDPA runs in float32 (repro.core.models.attention):
-    keyed, so checkpoints trained before that rule are not mistaken for ones trained under it."""
-    device = next(model.parameters()).device
-    return {"attention": "sdpa-float32"} if cfg.autocast and attention_in_float32(device) else {}
+    keyed for the models that attend through SDPA, so checkpoints trained before that rule are
+    not mistaken for ones trained under it."""
+    device = device if device is not None else next(model.parameters()).device
+    return {"attention": "sdpa-float32"} if cfg.autocast and attention_in_float32(device) and _uses_sdpa(model) else {}
 
 
 def train_key(model: nn.Module, cfg: TrainConfig, train_tokens: torch.Tensor, val_tokens: torch.Tensor,
               *, init_checkpoint: Any = None, model_config: dict | None = None,
-              data_identity: dict | None = None) -> tuple[str, dict[str, Any]]:
+              data_identity: dict | None = None, device: torch.device | None = None) -> tuple[str, dict[str, Any]]:
     """The cache key of a run and the full description it hashes."""
     description = {
         "format": FORMAT,
@@ -343,7 +357,7 @@ def train_key(model: nn.Module, cfg: TrainConfig, train_tokens: torch.Tensor, va
         "init": {"checkpoint": _checkpoint_key(init_checkpoint)} if init_checkpoint is not None
         else {"weights_sha256": state_sha256(model)},
         "train": _train_description(cfg),
-        **_attention_rule(cfg, model),
+        **_attention_rule(cfg, model, device),
         "data": {
             "corpus": cfg.corpus,
             "train_tokens": int(train_tokens.numel()), "train_sha256": tensor_sha256(train_tokens),
@@ -439,7 +453,7 @@ def train(
     if init_checkpoint is not None:
         load_checkpoint(model, init_checkpoint)
     key, description = train_key(model, cfg, train_tokens, val_tokens, init_checkpoint=init_checkpoint,
-                                 model_config=model_config, data_identity=data_identity)
+                                 model_config=model_config, data_identity=data_identity, device=device)
     target = cache_dir("checkpoints") / key
     if cache:
         meta = _try_load(model, target, key)

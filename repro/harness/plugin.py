@@ -117,7 +117,7 @@ def _check_corpus_option(name: str) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line("markers", "claim(id, source=None): see pyproject.toml")
+    config.addinivalue_line("markers", "claim(*ids): see pyproject.toml")
     config.addinivalue_line("markers", "xdist_group(name): tests that share fixtures run on one xdist worker "
                                        "(registered here too, for runs with -p no:xdist)")
     config.addinivalue_line("markers", "policy_dtype: the test's experiment computes (or trains) in the dtype "
@@ -202,6 +202,10 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
         marks = list(item.iter_markers("claim"))
         if marks and not ids:
             problems.append(f"{item.nodeid}: @pytest.mark.claim needs at least one claim ID")
+        for mark in marks:
+            if mark.kwargs:  # the source and section live in the catalogue, once
+                problems.append(f"{item.nodeid}: @pytest.mark.claim takes claim IDs only, not "
+                                f"{', '.join(sorted(mark.kwargs))} (the catalogue holds each claim's source)")
         for cid in ids:
             try:
                 catalogue.get(cid)
@@ -212,7 +216,7 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
             if item.get_closest_marker("xdist_group") is None:
                 item.add_marker(pytest.mark.xdist_group(xdist_group_of(item)))
     if problems:
-        raise pytest.UsageError("unknown claim ID(s):\n  " + "\n  ".join(problems))
+        raise pytest.UsageError("bad claim marker(s):\n  " + "\n  ".join(problems))
     if config.getoption("dist", "no") == "loadgroup":
         rank = {g: i for i, g in enumerate(LONG_GROUPS)}
         items.sort(key=lambda it: rank.get(xdist_group_of(it), len(rank)) if _claim_ids(it) else len(rank) + 1)

@@ -344,11 +344,6 @@ def init_std_profile(kind: str, model: dict[str, Any], context: int, seeds, n_se
     return PositionalStdResult(sizes, SeedCurves(np.array(stds)), SeedCurves(np.array(sq)))
 
 
-def sqrt_i_decay(T: int, sigma: float = 1.0) -> torch.Tensor:
-    """Eq 2's prediction: σ/√i for i = 1 … T."""
-    return sigma / torch.arange(1, T + 1, dtype=torch.float64).sqrt()
-
-
 def ratio_bound_power(log_effect: float, sds, n: int, margin: float) -> float:
     """Power of SK-3's assertion: P(on every held-out set, exp(upper one-sided 95% t bound of
     the mean per-window NLL difference) ≤ `margin`) with n windows per set, when the true mean

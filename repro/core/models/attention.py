@@ -51,6 +51,8 @@ def hf_sdpa(module, query, key, value, attention_mask, **kwargs):
 
     if not _upcast(query):
         return sdpa_attention_forward(module, query, key, value, attention_mask, **kwargs)
+    if isinstance(kwargs.get("position_bias"), torch.Tensor):  # T5-style additive biases go along
+        kwargs["position_bias"] = _f32(kwargs["position_bias"])
     with autocast_off(query.device):
         out, weights = sdpa_attention_forward(module, query.float(), key.float(), value.float(),
                                               _f32(attention_mask), **kwargs)

@@ -1,0 +1,183 @@
+"""The context-axis experiments (004) the CA claims read: CA-4 on a pretrained model, the
+per-slice states of Fig 3, the counted cost of CA-6 / CA-7, and CA-8's training grid.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import torch
+from torch import nn
+import torch.nn.functional as F
+from torch.utils.flop_counter import FlopCounterMode
+
+from repro.context_axis.kernels import NAIVE_MAX_S, attend, segment, to_band
+from repro.context_axis.whole_model import (causal_logits, full_axis_logits, prefix_oracle, segment_logits,
+                                            train_lm, window_nll)
+from repro.core import data
+from repro.core import train as T
+from repro.harness.runtime import ReproError, generator
+
+
+# --------------------------------------------------------------------------- CA-4
+
+
+@dataclass
+class PretrainedRun:
+    name: str
+    max_full_vs_oracle: float
+    max_seg1_vs_causal: float
+    max_segS_vs_oracle: float
+    max_causal_vs_oracle: float  # controls: two different functions of the same weights
+    max_segk_vs_causal: float
+    params: tuple[int, int]
+    state_unchanged: bool
+    impl_restored: bool
+    nll: dict[str, float]
+    dtype: str
+    corpus: str  # the text its windows were cut from (--corpus)
+
+
+def pretrained_run(model_name: str, m: nn.Module, tok: Any, p: dict, corpus: str) -> PretrainedRun:
+    """CA-4 on a pretrained model (`p`: the profile's "pretrained" row): every whole-model mode
+    on held-out windows of `corpus` with the model's own weights, the largest logit gaps
+    between modes that must agree (and two that must not: the controls), whether the state
+    dict and the attention implementation are left as they were, and the NLL per mode."""
+    ids = data.bos_windows(tok, "test", p["n_seq"], p["seq_len"] + 1, who=f"--model {model_name}: CA-4's claims",
+                           device=next(m.parameters()).device, corpus=corpus)
+    x, y = ids[:, :-1], ids[:, 1:]
+    before = {k: v.detach().clone() for k, v in m.state_dict().items()}
+    n_params = sum(p.numel() for p in m.parameters())
+    impl = m.config._attn_implementation
+    with torch.no_grad():
+        causal = causal_logits(m, x).float()
+        oracle = prefix_oracle(m, x).float()
+        full = full_axis_logits(m, x).float()
+        seg1 = segment_logits(m, x, 1).float()
+        segS = segment_logits(m, x, x.shape[1]).float()
+        segk = segment_logits(m, x, p["segment"]).float()
+
+    def nll(lg):
+        return float(F.cross_entropy(lg.transpose(1, 2), y))
+
+    return PretrainedRun(
+        model_name, float((full - oracle).abs().max()), float((seg1 - causal).abs().max()),
+        float((segS - oracle).abs().max()), float((causal - oracle).abs().max()), float((segk - causal).abs().max()),
+        (n_params, sum(p.numel() for p in m.parameters())),
+        all(torch.equal(v, before[k]) for k, v in m.state_dict().items()), m.config._attn_implementation == impl,
+        {"causal": nll(causal), "full": nll(full), f"segment:{p['segment']}": nll(segk)},
+        str(next(m.parameters()).dtype).removeprefix("torch."), corpus)
+
+
+# --------------------------------------------------------------------------- CA-5: Fig 3
+
+
+def per_slice_states(model, ids: torch.Tensor, kernel: str) -> torch.Tensor:
+    """The first layer's attention output for every (slice, position) of one sequence, through
+    a context-axis kernel on the model's own projections (single head view, for the figures)."""
+    layer = model.model.layers[0]
+    with torch.no_grad():
+        x = layer.input_layernorm(model.model.embed_tokens(ids))[0]  # (S, d)
+        S = x.shape[0]
+        a = layer.self_attn
+        q, k, v = (proj(x)[None, None, None].expand(1, 1, S, S, -1) for proj in (a.q_proj, a.k_proj, a.v_proj))
+        return attend(q, k, v, kernel)[0, 0]
+
+
+# --------------------------------------------------------------------------- CA-6, CA-7: counted cost
+
+
+def counted_flops(fn, *args) -> int:
+    with FlopCounterMode(display=False) as fc:
+        fn(*args)
+    return int(fc.get_total_flops())
+
+
+def causal_flops(q, k, v) -> int:
+    """Dense causal attention over one slice (the standard decoder's S × S), written out: the
+    counter does not see inside CPU SDPA's fused kernel."""
+    S = q.shape[-2]
+
+    def causal():
+        s = (q @ k.transpose(-1, -2)).masked_fill(~torch.ones(S, S, dtype=torch.bool).tril(), float("-inf"))
+        return torch.softmax(s, -1) @ v
+
+    return counted_flops(causal)
+
+
+def counted_cost(c: dict) -> dict[str, Any]:
+    """CA-6 / CA-7 (`c`: the profile's "cost" row): counted FLOPs of every kernel at each S (H heads, head_dim d, batch 1), the segment
+    kernel's at the largest S for each k, and the states each layout stores."""
+    H, d = c["heads"], c["head_dim"]
+    g = generator(0)
+    rows = {name: [] for name in ("naive", "masked_sdpa", "trimmed", "segment k=4", "causal")}
+    states = {"full S×S layout": [], "segment band k=4": [], "causal": []}
+    for S in c["S"]:
+        q, k, v = (torch.randn(1, H, S, S, d, generator=g) for _ in range(3))
+        for name in ("naive", "masked_sdpa", "trimmed"):
+            if name == "naive" and S > NAIVE_MAX_S:
+                continue
+            rows[name].append((S, counted_flops(attend, q, k, v, name)))
+        band = [to_band(t, 4) for t in (q, k, v)]
+        rows["segment k=4"].append((S, counted_flops(segment, *band)))
+        rows["causal"].append((S, causal_flops(q[:, :, 0], k[:, :, 0], v[:, :, 0])))
+        states["full S×S layout"].append((S, S * S))
+        states["segment band k=4"].append((S, band[0].shape[2] * S))
+        states["causal"].append((S, S))
+    S = c["S"][-1]
+    q, k, v = (torch.randn(1, H, S, S, d, generator=g) for _ in range(3))
+    seg = []
+    for K in c["segments"]:
+        band = [to_band(t, K) for t in (q, k, v)]
+        out = segment(*band)
+        seg.append((K, counted_flops(segment, *band), out[0, 0].numel() // d))
+    return dict(rows=rows, states=states, seg=seg, S=S, H=H, d=d)
+
+
+# --------------------------------------------------------------------------- CA-8
+
+
+VARIANTS = ("causal", "context axis", "axis drop")
+
+
+@dataclass
+class Experiment:
+    modes: list[str]
+    nll: dict[str, dict[str, np.ndarray]]  # variant → mode → (seeds, windows)
+    results: dict[str, list[T.TrainResult]]
+    seeds: tuple[int, ...]
+    dropped: dict[str, list[int]]
+    n_windows: int
+    seq_len: int
+    corpus: str  # what the models trained on and were scored on (--corpus)
+
+
+def ca8_experiment(sizes: dict, corpus: str = "brown", device: torch.device | str = "cpu") -> Experiment:
+    """CA-8: for each seed, the causal, context-axis and axis-drop LMs trained on `corpus` with
+    the same init and data order, each scored per held-out window under every inference mode
+    (causal, segment:k, full). `sizes`: the profile's "context_axis" row; the models train and
+    are scored on `device` (--device)."""
+    tc = T.TrainConfig(**sizes["train"], vocab_size=sizes["model"]["vocab_size"], corpus=corpus)
+    train_tokens, val_tokens, ident = T.corpus_tokens(corpus, tc.vocab_size)
+    n, L = sizes["eval"]["windows"], tc.seq_len + 1
+    if val_tokens.numel() < n * L:
+        raise ReproError(f"CA-8 needs {n} held-out windows of {L} tokens; {data.corpus_title(corpus)} "
+                         f"validation has {val_tokens.numel()}")
+    windows = val_tokens[: n * L].view(n, L).to(device)
+    modes = ["causal", *[f"segment:{k}" for k in sizes["eval"]["segments"]], "full"]
+    setups = {"causal": dict(train_mode="causal"), "context axis": dict(train_mode="full"),
+              "axis drop": dict(train_mode="full", axis_drop=sizes["axis_drop"])}
+    nll = {v: {m: [] for m in modes} for v in VARIANTS}
+    results = {v: [] for v in VARIANTS}
+    dropped = {v: [] for v in VARIANTS}
+    for seed in sizes["seeds"]:
+        for variant in VARIANTS:
+            r = train_lm(sizes["model"], tc, seed, bucket=sizes["bucket"], train_tokens=train_tokens,
+                            val_tokens=val_tokens, data_identity=ident, device=device, **setups[variant])
+            results[variant].append(r)
+            dropped[variant].append(sum(r.model.drop_draws(tc.steps)))  # replayed: also for cached runs
+            for mode in modes:
+                nll[variant][mode].append(window_nll(r.model, windows, mode).cpu().numpy())
+    return Experiment(modes, {v: {m: np.stack(x) for m, x in d.items()} for v, d in nll.items()}, results,
+                      tuple(sizes["seeds"]), dropped, n, tc.seq_len, corpus)

@@ -1,0 +1,80 @@
+"""SK-2 / SK-3's trained trio (001 §6.2.1, Table 7): the nano LLaMA baseline, amplification and
+attenuation variants trained on one corpus with one seed and one data order, their sink-rate
+curves on held-out windows (and the baseline's at its initial weights: SK-2's control), and
+per-window NLL on the in-domain held-out set and on the shifted one (`SHIFT`, Table 7's
+second, out-of-domain set — C4 there — fixed whatever `--corpus` says).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+from repro.core import data
+from repro.core import train as T
+from repro.harness.runtime import ReproError, resolve_autocast
+from repro.sinks.experiments import SCALINGS, SinkCurve, nano_llama, sink_curve, train_variant
+
+SHIFT = "stdlib-code"  # the out-of-domain held-out set
+
+
+@dataclass
+class Trio:
+    results: dict[str, T.TrainResult]
+    cfg: T.TrainConfig
+    curves: dict[str, SinkCurve]
+    held_out: dict[str, torch.Tensor]  # held-out set (Trio.text, SHIFT) → (n, seq_len + 1) windows
+    nll: dict[str, dict[str, torch.Tensor]]  # kind → held-out set → per-window NLL (n,)
+    n_windows: dict[str, int]
+    layers_heads: int
+    init_curve: SinkCurve  # the baseline at its initial weights, on the same windows (SK-2's control)
+    corpus: str = "brown"  # what the trio trained on and its in-domain held-out set (--corpus)
+
+    @property
+    def text(self) -> str:
+        """The in-domain held-out set's key in `held_out` / `nll` (the corpus's name)."""
+        return self.corpus if self.corpus != SHIFT else f"{SHIFT} (--corpus)"
+
+
+def accelerator_for(profile_name: str):
+    """`paper`: training under `accelerate launch` (the source trained with DDP on 2 GPUs)."""
+    if profile_name != "paper":
+        return None
+    try:
+        from accelerate import Accelerator
+    except ImportError as err:  # pragma: no cover - accelerate ships with the suite's deps
+        raise ReproError("the paper profile of the sink claims trains under accelerate; pip install accelerate") from err
+    bf16 = resolve_autocast("auto", "cuda" if torch.cuda.is_available() else "cpu")  # the dtype policy
+    return Accelerator(mixed_precision="bf16" if bf16 else "no")
+
+
+def train_trio(sizes: dict, profile_name: str, corpus: str, optimiser: dict | None = None) -> Trio:
+    """The three variants trained on `corpus` (--corpus) with one seed and one data order
+    (`optimiser`: TrainConfig fields that replace the profile's, e.g. the deviation's lr and
+    weight decay), scored."""
+    V = sizes["model"]["vocab_size"]
+    tok = data.brown_tokenizer(V)
+    cfg = T.TrainConfig(**sizes["train"], vocab_size=V, lead_token=tok.bos_token_id,
+                        corpus=corpus).replace(**(optimiser or {}))
+    train_tokens, val_tokens, ident = T.corpus_tokens(corpus, V)
+    accelerator = accelerator_for(profile_name)
+    results = {k: train_variant(k, sizes["model"], cfg, sizes["seed"], train_tokens=train_tokens,
+                                      val_tokens=val_tokens, data_identity=ident, accelerator=accelerator)
+               for k in SCALINGS}
+    ev = sizes["eval"]
+    lengths = [n for n in ev["lengths"] if n <= cfg.seq_len]
+    windows = {n: data.bos_windows(tok, "test", ev["n_seq"], n, who="SK-2", corpus=corpus) for n in lengths}
+    curves = {k: sink_curve(r.model, windows, batch=ev["batch"]) for k, r in results.items()}
+    init = nano_llama("baseline", sizes["model"], cfg.seq_len, sizes["seed"])
+    init_curve = sink_curve(init.to(next(results["baseline"].model.parameters()).device), windows,
+                                  batch=ev["batch"])
+    # the shifted held-out set is fixed whatever --corpus says: Table 7's second, out-of-domain
+    # set (C4 there) is part of the claim, not the user's choice
+    _, code_val, _ = T.corpus_tokens(SHIFT, V)
+    text = corpus if corpus != SHIFT else f"{SHIFT} (--corpus)"  # Trio.text
+    held_out = {text: T.val_windows(cfg, val_tokens, ev["ppl_windows"]),
+                SHIFT: T.val_windows(cfg, code_val, ev["ppl_windows"])}
+    nll = {k: {name: T.window_losses(r.model, w) for name, w in held_out.items()} for k, r in results.items()}
+    m = sizes["model"]
+    return Trio(results, cfg, curves, held_out, nll, {n: w.shape[0] for n, w in held_out.items()},
+                m["n_layer"] * m["n_head"], init_curve, corpus)

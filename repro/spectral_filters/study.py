@@ -1,0 +1,167 @@
+"""One spectral-filter study per model (003): the state every SF claim reads, built once.
+
+`build_study` holds the spectral filters (`spectral.filters`), prompts cut from the run's corpus
+that all start with the model's <bos> (003 §5 needs token 0 alike in every prompt), one
+float32 forward pass with every residual state, sub-layer contribution and attention map,
+token 0's sink profile, and an NLL `Sweep` (in the dtype policy's choice for
+`sizes["nll_dtype"]`) whose per-prompt results are memoised, so the heat maps that several
+claims read are computed once, and the spread over prompts is every NLL claim's noise.
+`hmlv_statistics` is §7's high-mean-low-variance token analysis on prompts of the source's
+length. Layers named in the source are mapped by what they do: the source's L12 of 40 (SF-7,
+Fig 13) is the block at the same relative depth (`Study.sf7_layer`).
+"""
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import torch
+
+from repro.core import data, lens
+from repro.harness import catalogue
+from repro.harness.runtime import ReproError, dtype_name, generator, resolve_dtype
+from repro.spectral_filters import spectral as sp
+
+SOURCE_SF7 = catalogue.number("SF-7", "fig13")  # 003 Fig 13: Ω_{u,14} after L12 of 40: NLL 2.47 → 2.74
+RANDOM_DRAWS = 16  # random selections averaged for SF-9's negative control
+
+
+@dataclass
+class Study:
+    name: str
+    model: torch.nn.Module  # float32, as loaded
+    tok: Any
+    sizes: dict
+    F: sp.Filters
+    ids: torch.Tensor  # (n, T), column 0 = <bos>
+    cap: lens.Capture
+    sink: sp.SinkProfile
+    sweep: sp.Sweep  # on a copy in `dtype` (the policy's choice for sizes["nll_dtype"])
+    base_f32: float
+    dtype: str
+    corpus: str = "brown"  # where the prompts (and SF-1's token counts) come from: --corpus
+    memo: dict = field(default_factory=dict)
+
+    @property
+    def L(self) -> int:
+        return self.sweep.L
+
+    @property
+    def sf7_layer(self) -> int:
+        return min(self.L - 1, round(SOURCE_SF7[0] * self.L))
+
+    @property
+    def rows(self) -> list[int]:
+        spec = self.sizes["layers"]
+        if spec == "all":
+            return list(range(self.L))
+        rows = {min(self.L - 1, round(f * self.L)) for f in spec} | {self.sink.layer, self.sf7_layer}
+        return sorted(rows)
+
+    @property
+    def cols(self) -> list[int]:
+        return list(self.sizes["bands"]) + [sp.N_BANDS]
+
+    @property
+    def base_prompts(self) -> np.ndarray:
+        return self.sweep.base_prompts.numpy()
+
+    def filter(self, family: str, bands: int, seed: int = 0) -> torch.Tensor | None:
+        """The family's filter retaining `bands` bands (Ω_{u,k} retains k + 1); None at 20."""
+        if bands >= sp.N_BANDS:
+            return None
+        k = bands - 1 if family == "omega" else bands
+        return self.F.family(family, k, seed)
+
+    def prompt_nll(self, layer: int, family: str, bands: int, *, seed: int = 0, where: str = "resid",
+                   tokens: str = "all", swap: bool = False, swap_shift: int = 0) -> np.ndarray:
+        """(n,) NLL per prompt with the filter after `layer` (memoised)."""
+        key = (layer, family, bands, seed, where, tokens, swap, swap_shift)
+        if key not in self.memo:
+            P = self.filter(family, bands, seed)
+            v = self.sweep.base_prompts if P is None else self.sweep.prompt_nll(layer, P, where=where, tokens=tokens,
+                                                                                 swap=swap, swap_shift=swap_shift)
+            self.memo[key] = v.numpy()
+        return self.memo[key]
+
+    def nll(self, layer: int, family: str, bands: int, **kw: Any) -> float:
+        """Mean NLL over prompts (all prompts have the same length: the mean over tokens)."""
+        return float(self.prompt_nll(layer, family, bands, **kw).mean())
+
+    def grid(self, family: str, **kw: Any) -> np.ndarray:
+        """(rows, cols) NLL heat map (003 Fig 8/11)."""
+        return np.array([[self.nll(r, family, c, **kw) for c in self.cols] for r in self.rows])
+
+
+def build_study(model_name: str, m: torch.nn.Module, tok: Any, sizes: dict, corpus: str = "brown") -> Study:
+    """The study of one model (see the module docstring); `sizes`: the profile's "spectral" row."""
+    if tok is None:
+        raise ReproError(f"--model {model_name}: the spectral claims read text, which needs the model's tokenizer")
+    bos = tok.bos_token_id
+    if bos is None:
+        raise ReproError(f"--model {model_name}: its tokenizer has no <bos>; 003 §5 needs every prompt to start alike")
+    F = sp.filters(m)
+    ids = data.windows(tok, "test", sizes["n_prompts"], sizes["prompt_len"], lead=bos,
+                       corpus=corpus).to(next(m.parameters()).device)
+    cap = lens.capture(m, ids, modules=["mlp_out", "attn_out", "attn_in"], attentions=True, logits_to_keep=1)
+    sink = sp.sink_profile(cap.residual[0, :, 0], torch.stack([x[0, 0] for x in cap.modules["mlp_out"]]),
+                           torch.stack([x[0, 0] for x in cap.modules["attn_out"]]), F.dark("u"))
+    dtype = resolve_dtype(sizes["nll_dtype"], next(m.parameters()).device)
+    work = m if dtype == torch.float32 else copy.deepcopy(m).to(dtype)
+    with torch.no_grad():
+        normed = lens.final_norm(m)(cap.residual[:, -1])
+        base_f32 = float(sp.nll_per_token(m, normed[:, :-1], ids[:, 1:]).mean())
+    return Study(model_name, m, tok, sizes, F, ids, cap, sink, sp.Sweep(work, ids), base_f32,
+                 dtype_name(dtype), corpus=corpus)
+
+
+def hmlv_statistics(s: Study, draws: int = RANDOM_DRAWS) -> dict[str, Any]:
+    """§7 on prompts of the source's length (`sp.HMLV_PROMPT_LEN` = 33 tokens, <bos> first), where
+    its thresholds (mean > 0.018, var < 0.01) mean what they meant: a token's mean received
+    attention scales like 1/T, so on the study's longer prompts the same thresholds would select
+    other tokens. As many prompts as the study's token budget gives (ci: 8 × 128 → 31 × 33): one
+    more forward pass, with attention maps. The layers are those where token 0's sink is in place
+    (token 0's stream is the same in every prompt). Per layer: the figure's means (HMLV vs all);
+    per prompt, summed over layers: the HMLV tokens' contrast with the prompt's other tokens in
+    population sds (`sp.hmlv_contrast`), and the same for random tokens of the same count
+    (`sp.matched_random_mask`, averaged over `draws` draws): the negative control."""
+    T = sp.HMLV_PROMPT_LEN
+    if s.ids.shape[1] == T:
+        ids, cap = s.ids, s.cap
+    else:
+        n = max(s.ids.shape[0], round(s.ids.numel() / T))
+        ids = data.windows(s.tok, "test", n, T, lead=s.tok.bos_token_id, corpus=s.corpus).to(s.ids.device)
+        cap = lens.capture(s.model, ids, modules=["attn_in"], attentions=True, logits_to_keep=1)
+    D = s.F.dark("u")
+    blocks = lens.arch_map(s.model).blocks(s.model)
+    g = generator(0)
+    B = ids.shape[0]
+    per_layer = {k: [] for k in ("layer", "n", "n_all", "udr_h", "udr_all", "kdp_h", "kdp_all")}
+    acc = {k: torch.zeros(B, dtype=torch.float64) for k in ("udr", "kdp", "udr_rnd", "kdp_rnd", "n")}
+    for layer in s.sink.in_place:
+        mean, var = sp.received_attention(cap.attentions[layer])
+        valid = ~torch.isnan(mean)
+        valid[:, 0] = False
+        mask = sp.hmlv(mean, var) & valid
+        with torch.no_grad():
+            u = sp.udr(cap.residual[:, layer], D)
+            kdp = sp.key_dot_products(sp.head_keys(blocks[layer].self_attn, cap.modules["attn_in"][layer]))
+        u, kdp, valid, mask = u.cpu(), kdp.float().cpu(), valid.cpu(), mask.cpu()
+        random_masks = [sp.matched_random_mask(mask, valid, g) for _ in range(draws)]
+        for key, x in (("udr", u), ("kdp", kdp)):
+            acc[key] += sp.hmlv_contrast(x, mask, valid)[0]
+            for r in random_masks:
+                acc[f"{key}_rnd"] += sp.hmlv_contrast(x, r, valid)[0] / draws
+        acc["n"] += mask.sum(1).double()
+        if int(mask.sum()) == 0:
+            continue
+        for k, v in (("layer", layer), ("n", int(mask.sum())), ("n_all", int(valid.sum())),
+                     ("udr_h", float(u[mask].mean())), ("udr_all", float(u[valid].mean())),
+                     ("kdp_h", float(kdp[mask].mean())), ("kdp_all", float(kdp[valid].mean()))):
+            per_layer[k].append(v)
+    has = acc["n"] > 0
+    prompts = {k: (acc[k][has] / acc["n"][has]).numpy() for k in ("udr", "kdp", "udr_rnd", "kdp_rnd")}
+    return {"layers": {k: np.array(v) for k, v in per_layer.items()}, "prompts": prompts, "shape": tuple(ids.shape),
+            "n_prompts_with": int(has.sum())}
