@@ -297,3 +297,19 @@ def test_fit_tuned_lens_is_deterministic():
 def test_fit_tuned_lens_wants_flat_states():
     with pytest.raises(ReproError, match="N tokens, L\\+1, d"):
         lens.fit_tuned_lens(hf("gpt2"), torch.zeros(2, 4, 3, 32))
+
+
+def test_kl_to_logits_matches_the_definition_and_its_gradient():
+    """The fused KL(p ‖ softmax(z)) equals Σ p (log p − log_softmax z) per row, for leading layer
+    dims too, and its hand-written backward equals autograd's through the definition (float64
+    gradcheck); a wrong reference (p swapped for another row's) is told apart: the control."""
+    g = generator(0)
+    log_p = torch.randn(5, 11, generator=g, dtype=torch.float64).log_softmax(-1)
+    z = torch.randn(3, 5, 11, generator=g, dtype=torch.float64, requires_grad=True)
+    direct = (log_p.exp() * (log_p - z.log_softmax(-1))).sum(-1)
+    assert torch.allclose(lens.kl_to_logits(log_p, z), direct, atol=1e-12)
+    assert not torch.allclose(lens.kl_to_logits(log_p.roll(1, 0), z), direct, atol=1e-3)
+    assert torch.autograd.gradcheck(lambda x: lens.kl_to_logits(log_p, x), (z,))
+    (gz,) = torch.autograd.grad(direct.square().sum(), z)
+    (gk,) = torch.autograd.grad(lens.kl_to_logits(log_p, z).square().sum(), z)
+    assert torch.allclose(gz, gk, atol=1e-12)

@@ -303,3 +303,17 @@ def test_param_groups_rejects_unknown_modules():
 
     with pytest.raises(ReproError, match="cannot place parameter 'conv.weight'"):
         param_groups(Odd())
+
+
+@pytest.mark.parametrize("arch", ["gpt2", "rope-gpt2"])
+def test_gpt2_activation_is_gelu_new_in_one_kernel(arch):
+    """GPT-2's activation (`gelu_new`: the tanh approximation written as seven elementwise ops)
+    is computed by the fused `gelu_pytorch_tanh`: the same function to float rounding over the
+    range a random-init block sees; exact GELU (erf), a different function, is told apart."""
+    from transformers.activations import ACT2FN
+
+    m = build_model(arch, n_layer=1, n_head=2, d_model=16, vocab_size=32, seed=0)
+    mlp = m.transformer.h[0].mlp if arch == "gpt2" else m.gpt_neox.layers[0].mlp
+    x = torch.linspace(-8, 8, 10_001)
+    assert torch.allclose(mlp.act(x), ACT2FN["gelu_new"](x), atol=1e-6)
+    assert not torch.allclose(ACT2FN["gelu"](x), ACT2FN["gelu_new"](x), atol=1e-4)

@@ -489,9 +489,31 @@ def logit_lens_ranks(model: nn.Module, residual: torch.Tensor, targets: torch.Te
                         for l in range(residual.shape[1])])
 
 
-def _kl(log_p: torch.Tensor, log_q: torch.Tensor) -> torch.Tensor:
-    """KL(p ‖ q) per row, in nats, from log-probabilities (…, V)."""
-    return (log_p.exp() * (log_p - log_q)).sum(-1)
+class _KLToLogits(torch.autograd.Function):
+    """KL(p ‖ softmax(z)) per row = Σ p log p − p·z + logsumexp(z), with the gradient
+    softmax(z) − p written in place: two passes over the (…, V) logits forward and one backward,
+    where log_softmax → difference → product → sum and its autograd made about eight (the tuned
+    lens's step is dominated by such passes over (L, tokens, V) tensors: 1.75 s → 0.75 s for 30 ×
+    128 × 49,152 on 2 cores, equal to float rounding)."""
+
+    @staticmethod
+    def forward(ctx, z: torch.Tensor, log_p: torch.Tensor) -> torch.Tensor:
+        p = log_p.exp()
+        lse = torch.logsumexp(z, -1)
+        kl = (p * log_p).sum(-1) - torch.einsum("...nv,nv->...n", z, p) + lse
+        ctx.save_for_backward(z, p, lse)
+        return kl
+
+    @staticmethod
+    def backward(ctx, g: torch.Tensor):
+        z, p, lse = ctx.saved_tensors
+        return (z - lse.unsqueeze(-1)).exp_().sub_(p).mul_(g.unsqueeze(-1)), None
+
+
+def kl_to_logits(log_p: torch.Tensor, z: torch.Tensor) -> torch.Tensor:
+    """KL(p ‖ softmax(z)) in nats per row: `log_p` (n, V) log-probabilities of the reference,
+    `z` (…, n, V) float32 logits (any leading dims, e.g. layers); returns (…, n)."""
+    return _KLToLogits.apply(z, log_p)
 
 
 class TunedLens(nn.Module):
@@ -559,8 +581,7 @@ def fit_tuned_lens(model: nn.Module, residual: torch.Tensor, *, steps: int = 100
             x = h[:, :L].transpose(0, 1)  # (L, n, d)
             with amp:
                 logits = unembed(model, lens(x))  # (L, n, V)
-            log_q = logits.float().log_softmax(-1)
-            loss = _kl(log_p.unsqueeze(0), log_q).mean(-1).sum()
+            loss = kl_to_logits(log_p, logits.float()).mean(-1).sum()
             opt.zero_grad(set_to_none=True)
             loss.backward()
             opt.step()
@@ -581,7 +602,7 @@ def lens_kl(model: nn.Module, residual: torch.Tensor, lens: TunedLens | None = N
         log_p = unembed(model, h[:, L]).float().log_softmax(-1)
         for l in range(L):
             x = h[:, l] if lens is None else lens(h[:, l], l)
-            out[l, start:start + h.shape[0]] = _kl(log_p, unembed(model, x).float().log_softmax(-1))
+            out[l, start:start + h.shape[0]] = kl_to_logits(log_p, unembed(model, x).float())
     return out
 
 

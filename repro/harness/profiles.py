@@ -139,8 +139,10 @@ SIZES: dict[str, dict[str, dict[str, Any]]] = {
     # `eval`: CS-6's held-out sets (Brown test windows, stdlib-code validation windows,
     # last-word items from Brown test sentences). ci: 4 layers × 128 wide, 300 steps of 16 × 64
     # tokens (20–25 s per model in bf16 autocast on 2 cores with native bf16, measured
-    # 2026-11-25 in a cold run: 76 ms a step, of which ≈ 20 ms is bf16 SDPA's backward, 7× slower than
-    # float32's on this CPU; ≈ 32 s in float32 with AVX-512, ≈ 28 s on an AVX2-only CPU). Not fewer: at 150 steps CS-3 failed (α = 0 − α = 1 val loss
+    # 2026-11-25 in a cold run: 76 ms a step, of which ≈ 20 ms was bf16 SDPA's backward, 7× slower than
+    # float32's on this CPU — now computed in float32 (repro.core.models.attention): 66–74 ms a
+    # step, the 13 models' file 305 s instead of 426; ≈ 32 s in float32 with AVX-512, ≈ 28 s on an
+    # AVX2-only CPU). Not fewer: at 150 steps CS-3 failed (α = 0 − α = 1 val loss
     # +0.076 nats, paired p 0.19 over 3 seeds; measured 2026-11-24), so the 13 models stay at 300;
     # paper: the source's GPT-2 150M
     # (12 layers, 768 wide, 1024 tokens) — a GPU and a larger corpus than Brown (`--corpus`).
@@ -170,15 +172,18 @@ SIZES: dict[str, dict[str, dict[str, Any]]] = {
     # segment-k inference. A full-axis step costs ≈ T/2 causal steps (every prefix is a
     # pass): ci 200 steps of 16 × 32 tokens, all 9 models 153 s in float32 on a 2-core AVX2-only
     # CPU (2026-11-24; at 400 steps ≈ 65 s per full-axis model in float32 with AVX-512). CA-8 is
-    # inconclusive at any CPU budget (power ≈ 0.004 at 0.02 nats, ~78 seeds for 80%), so the
-    # steps were halved for the budget (issue 18).
+    # inconclusive at any CPU budget (power ≈ 0.004 at 0.02 nats, ~78 seeds for 80%; 0.12 at
+    # 0.01 nats over 3 seeds at 200 steps, baseline ci-cpu-bfloat16), so the steps were halved
+    # for the budget (issue 18), and halved again (200 → 100, 2026-11-25): with float32 forced the
+    # 9 models took 162 s of a run 8 minutes over its 30; the verdict cannot change with steps at
+    # this size, and the power row still says what would decide it.
     # paper: 6 layers × 256, 128-token windows (a GPU).
     "context_axis": {
         "ci": dict(check=dict(examples=25, max_S=10, max_layers=3),
                    cost=dict(S=(16, 32, 64, 128, 256), segments=(1, 2, 4, 8, 16), heads=4, head_dim=16),
                    pretrained=dict(n_seq=2, seq_len=32, segment=4),
                    model=dict(n_layer=2, n_head=4, d_model=64, vocab_size=2048),
-                   train=dict(steps=200, batch_size=16, seq_len=32, lr=3e-3, warmup_steps=20, eval_every=100,
+                   train=dict(steps=100, batch_size=16, seq_len=32, lr=3e-3, warmup_steps=10, eval_every=100,
                               eval_batches=4, autocast="auto"),
                    seeds=(0, 1, 2), axis_drop=0.5, bucket=8, eval=dict(windows=256, segments=(2, 4, 8))),
         "paper": dict(check=dict(examples=200, max_S=16, max_layers=4),
@@ -198,7 +203,9 @@ SIZES: dict[str, dict[str, dict[str, Any]]] = {
     # ci: 400 steps of 16 × 64 tokens (0.41M tokens per model), far too few for sinks: SK-2 is
     # inconclusive at ci whatever budget CI can pay (at 1,200 steps the baseline's largest α¹ at
     # T = 64 was still 0.136 against ε = 0.25, at three times the cost). The trio at 400 steps:
-    # 185 s in float32 on a 2-core AVX2-only CPU (cold run, 2026-11-24). SK-3's paired test keeps
+    # 185 s in float32 on a 2-core AVX2-only CPU (cold run, 2026-11-24); 42 / 38 / 37 s per model
+    # in bf16 autocast with float32 attention on the AVX512-BF16 EPYC (61 / 56 / 70 s with bf16
+    # attention; cold run, 2026-11-25). SK-3's paired test keeps
     # its power at this budget (recorded per run). long: 1,600
     # steps of 64 × 64 (≈ 6.6M tokens; under the deviation the first baseline head crossed 0.25
     # at ≈ 4.5M), and `deviation`: the same trio again with these optimiser settings changed

@@ -353,7 +353,7 @@ def mean_distribution_kl(model: nn.Module, train_final: torch.Tensor, test_final
     at test_final[t] (N, d, pre-norm final states), p̄ its distribution averaged over the
     training tokens' final states train_final (M, d). A "lens" that reads nothing from the
     layer it is given: the negative control of "the tuned lens decodes intermediate layers"."""
-    from repro.core.lens import unembed
+    from repro.core.lens import kl_to_logits, unembed
 
     total = None
     for start in range(0, train_final.shape[0], chunk):
@@ -363,7 +363,7 @@ def mean_distribution_kl(model: nn.Module, train_final: torch.Tensor, test_final
     out = []
     for start in range(0, test_final.shape[0], chunk):
         log_p = unembed(model, test_final[start:start + chunk].float()).float().log_softmax(-1)
-        out.append((log_p.exp() * (log_p - log_mean)).sum(-1))
+        out.append(kl_to_logits(log_p, log_mean.expand_as(log_p)))
     return torch.cat(out)
 
 
