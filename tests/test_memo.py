@@ -94,6 +94,25 @@ def test_modules_with_hooks_are_refused_and_mode_is_keyed():
     h.remove()
 
 
+def test_transformers_output_capturing_hooks_are_not_refused():
+    """transformers leaves inert output-capturing hooks on every layer after a forward pass with
+    output_attentions=True (the SF study's capture did this to the shared pretrained models, and
+    every memoised SF sweep on them was refused): the key ignores them and stays the same; a
+    hook of ours on the same model is still refused (control)."""
+    from repro.core.models.hf import build_model
+
+    m = build_model("llama", n_layer=2, n_head=2, d_model=16, vocab_size=32, seed=0)
+    before = memo.keyable(m)
+    with torch.no_grad():
+        m(torch.zeros(1, 4, dtype=torch.long), output_attentions=True)
+    assert any(x._forward_hooks for x in m.modules())  # transformers installed its hooks
+    assert memo.keyable(m) == before
+    h = m.model.layers[0].register_forward_pre_hook(lambda *a: None)
+    with pytest.raises(ReproError, match="forward hooks"):
+        memo.keyable(m)
+    h.remove()
+
+
 def test_an_unreadable_entry_is_recomputed(memo_on):
     CALLS.clear()
     draw(5)

@@ -62,6 +62,19 @@ def code_version() -> str:
     return h.hexdigest()
 
 
+# transformers (5.x) installs these on a model's layers the first time it runs with
+# output_attentions / output_hidden_states, and leaves them there; they record only while a
+# collector is active (a context variable of that forward call) and never change an output
+_TRANSFORMERS_CAPTURE = "transformers.utils.output_capturing"
+
+
+def _foreign_hooks(module: nn.Module) -> list[Any]:
+    """Forward (pre-)hooks on `module` that could change what it computes: all but transformers'
+    own output-capturing hooks."""
+    return [h for h in (*module._forward_hooks.values(), *module._forward_pre_hooks.values())
+            if getattr(h, "__module__", None) != _TRANSFORMERS_CAPTURE]
+
+
 def keyable(value: Any) -> Any:
     """A JSON-able stand-in for an argument that changes whenever the argument does."""
     from repro.core.train import model_description, state_sha256, tensor_sha256
@@ -81,7 +94,7 @@ def keyable(value: Any) -> Any:
     if callable(getattr(value, "memo_key", None)):  # an object that says what identifies it
         return keyable(value.memo_key())
     if isinstance(value, nn.Module):  # weights and buffers, class, config, attention, mode, device
-        hooked = [n for n, m in value.named_modules() if m._forward_hooks or m._forward_pre_hooks]
+        hooked = [n for n, m in value.named_modules() if _foreign_hooks(m)]
         if hooked:
             raise ReproError(f"memo: module {type(value).__name__} has forward hooks on {hooked[:3]}; a cached "
                              "measurement cannot see what they do — call it without them")
