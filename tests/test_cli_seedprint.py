@@ -145,6 +145,7 @@ def test_different_widths_exit_2_with_one_line(models, capsys) -> None:
     assert code == 2 and out == ""
     (line,) = _error_lines(err)
     assert line.startswith("repro: error: the models have different widths (64 vs 96)")
+    assert "can still compare them" in line or "no SeedPrint mode can compare them" in line
 
 
 def test_nonexistent_path_exit_2(tmp_path: Path, capsys) -> None:

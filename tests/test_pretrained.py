@@ -292,6 +292,22 @@ def test_real_truncated_cache_is_rebuilt(smollm2, smollm2_paths: tuple[Path, Pat
 
 
 @pytest.mark.pretrained
+def test_a_gguf_file_path_loads_as_the_embedded_model(smollm2, smollm2_paths: tuple[Path, Path], tmp_path: Path) -> None:
+    """A user's own .gguf file (here the embedded SmolLM2's, ≈ 20 s to dequantise) loads by its
+    path — the same logits as the embedded name; a truncated copy is one clear error (control)."""
+    model, tok = smollm2
+    gguf = fixtures.fixture_dir("smollm2-135m") / EMBEDDED_MODELS["smollm2-135m"].gguf_file
+    loaded, tok2 = load_pretrained(str(gguf))
+    ids = tok("A GGUF file is a model too.")["input_ids"]
+    assert tok2(["x"])["input_ids"] == tok(["x"])["input_ids"]
+    assert torch.equal(_logits(loaded, ids), _logits(model, ids))
+    cut = tmp_path / "cut.gguf"
+    cut.write_bytes(gguf.read_bytes()[: 1 << 16])
+    with pytest.raises(ReproError, match="cannot load a model from GGUF file"):
+        load_pretrained(str(cut))
+
+
+@pytest.mark.pretrained
 def test_gguf_metadata_of_both_models() -> None:
     """The facts of EMBEDDED_MODELS, read from the GGUF headers (no dequantisation; < 1 s,
     where gguf.GGUFReader takes 12 s on Gemma's 262k-token vocabulary)."""

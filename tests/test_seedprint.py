@@ -522,14 +522,23 @@ def test_logits_feature_end_to_end(base):
 
 
 def test_width_and_vocabulary_mismatch(base):
-    with pytest.raises(ReproError, match=r"different widths \(64 vs 32\); SeedPrint compares"):
-        sp.seedprint(base, llama(2, d_model=32), CFG)
+    """Each mismatch is one message naming the feature that can still compare the pair, or none."""
+    narrow = llama(2, d_model=32)
+    with pytest.raises(ReproError, match=r"different widths \(64 vs 32\).*--feature logits can still compare"):
+        sp.seedprint(base, narrow, CFG)
     small_vocab = llama(2, vocab_size=128)
-    with pytest.raises(ReproError, match="feature='logits' needs one vocabulary; the models have 256 and 128"):
+    with pytest.raises(ReproError, match=r"different vocabularies \(256 vs 128 tokens\).*--feature hidden can still"):
         sp.seedprint(base, small_vocab, sp.SeedPrintConfig(n=8, length=8, feature="logits"))
-    # hidden feature: the base's token ids (up to 255) do not exist in the suspect's vocabulary
-    with pytest.raises(ReproError, match="vocabulary has 128 tokens; the two models must share a vocabulary"):
-        sp.seedprint(base, small_vocab, sp.SeedPrintConfig(n=8, length=8))
+    both = llama(2, d_model=32, vocab_size=128)
+    for feature in ("hidden", "logits"):
+        with pytest.raises(ReproError, match="no SeedPrint mode can compare them"):
+            sp.seedprint(base, both, sp.SeedPrintConfig(n=8, length=8, feature=feature))
+    # hidden feature across vocabularies: token inputs come from the ids both hold (a descendant
+    # with added tokens stays comparable); the inputs are the base's own below that id
+    cfg = sp.SeedPrintConfig(n=8, length=8)
+    x = sp.random_inputs(base, cfg, vocab=128)
+    assert int(x.max()) < 128 and torch.equal(sp.random_inputs(base, cfg), sp.random_inputs(base, cfg, vocab=256))
+    assert sp.seedprint(base, small_vocab, cfg).info["n"] == 8
 
 
 def test_seedprint_is_deterministic(base):

@@ -100,16 +100,17 @@ def _embedding(model: nn.Module) -> nn.Module:
     return lens.resolve(model, lens.arch_map(model).embed)
 
 
-def random_inputs(base: nn.Module, cfg: SeedPrintConfig) -> torch.Tensor:
+def random_inputs(base: nn.Module, cfg: SeedPrintConfig, vocab: int | None = None) -> torch.Tensor:
     """The n random inputs both models see: (n, length) token ids uniform over the base
-    model's vocabulary, or (n, length, d) Gaussian embeddings with the scalar mean and std of
-    the base model's embedding *output* (Gemma's embedding multiplies by √d inside the module;
-    inputs_embeds bypass it, so the scale is applied here)."""
+    model's vocabulary (or its first `vocab` ids, when the suspect's vocabulary is smaller), or
+    (n, length, d) Gaussian embeddings with the scalar mean and std of the base model's
+    embedding *output* (Gemma's embedding multiplies by √d inside the module; inputs_embeds
+    bypass it, so the scale is applied here)."""
     g = generator(derive_seed("seedprint-inputs", cfg.seed, cfg.inputs))
     emb = _embedding(base)
     weight = emb.weight.detach()
     if cfg.inputs == "tokens":
-        return torch.randint(0, weight.shape[0], (cfg.n, cfg.length), generator=g)
+        return torch.randint(0, min(weight.shape[0], vocab or weight.shape[0]), (cfg.n, cfg.length), generator=g)
     scale = float(getattr(emb, "embed_scale", 1.0))
     w = weight.float()
     mean, std = float(w.mean()) * scale, float(w.std()) * scale
@@ -345,17 +346,34 @@ def compare(fa: torch.Tensor, fb: torch.Tensor, cfg: SeedPrintConfig) -> SeedPri
         cfg, {"n": int(fa.shape[0]), "d_out": int(fa.shape[1])})
 
 
+def comparable_or_raise(base: tuple[int, int], suspect: tuple[int, int], cfg: SeedPrintConfig) -> None:
+    """One clear message when the two models' (vocabulary, width) rule out `cfg.feature`, naming
+    the feature that could still compare them, or saying that none can: the hidden state is
+    compared dimension by dimension (one width), the logits token by token (one vocabulary);
+    token inputs are drawn from the ids both vocabularies hold."""
+    (va, da), (vb, db) = base, suspect
+    none = "no SeedPrint mode can compare them (the hidden state needs one width, the logits one vocabulary)"
+    if cfg.feature == "hidden" and da != db:
+        alt = f"--feature logits can still compare them (one {va}-token vocabulary)" if va == vb else none
+        raise ReproError(f"the models have different widths ({da} vs {db}) and the hidden-state feature compares "
+                         f"responses dimension by dimension; {alt}")
+    if cfg.feature == "logits" and va != vb:
+        alt = (f"--feature hidden can still compare them (one width, {da}; token inputs below id {min(va, vb)})"
+               if da == db else none)
+        raise ReproError(f"the models have different vocabularies ({va} vs {vb} tokens) and the logits feature "
+                         f"compares responses token by token; {alt}")
+    if cfg.inputs == "gaussian" and da != db:
+        raise ReproError(f"Gaussian inputs are embeddings of one width; the models are {da} and {db} wide: use "
+                         f"token inputs (--inputs tokens) with --feature logits" + ("" if va == vb else f"; {none}"))
+
+
 def seedprint(base: nn.Module, suspect: nn.Module, cfg: SeedPrintConfig | None = None) -> SeedPrintResult:
     """Is `suspect` descended from `base`? Runs both on the same random inputs and applies both
     tests."""
     cfg = cfg or SeedPrintConfig()
-    wa, wb = (lens.unembedding(m).shape for m in (base, suspect))
-    if wa[1] != wb[1]:
-        raise ReproError(f"the models have different widths ({wa[1]} vs {wb[1]}); SeedPrint compares "
-                         "responses dimension by dimension, so it needs one width")
-    if cfg.feature == "logits" and wa[0] != wb[0]:
-        raise ReproError(f"feature='logits' needs one vocabulary; the models have {wa[0]} and {wb[0]} tokens")
-    x = random_inputs(base, cfg)
+    (va, da), (vb, db) = (tuple(lens.unembedding(m).shape) for m in (base, suspect))
+    comparable_or_raise((va, da), (vb, db), cfg)
+    x = random_inputs(base, cfg, vocab=min(va, vb))
     fa = responses(base, x, feature=cfg.feature, batch_size=cfg.batch_size)
     fb = responses(suspect, x, feature=cfg.feature, batch_size=cfg.batch_size)
     result = compare(fa, fb, cfg)

@@ -289,6 +289,21 @@ def _load_local_hf(path: Path, dev: torch.device, dtype: torch.dtype, attn: str,
     return model.to(dev).eval(), tok
 
 
+def _load_gguf_file(path: Path, dev: torch.device, dtype: torch.dtype, attn: str, tokenizer: bool):
+    """A local GGUF file (llama.cpp's format), dequantised by transformers on every load (the
+    embedded models are dequantised once and cached instead; a user's own file is not). A file
+    transformers cannot read (truncated, an architecture it does not map) is one ReproError line."""
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    try:
+        model = AutoModelForCausalLM.from_pretrained(path.parent, gguf_file=path.name, dtype=dtype,
+                                                     attn_implementation=attn)
+        tok = AutoTokenizer.from_pretrained(path.parent, gguf_file=path.name) if tokenizer else None
+    except Exception as exc:  # ValueError (unsupported architecture), OSError, gguf's own errors, ...
+        raise ReproError(f"cannot load a model from GGUF file {path}: {_first_line(exc)}") from None
+    return model.to(dtype=dtype, device=dev).eval(), tok
+
+
 def _import_model_class(qualname: Any, meta_path: Path) -> type:
     qualname = current_class_name(qualname)
     if not isinstance(qualname, str) or not qualname.startswith(_ALLOWED_CLASS_PREFIXES):
@@ -436,9 +451,9 @@ def load_pretrained(
 ) -> tuple[PreTrainedModel, PreTrainedTokenizerBase | None]:
     """(model in eval mode, tokenizer) for an embedded name, a local directory, or a hub id.
 
-    Local paths: a save_pretrained() directory (model and tokenizer), or a checkpoint written by
+    Local paths: a save_pretrained() directory (model and tokenizer), a checkpoint written by
     `repro.core.train.train` — its directory or a .safetensors file in it — whose tokenizer is None
-    (it has none; see the module docstring). `tokenizer=False` skips the tokenizer (returns
+    (it has none; see the module docstring), or a .gguf file (dequantised on load). `tokenizer=False` skips the tokenizer (returns
     None), so a model-only save_pretrained() directory loads too.
 
     attn_implementation defaults to "eager" because claims read attention weights, which only
@@ -454,6 +469,8 @@ def load_pretrained(
     path = Path(name_or_path).expanduser()
     if path.is_dir() or (path.is_file() and path.suffix == ".safetensors"):
         return _load_path(path, dev, dtype, attn_implementation, tokenizer)
+    if path.is_file() and path.suffix == ".gguf":
+        return _load_gguf_file(path, dev, dtype, attn_implementation, tokenizer)
     looks_like_path = name_or_path.startswith(("/", ".", "~")) or path.exists()
     if looks_like_path or not _HUB_ID.match(name_or_path):
         raise ReproError(
@@ -472,7 +489,8 @@ def load_model_any(
 ) -> "nn.Module":
     """The model alone (eval mode, on `device`, parameters in `dtype`) for anything
     `load_pretrained` accepts: an embedded name, a hub id, a save_pretrained() directory (with or
-    without a tokenizer), a repro.core.train checkpoint directory or a .safetensors file in one."""
+    without a tokenizer), a repro.core.train checkpoint directory or a .safetensors file in one, a
+    .gguf file."""
     model, _ = load_pretrained(spec, device=device, dtype=dtype, attn_implementation=attn_implementation,
                                tokenizer=False)
     return model
