@@ -121,7 +121,7 @@ def hmlv_statistics(s: Study, draws: int = RANDOM_DRAWS) -> dict[str, Any]:
     """§7 on prompts of the source's length (`sp.HMLV_PROMPT_LEN` = 33 tokens, <bos> first), where
     its thresholds (mean > 0.018, var < 0.01) mean what they meant: a token's mean received
     attention scales like 1/T, so on the study's longer prompts the same thresholds would select
-    other tokens. As many prompts as the study's token budget gives (ci: 8 × 128 → 31 × 33): one
+    other tokens. As many prompts as the study's token budget gives (ci: 6 × 128 → 23 × 33): one
     more forward pass, with attention maps. The layers are those where token 0's sink is in place
     (token 0's stream is the same in every prompt). Per layer: the figure's means (HMLV vs all);
     per prompt, summed over layers: the HMLV tokens' contrast with the prompt's other tokens in
