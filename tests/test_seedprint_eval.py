@@ -2,6 +2,8 @@
 dimensions were relabelled, and it does not manufacture a match between unrelated responses."""
 from __future__ import annotations
 
+import json
+
 import torch
 
 from repro.seedprint import algorithm as sp
@@ -25,3 +27,51 @@ def test_alignment_recovers_a_permuted_descendant_and_rejects_unrelated():
     hits = sum(aligned_algorithm_one(_responses(n, d, 10 + i), _responses(n, d, 50 + i), m=16, null_trials=3,
                                      seed=0).same_lineage for i in range(10))
     assert hits <= 1  # α = 0.01 per pair: 10 unrelated pairs give at most one false alarm by chance (p ≈ 0.004)
+
+
+QUICK = dict(lineage=dict(d_model=32, n_layer=2, n_head=2, vocab_size=4096, steps=12, continual_steps=6, batch_size=4,
+                          seq_len=16, lr=3e-3, warmup_steps=2, snapshot_steps=(0, 12)),
+             seeds=(7, 8), n=64, length=8, m=32)  # m: the logits (4,096 wide) need the ci m for a Gaussian null
+
+
+def test_operating_table_quick_end_to_end(tmp_path):
+    """`repro seedprint-eval` at toy sizes (the --quick path of the tests): every row and mode
+    filled with k ≤ n, pair counts as the design gives them (seeds → descendants, pairs of seeds
+    and of untrained inits → unrelated), Wilson intervals around the rates; the written JSON and
+    markdown agree; `calibration` pools a group's rows."""
+    from repro.seedprint import evaluation as ev
+
+    table = ev.operating_table(QUICK, n_untrained=3)
+    rows = {r["kind"]: r for r in table["rows"]}
+    assert rows["init → trained"]["alg1-hidden"]["n"] == 2
+    assert rows["untrained inits, different seeds"]["alg1-hidden"]["n"] == 3  # C(3, 2)
+    assert rows["trained, different seeds, same data order"]["released-hidden"]["n"] == 1
+    assert {r["group"] for r in table["rows"]} == {"descendant", "rewritten descendant", "unrelated"}
+    for r in table["rows"]:
+        for mode in ev.MODES:
+            x = r[mode]
+            assert 0 <= x["k"] <= x["n"] and x["wilson95"][0] <= x["rate"] <= x["wilson95"][1]
+    j, md = ev.write(table, tmp_path)
+    assert "| unrelated | untrained inits, different seeds |" in md.read_text()
+    cal = ev.calibration("alg1-hidden", json.loads(j.read_text()))
+    un = cal["groups"]["unrelated"]
+    assert un["n"] == sum(r["alg1-hidden"]["n"] for r in table["rows"] if r["group"] == "unrelated")
+    assert ev.calibration("no-such-mode", table) is None
+
+
+def test_calibration_lines_quote_the_committed_table():
+    """The CLI's account: the committed table (when present) gives every group of the default
+    mode with its counts; a missing table or mode says so instead of inventing a rate."""
+    from repro.seedprint import evaluation as ev
+
+    table = {"modes": ["alg1-hidden"], "sizes": {"alpha": 0.01, "lineage": {"n_layer": 4}},
+             "provenance": {"git_commit": "abc", "date": "2026-11-25"},
+             "rows": [{"group": "descendant", "kind": "a", "alg1-hidden": {"k": 4, "n": 4, "rate": 1.0, "wilson95": [0.5, 1.0]}},
+                      {"group": "unrelated", "kind": "b", "alg1-hidden": {"k": 0, "n": 6, "rate": 0.0, "wilson95": [0, 0.4]}},
+                      {"group": "unrelated", "kind": "c", "alg1-hidden": {"k": 1, "n": 6, "rate": 1 / 6, "wilson95": [0, 0.6]}}]}
+    lines = ev.calibration_lines(ev.calibration("alg1-hidden", table))
+    assert any("false alarms on unrelated pairs: 1/12" in x for x in lines)
+    assert any("detected on true descendants: 4/4" in x for x in lines)
+    assert "no operating table" in ev.calibration_lines(None)[0]
+    assert ev.cli_mode("paper", "hidden") == "alg1-hidden" and ev.cli_mode("released", "logits") == "released-logits"
+    assert ev.cli_mode("paper", "hidden", aligned=True) == "aligned-hidden"

@@ -159,12 +159,15 @@ def _cmd_seedprint(args: argparse.Namespace) -> int:
         final = (f"verdict: the variants disagree: paper says {_VERDICT[verdicts['paper']]}, released says "
                  f"{_VERDICT[verdicts['released']]} (α = {cfg.alpha:g})")
 
+    from repro.seedprint import evaluation as seedprint_eval
+
+    calibration = {v: seedprint_eval.calibration(seedprint_eval.cli_mode(v, cfg.feature)) for v in variants}
     if args.json:
         summary = result.summary()
         for v in ("paper", "released"):
             if v not in variants:
                 summary.pop(v, None)
-        summary.update(models=info, device=str(device), verdict=verdict)
+        summary.update(models=info, device=str(device), verdict=verdict, calibration=calibration)
         print(json.dumps(_jsonable(summary), indent=2))
         return 0
 
@@ -185,6 +188,8 @@ def _cmd_seedprint(args: argparse.Namespace) -> int:
         lines += _paper_lines(result.paper, cfg.m) + [""]
     if "released" in variants:
         lines += _released_lines(result.released) + [""]
+    for v in variants:
+        lines += seedprint_eval.calibration_lines(calibration[v]) + [""]
     lines.append(final)
     print("\n".join(lines))
     return 0
@@ -392,7 +397,8 @@ def _add_plan(subparsers: argparse._SubParsersAction) -> None:
 def _cmd_seedprint_eval(args: argparse.Namespace) -> int:
     from repro.seedprint import evaluation as seedprint_eval
 
-    j, md = seedprint_eval.main_table(args.profile, pretrained=args.pretrained, n_untrained=args.untrained, out=args.out)
+    j, md = seedprint_eval.main_table(args.profile, pretrained=args.pretrained, n_untrained=args.untrained, out=args.out,
+                                      save=args.save)
     print(md.read_text())
     print(f"written: {j}, {md}")
     return 0
@@ -409,6 +415,9 @@ def _add_seedprint_eval(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--pretrained", action="store_true", help="add the embedded pretrained models and their fine-tunes")
     p.add_argument("--untrained", type=int, default=12, help="untrained inits whose pairs measure the null (default 12)")
     p.add_argument("--out", default="artifacts", help="output directory (default artifacts)")
+    p.add_argument("--save", action="store_true",
+                   help="also write the table that `repro seedprint` quotes (repro/seedprint/operating_table.json; "
+                   "commit it with the README's table)")
     p.set_defaults(func=_cmd_seedprint_eval)
 
 

@@ -22,6 +22,7 @@ data it is tested on; its false-alarm rate on unrelated pairs is measured like t
 from __future__ import annotations
 
 import itertools
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
@@ -202,6 +203,67 @@ def markdown(table: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+# The committed operating table that `repro seedprint` quotes (rates measured by `repro
+# seedprint-eval --pretrained --save`, with the provenance it was measured under).
+OPERATING_TABLE = Path(__file__).with_name("operating_table.json")
+GROUPS = {"descendant": "detected on true descendants", "rewritten descendant": "detected on function-preserving "
+          "rewrites of descendants", "unrelated": "false alarms on unrelated pairs"}
+
+
+def cli_mode(variant: str, feature: str, aligned: bool = False) -> str:
+    """The operating table's mode for what `repro seedprint` ran (variant "paper" is Algorithm 1)."""
+    if aligned:
+        return "aligned-hidden"
+    return f"{'alg1' if variant == 'paper' else 'released'}-{feature}"
+
+
+def calibration(mode: str, table: dict[str, Any] | None = None, path: Path = OPERATING_TABLE) -> dict[str, Any] | None:
+    """What the answer of `mode` is worth, from the committed operating table: per group
+    (descendants, rewritten descendants, unrelated pairs) the pooled rate with its Wilson 95%
+    interval and pair count, and every row of the group; None when no table has this mode."""
+    if table is None:
+        if not path.exists():
+            return None
+        import json
+
+        table = json.loads(path.read_text())
+    if mode not in table.get("modes", []):
+        return None
+    out: dict[str, Any] = {"mode": mode, "provenance": table.get("provenance", {}), "sizes": table.get("sizes", {}),
+                           "groups": {}}
+    for group in GROUPS:
+        rows = [r for r in table["rows"] if r["group"] == group]
+        if not rows:
+            continue
+        k, n = sum(r[mode]["k"] for r in rows), sum(r[mode]["n"] for r in rows)
+        ci = stats.binomial_ci(k, n) if n else None
+        out["groups"][group] = {"k": k, "n": n, "rate": k / n if n else float("nan"),
+                                "wilson95": [ci.low, ci.high] if ci is not None else None,
+                                "rows": {r["kind"]: r[mode] for r in rows}}
+    return out
+
+
+def calibration_lines(cal: dict[str, Any] | None) -> list[str]:
+    """`repro seedprint`'s account of what its verdict is worth (see `calibration`)."""
+    if cal is None:
+        return ["what this answer is worth: no operating table for this mode (repro seedprint-eval measures one)"]
+    prov = cal["provenance"]
+    sz = cal["sizes"]
+    lines = [f"what this answer is worth ({cal['mode']}; measured by repro seedprint-eval at {prov.get('git_commit', '?')}"
+             f", {prov.get('date', '?')}, on {sz.get('lineage', {}).get('n_layer', '?')}-layer lineage models and the "
+             f"embedded pretrained ones; rates at α = {sz.get('alpha', '?')} with 95% Wilson intervals):"]
+    for group, label in GROUPS.items():
+        g = cal["groups"].get(group)
+        if g is None:
+            continue
+        lo, hi = g["wilson95"] or (float("nan"), float("nan"))
+        lines.append(f"  {label}: {g['k']}/{g['n']} = {g['rate']:.2f} [{lo:.2f}, {hi:.2f}]")
+        for kind, x in g["rows"].items():
+            lo, hi = x["wilson95"] or (float("nan"), float("nan"))
+            lines.append(f"    {kind}: {x['k']}/{x['n']} [{lo:.2f}, {hi:.2f}]")
+    return lines
+
+
 def write(table: dict[str, Any], out_dir: Path) -> tuple[Path, Path]:
     out_dir.mkdir(parents=True, exist_ok=True)
     j, md = out_dir / "seedprint_operating_table.json", out_dir / "seedprint_operating_table.md"
@@ -210,12 +272,36 @@ def write(table: dict[str, Any], out_dir: Path) -> tuple[Path, Path]:
     return j, md
 
 
-def main_table(profile: str = "ci", *, pretrained: bool = False, n_untrained: int = 12, out: str = "artifacts") -> tuple[Path, Path]:
+def main_table(profile: str = "ci", *, pretrained: bool = False, n_untrained: int = 12, out: str = "artifacts",
+               save: bool = False) -> tuple[Path, Path]:
     from repro.harness.profiles import get_profile
 
     sizes = get_profile(profile).sizes("seedprint")
     if n_untrained < 2:
         raise ReproError("--untrained must be at least 2 (pairs of inits)")
+    t0 = time.perf_counter()
     table = operating_table(sizes, n_untrained=n_untrained, pretrained=pretrained, log=lambda s: print(s, flush=True))
     table["profile"] = profile
-    return write(table, Path(out))
+    table["provenance"] = _provenance(time.perf_counter() - t0, pretrained)
+    paths = write(table, Path(out))
+    if save:
+        atomic_write_json(OPERATING_TABLE, table)
+    return paths
+
+
+def _provenance(wall_s: float, pretrained: bool) -> dict[str, Any]:
+    """Where the table was measured: commit, date, torch, dtype policy and CPU, wall time."""
+    import datetime as dt
+    import subprocess
+
+    from repro.harness.runtime import cpu_capability, dtype_name, resolve_dtype
+
+    root = Path(__file__).resolve().parents[2]
+    try:
+        commit = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], cwd=root, capture_output=True, text=True,
+                                timeout=10).stdout.strip() or None
+    except (OSError, subprocess.SubprocessError):
+        commit = None
+    return {"git_commit": commit, "date": dt.date.today().isoformat(), "torch": torch.__version__,
+            "dtype": dtype_name(resolve_dtype("auto")), "cpu": cpu_capability(), "wall_s": round(wall_s, 1),
+            "pretrained": pretrained}
