@@ -248,3 +248,23 @@ def test_model_only_directory_needs_tokenizer_false(models) -> None:
         load_pretrained(str(models["seed0"]))
     model, tok = load_pretrained(str(models["seed0"]), tokenizer=False)
     assert tok is None and model.config.hidden_size == 64
+
+
+def test_align_sees_through_a_permuted_residual_basis(models, tmp_path: Path, capsys) -> None:
+    """A copy of seed0 with its residual basis permuted (same function, other weights) is one
+    model to a user; Algorithm 1 dimension by dimension cannot see it, the aligned variant does
+    (--align), and the aligned variant still says 'different' for another seed (control)."""
+    from repro.seedprint import transforms as tf
+
+    m = load_model_any(str(models["seed0"]))
+    tf.permute_residual(m, torch.randperm(64, generator=torch.Generator().manual_seed(3)))
+    m.save_pretrained(tmp_path / "permuted")
+    args = ["--n", "200", "--length", "8", "--m", "16", "--device", "cpu", "--dtype", "float32", "--align", "--json"]
+    code, out, _ = _run(capsys, models["seed0"], tmp_path / "permuted", *args)
+    r = json.loads(out)
+    assert code == 0 and r["aligned"]["same_lineage"] is True and r["paper"]["same_lineage"] is False
+    assert r["verdict"] == "variants disagree" and set(r["calibration"]) == {"paper", "released", "aligned"}
+    code, out, _ = _run(capsys, models["seed0"], models["seed1"], *args)
+    assert json.loads(out)["aligned"]["same_lineage"] is False
+    code, _, err = _run(capsys, models["seed0"], models["seed1"], *QUICK, "--align", "--feature", "logits")
+    assert code == 2 and "--align matches hidden dimensions" in err

@@ -87,8 +87,8 @@ def _jsonable(obj):
     return obj
 
 
-def _paper_lines(r, m: int) -> list[str]:
-    lines = ["paper variant (Algorithm 1 as written, 001 §6.1.1):",
+def _paper_lines(r, m: int, title: str = "paper variant (Algorithm 1 as written, 001 §6.1.1):") -> list[str]:
+    lines = [title,
              f"  p (t-test)      {_fmt_p(r.p_t)}",
              f"  p (U-test)      {_fmt_p(r.p_u)}",
              f"  identity dims   {len(r.dims)} (top-{m} of the base's mean ∩ top-{m} of the suspect's)"]
@@ -127,9 +127,12 @@ def _cmd_seedprint(args: argparse.Namespace) -> int:
     from repro.seedprint.algorithm import SeedPrintConfig, seedprint
 
     # validate everything before loading anything
+    if args.align and args.feature != "hidden":
+        raise ReproError("--align matches hidden dimensions; it goes with --feature hidden (logits need no alignment: "
+                         "a token is the same dimension in both models)")
     cfg = SeedPrintConfig(n=args.n, length=args.length, m=args.m, inputs=args.inputs, feature=args.feature,
                           null_trials=args.null_trials, alpha=args.alpha, seed=args.seed, k=args.k,
-                          batch_size=args.batch_size)
+                          batch_size=args.batch_size, align=args.align)
     device = resolve_device(args.device)
     dtype = resolve_dtype(args.dtype, device)
     models = {}
@@ -148,23 +151,24 @@ def _cmd_seedprint(args: argparse.Namespace) -> int:
     result = seedprint(models["base"], models["suspect"], cfg)
     _progress(f"done in {time.perf_counter() - start:.1f} s")
 
-    variants = ("paper", "released") if args.variant == "both" else (args.variant,)
+    variants = (("paper", "released") if args.variant == "both" else (args.variant,)) + (("aligned",) if args.align else ())
     verdicts = {v: getattr(result, v).same_lineage for v in variants}
     if len(set(verdicts.values())) == 1:
         verdict = _VERDICT[verdicts[variants[0]]]
-        final = (f"verdict: {verdict} (paper and released variants agree, α = {cfg.alpha:g})" if len(variants) == 2
+        final = (f"verdict: {verdict} ({' and '.join(variants)} variants agree, α = {cfg.alpha:g})" if len(variants) > 1
                  else f"verdict: {verdict} ({variants[0]} variant, α = {cfg.alpha:g})")
     else:
         verdict = "variants disagree"
-        final = (f"verdict: the variants disagree: paper says {_VERDICT[verdicts['paper']]}, released says "
-                 f"{_VERDICT[verdicts['released']]} (α = {cfg.alpha:g})")
+        final = ("verdict: the variants disagree: " + ", ".join(f"{v} says {_VERDICT[verdicts[v]]}" for v in variants)
+                 + f" (α = {cfg.alpha:g})")
 
     from repro.seedprint import evaluation as seedprint_eval
 
-    calibration = {v: seedprint_eval.calibration(seedprint_eval.cli_mode(v, cfg.feature)) for v in variants}
+    calibration = {v: seedprint_eval.calibration(seedprint_eval.cli_mode(v, cfg.feature, aligned=v == "aligned"))
+                   for v in variants}
     if args.json:
         summary = result.summary()
-        for v in ("paper", "released"):
+        for v in ("paper", "released", "aligned"):
             if v not in variants:
                 summary.pop(v, None)
         summary.update(models=info, device=str(device), verdict=verdict, calibration=calibration)
@@ -188,6 +192,10 @@ def _cmd_seedprint(args: argparse.Namespace) -> int:
         lines += _paper_lines(result.paper, cfg.m) + [""]
     if "released" in variants:
         lines += _released_lines(result.released) + [""]
+    if "aligned" in variants:
+        lines += _paper_lines(result.aligned, cfg.m, "aligned variant (Algorithm 1 after matching the suspect's hidden "
+                              f"dimensions to the base's on inputs 1–{cfg.n // 2}, tested on the other "
+                              f"{cfg.n - cfg.n // 2}):") + [""]
     for v in variants:
         lines += seedprint_eval.calibration_lines(calibration[v]) + [""]
     lines.append(final)
@@ -227,6 +235,10 @@ def _add_seedprint(subparsers: argparse._SubParsersAction) -> None:
                    help=f"response read at the last position: final hidden state or logits (default {d.feature})")
     p.add_argument("--variant", choices=("paper", "released", "both"), default="both",
                    help="which test to report (default both; both are always computed)")
+    p.add_argument("--align", action="store_true",
+                   help="also run Algorithm 1 after a cross-fitted alignment of hidden dimensions (sees through a "
+                   "permuted residual basis, which defeats the dimension-by-dimension test; see README's operating "
+                   "table)")
     p.add_argument("--null-trials", type=int, default=d.null_trials,
                    help=f"paper variant: Gaussian null draws whose p-values are averaged (default {d.null_trials})")
     p.add_argument("--alpha", type=float, default=d.alpha, help=f"significance level (default {d.alpha:g})")

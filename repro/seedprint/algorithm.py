@@ -72,6 +72,7 @@ class SeedPrintConfig:
     k: int | None = None  # released variant: bottom-k dims (None: default_k(width))
     temperature: float = 10.0  # released variant: row softmax temperature
     batch_size: int = 32
+    align: bool = False  # also Algorithm 1 after a cross-fitted alignment of hidden dimensions
 
     def __post_init__(self) -> None:
         for name in ("n", "length", "null_trials", "batch_size"):
@@ -330,20 +331,46 @@ class SeedPrintResult:
     released: ReleasedResult
     config: SeedPrintConfig
     info: dict = field(default_factory=dict)
+    aligned: AlgorithmOneResult | None = None  # with config.align: `aligned_algorithm_one`
 
     def summary(self) -> dict[str, Any]:
-        return {"paper": self.paper.summary(), "released": self.released.summary(),
-                "config": asdict(self.config), **self.info}
+        out = {"paper": self.paper.summary(), "released": self.released.summary(),
+               "config": asdict(self.config), **self.info}
+        if self.aligned is not None:
+            out["aligned"] = self.aligned.summary()
+        return out
+
+
+def aligned_algorithm_one(fa: torch.Tensor, fb: torch.Tensor, *, m: int, null_trials: int, seed: int,
+                          alpha: float = ALPHA) -> AlgorithmOneResult:
+    """Algorithm 1 after a cross-fitted alignment of hidden dimensions: fb's dimensions are
+    matched to fa's by the assignment that maximises |Pearson correlation| over the first half of
+    the inputs (Hungarian algorithm), and the test runs on the second half only, so the alignment
+    cannot manufacture a match on the data it is tested on. It sees through a relabelled (or
+    sign-flipped, rescaled) residual basis, which defeats the dimension-by-dimension test."""
+    from scipy.optimize import linear_sum_assignment
+
+    n = fa.shape[0]
+    half = n // 2
+    a1, b1 = fa[:half].double(), fb[:half].double()
+    za = (a1 - a1.mean(0)) / (a1.std(0) + 1e-12)
+    zb = (b1 - b1.mean(0)) / (b1.std(0) + 1e-12)
+    corr = (za.T @ zb / (half - 1)).abs().numpy()  # (d_a, d_b)
+    rows, cols = linear_sum_assignment(-corr)
+    order = torch.as_tensor(cols[np.argsort(rows)])
+    return algorithm_one(fa[half:], fb[half:, order], m=m, null_trials=null_trials, alpha=alpha, seed=seed)
 
 
 def compare(fa: torch.Tensor, fb: torch.Tensor, cfg: SeedPrintConfig) -> SeedPrintResult:
     """Both tests on precomputed responses (rows: the same inputs)."""
     if isinstance(fa, torch.Tensor) and isinstance(fb, torch.Tensor):
         fa, fb = fa.double(), fb.double()  # once here: both tests read float64 (no-op conversions below)
+    aligned = (aligned_algorithm_one(fa, fb, m=cfg.m, null_trials=cfg.null_trials, alpha=cfg.alpha, seed=cfg.seed)
+               if cfg.align else None)
     return SeedPrintResult(
         algorithm_one(fa, fb, m=cfg.m, null_trials=cfg.null_trials, alpha=cfg.alpha, seed=cfg.seed),
         released_variant(fa, fb, k=cfg.k, temperature=cfg.temperature, alpha=cfg.alpha),
-        cfg, {"n": int(fa.shape[0]), "d_out": int(fa.shape[1])})
+        cfg, {"n": int(fa.shape[0]), "d_out": int(fa.shape[1])}, aligned)
 
 
 def comparable_or_raise(base: tuple[int, int], suspect: tuple[int, int], cfg: SeedPrintConfig) -> None:

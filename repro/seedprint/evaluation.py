@@ -35,6 +35,7 @@ from repro.core import stats
 from repro.harness.runtime import ReproError, atomic_write_json, atomic_write_text, generator
 from repro.seedprint import algorithm as sp
 from repro.seedprint import transforms as tf
+from repro.seedprint.algorithm import aligned_algorithm_one
 
 MODES = ("alg1-hidden", "alg1-logits", "released-hidden", "aligned-hidden")
 TRANSFORMS: dict[str, Callable[[nn.Module, torch.Generator], nn.Module]] = {
@@ -57,22 +58,6 @@ def _every_block(m: nn.Module, g: torch.Generator, what: str) -> nn.Module:
     return m
 
 
-def aligned_algorithm_one(fa: torch.Tensor, fb: torch.Tensor, *, m: int, null_trials: int, seed: int) -> sp.AlgorithmOneResult:
-    """Algorithm 1 after matching fb's dimensions to fa's on the first half of the inputs
-    (max-|correlation| assignment), tested on the second half."""
-    from scipy.optimize import linear_sum_assignment
-
-    n = fa.shape[0]
-    half = n // 2
-    a1, b1 = fa[:half].double(), fb[:half].double()
-    za = (a1 - a1.mean(0)) / (a1.std(0) + 1e-12)
-    zb = (b1 - b1.mean(0)) / (b1.std(0) + 1e-12)
-    corr = (za.T @ zb / (half - 1)).abs().numpy()  # (d_a, d_b)
-    rows, cols = linear_sum_assignment(-corr)
-    order = torch.as_tensor(cols[np.argsort(rows)])
-    return sp.algorithm_one(fa[half:], fb[half:, order], m=m, null_trials=null_trials, seed=seed)
-
-
 @dataclass
 class Row:
     group: str  # "descendant" | "rewritten descendant" | "unrelated"
@@ -93,7 +78,7 @@ def _verdicts(fa: dict[str, torch.Tensor], fb: dict[str, torch.Tensor], cfg: sp.
         "alg1-hidden": sp.algorithm_one(fa["hidden"], fb["hidden"], alpha=cfg.alpha, **kw).same_lineage,
         "alg1-logits": sp.algorithm_one(fa["logits"], fb["logits"], alpha=cfg.alpha, **kw).same_lineage,
         "released-hidden": sp.released_variant(fa["hidden"], fb["hidden"], k=cfg.k, alpha=cfg.alpha).same_lineage,
-        "aligned-hidden": aligned_algorithm_one(fa["hidden"], fb["hidden"], **kw).same_lineage,
+        "aligned-hidden": aligned_algorithm_one(fa["hidden"], fb["hidden"], alpha=cfg.alpha, **kw).same_lineage,
     }
 
 
