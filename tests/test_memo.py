@@ -157,3 +157,18 @@ class Keyed:
 
 def test_objects_say_what_identifies_them():
     assert memo.keyable(Keyed(1)) == memo.keyable(Keyed(1)) != memo.keyable(Keyed(2))
+
+
+def test_zero_dim_bfloat16_buffers_are_keyable():
+    """Gemma's embed_scale is a 0-dim buffer; in a bfloat16 copy of the model it could not be
+    hashed (a 0-dim tensor cannot be viewed as bytes), so every memoised sweep on Gemma in bf16
+    failed. Its hash is its value's: 25.25 and 25.5 differ, a 1-element copy of the same value
+    keeps the shape in the hash (control)."""
+    from repro.core.train import tensor_sha256
+
+    a, b = torch.tensor(25.25, dtype=torch.bfloat16), torch.tensor(25.5, dtype=torch.bfloat16)
+    assert tensor_sha256(a) == tensor_sha256(a.clone()) != tensor_sha256(b)
+    assert tensor_sha256(a) != tensor_sha256(a.reshape(1))
+    m = torch.nn.Linear(2, 2).to(torch.bfloat16)
+    m.register_buffer("scale", a)
+    assert memo.keyable(m)["buffers"]["scale"]["tensor_sha256"] == tensor_sha256(a)

@@ -268,7 +268,9 @@ def unigram_entropy(train_tokens: torch.Tensor, val_tokens: torch.Tensor, vocab_
 def tensor_sha256(t: torch.Tensor) -> str:
     t = t.detach().cpu().contiguous()
     h = hashlib.sha256(f"{t.dtype}{tuple(t.shape)}".encode())
-    h.update(t.view(torch.uint8).numpy().tobytes() if t.numel() else b"")
+    # reshape(-1): a 0-dim tensor cannot be viewed as bytes of another element size (Gemma's
+    # bfloat16 embed_scale buffer); for every other tensor the bytes, and so the hash, are the same
+    h.update(t.reshape(-1).view(torch.uint8).numpy().tobytes() if t.numel() else b"")
     return h.hexdigest()
 
 
