@@ -115,13 +115,14 @@ SIZES: dict[str, dict[str, dict[str, Any]]] = {
     # "Rnd"). `gen`: SF-8 greedy continuations of the source's Table 4/5 prompts with the filter
     # after the blocks at `layers` relative depths (003 Table 2: L3 of 40). `nll_dtype`: the
     # NLL sweeps run on a copy in the policy's dtype at ci (bf16 ≈ 3× faster where native; its unfiltered NLL is
-    # recorded next to float32's). ci: 8 × 128 tokens, 3 band columns, heat-map rows ℓ*, the
+    # recorded next to float32's). ci: 6 × 128 tokens, 3 band columns, heat-map rows ℓ*, the
     # SF-7 layer and mid-depth (rows at 0.1/0.6/0.9 depth as well: SF-3 229 s for Gemma and 97 s
     # for SmolLM2 against 158 s and 62 s, float32, 2-core AVX2, 2026-11-24; rows feed the heat
     # maps and SF-7's context record of the layers where Ω stays within 0.5 nats, never an
     # assertion). 6 prompts, not 8 (issue 18, 2026-11-25): every sweep cell is compute-bound (a
     # Gemma cell 3.1 s in float32, 84% of it matmuls: the 262k-row head over every position), so
-    # the file's time is proportional to the prompts; at 8 prompts SF-7's recorded power reached
+    # the cells' time is proportional to the prompts (the file: 451 → 416 s in float32 forced, the
+    # rest is model loads, SVDs and generation; 2026-11-25); at 8 prompts SF-7's recorded power reached
     # 80% at 3 prompts (Gemma) and 2 (SmolLM2), SF-9's HMLV test keeps ≥ 23 prompts of 33 tokens,
     # and the other decided SF powers were 1.0. paper: 003's sample size (405 prompts,
     # ≈ 13k tokens), every layer × all 20 bands, float32.
@@ -174,8 +175,8 @@ SIZES: dict[str, dict[str, dict[str, Any]]] = {
     # drop (`axis_drop`: a batch runs causal with that probability) — over `seeds`; held-out
     # NLL on `eval.windows` non-overlapping validation windows under causal, full and
     # segment-k inference. A full-axis step costs ≈ T/2 causal steps (every prefix is a
-    # pass): ci 200 steps of 16 × 32 tokens, all 9 models 153 s in float32 on a 2-core AVX2-only
-    # CPU (2026-11-24; at 400 steps ≈ 65 s per full-axis model in float32 with AVX-512). CA-8 is
+    # pass): ci 100 steps of 16 × 32 tokens, all 9 models 87 s in float32 forced on the 2-core
+    # AVX512-BF16 EPYC (2026-11-25; at 200 steps 153 s in float32 on a 2-core AVX2-only CPU, 2026-11-24; at 400 steps ≈ 65 s per full-axis model in float32 with AVX-512). CA-8 is
     # inconclusive at any CPU budget (power ≈ 0.004 at 0.02 nats, ~78 seeds for 80%; 0.12 at
     # 0.01 nats over 3 seeds at 200 steps, baseline ci-cpu-bfloat16), so the steps were halved
     # for the budget (issue 18), and halved again (200 → 100, 2026-11-25): with float32 forced the
