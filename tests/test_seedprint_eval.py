@@ -31,7 +31,7 @@ def test_alignment_recovers_a_permuted_descendant_and_rejects_unrelated():
 
 QUICK = dict(lineage=dict(d_model=32, n_layer=2, n_head=2, vocab_size=4096, steps=12, continual_steps=6, batch_size=4,
                           seq_len=16, lr=3e-3, warmup_steps=2, snapshot_steps=(0, 12)),
-             seeds=(7, 8), n=64, length=8, m=32)  # m: the logits (4,096 wide) need the ci m for a Gaussian null
+             seeds=(7, 8), n=64, length=8, m=8)  # the logits use m × 4096 / 32 (evaluation.logits_m)
 
 
 def test_operating_table_quick_end_to_end(tmp_path):

@@ -72,11 +72,19 @@ class Row:
                 "wilson95": [ci.low, ci.high] if ci is not None else None}
 
 
+def logits_m(m: int, width: int, vocab: int) -> int:
+    """Algorithm 1's fingerprint size on the logits: the hidden mode's share of the dimensions
+    (m of `width`) of the vocabulary. The same m over 4,096+ logits leaves two random top-m sets
+    almost no common dimension (expected m²/V), so the Gaussian null cannot even be drawn."""
+    return min(vocab, max(m, round(m * vocab / width)))
+
+
 def _verdicts(fa: dict[str, torch.Tensor], fb: dict[str, torch.Tensor], cfg: sp.SeedPrintConfig) -> dict[str, bool]:
     kw = dict(m=cfg.m, null_trials=cfg.null_trials, seed=cfg.seed)
+    kw_logits = {**kw, "m": logits_m(cfg.m, fa["hidden"].shape[1], fa["logits"].shape[1])}
     return {
         "alg1-hidden": sp.algorithm_one(fa["hidden"], fb["hidden"], alpha=cfg.alpha, **kw).same_lineage,
-        "alg1-logits": sp.algorithm_one(fa["logits"], fb["logits"], alpha=cfg.alpha, **kw).same_lineage,
+        "alg1-logits": sp.algorithm_one(fa["logits"], fb["logits"], alpha=cfg.alpha, **kw_logits).same_lineage,
         "released-hidden": sp.released_variant(fa["hidden"], fb["hidden"], k=cfg.k, alpha=cfg.alpha).same_lineage,
         "aligned-hidden": aligned_algorithm_one(fa["hidden"], fb["hidden"], alpha=cfg.alpha, **kw).same_lineage,
     }
@@ -143,6 +151,7 @@ def operating_table(sizes: dict[str, Any], *, n_untrained: int = 12, pretrained:
     if pretrained:
         _pretrained_rows(sizes, add, resp, g, log)
     table = {"sizes": {"lineage": cfg_l.as_dict(), "n": spc.n, "length": spc.length, "m": spc.m,
+                       "m_logits": logits_m(spc.m, cfg_l.d_model, cfg_l.vocab_size),
                        "untrained_models": n_untrained, "alpha": spc.alpha},
              "modes": list(MODES),
              "rows": [{"group": r.group, "kind": r.kind, **{m: r.rate(m) for m in MODES}} for r in rows.values()]}
