@@ -73,5 +73,11 @@ def test_calibration_lines_quote_the_committed_table():
     assert any("false alarms on unrelated pairs: 1/12" in x for x in lines)
     assert any("detected on true descendants: 4/4" in x for x in lines)
     assert "no operating table" in ev.calibration_lines(None)[0]
+    assert any(x.startswith("  false alarms above α on: c") for x in lines)  # 1/6 > 0.01
+    assert not any("cannot see through" in x for x in lines)  # no rewritten row missed
+    table["rows"].append({"group": "rewritten descendant", "kind": "d → e, basis permuted",
+                          "alg1-hidden": {"k": 0, "n": 4, "rate": 0.0, "wilson95": [0, 0.5]}})
+    lines = ev.calibration_lines(ev.calibration("alg1-hidden", table))
+    assert any(x == "  cannot see through: basis permuted (a descendant changed so is called unrelated)" for x in lines)
     assert ev.cli_mode("paper", "hidden") == "alg1-hidden" and ev.cli_mode("released", "logits") == "released-logits"
     assert ev.cli_mode("paper", "hidden", aligned=True) == "aligned-hidden"

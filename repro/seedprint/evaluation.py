@@ -244,8 +244,9 @@ def calibration_lines(cal: dict[str, Any] | None) -> list[str]:
     prov = cal["provenance"]
     sz = cal["sizes"]
     lines = [f"what this answer is worth ({cal['mode']}; measured by repro seedprint-eval at {prov.get('git_commit', '?')}"
-             f", {prov.get('date', '?')}, on {sz.get('lineage', {}).get('n_layer', '?')}-layer lineage models and the "
-             f"embedded pretrained ones; rates at α = {sz.get('alpha', '?')} with 95% Wilson intervals):"]
+             f", {prov.get('date', '?')}, on {sz.get('lineage', {}).get('n_layer', '?')}-layer lineage models"
+             f"{' and the embedded pretrained ones' if prov.get('pretrained') else ''}; rates at α = "
+             f"{sz.get('alpha', '?')} with 95% Wilson intervals):"]
     for group, label in GROUPS.items():
         g = cal["groups"].get(group)
         if g is None:
@@ -255,6 +256,14 @@ def calibration_lines(cal: dict[str, Any] | None) -> list[str]:
         for kind, x in g["rows"].items():
             lo, hi = x["wilson95"] or (float("nan"), float("nan"))
             lines.append(f"    {kind}: {x['k']}/{x['n']} [{lo:.2f}, {hi:.2f}]")
+    alpha = sz.get("alpha", 0.01)
+    blind = [k.split(", ", 1)[-1] for k, x in cal["groups"].get("rewritten descendant", {}).get("rows", {}).items()
+             if x["n"] and x["rate"] < 0.5]
+    alarms = [k for k, x in cal["groups"].get("unrelated", {}).get("rows", {}).items() if x["n"] and x["rate"] > alpha]
+    if blind:
+        lines.append(f"  cannot see through: {'; '.join(blind)} (a descendant changed so is called unrelated)")
+    if alarms:
+        lines.append(f"  false alarms above α on: {'; '.join(alarms)} — a 'same lineage' here is not evidence")
     return lines
 
 
