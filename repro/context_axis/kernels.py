@@ -119,19 +119,11 @@ def trimmed(q, k, v, pad: torch.Tensor | None = None, out: str = "full") -> torc
         return res
     _check_out(out)
     res = q.new_zeros(*q.shape[:-1], v.shape[-1])
-    # one scratch buffer for every slice's scores, softmax in place: a fresh (B, H, c+1, c+1)
-    # tensor per slice (scores, scaled copy of q, softmax output) is a large allocation the
-    # allocator hands back to the OS and page-faults in again, per slice
-    scratch = q.new_empty(B * H * S * S)
     for c in range(S):
-        n = c + 1
-        s = scratch[:B * H * n * n].view(B, H, n, n)
-        torch.matmul(q[:, :, c, :n], k[:, :, c, :n].transpose(-1, -2), out=s)  # (B, H, c+1, c+1)
-        s.mul_(scale)
+        s = (q[:, :, c, :c + 1] * scale) @ k[:, :, c, :c + 1].transpose(-1, -2)  # (B, H, c+1, c+1)
         if pad is not None:
-            s.masked_fill_(pad[:, None, None, :n], float("-inf"))
-        torch.ops.aten._softmax.out(s, -1, False, out=s)
-        torch.matmul(s, v[:, :, c, :n], out=res[:, :, c, :n])
+            s = s.masked_fill(pad[:, None, None, :c + 1], float("-inf"))
+        torch.matmul(torch.softmax(s, -1), v[:, :, c, :c + 1], out=res[:, :, c, :c + 1])
     return res
 
 
