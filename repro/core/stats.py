@@ -145,6 +145,69 @@ def mann_whitney_u(a: Sequence[float], b: Sequence[float],
     return TestResult(float(r.statistic), float(r.pvalue), alternative)
 
 
+def paired_t(a: Sequence[float], b: Sequence[float], alternative: str = "two-sided") -> TestResult:
+    """Paired t-test of a − b (scipy.stats.ttest_rel); H1 by `alternative` (mean(a) > mean(b): "greater")."""
+    r = scipy.stats.ttest_rel(np.asarray(a, float), np.asarray(b, float), alternative=alternative)
+    return TestResult(float(r.statistic), float(r.pvalue), alternative)
+
+
+def one_sample_t(x: Sequence[float], popmean: float = 0.0, alternative: str = "two-sided") -> TestResult:
+    """One-sample t-test of mean(x) against `popmean` (scipy.stats.ttest_1samp)."""
+    r = scipy.stats.ttest_1samp(np.asarray(x, float), popmean, alternative=alternative)
+    return TestResult(float(r.statistic), float(r.pvalue), alternative)
+
+
+def wilcoxon_signed_rank(a: Sequence[float], b: Sequence[float] | None = None, alternative: str = "two-sided",
+                         zero_method: str = "wilcox") -> TestResult:
+    """Wilcoxon signed-rank test of a − b (or of a, when b is None) about 0 (scipy.stats.wilcoxon,
+    its default method; `zero_method` "wilcox" drops zero differences)."""
+    x = np.asarray(a, float)
+    y = None if b is None else np.asarray(b, float)
+    r = scipy.stats.wilcoxon(x, y, alternative=alternative, zero_method=zero_method)
+    return TestResult(float(r.statistic), float(r.pvalue), alternative)
+
+
+def spearman(x: Sequence[float], y: Sequence[float]) -> TestResult:
+    """Spearman's rank correlation ρ and its two-sided p (scipy.stats.spearmanr)."""
+    r = scipy.stats.spearmanr(np.asarray(x, float), np.asarray(y, float))
+    return TestResult(float(r.statistic), float(r.pvalue), "two-sided")
+
+
+def binomial_p(k: int, n: int, p0: float = 0.5, alternative: str = "greater") -> float:
+    """Exact binomial test of k successes in n trials against rate p0 (scipy.stats.binomtest)."""
+    return float(scipy.stats.binomtest(int(k), int(n), p0, alternative=alternative).pvalue)
+
+
+def binomial_tail(k: int, n: int, p: float) -> float:
+    """P[X ≥ k] for X ~ Bin(n, p)."""
+    return float(scipy.stats.binom.sf(k - 1, n, p))
+
+
+def t_quantile(q: float, df: int | float) -> float:
+    """Student-t quantile (e.g. q = 0.975 for a two-sided 95% interval's half-width in SEs)."""
+    return float(scipy.stats.t.ppf(q, df))
+
+
+def t_two_sided_p(t: np.ndarray | float, df: int | float) -> np.ndarray:
+    """Two-sided p of t statistics with `df` degrees of freedom, elementwise."""
+    return 2 * scipy.stats.t.sf(np.abs(t), df=df)
+
+
+def normal_sf(z: float) -> float:
+    """P[Z > z] for a standard normal Z."""
+    return float(scipy.stats.norm.sf(z))
+
+
+def normality_p(x: Sequence[float]) -> float:
+    """D'Agostino–Pearson test of normality (scipy.stats.normaltest): small p, not Gaussian."""
+    return float(scipy.stats.normaltest(np.asarray(x, float)).pvalue)
+
+
+def excess_kurtosis(x: Sequence[float]) -> float:
+    """Fisher's (excess) kurtosis: 0 for a Gaussian."""
+    return float(scipy.stats.kurtosis(np.asarray(x, float)))
+
+
 # --------------------------------------------------------------------------- intervals
 
 
