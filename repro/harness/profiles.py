@@ -1,9 +1,15 @@
 """One table of sizes per experiment per profile.
 
 `ci`: every claim on 2 CPU cores, offline, within the issue budgets (the whole claims run
-≤ 40 min cold). `paper`: the source's own sizes (001: 12 layers, 768 wide, N = 2,000–10,000,
-T up to 1024), meant for a GPU. Claim tests read their sizes with `profile.sizes("bb_6")`
-and record the sizes they used, so a report always says at what scale a number was measured.
+≤ 30 min cold). `paper`: the source's own sizes (001: 12 layers, 768 wide, N = 2,000–10,000,
+T up to 1024), meant for a GPU. `long`: ci with a few rows overridden (OVERRIDES). Claim tests
+read their sizes with `profile.sizes("bb_6")` and record the sizes they used, so a report
+always says at what scale a number was measured.
+
+Typed sizes: the ci row of an experiment names its sizes; every other row must have the same
+keys, nested rows included (`check_rows`, run by `get_profile`: a misspelt size in any profile
+is an error before anything runs), an override must name a ci key, and reading a size a row does
+not have is a ReproError that lists the sizes it has (`Sizes`).
 """
 from __future__ import annotations
 
@@ -83,8 +89,9 @@ SIZES: dict[str, dict[str, dict[str, Any]]] = {
     # independent inits for the false-positive rate (all pairs). paper: the source's 12L/768d,
     # n = 10,000 sequences of length 1024, m = 50, ~2500 null pairs (72 models).
     "seedprint": {
-        "ci": dict(lineage=dict(d_model=128, n_layer=4, n_head=4, vocab_size=4096, steps=300, continual_steps=150,
-                                batch_size=16, seq_len=64, lr=6e-4, snapshot_steps=(0, 25, 50, 100, 200, 300)),
+        "ci": dict(lineage=dict(d_model=128, n_layer=4, n_head=4, vocab_size=4096, n_positions=256, steps=300,
+                                continual_steps=150, batch_size=16, seq_len=64, lr=6e-4, warmup_steps=30,
+                                snapshot_steps=(0, 25, 50, 100, 200, 300)),
                    seeds=(42, 123, 1000, 2000), n=1000, length=32, m=32, n_null_models=32, calibration_null_inits=16,
                    pretrained=dict(n=300, length=16, m=50, finetune_models=1, finetune_steps=20, finetune_lr=1e-4,
                                    finetune_batch=4, finetune_seq_len=64, heldout_windows=64)),
@@ -211,11 +218,9 @@ SIZES: dict[str, dict[str, dict[str, Any]]] = {
     # 185 s in float32 on a 2-core AVX2-only CPU (cold run, 2026-11-24); 42 / 38 / 37 s per model
     # in bf16 autocast with float32 attention on the AVX512-BF16 EPYC (61 / 56 / 70 s with bf16
     # attention; cold run, 2026-11-25). SK-3's paired test keeps
-    # its power at this budget (recorded per run). long: 1,600
-    # steps of 64 × 64 (≈ 6.6M tokens; under the deviation the first baseline head crossed 0.25
-    # at ≈ 4.5M), and `deviation`: the same trio again with these optimiser settings changed
-    # (lr 3e-3, wd 0.5: our earlier setting, not the source's), reported as context beside the
-    # source-setting trio. `init`: SK-1's Gaussian inputs at init over `seeds`. `eval`:
+    # its power at this budget (recorded per run). long (OVERRIDES below): 1,600 steps of 64 × 64,
+    # and `deviation`: the same trio again with these optimiser settings changed (None: no
+    # deviation trio). `init`: SK-1's Gaussian inputs at init over `seeds`. `eval`:
     # SK-2's held-out Brown test windows per length (lengths above seq_len are dropped) and
     # SK-3's `ppl_windows` validation windows per corpus (512 at ci: SK-3's power at Table 7's
     # effect reaches 80% at ≈ 230 windows with the per-window noise of the ci models; scoring
@@ -225,19 +230,12 @@ SIZES: dict[str, dict[str, dict[str, Any]]] = {
     # Fig 12's 100 sequences per length 32 … 512; Table 7's 256 windows.
     "sinks": {
         "ci": dict(model=dict(n_layer=6, n_head=4, d_model=128, vocab_size=4096), seed=0,
-                   train=dict(steps=400, batch_size=16, seq_len=64, lr=6e-4, weight_decay=0.1, warmup_steps=40,
-                              eval_every=400, eval_batches=4, autocast="auto"),
+                   train=dict(steps=400, batch_size=16, seq_len=64, lr=6e-4, min_lr_ratio=0.1, weight_decay=0.1,
+                              warmup_steps=40, eval_every=400, eval_batches=4, autocast="auto"),
                    deviation=None,
                    init=dict(seeds=(0, 1, 2, 3), n_seq=512),
                    eval=dict(lengths=(32, 64), n_seq=100, batch=25, ppl_windows=512),
                    pretrained=dict(lengths=(32, 64, 128, 256), n_seq=16, batch=4)),
-        "long": dict(model=dict(n_layer=6, n_head=4, d_model=128, vocab_size=4096), seed=0,
-                     train=dict(steps=1600, batch_size=64, seq_len=64, lr=6e-4, weight_decay=0.1, warmup_steps=100,
-                                eval_every=400, eval_batches=4, autocast="auto"),
-                     deviation=dict(lr=3e-3, weight_decay=0.5),
-                     init=dict(seeds=(0, 1, 2, 3), n_seq=512),
-                     eval=dict(lengths=(32, 64), n_seq=100, batch=25, ppl_windows=512),
-                     pretrained=dict(lengths=(32, 64, 128, 256), n_seq=16, batch=4)),
         "paper": dict(model=dict(n_layer=12, n_head=12, d_model=768, vocab_size=32000), seed=0,
                       train=dict(steps=200000, batch_size=128, seq_len=2048, lr=6e-4, min_lr_ratio=0.1,
                                  warmup_steps=2000, weight_decay=0.1, eval_every=5000, eval_batches=2,
@@ -265,19 +263,101 @@ SIZES: dict[str, dict[str, dict[str, Any]]] = {
 }
 
 
+# `long`: overrides of the ci rows (deep-merged; a key the ci row lacks is an error), for
+# experiments whose claim needs more than CI's budget but still fits a CPU. Not run by CI.
+# sinks: the training budget at which the baseline develops attention sinks (1,600 steps of
+# 64 × 64 ≈ 6.6M tokens; under the deviation the first baseline head crossed 0.25 at ≈ 4.5M),
+# and the trio again under our earlier optimiser settings (lr 3e-3, wd 0.5: not the source's),
+# reported as context beside the source-setting trio.
+OVERRIDES: dict[str, dict[str, dict[str, Any]]] = {
+    "long": {
+        "sinks": dict(train=dict(steps=1600, batch_size=64, warmup_steps=100),
+                      deviation=dict(lr=3e-3, weight_decay=0.5)),
+    },
+}
+
+
+class Sizes(dict):
+    """One experiment's sizes: a plain dict (JSON, `**sizes`, comparisons) whose missing keys are
+    an error naming the experiment, the profile and the keys it has — a misspelt size read by code
+    fails loudly instead of a bare KeyError. Nested rows are Sizes too."""
+
+    def __init__(self, row: dict[str, Any], where: str):
+        super().__init__({k: Sizes(v, f"{where}.{k}") if isinstance(v, dict) else v for k, v in row.items()})
+        self.where = where
+
+    def __missing__(self, key: str):
+        raise ReproError(f"{self.where} has no size {key!r}; its sizes are {', '.join(sorted(self)) or 'none'} "
+                         "(repro/harness/profiles.py)")
+
+
+def _merge(base: dict[str, Any], over: dict[str, Any], where: str) -> dict[str, Any]:
+    """`base` with `over`'s values deep-merged in; a key `base` lacks is an error (a misspelt override)."""
+    out = dict(base)
+    for k, v in over.items():
+        if k not in base:
+            raise ReproError(f"{where}: override {k!r} is not a size of the ci row; its sizes are "
+                             f"{', '.join(sorted(base))}")
+        out[k] = _merge(base[k], v, f"{where}.{k}") if isinstance(v, dict) and isinstance(base[k], dict) else v
+    return out
+
+
+def check_rows(table: dict[str, dict[str, dict[str, Any]]] | None = None) -> list[str]:
+    """Every way a row can disagree with its experiment's ci row, one line each: a profile row (or
+    a nested row) whose keys are not the ci row's — a misspelt, missing or unknown size. A nested
+    row may stand where the ci row has None (or the reverse): an optional part, off in one profile.
+    An empty list: every row has the ci row's keys."""
+    table = SIZES if table is None else table
+    problems: list[str] = []
+
+    def compare(ci: dict[str, Any], row: dict[str, Any], where: str) -> None:
+        if set(ci) != set(row):
+            missing, unknown = sorted(set(ci) - set(row)), sorted(set(row) - set(ci))
+            problems.append(f"{where}: " + "; ".join(
+                part for part in (f"missing {missing}" if missing else "", f"unknown {unknown}" if unknown else "")
+                if part))
+        for k in set(ci) & set(row):
+            if isinstance(ci[k], dict) and isinstance(row[k], dict):
+                compare(ci[k], row[k], f"{where}.{k}")
+
+    for exp, per_profile in table.items():
+        if "ci" not in per_profile:
+            problems.append(f"{exp}: no ci row")
+            continue
+        for prof, row in per_profile.items():
+            if prof not in PROFILES:
+                problems.append(f"{exp}: unknown profile {prof!r}")
+            elif prof != "ci":
+                compare(per_profile["ci"], row, f"{exp}[{prof}]")
+    for prof, rows in OVERRIDES.items():
+        for exp, over in rows.items():
+            try:
+                _merge(table[exp]["ci"], over, f"{exp}[{prof}]")
+            except (KeyError, ReproError) as err:
+                problems.append(str(err) if isinstance(err, ReproError) else f"{prof}: no experiment {exp!r}")
+    return problems
+
+
 @dataclass(frozen=True)
 class Profile:
     name: str
     table: dict[str, dict[str, dict[str, Any]]] = field(default_factory=lambda: SIZES, repr=False)
 
-    def sizes(self, experiment: str) -> dict[str, Any]:
+    def sizes(self, experiment: str) -> Sizes:
+        """The experiment's sizes in this profile: its own row, or the ci row with this profile's
+        overrides (`long`), as `Sizes` (a missing key is an error that names what there is)."""
         try:
             per_profile = self.table[experiment]
         except KeyError:
             raise ReproError(
                 f"no sizes for experiment {experiment!r} in repro/harness/profiles.py; add a row for it"
             ) from None
-        return dict(per_profile.get(self.name) or per_profile[FALLBACK[self.name]])
+        if self.name in per_profile:
+            row = per_profile[self.name]
+        else:
+            row = _merge(per_profile["ci"], OVERRIDES.get(self.name, {}).get(experiment, {}),
+                         f"{experiment}[{self.name}]")
+        return Sizes(row, f"profile {self.name!r}, experiment {experiment!r}")
 
     def as_dict(self) -> dict[str, Any]:
         return {exp: self.sizes(exp) for exp in self.table}
@@ -288,13 +368,12 @@ PROFILES = ("ci", "long", "paper")
 # against the run's wall time in the report (issue 18: ≤ 30 min with native bfloat16 and with
 # float32 forced). None: no budget (long and paper are not run by CI).
 BUDGET_S: dict[str, int | None] = {"ci": 1800, "long": None, "paper": None}
-# `long`: the ci sizes, except in the rows that give `long` sizes — experiments whose claim
-# needs more than CI's budget but still fits a CPU (sinks: the training budget at which the
-# baseline develops attention sinks). Not run by CI.
-FALLBACK = {"ci": "ci", "long": "ci", "paper": "paper"}
 
 
 def get_profile(name: str) -> Profile:
     if name not in PROFILES:
         raise ReproError(f"unknown profile {name!r}; choose one of {', '.join(PROFILES)}")
+    problems = check_rows()
+    if problems:
+        raise ReproError("repro/harness/profiles.py: rows disagree with their ci rows:\n  " + "\n  ".join(problems))
     return Profile(name)

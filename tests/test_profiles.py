@@ -1,0 +1,72 @@
+"""Typed sizes (issue 20 item 4): every profile row has its ci row's keys, `long` is overrides of
+ci, and a size that is not there is one clear error."""
+import copy
+import json
+
+import pytest
+
+from repro.harness import profiles as P
+from repro.harness.runtime import ReproError
+
+
+def test_committed_rows_agree_with_their_ci_rows():
+    assert P.check_rows() == []
+
+
+def test_a_misspelt_paper_size_is_reported():
+    table = copy.deepcopy(P.SIZES)
+    table["bb_6"]["paper"]["n_seqs"] = table["bb_6"]["paper"].pop("n_seq")
+    problems = P.check_rows(table)
+    assert problems == ["bb_6[paper]: missing ['n_seq']; unknown ['n_seqs']"]
+
+
+def test_a_misspelt_nested_size_is_reported():
+    table = copy.deepcopy(P.SIZES)
+    table["sinks"]["paper"]["train"]["step"] = table["sinks"]["paper"]["train"].pop("steps")
+    assert P.check_rows(table) == ["sinks[paper].train: missing ['steps']; unknown ['step']"]
+
+
+def test_an_optional_part_may_be_off_in_one_profile():
+    # sinks' `deviation` is None at ci and a row under long: not a disagreement
+    assert P.get_profile("ci").sizes("sinks")["deviation"] is None
+    assert P.get_profile("long").sizes("sinks")["deviation"] == {"lr": 3e-3, "weight_decay": 0.5}
+
+
+def test_long_is_ci_with_its_overrides():
+    ci, long = P.get_profile("ci"), P.get_profile("long")
+    for exp in P.SIZES:
+        if exp not in P.OVERRIDES["long"]:
+            assert long.sizes(exp) == ci.sizes(exp)
+    s, c = long.sizes("sinks"), ci.sizes("sinks")
+    assert s["train"]["steps"] == 1600 and s["train"]["batch_size"] == 64 and s["train"]["warmup_steps"] == 100
+    assert {k: v for k, v in s["train"].items() if k not in ("steps", "batch_size", "warmup_steps")} == \
+        {k: v for k, v in c["train"].items() if k not in ("steps", "batch_size", "warmup_steps")}
+    assert s["model"] == c["model"] and s["eval"] == c["eval"]
+
+
+def test_a_misspelt_override_is_an_error(monkeypatch):
+    monkeypatch.setitem(P.OVERRIDES, "long", {"sinks": {"train": {"stepz": 10}}})
+    with pytest.raises(ReproError, match="override 'stepz' is not a size of the ci row"):
+        P.get_profile("long")
+
+
+def test_a_missing_size_names_the_experiment_and_what_it_has():
+    s = P.get_profile("ci").sizes("causal_shift")
+    with pytest.raises(ReproError, match=r"experiment 'causal_shift'.*no size 'seed'.*seeds"):
+        s["seed"]
+    with pytest.raises(ReproError, match=r"causal_shift'\.train has no size 'step'"):
+        s["train"]["step"]
+    assert s.get("seed") is None  # .get stays a dict's: the caller chose a default
+
+
+def test_sizes_are_plain_dicts_to_json_and_unpacking():
+    s = P.get_profile("ci").sizes("bb_6")
+    assert isinstance(s, dict) and json.loads(json.dumps(s)) == json.loads(json.dumps(dict(s)))
+    assert dict(**s) == s
+
+
+def test_unknown_profile_and_experiment_are_one_clear_error():
+    with pytest.raises(ReproError, match="unknown profile 'huge'"):
+        P.get_profile("huge")
+    with pytest.raises(ReproError, match="no sizes for experiment 'bb_99'"):
+        P.get_profile("ci").sizes("bb_99")
