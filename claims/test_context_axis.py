@@ -32,7 +32,7 @@ from repro.context_axis import kernels as ca
 from repro.context_axis import whole_model as cl
 from repro.core import data, plotting
 from repro.core.models.hf import build_model
-from repro.core.stats import loglog_slope, n_for_power, paired_seed_difference, power_paired_t, tail_slope
+from repro.core.stats import loglog_slope, n_for_power, paired_seed_difference, tail_slope
 from repro.harness.runtime import generator
 
 # 004 Figure 1 (L = 5), 1 = masked: (a) context axis 2, (b) context axis 3
@@ -427,14 +427,11 @@ def test_context_axis_training_gives_better_representations(claim, experiment, s
                  float(np.mean(dropped)))
     # our own check (not the source's claim): the training–inference mismatch of each model
     seed_sd = float(base.mean(1).std(ddof=1))
-    worst = 0.0
-    for v in VARIANTS:
-        own = e.nll[v]["causal" if v == "causal" else "full"].mean(1)
-        for mode in e.modes:
-            d = float(np.abs(e.nll[v][mode].mean(1) - own).max())
-            worst = max(worst, d)
-            claim.record(f"our check, not the source's claim — {v} model: max over seeds |NLL({mode}) − "
-                         f"NLL(training mode)|", d, unit="nats/token")
+    mismatch = experiments.train_inference_mismatch(e)
+    worst = max(mismatch.values())
+    for (v, mode), d in mismatch.items():
+        claim.record(f"our check, not the source's claim — {v} model: max over seeds |NLL({mode}) − "
+                     f"NLL(training mode)|", d, unit="nats/token")
     claim.record("our check, not the source's claim — seed-to-seed sd of the causal baseline", seed_sd,
                  unit="nats/token")
     claim.record("our check, not the source's claim — largest mismatch / baseline seed sd", worst / seed_sd)
@@ -451,10 +448,7 @@ def test_context_axis_training_gives_better_representations(claim, experiment, s
     sds = [deltas[k][1] for k in tested]
     n = len(e.seeds)
     if n >= 2 and all(np.isfinite(sd) and sd > 0 for sd in sds):
-        def joint(k: int) -> float:
-            return float(np.prod([power_paired_t(EFFECT_NATS, sd, max(k, 2), ALPHA_TWO_SIDED / 2) for sd in sds]))
-
-        each = [power_paired_t(EFFECT_NATS, sd, n, ALPHA_TWO_SIDED / 2) for sd in sds]
+        joint, each = experiments.joint_paired_power(EFFECT_NATS, sds, ALPHA_TWO_SIDED / 2, n)
         n80 = n_for_power(joint)
         claim.power(joint(n), effect=f"{EFFECT_NATS} nats/token better held-out NLL (the source states no size; "
                     "ours: the least benefit worth the axis's cost)",

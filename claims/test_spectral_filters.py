@@ -33,14 +33,13 @@ import math
 import numpy as np
 import pytest
 import torch
-from scipy import stats as sps
 
 from repro.core import data, lens, stats
 from repro.harness import catalogue
 from repro.harness.runtime import generator
-from repro.spectral_filters import figures
+from repro.spectral_filters import figures, power
 from repro.spectral_filters import spectral as sp
-from repro.spectral_filters.study import RANDOM_DRAWS, SOURCE_SF7, Study, build_study, hmlv_statistics
+from repro.spectral_filters.study import RANDOM_DRAWS, SOURCE_SF7, Study, build_study, generations, hmlv_statistics
 
 # the source's prompts for Tables 2, 4 and 5 (003 §6.1, App E)
 PROMPTS = (
@@ -54,9 +53,6 @@ SOURCE_REMOVED = catalogue.number("SF-7", "removed")  # 003 Fig 13: Ω_{u,14} su
 # remains poor (around 9)"; with Fig 13's unfiltered 2.47 this is the size of the source's step
 SOURCE_POOR_NLL = catalogue.number("SF-3", "poor_nll")
 SOURCE_STEP = SOURCE_POOR_NLL - SOURCE_SF7[1]
-SOURCE_LAYERS = catalogue.number("SF-8", "layers")  # LLaMA-2 13B (003 Table 1), the model of Figs 8–15 and Table 4
-# 003 App E Table 4 (LLaMA-2 13B, 80% retained, the Tuatara prompt): layer of 40 → (Ψ, Ω_u)
-SOURCE_TABLE4 = catalogue.number("SF-8", "table4")
 SOURCE_WE_SV_RATIO = catalogue.number("SF-1", "we_sv_ratio")  # 003 §3: W_e's σ1 "only twice" σ2
 
 # (claim, model) → why the claim does not hold on that embedded model (decided from earlier ci
@@ -117,37 +113,6 @@ def study(model_name, pretrained, sizes, corpus_name) -> Study:
     return build_study(model_name, m, tok, sizes, corpus_name)
 
 
-def _n80(power_at) -> str:
-    n = stats.n_for_power(lambda k: power_at(max(k, 2)))
-    return f"{n} prompts of this length" if n is not None else "more than 100,000 prompts"
-
-
-def _gap_power(effect: float, threshold: float, gap_p: np.ndarray, rnd_means: list[float], sims: int = 20_000):
-    """Power of "Φ − the worst of K random filters ≥ threshold" when Φ lies `effect` above the
-    random filters' mean, as a function of the number of prompts n, by simulation: the worst of K
-    random filters is the mean plus the largest of K normal draws with the seeds' spread (the sd
-    of the K measured means), and the prompts add normal noise with the per-prompt sd of the
-    measured gap. More prompts cannot beat the seeds' spread, and more seeds raise the worst one."""
-    K = len(rnd_means)
-    sd_seed = float(np.std(rnd_means, ddof=1)) if K > 1 else 0.0
-    sd_prompt = float(np.std(gap_p, ddof=1))
-    rng = np.random.default_rng(0)
-    worst = rng.standard_normal((sims, K)).max(1) * sd_seed
-    z = rng.standard_normal(sims)
-
-    def power_at(n: int) -> float:
-        return float(((effect - worst + z * sd_prompt / math.sqrt(n)) >= threshold).mean())
-
-    return power_at, sd_seed, sd_prompt
-
-
-def _n80_gap(power_at) -> str:
-    n = stats.n_for_power(lambda k: power_at(max(k, 2)), n_max=10_000)
-    return (f"{n} prompts of this length" if n is not None else
-            "not reachable with more prompts: the random filters' spread across seeds dominates (a test against "
-            "their distribution, over many seeds, would be needed)")
-
-
 def _setting(claim, s: Study) -> None:
     n, T = s.ids.shape
     claim.record(f"{s.name}: prompts × tokens (source: 405 prompts, 13,268 tokens)", f"{n} × {T}")
@@ -185,13 +150,13 @@ def test_unembedding_spectrum(claim, study, sizes):
     counts = torch.bincount(stream, minlength=W_u.shape[0]).double()[:W_u.shape[0]]
     keep = counts >= sizes["freq_min_count"]
     log_f = np.log(counts[keep].numpy())
-    rho, p = sps.spearmanr((W_u @ F.u.V[:, 0])[keep].numpy(), log_f)
+    rho, p = stats.spearman((W_u @ F.u.V[:, 0])[keep].numpy(), log_f)
     # negative controls: a random unit direction in place of the top singular vector (the same
     # correlation, nothing to do with frequency), and an unstructured matrix of the same width
     # (i.i.d. Gaussian, 16·d rows: no dominant singular value)
     g = generator(0)
     r = torch.randn(d, generator=g, dtype=torch.float64)
-    rho_ctl, _ = sps.spearmanr((W_u @ (r / r.norm()))[keep].numpy(), log_f)
+    rho_ctl, _ = stats.spearman((W_u @ (r / r.norm()))[keep].numpy(), log_f)
     S_ctl = torch.linalg.svdvals(torch.randn(16 * d, d, generator=g, dtype=torch.float64))
     del W_u
     claim.record(f"{s.name}: σ1/σ2 of W_e", float(F.e.S[0] / F.e.S[1]), source=SOURCE_WE_SV_RATIO)
@@ -299,7 +264,7 @@ def test_residual_filter_step_at_last_band(claim, study):
     # 95% cut costs LLaMA-2 is not in the text: we allow it half the step, so Φ_u,1:19 lies half
     # the source's step above the random filters' mean. Noise: the random filters' spread across
     # seeds and the per-prompt spread (simulation, `_gap_power`); times the step check's power.
-    gap_power, sd_seed, sd_gap = _gap_power(SOURCE_STEP / 2, 1.0, gap_p, rnd_means)
+    gap_power, sd_seed, sd_gap = power.gap_power(SOURCE_STEP / 2, 1.0, gap_p, rnd_means)
     sd_step = float(step_p.std(ddof=1))
 
     def power_at(n: int) -> float:
@@ -311,7 +276,7 @@ def test_residual_filter_step_at_last_band(claim, study):
                 f"Fig 13's {SOURCE_SF7[1]}), half of it above the random filters' mean (the text gives no number for "
                 "them)", method=f"simulation (20,000 draws): the worst of {len(seeds)} random filters with the seeds' sd "
                 f"{sd_seed:.3f}, per-prompt sd {sd_gap:.3f} (gap) and {sd_step:.3f} (step, normal approximation) over "
-                f"{n} prompts", decide=_n80_gap(power_at))
+                f"{n} prompts", decide=power.n80_gap(power_at))
     claim.not_reproduced_if(NOT_REPRODUCED, ("SF-3", s.name), f"step {step:.2f} nats, Φ_u,1:19 − worst random {gap:.2f} "
                                                               f"nats, random steps {np.round(np.array(rnd_means) - s.sweep.base, 2).tolist()}")
     gap_name = f"{s.name}: NLL Φ_u,1:19 − worst of {len(seeds)} random 95% filters, after ℓ*"
@@ -407,7 +372,7 @@ def test_shavings_swap_removes_step(claim, study):
                 f"filtered (Fig 11 middle), a dropped-band step of {SOURCE_STEP:.2f} nats (App C's 'poor' vs "
                 f"{SOURCE_SF7[1]})", method=f"normal approximation (delta method for the ratios), per-prompt sd "
                 f"{sd_ratio:.3f} (swap ratio), {sd_ratio0:.3f} (token-0 ratio), {sd_drop:.3f} nats (step) over {n} "
-                "prompts, product of the checks' powers", decide=_n80(power_at))
+                "prompts, product of the checks' powers", decide=power.n80(power_at))
     claim.not_reproduced_if(NOT_REPRODUCED, ("SF-5", s.name), f"drop step {step_drop:.2f}, swap step {step_swap:.2f}, "
                                                               f"token-0-only step {float(first_p.mean()):.2f} nats")
     claim.check(f"{s.name}: NLL step Φ_u,1:19 → I after ℓ* = {ls}, dropped (the step to remove, SF-3)", step_drop, 1.0,
@@ -447,7 +412,7 @@ def test_token0_only_filter_shows_step(claim, study):
                  np.round(rnd_means, 3).tolist())
     # power: the source's token-0-only step is the step of Fig 8 ('clearly visible', Fig 11 middle):
     # SOURCE_STEP, half of it above the random filters' mean (as in SF-3), none after the swap
-    gap_power, sd_seed, sd_gap = _gap_power(SOURCE_STEP / 2, 0.0, gap_p, rnd_means)
+    gap_power, sd_seed, sd_gap = power.gap_power(SOURCE_STEP / 2, 0.0, gap_p, rnd_means)
     sd0, sd_diff = float(first_p.std(ddof=1)), float((first_p - swap_p).std(ddof=1))
 
     def power_at(n: int) -> float:
@@ -459,7 +424,7 @@ def test_token0_only_filter_shows_step(claim, study):
                 f"{SOURCE_SF7[1]}), half of it above random filters of the same rank on token 0, none after the swap",
                 method=f"simulation for the gap to the worst of {len(seeds)} random filters (seeds' sd {sd_seed:.3f}, "
                        f"per-prompt sd {sd_gap:.3f}), normal approximation for the others (per-prompt sd {sd0:.3f}, "
-                       f"{sd_diff:.3f}) over {n} prompts, product of the checks' powers", decide=_n80_gap(power_at))
+                       f"{sd_diff:.3f}) over {n} prompts, product of the checks' powers", decide=power.n80_gap(power_at))
     claim.not_reproduced_if(NOT_REPRODUCED, ("SF-6", s.name), f"token-0-only step {step0:.2f}, random filters on token 0 "
                                                               f"{np.round(rnd_means, 2).tolist()}, swap step {step_swap:.2f}")
     claim.check(f"{s.name}: token-0-only NLL Φ_u,1:19 − worst of {len(seeds)} random 95% filters on token 0", gap, 0.0,
@@ -511,7 +476,7 @@ def test_sink_preserving_filters_keep_nll_low(claim, study):
     n = len(om_p)
     claim.power(power_at(n), effect=f"NLL rises by {effect:.2f} nats under Ω_u,14 (Fig 13: {SOURCE_SF7[1]} → "
                 f"{SOURCE_SF7[2]})", method=f"normal approximation, per-prompt sd {sd:.3f} nats of the rise over {n} "
-                "prompts", decide=_n80(power_at))
+                "prompts", decide=power.n80(power_at))
     claim.not_reproduced_if(NOT_REPRODUCED, ("SF-7", s.name), f"Ω_u,14 after layer {lay}: +{rise:.2f} nats over "
                                   f"{s.sweep.base:.2f} unfiltered (Φ_u,1:15 +{phi_rise:.2f}); within 0.5 nats after "
                                   f"layers {ok_rows}")
@@ -526,42 +491,14 @@ def test_sink_preserving_filters_keep_nll_low(claim, study):
 # --------------------------------------------------------------------------- SF-8
 
 
-def _source_rep(tok, layers_rel: list[float], new_tokens: int) -> dict[str, list[list[float]]]:
-    """rep-3 of the source's own Table 4 continuations (LLaMA-2 13B, 80%), in this model's tokens
-    cut to `new_tokens`, pooled per layer of ours over the source's rows within 0.1 of its relative
-    depth: family → one list of rep-3 values per layer."""
-    out: dict[str, list[list[float]]] = {"Ψ (80%)": [], "Ω_u (80%)": []}
-    for f in layers_rel:
-        rows = [L for L in SOURCE_TABLE4 if abs(L / SOURCE_LAYERS - f) <= 0.1 + 1e-9] or \
-               [min(SOURCE_TABLE4, key=lambda L: abs(L / SOURCE_LAYERS - f))]
-        for i, fam in enumerate(out):
-            out[fam].append([sp.rep_n(tok(" " + SOURCE_TABLE4[L][i], add_special_tokens=False)["input_ids"][:new_tokens])
-                             for L in rows])
-    return out
-
-
 @pytest.mark.policy_dtype
 @pytest.mark.claim("SF-8")
 def test_generations_under_filters(claim, study):
     # greedy continuations of the source's own prompts (Tables 2, 4, 5): fixed text, part of the claim
     claim.corpus("003 §6.1's two prompts")
-    s, F = study, study.F
+    s = study
     g = s.sizes["gen"]
-    layers = sorted({min(s.L - 1, round(f * s.L)) for f in g["layers"]})
-    work = s.sweep.model
-    fams = {"Ψ (80%)": F.psi(16), "Rnd (80%)": F.random(16, s.sizes["random_seeds"][0]), "Ω_u (80%)": F.omega(15)}
-    reps: dict[str, list[float]] = {"none": [], **{k: [] for k in fams}}
-    rows = []
-    for text in PROMPTS:
-        prompt = torch.tensor([[s.tok.bos_token_id] + s.tok(text, add_special_tokens=False)["input_ids"]])
-        plain = sp.generate(work, prompt, g["new_tokens"])
-        reps["none"] += [sp.rep_n(plain)] * len(layers)
-        rows.append([text[:40] + "…", "-", "none", round(sp.rep_n(plain), 2), s.tok.decode(plain)])
-        for layer in layers:
-            for name, P in fams.items():
-                out = sp.generate(work, prompt, g["new_tokens"], layer=layer, P=P)
-                reps[name].append(sp.rep_n(out))
-                rows.append([text[:40] + "…", layer, name, round(sp.rep_n(out), 2), s.tok.decode(out)])
+    layers, reps, rows = generations(s, PROMPTS)
     claim.table(f"003 Tables 2/4/5 — {s.name}, greedy continuations, filter after a layer",
                 ["prompt", "layer", "filter", "rep-3", "continuation"], rows)
     claim.figure(figures.repetition_bars(reps, f"{s.name}: rep-3, filters after layers {layers}"), f"{s.name}_rep3")
@@ -571,19 +508,12 @@ def test_generations_under_filters(claim, study):
     # power, by simulation: each (prompt, layer) continuation under Ψ and Ω drawn from the source's
     # own Table 4 continuations at about the same relative depth (rep-3 in this model's tokens,
     # cut to our length), against this run's unfiltered rep-3; 20,000 draws
-    src = _source_rep(s.tok, [lay / s.L for lay in layers], g["new_tokens"])
+    src = power.source_rep(s.tok, [lay / s.L for lay in layers], g["new_tokens"])
     for fam, vals in src.items():
         claim.record(f"{s.name}: source's Table 4 rep-3, {fam}, rows near layers {layers} ({g['new_tokens']} tokens)",
                      [round(float(np.mean(v)), 3) for v in vals])
-    rng = np.random.default_rng(0)
     n_draw, per_layer = 20_000, len(PROMPTS)
-
-    def draw(fam: str) -> np.ndarray:
-        return np.mean([rng.choice(v, size=(n_draw, per_layer)) for v in src[fam]], axis=(0, 2))
-
-    psi_d, om_d = draw("Ψ (80%)"), draw("Ω_u (80%)")
-    ok = ((psi_d - mean["none"]) >= 0.1) & ((om_d - mean["none"]) <= 0.1)
-    claim.power(float(ok.mean()), effect="the source's Table 4 continuations (LLaMA-2 13B, 80% retained) at the rows "
+    claim.power(power.table4_power(src, mean["none"], per_layer, n_draw), effect="the source's Table 4 continuations (LLaMA-2 13B, 80% retained) at the rows "
                 f"within 0.1 relative depth of layers {layers}",
                 method=f"simulation, {n_draw:,} draws of {per_layer} continuations per layer, rep-3 in this model's "
                        f"tokens over {g['new_tokens']} new tokens, against this run's unfiltered rep-3",
@@ -625,7 +555,7 @@ def _hmlv_test(claim, s: Study, st: dict, key: str, label: str, table_key: str) 
         claim.not_reproduced(f"{s.name}: too few prompts with an HMLV token to test across prompts.")
         claim.check(f"{s.name}: prompts with an HMLV token", n, 3, compare="ge", why="a test across prompts needs ≥ 3")
         return
-    t = sps.ttest_1samp(d, 0.0, alternative="greater")
+    t = stats.one_sample_t(d, 0.0, alternative="greater")
     sd = float(d.std(ddof=1))
 
     def power_at(k: int) -> float:
@@ -634,14 +564,14 @@ def _hmlv_test(claim, s: Study, st: dict, key: str, label: str, table_key: str) 
     claim.power(power_at(n), effect=f"HMLV tokens {SF9_EFFECT} population sd above the other tokens of their prompt and "
                 "layer (the text gives no number: our reading of 'much larger' / 'grows considerably')",
                 method=f"normal approximation and noncentral t, per-prompt sd {sd:.3f} over {n} prompts with an HMLV "
-                       "token, product of the two checks' powers", decide=_n80(power_at).replace("of this length", "of 33 tokens"))
+                       "token, product of the two checks' powers", decide=power.n80(power_at).replace("of this length", "of 33 tokens"))
     claim.not_reproduced_if(NOT_REPRODUCED, (table_key, s.name), f"HMLV − other tokens {float(d.mean()):.3f} sd over "
-                                                                  f"{n} prompts, p = {float(t.pvalue):.3g}")
+                                                                  f"{n} prompts, p = {float(t.p):.3g}")
     claim.check(f"{s.name}: HMLV {label} − the other tokens' of their prompt and layer, mean over {n} prompts (in "
                 "population sds)", float(d.mean()), SF9_MIN, compare="ge", control=float(ctl.mean()),
                 control_name=f"random tokens of the same count per prompt and layer (mean of {RANDOM_DRAWS} draws)",
                 why="'higher than the population': at least a small effect (Cohen's 0.2 sd)")
-    claim.check(f"{s.name}: one-sided t-test over prompts p, HMLV {label} > the other tokens'", float(t.pvalue), 0.05,
+    claim.check(f"{s.name}: one-sided t-test over prompts p, HMLV {label} > the other tokens'", float(t.p), 0.05,
                 compare="le", why=f"prompts are the independent unit ({n} with an HMLV token); conventional α")
 
 

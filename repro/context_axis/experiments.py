@@ -15,7 +15,7 @@ from torch.utils.flop_counter import FlopCounterMode
 from repro.context_axis.kernels import NAIVE_MAX_S, attend, segment, to_band
 from repro.context_axis.whole_model import (causal_logits, full_axis_logits, prefix_oracle, segment_logits,
                                             train_lm, window_nll)
-from repro.core import data
+from repro.core import data, stats
 from repro.core import train as T
 from repro.harness.runtime import ReproError, generator
 
@@ -181,3 +181,26 @@ def ca8_experiment(sizes: dict, corpus: str = "brown", device: torch.device | st
                 nll[variant][mode].append(window_nll(r.model, windows, mode).cpu().numpy())
     return Experiment(modes, {v: {m: np.stack(x) for m, x in d.items()} for v, d in nll.items()}, results,
                       tuple(sizes["seeds"]), dropped, n, tc.seq_len, corpus)
+
+
+def train_inference_mismatch(e: Experiment) -> dict[tuple[str, str], float]:
+    """Our own check beside CA-8, not the source's claim (004 §3.1's training–inference mismatch):
+    per (trained variant, inference mode), the largest over seeds of |NLL in that mode − NLL in
+    the variant's training mode (causal for the causal model, full for the others)|, nats/token."""
+    out = {}
+    for v in VARIANTS:
+        own = e.nll[v]["causal" if v == "causal" else "full"].mean(1)
+        for mode in e.modes:
+            out[(v, mode)] = float(np.abs(e.nll[v][mode].mean(1) - own).max())
+    return out
+
+
+def joint_paired_power(effect: float, sds: list[float], alpha_one_sided: float, n: int):
+    """CA-8's power: comparisons that must all pass, each a one-sided paired t at `alpha_one_sided`
+    with its paired sd `sds[i]`, at an improvement of `effect`. Returns (joint(k): the product of
+    the powers at k paired seeds — a lower bound when the comparisons share a baseline and so
+    correlate positively —, and the powers of each at n seeds: the smallest is an upper bound)."""
+    def joint(k: int) -> float:
+        return float(np.prod([stats.power_paired_t(effect, sd, max(k, 2), alpha_one_sided) for sd in sds]))
+
+    return joint, [stats.power_paired_t(effect, sd, n, alpha_one_sided) for sd in sds]

@@ -117,6 +117,30 @@ def build_study(model_name: str, m: torch.nn.Module, tok: Any, sizes: dict, corp
                  dtype_name(dtype), corpus=corpus)
 
 
+def generations(s: Study, prompts: tuple[str, ...]) -> tuple[list[int], dict[str, list[float]], list[list]]:
+    """SF-8 (003 §6.1, Tables 2/4/5): greedy continuations of `prompts` (led by <bos>), unfiltered
+    and with Ψ, a random filter and Ω_u at 80% retained after each layer at the `gen` row's relative
+    depths, on the sweep's model. Returns (layers, rep-3 per family — the unfiltered value once per
+    layer, so every family has one value per (prompt, layer) — and the table rows)."""
+    F, g = s.F, s.sizes["gen"]
+    layers = sorted({min(s.L - 1, round(f * s.L)) for f in g["layers"]})
+    work = s.sweep.model
+    fams = {"Ψ (80%)": F.psi(16), "Rnd (80%)": F.random(16, s.sizes["random_seeds"][0]), "Ω_u (80%)": F.omega(15)}
+    reps: dict[str, list[float]] = {"none": [], **{k: [] for k in fams}}
+    rows = []
+    for text in prompts:
+        prompt = torch.tensor([[s.tok.bos_token_id] + s.tok(text, add_special_tokens=False)["input_ids"]])
+        plain = sp.generate(work, prompt, g["new_tokens"])
+        reps["none"] += [sp.rep_n(plain)] * len(layers)
+        rows.append([text[:40] + "…", "-", "none", round(sp.rep_n(plain), 2), s.tok.decode(plain)])
+        for layer in layers:
+            for name, P in fams.items():
+                out = sp.generate(work, prompt, g["new_tokens"], layer=layer, P=P)
+                reps[name].append(sp.rep_n(out))
+                rows.append([text[:40] + "…", layer, name, round(sp.rep_n(out), 2), s.tok.decode(out)])
+    return layers, reps, rows
+
+
 def hmlv_statistics(s: Study, draws: int = RANDOM_DRAWS) -> dict[str, Any]:
     """§7 on prompts of the source's length (`sp.HMLV_PROMPT_LEN` = 33 tokens, <bos> first), where
     its thresholds (mean > 0.018, var < 0.01) mean what they meant: a token's mean received
