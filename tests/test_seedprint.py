@@ -552,3 +552,18 @@ def test_seedprint_is_deterministic(base):
     summary = json.loads(json.dumps(first.summary()))  # recordable as JSON
     assert summary["config"]["n"] == 64 and summary["inputs"] == "tokens" and summary["d_out"] == D
     assert summary["dtype"] == ["torch.float32", "torch.float32"]
+
+
+@SCIPY_ZERO_VARIANCE
+def test_logits_feature_takes_the_hidden_modes_share_of_a_large_vocabulary():
+    """`--feature logits` with the hidden mode's m over a vocabulary 64× the width: the same m would
+    leave two random top-m sets no common token (the Gaussian null could not be drawn); seedprint
+    scales m to m·V/d (algorithm.logits_m), records it, and still finds the model against itself."""
+    base = llama(1, d_model=16, vocab_size=1024)
+    cfg = sp.SeedPrintConfig(n=48, length=8, m=4, null_trials=3, seed=0, feature="logits")
+    assert sp.logits_m(4, 16, 1024) == 256
+    res = sp.seedprint(base, base, cfg)
+    assert res.info["m"] == 256 and len(res.paper.dims) == 256
+    assert res.paper.same_lineage
+    hidden = sp.seedprint(base, base, sp.SeedPrintConfig(n=48, length=8, m=4, null_trials=3, seed=0))
+    assert hidden.info["m"] == 4  # the hidden feature keeps the given m

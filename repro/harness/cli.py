@@ -189,7 +189,7 @@ def _cmd_seedprint(args: argparse.Namespace) -> int:
               f"  feature  {feature}",
               f"  device   {device}", ""]
     if "paper" in variants:
-        lines += _paper_lines(result.paper, cfg.m) + [""]
+        lines += _paper_lines(result.paper, result.info.get("m", cfg.m)) + [""]
     if "released" in variants:
         lines += _released_lines(result.released) + [""]
     if "aligned" in variants:

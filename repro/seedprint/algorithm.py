@@ -37,6 +37,8 @@ Choices the source leaves open (stated here, recorded with every result):
 """
 from __future__ import annotations
 
+import dataclasses
+
 import functools
 import math
 from dataclasses import asdict, dataclass, field
@@ -394,16 +396,25 @@ def comparable_or_raise(base: tuple[int, int], suspect: tuple[int, int], cfg: Se
                          f"token inputs (--inputs tokens) with --feature logits" + ("" if va == vb else f"; {none}"))
 
 
+def logits_m(m: int, width: int, vocab: int) -> int:
+    """Algorithm 1's fingerprint size on the logits: the hidden mode's share of the dimensions
+    (m of `width`) of the vocabulary. The same m over 4,096+ logits leaves two random top-m sets
+    almost no common dimension (expected m²/V), so the Gaussian null cannot even be drawn."""
+    return min(vocab, max(m, round(m * vocab / width)))
+
+
 def seedprint(base: nn.Module, suspect: nn.Module, cfg: SeedPrintConfig | None = None) -> SeedPrintResult:
     """Is `suspect` descended from `base`? Runs both on the same random inputs and applies both
     tests."""
     cfg = cfg or SeedPrintConfig()
     (va, da), (vb, db) = (tuple(lens.unembedding(m).shape) for m in (base, suspect))
     comparable_or_raise((va, da), (vb, db), cfg)
+    if cfg.feature == "logits":  # m is the hidden mode's share of the dimensions (`logits_m`)
+        cfg = dataclasses.replace(cfg, m=logits_m(cfg.m, da, va))
     x = random_inputs(base, cfg, vocab=min(va, vb))
     fa = responses(base, x, feature=cfg.feature, batch_size=cfg.batch_size)
     fb = responses(suspect, x, feature=cfg.feature, batch_size=cfg.batch_size)
     result = compare(fa, fb, cfg)
-    result.info.update(inputs=cfg.inputs, feature=cfg.feature,
+    result.info.update(inputs=cfg.inputs, feature=cfg.feature, m=cfg.m,
                        dtype=[str(next(m.parameters()).dtype) for m in (base, suspect)])
     return result

@@ -27,7 +27,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-import numpy as np
 import torch
 from torch import nn
 
@@ -35,7 +34,7 @@ from repro.core import stats
 from repro.harness.runtime import ReproError, atomic_write_json, atomic_write_text, generator
 from repro.seedprint import algorithm as sp
 from repro.seedprint import transforms as tf
-from repro.seedprint.algorithm import aligned_algorithm_one
+from repro.seedprint.algorithm import aligned_algorithm_one, logits_m
 
 MODES = ("alg1-hidden", "alg1-logits", "released-hidden", "aligned-hidden")
 TRANSFORMS: dict[str, Callable[[nn.Module, torch.Generator], nn.Module]] = {
@@ -70,13 +69,6 @@ class Row:
         ci = stats.binomial_ci(k, n) if n else None
         return {"k": k, "n": n, "rate": k / n if n else float("nan"),
                 "wilson95": [ci.low, ci.high] if ci is not None else None}
-
-
-def logits_m(m: int, width: int, vocab: int) -> int:
-    """Algorithm 1's fingerprint size on the logits: the hidden mode's share of the dimensions
-    (m of `width`) of the vocabulary. The same m over 4,096+ logits leaves two random top-m sets
-    almost no common dimension (expected m²/V), so the Gaussian null cannot even be drawn."""
-    return min(vocab, max(m, round(m * vocab / width)))
 
 
 def _verdicts(fa: dict[str, torch.Tensor], fb: dict[str, torch.Tensor], cfg: sp.SeedPrintConfig) -> dict[str, bool]:
