@@ -18,36 +18,33 @@ Algorithm 1's Gaussian null is validated by the source on independent *inits* (A
 SP-6); Tables 4c and 5 apply it to *trained* models. `calibration` measures its false-positive
 rate on every pair of the zoo's models of different seeds (trained × trained, init × trained),
 and the verdicts that rest on such pairs (SP-3, SP-4, SP-5) record what it found.
+
+The experiments (the zoo, the calibration, the fine-tunes, the null pairs, Fig 11's persistence)
+are in `repro.seedprint.study`; the fixtures here call it with the profile's sizes and `--device`.
 """
 from __future__ import annotations
 
-import copy
 import itertools
-from dataclasses import dataclass
 
 import numpy as np
 import pytest
-import torch
-from scipy import stats as sps
 
 from repro.core import data, stats
-from repro.core import train as T
-from repro.core.models.hf import random_init_twin
 from repro.harness import catalogue
-from repro.harness.runtime import autocast
-from repro.seedprint import figures
+from repro.seedprint import figures, study
 from repro.seedprint import algorithm as sp
 from repro.seedprint import fingerprint_baselines as fb
-from repro.seedprint.lineage import Lineage, LineageConfig, finetune_pretrained, heldout_windows, weight_change
+from repro.seedprint.lineage import Lineage, LineageConfig, weight_change
+from repro.seedprint.study import Calibration
 
 ALPHA = sp.ALPHA
 WHY_SAME = "001 §6.1.1: same lineage iff p < 0.01"
 WHY_DIFFERENT = "001 §6.1.1: p ≥ 0.01 — not declared one lineage"
-TESTS = (("p_t", "t-test"), ("p_u", "U-test"))
-CAL_LEVEL = 0.05  # the level of the binomial test of a false-positive rate against α
+TESTS = study.TESTS  # (result key, label) of Algorithm 1's t and U tests
+CAL_LEVEL = study.CAL_LEVEL  # the level of the binomial test of a false-positive rate against α
 # the shifted corpus of Table 5 (The Stack) and Table 6 (the fine-tunes) at our scale: part of the
 # claims, so fixed whatever --corpus says (which sets what the lineage pre-trains on)
-SHIFT = "stdlib-code"
+SHIFT = study.SHIFT
 
 # the source's p (t-test, U-test) per pair: 001 Tables 4a, 4b, 4c and Table 5's The Stack rows
 TABLE4A = catalogue.number("SP-1", "table4a")  # (seed a, seed b): s_a vs s_b at init
@@ -90,8 +87,8 @@ def sizes(profile):
 
 
 @pytest.fixture(scope="module")
-def lab(sizes, corpus_name):
-    return Lineage(LineageConfig.from_sizes(sizes["lineage"]), corpus=corpus_name)
+def lab(sizes, corpus_name, device):
+    return Lineage(LineageConfig.from_sizes(sizes["lineage"]), corpus=corpus_name, device=device)
 
 
 @pytest.fixture(scope="module")
@@ -99,53 +96,9 @@ def spcfg(sizes):
     return sp.SeedPrintConfig(n=sizes["n"], length=sizes["length"], m=sizes["m"], inputs="tokens", seed=0)
 
 
-def _pair(a: str, b: str, r: sp.SeedPrintResult, same: bool, label: str | None = None) -> dict:
-    return dict(pair=label or f"{a} vs {b}", a=a, b=b, same=same, p_t=r.paper.p_t, p_u=r.paper.p_u,
-                n_dims=len(r.paper.dims), mean_tau=float(np.mean(r.paper.taus)) if len(r.paper.taus) else float("nan"),
-                taus=r.paper.taus, p_released=r.released.p, z_released=r.released.z)
-
-
-class Zoo:
-    """Models of the lineage experiment and their responses (n × d) to one set of random inputs."""
-
-    def __init__(self, lab: Lineage, seeds, cfg: sp.SeedPrintConfig) -> None:
-        self.lab, self.cfg = lab, cfg
-        self.models: dict[str, torch.nn.Module] = {}
-        self.results = {}
-        self.seed_of: dict[str, int] = {}
-        for s in seeds:
-            self.models[f"init{s}"] = lab.init(s)
-            self.results[f"base{s}"] = lab.base(s, data_seed=0)
-            self.models[f"base{s}"] = self.results[f"base{s}"].model
-            self.seed_of[f"init{s}"] = self.seed_of[f"base{s}"] = s
-        # Table 5: the distractor is seed 123 trained with a *different* data order, then both it
-        # and the true base (seed 1000) continue on the shifted corpus
-        self.results["base123'"] = lab.base(123, data_seed=1)
-        self.models["base123'"] = self.results["base123'"].model
-        self.seed_of["base123'"] = 123
-        for name, seed in (("base1000", 1000), ("base123'", 123)):
-            r = lab.continual(self.results[name], seed=seed, corpus=SHIFT, data_seed=0)
-            self.results[f"{name}+code"] = r
-            self.models[f"{name}+code"] = r.model
-            self.seed_of[f"{name}+code"] = seed
-        self.trained = [k for k in self.models if not k.startswith("init")]
-        self.inputs = sp.random_inputs(self.models[f"init{seeds[0]}"], cfg)
-        self.responses = {k: sp.responses(m, self.inputs, batch_size=100) for k, m in self.models.items()}
-
-    def compare(self, a: str, b: str, same: bool) -> dict:
-        return _pair(a, b, sp.compare(self.responses[a], self.responses[b], self.cfg), same)
-
-    def same_lineage_pairs(self) -> list[dict]:
-        """Every init against its own trained model, and each base against its code descendant."""
-        pairs = [(f"init{s}", f"base{s}") for s in sorted({self.seed_of[k] for k in self.models if k.startswith("init")})]
-        pairs += [("base1000", "base1000+code"), ("base123'", "base123'+code")]
-        return [self.compare(a, b, same=True) for a, b in pairs]
-
-
 @pytest.fixture(scope="module")
 def zoo(lab, sizes, spcfg):
-    torch.manual_seed(0)
-    return Zoo(lab, sizes["seeds"], spcfg)
+    return study.build_zoo(lab, sizes["seeds"], spcfg)
 
 
 @pytest.fixture(scope="module")
@@ -155,11 +108,8 @@ def same_lineage(zoo):
 
 @pytest.fixture(scope="module")
 def reef_inputs(lab):
-    """64 validation windows of 32 tokens of the pre-training corpus: REEF's "same samples" for
-    both models."""
-    _, val, _ = lab.corpus(lab.base_corpus)
-    starts = torch.linspace(0, val.numel() - 33, 64).long()
-    return val[starts.unsqueeze(1) + torch.arange(32)]
+    """REEF's "same samples" for both models: 64 validation windows of the pre-training corpus."""
+    return study.reef_windows(lab)
 
 
 def _row(r: dict, source: tuple | None = None) -> list:
@@ -201,68 +151,16 @@ def _power_no_false_positive(claim, n_pairs: int, what: str) -> None:
 # --------------------------------------------------------------------------- null calibration
 
 
-@dataclass
-class Calibration:
-    """Algorithm 1's verdicts over pairs of unrelated models (different seeds): how often each
-    test flags one (a false positive) against the α it promises."""
-
-    kind: str
-    rows: list[dict]
-
-    @property
-    def n(self) -> int:
-        return len(self.rows)
-
-    def k(self, key: str) -> int:
-        return int(sum(r[key] < ALPHA for r in self.rows))
-
-    def ci(self, key: str) -> stats.BinomialCI:
-        return stats.binomial_ci(self.k(key), self.n)
-
-    def binom_p(self, key: str) -> float:
-        """One-sided exact binomial p of k or more false positives in n pairs at rate α."""
-        return float(sps.binom.sf(self.k(key) - 1, self.n, ALPHA))
-
-    def size(self) -> float:
-        """P(binom_p < CAL_LEVEL) when the rate is exactly α: the test's own false alarm."""
-        k = next(k for k in range(self.n + 2) if sps.binom.sf(k - 1, self.n, ALPHA) < CAL_LEVEL)
-        return float(sps.binom.sf(k - 1, self.n, ALPHA))
-
-    def miscalibrated(self, key: str) -> bool:
-        return self.binom_p(key) < CAL_LEVEL
-
-    def summary(self) -> str:
-        parts = []
-        for key, label in TESTS:
-            ci = self.ci(key)
-            parts.append(f"{label} {self.k(key)}/{self.n} (Wilson 95% {ci.low:.3f}–{ci.high:.3f}, binomial p "
-                         f"{self.binom_p(key):.2g}{': miscalibrated' if self.miscalibrated(key) else ''})")
-        return f"{self.kind}: " + "; ".join(parts)
-
-
 @pytest.fixture(scope="module")
 def null_responses(lab, sizes, zoo):
-    """Responses of `n_null_models` independent inits (seeds 10_000 + i) on the zoo's inputs."""
-    seeds = [10_000 + i for i in range(sizes["n_null_models"])]
-    return {s: sp.responses(lab.init(s), zoo.inputs, batch_size=100) for s in seeds}
+    """Responses of `n_null_models` independent inits on the zoo's inputs."""
+    return study.null_responses(lab, sizes["n_null_models"], zoo.inputs)
 
 
 @pytest.fixture(scope="module")
 def calibration(zoo, null_responses, spcfg, sizes) -> dict[str, Calibration]:
-    """Every pair of the zoo's trained models of different seeds (trained × trained: what Table 5's
-    distractor and the extended Table 4c are), and every init (the zoo's four and the first
-    `calibration_null_inits` null models) against every trained model of another seed (init ×
-    trained: Table 4c, SP-5's null)."""
-    tt = [zoo.compare(a, b, same=False) for a, b in itertools.combinations(zoo.trained, 2)
-          if zoo.seed_of[a] != zoo.seed_of[b]]
-    nulls = sorted(null_responses)[:sizes["calibration_null_inits"]]
-    resp = {**{k: zoo.responses[k] for k in zoo.models if k.startswith("init")},
-            **{f"null{s}": null_responses[s] for s in nulls}}
-    seed_of = {**zoo.seed_of, **{f"null{s}": s for s in nulls}}
-    it = [_pair(a, b, sp.compare(resp[a], zoo.responses[b], spcfg), same=False)
-          for a in resp for b in zoo.trained if seed_of[a] != seed_of[b]]
-    return {"trained": Calibration("trained × trained, different seeds", tt),
-            "init": Calibration("init × trained, different seeds", it)}
+    """Alg. 1's false positives on the zoo's trained × trained and init × trained pairs of different seeds."""
+    return study.calibrate(zoo, null_responses, spcfg, sizes["calibration_null_inits"])
 
 
 def _record_calibration(claim, cal: Calibration, depends: str) -> None:
@@ -381,13 +279,7 @@ def test_trained_models_with_one_data_order_do_not_match(claim, zoo, sizes, prof
 
 @pytest.fixture(scope="module")
 def table5(zoo, reef_inputs):
-    out = []
-    for suspect, same in (("base1000+code", True), ("base123'+code", False)):
-        r = zoo.compare("base1000", suspect, same=same)
-        r["baselines"] = fb.all_baselines(zoo.models["base1000"], zoo.models[suspect], reef_inputs)
-        r["val_loss"] = zoo.results[suspect].final_val_loss
-        out.append(r)
-    return out
+    return study.table5_pairs(zoo, reef_inputs)
 
 
 def _table5(claim, rows) -> None:
@@ -461,28 +353,18 @@ def test_bias_persists_through_training(claim, zoo, lab, spcfg, sizes):
     """τ between init 42 and each checkpoint of its own training on init 42's top-m mean dims,
     against checkpoints of seed 123's training (the different-seed baseline)."""
     claim.corpus(lab.base_corpus)
-    steps = sorted(zoo.results["base42"].snapshots)
     m = spcfg.m
-    init = zoo.responses["init42"]
-    dims = sorted(torch.topk(init.double().mean(0), m).indices.tolist())
-    lineage, baseline, ps = [], [], []
-    bonferroni = len(steps) - 1
-    for step in steps:
-        own = sp.responses(lab.snapshot(zoo.results["base42"], step, 42), zoo.inputs, batch_size=100)
-        other = sp.responses(lab.snapshot(zoo.results["base123"], step, 123), zoo.inputs, batch_size=100)
-        lineage.append(sp.kendall_per_dim(init, own, dims))
-        baseline.append(sp.kendall_per_dim(init, other, dims))
-        p = sps.mannwhitneyu(lineage[-1], baseline[-1], alternative="greater").pvalue
-        ps.append(min(1.0, p * bonferroni) if step > 0 else float("nan"))
-        claim.record(f"step {step}: mean τ, same init (top-{m} dims)", float(lineage[-1].mean()), compare="none")
-        claim.record(f"step {step}: mean τ, other-seed baseline", float(baseline[-1].mean()), compare="none")
+    fig11 = study.persistence(zoo, lab, m)
+    steps, lineage, baseline = fig11.steps, fig11.lineage, fig11.baseline
+    for step, own, other in zip(steps, lineage, baseline):
+        claim.record(f"step {step}: mean τ, same init (top-{m} dims)", float(own.mean()), compare="none")
+        claim.record(f"step {step}: mean τ, other-seed baseline", float(other.mean()), compare="none")
     claim.figure(figures.fig11_persistence(steps, lineage, baseline, m), "fig11")
     # negative control at the last checkpoint: another unrelated trained model (seed 2000) in place
     # of seed 42's own — the "shifted upward" comparison must not hold between two other seeds
     last = steps[-1]
-    unrelated = sp.kendall_per_dim(init, zoo.responses["base2000"], dims)
-    p_ctl = min(1.0, float(sps.mannwhitneyu(unrelated, baseline[-1], alternative="greater").pvalue) * bonferroni)
-    for step, p in zip(steps, ps):
+    p_ctl = fig11.p_control
+    for step, p in zip(steps, fig11.ps):
         if step == 0:
             continue
         kw = dict(control=p_ctl, control_name="seed 2000's trained model in place of seed 42's") if step == last else {}
@@ -495,57 +377,13 @@ def test_bias_persists_through_training(claim, zoo, lab, spcfg, sizes):
 # 001 Table 6: PCS between Llama-2-7B and its fine-tunes; the two that PCS resolves from 1.0000
 # with the fewest tokens (Llama-2-finance 5M, Vicuna 370M) moved 1 − PCS = 2.1e-3 and 1.5e-3
 TABLE6_PCS = catalogue.number("SP-5", "table6_pcs")
-SKIP_EMBED = ("embed", "lm_head")  # the fine-tune freezes the (tied) token embedding
-
-
-@dataclass
-class Descendant:
-    name: str
-    pair: dict  # original vs its fine-tune
-    null: dict  # original vs a random-init model of the same config (one width, one tokenizer)
-    tokens: int
-    nll_before: np.ndarray  # per held-out code window
-    nll_after: np.ndarray
-    rel_change: float  # ‖Δθ‖/‖θ‖ over the fine-tuned parameters
-    one_minus_pcs: float  # 1 − PCS over the fine-tuned parameters (Table 6's PCS column)
-
-    def nll_drop(self) -> tuple[float, float, float]:
-        """Mean per-window drop of held-out NLL and its 95% t-interval."""
-        d = self.nll_before - self.nll_after
-        mean, sem = stats.mean_sem(d)
-        half = float(sps.t.ppf(0.975, len(d) - 1)) * sem
-        return mean, mean - half, mean + half
 
 
 @pytest.fixture(scope="module")
-def finetunes(pretrained, model_names, sizes):
+def finetunes(pretrained, model_names, sizes, device):
+    """(SeedPrint config, name → Descendant): Table 6's code fine-tunes of the embedded models."""
     ps = sizes["pretrained"]
-    cfg = sp.SeedPrintConfig(n=ps["n"], length=ps["length"], m=ps["m"], seed=0)
-    out = {}
-    for name in model_names[:ps["finetune_models"]]:
-        base, tok = pretrained(name)
-        device = next(base.parameters()).device
-        windows = heldout_windows(tok, SHIFT, n=ps["heldout_windows"], seq_len=ps["finetune_seq_len"])
-        with autocast("auto", device):  # the policy dtype, as the fine-tune itself; paired before/after
-            before = T.window_losses(base, windows, batch=8).numpy()
-        tuned = copy.deepcopy(base)
-        finetune_pretrained(tuned, tok, name=name, corpus=SHIFT, steps=ps["finetune_steps"], lr=ps["finetune_lr"],
-                            batch_size=ps["finetune_batch"], seq_len=ps["finetune_seq_len"])
-        tuned.eval()
-        with autocast("auto", device):
-            after = T.window_losses(tuned, windows, batch=8).numpy()
-        twin = random_init_twin(base, seed=0)
-        x = sp.random_inputs(base, cfg)
-        f_base, f_tuned, f_twin = (sp.responses(m, x, batch_size=50) for m in (base, tuned, twin))
-        out[name] = Descendant(
-            name,
-            _pair(name, f"{name}+code ft", sp.compare(f_base, f_tuned, cfg), same=True),
-            _pair(name, f"random-init {name}", sp.compare(f_base, f_twin, cfg), same=False),
-            ps["finetune_steps"] * ps["finetune_batch"] * ps["finetune_seq_len"], before, after,
-            weight_change(base, tuned, skip=SKIP_EMBED),
-            1.0 - fb.pcs(base, tuned, exclude=SKIP_EMBED).similarity)
-        del tuned, twin
-    return cfg, out
+    return study.finetune_descendants(pretrained, model_names[:ps["finetune_models"]], ps, device)
 
 
 @pytest.mark.policy_dtype
@@ -598,17 +436,8 @@ def test_finetuned_pretrained_models_match(claim, finetunes, calibration, sizes,
 
 @pytest.fixture(scope="module")
 def null_pairs(null_responses, spcfg):
-    """All pairs of the independent inits: (p_t, p_u, p_released) per pair, the pooled τ's, the
-    τ's of disjoint pairs (each model in one pair: independent samples), and the model count."""
-    seeds = sorted(null_responses)
-    rows, pooled, by_pair = [], [], {}
-    for a, b in itertools.combinations(seeds, 2):
-        r = sp.compare(null_responses[a], null_responses[b], spcfg)
-        rows.append(dict(p_t=r.paper.p_t, p_u=r.paper.p_u, p_released=r.released.p))
-        pooled.extend(r.paper.taus.tolist())
-        by_pair[(a, b)] = r.paper.taus
-    disjoint = np.concatenate([by_pair[(seeds[i], seeds[i + 1])] for i in range(0, len(seeds) - 1, 2)])
-    return rows, np.array(pooled), disjoint, len(seeds)
+    """(rows of p's, pooled τ's, disjoint pairs' τ's, model count) over all pairs of the independent inits."""
+    return study.null_pairs(null_responses, spcfg)
 
 
 def _fpr_rows(claim, cal: Calibration) -> list:
@@ -685,19 +514,19 @@ def test_null_correlations_are_gaussian_around_zero(claim, null_pairs, spcfg, sa
     _, pooled, disjoint, n_models = null_pairs
     sigma = sp.tau_std(spcfg.n)
     mean, sem = stats.mean_sem(disjoint)
-    normal_p = float(sps.normaltest(disjoint).pvalue)
+    normal_p = stats.normality_p(disjoint)
     claim.record(f"τ's of {n_models // 2} disjoint init pairs (identity dims)", len(disjoint), compare="none")
     claim.record("std of τ / τ_std(n) of independent samples (disjoint pairs)", float(disjoint.std(ddof=1) / sigma),
                  compare="none")
-    claim.record("excess kurtosis of the disjoint pairs' τ's (Gaussian: 0)", float(sps.kurtosis(disjoint)), compare="none")
+    claim.record("excess kurtosis of the disjoint pairs' τ's (Gaussian: 0)", stats.excess_kurtosis(disjoint), compare="none")
     claim.record(f"all {len(pooled)} pooled τ's (pairs share models, not independent): mean", float(pooled.mean()),
                  compare="none")
     claim.record("all pooled τ's: D'Agostino–Pearson normality p (not independent samples)",
-                 float(sps.normaltest(pooled).pvalue), compare="none")
+                 stats.normality_p(pooled), compare="none")
     claim.figure(figures.fig13_null(pooled, sigma, spcfg.n), "fig13")
     # under the source's Gaussian null around 0 the normality test passes with probability 1 − α
     # and the mean test with P(|Z| ≤ 4) (independent samples)
-    claim.power((1 - ALPHA) * float(1 - 2 * sps.norm.sf(4)),
+    claim.power((1 - ALPHA) * (1 - 2 * stats.normal_sf(4)),
                 effect="τ's of independent inits are Gaussian around 0 (Fig 13)",
                 method="the two checks' sizes under that null: (1 − 0.01)·P(|Z| ≤ 4), independent samples",
                 decide="any size (the checks keep their level)")

@@ -12,5 +12,8 @@ scale, for `claims/test_seedprint.py`; `repro seedprint` (the command) runs `alg
   per mode on descendants, function-preserving rewrites and unrelated pairs (issue 23).
 - `transforms`: function-preserving rewrites of a model's weights (residual basis, MLP units
   and heads permuted, scales folded into a norm).
+- `study`: the lineage study the claims read — the zoo of App B.4 and its responses, REEF's
+  windows and Table 5's pairs, the null calibration (App B.3.1), Table 6's fine-tuned
+  descendants and Fig 11's persistence.
 - `figures`: the builders of Tables 4–6 (p-values), Fig 11, Fig 13 and the baseline bars.
 """

@@ -65,12 +65,16 @@ class LineageConfig:
 class Lineage:
     """Builds and trains (or loads from the cache) the models of one lineage experiment."""
 
-    def __init__(self, cfg: LineageConfig, *, corpus: str = "brown", progress: bool = False) -> None:
+    def __init__(self, cfg: LineageConfig, *, corpus: str = "brown", progress: bool = False,
+                 device: torch.device | str = "cpu") -> None:
         """`corpus`: what `base` pre-trains on (a repro.core.data corpus name or a directory; the
-        claims pass `--corpus`); a continual training names its own (the shifted corpus)."""
+        claims pass `--corpus`); a continual training names its own (the shifted corpus).
+        `device`: where every model of the lineage is built, trained and loaded (the claims pass
+        `--device`); the weights are drawn on the CPU first, so they are the same on any device."""
         self.cfg = cfg
         self.base_corpus = corpus
         self.progress = progress
+        self.device = torch.device(device)
         self._corpora: dict[str, tuple[torch.Tensor, torch.Tensor, dict]] = {}
 
     def corpus(self, name: str | None = None) -> tuple[torch.Tensor, torch.Tensor, dict]:
@@ -84,7 +88,7 @@ class Lineage:
     def init(self, seed: int) -> nn.Module:
         c = self.cfg
         return build_model("llama", n_layer=c.n_layer, n_head=c.n_head, d_model=c.d_model,
-                           vocab_size=c.vocab_size, n_positions=c.n_positions, seed=seed)
+                           vocab_size=c.vocab_size, n_positions=c.n_positions, seed=seed).to(self.device)
 
     def _train_config(self, *, steps: int, seed: int, data_seed: int, corpus: str,
                       snapshots: tuple[int, ...] = ()) -> T.TrainConfig:

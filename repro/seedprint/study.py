@@ -1,0 +1,299 @@
+"""The lineage study behind `claims/test_seedprint.py` (001 §5–6.1, App B.3–B.4), at our scale.
+
+What the SP claims (and BB-7) read, built once per module by the claim file's fixtures:
+
+- `Zoo` (`build_zoo`): the lineage of App B.4 — LLaMA-style inits of the profile's seeds (42, 123,
+  1000, 2000), each pre-trained on the run's corpus with one data order (Tables 4a–4c), a
+  distractor (seed 123, another data order) and continual training of seed 1000 and of the
+  distractor on the shifted corpus (Table 5) — and every model's responses to one set of random
+  token inputs; `reef_windows`, REEF's shared inputs; `table5_pairs`, Table 5's two suspects with
+  the four baselines of App B.3.2.
+- `Calibration` (`calibrate`, `null_responses`, `null_pairs`): Algorithm 1's false-positive rate
+  on pairs of unrelated models — independent inits (App B.3.1, Fig 13) and the zoo's trained
+  models of different seeds (where Tables 4c and 5 apply the Gaussian null) — with the exact
+  binomial test of that rate against α.
+- `Descendant` (`finetune_descendants`): Table 6 at our scale — an embedded pretrained model
+  against its code fine-tune and against a random-init model of its config.
+- `Persistence` (`persistence`): §5 / Fig 11 — τ between init 42 and each checkpoint of its own
+  training against seed 123's checkpoints.
+
+Every model is built, trained or loaded on the `device` given (a `Lineage` carries its own);
+inputs and responses are drawn exactly as on the CPU.
+"""
+from __future__ import annotations
+
+import copy
+import itertools
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import numpy as np
+import torch
+
+from repro.core import stats
+from repro.core import train as T
+from repro.core.models.hf import random_init_twin
+from repro.harness.runtime import autocast
+from repro.seedprint import algorithm as sp
+from repro.seedprint import fingerprint_baselines as fb
+from repro.seedprint.lineage import Lineage, finetune_pretrained, heldout_windows, weight_change
+
+ALPHA = sp.ALPHA
+TESTS = (("p_t", "t-test"), ("p_u", "U-test"))  # Algorithm 1's two tests (001 §6.1.1): result key, label
+CAL_LEVEL = 0.05  # the level of the binomial test of a false-positive rate against α
+# the shifted corpus of Table 5 (The Stack) and Table 6 (the fine-tunes) at our scale: part of the
+# claims, so fixed whatever --corpus says (which sets what the lineage pre-trains on)
+SHIFT = "stdlib-code"
+SKIP_EMBED = ("embed", "lm_head")  # the fine-tune freezes the (tied) token embedding
+
+
+def pair_row(a: str, b: str, r: sp.SeedPrintResult, same: bool, label: str | None = None) -> dict:
+    """One pair's row: Algorithm 1's (t, U) p, |S|, mean τ on S and τ's, the released variant's
+    p and z; `same`: whether the pair is one lineage."""
+    return dict(pair=label or f"{a} vs {b}", a=a, b=b, same=same, p_t=r.paper.p_t, p_u=r.paper.p_u,
+                n_dims=len(r.paper.dims), mean_tau=float(np.mean(r.paper.taus)) if len(r.paper.taus) else float("nan"),
+                taus=r.paper.taus, p_released=r.released.p, z_released=r.released.z)
+
+
+# --------------------------------------------------------------------------- the zoo (App B.4, Tables 4–5)
+
+
+class Zoo:
+    """Models of the lineage experiment (001 App B.4, Tables 4a–4c and 5) and their responses
+    (n × d) to one set of random inputs."""
+
+    def __init__(self, lab: Lineage, seeds, cfg: sp.SeedPrintConfig) -> None:
+        self.lab, self.cfg = lab, cfg
+        self.models: dict[str, torch.nn.Module] = {}
+        self.results = {}
+        self.seed_of: dict[str, int] = {}
+        for s in seeds:
+            self.models[f"init{s}"] = lab.init(s)
+            self.results[f"base{s}"] = lab.base(s, data_seed=0)
+            self.models[f"base{s}"] = self.results[f"base{s}"].model
+            self.seed_of[f"init{s}"] = self.seed_of[f"base{s}"] = s
+        # Table 5: the distractor is seed 123 trained with a *different* data order, then both it
+        # and the true base (seed 1000) continue on the shifted corpus
+        self.results["base123'"] = lab.base(123, data_seed=1)
+        self.models["base123'"] = self.results["base123'"].model
+        self.seed_of["base123'"] = 123
+        for name, seed in (("base1000", 1000), ("base123'", 123)):
+            r = lab.continual(self.results[name], seed=seed, corpus=SHIFT, data_seed=0)
+            self.results[f"{name}+code"] = r
+            self.models[f"{name}+code"] = r.model
+            self.seed_of[f"{name}+code"] = seed
+        self.trained = [k for k in self.models if not k.startswith("init")]
+        self.inputs = sp.random_inputs(self.models[f"init{seeds[0]}"], cfg).to(lab.device)
+        self.responses = {k: sp.responses(m, self.inputs, batch_size=100) for k, m in self.models.items()}
+
+    def compare(self, a: str, b: str, same: bool) -> dict:
+        return pair_row(a, b, sp.compare(self.responses[a], self.responses[b], self.cfg), same)
+
+    def same_lineage_pairs(self) -> list[dict]:
+        """Every init against its own trained model, and each base against its code descendant."""
+        pairs = [(f"init{s}", f"base{s}") for s in sorted({self.seed_of[k] for k in self.models if k.startswith("init")})]
+        pairs += [("base1000", "base1000+code"), ("base123'", "base123'+code")]
+        return [self.compare(a, b, same=True) for a, b in pairs]
+
+
+def build_zoo(lab: Lineage, seeds, cfg: sp.SeedPrintConfig) -> Zoo:
+    """The zoo of `lab` (on `lab.device`), with torch's global RNG seeded first."""
+    torch.manual_seed(0)
+    return Zoo(lab, seeds, cfg)
+
+
+def reef_windows(lab: Lineage) -> torch.Tensor:
+    """64 validation windows of 32 tokens of the pre-training corpus: REEF's "same samples" for
+    both models (App B.3.2), on `lab.device`."""
+    _, val, _ = lab.corpus(lab.base_corpus)
+    starts = torch.linspace(0, val.numel() - 33, 64).long()
+    return val[starts.unsqueeze(1) + torch.arange(32)].to(lab.device)
+
+
+def table5_pairs(zoo: Zoo, reef_inputs: torch.Tensor) -> list[dict]:
+    """001 Table 5 (the code shift): base seed 1000 against its continual-trained descendant and
+    against the distractor's, each with the four baselines (App B.3.2) and the suspect's val loss."""
+    out = []
+    for suspect, same in (("base1000+code", True), ("base123'+code", False)):
+        r = zoo.compare("base1000", suspect, same=same)
+        r["baselines"] = fb.all_baselines(zoo.models["base1000"], zoo.models[suspect], reef_inputs)
+        r["val_loss"] = zoo.results[suspect].final_val_loss
+        out.append(r)
+    return out
+
+
+# --------------------------------------------------------------------------- null calibration (App B.3.1)
+
+
+@dataclass
+class Calibration:
+    """Algorithm 1's verdicts over pairs of unrelated models (different seeds): how often each
+    test flags one (a false positive) against the α it promises (001 App B.3.1's null)."""
+
+    kind: str
+    rows: list[dict]
+
+    @property
+    def n(self) -> int:
+        return len(self.rows)
+
+    def k(self, key: str) -> int:
+        return int(sum(r[key] < ALPHA for r in self.rows))
+
+    def ci(self, key: str) -> stats.BinomialCI:
+        return stats.binomial_ci(self.k(key), self.n)
+
+    def binom_p(self, key: str) -> float:
+        """One-sided exact binomial p of k or more false positives in n pairs at rate α."""
+        return stats.binomial_tail(self.k(key), self.n, ALPHA)
+
+    def size(self) -> float:
+        """P(binom_p < CAL_LEVEL) when the rate is exactly α: the test's own false alarm."""
+        k = next(k for k in range(self.n + 2) if stats.binomial_tail(k, self.n, ALPHA) < CAL_LEVEL)
+        return stats.binomial_tail(k, self.n, ALPHA)
+
+    def miscalibrated(self, key: str) -> bool:
+        return self.binom_p(key) < CAL_LEVEL
+
+    def summary(self) -> str:
+        parts = []
+        for key, label in TESTS:
+            ci = self.ci(key)
+            parts.append(f"{label} {self.k(key)}/{self.n} (Wilson 95% {ci.low:.3f}–{ci.high:.3f}, binomial p "
+                         f"{self.binom_p(key):.2g}{': miscalibrated' if self.miscalibrated(key) else ''})")
+        return f"{self.kind}: " + "; ".join(parts)
+
+
+def null_responses(lab: Lineage, n_models: int, inputs: torch.Tensor) -> dict[int, torch.Tensor]:
+    """Responses of `n_models` independent inits (seeds 10_000 + i, on `lab.device`) on the
+    zoo's inputs: App B.3.1's null models."""
+    seeds = [10_000 + i for i in range(n_models)]
+    return {s: sp.responses(lab.init(s), inputs, batch_size=100) for s in seeds}
+
+
+def calibrate(zoo: Zoo, null_responses: dict[int, torch.Tensor], cfg: sp.SeedPrintConfig,
+              n_null_inits: int) -> dict[str, Calibration]:
+    """Every pair of the zoo's trained models of different seeds (trained × trained: what Table 5's
+    distractor and the extended Table 4c are), and every init (the zoo's four and the first
+    `n_null_inits` null models) against every trained model of another seed (init × trained:
+    Table 4c, SP-5's null)."""
+    tt = [zoo.compare(a, b, same=False) for a, b in itertools.combinations(zoo.trained, 2)
+          if zoo.seed_of[a] != zoo.seed_of[b]]
+    nulls = sorted(null_responses)[:n_null_inits]
+    resp = {**{k: zoo.responses[k] for k in zoo.models if k.startswith("init")},
+            **{f"null{s}": null_responses[s] for s in nulls}}
+    seed_of = {**zoo.seed_of, **{f"null{s}": s for s in nulls}}
+    it = [pair_row(a, b, sp.compare(resp[a], zoo.responses[b], cfg), same=False)
+          for a in resp for b in zoo.trained if seed_of[a] != seed_of[b]]
+    return {"trained": Calibration("trained × trained, different seeds", tt),
+            "init": Calibration("init × trained, different seeds", it)}
+
+
+def null_pairs(null_responses: dict[int, torch.Tensor], cfg: sp.SeedPrintConfig
+               ) -> tuple[list[dict], np.ndarray, np.ndarray, int]:
+    """All pairs of the independent inits (App B.3.1, Fig 13): (p_t, p_u, p_released) per pair,
+    the pooled τ's, the τ's of disjoint pairs (each model in one pair: independent samples), and
+    the model count."""
+    seeds = sorted(null_responses)
+    rows, pooled, by_pair = [], [], {}
+    for a, b in itertools.combinations(seeds, 2):
+        r = sp.compare(null_responses[a], null_responses[b], cfg)
+        rows.append(dict(p_t=r.paper.p_t, p_u=r.paper.p_u, p_released=r.released.p))
+        pooled.extend(r.paper.taus.tolist())
+        by_pair[(a, b)] = r.paper.taus
+    disjoint = np.concatenate([by_pair[(seeds[i], seeds[i + 1])] for i in range(0, len(seeds) - 1, 2)])
+    return rows, np.array(pooled), disjoint, len(seeds)
+
+
+# --------------------------------------------------------------------------- fine-tuned descendants (Table 6)
+
+
+@dataclass
+class Descendant:
+    """001 Table 6 at our scale: a pretrained model against its code fine-tune."""
+
+    name: str
+    pair: dict  # original vs its fine-tune
+    null: dict  # original vs a random-init model of the same config (one width, one tokenizer)
+    tokens: int
+    nll_before: np.ndarray  # per held-out code window
+    nll_after: np.ndarray
+    rel_change: float  # ‖Δθ‖/‖θ‖ over the fine-tuned parameters
+    one_minus_pcs: float  # 1 − PCS over the fine-tuned parameters (Table 6's PCS column)
+
+    def nll_drop(self) -> tuple[float, float, float]:
+        """Mean per-window drop of held-out NLL and its 95% t-interval."""
+        d = self.nll_before - self.nll_after
+        mean, sem = stats.mean_sem(d)
+        half = stats.t_quantile(0.975, len(d) - 1) * sem
+        return mean, mean - half, mean + half
+
+
+def finetune_descendants(pretrained: Callable[[str], tuple[torch.nn.Module, Any]], names, ps: dict,
+                         device: torch.device | str) -> tuple[sp.SeedPrintConfig, dict[str, Descendant]]:
+    """Each of `names` (loaded by `pretrained(name)` on `device`) fine-tuned on the shifted corpus
+    (`lineage.finetune_pretrained`, token embedding frozen), its held-out code NLL before and after
+    (paired by window), its weight change, and Algorithm 1 against the fine-tune and against a
+    random-init model of its config. `ps`: the profile's "pretrained" row."""
+    device = torch.device(device)
+    cfg = sp.SeedPrintConfig(n=ps["n"], length=ps["length"], m=ps["m"], seed=0)
+    out = {}
+    for name in names:
+        base, tok = pretrained(name)
+        windows = heldout_windows(tok, SHIFT, n=ps["heldout_windows"], seq_len=ps["finetune_seq_len"]).to(device)
+        with autocast("auto", device):  # the policy dtype, as the fine-tune itself; paired before/after
+            before = T.window_losses(base, windows, batch=8).numpy()
+        tuned = copy.deepcopy(base)
+        finetune_pretrained(tuned, tok, name=name, corpus=SHIFT, steps=ps["finetune_steps"], lr=ps["finetune_lr"],
+                            batch_size=ps["finetune_batch"], seq_len=ps["finetune_seq_len"])
+        tuned.eval()
+        with autocast("auto", device):
+            after = T.window_losses(tuned, windows, batch=8).numpy()
+        twin = random_init_twin(base, seed=0).to(device)
+        x = sp.random_inputs(base, cfg).to(device)
+        f_base, f_tuned, f_twin = (sp.responses(m, x, batch_size=50) for m in (base, tuned, twin))
+        out[name] = Descendant(
+            name,
+            pair_row(name, f"{name}+code ft", sp.compare(f_base, f_tuned, cfg), same=True),
+            pair_row(name, f"random-init {name}", sp.compare(f_base, f_twin, cfg), same=False),
+            ps["finetune_steps"] * ps["finetune_batch"] * ps["finetune_seq_len"], before, after,
+            weight_change(base, tuned, skip=SKIP_EMBED),
+            1.0 - fb.pcs(base, tuned, exclude=SKIP_EMBED).similarity)
+        del tuned, twin
+    return cfg, out
+
+
+# --------------------------------------------------------------------------- persistence through training (§5, Fig 11)
+
+
+@dataclass
+class Persistence:
+    """001 §5 / Fig 11 (BB-7): τ per dimension between init 42's responses and each checkpoint of
+    its own training, and of seed 123's (the different-seed baseline), on init 42's top-m mean dims."""
+
+    steps: list[int]
+    dims: list[int]
+    lineage: list[np.ndarray]  # per step: τ's, init 42 vs its own checkpoint
+    baseline: list[np.ndarray]  # per step: τ's, init 42 vs seed 123's checkpoint
+    ps: list[float]  # per step: one-sided Mann–Whitney p (lineage > baseline), Bonferroni over steps > 0; nan at 0
+    p_control: float  # the same at the last step with seed 2000's trained model in place of seed 42's
+
+
+def persistence(zoo: Zoo, lab: Lineage, m: int) -> Persistence:
+    """Fig 11's experiment on the zoo's seed-42 and seed-123 trainings (their snapshots, loaded on
+    `lab.device`), with the negative control: seed 2000's trained model against the last baseline."""
+    steps = sorted(zoo.results["base42"].snapshots)
+    init = zoo.responses["init42"]
+    dims = sorted(torch.topk(init.double().mean(0), m).indices.tolist())
+    lineage, baseline, ps = [], [], []
+    bonferroni = len(steps) - 1
+    for step in steps:
+        own = sp.responses(lab.snapshot(zoo.results["base42"], step, 42), zoo.inputs, batch_size=100)
+        other = sp.responses(lab.snapshot(zoo.results["base123"], step, 123), zoo.inputs, batch_size=100)
+        lineage.append(sp.kendall_per_dim(init, own, dims))
+        baseline.append(sp.kendall_per_dim(init, other, dims))
+        p = stats.mann_whitney_u(lineage[-1], baseline[-1], alternative="greater").p
+        ps.append(min(1.0, p * bonferroni) if step > 0 else float("nan"))
+    unrelated = sp.kendall_per_dim(init, zoo.responses["base2000"], dims)
+    p_ctl = min(1.0, stats.mann_whitney_u(unrelated, baseline[-1], alternative="greater").p * bonferroni)
+    return Persistence(steps, dims, lineage, baseline, ps, p_ctl)
