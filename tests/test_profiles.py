@@ -70,3 +70,12 @@ def test_unknown_profile_and_experiment_are_one_clear_error():
         P.get_profile("huge")
     with pytest.raises(ReproError, match="no sizes for experiment 'bb_99'"):
         P.get_profile("ci").sizes("bb_99")
+
+
+def test_lineage_sizes_are_checked_against_their_config():
+    from repro.seedprint.lineage import LineageConfig
+
+    for name in P.PROFILES:
+        LineageConfig.from_sizes(P.get_profile(name).sizes("seedprint")["lineage"])
+    with pytest.raises(ReproError, match=r"\['stepz'\] are not fields of LineageConfig"):
+        LineageConfig.from_sizes({"stepz": 3})

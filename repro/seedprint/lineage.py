@@ -55,8 +55,10 @@ class LineageConfig:
     @classmethod
     def from_sizes(cls, sizes: dict[str, Any]) -> "LineageConfig":
         known = {f.name for f in fields(cls)}
-        kw = {k: (tuple(v) if k == "snapshot_steps" else v) for k, v in sizes.items() if k in known}
-        return cls(**kw)
+        unknown = sorted(set(sizes) - known)
+        if unknown:  # a misspelt size would otherwise be dropped in silence
+            raise ReproError(f"lineage sizes {unknown} are not fields of LineageConfig ({', '.join(sorted(known))})")
+        return cls(**{k: (tuple(v) if k == "snapshot_steps" else v) for k, v in sizes.items()})
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
