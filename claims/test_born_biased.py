@@ -11,13 +11,13 @@ source's effect.
 """
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
 import pytest
-from scipy import stats as sps
 
-from repro.born_biased import figures, init_bias
+from repro.born_biased import figures, init_bias, preference_stats
 from repro.core import plotting, stats
 from repro.harness import catalogue
 from repro.harness.runtime import derive_seed
@@ -37,8 +37,8 @@ SOURCE_RHO1 = catalogue.number("BB-4", "rho1")  # Prop 2: 1/π
 
 
 @pytest.fixture(scope="module")
-def mlp_stack(profile):
-    return init_bias.mlp_stack_similarity(**profile.sizes("bb_4"))
+def mlp_stack(profile, device):
+    return init_bias.mlp_stack_similarity(device=device, **profile.sizes("bb_4"))
 
 
 @pytest.mark.claim("BB-4")
@@ -52,7 +52,7 @@ def test_relu_mlp0_contracts_along_the_arccos_map(claim, mlp_stack):
     # Fig 5's footnote 5: without norm or residual the signal's scale vanishes with depth (the
     # source's late drop of ρ̄ is attributed to it). Context only: at our depth and float32 the
     # scale shrinks but stays far from underflow, so we see no drop.
-    claim.record("rms of ReLU MLP0 output, block L / block 1", relu_rms_ratio(mlp_stack))
+    claim.record("rms of ReLU MLP0 output, block L / block 1", mlp_stack.relu_rms_ratio())
     claim.figure(figures.fig5_mlp_stack(mlp_stack), "fig5")
     claim.table("Fig 5 at our scale: mean ± SE per block " + str(mlp_stack.sizes),
                 ["block l", "ReLU MLP0", "arc-cos theory", "tanh MLP0", "standard (LN+res)"],
@@ -71,26 +71,17 @@ def test_relu_mlp0_contracts_along_the_arccos_map(claim, mlp_stack):
                 control=float(np.diff(tanh.values, axis=1).min()), control_name=ctl)
 
 
-def relu_rms_ratio(res) -> float:
-    return float(res.rms["relu"].mean[-1] / res.rms["relu"].mean[0])
-
-
 @pytest.mark.claim("BB-4")
 def test_tanh_mlp0_keeps_sequences_orthogonal(claim, mlp_stack):
     """Prop 2: E ρ̄ = 0 exactly for tanh (odd activation, independent inputs) — no width allowance.
     Every block's mean is tested against 0 with a t-test across models, Bonferroni over blocks.
     Control: ReLU MLP0 on the same weights, through the same two tests."""
     tanh, relu = mlp_stack.curves["tanh"], mlp_stack.curves["relu"]
-    df = len(tanh.values) - 1
-
-    def bonferroni_p(c) -> float:
-        t = c.mean / c.sem
-        return float(min(1.0, (2 * sps.t.sf(np.abs(t), df=df) * len(t)).min()))
-
     claim.record("max |ρ̄_l| over blocks, tanh MLP0", float(np.abs(tanh.mean).max()))
     ctl = "ReLU MLP0 on the same weights (asymmetric)"
-    claim.check("Bonferroni t-test p of ρ̄_l = 0 (smallest over blocks)", bonferroni_p(tanh), 0.01, compare="ge",
-                why="reject 'ρ̄ = 0' only at p < 0.01", control=bonferroni_p(relu), control_name=ctl)
+    claim.check("Bonferroni t-test p of ρ̄_l = 0 (smallest over blocks)", init_bias.bonferroni_zero_mean_p(tanh), 0.01,
+                compare="ge", why="reject 'ρ̄ = 0' only at p < 0.01", control=init_bias.bonferroni_zero_mean_p(relu),
+                control_name=ctl)
     claim.check("largest |ρ̄_l| / SE_l over blocks, tanh MLP0", float(np.abs(tanh.mean / tanh.sem).max()), Z,
                 compare="le", why=f"every block within {Z:g} MC standard errors of 0",
                 control=float(np.abs(relu.mean / relu.sem).max()), control_name=ctl)
@@ -100,9 +91,9 @@ def test_tanh_mlp0_keeps_sequences_orthogonal(claim, mlp_stack):
 
 
 @pytest.fixture(scope="module")
-def two_blocks(profile):
+def two_blocks(profile, device):
     sizes = profile.sizes("bb_4_2")
-    return [init_bias.two_block_similarity(**{**sizes, "T": T}) for T in sizes["T"]]
+    return [init_bias.two_block_similarity(device=device, **{**sizes, "T": T}) for T in sizes["T"]]
 
 
 SOURCE_TABLE3 = catalogue.number("BB-4.2", "table3")  # 001 Table 3 (T = 128)
@@ -141,8 +132,8 @@ def test_attention_amplifies_mlp_contraction(claim, two_blocks):
 
 
 @pytest.fixture(scope="module")
-def positional(profile):
-    return init_bias.positional_std(**profile.sizes("bb_6"))
+def positional(profile, device):
+    return init_bias.positional_std(device=device, **profile.sizes("bb_6"))
 
 
 # Eq 2 assumes uniform attention. At App B.1's init, pre-LN attention logits have std s ≈ 0.3,
@@ -205,100 +196,22 @@ ALPHA = 0.05  # the source's significance level (App B.2)
 
 @pytest.fixture(scope="module")
 def table1(profile, device):
-    s = profile.sizes("bb_1")
-    common = {k: s[k] for k in ("d_model", "n_layer", "n_head", "vocab_size", "n_seq", "lengths", "dtype")}
-    return {(arch, seed): init_bias.preference_run(arch, seed=seed, device=device, null=True, **common)
-            for arch in s["archs"] for seed in s["seeds"]}
+    return init_bias.preference_runs(device=device, null=True, **profile.sizes("bb_1"))
 
 
 @pytest.fixture(scope="module")
 def uniform_baseline(profile):
     s = profile.sizes("bb_1")
-    from repro.born_biased.preference_probe import uniform_rank_counts
-    from repro.harness.runtime import generator
-
-    return (uniform_rank_counts(s["n_seq"], s["vocab_size"], generator(1), ranks=init_bias.RANKS),
-            uniform_rank_counts(s["n_seq"], s["d_model"], generator(2), ranks=init_bias.RANKS))
+    return init_bias.uniform_baselines(s["n_seq"], s["vocab_size"], s["d_model"])
 
 
 def _rope(table1):
     return {k: v for k, v in table1.items() if k[0] == "rope-gpt2"}
 
 
-def _size(run) -> str:
-    s = run.sizes
-    return f"{s['n_layer']}L/{s['d_model']}d, N={s['n_seq']}, {s['dtype']}"
-
-
-def _cells(runs, attr: str = "top1"):
-    """(seed, T, Top1) for every (seed, probe length) of `runs`; attr "top1" (next token) or "top_dim"."""
-    return [(seed, T, getattr(run, attr)[i]) for (_, seed), run in runs.items() for i, T in enumerate(run.lengths)]
-
-
 SOURCE_TABLE1 = catalogue.number("BB-1", "table1")  # (arch, seed, T) -> (top-1 id, freq %, p), 001 Table 1(a)-(b)
 SOURCE_TABLE1C = catalogue.number("BB-1.2", "table1c")  # (seed, T) -> top-1 freq %, 001 Table 1(c): 1.2B RoPE GPT-2
 SOURCE_FIG1A = catalogue.number("BB-1", "fig1a")  # 001 Fig 1a: (top token's ratio to the random baseline's top, N)
-
-
-def _source_freq(arch: str) -> float:
-    """The source's weakest top-1 frequency of `arch` in Table 1 at its shortest length (64),
-    as a rate: the effect a probe at our (shorter) lengths should at least see."""
-    return min(f for (a, _, T), (_, f, _) in SOURCE_TABLE1.items() if a == arch and T == 64) / 100
-
-
-def _table1_rows(table1):
-    rows = []
-    for (arch, seed), run in table1.items():
-        for i, T in enumerate(run.lengths):
-            t = run.top1[i]
-            rows.append([arch, seed, T, t.token, f"{t.freq * 100:.2f}", f"1e{t.log10_p:.1f}",
-                         f"1e{run.null_log10_p(i):.1f}", "—"])
-        for (a, s_, T), (tok, f, p) in SOURCE_TABLE1.items():
-            if (a, s_) == (arch, seed):
-                rows.append([arch, seed, T, tok, f"{f:.2f}", f"{p:.3g}", "—", "source (N=10,000)"])
-    return rows
-
-
-def _null_control(runs) -> tuple[float, str]:
-    """The strongest of the models' isotropic draws (smallest p against the head's null)."""
-    draws = [(init_bias.null_top_log10_p(r.null_draw_top1().count, r.sizes["n_seq"], r.null_rates), seed)
-             for (_, seed), r in runs.items()]
-    p, seed = min(draws)
-    return p, f"N isotropic final states through the same norm and head (no contraction; seed {seed}'s draw, the stronger)"
-
-
-def _significance(claim, runs, bar: float, why: str, label: str) -> None:
-    """Every (seed, length) cell's top-1 count against the head's own null: the cells as context,
-    the worst cell asserted, the models' isotropic draws as the control."""
-    cells = []
-    for (arch, seed), run in runs.items():
-        for i, T in enumerate(run.lengths):
-            t = run.top1[i]
-            cells.append(run.null_log10_p(i))
-            claim.record(f"{label}seed {seed}, T={T}: top-1 {t.token}, {t.count}/{t.n} ({_size(run)})", t.freq * 100,
-                         unit="%")
-            claim.record(f"{label}seed {seed}, T={T}: log10 p vs the head's null (App B.2's vs uniform: "
-                         f"{t.log10_p:.2f})", cells[-1])
-    for (_, seed), run in runs.items():
-        d = run.null_draw_top1()
-        claim.record(f"{label}control draw, seed {seed}: top count {d.count}/{d.n}; App B.2 log10 p vs uniform",
-                     d.log10_p)
-    ctl, ctl_name = _null_control(runs)
-    claim.check(f"{label}largest log10 p over the {len(cells)} cells, vs the head's own null", max(cells), bar,
-                compare="le", why=why, control=ctl, control_name=ctl_name)
-
-
-def _power_every_cell(runs, rate: float, bar: float) -> tuple[float, int | None]:
-    """P[every cell's top count reaches the critical count] if the favourite's rate is `rate`
-    (cells treated as independent: the lengths share prefixes, so this is approximate), and the
-    N per cell at which it reaches 80%."""
-    run = next(iter(runs.values()))
-    n, cells = run.sizes["n_seq"], sum(len(r.lengths) for r in runs.values())
-
-    def power_at(m: int) -> float:
-        return init_bias.top_count_power(m, run.null_rates, rate, bar) ** cells
-
-    return power_at(n), stats.n_for_power(power_at, n_max=1_000_000)
 
 
 @pytest.mark.policy_dtype
@@ -313,23 +226,23 @@ def test_random_init_prefers_one_token(claim, table1, uniform_baseline):
     unstated length; the ratio grows with N (the baseline's top count barely moves), so it is also
     shown as the top-1 frequency it implies and at our N."""
     runs = _rope(table1)
-    cells = _cells(runs)
+    cells = preference_stats.cells(runs)
     bar = math.log10(ALPHA / len(cells))
     run42 = runs[("rope-gpt2", 42)]
     n, V = run42.sizes["n_seq"], run42.sizes["vocab_size"]
-    rate = _source_freq("rope-gpt2")
-    power, n80 = _power_every_cell(runs, rate, bar)
+    rate = preference_stats.weakest_source_freq(SOURCE_TABLE1, "rope-gpt2")
+    power, n80 = preference_stats.power_every_cell(runs, rate, bar)
     claim.power(power, effect=f"a favourite at {rate:.2%} of predictions in every cell (Table 1(a)'s weakest, T = 64)",
                 method="exact binomial tail against the critical count of the head's null, cells independent",
                 decide=f"N = {n80} per cell")
     T = run42.lengths[-1]
     claim.table("001 Table 1 (a) RoPE GPT-2 and (b) LLaMA-2 at our scale, with the source's rows",
                 ["arch", "seed", "T", "top-1 id", "top-1 freq %", "p (App B.2, uniform)", "p (head's null)", "row"],
-                _table1_rows(table1))
+                preference_stats.table1_rows(table1, SOURCE_TABLE1))
     claim.figure(figures.fig1a_preference(run42, T, uniform_baseline[0]), "fig1a")
     claim.figure(figures.table1_frequencies(table1), "table1")
-    _significance(claim, runs, bar, f"p < {ALPHA}/{len(cells)} in every cell (App B.2's test, the head's null, "
-                                    "Bonferroni over cells)", "")
+    preference_stats.check_significance(claim, runs, bar, f"p < {ALPHA}/{len(cells)} in every cell (App B.2's test, "
+                                                          "the head's null, Bonferroni over cells)", "")
     # Fig 1a: the ratio, with its interval, against the source's 58.5×
     uniform = np.full(V, 1.0 / V)
     base = init_bias.expected_top_count(n, uniform)
@@ -368,18 +281,19 @@ def test_preference_holds_across_architectures(claim, table1, arch, profile):
     runs = {k: v for k, v in table1.items() if k[0] == arch}
     n = next(iter(runs.values())).sizes["n_seq"]
     bar = math.log10(ALPHA)
-    rate = _source_freq(arch)
-    power, n80 = _power_every_cell(runs, rate, bar)
+    rate = preference_stats.weakest_source_freq(SOURCE_TABLE1, arch)
+    power, n80 = preference_stats.power_every_cell(runs, rate, bar)
     claim.power(power, effect=f"{arch}: a favourite at {rate:.2%} of predictions in every cell (Table 1's weakest "
                               "at T = 64)", method="exact binomial tail against the critical count of the head's null, "
                                                   "cells independent", decide=f"N = {n80} per cell")
     if arch == "llama" and profile.name == "ci":
-        counts = [t.count for _, _, t in _cells(runs)]
+        counts = [t.count for _, _, t in preference_stats.cells(runs)]
         claim.not_reproduced(
             f"at N = {n} per cell the source's LLaMA favourite is expected {rate * n:.2f} times, below the count the "
             f"test needs, so the cells cannot reach p < {ALPHA} (power {power:.2g}; 80% at N = {n80}). Measured top "
             f"counts: {counts}.")
-    _significance(claim, runs, bar, f"App B.2: p < {ALPHA} in every cell (against the head's own null)", f"{arch}: ")
+    preference_stats.check_significance(claim, runs, bar, f"App B.2: p < {ALPHA} in every cell (against the head's "
+                                                          "own null)", f"{arch}: ")
 
 
 @pytest.mark.policy_dtype
@@ -392,9 +306,9 @@ def test_llama_preference_is_far_weaker(claim, table1):
     pairs = [(table1[("rope-gpt2", s)], table1[("llama", s)]) for (a, s) in table1 if a == "llama"]
     g_counts = sum(r.top1[i].count for r, _ in pairs for i in range(len(r.lengths)))
     l_counts = sum(l.top1[i].count for _, l in pairs for i in range(len(l.lengths)))
-    p = sps.binomtest(l_counts, g_counts + l_counts, 0.5, alternative="less").pvalue
+    p = stats.binomial_p(l_counts, g_counts + l_counts, 0.5, alternative="less")
     seeds = [sum(t.count for t in r.top1) for r, _ in pairs]
-    p_ctl = sps.binomtest(min(seeds), sum(seeds), 0.5, alternative="less").pvalue
+    p_ctl = stats.binomial_p(min(seeds), sum(seeds), 0.5, alternative="less")
     g_cos = np.mean([r.final_cosine[-1] for r, _ in pairs])
     l_cos = np.mean([l.final_cosine[-1] for _, l in pairs])
     claim.record("inter-sequence cosine of final-normed states, RoPE GPT-2", g_cos)
@@ -411,23 +325,19 @@ def test_llama_preference_is_far_weaker(claim, table1):
 
 @pytest.fixture(scope="module")
 def small_models(profile, device):
-    s, small = profile.sizes("bb_1"), profile.sizes("bb_1_2")
-    common = {k: s[k] for k in ("vocab_size", "n_seq", "lengths", "dtype")}
-    return {("rope-gpt2", seed): init_bias.preference_run("rope-gpt2", seed=seed, device=device, keep_states=False,
-                                                           **small, **common)
-            for seed in s["seeds"]}
-
-
-def _geomean(x) -> float:
-    return float(np.exp(np.mean(np.log(x))))
+    # bb_1's probe of RoPE GPT-2 at bb_1_2's shape
+    sizes = {**profile.sizes("bb_1"), "archs": ("rope-gpt2",), **profile.sizes("bb_1_2")}
+    return init_bias.preference_runs(device=device, keep_states=False, **sizes)
 
 
 # The source's trend effects as ratios of top-1 frequencies, in the source's own rows:
 # length — Table 1(a) (the nano model, our shape), per 4× of length (its four 4× steps, geometric
 # mean); size — Table 1(c) 1.2B over Table 1(a) nano at equal length (six cells, geometric mean).
-SOURCE_LENGTH_RATIO = _geomean([SOURCE_TABLE1[("rope-gpt2", s, 4 * T)][1] / SOURCE_TABLE1[("rope-gpt2", s, T)][1]
-                                for s in (42, 43) for T in (64, 256)])
-SOURCE_SIZE_RATIO = _geomean([f / SOURCE_TABLE1[("rope-gpt2", s, T)][1] for (s, T), f in SOURCE_TABLE1C.items()])
+SOURCE_LENGTH_RATIO = preference_stats.geomean([SOURCE_TABLE1[("rope-gpt2", s, 4 * T)][1]
+                                                / SOURCE_TABLE1[("rope-gpt2", s, T)][1]
+                                                for s in (42, 43) for T in (64, 256)])
+SOURCE_SIZE_RATIO = preference_stats.geomean([f / SOURCE_TABLE1[("rope-gpt2", s, T)][1]
+                                              for (s, T), f in SOURCE_TABLE1C.items()])
 
 
 @pytest.mark.policy_dtype
@@ -446,25 +356,21 @@ def test_preference_grows_with_length_and_size(claim, table1, small_models, prof
     n = next(iter(big.values())).sizes["n_seq"]
     long_ = sum(r.top1[-1].count for r in big.values())
     short = sum(r.top1[0].count for r in big.values())
-    p_len = sps.binomtest(long_, long_ + short, 0.5, alternative="greater").pvalue
+    p_len = stats.binomial_p(long_, long_ + short, 0.5, alternative="greater")
     large = sum(t.count for r in big.values() for t in r.top1)
     smaller = sum(t.count for r in small_models.values() for t in r.top1)
-    p_size = sps.binomtest(large, large + smaller, 0.5, alternative="greater").pvalue
+    p_size = stats.binomial_p(large, large + smaller, 0.5, alternative="greater")
     cos_len = np.mean([r.final_cosine[-1] - r.final_cosine[0] for r in big.values()])
     cos_size = np.mean([big[k].final_cosine[-1] - small_models[k].final_cosine[-1] for k in big])
-    b_size, s_size = _size(next(iter(big.values()))), _size(next(iter(small_models.values())))
+    b_size, s_size = (preference_stats.size_label(next(iter(runs.values()))) for runs in (big, small_models))
     # power at the source's effects, from our shorter / smaller side's frequency
     n_len, n_size = n * len(big), n * len(big) * len(lengths)
     f_short, f_small = short / n_len, smaller / n_size
     steps = math.log(lengths[-1] / lengths[0], 4)
     r_len = SOURCE_LENGTH_RATIO ** steps
-
-    def power_at(m: int) -> float:
-        a = init_bias.power_pooled_share(m * len(big), min(1.0, r_len * f_short), m * len(big), f_short, ALPHA)
-        b = init_bias.power_pooled_share(m * len(big) * len(lengths), min(1.0, SOURCE_SIZE_RATIO * f_small),
-                                         m * len(big) * len(lengths), f_small, ALPHA)
-        return a * b
-
+    power_at = functools.partial(preference_stats.trend_power, n_seeds=len(big), n_lengths=len(lengths),
+                                 length_ratio=r_len, f_short=f_short, size_ratio=SOURCE_SIZE_RATIO, f_small=f_small,
+                                 alpha=ALPHA)
     n80 = stats.n_for_power(power_at, n_max=200_000)
     claim.power(power_at(n), effect=f"top-1 frequency ×{r_len:.2f} from T={lengths[0]} to T={lengths[-1]} (Table 1(a): "
                                     f"×{SOURCE_LENGTH_RATIO:.2f} per 4× of length) and ×{SOURCE_SIZE_RATIO:.2f} for the "
@@ -477,8 +383,8 @@ def test_preference_grows_with_length_and_size(claim, table1, small_models, prof
     claim.record("mechanism: final-normed cosine, larger minus smaller model", cos_size)
     claim.table("Finding 1.2: top-1 frequency (%) by length and size (seeds pooled in the test)",
                 ["model", "seed", *[f"T={T}" for T in lengths], "final-normed cosine at T_max"],
-                [[_size(r), k[1], *[f"{t.freq * 100:.2f}" for t in r.top1], f"{r.final_cosine[-1]:.3f}"]
-                 for runs in (big, small_models) for k, r in runs.items()])
+                [[preference_stats.size_label(r), k[1], *[f"{t.freq * 100:.2f}" for t in r.top1],
+                  f"{r.final_cosine[-1]:.3f}"] for runs in (big, small_models) for k, r in runs.items()])
     claim.figure(figures.table1_frequencies(big, small_models), "trend")
     if profile.name == "ci":  # measured at ci: neither trend is resolved (strict: a pass must update this)
         claim.not_reproduced(
@@ -546,7 +452,7 @@ def test_hidden_dimension_preference(claim, table1, uniform_baseline):
     Bonferroni formula with those rates. Control: N draws from that null (per seed, at the
     longest length), through the same test."""
     runs = _rope(table1)
-    cells = _cells(runs, "top_dim")
+    cells = preference_stats.cells(runs, "top_dim")
     bar = math.log10(ALPHA / len(cells))
     worst, controls = [], []
     for (_, seed), run in runs.items():
@@ -603,9 +509,9 @@ def test_contraction_direction_names_the_favourite(claim, directions):
     k, m = int(agree.sum()), len(agree)
     ci = stats.binomial_ci(k, m)
     p0 = float(directions.favourite_count.max() / directions.sizes["n_seq"])
-    p = sps.binomtest(k, m, p0, alternative="greater").pvalue
+    p = stats.binomial_p(k, m, p0, alternative="greater")
     k_ctl = int((directions.direction_token == np.roll(directions.favourite, -1)).sum())
-    p_ctl = sps.binomtest(k_ctl, m, p0, alternative="greater").pvalue
+    p_ctl = stats.binomial_p(k_ctl, m, p0, alternative="greater")
     sig = directions.log10_p < math.log10(ALPHA)
     claim.record(f"agreement rate over {m} models ({directions.sizes['n_layer']}L, N={directions.sizes['n_seq']}, "
                  f"T={directions.sizes['T']})", k / m, source=SOURCE_AGREEMENT)
@@ -661,14 +567,7 @@ SOURCE_ATTN_ONLY_P = catalogue.number("BB-3", "attn_only_p")  # 001 Table 2: att
 
 @pytest.fixture(scope="module")
 def ablation(profile, device):
-    s = profile.sizes("bb_3")
-    seeds = s.pop("seeds")
-    return {v: [init_bias.ablation_run(v, seed=seed, device=device, **s) for seed in seeds]
-            for v in init_bias.ABLATION_BLOCKS}
-
-
-def _curves(ablation):
-    return {v: stats.SeedCurves(np.array([r.layer_cosine for r in runs])) for v, runs in ablation.items()}
+    return init_bias.ablation_runs(device=device, **profile.sizes("bb_3"))
 
 
 @pytest.mark.policy_dtype
@@ -702,8 +601,8 @@ def test_mlp_drives_contraction_attention_alone_does_not(claim, ablation, unifor
         claim.record(f"attn-only seed {r.seed}: top count {r.top1.count}/{r.top1.n}, log10 p vs uniform (head's null: "
                      f"{r.null_log10_p:.2f})", r.top1.log10_p, source=SOURCE_ATTN_ONLY_P)
     count = {v: sum(r.top1.count for r in runs) for v, runs in ablation.items()}
-    p_flat = sps.binomtest(count["attn-only"], count["attn-only"] + count["mlp-only"], 0.5, alternative="less").pvalue
-    p_ctl = sps.binomtest(count["full"], count["full"] + count["mlp-only"], 0.5, alternative="less").pvalue
+    p_flat = stats.binomial_p(count["attn-only"], count["attn-only"] + count["mlp-only"], 0.5, alternative="less")
+    p_ctl = stats.binomial_p(count["full"], count["full"] + count["mlp-only"], 0.5, alternative="less")
     claim.check(f"one-sided binomial p: attn-only top-1 counts ({count['attn-only']}) below MLP-only's "
                 f"({count['mlp-only']})", float(p_flat), ALPHA, compare="le", why="flat relative to MLP-only at 0.05",
                 control=float(p_ctl), control_name=f"full ({count['full']}) against MLP-only")
@@ -729,7 +628,7 @@ def test_mlp_drives_contraction_attention_alone_does_not(claim, ablation, unifor
 def test_attention_amplifies_mlp_contraction_layer_by_layer(claim, ablation):
     """Controls: attn-only in place of full for "above MLP-only from block 2 on"; the gap in a
     shuffled block order for the widening trend; MLP-only for attn-only's "≈ 0"."""
-    curves = _curves(ablation)
+    curves = init_bias.ablation_curves(ablation)
     full, mlp, attn = (curves[v].values for v in ("full", "mlp-only", "attn-only"))
     gap = full - mlp  # (seeds, L)
     claim.record("full − MLP-only at block 2 (mean over seeds)", gap[:, 1].mean())
@@ -757,8 +656,8 @@ def test_attention_amplifies_mlp_contraction_layer_by_layer(claim, ablation):
 
 
 @pytest.fixture(scope="module")
-def gelu_spread(profile):
-    return init_bias.gelu_input_spread(**profile.sizes("bb_4_1"))
+def gelu_spread(profile, device):
+    return init_bias.gelu_input_spread(device=device, **profile.sizes("bb_4_1"))
 
 
 SOURCE_GELU_STD = catalogue.number("BB-4.1", "gelu_std")  # 001 Finding 4.1 / Fig 6
@@ -798,9 +697,10 @@ def test_layernorm_engages_gelu_asymmetry(claim, gelu_spread):
 
 
 @pytest.fixture(scope="module")
-def intra(profile):
+def intra(profile, device):
     s = profile.sizes("bb_5")
-    return [init_bias.intra_sequence_stack(**{**s, "T": T, "n_seq": n}) for T, n in zip(s["T"], s["n_seq"])]
+    return [init_bias.intra_sequence_stack(device=device, **{**s, "T": T, "n_seq": n})
+            for T, n in zip(s["T"], s["n_seq"])]
 
 
 # Fig 8's "close overlap" of standard attention and Attn0: at App B.1's init the attention

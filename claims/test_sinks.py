@@ -30,8 +30,6 @@ import math
 
 import numpy as np
 import pytest
-import torch
-from scipy import stats as sps
 
 from repro.core import data, plotting, stats
 from repro.core import train as T
@@ -40,7 +38,7 @@ from repro.core.stats import loglog_slope, mean_sem
 from repro.harness import catalogue
 from repro.sinks import figures
 from repro.sinks import experiments as sinks
-from repro.sinks.trio import SHIFT, Trio, train_trio
+from repro.sinks.trio import SHIFT, Trio, amplification_p, describe, train_trio
 
 # 001 Table 7 (Nano LLaMA-2, OpenWebText): PPL on WikiText-2 / C4
 TABLE7 = catalogue.number("SK-3", "table7")
@@ -89,10 +87,8 @@ def sizes(profile):
 
 
 @pytest.fixture(scope="module")
-def init_profiles(sizes):
-    s = sizes["init"]
-    return {k: sinks.init_std_profile(k, sizes["model"], sizes["train"]["seq_len"], s["seeds"], s["n_seq"])
-            for k in sinks.SCALINGS}
+def init_profiles(sizes, device):
+    return sinks.init_std_profiles(sizes["model"], sizes["train"]["seq_len"], device=device, **sizes["init"])
 
 
 @pytest.mark.claim("SK-1")
@@ -108,7 +104,7 @@ def test_positional_scaling_flattens_the_std_at_init(claim, init_profiles, sizes
     for kind, res in init_profiles.items():
         per_seed[kind] = np.array([loglog_slope(res.positions, s).slope for s in res.std.values])
         mean, sem = mean_sem(per_seed[kind])
-        slopes[kind] = (mean, float(sps.t.ppf(0.975, len(per_seed[kind]) - 1)) * sem)
+        slopes[kind] = (mean, stats.t_quantile(0.975, len(per_seed[kind]) - 1) * sem)
     n = len(per_seed["baseline"])
     base, amp, att = init_profiles["baseline"], init_profiles["amplification"], init_profiles["attenuation"]
     T_ctx = int(att.positions[-1])
@@ -144,47 +140,22 @@ def test_positional_scaling_flattens_the_std_at_init(claim, init_profiles, sizes
 
 
 @pytest.fixture(scope="module")
-def trio(sizes, profile, corpus_name) -> Trio:
+def trio(sizes, profile, corpus_name, device) -> Trio:
     """The trio with Table 14's optimiser settings (the profile's `train` row)."""
-    return train_trio(sizes, profile.name, corpus_name)
+    return train_trio(sizes, profile.name, corpus_name, device=device)
 
 
 @pytest.fixture(scope="module")
-def deviation(sizes, profile, corpus_name) -> Trio | None:
+def deviation(sizes, profile, corpus_name, device) -> Trio | None:
     """The same trio with the profile's `deviation` optimiser settings (lr 3e-3, wd 0.5 in
     `long`: not the source's), context beside the source-setting trio; None where the profile
     names none (ci: its training would double the file's cost)."""
     over = sizes.get("deviation")
-    return train_trio(sizes, profile.name, corpus_name, over) if over else None
-
-
-def _describe(trio: Trio, sizes) -> str:
-    m, c = sizes["model"], trio.cfg
-    on = "" if trio.corpus == "brown" else f" on {trio.corpus}"
-    return (f"{m['n_layer']}L × {m['d_model']} × {m['n_head']}H llama, Brown BPE {m['vocab_size']}{on}, "
-            f"{c.steps} steps of {c.batch_size} × {c.seq_len} tokens ({c.steps * c.batch_size * c.seq_len / 1e6:.2f}M "
-            f"tokens), lr {c.lr:g} → {c.lr * c.min_lr_ratio:g}, wd {c.weight_decay:g}, warm-up {c.warmup_steps}")
+    return train_trio(sizes, profile.name, corpus_name, over, device=device) if over else None
 
 
 def _deviation_label(dev: Trio) -> str:
     return f"deviation (lr {dev.cfg.lr:g}, wd {dev.cfg.weight_decay:g}: not Table 14's setting)"
-
-
-def _wilcoxon_less(a: torch.Tensor, b: torch.Tensor) -> float:
-    """One-sided paired Wilcoxon signed-rank p-value for a < b over sequences (1.0 when a == b
-    everywhere: no evidence)."""
-    d = (a - b).double().numpy()
-    if not np.any(d != 0):
-        return 1.0
-    return float(sps.wilcoxon(d, alternative="less", zero_method="wilcox").pvalue)
-
-
-def _amp_p(trio: Trio, form: str) -> dict[int, float]:
-    """Bonferroni-corrected one-sided Wilcoxon p of amplification < baseline, per length."""
-    lengths = trio.curves["baseline"].lengths
-    return {n: min(1.0, len(lengths) * _wilcoxon_less(trio.curves["amplification"].rates[form][n],
-                                                       trio.curves["baseline"].rates[form][n]))
-            for n in lengths}
 
 
 @pytest.mark.policy_dtype
@@ -198,7 +169,7 @@ def test_sink_rates_after_pretraining(claim, trio, deviation, sizes, profile):
     form, eps = "source", sinks.EPSILON["source"]
     lengths = trio.curves["baseline"].lengths
     one_head = 1.0 / trio.layers_heads
-    claim.record("training (Table 14's optimiser settings, our budget)", _describe(trio, sizes), compare="none")
+    claim.record("training (Table 14's optimiser settings, our budget)", describe(trio, sizes["model"]), compare="none")
     claim.record("training wall time per model, s (from the checkpoints' meta)",
                  ", ".join(f"{k} {r.wall_s:.0f}" for k, r in trio.results.items()), compare="none")
     for kind in sinks.SCALINGS:
@@ -210,7 +181,7 @@ def test_sink_rates_after_pretraining(claim, trio, deviation, sizes, profile):
                      float(trio.curves[kind].alpha[form][lengths[-1]].mean(0).max()), compare="none")
     claim.record("α¹ of a head with uniform causal attention, T = " + str(lengths[-1]),
                  sinks.expected_uniform_importance(lengths[-1]), compare="none")
-    p_amp = _amp_p(trio, form)
+    p_amp = amplification_p(trio, form)
     for n in lengths:
         claim.record(f"amplification < baseline at T = {n}: Bonferroni one-sided Wilcoxon p", p_amp[n], compare="none")
     rows = {k: trio.curves[k].row(form) for k in sinks.SCALINGS}
@@ -220,12 +191,12 @@ def test_sink_rates_after_pretraining(claim, trio, deviation, sizes, profile):
                      compare="none")
     else:
         lab = _deviation_label(deviation)
-        claim.record(f"{lab}: training", _describe(deviation, sizes), compare="none")
+        claim.record(f"{lab}: training", describe(deviation, sizes["model"]), compare="none")
         for kind in sinks.SCALINGS:
             claim.record(f"{lab}: {kind} sink rate (ε = {eps}) at T = {list(lengths)}",
                          str(np.round(deviation.curves[kind].row(form), 4).tolist()), compare="none")
         claim.record(f"{lab}: amplification < baseline, Bonferroni Wilcoxon p at T = {list(lengths)}",
-                     str([float(f"{p:.3g}") for p in _amp_p(deviation, form).values()]), compare="none")
+                     str([float(f"{p:.3g}") for p in amplification_p(deviation, form).values()]), compare="none")
     series = {k: (lengths, r) for k, r in rows.items()}
     if deviation is not None:
         series.update({f"{k}, lr {deviation.cfg.lr:g} (deviation)": (lengths, deviation.curves[k].row(form))
@@ -252,7 +223,7 @@ def test_sink_rates_after_pretraining(claim, trio, deviation, sizes, profile):
     measured = (f"baseline {np.round(base, 4).tolist()}, amplification {np.round(rows['amplification'], 4).tolist()}, "
                 f"attenuation {np.round(rows['attenuation'], 4).tolist()} at T = {list(lengths)}; largest baseline "
                 f"α¹ {float(trio.curves['baseline'].alpha[form][lengths[-1]].mean(0).max()):.3f} at T = {lengths[-1]} "
-                f"(ε = {eps}); {_describe(trio, sizes)}")
+                f"(ε = {eps}); {describe(trio, sizes['model'])}")
     claim.not_reproduced_if(NOT_REPRODUCED, ("SK-2", profile.name), measured)
     claim.check("baseline: sink rate at its lowest over lengths (≥ one sink head of L·H at every length)",
                 float(base.min()), one_head, compare="ge",
@@ -268,14 +239,6 @@ def test_sink_rates_after_pretraining(claim, trio, deviation, sizes, profile):
     claim.check("amplification − baseline sink rate, largest over lengths",
                 float((np.array(rows["amplification"]) - base).max()), 0.0, compare="le",
                 why="'lower than the baseline' at every length (the Wilcoxon p above makes it strict)")
-
-
-def _ratio_bound(d: torch.Tensor) -> tuple[float, float, float]:
-    """exp(mean d), exp(upper one-sided 95% t bound of mean d) and the sd of d for per-window
-    NLL differences d: the perplexity ratio, its upper confidence bound, the noise."""
-    x = d.double().numpy()
-    mean, sd = float(x.mean()), float(x.std(ddof=1))
-    return math.exp(mean), math.exp(mean + float(sps.t.ppf(0.95, len(x) - 1)) * sd / math.sqrt(len(x))), sd
 
 
 @pytest.mark.policy_dtype
@@ -296,7 +259,7 @@ def test_interventions_do_not_hurt_language_modelling(claim, trio, deviation, si
             dppl = {k: {name: math.exp(float(v.mean())) for name, v in deviation.nll[k].items()} for k in sinks.SCALINGS}
             rows += [[f"{k}, lr {deviation.cfg.lr:g} / wd {deviation.cfg.weight_decay:g} (deviation)",
                       round(dppl[k][text], 2), round(dppl[k][SHIFT], 2), "", ""] for k in sinks.SCALINGS]
-        claim.table(f"001 Table 7 next to ours: perplexity ({_describe(trio, sizes)}; {trio.n_windows[text]} "
+        claim.table(f"001 Table 7 next to ours: perplexity ({describe(trio, sizes['model'])}; {trio.n_windows[text]} "
                     f"windows of {trio.cfg.seq_len} tokens per set)",
                     ["model", f"{data.corpus_title(trio.corpus)} (ours)", "stdlib code (ours)", "WikiText-2 (source)",
                      "C4 (source)"], rows)
@@ -310,18 +273,18 @@ def test_interventions_do_not_hurt_language_modelling(claim, trio, deviation, si
     # a model that has learned nothing, through the training corpus's check
     device = next(trio.results["baseline"].model.parameters()).device
     untrained = sinks.nano_llama(kind, sizes["model"], trio.cfg.seq_len, sizes["seed"]).to(device)
-    ctl = _ratio_bound(T.window_losses(untrained, trio.held_out[text]) - trio.nll["baseline"][text])[1]
+    ctl = sinks.ratio_bound(T.window_losses(untrained, trio.held_out[text]) - trio.nll["baseline"][text])[1]
     del untrained
     upper, sds = {}, []
     for name in trio.held_out:
-        ratio, upper[name], sd = _ratio_bound(trio.nll[kind][name] - trio.nll["baseline"][name])
+        ratio, upper[name], sd = sinks.ratio_bound(trio.nll[kind][name] - trio.nll["baseline"][name])
         sds.append(sd)
         claim.record(f"{kind}: perplexity on held-out {name} (baseline {ppl['baseline'][name]:.2f})",
                      ppl[kind][name], compare="none")
         claim.record(f"{kind} / baseline perplexity on {name} (source: Table 7's "
                      f"{'WikiText-2' if name == text else 'C4'} ratio)", ratio, compare="none", source=round(src[name], 4))
         if deviation is not None:
-            r_dev, u_dev, _ = _ratio_bound(deviation.nll[kind][name] - deviation.nll["baseline"][name])
+            r_dev, u_dev, _ = sinks.ratio_bound(deviation.nll[kind][name] - deviation.nll["baseline"][name])
             claim.record(f"{_deviation_label(deviation)}: {kind} / baseline perplexity on {name} (upper 95% bound)",
                          f"{r_dev:.4f} (≤ {u_dev:.4f})", compare="none")
     claim.record(f"the baseline's weights run with the {kind} scaling (never trained for it) / baseline perplexity on "

@@ -12,5 +12,8 @@ lineage experiment and lives in `claims/test_seedprint.py`.)
 - `preference_probe`: the random-token preference probe of any causal LM — one hooked forward
   pass per batch answering every probe length at once (prefix trick), argmax with random
   ties, rank counts and the uniform-sampling baseline.
+- `preference_stats`: the statistics the §3 preference claims read over Table 1's cells —
+  App B.2's test against each head's own null with its negative control, power at the
+  source's effect, the pooled-share trend power, Table 1's rows.
 - `figures`: the matplotlib builders of 001's §3–4 figures and tables.
 """

@@ -25,7 +25,7 @@ from repro.core import memo
 from repro.core.data import gaussian_inputs, random_tokens
 from repro.core.models.hf import build_model
 from repro.core.models.tiny import TinyConfig, TinyDecoder
-from repro.core.stats import PositionalStdResult, SeedCurves, Top1, top1_preference
+from repro.core.stats import PositionalStdResult, SeedCurves, Top1, t_two_sided_p, top1_preference
 from repro.harness.runtime import derive_seed, generator, resolve_dtype
 
 # --------------------------------------------------------------------------- closed forms (App A)
@@ -80,8 +80,9 @@ def mean_pairwise_cosine(x: torch.Tensor) -> float:
     return float(((s @ s) - n) / (n * (n - 1)))
 
 
-def _tiny(cfg: TinyConfig, seed: int) -> TinyDecoder:
-    return TinyDecoder(cfg, generator(seed)).eval()
+def _tiny(cfg: TinyConfig, seed: int, device: torch.device | str = "cpu") -> TinyDecoder:
+    """A TinyDecoder drawn on the CPU from `seed` (the same weights on every device), then put on `device`."""
+    return TinyDecoder(cfg, generator(seed)).eval().to(device)
 
 
 def _last_token_states(model: TinyDecoder, x: torch.Tensor) -> list[torch.Tensor]:
@@ -101,6 +102,18 @@ class MLPStackResult:
     rms: dict[str, SeedCurves] = field(default_factory=dict)  # rms of the last-token state per block
     theory: list[float] = field(default_factory=list)
 
+    def relu_rms_ratio(self) -> float:
+        """rms of ReLU MLP0's last-token state after block L over after block 1 (001 Fig 5's footnote 5:
+        without norm or residual the signal's scale shrinks with depth)."""
+        return float(self.rms["relu"].mean[-1] / self.rms["relu"].mean[0])
+
+
+def bonferroni_zero_mean_p(c: SeedCurves) -> float:
+    """001 Prop 2 (§4.2): E ρ̄ = 0 for tanh. Per block, the two-sided t-test of "mean over models
+    = 0" (df = models − 1), Bonferroni over the blocks; the smallest corrected p, capped at 1."""
+    t = c.mean / c.sem
+    return float(min(1.0, (t_two_sided_p(t, len(c.values) - 1) * len(t)).min()))
+
 
 MLP_VARIANTS = {
     # MLP0 (Definition 1): Y = φ(X W_up) W_down, no norm, no residual; ReLU and tanh share weights
@@ -112,7 +125,8 @@ MLP_VARIANTS = {
 
 
 @memo.cached("bb-mlp-stack")
-def mlp_stack_similarity(*, d_model: int, d_ff: int, n_layer: int, n_seq: int, seeds, **_) -> MLPStackResult:
+def mlp_stack_similarity(*, d_model: int, d_ff: int, n_layer: int, n_seq: int, seeds,
+                         device: torch.device | str = "cpu") -> MLPStackResult:
     """Inter-sequence last-token cosine similarity through stacked MLP blocks (001 §4.2, Prop 2, Fig 5).
 
     Inputs are independent isotropic Gaussians (Prop 2's X₁, X₂); only the last position matters
@@ -122,14 +136,14 @@ def mlp_stack_similarity(*, d_model: int, d_ff: int, n_layer: int, n_seq: int, s
     per_variant: dict[str, list[list[float]]] = {k: [] for k in MLP_VARIANTS}
     rms: dict[str, list[list[float]]] = {k: [] for k in MLP_VARIANTS}
     for seed in seeds:
-        x = gaussian_inputs(n_seq, 1, d_model, generator(derive_seed("bb4-inputs", seed)))
+        x = gaussian_inputs(n_seq, 1, d_model, generator(derive_seed("bb4-inputs", seed))).to(device)
         for name, overrides in MLP_VARIANTS.items():
             cfg = TinyConfig.merged(
                 vocab_size=0, d_model=d_model, d_ff=d_ff, n_layer=n_layer, n_head=1, block="mlp",
                 positions="none", final_norm=False, bias=False, **overrides,
             )
             # the same seed for every variant: identical weights (001 footnote 4)
-            states = _last_token_states(_tiny(cfg, derive_seed("bb4-weights", seed)), x)
+            states = _last_token_states(_tiny(cfg, derive_seed("bb4-weights", seed), device), x)
             per_variant[name].append([mean_pairwise_cosine(h) for h in states])
             rms[name].append([float(h.double().pow(2).mean().sqrt()) for h in states])
     res.curves = {k: SeedCurves(np.array(v)) for k, v in per_variant.items()}
@@ -155,21 +169,22 @@ class TwoBlockResult:
 
 
 @memo.cached("bb-two-blocks")
-def two_block_similarity(*, T: int, d_model: int, d_ff: int, n_seq: int, seeds, **_) -> TwoBlockResult:
+def two_block_similarity(*, T: int, d_model: int, d_ff: int, n_seq: int, seeds,
+                         device: torch.device | str = "cpu") -> TwoBlockResult:
     """Table 3: a shared first MLP0 (ReLU), then either a second MLP0 or Attn0 (uniform running
     mean with W_v = W_o = I, Definition 3); inter-sequence cosine of the last-token outputs."""
     rows: dict[str, list[list[float]]] = {"h": [], "mlp_mlp": [], "attn_mlp": []}
     mlp = dict(vocab_size=0, d_model=d_model, d_ff=d_ff, n_head=1, positions="none", final_norm=False,
                bias=False, norm="none", residual=False)
     for seed in seeds:
-        x = gaussian_inputs(n_seq, T, d_model, generator(derive_seed("bb42-inputs", T, seed)))
+        x = gaussian_inputs(n_seq, T, d_model, generator(derive_seed("bb42-inputs", T, seed))).to(device)
         two_mlps = _tiny(TinyConfig.merged(n_layer=2, block="mlp", activation="relu", **mlp),
-                         derive_seed("bb42-weights", seed))
+                         derive_seed("bb42-weights", seed), device)
         with torch.no_grad():
             hs = two_mlps(inputs_embeds=x, output_hidden_states=True).hidden_states
         h, y_mlp = hs[1], hs[2]  # (N, T, d): after the first and the second MLP0
         attn0 = _tiny(TinyConfig.merged(n_layer=1, block="attn", attention="uniform", value_identity=True,
-                                        **{**mlp, "max_len": T}), 0)
+                                        **{**mlp, "max_len": T}), 0, device)
         with torch.no_grad():
             y_attn = attn0(inputs_embeds=h, output_hidden_states=True).hidden_states[1]
         rows["h"].append([mean_pairwise_cosine(h[:, -1])])
@@ -181,7 +196,7 @@ def two_block_similarity(*, T: int, d_model: int, d_ff: int, n_seq: int, seeds, 
 
 @memo.cached("bb-positional-std")
 def positional_std(*, d_model: int, n_head: int, T: int, n_seq: int, seeds, agg_scale: str = "none",
-                   **_) -> PositionalStdResult:
+                   device: torch.device | str = "cpu") -> PositionalStdResult:
     """Feed Gaussian vectors (the embedding's N(0, 0.02) statistics) through one random-init pre-LN
     softmax attention block and read o = A·V before the output projection (001 §4.4, Fig 9).
     `agg_scale` reads the same point after 001 §6.2.1's amplification/attenuation."""
@@ -190,8 +205,8 @@ def positional_std(*, d_model: int, n_head: int, T: int, n_seq: int, seeds, agg_
         cfg = TinyConfig.merged(vocab_size=0, d_model=d_model, n_head=n_head, n_layer=1, block="attn",
                                 norm="layernorm", residual=True, positions="rope", max_len=T,
                                 final_norm=False, agg_scale=agg_scale)
-        model = _tiny(cfg, derive_seed("bb6-weights", seed))
-        x = gaussian_inputs(n_seq, T, d_model, generator(derive_seed("bb6-inputs", seed)), std=0.02)
+        model = _tiny(cfg, derive_seed("bb6-weights", seed), device)
+        x = gaussian_inputs(n_seq, T, d_model, generator(derive_seed("bb6-inputs", seed)), std=0.02).to(device)
         captured: dict[str, torch.Tensor] = {}
         attn = model.blocks[0].attn
         hooks = [attn.agg.register_forward_hook(lambda m, i, o: captured.__setitem__("o", o)),
@@ -203,10 +218,11 @@ def positional_std(*, d_model: int, n_head: int, T: int, n_seq: int, seeds, agg_
             for hook in hooks:
                 hook.remove()
         o = captured["o"].reshape(n_seq, T, -1)  # (N, T, d)
-        stds.append(o.transpose(0, 1).reshape(T, -1).std(dim=1).double().numpy())
-        vstds.append(captured["v"].reshape(n_seq, T, -1).transpose(0, 1).reshape(T, -1).std(dim=1).double().numpy())
+        stds.append(o.transpose(0, 1).reshape(T, -1).std(dim=1).double().cpu().numpy())
+        v = captured["v"].reshape(n_seq, T, -1)
+        vstds.append(v.transpose(0, 1).reshape(T, -1).std(dim=1).double().cpu().numpy())
         A = out.attentions[0]  # (N, H, T, T)
-        sq.append((A.double() ** 2).sum(-1).mean(dim=(0, 1)).numpy())
+        sq.append((A.double() ** 2).sum(-1).mean(dim=(0, 1)).cpu().numpy())
     sizes = dict(d_model=d_model, n_head=n_head, T=T, n_seq=n_seq, seeds=list(seeds), agg_scale=agg_scale)
     return PositionalStdResult(sizes, SeedCurves(np.array(stds)), SeedCurves(np.array(sq)), SeedCurves(np.array(vstds)))
 
@@ -271,7 +287,7 @@ def intra_sequence_cosine(x: torch.Tensor) -> tuple[np.ndarray, np.ndarray]:
     z = torch.nn.functional.normalize(x.double(), dim=-1)
     T = z.shape[1]
     sq = z.sum(1).pow(2).sum(-1)  # ‖Σ_i z_i‖² = Σ_ij cos(z_i, z_j)
-    return ((sq - T) / (T * (T - 1))).numpy(), (sq / T**2).numpy()
+    return ((sq - T) / (T * (T - 1))).cpu().numpy(), (sq / T**2).cpu().numpy()
 
 
 @dataclass
@@ -294,7 +310,7 @@ ATTN_STACK = dict(block="attn", attention="softmax", norm="layernorm", residual=
 
 @memo.cached("bb-intra-sequence")
 def intra_sequence_stack(*, T: int, d_model: int, n_head: int, n_layer: int, n_seq: int, seeds,
-                         **_) -> IntraSequenceResult:
+                         device: torch.device | str = "cpu") -> IntraSequenceResult:
     """001 §4.4, Fig 8: one sequence of T isotropic Gaussian vectors through L stacked random-init
     self-attention sub-layers (softmax, App B.1 init, pre-LN, no residual — the residual stream
     would keep the input and hide the averaging) and through L Attn0 blocks; intra-sequence
@@ -304,11 +320,12 @@ def intra_sequence_stack(*, T: int, d_model: int, n_head: int, n_layer: int, n_s
     std_cfg = TinyConfig.merged(**ATTN_STACK, d_model=d_model, n_head=n_head, n_layer=n_layer, max_len=T)
     a0_cfg = TinyConfig.attn0_stack(d_model=d_model, n_layer=n_layer, max_len=T, n_head=1)
     for seed in seeds:
-        x = gaussian_inputs(n_seq, T, d_model, generator(derive_seed("bb5-inputs", T, seed)))
+        x = gaussian_inputs(n_seq, T, d_model, generator(derive_seed("bb5-inputs", T, seed))).to(device)
         rows["inputs"].append(intra_sequence_cosine(x)[0].mean())
         for name, cfg in (("standard", std_cfg), ("attn0", a0_cfg)):
             with torch.no_grad():
-                hs = _tiny(cfg, derive_seed("bb5-weights", seed))(inputs_embeds=x, output_hidden_states=True).hidden_states
+                model = _tiny(cfg, derive_seed("bb5-weights", seed), device)
+                hs = model(inputs_embeds=x, output_hidden_states=True).hidden_states
             off, full = zip(*(intra_sequence_cosine(h) for h in hs[1:]))
             rows[name].append([o.mean() for o in off])
             per_seq[name].append(np.stack(off))  # (L, N)
@@ -353,7 +370,8 @@ def gelu_asymmetry(u: torch.Tensor | np.ndarray) -> float:
 
 
 @memo.cached("bb-gelu-spread")
-def gelu_input_spread(*, d_model: int, n_seq: int, seeds, sample: int = 20000, **_) -> GeluSpreadResult:
+def gelu_input_spread(*, d_model: int, n_seq: int, seeds, sample: int = 20000,
+                      device: torch.device | str = "cpu") -> GeluSpreadResult:
     """Embedding-like inputs N(0, 0.02²) (001 §4.1) through one GELU MLP block (App B.1 init)
     with its pre-LayerNorm and without; the std of the GELU input, and the inter-sequence
     cosine of the MLP's output (the contraction the engaged asymmetry causes)."""
@@ -362,11 +380,11 @@ def gelu_input_spread(*, d_model: int, n_seq: int, seeds, sample: int = 20000, *
     asym: dict[str, list] = {"norm": [], "nonorm": []}
     samples: dict[str, np.ndarray] = {}
     for seed in seeds:
-        x = gaussian_inputs(n_seq, 1, d_model, generator(derive_seed("bb41-inputs", seed)), std=0.02)
+        x = gaussian_inputs(n_seq, 1, d_model, generator(derive_seed("bb41-inputs", seed)), std=0.02).to(device)
         for name, norm in (("norm", "layernorm"), ("nonorm", "none")):
             cfg = TinyConfig.merged(vocab_size=0, d_model=d_model, n_layer=1, block="mlp", norm=norm,
                                     activation="gelu", residual=False, positions="none", final_norm=False)
-            model = _tiny(cfg, derive_seed("bb41-weights", seed))  # same weights with and without LN
+            model = _tiny(cfg, derive_seed("bb41-weights", seed), device)  # same weights with and without LN
             got: dict[str, torch.Tensor] = {}
             h = model.blocks[0].mlp.act.register_forward_hook(lambda m, i, o: got.__setitem__("u", i[0]))
             try:
@@ -379,7 +397,7 @@ def gelu_input_spread(*, d_model: int, n_seq: int, seeds, sample: int = 20000, *
             asym[name].append([gelu_asymmetry(u)])
             cos[name].append([mean_pairwise_cosine(y)])
             if name not in samples:
-                samples[name] = u.reshape(-1)[:sample].numpy()
+                samples[name] = u.reshape(-1)[:sample].cpu().numpy()
     sizes = dict(d_model=d_model, d_ff=4 * d_model, n_seq=n_seq, seeds=list(seeds), input_std=0.02)
     return GeluSpreadResult(sizes, {k: SeedCurves(np.array(v)) for k, v in std.items()},
                             {k: SeedCurves(np.array(v)) for k, v in cos.items()}, samples,
@@ -580,7 +598,7 @@ def random_token_inputs(n_seq: int, T: int, vocab_size: int) -> torch.Tensor:
 def preference_run(arch: str, *, seed: int, d_model: int, n_layer: int, n_head: int, vocab_size: int,
                    n_seq: int, lengths, embedding_seed: int = 0, keep_states: bool = True,
                    device: torch.device | str = "cpu", dtype: str = "auto", batch_size: int = 64,
-                   null: bool = False, **_) -> PreferenceRun:
+                   null: bool = False) -> PreferenceRun:
     """Build a random-init `arch` model (App B.1 init; embedding and LM head fixed by
     `embedding_seed` across seeds, footnote 2) and probe it (001 §3, App B.2). `null`: also the
     head's own null (per-token argmax rates for isotropic final states, and one draw of N such
@@ -611,6 +629,24 @@ def preference_run(arch: str, *, seed: int, d_model: int, n_layer: int, n_head: 
     if res.states is not None:
         run.layer_cosine = np.array([[mean_pairwise_cosine(h) for h in per_len] for per_len in res.states])
     return run
+
+
+def preference_runs(*, archs, seeds, d_model: int, n_layer: int, n_head: int, vocab_size: int, n_seq: int, lengths,
+                    dtype: str = "auto", device: torch.device | str = "cpu", keep_states: bool = True,
+                    null: bool = False) -> dict[tuple[str, int], PreferenceRun]:
+    """001 Table 1's row groups (§3, App B.2): `preference_run` for every architecture and seed
+    (the architecture outer), keyed (arch, seed); `null` and `keep_states` as there."""
+    return {(arch, seed): preference_run(arch, seed=seed, d_model=d_model, n_layer=n_layer, n_head=n_head,
+                                         vocab_size=vocab_size, n_seq=n_seq, lengths=lengths, keep_states=keep_states,
+                                         device=device, dtype=dtype, null=null)
+            for arch in archs for seed in seeds}
+
+
+def uniform_baselines(n_seq: int, vocab_size: int, d_model: int) -> tuple[np.ndarray, np.ndarray]:
+    """The random baselines of 001 Fig 1a / Fig 10 (red lines): rank counts of n_seq uniform draws
+    over the vocabulary (generator 1) and over the d_model hidden dimensions (generator 2)."""
+    return (probe.uniform_rank_counts(n_seq, vocab_size, generator(1), ranks=RANKS),
+            probe.uniform_rank_counts(n_seq, d_model, generator(2), ranks=RANKS))
 
 
 def power_pooled_share(n_a: int, f_a: float, n_b: int, f_b: float, alpha: float) -> float:
@@ -687,14 +723,17 @@ class DirectionResult:
         return self.favourite == self.direction_token
 
 
-def direction_agreement(*, arch: str, n_models: int, T: int, **sizes) -> DirectionResult:
+def direction_agreement(*, arch: str, n_models: int, T: int, d_model: int, n_layer: int, n_head: int,
+                        vocab_size: int, n_seq: int, dtype: str = "auto",
+                        device: torch.device | str = "cpu") -> DirectionResult:
     """Finding 2.2 protocol on `n_models` random-init models (seeds 0 … M−1, shared embedding
     and LM head): favourite token vs the contraction direction's token, at length T."""
     if n_models < 1:
         raise ValueError(f"direction_agreement needs n_models >= 1, got {n_models}")
     fav, cnt, dirs, lp, ranks = [], [], [], [], []
     for seed in range(n_models):
-        run = preference_run(arch, seed=seed, lengths=(T,), keep_states=False, **sizes)
+        run = preference_run(arch, seed=seed, lengths=(T,), keep_states=False, d_model=d_model, n_layer=n_layer,
+                             n_head=n_head, vocab_size=vocab_size, n_seq=n_seq, dtype=dtype, device=device)
         fav.append(run.top1[0].token)
         cnt.append(run.top1[0].count)
         dirs.append(run.contraction_token[0])
@@ -736,7 +775,7 @@ def pairwise_cosine_std(x: torch.Tensor) -> float:
 
 @memo.cached("bb-ablation-run")
 def ablation_run(variant: str, *, seed: int, d_model: int, n_layer: int, n_head: int, vocab_size: int, T: int,
-                 n_seq: int, device: torch.device | str = "cpu", dtype: str = "auto", **_) -> AblationRun:
+                 n_seq: int, device: torch.device | str = "cpu", dtype: str = "auto") -> AblationRun:
     """A 12-layer pre-LN GELU decoder with RoPE (the source's nano GPT-2 block), as full,
     attention-only or MLP-only stack, fed N Gaussian sequences with the embedding's init
     statistics N(0, 0.02²) (001 §4.1); tied LM head for the next-token histogram."""
@@ -759,3 +798,17 @@ def ablation_run(variant: str, *, seed: int, d_model: int, n_layer: int, n_head:
         probe.rank_counts(res.next_token[0], vocab_size, RANKS), mean_pairwise_cosine(res.final_normed[0]),
         np.array([mean_pairwise_cosine(h) for h in states[1:]]),
         np.array([pairwise_cosine_std(h) for h in states[1:]]), null_p)
+
+
+def ablation_runs(*, seeds, d_model: int, n_layer: int, n_head: int, vocab_size: int, T: int, n_seq: int,
+                  dtype: str = "auto", device: torch.device | str = "cpu") -> dict[str, list[AblationRun]]:
+    """001 §4.1 (Table 2, Figs 3, 4, 7): `ablation_run` of every variant (full, attention-only,
+    MLP-only) for every seed, variant → runs in seed order."""
+    return {v: [ablation_run(v, seed=seed, d_model=d_model, n_layer=n_layer, n_head=n_head, vocab_size=vocab_size,
+                             T=T, n_seq=n_seq, device=device, dtype=dtype) for seed in seeds]
+            for v in ABLATION_BLOCKS}
+
+
+def ablation_curves(ablation: dict[str, list[AblationRun]]) -> dict[str, SeedCurves]:
+    """001 §4.1, Fig 7: each variant's inter-sequence cosine after every block, one row per seed."""
+    return {v: SeedCurves(np.array([r.layer_cosine for r in runs])) for v, runs in ablation.items()}

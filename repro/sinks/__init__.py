@@ -6,7 +6,11 @@ LLaMA pre-training of App B.4) for `claims/test_sinks.py`.
 
 - `experiments`: the sink metric (the source's and Gu et al.'s forms) and sink rate, attention
   recording of the first-token columns from each model's own eager attention, positional
-  scaling o_i·√i / o_i·√(i/T) through the AttentionInterface, the init std profile of eq. 2,
-  and the nano LLaMA variants trained through `repro.core.train`.
+  scaling o_i·√i / o_i·√(i/T) through the AttentionInterface, the init std profiles of eq. 2
+  (SK-1), the nano LLaMA variants trained through `repro.core.train`, and SK-3's perplexity
+  ratio bound and its power.
+- `trio`: SK-2/SK-3's trained trio (baseline, amplification, attenuation) with its sink curves
+  and held-out NLL, its description, and SK-2's paired test of amplification against the
+  baseline.
 - `figures`: the sink rate against sequence length (Fig 12).
 """

@@ -232,18 +232,19 @@ def _base(model: nn.Module) -> nn.Module:
 @torch.no_grad()
 def first_token_importance(model: nn.Module, ids: torch.Tensor, *, k: int = 0, batch: int = 8
                            ) -> dict[str, torch.Tensor]:
-    """α^k per sequence, layer and head for both forms: ids (n, T) → {form: (n, L, H)}.
-    The base model only (no LM head: logits are not needed)."""
+    """α^k per sequence, layer and head for both forms: ids (n, T) → {form: (n, L, H)}, on the
+    CPU (ids go to the model's device). The base model only (no LM head: logits are not needed)."""
     out: dict[str, list[torch.Tensor]] = {f: [] for f in FORMS}
+    device = next(model.parameters()).device
     for chunk in ids.split(batch):
         with record_attention(model, keys=(k,)) as rec:
-            _base(model)(input_ids=chunk, use_cache=False)
+            _base(model)(input_ids=chunk.to(device), use_cache=False)
         if not rec.columns:
             raise ReproError(f"{type(model).__name__} ran no attention through the AttentionInterface")
         cols = torch.stack([c[..., 0] for c in rec.columns], dim=1)  # (b, L, H, T)
         for f in FORMS:
             out[f].append(column_importance(cols, k, f))
-    return {f: torch.cat(v) for f, v in out.items()}
+    return {f: torch.cat(v).cpu() for f, v in out.items()}
 
 
 @dataclass(frozen=True)
@@ -279,25 +280,28 @@ def sink_curve(model: nn.Module, windows: dict[int, torch.Tensor], eps: dict[str
 # --------------------------------------------------------------------------- the trained comparison
 
 
-def nano_llama(kind: str, model: dict[str, Any], context: int, seed: int) -> nn.Module:
+def nano_llama(kind: str, model: dict[str, Any], context: int, seed: int,
+               device: torch.device | str = "cpu") -> nn.Module:
     """001 §6.2.1's Nano LLaMA-2 (B.4.1: RMSNorm, SwiGLU, RoPE, untied; B.4.2: GPT-2 init) at
     `model` sizes (n_layer, n_head, d_model, vocab_size, optional d_ff) with maximum context
-    `context` (the T of attenuation), as variant `kind`. The scaling has no parameters: one
-    seed gives the same initial weights for all three variants."""
+    `context` (the T of attenuation), as variant `kind`, on `device` (drawn on the CPU: the same
+    weights everywhere). The scaling has no parameters: one seed gives the same initial weights
+    for all three variants."""
     from repro.core.models.hf import build_model
 
     m = build_model("llama", seed=seed, n_positions=context, attn_implementation=SDPA, **model)
-    return apply_positional_scaling(m, kind, context)
+    return apply_positional_scaling(m, kind, context).to(device)
 
 
 def train_variant(kind: str, model: dict[str, Any], cfg: Any, seed: int, *, train_tokens: torch.Tensor,
-                  val_tokens: torch.Tensor, data_identity: dict | None = None, accelerator: Any = None):
-    """Train (or load from the checkpoint cache) one variant through `repro.core.train.train`; the
-    variant is in the model's config, hence in the cache key. `cfg.data_seed` fixes the data
-    order, shared by all variants."""
+                  val_tokens: torch.Tensor, data_identity: dict | None = None, accelerator: Any = None,
+                  device: torch.device | str = "cpu"):
+    """Train (or load from the checkpoint cache) one variant through `repro.core.train.train`, the
+    model on `device`; the variant is in the model's config, hence in the cache key (the device is
+    not). `cfg.data_seed` fixes the data order, shared by all variants."""
     from repro.core import train as T
 
-    return T.train(lambda s: nano_llama(kind, model, cfg.seq_len, s), cfg.replace(model_seed=seed),
+    return T.train(lambda s: nano_llama(kind, model, cfg.seq_len, s, device), cfg.replace(model_seed=seed),
                    train_tokens=train_tokens, val_tokens=val_tokens, data_identity=data_identity,
                    accelerator=accelerator, progress=False)
 
@@ -322,11 +326,13 @@ def std_by_position(o: torch.Tensor) -> torch.Tensor:
     return o.transpose(0, 1).reshape(o.shape[1], -1).std(dim=1)
 
 
-def init_std_profile(kind: str, model: dict[str, Any], context: int, seeds, n_seq: int, layer: int = 0):
+def init_std_profile(kind: str, model: dict[str, Any], context: int, seeds, n_seq: int, layer: int = 0,
+                     device: torch.device | str = "cpu"):
     """001 Eq 2 / Fig 9 on the nano LLaMA variant `kind` at init (SK-1): Gaussian inputs
     (n_seq, context, d) fed as embeddings (i.i.d. across positions, as Eq 2 assumes), the std of
     the attention output of `layer` per position, and Σ_j A_ij² (1/i under uniform attention),
-    per seed: a `repro.core.stats.PositionalStdResult`."""
+    per seed: a `repro.core.stats.PositionalStdResult`. Model and inputs on `device` (both drawn
+    on the CPU)."""
     import numpy as np
 
     from repro.core.stats import PositionalStdResult, SeedCurves
@@ -334,14 +340,35 @@ def init_std_profile(kind: str, model: dict[str, Any], context: int, seeds, n_se
 
     stds, sq = [], []
     for seed in seeds:
-        m = nano_llama(kind, model, context, seed)
+        m = nano_llama(kind, model, context, seed, device)
         x = torch.randn(n_seq, context, model["d_model"], generator=generator(derive_seed("sk1-inputs", seed)))
         with torch.no_grad(), record_attention(m, keys=tuple(range(context)), outputs=True) as rec:
-            _base(m)(inputs_embeds=x, use_cache=False)
-        stds.append(std_by_position(rec.outputs[layer].flatten(2)).double().numpy())
-        sq.append((rec.columns[layer].double() ** 2).sum(-1).mean(dim=(0, 1)).numpy())
+            _base(m)(inputs_embeds=x.to(device), use_cache=False)
+        stds.append(std_by_position(rec.outputs[layer].flatten(2)).double().cpu().numpy())
+        sq.append((rec.columns[layer].double() ** 2).sum(-1).mean(dim=(0, 1)).cpu().numpy())
     sizes = dict(model, T=context, n_seq=n_seq, seeds=list(seeds), agg_scale=kind, layer=layer)
     return PositionalStdResult(sizes, SeedCurves(np.array(stds)), SeedCurves(np.array(sq)))
+
+
+def init_std_profiles(model: dict[str, Any], context: int, *, seeds, n_seq: int,
+                      device: torch.device | str = "cpu") -> dict[str, Any]:
+    """SK-1 (001 §6.2.1 on Eq 2 / Fig 9): `init_std_profile` of every variant (baseline,
+    amplification, attenuation) at the same initial weights per seed; `seeds` and `n_seq` are the
+    profile's `init` row, `context` the training context (the T of attenuation)."""
+    return {k: init_std_profile(k, model, context, seeds, n_seq, device=device) for k in SCALINGS}
+
+
+def ratio_bound(d: torch.Tensor) -> tuple[float, float, float]:
+    """SK-3 (001 §6.2.2, Table 7): exp(mean d), exp(upper one-sided 95% t bound of mean d) and
+    the sd of d for per-window NLL differences d: the perplexity ratio, its upper confidence
+    bound, the noise."""
+    import math
+
+    from repro.core.stats import t_quantile
+
+    x = d.double().numpy()
+    mean, sd = float(x.mean()), float(x.std(ddof=1))
+    return math.exp(mean), math.exp(mean + t_quantile(0.95, len(x) - 1) * sd / math.sqrt(len(x))), sd
 
 
 def ratio_bound_power(log_effect: float, sds, n: int, margin: float) -> float:

@@ -2,15 +2,17 @@
 attenuation variants trained on one corpus with one seed and one data order, their sink-rate
 curves on held-out windows (and the baseline's at its initial weights: SK-2's control), and
 per-window NLL on the in-domain held-out set and on the shifted one (`SHIFT`, Table 7's
-second, out-of-domain set — C4 there — fixed whatever `--corpus` says).
+second, out-of-domain set — C4 there — fixed whatever `--corpus` says); SK-2's paired test of
+amplification against the baseline.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
 import torch
 
-from repro.core import data
+from repro.core import data, stats
 from repro.core import train as T
 from repro.harness.runtime import ReproError, resolve_autocast
 from repro.sinks.experiments import SCALINGS, SinkCurve, nano_llama, sink_curve, train_variant
@@ -48,10 +50,11 @@ def accelerator_for(profile_name: str):
     return Accelerator(mixed_precision="bf16" if bf16 else "no")
 
 
-def train_trio(sizes: dict, profile_name: str, corpus: str, optimiser: dict | None = None) -> Trio:
+def train_trio(sizes: dict, profile_name: str, corpus: str, optimiser: dict | None = None,
+               device: torch.device | str = "cpu") -> Trio:
     """The three variants trained on `corpus` (--corpus) with one seed and one data order
     (`optimiser`: TrainConfig fields that replace the profile's, e.g. the deviation's lr and
-    weight decay), scored."""
+    weight decay) on `device` (not part of the checkpoint key), scored."""
     V = sizes["model"]["vocab_size"]
     tok = data.brown_tokenizer(V)
     cfg = T.TrainConfig(**sizes["train"], vocab_size=V, lead_token=tok.bos_token_id,
@@ -59,7 +62,7 @@ def train_trio(sizes: dict, profile_name: str, corpus: str, optimiser: dict | No
     train_tokens, val_tokens, ident = T.corpus_tokens(corpus, V)
     accelerator = accelerator_for(profile_name)
     results = {k: train_variant(k, sizes["model"], cfg, sizes["seed"], train_tokens=train_tokens,
-                                      val_tokens=val_tokens, data_identity=ident, accelerator=accelerator)
+                                val_tokens=val_tokens, data_identity=ident, accelerator=accelerator, device=device)
                for k in SCALINGS}
     ev = sizes["eval"]
     lengths = [n for n in ev["lengths"] if n <= cfg.seq_len]
@@ -78,3 +81,32 @@ def train_trio(sizes: dict, profile_name: str, corpus: str, optimiser: dict | No
     m = sizes["model"]
     return Trio(results, cfg, curves, held_out, nll, {n: w.shape[0] for n, w in held_out.items()},
                 m["n_layer"] * m["n_head"], init_curve, corpus)
+
+
+def describe(trio: Trio, model: dict) -> str:
+    """The trio's model (`model`: the profile's `model` row) and training budget next to 001
+    §6.2.1's (Table 14), as SK-2/SK-3's records and tables state it."""
+    m, c = model, trio.cfg
+    on = "" if trio.corpus == "brown" else f" on {trio.corpus}"
+    return (f"{m['n_layer']}L × {m['d_model']} × {m['n_head']}H llama, Brown BPE {m['vocab_size']}{on}, "
+            f"{c.steps} steps of {c.batch_size} × {c.seq_len} tokens ({c.steps * c.batch_size * c.seq_len / 1e6:.2f}M "
+            f"tokens), lr {c.lr:g} → {c.lr * c.min_lr_ratio:g}, wd {c.weight_decay:g}, warm-up {c.warmup_steps}")
+
+
+def _wilcoxon_less(a: torch.Tensor, b: torch.Tensor) -> float:
+    """One-sided paired Wilcoxon signed-rank p-value for a < b over sequences (1.0 when a == b
+    everywhere: no evidence)."""
+    d = (a - b).double().numpy()
+    if not np.any(d != 0):
+        return 1.0
+    return stats.wilcoxon_signed_rank(d, alternative="less", zero_method="wilcox").p
+
+
+def amplification_p(trio: Trio, form: str) -> dict[int, float]:
+    """SK-2 (001 §6.2.1, Fig 12: amplification's sink rate significantly below the baseline's):
+    per length, the one-sided paired Wilcoxon p of amplification < baseline over the held-out
+    sequences' sink rates (metric `form`), Bonferroni-corrected over the lengths."""
+    lengths = trio.curves["baseline"].lengths
+    return {n: min(1.0, len(lengths) * _wilcoxon_less(trio.curves["amplification"].rates[form][n],
+                                                       trio.curves["baseline"].rates[form][n]))
+            for n in lengths}
