@@ -16,20 +16,13 @@ numbers.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 import pytest
-import torch
-from scipy import stats as sps
 
-from repro.causal_shift import figures
+from repro.causal_shift import figures, study
 from repro.causal_shift import experiments as cs
 from repro.core import data, plotting, stats
-from repro.core import train as T
-from repro.core.models.hf import random_init_twin
 from repro.harness import catalogue
-from repro.harness.runtime import resolve_dtype
 
 SOURCE_SWITCH = catalogue.number("CS-1", "switch")  # 000 Fig 2: Gemma-2-2B switches at ≈ layer 17 of 26
 SOURCE_TABLE2 = catalogue.number("CS-6", "table2")  # benchmark → (baseline, fixed cut, gating), higher is better
@@ -79,28 +72,10 @@ def sizes(profile):
 # --------------------------------------------------------------------------- CS-1, CS-2
 
 
-@dataclass
-class Reading:
-    name: str
-    profile: cs.AlignmentProfile
-    twins: tuple  # the same measures on two random-init twins (seeds 0, 1): the null and its control
-    switch: dict
-    ci: dict
-    panel: list
-    n_seq: int
-
-
 @pytest.fixture(scope="module")
-def reading(model_name, pretrained, sizes, corpus_name) -> Reading:
-    m, tok = pretrained(model_name)
-    a = sizes["align"]
-    ids = data.bos_windows(tok, "test", a["n_seq"], a["seq_len"] + 1, who=f"--model {model_name}: the causal-shift claims",
-                           device=next(m.parameters()).device, corpus=corpus_name)
-    dtype = resolve_dtype(a["compute_dtype"], ids.device)
-    p = cs.alignment_profile(m, ids, k=a["k"], compute_dtype=dtype)
-    twins = tuple(cs.alignment_profile(random_init_twin(m, seed), ids, k=a["k"], top_k=False) for seed in (0, 1))
-    panel = cs.decoded_panel(m, ids[0], tok, a["panel_start"])
-    return Reading(model_name, p, twins, cs.switch_layers(p), cs.bootstrap_switch(p, a["n_boot"]), panel, ids.shape[0])
+def reading(model_name, pretrained, sizes, corpus_name, device) -> study.Reading:
+    model, tok = pretrained(model_name)
+    return study.read_alignment(model_name, model, tok, sizes["align"], corpus=corpus_name, device=device)
 
 
 @pytest.mark.policy_dtype
@@ -151,14 +126,7 @@ def test_continuous_measures_agree(claim, reading, corpus_name):
     null, twin = reading.twins
     q = max(1, p.n_layers // 4)
     early, late = slice(1, 1 + q), slice(-q, None)
-
-    def changes(prof: cs.AlignmentProfile) -> dict[str, float]:
-        m = {k: prof.mean(k) for k in ("cos_in", "cos_out", "projection")}
-        return {"falls": float(m["cos_in"][early].mean() - m["cos_in"][late].mean()),
-                "rises": float(m["cos_out"][late].mean() - m["cos_out"][early].mean()),
-                "proj": float(m["projection"][late].mean() - m["projection"][early].mean())}
-
-    ours, n0, n1 = changes(p), changes(null), changes(twin)
+    ours, n0, n1 = (study.depth_changes(prof, early, late) for prof in (p, null, twin))
     # power: the source's Fig 3 shows the projection going from the input (0) to the output (1);
     # we take half that travel (0.5) between the early and the late quarter as its effect, and the
     # spread of the per-sequence travel (ours minus the twin's) as the measurement's noise
@@ -193,42 +161,12 @@ def test_continuous_measures_agree(claim, reading, corpus_name):
 # --------------------------------------------------------------------------- CS-3 … CS-6: training
 
 
-@dataclass
-class Runs:
-    tc: object
-    cfg: T.TrainConfig
-    baseline: list  # TrainResult per seed
-    cuts: list  # TrainResult per layer (seed 0, α = cut_alpha)
-    first_cut: list  # the cut at layer 0, per seed (seed 0 = cuts[0]), paired with `baseline`
-    alpha0: list  # α = 0 at the middle layer, per seed
-    gate: T.TrainResult
-    gate_variant: cs.Variant
-    middle: int
-
-    @staticmethod
-    def val(r: T.TrainResult) -> float:
-        return float(r.history[-1]["val_loss"])
-
-
 @pytest.fixture(scope="module")
-def runs(sizes, device, train_procs, corpus_name) -> Runs:
-    tc = cs.gpt2_style(**sizes["model"])
-    cfg = T.TrainConfig(**sizes["train"], vocab_size=sizes["model"]["vocab_size"], corpus=corpus_name)
-    tr, va, ident = T.corpus_tokens(corpus_name, sizes["model"]["vocab_size"])
-    kw = dict(train_tokens=tr, val_tokens=va, data_identity=ident, device=device, procs=train_procs, corpus=corpus_name)
-    L, a = tc.n_layer, sizes["cut_alpha"]
-    middle = L // 2
-    seeds = sizes["seeds"]
-    baseline = [cs.train_variant(tc, cfg, cs.Variant("baseline"), s, **kw) for s in seeds]
-    cuts = [cs.train_variant(tc, cfg, cs.Variant(f"cut@{l}", "cut", l, a), seeds[0], **kw) for l in range(L)]
-    first = [cuts[0]] + [cs.train_variant(tc, cfg, cs.Variant("cut@0", "cut", 0, a), s, **kw) for s in seeds[1:]]
-    alpha0 = [cs.train_variant(tc, cfg, cs.Variant(f"cut@{middle} α=0", "cut", middle, 0.0), s, **kw) for s in seeds]
-    gv = cs.Variant("gating", "learned", alpha=a)
-    gate = cs.train_variant(tc, cfg.replace(snapshot_steps=sizes["gate_snapshots"]), gv, seeds[0], **kw)
-    return Runs(tc, cfg, baseline, cuts, first, alpha0, gate, gv, middle)
+def runs(sizes, device, train_procs, corpus_name) -> study.Runs:
+    return study.train_runs(sizes, corpus=corpus_name, device=device, procs=train_procs)
 
 
-def _setting(claim, runs: Runs, sizes) -> None:
+def _setting(claim, runs: study.Runs, sizes) -> None:
     m, t = sizes["model"], sizes["train"]
     claim.corpus(runs.cfg.corpus)
     claim.record("model (source: GPT-2 150M, 12 layers, 10B Fineweb-Edu tokens)",
@@ -240,25 +178,25 @@ def _setting(claim, runs: Runs, sizes) -> None:
 @pytest.mark.claim("CS-3")
 def test_no_skip_trains_worse(claim, runs, sizes, profile):
     _setting(claim, runs, sizes)
-    zero = np.array([Runs.val(r) for r in runs.alpha0])
-    one = np.array([Runs.val(r) for r in runs.baseline])
-    half0 = np.array([Runs.val(r) for r in runs.first_cut])
-    t = sps.ttest_rel(zero, one, alternative="greater")
+    zero = np.array([runs.val(r) for r in runs.alpha0])
+    one = np.array([runs.val(r) for r in runs.baseline])
+    half0 = np.array([runs.val(r) for r in runs.first_cut])
+    t = stats.paired_t(zero, one, "greater")
     # negative control: the same one-sided test on the cut at layer 0 with α = 0.5, which the
     # source says *improves* the loss (Fig 4): "degrades" must be rejected there
-    t_ctl = sps.ttest_rel(half0, one, alternative="greater")
+    t_ctl = stats.paired_t(half0, one, "greater")
     claim.record(f"val loss, α = 0 at layer {runs.middle} (per seed)", np.round(zero, 4).tolist())
     claim.record("val loss, α = 1 (the baseline, per seed)", np.round(one, 4).tolist())
     curves = {f"α = 0 at layer {runs.middle} (seed {s})": r.losses for s, r in zip(sizes["seeds"], runs.alpha0)}
     curves.update({f"baseline (seed {s})": r.losses for s, r in zip(sizes["seeds"], runs.baseline)})
     claim.figure(plotting.training_curves(curves, f"000 §IV — no skip at layer {runs.middle} vs the baseline"),
                  "alpha0_curves")
-    claim.not_reproduced_if(NOT_REPRODUCED, ("CS-3", profile.name), f"Δ {float((zero - one).mean()):.4f}, p {float(t.pvalue):.3g}")
+    claim.not_reproduced_if(NOT_REPRODUCED, ("CS-3", profile.name), f"Δ {float((zero - one).mean()):.4f}, p {float(t.p):.3g}")
     claim.check("mean paired difference (α = 0 minus α = 1)", float((zero - one).mean()), 0.0, compare="ge",
                 why="'fully suppressing the residual connection degraded optimization'; here α = 0 at one (middle) "
                     "layer, the source's single-layer setting, not at every layer")
-    claim.check("one-sided paired t-test p (α = 0 worse than α = 1)", float(t.pvalue), 0.05, compare="le",
-                control=float(t_ctl.pvalue), control_name="cut at layer 0 with α = 0.5 (the source: it improves)",
+    claim.check("one-sided paired t-test p (α = 0 worse than α = 1)", float(t.p), 0.05, compare="le",
+                control=float(t_ctl.p), control_name="cut at layer 0 with α = 0.5 (the source: it improves)",
                 why=f"{len(zero)} seeds, same initial weights and data order per pair; conventional α")
 
 
@@ -266,17 +204,17 @@ def test_no_skip_trains_worse(claim, runs, sizes, profile):
 @pytest.mark.claim("CS-4")
 def test_fixed_cut_sweep(claim, runs, sizes, profile):
     _setting(claim, runs, sizes)
-    base_all = np.array([Runs.val(r) for r in runs.baseline])
+    base_all = np.array([runs.val(r) for r in runs.baseline])
     base, sd = float(base_all[0]), float(base_all.std(ddof=1))
-    cut = np.array([Runs.val(r) for r in runs.cuts])
+    cut = np.array([runs.val(r) for r in runs.cuts])
     L = len(cut)
     for l, v in enumerate(cut):
         claim.record(f"val loss − baseline, cut at layer {l}", float(v - base))
     claim.record("baseline val loss, sd over seeds", f"{base:.4f} ± {sd:.4f} ({len(base_all)} seeds)")
     order = np.argsort(cut)
-    first = np.array([Runs.val(r) for r in runs.first_cut])
+    first = np.array([runs.val(r) for r in runs.first_cut])
     diff = first - base_all
-    t = sps.ttest_rel(first, base_all, alternative="less")
+    t = stats.paired_t(first, base_all, "less")
     claim.record("cut at layer 0 − baseline, per seed (same init and data order)", np.round(diff, 4).tolist())
     title = f"000 Fig 4 — {L}-layer GPT-2-style model on {data.corpus_title(runs.cfg.corpus)}"
     claim.figure(figures.cut_sweep(cut, base, sd, title), "fig4")
@@ -294,10 +232,10 @@ def test_fixed_cut_sweep(claim, runs, sizes, profile):
                 decide=f"{n80} paired seeds at this model size" if n80 else "more than 100,000 paired seeds")
     claim.not_reproduced_if(NOT_REPRODUCED, ("CS-4", profile.name), f"cut − baseline per layer {np.round(cut - base, 4).tolist()}, "
                                         f"seed sd {sd:.4f}; cut@0 − baseline per seed {np.round(diff, 4).tolist()}, "
-                                        f"p {float(t.pvalue):.3g}")
+                                        f"p {float(t.p):.3g}")
     claim.check("cut at layer 0 − baseline, mean over seeds", float(diff.mean()), 0.0, compare="le",
                 why="'cutting the first layer improves validation loss' (Fig 4 gives no number to compare with)")
-    claim.check("one-sided paired t-test p (cut at layer 0 < baseline)", float(t.pvalue), 0.05, compare="le",
+    claim.check("one-sided paired t-test p (cut at layer 0 < baseline)", float(t.p), 0.05, compare="le",
                 why=f"{len(first)} seeds, paired; conventional α. Seeds change the initial weights only (one data "
                     "order), so seed spread is a lower bound on run-to-run noise")
     claim.check("spread of the sweep (max − min) / seed sd", float((cut.max() - cut.min()) / sd), 2.0, compare="ge",
@@ -332,38 +270,7 @@ def table2(runs, sizes, corpus_name):
     """Baseline, best fixed cut (by validation loss), gating on held-out text of the run's
     corpus (test split; Brown by default), stdlib code (validation split) and last-word accuracy
     on the corpus's test sentences."""
-    tok = data.brown_tokenizer(sizes["model"]["vocab_size"])
-    T1 = runs.cfg.seq_len + 1
-    n = sizes["eval"]["windows"]
-    brown = data.windows(tok, "test", n, T1, corpus=corpus_name)
-    # fixed whatever --corpus says: Table II's out-of-domain benchmark is part of the claim (the
-    # shifted corpus), not the user's choice
-    _, code_val, _ = T.corpus_tokens("stdlib-code", sizes["model"]["vocab_size"])
-    starts = torch.linspace(0, code_val.numel() - T1 - 1, n).long()
-    code = torch.stack([code_val[s:s + T1] for s in starts])
-    items = cs.last_word_items(tok, [d.text for d in data.corpus_documents(corpus_name, "test")],
-                               max_items=sizes["eval"]["last_word_items"],
-                               max_tokens=runs.cfg.seq_len)
-    best = int(np.argmin([Runs.val(r) for r in runs.cuts]))
-    models = {"baseline": runs.baseline[0].model, f"fixed cut (layer {best})": runs.cuts[best].model,
-              "gating": runs.gate.model}
-    out = {}
-    for name, m in models.items():
-        m.eval()
-        acc, nll = cs.last_word_scores(m, items)
-        out[name] = {"brown": cs.loss_and_accuracy(m, brown), "code": cs.loss_and_accuracy(m, code),
-                     "last_word": acc, "last_word_nll": nll}
-    # the seed spread of each benchmark's score: the baseline's seeds (same data order), for CS-6's power
-    # (seed 0 is the "baseline" model scored above)
-    first = out["baseline"]
-    spread = {"brown": [100 * first["brown"][1]], "code": [100 * first["code"][1]],
-              "last_word_nll": [first["last_word_nll"]]}
-    for r in runs.baseline[1:]:
-        r.model.eval()
-        spread["brown"].append(100 * cs.loss_and_accuracy(r.model, brown)[1])
-        spread["code"].append(100 * cs.loss_and_accuracy(r.model, code)[1])
-        spread["last_word_nll"].append(cs.last_word_scores(r.model, items)[1])
-    return out, len(items), best, {k: float(np.std(v, ddof=1)) for k, v in spread.items()}
+    return study.table2(runs, sizes, corpus=corpus_name)
 
 
 @pytest.mark.policy_dtype

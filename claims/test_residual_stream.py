@@ -21,19 +21,13 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
 
 import numpy as np
 import pytest
-import torch
-from scipy import stats as sps
 
-from repro.core import data, lens, stats
-from repro.core.models.hf import build_model, random_init_twin
-from repro.core.models.tiny import TinyConfig, TinyDecoder
+from repro.core import lens, stats
 from repro.harness import catalogue
-from repro.harness.runtime import ReproError, generator
-from repro.residual_stream import figures, induction
+from repro.residual_stream import figures, study
 from repro.residual_stream import decomposition as rs
 
 F32_U = 2.0 ** -24  # float32 unit roundoff
@@ -56,61 +50,16 @@ def sizes(profile):
     return profile.sizes("residual_stream")
 
 
-def _windows(tok, split: str, n: int, T: int, corpus: str) -> torch.Tensor:
-    """n windows of T+1 tokens from one split of `corpus` (--corpus), evenly spaced through the stream."""
-    return data.windows(tok, split, n, T + 1, corpus=corpus)
-
-
-@dataclass
-class Text:
-    """One model's reading of the corpus: held-out windows (n, T+1) from the test split and their
-    pre-norm residual states (n, L+1, T, d); for the tuned-lens models also training windows
-    from the validation split (else None)."""
-
-    name: str
-    model: torch.nn.Module
-    ids: torch.Tensor
-    resid: torch.Tensor
-    train_ids: torch.Tensor | None = None
-    train_resid: torch.Tensor | None = None
-
-
-def lens_models(names: list[str], sizes) -> list[str]:
-    """RS-8's models: the first `lens.models` of the run's models (all when None)."""
-    k = sizes["lens"]["models"]
-    return list(names)[:k] if k else list(names)
+@pytest.fixture(scope="module")
+def texts(model_names, pretrained, sizes, corpus_name, device) -> dict[str, study.Text]:
+    return study.read_texts(model_names, pretrained, sizes, corpus=corpus_name, device=device)
 
 
 @pytest.fixture(scope="module")
-def texts(model_names, pretrained, sizes, corpus_name) -> dict[str, Text]:
-    T = sizes["text"]["seq_len"]
-    out = {}
-    for name in model_names:
-        model, tok = pretrained(name)
-        if tok is None:
-            raise ReproError(f"--model {name}: the residual-stream claims read text, which needs the "
-                             "model's tokenizer; this checkpoint has none (pass a directory saved with one)")
-        ids = _windows(tok, "test", sizes["text"]["test_seqs"], T, corpus_name)
-        # logits_to_keep=1: the claims read logits through the lens, not the model's own head
-        text = Text(name, model, ids, lens.capture(model, ids[:, :-1], modules=[], logits_to_keep=1).residual)
-        if name in lens_models(model_names, sizes):
-            text.train_ids = _windows(tok, "validation", sizes["lens"]["train_seqs"], T, corpus_name)
-            text.train_resid = lens.capture(model, text.train_ids[:, :-1], modules=[], logits_to_keep=1).residual
-        out[name] = text
-    return out
-
-
-@pytest.fixture(scope="module")
-def random_init(sizes, corpus_name):
+def random_init(sizes, corpus_name, device):
     """HF GPT-2 and Llama at random init (001 App B.1) with norm gains 1 + 0.3·N(0,1) and
     biases 0.3·N(0,1), and windows of the corpus under the Brown BPE to feed them."""
-    s = sizes["random_init"]
-    models = {arch: build_model(arch, n_layer=s["n_layer"], n_head=s["n_head"], d_model=s["d_model"],
-                                vocab_size=s["vocab_size"], seed=0, perturb_norms=s["perturb_norms"])
-              for arch in s["archs"]}
-    tok = data.brown_tokenizer(s["vocab_size"])
-    ids = _windows(tok, "test", s["n_seq"], s["seq_len"], corpus_name)
-    return models, ids
+    return study.random_init_models(sizes["random_init"], corpus=corpus_name, device=device)
 
 
 # --------------------------------------------------------------------------- RS-1, RS-2
@@ -120,22 +69,7 @@ def random_init(sizes, corpus_name):
 def decomposed(texts, random_init, sizes):
     """name → (model, ids (1, dla_len + 1), Decomposition of ids[:, :-1]): the embedded models on
     held-out text, the random-init ones on the same text under the Brown BPE; shared by RS-1 and RS-2."""
-    n = sizes["dla_len"] + 1
-    out = {name: (t.model, t.ids[:1, :n]) for name, t in texts.items()}
-    out.update({f"random-init {arch}": (m, random_init[1][:1, :n]) for arch, m in random_init[0].items()})
-    return {name: (model, ids, rs.decompose(model, ids[:, :-1])) for name, (model, ids) in out.items()}
-
-
-def _rel_err(total: torch.Tensor, residual: torch.Tensor) -> float:
-    """Max over positions of max-abs |total − x| relative to the position's max |x|."""
-    x = residual.double()
-    return ((total - x).abs().amax(-1) / x.abs().amax(-1)).max().item()
-
-
-def _smallest_head(norms: torch.Tensor) -> tuple[int, int]:
-    """(layer, head) of the smallest entry of a (L, H) table."""
-    i = int(norms.flatten().argmin())
-    return divmod(i, norms.shape[1])
+    return study.decompose_all(texts, random_init, sizes["dla_len"])
 
 
 @pytest.mark.claim("RS-1")
@@ -158,19 +92,19 @@ def test_final_residual_is_sum_of_terms(claim, decomposed, corpus_name):
         # additions of terms no larger than |x| (before cancellation) give ≤ n·u relative error
         # in the worst case (Higham 2002 §3.1); we allow that bound with u = 2^-24.
         total = dec.total()
-        err = _rel_err(total, dec.residual)
+        err = rs.relative_error(total, dec.residual)
         tol = n_terms * F32_U * 2  # ×2: our float64 sum and the model's float32 sum both round
         # negative control: the same sum with one term left out, the head whose output is
         # smallest (the hardest to miss): the exactness check must then fail
-        l, h = _smallest_head(dec.heads[0].norm(dim=-1).amax(-1))
-        ctl = _rel_err(total - dec.heads[:, l, h].double(), dec.residual)
+        l, h = rs.smallest_head(dec.heads[0].norm(dim=-1).amax(-1))
+        ctl = rs.relative_error(total - dec.heads[:, l, h].double(), dec.residual)
         claim.check(f"{name}: max relative |Σ terms − x^(L)|", err, 0.0, compare="abs", tol=tol,
                     why=f"2·n·u worst-case float32 accumulation over n = {n_terms} terms",
                     control=ctl, control_name=f"Σ terms without one term (L{l}H{h}, the smallest head output)")
     name, (_, _, dec) = next(iter(decomposed.items()))
     t = dec.residual.shape[1] - 1  # the last token of the passage
-    claim.figure(figures.term_norm_heatmap(dec.heads[0, :, :, t].norm(dim=-1).numpy(),
-                                           dec.ffn[0, :, t].norm(dim=-1).numpy(),
+    claim.figure(figures.term_norm_heatmap(dec.heads[0, :, :, t].norm(dim=-1).cpu().numpy(),
+                                           dec.ffn[0, :, t].norm(dim=-1).cpu().numpy(),
                                            f"{name}: log10 ‖term‖ at the last token\n"
                                            f"{len(dec.names())} terms sum to x^(L)"), "term_norms")
 
@@ -212,61 +146,10 @@ def test_direct_logit_attribution_sums_to_logit(claim, decomposed, corpus_name):
 # --------------------------------------------------------------------------- RS-3
 
 
-GRAD_V = 4096  # RS-3's Brown BPE vocabulary
-
-
-@dataclass
-class Gradients:
-    """RS-3's measurements. rows: pre- and post-norm TinyDecoders (LayerNorm, RoPE, GELU) at
-    each depth and seed at the source's init (`rs.xavier_init_`, embeddings read ×√d); no_skip:
-    the pre-norm stacks at the deepest depth without their skip connections (the control of the
-    identity path); b1: the post-norm stack at the deepest depth at 001 App B.1's init (std
-    0.02, residual projections damped by 1/√(2L)), one seed (context: the old reading)."""
-
-    rows: list[dict]
-    no_skip: dict
-    b1: dict
-
-
-def _flow_row(ids, s, position: str, depth: int, seeds, *, residual: bool = True, source_init: bool = True) -> dict:
-    cfg = TinyConfig(vocab_size=GRAD_V, d_model=s["d_model"], n_layer=depth, n_head=s["n_head"],
-                     max_len=s["seq_len"], norm_position=position, final_norm=position == "pre", residual=residual)
-    flows = []
-    for seed in seeds:
-        model = TinyDecoder(cfg, generator(seed))
-        if source_init:
-            rs.xavier_init_(model, generator(seed))
-        flows.append(rs.gradient_flow(model.train(), ids, embed_scale=math.sqrt(s["d_model"]) if source_init else 1.0))
-    return dict(position=position, depth=depth, seeds=list(seeds), ratio=[f.ratio for f in flows],
-                param_ratio=[f.param_ratio for f in flows], share=[f.identity_share for f in flows])
-
-
 @pytest.fixture(scope="module")
-def gradients(sizes, corpus_name) -> Gradients:
+def gradients(sizes, corpus_name, device) -> study.Gradients:
     """All fed one batch of windows of the corpus (--corpus) under the Brown BPE."""
-    s = sizes["grad"]
-    ids = _windows(data.brown_tokenizer(GRAD_V), "train", s["batch_size"], s["seq_len"], corpus_name)
-    rows = [_flow_row(ids, s, position, depth, s["seeds"]) for position in ("pre", "post") for depth in s["depths"]]
-    deepest = max(s["depths"])
-    return Gradients(rows, _flow_row(ids, s, "pre", deepest, s["seeds"], residual=False),
-                     _flow_row(ids, s, "post", deepest, s["seeds"][:1], source_init=False))
-
-
-def _record_gradients(claim, g: Gradients, position):
-    mine = [r for r in g.rows if r["position"] == position]
-    for r in mine:
-        claim.record(f"{position}-norm L={r['depth']}: ‖∂L/∂x^(1)‖/‖∂L/∂x^(L−1)‖ (mean of {len(r['ratio'])} seeds)",
-                     float(np.mean(r["ratio"])))
-        claim.record(f"{position}-norm L={r['depth']}: first/last block weight-gradient ratio (geometric mean)",
-                     _gmean(r["param_ratio"]))
-        claim.record(f"{position}-norm L={r['depth']}: coefficient of ∂L/∂x^(L) in ∂L/∂x^(1) (mean)",
-                     float(np.mean(r["share"])))
-    claim.figure(figures.gradient_ratio_by_depth(g.rows), "gradient_ratio")
-    return mine
-
-
-def _gmean(values) -> float:
-    return float(np.exp(np.mean(np.log(values))))
+    return study.gradients(sizes["grad"], corpus=corpus_name, device=device)
 
 
 @pytest.mark.claim("RS-3")
@@ -279,7 +162,7 @@ def test_pre_norm_keeps_gradient_at_first_layer(claim, gradients, corpus_name):
     stacks, where the source says the direct path does not exist."""
     claim.corpus(corpus_name)
     g = gradients
-    mine = _record_gradients(claim, g, "pre")
+    mine = study.record_gradients(claim, g, "pre")
     deep = max(r["depth"] for r in mine)
     post_deep = next(r for r in g.rows if r["position"] == "post" and r["depth"] == deep)
     pre_deep = next(r for r in mine if r["depth"] == deep)
@@ -311,7 +194,7 @@ def test_post_norm_loses_gradient_at_depth(claim, gradients, profile, corpus_nam
     context, not asserted."""
     claim.corpus(corpus_name)
     g = gradients
-    mine = _record_gradients(claim, g, "post")
+    mine = study.record_gradients(claim, g, "post")
     deep = mine[-1]
     claim.record(f"post-norm L={deep['depth']} at 001 App B.1's init (std 0.02, seed {g.b1['seeds'][0]}): coefficient of "
                  "∂L/∂x^(L) in ∂L/∂x^(1) / first-last weight-gradient ratio",
@@ -331,48 +214,37 @@ def test_post_norm_loses_gradient_at_depth(claim, gradients, profile, corpus_nam
                     decide=f"{n80} seeds" if n80 else "more than 100,000 seeds")
     claim.not_reproduced_if(NOT_REPRODUCED, ("RS-3", profile.name),
                             "first/last block weight-gradient ratio (geometric mean over seeds) "
-                            + ", ".join(f"L={r['depth']}: {_gmean(r['param_ratio']):.2f}" for r in mine)
+                            + ", ".join(f"L={r['depth']}: {study.gmean(r['param_ratio']):.2f}" for r in mine)
                             + f"; coefficient of the direct path at L={deep['depth']}: {np.mean(deep['share']):.3f}")
     claim.check(f"post-norm L={deep['depth']}: ‖∇W block 1‖ / ‖∇W block L‖, geometric mean over seeds",
-                _gmean(deep["param_ratio"]), 0.5, compare="le",
+                study.gmean(deep["param_ratio"]), 0.5, compare="le",
                 why="'lose gradient at early layers': the first block gets at most half the last block's weight gradient")
 
 
 # --------------------------------------------------------------------------- RS-4
 
 
-def _one_sided_tau_p(values, direction: str) -> tuple[float, float]:
-    """Kendall τ(layer, values) and its one-sided p for the stated direction ("up": τ > 0)."""
-    tau, p = sps.kendalltau(np.arange(len(values)), values)
-    toward = tau > 0 if direction == "up" else tau < 0
-    return float(tau), float(p / 2 if toward else 1 - p / 2)
+@pytest.fixture(scope="module")
+def norm_curves(texts, random_init, sizes, device):
+    """name → median ‖x^(l)‖ per layer, and the negative control's: a post-norm stack of the
+    random-init models' size on the same windows — the stream itself is normalised after every
+    block ("no normalization on the residual stream itself" is the source's reason for the growth)."""
+    return study.residual_norm_curves(texts, random_init, sizes["random_init"], device=device)
 
 
 @pytest.mark.claim("RS-4")
-def test_residual_norm_grows_with_depth(claim, texts, random_init, sizes, corpus_name):
+def test_residual_norm_grows_with_depth(claim, norm_curves, sizes, corpus_name):
     claim.corpus(corpus_name)
-    curves = {n: rs.residual_norms(t.resid).numpy() for n, t in texts.items()}
-    models, ids = random_init
-    for arch, model in models.items():
-        cap = lens.capture(model, ids[:, :-1], modules=[], logits_to_keep=1)
-        curves[f"random-init {arch}"] = rs.residual_norms(cap.residual).numpy()
-    # negative control: a post-norm stack of the random-init models' size on the same windows —
-    # the stream itself is normalised after every block ("no normalization on the residual
-    # stream itself" is the source's reason for the growth)
+    curves, post_norms = norm_curves
     s = sizes["random_init"]
-    post = TinyDecoder(TinyConfig(vocab_size=s["vocab_size"], d_model=s["d_model"], n_layer=s["n_layer"],
-                                  n_head=s["n_head"], max_len=s["seq_len"], norm_position="post", final_norm=False),
-                       generator(0))
-    with torch.no_grad():
-        post_resid = torch.stack(post(ids[:, :-1], output_hidden_states=True).hidden_states, dim=1)
     # the trend is read from layer 1 on: the embedding's own scale (x^(0)) is not what the blocks
     # add, and a post-norm stack, whose embedding is smaller than its normalised stream, would
     # otherwise show a "growth" from layer 0 alone
-    ctl_tau, ctl_p = _one_sided_tau_p(rs.residual_norms(post_resid).numpy()[1:], "up")
+    ctl_tau, ctl_p = study.one_sided_tau_p(post_norms[1:], "up")
     claim.record("control (post-norm stack): Kendall τ(layer, median norm), layers 1…L", ctl_tau)
     claim.figure(figures.residual_norm_by_layer(curves), "residual_norm")
     for i, (name, norms) in enumerate(curves.items()):
-        tau, p = _one_sided_tau_p(norms[1:], "up")
+        tau, p = study.one_sided_tau_p(norms[1:], "up")
         claim.record(f"{name}: median ‖x^(L)‖ / ‖x^(0)‖", float(norms[-1] / norms[0]))
         claim.record(f"{name}: Kendall τ(layer, median norm), layers 1…L", tau)
         control = dict(control=ctl_p, control_name=f"a post-norm stack ({s['n_layer']} layers, random init, same windows)") \
@@ -386,64 +258,30 @@ def test_residual_norm_grows_with_depth(claim, texts, random_init, sizes, corpus
 # --------------------------------------------------------------------------- RS-5
 
 
+@pytest.fixture(scope="module")
+def ffn(texts, sizes, device) -> study.FFNRewrite:
+    """The FFN key–value rewrite of every pretrained model and of a tiny ReLU model (the source's form)."""
+    return study.ffn_rewrite(texts, sizes["dla_len"], device=device)
+
+
 @pytest.mark.claim("RS-5")
-def test_ffn_is_a_key_value_sum(claim, texts, sizes, corpus_name):
+def test_ffn_is_a_key_value_sum(claim, ffn, corpus_name):
     claim.corpus(corpus_name)
-    relu = TinyDecoder(TinyConfig(vocab_size=512, d_model=128, n_layer=2, n_head=4, activation="relu", bias=False),
-                       generator(0))
-    models = {**{n: t.model for n, t in texts.items()}, "tiny ReLU (the source's form)": relu}
-    errs = {}
-    for name, model in models.items():
-        ids = texts[name].ids[:1, :sizes["dla_len"]] if name in texts else \
-            torch.randint(0, 512, (1, sizes["dla_len"]), generator=generator(1))
-        amap = lens.arch_map(model)
-        cap = lens.capture(model, ids, modules=["mlp_in"], logits_to_keep=1)
-        ratios, dropped = [], []
-        for l, block in enumerate(amap.blocks(model)):
-            mlp = lens.resolve(block, amap.mlp)
-            x = cap.modules["mlp_in"][l]
-            with torch.no_grad():
-                y = mlp(x).double()
-            kv = rs.ffn_key_value(mlp, x)
-            F = kv.coeffs.shape[-1]
-            # Higham's bound for the module's float32 down-projection (same coefficients):
-            # |error| ≤ F·u·Σ_i |c_i||v_i| per output coordinate.
-            bound = F * F32_U * (kv.coeffs.double().abs() @ kv.values.double().abs())
-            if kv.bias is not None:
-                bound = bound + F32_U * kv.bias.double().abs()
-            sum_kv = kv.output()
-            ratios.append(float(((sum_kv - y).abs() / bound.clamp_min(1e-30)).max()))
-            # negative control: the sum with one key–value pair left out, the key of median total
-            # contribution Σ_t |c_i(t)|·max|v_i| (a typical key, neither dead nor dominant)
-            contrib = kv.coeffs.double().abs().flatten(0, -2).sum(0) * kv.values.double().abs().amax(-1)
-            i = int(contrib.argsort()[F // 2])
-            term = kv.coeffs[..., i:i + 1].double() * kv.values[i].double()
-            dropped.append(float(((sum_kv - term - y).abs() / bound.clamp_min(1e-30)).max()))
-        errs[name] = ratios
+    for name, ratios in ffn.ratios.items():
         claim.check(f"{name}: max |Σ_i c_i v_i − FFN(x)| / (F·u·Σ|c_i||v_i|) over layers", max(ratios), 1.0,
-                    compare="le", why="Higham's float32 dot-product bound", control=min(dropped),
+                    compare="le", why="Higham's float32 dot-product bound", control=min(ffn.dropped[name]),
                     control_name="the sum without one key–value pair (the median key), smallest over layers")
     # the ReLU model's coefficients are literally max(w1_i·x, 0)
-    x = torch.randn(16, 128, generator=generator(2))
-    kv = rs.ffn_key_value(relu.blocks[0].mlp, x)
-    literal = (x @ relu.blocks[0].mlp.up_proj.weight.detach().T).clamp_min(0)
-    claim.check("tiny ReLU: coefficients equal max(w1_i·x, 0) bit for bit", bool(torch.equal(kv.coeffs, literal)),
+    claim.check("tiny ReLU: coefficients equal max(w1_i·x, 0) bit for bit", ffn.relu_literal,
                 compare="true", why="the source's form, exactly")
-    claim.record("tiny ReLU: share of keys active (c_i > 0)", float((kv.coeffs > 0).float().mean()))
-    claim.figure(figures.ffn_rewrite_error(errs), "ffn_rewrite_error")
+    claim.record("tiny ReLU: share of keys active (c_i > 0)", ffn.relu_active)
+    claim.figure(figures.ffn_rewrite_error(ffn.ratios), "ffn_rewrite_error")
 
 
 # --------------------------------------------------------------------------- RS-6
 
 
 RS6_TWIN_TOKENS = 64  # the control reads the first window's first tokens (its cost: ~5% of the claim's)
-
-
-def _rank_curve(model, resid, ids):
-    """Median (and quartiles) of the logit-lens rank of the next token per layer; token count."""
-    ranks = lens.logit_lens_ranks(model, resid[:, :, 1:], ids[:, 2:]).flatten(1).double()  # (L+1, N)
-    q = torch.quantile(ranks, torch.tensor([0.25, 0.5, 0.75], dtype=torch.double), dim=1)
-    return q[1].numpy(), q[0].numpy(), q[2].numpy(), int(ranks.shape[1])
 
 
 @pytest.mark.claim("RS-6")
@@ -455,21 +293,17 @@ def test_logit_lens_rank_improves_with_depth(claim, texts, corpus_name):
     claim.corpus(corpus_name)
     curves = {}
     for i, (name, t) in enumerate(texts.items()):
-        med, q1, q3, n_tok = _rank_curve(t.model, t.resid, t.ids)
+        med, q1, q3, n_tok = study.rank_curve(t.model, t.resid, t.ids)
         curves[name] = (med, q1, q3)
-        tau, p = _one_sided_tau_p(med, "down")
+        tau, p = study.one_sided_tau_p(med, "down")
         claim.record(f"{name}: median rank at layer 0 / L/2 / L",
                      f"{med[0]:.0f} / {med[len(med) // 2]:.0f} / {med[-1]:.0f}")
         claim.record(f"{name}: Kendall τ(layer, median rank)", tau)
         claim.record(f"{name}: tokens", n_tok)
         control = {}
         if i == 0:
-            twin = random_init_twin(t.model, 0)
-            twin_ids = t.ids[:1, :RS6_TWIN_TOKENS + 1]
-            twin_resid = lens.capture(twin, twin_ids[:, :-1], modules=[], logits_to_keep=1).residual
-            twin_med = _rank_curve(twin, twin_resid, twin_ids)[0]
-            del twin, twin_resid
-            twin_tau, twin_p = _one_sided_tau_p(twin_med, "down")
+            twin_med = study.twin_rank_curve(t, RS6_TWIN_TOKENS)
+            twin_tau, twin_p = study.one_sided_tau_p(twin_med, "down")
             claim.record(f"{name} random-init twin: median rank at layer 0 / L, Kendall τ",
                          f"{twin_med[0]:.0f} / {twin_med[-1]:.0f}, {twin_tau:.2f}")
             control = dict(control=twin_p, control_name=f"a random-init twin of {name} (same architecture, tied), "
@@ -489,23 +323,25 @@ def test_logit_lens_rank_improves_with_depth(claim, texts, corpus_name):
 # --------------------------------------------------------------------------- RS-7
 
 
+@pytest.fixture(scope="module")
+def induction_runs(sizes, device) -> study.InductionStudy:
+    """One- and two-layer attention-only models trained on repeated random tokens, every seed."""
+    return study.induction_study(sizes["induction"], device=device)
+
+
 @pytest.mark.claim("RS-7")
-def test_induction_needs_two_layers(claim, sizes):
-    s = sizes["induction"]
-    cfg = induction.InductionConfig(**s["config"])
-    runs = {(n_layer, seed): induction.train_induction(cfg, n_layer, seed) for n_layer in (1, 2) for seed in s["seeds"]}
-    held_out = induction.eval_data(cfg)
-    copy_loss, uniform = induction.context_copy_loss(held_out), float(np.log(cfg.vocab_size))
+def test_induction_needs_two_layers(claim, induction_runs):
+    cfg, runs, seeds, uniform = induction_runs.cfg, induction_runs.runs, induction_runs.seeds, induction_runs.uniform
     claim.record("reference: ln V (uniform guess)", uniform)
-    claim.record("reference: copy a random earlier token (no K-composition)", copy_loss)
+    claim.record("reference: copy a random earlier token (no K-composition)", induction_runs.copy_loss)
     claim.record("config", f"V={cfg.vocab_size}, T={cfg.seq_len}, repeat {cfg.min_repeat}-{cfg.max_repeat}, "
                            f"d={cfg.d_model}, H={cfg.n_head}, {cfg.steps} steps × {cfg.batch_size}")
-    one = np.array([runs[1, s_].final.repeat for s_ in s["seeds"]])
-    two = np.array([runs[2, s_].final.repeat for s_ in s["seeds"]])
-    for seed, a, b in zip(s["seeds"], one, two):
+    one = np.array([runs[1, s_].final.repeat for s_ in seeds])
+    two = np.array([runs[2, s_].final.repeat for s_ in seeds])
+    for seed, a, b in zip(seeds, one, two):
         claim.record(f"seed {seed}: loss on repeated half, 1 layer / 2 layers", f"{a:.3f} / {b:.3f}")
     near_zero = 0.2  # ≤ 5% of ln V = 4.16: on average ≥ e^-0.2 = 82% (geometric) on the right token
-    t = sps.ttest_rel(one, two, alternative="greater")
+    t = stats.paired_t(one, two, "greater")
     curves = {(f"{n}-layer attention-only", seed): ([st for st, _ in r.curve], [l.repeat for _, l in r.curve])
               for (n, seed), r in runs.items()}
     claim.figure(figures.induction_curves(curves, chance=uniform), "induction_loss_curves")
@@ -516,7 +352,7 @@ def test_induction_needs_two_layers(claim, sizes):
     claim.check("1 layer: best seed's loss on repeated half", float(one.min()), 1.0, compare="ge",
                 why="'a one-layer model cannot': stays ≥ 1 nat (≥ 5× the 2-layer bar; context copying gives ≈ 2.8)",
                 control=float(two.min()), control_name="the 2-layer model, best seed")
-    claim.check("paired t-test over seeds, 1 layer > 2 layers: p", float(t.pvalue), 0.01, compare="le",
+    claim.check("paired t-test over seeds, 1 layer > 2 layers: p", float(t.p), 0.01, compare="le",
                 why="α = 0.01")
 
 
@@ -532,7 +368,7 @@ def test_tuned_lens_beats_logit_lens(claim, texts, sizes, profile, corpus_name):
     must not beat it at every layer."""
     claim.corpus(corpus_name)
     s = sizes["lens"]
-    names = lens_models(list(texts), sizes)
+    names = study.lens_models(list(texts), sizes)
     claim.record("models", ", ".join(names))
     curves = {}
     for name in names:
@@ -543,11 +379,13 @@ def test_tuned_lens_beats_logit_lens(claim, texts, sizes, profile, corpus_name):
                                             lr=s["lr"], seed=0)
         kl_logit, kl_tuned = lens.lens_kl(t.model, test), lens.lens_kl(t.model, test, tuned)  # (L, N)
         kl_const = rs.mean_distribution_kl(t.model, train[:, -1], test[:, -1])  # (N,), the same at every layer
-        curves[name] = (kl_logit.mean(1).numpy(), kl_tuned.mean(1).numpy())
+        curves[name] = (kl_logit.mean(1).cpu().numpy(), kl_tuned.mean(1).cpu().numpy())
         L = kl_logit.shape[0]
         # one-sided Wilcoxon signed-rank per layer over held-out tokens, Bonferroni over layers
-        ps = [sps.wilcoxon(kl_tuned[l].numpy(), kl_logit[l].numpy(), alternative="less").pvalue for l in range(L)]
-        ps_const = [sps.wilcoxon(kl_const.numpy(), kl_logit[l].numpy(), alternative="less").pvalue for l in range(L)]
+        ps = [stats.wilcoxon_signed_rank(kl_tuned[l].cpu().numpy(), kl_logit[l].cpu().numpy(), alternative="less").p
+              for l in range(L)]
+        ps_const = [stats.wilcoxon_signed_rank(kl_const.cpu().numpy(), kl_logit[l].cpu().numpy(), alternative="less").p
+                    for l in range(L)]
         worst = int(np.argmax(ps))
         claim.record(f"{name}: held-out tokens / training tokens", f"{test.shape[0]} / {train.shape[0]}")
         claim.record(f"{name}: mean KL logit → tuned lens, layer 0 / L/2 / L−1",

@@ -8,5 +8,9 @@ Figs 2–3) and §IV (residual attenuation, Figs 4–5, Table II) for `claims/te
   cut or learned gate, by forward hooks on any model's blocks), the Table II evaluators, and
   the trained variants (through `repro.core.train`, or `repro.harness.launch` with
   ``--train-procs``).
+- `study`: the experiments the claims read, one call per fixture of the claim file: a
+  pretrained model's §III reading (profile, random-init twins, switch layers, Table I panel)
+  and Fig 3's early-to-late changes, §IV's trained variants, Table II's scores. Models and
+  windows go on the run's `--device`.
 - `figures`: the builders of Figs 2–5 and Table II.
 """

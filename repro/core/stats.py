@@ -160,9 +160,10 @@ def one_sample_t(x: Sequence[float], popmean: float = 0.0, alternative: str = "t
 def wilcoxon_signed_rank(a: Sequence[float], b: Sequence[float] | None = None, alternative: str = "two-sided",
                          zero_method: str = "wilcox") -> TestResult:
     """Wilcoxon signed-rank test of a − b (or of a, when b is None) about 0 (scipy.stats.wilcoxon,
-    its default method; `zero_method` "wilcox" drops zero differences)."""
-    x = np.asarray(a, float)
-    y = None if b is None else np.asarray(b, float)
+    its default method; `zero_method` "wilcox" drops zero differences). The inputs keep their
+    floating dtype, as scipy would: float32 differences give scipy's float32 p-value."""
+    x = np.asarray(a)
+    y = None if b is None else np.asarray(b)
     r = scipy.stats.wilcoxon(x, y, alternative=alternative, zero_method=zero_method)
     return TestResult(float(r.statistic), float(r.pvalue), alternative)
 

@@ -11,6 +11,11 @@ Key-Value Memory", "Logit Lens" and its tuned-lens caveat, "Attention Head Compo
   gradient flow pre / post norm.
 - `induction`: the repeated-random-sequence task of RS-7 (one- vs two-layer attention-only
   models).
+- `study`: the experiments the claims read, one call per fixture of the claim file: every
+  model's residual stream on the run's corpus, the random-init models, the decompositions,
+  RS-3's gradient flows, RS-4's norm curves and post-norm control, RS-5's FFN rewrite, RS-6's
+  rank curves, RS-7's runs; the one-sided Kendall trend test and the geometric mean the claims
+  assert with. Models and tensors go on the run's `--device`.
 - `figures`: the builders of the DLA bars, term-norm heat map, FFN rewrite error, residual
   norms, gradient ratios, lens rank / KL and induction curves.
 """

@@ -170,6 +170,19 @@ def decompose(model: nn.Module, input_ids: torch.Tensor, **forward_kwargs: Any) 
     )
 
 
+def relative_error(total: torch.Tensor, residual: torch.Tensor) -> float:
+    """How exactly the terms sum to x^(L): the max over positions of max-abs |total − x|
+    relative to the position's max |x| (total (B, T, d), float64, e.g. `Decomposition.total()`)."""
+    x = residual.double()
+    return ((total - x).abs().amax(-1) / x.abs().amax(-1)).max().item()
+
+
+def smallest_head(norms: torch.Tensor) -> tuple[int, int]:
+    """(layer, head) of the smallest entry of a (L, H) table (e.g. per-head output norms)."""
+    i = int(norms.flatten().argmin())
+    return divmod(i, norms.shape[1])
+
+
 # --------------------------------------------------------------------------- direct logit attribution
 
 

@@ -125,14 +125,17 @@ def _check_data(data: RepeatedTokens) -> None:
 
 @torch.no_grad()
 def induction_loss(model: nn.Module, data: RepeatedTokens, batch_size: int = 256) -> InductionLoss:
-    """Mean next-token loss (nats) of `model` on the repeat and first-copy targets of `data`."""
+    """Mean next-token loss (nats) of `model` on the repeat and first-copy targets of `data`
+    (run on the model's device; the losses come back to the CPU, where the masks are)."""
     _check_data(data)
     was_training = model.training
     model.eval()
+    device = next(model.parameters()).device
     nll = []
     for chunk in data.tokens.split(batch_size):
+        chunk = chunk.to(device)
         logits = model(input_ids=chunk[:, :-1]).logits.float()                            # (b, T, V)
-        nll.append(F.cross_entropy(logits.transpose(1, 2), chunk[:, 1:], reduction="none"))  # (b, T)
+        nll.append(F.cross_entropy(logits.transpose(1, 2), chunk[:, 1:], reduction="none").cpu())  # (b, T)
     model.train(was_training)
     nll_all = torch.cat(nll)                                                              # (N, T)
     return InductionLoss(float(nll_all[data.repeat].mean()), float(nll_all[data.first].mean()))
@@ -148,15 +151,16 @@ def context_copy_loss(data: RepeatedTokens) -> float:
     return float(seen[data.repeat].double().log().mean())
 
 
-def build_model(cfg: InductionConfig, n_layer: int, seed: int) -> TinyDecoder:
+def build_model(cfg: InductionConfig, n_layer: int, seed: int, device: torch.device | str = "cpu") -> TinyDecoder:
     """An attention-only TinyDecoder, 1 or 2 layers, otherwise identical. RoPE: relative
     positions make a previous-token head one translation-invariant pattern (what the 2-layer
     circuit needs) and give the 1-layer model all the positional information it could use, so
     its failure is not for lack of it. Untied embeddings: the tied direct path W_E·W_Eᵀ favours
-    repeating the current token (never right here) and stalled learning (measured)."""
+    repeating the current token (never right here) and stalled learning (measured). Initialised
+    on the CPU (the same weights on every device), then moved to `device`."""
     tc = TinyConfig(vocab_size=cfg.vocab_size, d_model=cfg.d_model, n_layer=n_layer, n_head=cfg.n_head,
                     max_len=cfg.seq_len, block="attn", positions="rope", tie_embeddings=False)
-    return TinyDecoder(tc, generator(derive_seed("induction-init", n_layer, seed)))
+    return TinyDecoder(tc, generator(derive_seed("induction-init", n_layer, seed))).to(device)
 
 
 def train_config(cfg: InductionConfig, seed: int) -> T.TrainConfig:
@@ -179,16 +183,18 @@ class InductionRun:
     result: Any = field(repr=False, default=None)  # the repro.core.train.TrainResult
 
 
-def train_induction(cfg: InductionConfig, n_layer: int, seed: int, *, progress: bool = False) -> InductionRun:
+def train_induction(cfg: InductionConfig, n_layer: int, seed: int, *, progress: bool = False,
+                    device: torch.device | str = "cpu") -> InductionRun:
     """Train (or load from the cache) the `n_layer` attention-only model on the repeated
-    sequences, and score it on the held-out ones at every snapshot (the induction loss curve,
-    002 "Attention Head Composition") and at the end."""
+    sequences, on `device`, and score it on the held-out ones at every snapshot (the induction
+    loss curve, 002 "Attention Head Composition") and at the end. The checkpoint key names the
+    model (class, config, initial weights) and the dtype that ran, not the device."""
     if n_layer < 1:
         raise ReproError(f"train_induction: n_layer must be ≥ 1 (got {n_layer})")
     data = eval_data(cfg)
-    result = T.train(lambda s: build_model(cfg, n_layer, s), train_config(cfg, seed),
+    result = T.train(lambda s: build_model(cfg, n_layer, s, device), train_config(cfg, seed),
                      train_tokens=train_stream(cfg), val_tokens=data.tokens.reshape(-1), progress=progress)
-    probe = build_model(cfg, n_layer, seed)
+    probe = build_model(cfg, n_layer, seed, device)
     curve = [(step, induction_loss(T.load_snapshot(probe, path), data))
              for step, path in sorted(result.snapshots.items())]
     return InductionRun(n_layer, seed, induction_loss(result.model, data), curve, result.wall_s,
