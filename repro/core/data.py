@@ -324,13 +324,14 @@ def local_documents(path: str | Path, split: str) -> list[Document]:
     return docs
 
 
-def corpus_documents(name: str, split: str = "validation") -> list[Document]:
+def corpus_documents(name: str, split: str = "validation", *, max_files: int | None = None) -> list[Document]:
     """Documents of corpus `name` for a split — what `--corpus` accepts: one of `CORPORA`, or a
-    local directory (`local_documents`)."""
+    local directory (`local_documents`). The one corpus dispatch (training streams come through
+    here too, `repro.core.train.corpus_tokens`); `max_files`: stdlib-code's first files per split."""
     if name == "brown":
         return brown_split(split)
     if name == "stdlib-code":
-        return stdlib_code_documents(split)
+        return stdlib_code_documents(split, max_files=max_files)
     if name in HF_CORPORA:
         _check_split(split)
         return _hf_corpus(name, split)

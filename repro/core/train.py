@@ -611,19 +611,6 @@ def _is_tied_duplicate(model: nn.Module, name: str, state: dict[str, torch.Tenso
 # --------------------------------------------------------------------------- corpora
 
 
-CORPORA = ("brown", "stdlib-code")
-
-
-def _corpus_split(corpus: str, split: str, max_files: int | None):
-    from repro.core import data
-
-    if corpus == "brown":
-        return data.brown_split(split)
-    if corpus == "stdlib-code":
-        return data.stdlib_code_documents(split, max_files=max_files)
-    return data.corpus_documents(corpus, split)  # a datasets name or a local directory
-
-
 def corpus_tokens(corpus: str = "brown", vocab_size: int = 4096, *, add_bos: bool = True,
                   max_tokens: int | None = None, max_files: int | None = None,
                   ) -> tuple[torch.Tensor, torch.Tensor, dict[str, Any]]:
@@ -635,13 +622,13 @@ def corpus_tokens(corpus: str = "brown", vocab_size: int = 4096, *, add_bos: boo
     cache_dir("tokens"), keyed by the tokenizer and the documents."""
     from repro.core import data
 
-    if corpus not in CORPORA and not data.is_local_corpus(corpus) and corpus not in data.CORPORA:
+    if corpus not in data.CORPORA and not data.is_local_corpus(corpus):
         raise ReproError(f"corpus_tokens: unknown corpus {corpus!r} (known: {', '.join(data.CORPORA)}, or a directory)")
     tok = data.brown_tokenizer(vocab_size=vocab_size)
     tok_sha = hashlib.sha256(tok.backend_tokenizer.to_str().encode()).hexdigest()
     streams = []
     for split in ("train", "validation"):
-        docs = _corpus_split(corpus, split, max_files)
+        docs = data.corpus_documents(corpus, split, max_files=max_files)
         if not docs:
             raise ReproError(f"corpus {corpus!r} has no {split} documents on this machine")
         h = hashlib.sha256()
