@@ -17,7 +17,6 @@ Workloads, at the ci profile's shapes:
 """
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest

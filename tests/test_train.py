@@ -322,3 +322,21 @@ def test_window_losses_average_to_evaluate(stream):
     assert float(losses.mean()) == pytest.approx(T.evaluate(model, val_tokens, CFG), rel=1e-5)
     with pytest.raises(ReproError, match="shape"):
         T.window_losses(model, torch.zeros(4, dtype=torch.long))
+
+
+def test_window_nll_is_log_softmax_at_the_target(stream):
+    """The one per-token NLL helper against a hand computation (log-softmax, gather) on a
+    batch split that does not divide the windows; the control: the target shifted by one
+    position gives other numbers."""
+    _, val_tokens = stream
+    model = tiny().eval()
+    w = T.val_windows(CFG, val_tokens)[:5]
+    got = T.window_nll(lambda x: model(input_ids=x).logits, w, batch=2)
+    with torch.no_grad():
+        logp = model(input_ids=w[:, :-1]).logits.float().log_softmax(-1)
+    want = -logp.gather(-1, w[:, 1:, None])[..., 0]
+    assert got.shape == w[:, 1:].shape and got.device.type == "cpu"
+    assert torch.allclose(got, want, atol=1e-5)
+    wrong = -logp.gather(-1, w[:, :-1, None])[..., 0]
+    assert not torch.allclose(got, wrong, atol=1e-5)
+    assert torch.allclose(T.window_losses(model, w, batch=3), want.mean(1), atol=1e-5)

@@ -170,7 +170,6 @@ def fig_seed_favourites(runs, length: int) -> plt.Figure:
     """001 Finding 1.3: how often each seed's favourite token is predicted by every model
     (rows: whose favourite; columns: which model predicts) — a diagonal means seed-specific."""
     keys = list(runs)
-    n = next(iter(runs.values())).sizes["n_seq"]
     mat = np.zeros((len(keys), len(keys)))
     for r, kr in enumerate(keys):
         fav = runs[kr].top1[runs[kr].at(length)].token

@@ -258,12 +258,8 @@ class ResidualGate(nn.Module):
 def loss_and_accuracy(model: nn.Module, windows: torch.Tensor, batch: int = 32) -> tuple[float, float]:
     """Mean next-token NLL (nats) and top-1 accuracy over windows (n, T+1)."""
     total, correct, count = 0.0, 0, 0
-    dev = next(model.parameters()).device
-    for s in range(0, windows.shape[0], batch):
-        w = windows[s:s + batch].to(dev)
-        logits = model(w[:, :-1]).logits.float()
-        tgt = w[:, 1:]
-        total += float(torch.nn.functional.cross_entropy(logits.flatten(0, 1), tgt.flatten(), reduction="sum"))
+    for logits, tgt in T.window_logits(lambda x: model(x).logits, windows, batch, next(model.parameters()).device):
+        total += float(T.token_nll(logits, tgt).sum())
         correct += int((logits.argmax(-1) == tgt).sum())
         count += tgt.numel()
     return total / count, correct / count

@@ -9,7 +9,6 @@ from typing import Any
 import numpy as np
 import torch
 from torch import nn
-import torch.nn.functional as F
 from torch.utils.flop_counter import FlopCounterMode
 
 from repro.context_axis.kernels import NAIVE_MAX_S, attend, segment, to_band
@@ -59,7 +58,7 @@ def pretrained_run(model_name: str, m: nn.Module, tok: Any, p: dict, corpus: str
         segk = segment_logits(m, x, p["segment"]).float()
 
     def nll(lg):
-        return float(F.cross_entropy(lg.transpose(1, 2), y))
+        return float(T.token_nll(lg, y).mean())
 
     return PretrainedRun(
         model_name, float((full - oracle).abs().max()), float((seg1 - causal).abs().max()),

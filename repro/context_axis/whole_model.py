@@ -38,6 +38,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from repro.context_axis.kernels import allowed, segment_reuse, upper_zeroed
+from repro.core import train as T
 from repro.core.models.attention import SDPA
 from repro.harness.runtime import ReproError
 
@@ -329,11 +330,6 @@ def window_nll(lm: ContextAxisLM, windows: torch.Tensor, mode: str, batch: int =
     before = lm.inference
     lm.inference = mode
     try:
-        out = []
-        for w in windows.split(batch):
-            logits = lm(w[:, :-1]).logits.float()
-            nll = F.cross_entropy(logits.transpose(1, 2), w[:, 1:], reduction="none")  # (b, T)
-            out.append(nll.mean(1))
+        return T.window_nll(lambda x: lm(x).logits, windows, batch, windows.device).mean(1)
     finally:
         lm.inference = before
-    return torch.cat(out)

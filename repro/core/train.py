@@ -232,23 +232,44 @@ def evaluate(model: nn.Module, tokens: torch.Tensor, cfg: TrainConfig,
     return total / count
 
 
-@torch.no_grad()
+def token_nll(logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+    """(b, T) next-token NLL (nats) of `targets` (b, T) under `logits` (b, T, V), in float32: the
+    one per-token cross-entropy of the suite's evaluations (averaged, it is the mean loss)."""
+    return F.cross_entropy(logits.float().transpose(1, 2), targets.to(logits.device), reduction="none")
+
+
+def window_logits(forward: Callable[[torch.Tensor], torch.Tensor], windows: torch.Tensor, batch: int = 32,
+                  device: torch.device | str | None = None):
+    """Yields (logits (b, T, V) float32, targets (b, T)) for the windows (n, T+1) in batches of
+    `batch` — inputs [:-1], targets [1:], both on `device` — under no_grad: the one loop over
+    evaluation windows. `forward` maps input ids (b, T) to logits (b, T, V)."""
+    if windows.dim() != 2 or windows.shape[1] < 2:
+        raise ReproError(f"evaluation windows must have shape (n, T+1) with T ≥ 1; got {tuple(windows.shape)}")
+    with torch.no_grad():
+        for w in windows.split(batch):
+            w = w.to(device) if device is not None else w
+            yield forward(w[:, :-1]).float(), w[:, 1:]
+
+
+def window_nll(forward: Callable[[torch.Tensor], torch.Tensor], windows: torch.Tensor, batch: int = 32,
+               device: torch.device | str | None = None) -> torch.Tensor:
+    """(n, T) per-token next-token NLL (nats, float32, on the CPU) of windows (n, T+1) under
+    `forward` (input ids → logits; see `window_logits`)."""
+    return torch.cat([token_nll(lg, t).cpu() for lg, t in window_logits(forward, windows, batch, device)])
+
+
 def window_losses(model: nn.Module, windows: torch.Tensor, batch: int = 32) -> torch.Tensor:
     """Mean next-token NLL (nats/token) of each window (n, T+1) — inputs [:-1], targets [1:] —
-    in float32 on the model's device: (n,). For paired comparisons of models window by window."""
-    if windows.dim() != 2 or windows.shape[1] < 2:
-        raise ReproError(f"window_losses needs windows of shape (n, T+1) with T ≥ 1; got {tuple(windows.shape)}")
-    device = next(model.parameters()).device
+    in float32, in eval mode on the model's device: (n,). For paired comparisons of models window
+    by window."""
     kwargs = _forward_kwargs(model)
     was_training = model.training
     model.eval()
-    out = []
-    for w in windows.split(batch):
-        w = w.to(device)
-        logits = model(input_ids=w[:, :-1], **kwargs).logits.float()
-        out.append(F.cross_entropy(logits.transpose(1, 2), w[:, 1:], reduction="none").mean(1).cpu())
-    model.train(was_training)
-    return torch.cat(out)
+    try:
+        return window_nll(lambda x: model(input_ids=x, **kwargs).logits, windows, batch,
+                          next(model.parameters()).device).mean(1)
+    finally:
+        model.train(was_training)
 
 
 def unigram_entropy(train_tokens: torch.Tensor, val_tokens: torch.Tensor, vocab_size: int) -> float:

@@ -34,6 +34,7 @@ import torch
 from torch import nn
 
 from repro.core.lens import arch_map, final_norm, frozen_norm, hooks, out_proj_weight, resolve
+from repro.core import train as T
 from repro.harness.runtime import ReproError
 
 
@@ -312,7 +313,7 @@ def gradient_flow(model: nn.Module, input_ids: torch.Tensor, *, embed_scale: flo
     states = out.hidden_states  # L+1 × (B, T, d)
     for h in states:
         h.retain_grad()
-    loss = torch.nn.functional.cross_entropy(out.logits.float().flatten(0, 1), input_ids[:, 1:].flatten())
+    loss = T.token_nll(out.logits, input_ids[:, 1:]).mean()
     loss.backward()
     g = [float(h.grad.norm()) for h in states]
     g1, gL = states[1].grad.double(), states[L].grad.double()

@@ -130,14 +130,9 @@ def induction_loss(model: nn.Module, data: RepeatedTokens, batch_size: int = 256
     _check_data(data)
     was_training = model.training
     model.eval()
-    device = next(model.parameters()).device
-    nll = []
-    for chunk in data.tokens.split(batch_size):
-        chunk = chunk.to(device)
-        logits = model(input_ids=chunk[:, :-1]).logits.float()                            # (b, T, V)
-        nll.append(F.cross_entropy(logits.transpose(1, 2), chunk[:, 1:], reduction="none").cpu())  # (b, T)
+    nll_all = T.window_nll(lambda x: model(input_ids=x).logits, data.tokens, batch_size,
+                           next(model.parameters()).device)                               # (N, T)
     model.train(was_training)
-    nll_all = torch.cat(nll)                                                              # (N, T)
     return InductionLoss(float(nll_all[data.repeat].mean()), float(nll_all[data.first].mean()))
 
 

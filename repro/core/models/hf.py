@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import contextlib
 import math
-from typing import TYPE_CHECKING, Iterable, Iterator
+from typing import TYPE_CHECKING, Iterator
 
 import torch
 from torch import nn

@@ -203,7 +203,7 @@ class CausalSelfAttention(nn.Module):
     def __init__(self, config: TinyConfig):
         super().__init__()
         self.config = config
-        d, H = config.d_model, config.n_head
+        d = config.d_model
         if config.attention == "softmax":
             self.q_proj = nn.Linear(d, d, bias=config.bias)
             self.k_proj = nn.Linear(d, d, bias=config.bias)
