@@ -21,7 +21,7 @@ import scipy.stats
 import torch
 
 from repro.born_biased import preference_probe as probe
-from repro.core import memo
+from repro.core import lens, memo
 from repro.core.data import gaussian_inputs, random_tokens
 from repro.core.models.hf import build_model
 from repro.core.models.tiny import TinyConfig, TinyDecoder
@@ -207,19 +207,12 @@ def positional_std(*, d_model: int, n_head: int, T: int, n_seq: int, seeds, agg_
                                 final_norm=False, agg_scale=agg_scale)
         model = _tiny(cfg, derive_seed("bb6-weights", seed), device)
         x = gaussian_inputs(n_seq, T, d_model, generator(derive_seed("bb6-inputs", seed)), std=0.02).to(device)
-        captured: dict[str, torch.Tensor] = {}
-        attn = model.blocks[0].attn
-        hooks = [attn.agg.register_forward_hook(lambda m, i, o: captured.__setitem__("o", o)),
-                 attn.v_proj.register_forward_hook(lambda m, i, o: captured.__setitem__("v", o))]
-        try:
-            with torch.no_grad():
-                out = model(inputs_embeds=x, output_attentions=True)
-        finally:
-            for hook in hooks:
-                hook.remove()
-        o = captured["o"].reshape(n_seq, T, -1)  # (N, T, d)
+        # o = A·V (after agg_scale) and V, at the tiny decoder's hook points
+        with lens.hooks(model, residual=False, modules=["attn.agg", "attn.v_proj"]) as cap, torch.no_grad():
+            out = model(inputs_embeds=x, output_attentions=True)
+        o = cap.modules["attn.agg"][0].reshape(n_seq, T, -1)  # (N, T, d)
         stds.append(o.transpose(0, 1).reshape(T, -1).std(dim=1).double().cpu().numpy())
-        v = captured["v"].reshape(n_seq, T, -1)
+        v = cap.modules["attn.v_proj"][0].reshape(n_seq, T, -1)
         vstds.append(v.transpose(0, 1).reshape(T, -1).std(dim=1).double().cpu().numpy())
         A = out.attentions[0]  # (N, H, T, T)
         sq.append((A.double() ** 2).sum(-1).mean(dim=(0, 1)).cpu().numpy())
@@ -385,14 +378,10 @@ def gelu_input_spread(*, d_model: int, n_seq: int, seeds, sample: int = 20000,
             cfg = TinyConfig.merged(vocab_size=0, d_model=d_model, n_layer=1, block="mlp", norm=norm,
                                     activation="gelu", residual=False, positions="none", final_norm=False)
             model = _tiny(cfg, derive_seed("bb41-weights", seed), device)  # same weights with and without LN
-            got: dict[str, torch.Tensor] = {}
-            h = model.blocks[0].mlp.act.register_forward_hook(lambda m, i, o: got.__setitem__("u", i[0]))
-            try:
-                with torch.no_grad():
-                    y = model(inputs_embeds=x, output_hidden_states=True).hidden_states[1][:, -1]
-            finally:
-                h.remove()
-            u = got["u"].double()
+            # GELU's input: the up-projection's output (the MLP is act(up_proj(x)))
+            with lens.hooks(model, residual=False, modules=["mlp.up_proj"]) as cap, torch.no_grad():
+                y = model(inputs_embeds=x, output_hidden_states=True).hidden_states[1][:, -1]
+            u = cap.modules["mlp.up_proj"][0].double()
             std[name].append([float(u.std())])
             asym[name].append([gelu_asymmetry(u)])
             cos[name].append([mean_pairwise_cosine(y)])

@@ -134,7 +134,7 @@ SIZES: dict[str, dict[str, dict[str, Any]]] = {
     # and the other decided SF powers were 1.0. paper: 003's sample size (405 prompts,
     # ≈ 13k tokens), every layer × all 20 bands, float32.
     "spectral": {
-        "ci": dict(n_prompts=6, prompt_len=128, layers=(0.5,), bands=(10, 15, 19), random_seeds=(0, 1, 2),
+        "ci": dict(n_prompts=6, prompt_len=128, layers=(), bands=(10, 15, 19), random_seeds=(0, 1, 2),
                    gen=dict(layers=(0.075,), new_tokens=32), freq_min_count=5, nll_dtype="auto"),
         "paper": dict(n_prompts=405, prompt_len=33, layers="all", bands=tuple(range(1, 20)),
                       random_seeds=(0, 1, 2, 3, 4), gen=dict(layers=(0.075, 0.125, 0.175, 0.25, 0.35, 0.675, 0.9),
@@ -159,7 +159,7 @@ SIZES: dict[str, dict[str, dict[str, Any]]] = {
     # paper: the source's GPT-2 150M
     # (12 layers, 768 wide, 1024 tokens) — a GPU and a larger corpus than Brown (`--corpus`).
     "causal_shift": {
-        "ci": dict(align=dict(n_seq=8, seq_len=64, k=5, n_boot=1000, compute_dtype="auto", panel_start=24),
+        "ci": dict(align=dict(n_seq=6, seq_len=64, k=5, n_boot=1000, compute_dtype="auto", panel_start=24),
                    model=dict(vocab_size=4096, d_model=128, n_layer=4, n_head=4, max_len=64),
                    train=dict(steps=300, batch_size=16, seq_len=64, lr=3e-3, warmup_steps=30, eval_every=300,
                               eval_batches=8, autocast="auto"),
@@ -195,7 +195,7 @@ SIZES: dict[str, dict[str, dict[str, Any]]] = {
                    cost=dict(S=(16, 32, 64, 128, 256), segments=(1, 2, 4, 8, 16), heads=4, head_dim=16),
                    pretrained=dict(n_seq=2, seq_len=32, segment=4),
                    model=dict(n_layer=2, n_head=4, d_model=64, vocab_size=2048),
-                   train=dict(steps=100, batch_size=16, seq_len=32, lr=3e-3, warmup_steps=10, eval_every=100,
+                   train=dict(steps=50, batch_size=16, seq_len=32, lr=3e-3, warmup_steps=10, eval_every=50,
                               eval_batches=4, autocast="auto"),
                    seeds=(0, 1, 2), axis_drop=0.5, bucket=8, eval=dict(windows=256, segments=(2, 4, 8))),
         "paper": dict(check=dict(examples=200, max_S=16, max_layers=4),
@@ -230,8 +230,8 @@ SIZES: dict[str, dict[str, dict[str, Any]]] = {
     # Fig 12's 100 sequences per length 32 … 512; Table 7's 256 windows.
     "sinks": {
         "ci": dict(model=dict(n_layer=6, n_head=4, d_model=128, vocab_size=4096), seed=0,
-                   train=dict(steps=400, batch_size=16, seq_len=64, lr=6e-4, min_lr_ratio=0.1, weight_decay=0.1,
-                              warmup_steps=40, eval_every=400, eval_batches=4, autocast="auto"),
+                   train=dict(steps=300, batch_size=16, seq_len=64, lr=6e-4, min_lr_ratio=0.1, weight_decay=0.1,
+                              warmup_steps=40, eval_every=300, eval_batches=4, autocast="auto"),
                    deviation=None,
                    init=dict(seeds=(0, 1, 2, 3), n_seq=512),
                    eval=dict(lengths=(32, 64), n_seq=100, batch=25, ppl_windows=512),
