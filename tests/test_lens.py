@@ -174,6 +174,27 @@ def test_several_forwards_concatenate_along_batch():
     torch.testing.assert_close(cap.residual, full.residual)
 
 
+def test_positions_keep_those_positions_and_final_norm_is_the_head_input(model):
+    """`positions` keeps dim-1 positions of every state (the same numbers as a full capture
+    indexed there); `final_norm` records the LM head's input: the logits at a kept position
+    come back from it. Control: another position's normed state does not give those logits."""
+    ids = tokens()
+    pos = torch.tensor([0, T // 2, T - 1])
+    full = lens.capture(model, ids, modules=["mlp_out"])
+    with lens.hooks(model, modules=["mlp_out"], final_norm=True, positions=pos) as cap, torch.no_grad():
+        logits = model(input_ids=ids).logits
+    assert torch.equal(cap.residual, full.residual[:, :, pos])
+    assert torch.equal(cap.modules["mlp_out"][1], full.modules["mlp_out"][1][:, pos])
+    assert cap.final_normed.shape == (ids.shape[0], len(pos), cap.residual.shape[-1])
+    want = logits[:, pos].float()
+    got = lens.unembed(model, cap.final_normed, normed=True).float()
+    torch.testing.assert_close(got, want, atol=1e-4, rtol=1e-4)
+    assert not torch.allclose(lens.unembed(model, cap.final_normed.flip(1), normed=True).float(), want, atol=1e-3)
+    with pytest.raises(ReproError, match="positions"):
+        with lens.hooks(model, attentions=True, positions=pos):
+            pass
+
+
 def test_arbitrary_block_path_is_captured():
     model = hf("gpt2")
     c = lens.capture(model, tokens(), modules=("mlp.c_fc",))

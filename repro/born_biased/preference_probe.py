@@ -1,7 +1,7 @@
 """Random-input probing of any causal LM — the hot loop of 001 §3–5 (and of SeedPrint).
 
-One forward pass per batch under `torch.no_grad()`, with forward hooks that keep only what the
-experiments read, at a few positions:
+One forward pass per batch under `torch.no_grad()`, read through `repro.core.lens.hooks` at a few
+positions only (its `positions`), keeping what the experiments read:
 
 - the last-token residual state entering block 0 and leaving every block (pre-final-norm),
   when ``keep_states=True`` (inter-sequence contraction, 001 §4 Fig 2 / Fig 7);
@@ -56,13 +56,6 @@ class ProbeResult:
             raise ReproError(f"probe length {length} was not read out; lengths are {self.lengths}") from None
 
 
-def _tensor(x) -> torch.Tensor:
-    t = lens._first_tensor(x)
-    if t is None:
-        raise ReproError("probe: a hooked module returned no tensor")
-    return t
-
-
 @torch.no_grad()
 def probe(
     model: nn.Module,
@@ -89,7 +82,6 @@ def probe(
         raise ReproError(f"batch_size must be >= 1, got {batch_size}")
     amap = lens.arch_map(model)
     blocks = amap.blocks(model)
-    norm = lens.final_norm(model, amap)
     try:
         head = lens.resolve(model, amap.lm_head)
     except ReproError:
@@ -99,48 +91,19 @@ def probe(
     dtype = next(model.parameters()).dtype
     pos = torch.tensor([t - 1 for t in lengths], device=device)
 
-    per_batch: dict[str, list[torch.Tensor]] = {"states": [], "normed": [], "last": []}
-    current: dict[str, list[torch.Tensor] | torch.Tensor] = {}
-
-    def keep(t: torch.Tensor) -> torch.Tensor:  # (B, T, d) -> (B, n_len, d), copied off the graph
-        return t.index_select(1, pos).float().cpu()
-
-    def block_in(_m, args, kwargs):
-        current["states"] = [keep(_tensor(args[0] if args else kwargs.get("hidden_states")))]
-
-    def block_out(_m, _a, out):
-        t = keep(_tensor(out))
-        if keep_states:
-            current["states"].append(t)
-        current["last"] = t
-
-    def normed(_m, _a, out):
-        current["normed"] = keep(_tensor(out))
-
-    handles = [norm.register_forward_hook(normed), blocks[-1].register_forward_hook(block_out)]
-    if keep_states:
-        handles.append(blocks[0].register_forward_pre_hook(block_in, with_kwargs=True))
-        handles += [b.register_forward_hook(block_out) for b in blocks[:-1]]
-    try:
+    # the residual stream (every block's input, the last block's output) and the final norm's
+    # output at the probe positions only, copied to the CPU batch by batch
+    with lens.hooks(model, residual=True, modules=[], final_norm=True, positions=pos, device="cpu") as cap:
         for start in range(0, N, batch_size):
             x = inputs[start:start + batch_size].to(device)
             if x.is_floating_point():
                 x = x.to(dtype)
             kw = {"inputs_embeds": x} if x.dim() == 3 else {"input_ids": x}
-            current.clear()
             model(**kw, logits_to_keep=1)  # the head's own logits: one position, discarded
-            if "normed" not in current or "last" not in current:
-                raise ReproError(f"probe: hooks on {type(model).__name__} did not fire; is its ArchMap right?")
-            per_batch["normed"].append(current["normed"])
-            per_batch["last"].append(current["last"])
-            if keep_states:
-                per_batch["states"].append(torch.stack(current["states"], dim=0))  # (L+1, B, n_len, d)
-    finally:
-        for h in handles:
-            h.remove()
-
-    final_normed = torch.cat(per_batch["normed"]).transpose(0, 1).contiguous()  # (n_len, N, d)
-    last = torch.cat(per_batch["last"]).transpose(0, 1)  # (n_len, N, d)
+    if cap.residual is None or cap.final_normed is None:
+        raise ReproError(f"probe: hooks on {type(model).__name__} did not fire; is its ArchMap right?")
+    final_normed = cap.final_normed.float().transpose(0, 1).contiguous()  # (n_len, N, d)
+    last = cap.residual[:, -1].float().transpose(0, 1)  # (n_len, N, d)
     next_token = None
     vocab = None
     if has_head:
@@ -155,7 +118,7 @@ def probe(
         vocab = int(lens.unembedding(model, amap).shape[0])
     states = None
     if keep_states:
-        states = torch.cat(per_batch["states"], dim=1).permute(2, 0, 1, 3).contiguous()  # (n_len, L+1, N, d)
+        states = cap.residual.float().permute(2, 1, 0, 3).contiguous()  # (N, L+1, n_len, d) -> (n_len, L+1, N, d)
     info = dict(model=type(model).__name__, n_seq=N, T=T, lengths=list(lengths), n_layer=len(blocks),
                 inputs="embeddings" if inputs.dim() == 3 else "token ids", dtype=str(next(model.parameters()).dtype))
     return ProbeResult(lengths, N, next_token, argmax_random_ties(last, tie_seed), final_normed, states,

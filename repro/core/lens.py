@@ -317,12 +317,15 @@ class Capture:
     residual: (B, L+1, T, d) — block inputs, then the last block's (pre-norm) output.
     modules: name → list of L per-layer tensors (e.g. "attn_out" (B, T, d)).
     attentions: L tensors (B, H, T, T) of attention probabilities (eager attention only).
+    final_normed: (B, T, d) — the final norm's output (with `final_norm=True`).
     output: the model's return value from the last forward pass.
+    With `positions`, T is the number of positions kept.
     """
 
     residual: torch.Tensor | None = None
     modules: dict[str, list[torch.Tensor]] = field(default_factory=dict)
     attentions: list[torch.Tensor] | None = None
+    final_normed: torch.Tensor | None = None
     output: Any = None
 
     @property
@@ -339,16 +342,21 @@ def _first_tensor(x: Any) -> torch.Tensor | None:
 
 
 class _Recorder:
-    def __init__(self, n_layers: int, device: torch.device | str | None):
+    def __init__(self, n_layers: int, device: torch.device | str | None, positions: torch.Tensor | None = None):
         self.n = n_layers
         self.device = device
+        self.positions = positions
         self.store: dict[str, list[list[torch.Tensor]]] = {}
 
     def put(self, key: str, layer: int, t: torch.Tensor | None) -> None:
         if t is None:
             return
         t = t.detach()
-        t = t.to(self.device, copy=True) if self.device is not None else t.clone()
+        if self.positions is not None:  # a new tensor of the kept positions only
+            t = t.index_select(1, self.positions.to(t.device))
+            t = t.to(self.device) if self.device is not None else t
+        else:
+            t = t.to(self.device, copy=True) if self.device is not None else t.clone()
         self.store.setdefault(key, [[] for _ in range(self.n)])[layer].append(t)
 
     def per_layer(self, key: str, expect: int) -> list[torch.Tensor] | None:
@@ -369,16 +377,22 @@ class _Recorder:
 
 @contextlib.contextmanager
 def hooks(model: nn.Module, *, residual: bool = True, modules: Sequence[str] | None = None,
-          attentions: bool = False, device: torch.device | str | None = None) -> Iterator[Capture]:
+          attentions: bool = False, final_norm: bool = False, positions: torch.Tensor | None = None,
+          device: torch.device | str | None = None) -> Iterator[Capture]:
     """Register forward hooks, yield a Capture that is filled when the `with` block exits.
 
     `modules`: aliases from MODULE_ALIASES or any dotted path inside a block (its output is
     recorded); None means ("attn_out", "mlp_out"), those the blocks have. `attentions`: the
     attention modules' probabilities — needs eager attention (HF) or, for the tiny decoder,
-    a forward pass with output_attentions=True (`capture` passes it).
+    a forward pass with output_attentions=True (`capture` passes it). `final_norm`: the final
+    norm's output too (the last block's output where the model has no final norm).
+    `positions`: (P,) sequence positions — every recorded state keeps only these (dim 1), so a
+    long batch costs P, not T, per state (e.g. the preference probe's last tokens).
     `device`: where captured copies go (e.g. "cpu" while the model runs on a GPU).
     The hooks are removed in a `finally`, also when the forward pass raises.
     """
+    if positions is not None and attentions:
+        raise ReproError("hooks: `positions` keeps sequence positions of states, not of attention maps")
     amap = arch_map(model)
     if modules is None:
         modules = [m for m, attr in (("attn_out", amap.attn_resid), ("mlp_out", amap.mlp_resid)) if attr]
@@ -387,7 +401,7 @@ def hooks(model: nn.Module, *, residual: bool = True, modules: Sequence[str] | N
         raise ReproError(f"{amap.family} blocks have no attention: no attention maps to capture")
     blocks = amap.blocks(model)
     n_layers = len(blocks)
-    rec = _Recorder(n_layers + 1, device)
+    rec = _Recorder(n_layers + 1, device, positions)
     cap = Capture()
     handles: list[torch.utils.hooks.RemovableHandle] = []
 
@@ -438,6 +452,10 @@ def hooks(model: nn.Module, *, residual: bool = True, modules: Sequence[str] | N
                 handles.append(resolve(block, amap.attn).register_forward_hook(attn_hook(i)))
         if residual:
             handles.append(blocks[-1].register_forward_hook(last_out))
+        if final_norm:
+            norm = resolve(model, amap.final_norm) if amap.final_norm is not None else None
+            handles.append((norm or blocks[-1]).register_forward_hook(
+                lambda _m, _a, output: rec.put("final", 0, _first_tensor(output))))
         yield cap
     finally:
         for h in handles:
@@ -451,6 +469,8 @@ def hooks(model: nn.Module, *, residual: bool = True, modules: Sequence[str] | N
             cap.modules[name] = got
     if attentions:
         cap.attentions = rec.per_layer("attentions", n_layers)
+    if final_norm:
+        cap.final_normed = rec.per_layer("final", 1)[0] if "final" in rec.store else None
 
 
 def capture(model: nn.Module, input_ids: torch.Tensor, *, residual: bool = True,
