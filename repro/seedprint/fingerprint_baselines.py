@@ -66,6 +66,7 @@ from typing import Any, Iterator, Sequence
 import torch
 from torch import nn
 
+from repro.core import lens
 from repro.core.lens import arch_map, resolve
 from repro.harness.runtime import ReproError, generator
 
@@ -470,29 +471,23 @@ def last_token_states(model: nn.Module, input_ids: torch.Tensor | Sequence[torch
     layer = reef_layer(len(blocks), layer)
     n, batches = _batches(input_ids, batch_size)
     device = next(model.parameters()).device
-    got: list[torch.Tensor] = []
-
-    def hook(_module, _args, output):
-        h = output[0] if isinstance(output, (tuple, list)) else output
-        got.append(h[:, -1].detach().to("cpu", torch.float64))
-
+    kwargs = {"use_cache": False} if hasattr(model, "generation_config") else {}
     out: torch.Tensor | None = None
     was_training = model.training
-    handle = blocks[layer].register_forward_hook(hook)
     try:
         model.eval()
-        with torch.no_grad():
-            for idx, batch in batches:
-                got.clear()
-                kwargs = {"use_cache": False} if hasattr(model, "generation_config") else {}
+        for idx, batch in batches:
+            last = torch.tensor([batch.shape[1] - 1])
+            with lens.hooks(model, modules=[], positions=last, device="cpu") as cap, torch.no_grad():
                 model(batch.to(device), **kwargs)
-                if len(got) != 1:
-                    raise ReproError(f"reef: block {layer} ran {len(got)} times in one forward pass")
-                if out is None:
-                    out = torch.empty(n, got[0].shape[-1], dtype=torch.float64)
-                out[idx] = got[0]
+            if cap.residual.shape[0] != batch.shape[0]:
+                raise ReproError(f"reef: the blocks ran {cap.residual.shape[0] // batch.shape[0]} times in one "
+                                 "forward pass")
+            h = cap.residual[:, layer + 1, 0].double()  # block `layer`'s output at the last token
+            if out is None:
+                out = torch.empty(n, h.shape[-1], dtype=torch.float64)
+            out[idx] = h
     finally:
-        handle.remove()
         model.train(was_training)
     assert out is not None
     return out
