@@ -38,6 +38,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from repro.context_axis.kernels import allowed, segment_reuse, upper_zeroed
+from repro.core import lens
 from repro.core import train as T
 from repro.core.models.attention import SDPA
 from repro.harness.runtime import ReproError
@@ -92,12 +93,9 @@ def bidirectional(model: nn.Module):
 
 
 def lm_head(model: nn.Module, h: torch.Tensor) -> torch.Tensor:
-    """Final-normed hidden states → logits, with Gemma's final soft-capping where configured."""
-    logits = model.get_output_embeddings()(h)
-    cap = getattr(model.config, "final_logit_softcapping", None)
-    if cap:
-        logits = torch.tanh(logits / cap) * cap
-    return logits
+    """Final-normed hidden states → logits, with Gemma's final soft-capping where configured
+    (`lens.unembed`, the one unembedding)."""
+    return lens.unembed(model, h, normed=True)
 
 
 def _hidden(model: nn.Module, ids: torch.Tensor, **kwargs: Any) -> torch.Tensor:
