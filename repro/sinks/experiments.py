@@ -40,11 +40,12 @@ import torch
 from torch import nn
 
 from repro.core.models.attention import SDPA, hf_sdpa
+from repro.core.models.tiny import POSITION_SCALINGS, position_scale
 from repro.harness.runtime import ReproError
 
 FORMS = ("source", "gu")
 EPSILON = {"source": 0.25, "gu": 0.3}  # 001 §6.2.1; Gu et al. 2024 §3.2 and their code
-SCALINGS = ("baseline", "amplification", "attenuation")
+SCALINGS = POSITION_SCALINGS  # 001 §6.2.1's three variants; the factors: `position_scale` (core)
 POSITIONAL = "repro_positional"  # fused SDPA (training, scoring)
 POSITIONAL_EAGER = "repro_positional_eager"  # the model's eager attention (maps, recording)
 CONFIG_KIND = "positional_scaling"
@@ -88,21 +89,6 @@ def sink_rate(alpha: torch.Tensor, eps: float, per_layer: bool = False) -> torch
 
 
 # --------------------------------------------------------------------------- positional scaling
-
-
-def position_scale(kind: str, positions: torch.Tensor, T: int | None = None) -> torch.Tensor:
-    """The factor of 001 §6.2.1 for 1-based query positions i: 1 (baseline), √i
-    (amplification) or √(i/T) (attenuation). Float tensor of the shape of `positions`."""
-    i = positions.float()
-    if kind == "baseline":
-        return torch.ones_like(i)
-    if kind == "amplification":
-        return i.sqrt()
-    if kind == "attenuation":
-        if T is None or int(T) < 1:
-            raise ReproError("positional attenuation needs the maximum context length T ≥ 1")
-        return (i / int(T)).sqrt()
-    raise ReproError(f"unknown positional scaling {kind!r}; choose one of {', '.join(SCALINGS)}")
 
 
 def _query_positions(query: torch.Tensor, key: torch.Tensor, kwargs: dict[str, Any]) -> torch.Tensor:

@@ -190,13 +190,32 @@ def _rotate_half(x: torch.Tensor) -> torch.Tensor:
     return torch.cat((-x2, x1), dim=-1)
 
 
+POSITION_SCALINGS = ("baseline", "amplification", "attenuation")
+_AGG_SCALINGS = {"amplify": "amplification", "attenuate": "attenuation"}  # TinyConfig.agg_scale's names
+
+
+def position_scale(kind: str, positions: torch.Tensor, T: int | None = None) -> torch.Tensor:
+    """The factor of 001 §6.2.1 for 1-based query positions i: 1 (baseline), √i
+    (amplification) or √(i/T) (attenuation, T the maximum context). Float tensor of the shape
+    of `positions`. The one definition: the tiny decoder's `agg_scale` and the HF variants of
+    `repro.sinks` both read it."""
+    i = positions.float()
+    if kind == "baseline":
+        return torch.ones_like(i)
+    if kind == "amplification":
+        return i.sqrt()
+    if kind == "attenuation":
+        if T is None or int(T) < 1:
+            raise ReproError("positional attenuation needs the maximum context length T ≥ 1")
+        return (i / int(T)).sqrt()
+    raise ReproError(f"unknown positional scaling {kind!r}; choose one of {', '.join(POSITION_SCALINGS)}")
+
+
 def agg_scale_factors(mode: str, T: int, max_len: int, *, device=None, dtype=torch.float32) -> torch.Tensor | None:
     """(T,) factors s_i for positions i = 1..T (001 §6.2.1): √i, √(i/max_len), or None."""
     if mode == "none":
         return None
-    i = torch.arange(1, T + 1, device=device, dtype=torch.float32)
-    s = i.sqrt() if mode == "amplify" else (i / max_len).sqrt()
-    return s.to(dtype)
+    return position_scale(_AGG_SCALINGS[mode], torch.arange(1, T + 1, device=device), max_len).to(dtype)
 
 
 class CausalSelfAttention(nn.Module):
