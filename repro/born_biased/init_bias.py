@@ -25,7 +25,8 @@ from repro.core import lens, memo
 from repro.core.data import gaussian_inputs, random_tokens
 from repro.core.models.hf import build_model
 from repro.core.models.tiny import TinyConfig, TinyDecoder
-from repro.core.stats import PositionalStdResult, SeedCurves, Top1, t_two_sided_p, top1_preference
+from repro.core.stats import (PositionalStdResult, SeedCurves, Top1, std_by_position, t_two_sided_p,
+                              top1_preference)
 from repro.harness.runtime import derive_seed, generator, resolve_dtype
 
 # --------------------------------------------------------------------------- closed forms (App A)
@@ -211,9 +212,9 @@ def positional_std(*, d_model: int, n_head: int, T: int, n_seq: int, seeds, agg_
         with lens.hooks(model, residual=False, modules=["attn.agg", "attn.v_proj"]) as cap, torch.no_grad():
             out = model(inputs_embeds=x, output_attentions=True)
         o = cap.modules["attn.agg"][0].reshape(n_seq, T, -1)  # (N, T, d)
-        stds.append(o.transpose(0, 1).reshape(T, -1).std(dim=1).double().cpu().numpy())
+        stds.append(std_by_position(o).double().cpu().numpy())
         v = cap.modules["attn.v_proj"][0].reshape(n_seq, T, -1)
-        vstds.append(v.transpose(0, 1).reshape(T, -1).std(dim=1).double().cpu().numpy())
+        vstds.append(std_by_position(v).double().cpu().numpy())
         A = out.attentions[0]  # (N, H, T, T)
         sq.append((A.double() ** 2).sum(-1).mean(dim=(0, 1)).cpu().numpy())
     sizes = dict(d_model=d_model, n_head=n_head, T=T, n_seq=n_seq, seeds=list(seeds), agg_scale=agg_scale)

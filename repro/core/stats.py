@@ -10,13 +10,16 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Callable, Sequence
+from typing import TYPE_CHECKING, Callable, Sequence
 
 import numpy as np
 import scipy.special
 import scipy.stats
 
 from repro.harness.runtime import ReproError
+
+if TYPE_CHECKING:  # the one torch helper here (std_by_position) only calls tensor methods
+    import torch
 
 _LN10 = math.log(10.0)
 # Below this, scipy's survival function may be subnormal or zero: switch to an explicit
@@ -272,6 +275,12 @@ class SeedCurves:
     def sem(self) -> np.ndarray:
         n = self.values.shape[0]
         return self.values.std(0, ddof=1) / math.sqrt(n) if n > 1 else np.full(self.values.shape[1], np.nan)
+
+
+def std_by_position(o: torch.Tensor) -> torch.Tensor:
+    """Per-position std over sequences and channels: o (n, T, C) → (T,) (001 Fig 9's red line;
+    BB-6 and SK-1 both read it)."""
+    return o.transpose(0, 1).reshape(o.shape[1], -1).std(dim=1)
 
 
 @dataclass

@@ -41,6 +41,7 @@ from torch import nn
 
 from repro.core.models.attention import SDPA, hf_sdpa
 from repro.core.models.tiny import POSITION_SCALINGS, position_scale
+from repro.core.stats import std_by_position
 from repro.harness.runtime import ReproError
 
 FORMS = ("source", "gu")
@@ -305,11 +306,6 @@ def attention_outputs(model: nn.Module, embeds: torch.Tensor, layer: int = 0) ->
     if not -len(rec.outputs) <= layer < len(rec.outputs):
         raise ReproError(f"layer {layer} outside the model's {len(rec.outputs)} attention layers")
     return rec.outputs[layer].flatten(2)
-
-
-def std_by_position(o: torch.Tensor) -> torch.Tensor:
-    """Per-position std over sequences and channels: o (n, T, C) → (T,) (Fig 9's red line)."""
-    return o.transpose(0, 1).reshape(o.shape[1], -1).std(dim=1)
 
 
 def init_std_profile(kind: str, model: dict[str, Any], context: int, seeds, n_seq: int, layer: int = 0,
