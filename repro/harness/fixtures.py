@@ -41,7 +41,9 @@ from repro.harness.runtime import (
     atomic_path,
     atomic_write_json,
     cache_dir,
+    file_lock,
     read_json_or_none,
+    remove_stale_temporaries,
     sha256_file,
 )
 
@@ -386,18 +388,8 @@ def _build_from_tarball(spec: FixtureSpec, downloads: Path, out_dir: Path) -> No
         )
 
 
-def _remove_stale_temporaries(name: str) -> None:
-    """Temporaries left by a killed fetch (we hold the fixture's lock, so none is in use)."""
-    for tmp in _root().glob(f".{name}.*.tmp"):
-        shutil.rmtree(tmp, ignore_errors=True)
-
-
 def _lock(name: str):
-    import filelock  # a dependency of huggingface_hub/transformers; cross-platform file locks
-
-    locks = _root() / ".locks"
-    locks.mkdir(exist_ok=True)
-    return filelock.FileLock(str(locks / f"{name}.lock"))
+    return file_lock(_root() / ".locks" / f"{name}.lock")
 
 
 def fetch_status(name: str) -> Fetched:
@@ -409,7 +401,7 @@ def fetch_status(name: str) -> Fetched:
         existed = directory.exists()
         if _present(spec, directory) and _check(spec, directory) is None:
             return Fetched(name, _main_path(spec, directory), "cached", time.perf_counter() - start)
-        _remove_stale_temporaries(name)
+        remove_stale_temporaries(_root() / name)
         _stamp_path(name).unlink(missing_ok=True)
         with atomic_path(directory) as tmp_dir:
             downloads = tmp_dir.parent / "downloads"

@@ -229,6 +229,24 @@ def atomic_path(target: str | os.PathLike) -> Iterator[Path]:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+def file_lock(path: str | os.PathLike):
+    """A cross-process lock held on the file `path` (filelock, a dependency of
+    huggingface_hub; its directory is created): what serialises building one cache entry or
+    fetching one fixture across xdist workers and shells."""
+    import filelock
+
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    return filelock.FileLock(str(path))
+
+
+def remove_stale_temporaries(target: str | os.PathLike) -> None:
+    """Remove what `atomic_path` left next to `target` when a run was killed mid-write (call
+    while holding `target`'s lock, so no temporary is in use)."""
+    target = Path(target)
+    for tmp in target.parent.glob(f".{target.name}.*.tmp"):
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
 def atomic_write_bytes(target: str | os.PathLike, data: bytes) -> Path:
     with atomic_path(target) as tmp:
         with open(tmp, "wb") as fh:

@@ -29,7 +29,6 @@ import importlib
 import json
 import logging
 import re
-import shutil
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -37,7 +36,8 @@ from typing import TYPE_CHECKING, Any
 import torch
 
 from repro.harness import fixtures
-from repro.harness.runtime import DEVICES, ReproError, atomic_path, cache_dir, read_json_or_none, resolve_device
+from repro.harness.runtime import (DEVICES, ReproError, atomic_path, cache_dir, file_lock, read_json_or_none,
+                                   remove_stale_temporaries, resolve_device)
 
 if TYPE_CHECKING:
     from torch import nn
@@ -158,9 +158,7 @@ def _write_stamp(directory: Path, name: str) -> None:
 
 
 def _lock(target: Path):
-    import filelock
-
-    return filelock.FileLock(str(target.parent / f".{target.name}.lock"))
+    return file_lock(target.parent / f".{target.name}.lock")
 
 
 def ensure_model_cache(name: str, *, rebuild: bool = False) -> Path:
@@ -171,8 +169,7 @@ def ensure_model_cache(name: str, *, rebuild: bool = False) -> Path:
             return target
         if target.exists():
             log.warning("model cache %s is incomplete or corrupt; rebuilding it", target)
-        for stale in target.parent.glob(f".{target.name}.*.tmp"):  # left by a killed build
-            shutil.rmtree(stale, ignore_errors=True)
+        remove_stale_temporaries(target)  # left by a killed build
         with atomic_path(target) as tmp:
             _dequantise_gguf(name, tmp)
             _write_stamp(tmp, name)
