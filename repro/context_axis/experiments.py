@@ -163,7 +163,7 @@ def ca8_experiment(sizes: dict, corpus: str = "brown", device: torch.device | st
     if val_tokens.numel() < n * L:
         raise ReproError(f"CA-8 needs {n} held-out windows of {L} tokens; {data.corpus_title(corpus)} "
                          f"validation has {val_tokens.numel()}")
-    windows = val_tokens[: n * L].view(n, L).to(device)
+    windows = T.cut_windows(val_tokens, torch.arange(n) * L, tc.seq_len).to(device)  # n non-overlapping
     modes = ["causal", *[f"segment:{k}" for k in sizes["eval"]["segments"]], "full"]
     setups = {"causal": dict(train_mode="causal"), "context axis": dict(train_mode="full"),
               "axis drop": dict(train_mode="full", axis_drop=sizes["axis_drop"])}

@@ -171,7 +171,10 @@ def val_starts(cfg: TrainConfig, n_tokens: int) -> torch.Tensor:
     return torch.linspace(0, (n_tokens - cfg.seq_len - 1) // a, n).round().long() * a
 
 
-def _windows(tokens: torch.Tensor, starts: torch.Tensor, seq_len: int, lead_token: int | None = None) -> torch.Tensor:
+def cut_windows(tokens: torch.Tensor, starts: torch.Tensor, seq_len: int, lead_token: int | None = None
+                ) -> torch.Tensor:
+    """(B, seq_len + 1) windows of a token stream at `starts` (B,), led by `lead_token` if set:
+    the one window cutter of training, validation and held-out scoring."""
     w = tokens[starts.unsqueeze(1) + torch.arange(seq_len + 1)]  # (B, seq_len + 1)
     if lead_token is not None:
         w[:, 0] = lead_token
@@ -183,7 +186,7 @@ def val_windows(cfg: TrainConfig, tokens: torch.Tensor, n: int | None = None) ->
     `cfg.lead_token` if set); n defaults to eval_batches · batch_size."""
     tokens = _check_stream(tokens, cfg.seq_len, "tokens")
     starts = val_starts(cfg if n is None else cfg.replace(eval_batches=1, batch_size=int(n)), tokens.numel())
-    return _windows(tokens, starts, cfg.seq_len, cfg.lead_token)
+    return cut_windows(tokens, starts, cfg.seq_len, cfg.lead_token)
 
 
 def _forward_kwargs(model: nn.Module) -> dict[str, Any]:
@@ -225,7 +228,7 @@ def evaluate(model: nn.Module, tokens: torch.Tensor, cfg: TrainConfig,
     model.eval()
     total, count = 0.0, 0
     for chunk in starts.split(cfg.batch_size):
-        w = _windows(tokens, chunk, cfg.seq_len, cfg.lead_token).to(device)
+        w = cut_windows(tokens, chunk, cfg.seq_len, cfg.lead_token).to(device)
         total += float(_lm_loss(model, w, cfg, **kwargs)) * w.shape[0]
         count += w.shape[0]
     model.train(was_training)
@@ -562,7 +565,7 @@ def _loop(model: nn.Module, cfg: TrainConfig, train_tokens: torch.Tensor, val_to
             lr = lr_at(step, cfg)
             for group in optimizer.param_groups:
                 group["lr"] = lr
-            window = _windows(train_tokens, starts[step, rank::world], cfg.seq_len, cfg.lead_token).to(device)
+            window = cut_windows(train_tokens, starts[step, rank::world], cfg.seq_len, cfg.lead_token).to(device)
             loss = _lm_loss(model, window, cfg, **kwargs)
             optimizer.zero_grad(set_to_none=True)
             if accelerator is not None:
