@@ -122,8 +122,8 @@ SIZES: dict[str, dict[str, dict[str, Any]]] = {
     # "Rnd"). `gen`: SF-8 greedy continuations of the source's Table 4/5 prompts with the filter
     # after the blocks at `layers` relative depths (003 Table 2: L3 of 40). `nll_dtype`: the
     # NLL sweeps run on a copy in the policy's dtype at ci (bf16 ≈ 3× faster where native; its unfiltered NLL is
-    # recorded next to float32's). ci: 6 × 128 tokens, 3 band columns, heat-map rows ℓ*, the
-    # SF-7 layer and mid-depth (rows at 0.1/0.6/0.9 depth as well: SF-3 229 s for Gemma and 97 s
+    # recorded next to float32's). ci: 6 × 128 tokens, 3 band columns, heat-map rows ℓ* and the
+    # SF-7 layer (mid-depth too until 2026-11-25, see below; rows at 0.1/0.6/0.9 depth as well: SF-3 229 s for Gemma and 97 s
     # for SmolLM2 against 158 s and 62 s, float32, 2-core AVX2, 2026-11-24; rows feed the heat
     # maps and SF-7's context record of the layers where Ω stays within 0.5 nats, never an
     # assertion). 6 prompts, not 8 (issue 18, 2026-11-25): every sweep cell is compute-bound (a
@@ -131,7 +131,10 @@ SIZES: dict[str, dict[str, dict[str, Any]]] = {
     # the cells' time is proportional to the prompts (the file: 451 → 416 s in float32 forced, the
     # rest is model loads, SVDs and generation; 2026-11-25); at 8 prompts SF-7's recorded power reached
     # 80% at 3 prompts (Gemma) and 2 (SmolLM2), SF-9's HMLV test keeps ≥ 23 prompts of 33 tokens,
-    # and the other decided SF powers were 1.0. paper: 003's sample size (405 prompts,
+    # and the other decided SF powers were 1.0. No mid-depth heat-map row at ci (issue 18, 2026-11-25):
+    # the rows are ℓ* and the SF-7 layer, the two every assertion reads; a third row only widened
+    # the heat maps (Figs 8, 11, and the Ω_u / token-0 grids) at about a third of the sweep cells.
+    # paper: 003's sample size (405 prompts,
     # ≈ 13k tokens), every layer × all 20 bands, float32.
     "spectral": {
         "ci": dict(n_prompts=6, prompt_len=128, layers=(), bands=(10, 15, 19), random_seeds=(0, 1, 2),
@@ -143,7 +146,10 @@ SIZES: dict[str, dict[str, dict[str, Any]]] = {
     },
     # 000 causal shift (CS-1 … CS-6). `align`: CS-1/CS-2 on the pretrained models over Brown
     # test-split windows led by <bos> (the source: 1,000 WikiText sequences), top-k decoding in
-    # the tied dictionary through the final norm (the logit lens), bootstrap over sequences;
+    # the tied dictionary through the final norm (the logit lens), bootstrap over sequences
+    # (ci: 6 sequences, not 8 — issue 18: CS-1 is contradicted on both models with power 1.0, its
+    # switch depth 0.19·L and 0.03·L against the source's > 0.5·L; CS-2's checks are margins of
+    # 0.3–0.5 over their nulls);
     # the policy's dtype for the (tokens × vocabulary) decoding matmul at ci. `model`/`train`: the GPT-2-style
     # TinyDecoder trained on Brown BPE for CS-3 … CS-6, every variant on one data order; the
     # fixed cut attenuates to `cut_alpha`; CS-3 compares α = 0 at the middle layer with the
@@ -188,7 +194,8 @@ SIZES: dict[str, dict[str, dict[str, Any]]] = {
     # 0.01 nats over 3 seeds at 200 steps, baseline ci-cpu-bfloat16), so the steps were halved
     # for the budget (issue 18), and halved again (200 → 100, 2026-11-25): with float32 forced the
     # 9 models took 162 s of a run 8 minutes over its 30; the verdict cannot change with steps at
-    # this size, and the power row still says what would decide it.
+    # this size, and the power row still says what would decide it. 100 → 50 (2026-11-25, issue 18:
+    # float32 forced still 4 minutes over): power 0.003 at 100 steps.
     # paper: 6 layers × 256, 128-token windows (a GPU).
     "context_axis": {
         "ci": dict(check=dict(examples=25, max_S=10, max_layers=3),
@@ -212,7 +219,9 @@ SIZES: dict[str, dict[str, dict[str, Any]]] = {
     # seq_len), one `seed`, one data order, every training window led by <bos>
     # (TrainConfig.lead_token), with Table 14's optimiser (AdamW β 0.9 / 0.95, lr 6e-4 → 6e-5
     # cosine, wd 0.1, clip 1.0) at a budget far below its 200k steps of 128 × 2048 tokens.
-    # ci: 400 steps of 16 × 64 tokens (0.41M tokens per model), far too few for sinks: SK-2 is
+    # ci: 300 steps of 16 × 64 tokens (0.31M tokens per model; 400 until 2026-11-25, cut for
+    # float32's budget, issue 18: SK-3's power at Table 7's effect was ≈ 1.0 at 400 and its bound
+    # far from the margin), far too few for sinks: SK-2 is
     # inconclusive at ci whatever budget CI can pay (at 1,200 steps the baseline's largest α¹ at
     # T = 64 was still 0.136 against ε = 0.25, at three times the cost). The trio at 400 steps:
     # 185 s in float32 on a 2-core AVX2-only CPU (cold run, 2026-11-24); 42 / 38 / 37 s per model
