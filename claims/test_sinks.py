@@ -71,7 +71,7 @@ NOT_REPRODUCED: dict[tuple[str, str], str] = {
         "Undertrained models (the ci budget, Table 14's optimiser); attenuation is comparable or "
         "better on both sets."),
     ("SK-2", "ci"): (
-        "the ci budget (0.4M tokens per model, Table 14's optimiser) is far below the one at which the "
+        "the ci budget (a few hundred thousand tokens per model, Table 14's optimiser; the run's own count is below) is far below the one at which the "
         "baseline develops sinks: no baseline head crosses ε at every length, so the variants cannot be compared "
         "with it. `--profile long` trains the trio at a budget where, under the faster lr 3e-3 / wd 0.5 deviation, "
         "the baseline did develop sinks."),
