@@ -340,3 +340,12 @@ def test_window_nll_is_log_softmax_at_the_target(stream):
     wrong = -logp.gather(-1, w[:, :-1, None])[..., 0]
     assert not torch.allclose(got, wrong, atol=1e-5)
     assert torch.allclose(T.window_losses(model, w, batch=3), want.mean(1), atol=1e-5)
+
+
+def test_window_logits_leaves_grad_mode_alone(stream):
+    """A consumer that stops early (or raises) between batches must not be left in no_grad."""
+    _, val_tokens = stream
+    model = tiny().eval()
+    it = T.window_logits(lambda x: model(input_ids=x).logits, T.val_windows(CFG, val_tokens)[:4], batch=2)
+    logits, _ = next(it)
+    assert torch.is_grad_enabled() and not logits.requires_grad

@@ -244,14 +244,16 @@ def token_nll(logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
 def window_logits(forward: Callable[[torch.Tensor], torch.Tensor], windows: torch.Tensor, batch: int = 32,
                   device: torch.device | str | None = None):
     """Yields (logits (b, T, V) float32, targets (b, T)) for the windows (n, T+1) in batches of
-    `batch` — inputs [:-1], targets [1:], both on `device` — under no_grad: the one loop over
-    evaluation windows. `forward` maps input ids (b, T) to logits (b, T, V)."""
+    `batch` — inputs [:-1], targets [1:], both on `device` — each forward pass under no_grad
+    (only inside it: grad mode is never held across a yield): the one loop over evaluation
+    windows. `forward` maps input ids (b, T) to logits (b, T, V)."""
     if windows.dim() != 2 or windows.shape[1] < 2:
         raise ReproError(f"evaluation windows must have shape (n, T+1) with T ≥ 1; got {tuple(windows.shape)}")
-    with torch.no_grad():
-        for w in windows.split(batch):
-            w = w.to(device) if device is not None else w
-            yield forward(w[:, :-1]).float(), w[:, 1:]
+    for w in windows.split(batch):
+        w = w.to(device) if device is not None else w
+        with torch.no_grad():
+            logits = forward(w[:, :-1]).float()
+        yield logits, w[:, 1:]
 
 
 def window_nll(forward: Callable[[torch.Tensor], torch.Tensor], windows: torch.Tensor, batch: int = 32,
