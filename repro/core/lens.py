@@ -454,7 +454,7 @@ def hooks(model: nn.Module, *, residual: bool = True, modules: Sequence[str] | N
             handles.append(blocks[-1].register_forward_hook(last_out))
         if final_norm:
             norm = resolve(model, amap.final_norm) if amap.final_norm is not None else None
-            handles.append((norm or blocks[-1]).register_forward_hook(
+            handles.append((norm if norm is not None else blocks[-1]).register_forward_hook(
                 lambda _m, _a, output: rec.put("final", 0, _first_tensor(output))))
         yield cap
     finally:

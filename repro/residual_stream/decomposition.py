@@ -33,8 +33,8 @@ from typing import Any
 import torch
 from torch import nn
 
-from repro.core.lens import arch_map, final_norm, frozen_norm, hooks, out_proj_weight, resolve
 from repro.core import train as T
+from repro.core.lens import arch_map, final_norm, frozen_norm, hooks, out_proj_weight, resolve
 from repro.harness.runtime import ReproError
 
 
