@@ -299,27 +299,53 @@ def test_preference_holds_across_architectures(claim, table1, arch, profile):
 @pytest.mark.policy_dtype
 @pytest.mark.xdist_group("born_biased-probes")  # the Table 1 probes: one worker builds them
 @pytest.mark.claim("BB-1.1")
-def test_llama_preference_is_far_weaker(claim, table1):
-    """Same N per cell: under "equally strong" each top-1 count is as likely to come from either
-    architecture, so the LLaMA share of the pooled counts is Bin(total, 1/2), one-sided. Control:
-    the same test between the two RoPE GPT-2 seeds (one architecture: equally strong)."""
+def test_llama_preference_is_far_weaker(claim, table1, profile):
+    """"Far weaker" as a bound on the effect, not only its sign: LLaMA's pooled top-1 count at most
+    half of RoPE GPT-2's (its share of the two pooled counts ≤ 1/3; the source's ratio, Table 1
+    means, is ≈ 0.015). Same N per cell, so under "at least half as strong" LLaMA's share of the
+    pooled counts is Bin(total, ≥ 1/3): one-sided exact test at 1%. Control: the same test between
+    the two RoPE GPT-2 seeds (one architecture, not far weaker; a test of the sign alone — share
+    < 1/2 — let this control pass at the paper's N = 10,000: seeds 42 and 43 differ, 739 vs 905,
+    p = 2e-5, H100 run of 2026-11-25). Power: at the source's ratio LLaMA's count is its head's
+    noise floor (the top count of N draws over V tokens), so it is held at its measured value and
+    RoPE GPT-2's count drawn at our measured frequency (init_bias.power_at_most_share)."""
     pairs = [(table1[("rope-gpt2", s)], table1[("llama", s)]) for (a, s) in table1 if a == "llama"]
     g_counts = sum(r.top1[i].count for r, _ in pairs for i in range(len(r.lengths)))
     l_counts = sum(l.top1[i].count for _, l in pairs for i in range(len(l.lengths)))
-    p = stats.binomial_p(l_counts, g_counts + l_counts, 0.5, alternative="less")
+    share = 1 / 3  # LLaMA / RoPE ≤ 1/2: "far" means at least a factor of two
+    p = stats.binomial_p(l_counts, g_counts + l_counts, share, alternative="less")
     seeds = [sum(t.count for t in r.top1) for r, _ in pairs]
-    p_ctl = stats.binomial_p(min(seeds), sum(seeds), 0.5, alternative="less")
+    p_ctl = stats.binomial_p(min(seeds), sum(seeds), share, alternative="less")
     g_cos = np.mean([r.final_cosine[-1] for r, _ in pairs])
     l_cos = np.mean([l.final_cosine[-1] for _, l in pairs])
     claim.record("inter-sequence cosine of final-normed states, RoPE GPT-2", g_cos)
     claim.record("inter-sequence cosine of final-normed states, LLaMA", l_cos)
     src = {a: np.mean([f for (aa, _, _), (_, f, _) in SOURCE_TABLE1.items() if aa == a]) for a in ("rope-gpt2", "llama")}
     claim.record("source: top-1 freq LLaMA / RoPE GPT-2 (Table 1, mean of rows)", src["llama"] / src["rope-gpt2"])
+    claim.record("pooled top-1 counts, LLaMA vs RoPE GPT-2", f"{l_counts} vs {g_counts}")
+    n_cells = sum(len(r.lengths) for r, _ in pairs)
+    n = pairs[0][0].sizes["n_seq"]
+
+    def power_at(N: int) -> float:
+        return init_bias.power_at_most_share(l_counts, n_cells * N, g_counts / (n_cells * n), share, 0.01)
+
+    n80 = stats.n_for_power(power_at, n_max=1_000_000)
+    claim.power(power_at(n), effect=f"LLaMA's favourite at {src['llama'] / src['rope-gpt2']:.3f}× RoPE GPT-2's "
+                                    "(Table 1 means): LLaMA's count at its noise floor",
+                method="exact one-sided binomial test at 1%, LLaMA's pooled count held at its measured value "
+                       f"({l_counts}; the floor grows only slowly with N), RoPE GPT-2's ~ Bin({n_cells}·N, "
+                       f"{g_counts / (n_cells * n):.4f})", decide=f"N = {n80} per cell")
     claim.figure(figures.table1_frequencies(table1), "table1b")
-    claim.check("pooled top-1 counts, LLaMA / RoPE GPT-2", l_counts / g_counts, 1.0, compare="le",
-                source=round(src["llama"] / src["rope-gpt2"], 4), why="weaker: fewer pooled top-1 counts")
-    claim.check("one-sided binomial p, LLaMA share of pooled counts < 1/2", float(p), 0.01, compare="le",
-                why="reject 'equally strong' at 1%", control=float(p_ctl),
+    if profile.name == "ci":  # measured at ci: RoPE GPT-2's counts are too few (strict: a pass must update this)
+        claim.not_reproduced(
+            f"at N = {n} per cell RoPE GPT-2's favourite is counted {g_counts} times over {n_cells} cells and LLaMA's "
+            f"noise floor {l_counts}: too few to bound the ratio below 1/2 at 1% (p = {p:.2g}; power "
+            f"{power_at(n):.2g}, 80% at N = {n80}). The sign alone holds: ratio {l_counts / max(g_counts, 1):.2f}.")
+    claim.check("pooled top-1 counts, LLaMA / RoPE GPT-2", l_counts / g_counts, share / (1 - share),
+                compare="le", source=round(src["llama"] / src["rope-gpt2"], 4),
+                why="far weaker: at most half as many pooled top-1 counts")
+    claim.check("one-sided binomial p, LLaMA share of pooled counts ≤ 1/3 (ratio ≤ 1/2)", float(p), 0.01,
+                compare="le", why="reject 'at least half as strong' at 1%", control=float(p_ctl),
                 control_name=f"the same test between RoPE GPT-2 seeds (pooled counts {seeds})")
 
 

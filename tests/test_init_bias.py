@@ -442,6 +442,17 @@ def test_power_pooled_share_against_simulation():
         assert ib.power_pooled_share(800, fa, 800, fb, 0.05) == pytest.approx(sim, abs=0.015)
 
 
+def test_power_at_most_share_against_simulation():
+    """BB-1.1's "far weaker" power (k fixed, the other count binomial) against a simulation of the
+    same test, at a weak and a strong setting."""
+    rng = np.random.default_rng(3)
+    for k, n, f in ((13, 2400, 0.015), (13, 2400, 0.03), (40, 60000, 0.027)):
+        g = rng.binomial(n, f, 20000)
+        sim = np.mean(scipy.stats.binom.cdf(k, k + g, 1 / 3) < 0.01)
+        assert ib.power_at_most_share(k, n, f, 1 / 3, 0.01) == pytest.approx(sim, abs=0.015)
+    assert ib.power_at_most_share(40, 60000, 0.027, 1 / 3, 0.01) > 0.99
+
+
 def test_wilson_covers_matches_stats_binomial_ci():
     for k in range(31):
         ci = stats.binomial_ci(k, 30)

@@ -339,6 +339,21 @@ def test_gradient_flow_embed_scale_reads_scaled_embeddings():
     assert c.per_layer != a.per_layer
 
 
+def test_gradient_flow_micro_batches_give_the_one_pass_numbers():
+    """Micro-batches (one sequence each, forced by a tiny memory budget) accumulate to the same
+    ratios and share as one pass over the batch (float32 sums in another order)."""
+    model = tiny(n_layer=4).train()
+    ids = tokens(n=3, T=17)
+    whole = rs.gradient_flow(model, ids)
+    parts = rs.gradient_flow(model, ids, max_batch_bytes=1)
+    assert parts.ratio == pytest.approx(whole.ratio, rel=1e-5)
+    assert parts.param_ratio == pytest.approx(whole.param_ratio, rel=1e-5)
+    assert parts.identity_share == pytest.approx(whole.identity_share, rel=1e-4, abs=1e-6)
+    assert parts.per_layer == pytest.approx(whole.per_layer, rel=1e-5)
+    # and a different batch gives different numbers (the comparison can fail)
+    assert rs.gradient_flow(model, tokens(n=3, T=17, seed=99)).ratio != pytest.approx(whole.ratio, rel=1e-5)
+
+
 def test_xavier_init_scales_and_tied_head():
     model = tiny(n_layer=2, d_ff=96)
     rs.xavier_init_(model, generator(7))

@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from repro.core.models.hf import build_model
-from repro.core.stats import loglog_slope
+from repro.core.stats import PositionStd, loglog_slope, std_by_position
 from repro.harness.runtime import ReproError, generator
 from repro.sinks import experiments as sinks
 
@@ -103,7 +103,12 @@ def test_eq2_variance_decay_and_its_corrections_on_random_values(T, seed):
     assert torch.allclose(amp, torch.ones(T, dtype=torch.float64), rtol=0.05)
     assert torch.allclose(att * T, torch.ones(T, dtype=torch.float64), rtol=0.05)
     # and the log-log slope reads −½ and 0 (std, so half the variance's exponent)
-    assert loglog_slope(i, sinks.std_by_position(o)).slope == pytest.approx(-0.5, abs=0.03)
+    assert loglog_slope(i, std_by_position(o)).slope == pytest.approx(-0.5, abs=0.03)
+    # accumulated over batches of sequences: the same std as one pass (and as torch.std)
+    acc = PositionStd()
+    for part in o.split(700):
+        acc.add(part)
+    assert torch.allclose(acc.std(), o.transpose(0, 1).reshape(T, -1).std(dim=1), rtol=1e-10)
     assert loglog_slope(i, var.sqrt() * i.sqrt()).slope == pytest.approx(0.0, abs=0.03)
 
 

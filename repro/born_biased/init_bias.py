@@ -653,6 +653,18 @@ def power_pooled_share(n_a: int, f_a: float, n_b: int, f_b: float, alpha: float)
     return float((pa[:, None] * pb[None, :] * (p < alpha)).sum())
 
 
+def power_at_most_share(k: int, n_other: int, f_other: float, share: float, alpha: float) -> float:
+    """Power of the one-sided test BB-1.1 uses for "far weaker" (is count k at most `share` of the
+    pooled counts? p = P[Bin(k + g, share) ≤ k] < alpha) with k held at its measured value and
+    the other side's count g ~ Bin(n_other, f_other): exact, summed over g."""
+    g = np.arange(n_other + 1)
+    pg = scipy.stats.binom.pmf(g, n_other, f_other)
+    keep = pg > 1e-15  # the rest carries < 1e-11 of the mass
+    g, pg = g[keep], pg[keep]
+    p = scipy.stats.binom.cdf(k, k + g, share)
+    return float((pg * (p < alpha)).sum())
+
+
 def wilson_covers(k: np.ndarray, m: int, value: float, z: float = 1.959963984540054) -> np.ndarray:
     """Whether the Wilson score interval of k successes in m (vectorised over k) contains `value`
     (stats.binomial_ci's default method, without a scipy call per k)."""

@@ -18,7 +18,7 @@ import scipy.stats
 
 from repro.harness.runtime import ReproError
 
-if TYPE_CHECKING:  # the one torch helper here (std_by_position) only calls tensor methods
+if TYPE_CHECKING:  # the torch helpers here (PositionStd, std_by_position) only call tensor methods
     import torch
 
 _LN10 = math.log(10.0)
@@ -277,10 +277,33 @@ class SeedCurves:
         return self.values.std(0, ddof=1) / math.sqrt(n) if n > 1 else np.full(self.values.shape[1], np.nan)
 
 
+class PositionStd:
+    """Per-position std over sequences and channels, accumulated over batches o (n, T, C, ...) of
+    sequences in float64 (first and second moments): 001 Fig 9's red line when one pass over all
+    sequences does not fit in memory (SK-1 at the paper's T = 2048)."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.s1: torch.Tensor | float = 0.0
+        self.s2: torch.Tensor | float = 0.0
+
+    def add(self, o: torch.Tensor) -> None:
+        o = o.flatten(2).double()
+        self.s1 = self.s1 + o.sum(dim=(0, 2))
+        self.s2 = self.s2 + (o * o).sum(dim=(0, 2))
+        self.count += o.shape[0] * o.shape[2]
+
+    def std(self) -> torch.Tensor:
+        """(T,) float64, the unbiased std (n − 1), as torch.std."""
+        return ((self.s2 - self.s1 * self.s1 / self.count) / (self.count - 1)).clamp_min(0).sqrt()
+
+
 def std_by_position(o: torch.Tensor) -> torch.Tensor:
-    """Per-position std over sequences and channels: o (n, T, C) → (T,) (001 Fig 9's red line;
-    BB-6 and SK-1 both read it)."""
-    return o.transpose(0, 1).reshape(o.shape[1], -1).std(dim=1)
+    """Per-position std over sequences and channels: o (n, T, C) → (T,) float64 (001 Fig 9's red
+    line; BB-6 and SK-1 both read it): `PositionStd` over one batch."""
+    acc = PositionStd()
+    acc.add(o)
+    return acc.std()
 
 
 @dataclass

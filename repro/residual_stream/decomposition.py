@@ -293,11 +293,16 @@ class GradientFlow:
     identity_share: float = float("nan")
 
 
-def gradient_flow(model: nn.Module, input_ids: torch.Tensor, *, embed_scale: float = 1.0) -> GradientFlow:
+def gradient_flow(model: nn.Module, input_ids: torch.Tensor, *, embed_scale: float = 1.0,
+                  max_batch_bytes: int = 2 ** 33) -> GradientFlow:
     """One forward/backward of the next-token loss on `input_ids` (B, T+1) through a
     TinyDecoder (pre- or post-norm); the model's gradients are cleared afterwards.
     `embed_scale`: the token embeddings are read ×embed_scale (Vaswani et al. 2017 read them ×√d;
-    see `xavier_init_`)."""
+    see `xavier_init_`). Sequences go through in micro-batches whose saved activations stay under
+    about `max_batch_bytes` (the paper's 96-layer stacks on 16 × 256 tokens did not fit an 80 GB
+    H100 in one pass, 2026-11-25): each micro-batch's loss is its share of the batch mean, so the
+    weight gradients accumulate to the whole batch's and the squared state-gradient norms and
+    inner products add up over sequences — the same numbers as one pass."""
     from repro.core.models.tiny import TinyDecoder
 
     if not isinstance(model, TinyDecoder):
@@ -305,26 +310,35 @@ def gradient_flow(model: nn.Module, input_ids: torch.Tensor, *, embed_scale: flo
     L = model.config.n_layer
     if L < 2:
         raise ReproError("gradient_flow compares the first and last layers: n_layer must be >= 2")
+    B, S = input_ids.shape[0], input_ids.shape[1] - 1
+    cfg = model.config
+    per_seq = 4 * L * S * (16 * cfg.d_model + 2 * cfg.n_head * S)  # rough: activations and attention saved
+    step = max(1, min(B, max_batch_bytes // per_seq))
     model.zero_grad(set_to_none=True)
-    if embed_scale == 1.0:
-        out = model(input_ids[:, :-1], output_hidden_states=True)
-    else:
-        out = model(inputs_embeds=model.wte(input_ids[:, :-1]) * embed_scale, output_hidden_states=True)
-    states = out.hidden_states  # L+1 × (B, T, d)
-    for h in states:
-        h.retain_grad()
-    loss = T.token_nll(out.logits, input_ids[:, 1:]).mean()
-    loss.backward()
-    g = [float(h.grad.norm()) for h in states]
-    g1, gL = states[1].grad.double(), states[L].grad.double()
-    share = float((g1 * gL).sum() / (gL * gL).sum())
+    sq = torch.zeros(L + 1, dtype=torch.float64)
+    dot = gLgL = 0.0
+    for start in range(0, B, step):
+        ids = input_ids[start:start + step]
+        if embed_scale == 1.0:
+            out = model(ids[:, :-1], output_hidden_states=True)
+        else:
+            out = model(inputs_embeds=model.wte(ids[:, :-1]) * embed_scale, output_hidden_states=True)
+        states = out.hidden_states  # L+1 × (b, T, d)
+        for h in states:
+            h.retain_grad()
+        (T.token_nll(out.logits, ids[:, 1:]).sum() / (B * S)).backward()
+        sq += torch.stack([h.grad.double().pow(2).sum() for h in states]).cpu()
+        g1, gL = states[1].grad.double(), states[L].grad.double()
+        dot, gLgL = dot + float((g1 * gL).sum()), gLgL + float((gL * gL).sum())
+        del out, states, g1, gL
+    g = sq.sqrt().tolist()
 
     def wgrad(block: nn.Module) -> float:
         return float(sum(p.grad.pow(2).sum() for p in block.parameters() if p.dim() > 1 and p.grad is not None).sqrt())
 
     first, last = wgrad(model.blocks[0]), wgrad(model.blocks[-1])
     model.zero_grad(set_to_none=True)
-    return GradientFlow(g[1] / g[L - 1], first / last, tuple(x / g[L - 1] for x in g), share)
+    return GradientFlow(g[1] / g[L - 1], first / last, tuple(x / g[L - 1] for x in g), dot / gLgL)
 
 
 @torch.no_grad()

@@ -41,7 +41,6 @@ from torch import nn
 
 from repro.core.models.attention import SDPA, hf_sdpa
 from repro.core.models.tiny import POSITION_SCALINGS, position_scale
-from repro.core.stats import std_by_position
 from repro.harness.runtime import ReproError
 
 FORMS = ("source", "gu")
@@ -309,25 +308,38 @@ def attention_outputs(model: nn.Module, embeds: torch.Tensor, layer: int = 0) ->
 
 
 def init_std_profile(kind: str, model: dict[str, Any], context: int, seeds, n_seq: int, layer: int = 0,
-                     device: torch.device | str = "cpu"):
+                     device: torch.device | str = "cpu", batch_bytes: int = 2 ** 31):
     """001 Eq 2 / Fig 9 on the nano LLaMA variant `kind` at init (SK-1): Gaussian inputs
     (n_seq, context, d) fed as embeddings (i.i.d. across positions, as Eq 2 assumes), the std of
     the attention output of `layer` per position, and Σ_j A_ij² (1/i under uniform attention),
     per seed: a `repro.core.stats.PositionalStdResult`. Model and inputs on `device` (both drawn
-    on the CPU)."""
+    on the CPU). Only the blocks up to `layer` run (later blocks cannot change it), over batches
+    of sequences whose recorded attention stays under `batch_bytes` (at the paper's T = 2048 one
+    sequence's probabilities are 200 MB a layer; the whole set at once did not fit an 80 GB H100,
+    2026-11-25); the per-position std and Σ A² are accumulated in float64 over the batches."""
     import numpy as np
 
-    from repro.core.stats import PositionalStdResult, SeedCurves
+    from repro.core.stats import PositionalStdResult, PositionStd, SeedCurves
     from repro.harness.runtime import derive_seed, generator
 
     stds, sq = [], []
     for seed in seeds:
         m = nano_llama(kind, model, context, seed, device)
-        x = torch.randn(n_seq, context, model["d_model"], generator=generator(derive_seed("sk1-inputs", seed)))
-        with torch.no_grad(), record_attention(m, keys=tuple(range(context)), outputs=True) as rec:
-            _base(m)(inputs_embeds=x.to(device), use_cache=False)
-        stds.append(std_by_position(rec.outputs[layer].flatten(2)).double().cpu().numpy())
-        sq.append((rec.columns[layer].double() ** 2).sum(-1).mean(dim=(0, 1)).cpu().numpy())
+        base = _base(m)
+        base.layers = base.layers[: layer + 1]
+        per_seq = 4 * model["n_head"] * context * context
+        step = max(1, min(n_seq, batch_bytes // per_seq))
+        g = generator(derive_seed("sk1-inputs", seed))
+        acc, a2 = PositionStd(), 0.0
+        for start in range(0, n_seq, step):
+            x = torch.randn(min(step, n_seq - start), context, model["d_model"], generator=g)
+            with torch.no_grad(), record_attention(m, keys=tuple(range(context)), outputs=True) as rec:
+                base(inputs_embeds=x.to(device), use_cache=False)
+            acc.add(rec.outputs[layer])  # (b, T, C)
+            a2 = a2 + (rec.columns[layer].double() ** 2).sum(-1).sum(dim=(0, 1))
+            heads = rec.columns[layer].shape[1]
+        stds.append(acc.std().cpu().numpy())
+        sq.append((a2 / (n_seq * heads)).cpu().numpy())
     sizes = dict(model, T=context, n_seq=n_seq, seeds=list(seeds), agg_scale=kind, layer=layer)
     return PositionalStdResult(sizes, SeedCurves(np.array(stds)), SeedCurves(np.array(sq)))
 
