@@ -45,6 +45,18 @@ def test_paper_plan_lists_what_it_lacks_and_ci_lacks_nothing():
     assert plan.plan("ci").missing == []
 
 
+def test_bb_1_2_is_costed_at_the_larger_shape():
+    """BB-1.2's probe of the 1.2B RoPE GPT-2 (24 L, 2048 d) on bb_1's seeds, N and lengths: by
+    hand, 2 models × N·T tokens (it ran over 5 minutes on an H100, not "small")."""
+    jobs = [j for j in plan.plan("paper").jobs if j.experiment == "bb_1_2"]
+    assert len(jobs) == 1
+    j = jobs[0]
+    p = plan.hf_params("rope-gpt2", n_layer=24, n_head=32, d_model=2048, vocab_size=50257, n_positions=1024)
+    assert (j.models, j.params, j.L, j.d, j.T, j.tokens) == (2, p, 24, 2048, 1024, 10_000 * 1024)
+    assert j.flops == 2 * plan.forward_flops(p, 24, 1024, 2048, 10_000 * 1024)
+    assert j.flops > 4e16
+
+
 def test_cli(capsys):
     assert main(["plan", "--profile", "ci"]) == 0
     out = capsys.readouterr().out
