@@ -41,6 +41,7 @@ PACKAGES = (
 )
 
 _outcomes_key = pytest.StashKey[dict]()
+_static_run_key = pytest.StashKey[tuple]()
 _results_key = pytest.StashKey[tuple]()
 _start_key = pytest.StashKey[float]()
 _baseline_key = pytest.StashKey[tuple]()  # (committed baseline, compare.Comparison) when there is one
@@ -516,6 +517,31 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
         t.corpora = [v for k, v in rep.user_properties if k == PROP_CORPUS]
     elif rep.when == "teardown" and rep.failed:
         t.outcome, t.reason = "error", _first_line(rep.longreprtext)
+    if rep.when == "teardown":
+        _write_partial(config)
+
+
+PARTIAL = "claims.partial.json"
+
+
+def _write_partial(config: pytest.Config) -> None:
+    """After each claim test, what the run has decided so far, as claims.json's schema with
+    `run.partial` set, in artifacts/claims.partial.json (atomic). A run killed from outside (a
+    time limit, a lost machine: the first H100 session lost a whole model's results that way,
+    2026-11-25) leaves it behind; a run that ends writes claims.json and removes it. The run
+    fields that cannot change during a run (git, packages, models) are read once."""
+    outcomes = config.stash[_outcomes_key]
+    static = config.stash.get(_static_run_key, None)
+    if static is None:
+        static = config.stash[_static_run_key] = (run_metadata(config, {}),
+                                                 encoded_claim_ids(config.rootpath / "claims"))
+    run_static, encoded = static
+    run = {**run_static, "wall_time_s": round(time.time() - config.stash[_start_key], 2),
+           "test_durations_s": {n: round(t.duration, 3) for n, t in sorted(outcomes.items())},
+           "partial": f"written after {len(outcomes)} claim tests; the run had not ended"}
+    out = _artifacts_dir(config)
+    out.mkdir(parents=True, exist_ok=True)
+    atomic_write_json(out / PARTIAL, reporting.to_json(reporting.build_results(outcomes.values(), encoded), run))
 
 
 def _first_line(text: str) -> str:
@@ -623,6 +649,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     (out / "figures").mkdir(parents=True, exist_ok=True)
     data = reporting.to_json(results, run)
     atomic_write_json(out / "claims.json", data)
+    (out / PARTIAL).unlink(missing_ok=True)
     _append_history(out / "history.jsonl", reporting.history_rows(results, run))
     against = _against_baseline(config, data)
     base, comparison = config.stash.get(_baseline_key, (None, None))
