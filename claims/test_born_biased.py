@@ -341,7 +341,7 @@ def test_llama_preference_is_far_weaker(claim, table1, profile):
             f"at N = {n} per cell RoPE GPT-2's favourite is counted {g_counts} times over {n_cells} cells and LLaMA's "
             f"noise floor {l_counts}: too few to bound the ratio below 1/2 at 1% (p = {p:.2g}; power "
             f"{power_at(n):.2g}, 80% at N = {n80}). The sign alone holds: ratio {l_counts / max(g_counts, 1):.2f}.")
-    claim.check("pooled top-1 counts, LLaMA / RoPE GPT-2", l_counts / g_counts, share / (1 - share),
+    claim.check("pooled top-1 counts, LLaMA / RoPE GPT-2", l_counts / max(g_counts, 1), share / (1 - share),
                 compare="le", source=round(src["llama"] / src["rope-gpt2"], 4),
                 why="far weaker: at most half as many pooled top-1 counts")
     claim.check("one-sided binomial p, LLaMA share of pooled counts ≤ 1/3 (ratio ≤ 1/2)", float(p), 0.01,
