@@ -108,6 +108,7 @@ def _measure(benchmark, ceiling, *, device: str, kernel: str, S: int, K: int | N
         pytest.skip(f"naive is the reference for S ≤ {ca.NAIVE_MAX_S}")
     if kernel == "flex" and device != "cuda":
         pytest.skip("FlexAttention only on CUDA here (on CPU it needs a C++ compiler and was no faster: NOTES)")
+    q = k = v = run = None
     try:
         q, k, v = _inputs(S, device, K)
         run = _runner(kernel, q, k, v, device)
@@ -116,7 +117,13 @@ def _measure(benchmark, ceiling, *, device: str, kernel: str, S: int, K: int | N
             torch.cuda.reset_peak_memory_stats()
             held = torch.cuda.memory_allocated()
         out = benchmark.pedantic(run, rounds=5, warmup_rounds=1, iterations=1)
+        oom = False
     except torch.OutOfMemoryError:
+        oom = True
+    if oom:  # skip outside the handler, inputs released: a held traceback would keep them for the next case
+        q = k = v = run = None
+        if device == "cuda":
+            torch.cuda.empty_cache()
         pytest.skip(f"{kernel} at S = {S} does not fit in {device} memory")
     # the diagonal is exact: against the trimmed kernel's out="diagonal" (O(S²) work)
     with torch.no_grad():

@@ -19,7 +19,7 @@ import pytest
 
 from repro.born_biased import figures, init_bias, preference_stats
 from repro.core import plotting, stats
-from repro.harness import catalogue
+from repro.harness import catalogue, profiles
 from repro.harness.runtime import derive_seed
 
 # Closed forms are infinite-width (Gaussian-process) limits. At our widths (512–1024) a model's
@@ -351,8 +351,7 @@ def test_llama_preference_is_far_weaker(claim, table1, profile):
 
 @pytest.fixture(scope="module")
 def small_models(profile, device):
-    # bb_1's probe of RoPE GPT-2 at bb_1_2's shape
-    sizes = {**profile.sizes("bb_1"), "archs": ("rope-gpt2",), **profile.sizes("bb_1_2")}
+    sizes = profiles.bb_1_2_sizes(profile)  # bb_1's probe of RoPE GPT-2 at bb_1_2's shape
     return init_bias.preference_runs(device=device, keep_states=False, **sizes)
 
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any, Callable
 
-from repro.harness.profiles import SIZES, Profile, get_profile
+from repro.harness.profiles import SIZES, Profile, bb_1_2_sizes, get_profile
 from repro.harness.runtime import ReproError
 
 H100_BF16_TFLOPS = 989.0  # dense, SXM (NVIDIA H100 datasheet)
@@ -218,17 +218,23 @@ def _spectral(s: dict) -> list[Job]:
     return jobs
 
 
-PLANNERS: dict[str, Callable[[dict], list[Job]]] = {
-    "causal_shift": _causal_shift, "sinks": _sinks, "context_axis": _context_axis, "seedprint": _seedprint,
-    "spectral": _spectral, "bb_1": lambda s: _bb_probes(s, "bb_1"), "bb_1_2": lambda s: _bb_probes(s, "bb_1_2"),
-    "bb_2_2": lambda s: _bb_probes(s, "bb_2_2"), "bb_3": lambda s: _bb_probes(s, "bb_3"),
+def _row(planner: Callable[[dict], list[Job]], key: str) -> Callable[[Profile], list[Job]]:
+    return lambda prof: planner(prof.sizes(key))
+
+
+# experiment -> its jobs under a profile. Rows not here are listed as "not costed": their FLOPs
+# are small next to these (closed forms, a few forward passes, tiny MLP stacks) — not their wall
+# time: on the H100 (2026-11-25, paper profile) bb_4_2 took 118 s and RS-7's induction seeds 111 s,
+# launch- and CPU-bound work that a FLOP count does not see. bb_1_2 was uncosted until that run:
+# the paper's 1.2B RoPE GPT-2 probed at N = 10,000 × T = 1024 is ≈ 56 PFLOP, as much as bb_2_2
+# (its fixture ran > 5 minutes).
+PLANNERS: dict[str, Callable[[Profile], list[Job]]] = {
+    "causal_shift": _row(_causal_shift, "causal_shift"), "sinks": _row(_sinks, "sinks"),
+    "context_axis": _row(_context_axis, "context_axis"), "seedprint": _row(_seedprint, "seedprint"),
+    "spectral": _row(_spectral, "spectral"), "bb_1": _row(lambda s: _bb_probes(s, "bb_1"), "bb_1"),
+    "bb_1_2": lambda prof: _bb_probes(bb_1_2_sizes(prof), "bb_1_2"),
+    "bb_2_2": _row(lambda s: _bb_probes(s, "bb_2_2"), "bb_2_2"), "bb_3": _row(lambda s: _bb_probes(s, "bb_3"), "bb_3"),
 }
-# Rows listed but not costed: their FLOPs are small next to the rows above (closed forms, a few
-# forward passes, tiny MLP stacks). Not their wall time: on the H100 (2026-11-25, paper profile)
-# bb_4_2 took 118 s and RS-7's induction seeds 111 s, launch- and CPU-bound work that a FLOP
-# count does not see. bb_1_2 was listed here until that run: the paper's 1.2B RoPE GPT-2 probed at
-# N = 10,000 × T = 1024 is ≈ 50 PFLOP, as much as bb_2_2 (its fixture ran > 5 minutes).
-SMALL = ("bb_4_1", "bb_5", "bb_4", "bb_4_2", "bb_6", "residual_stream")
 
 
 @dataclass
@@ -264,10 +270,7 @@ def plan(profile: str | Profile = "paper", *, tflops: float = H100_BF16_TFLOPS, 
     out = Plan(prof.name, tflops, utilisation)
     for key in SIZES:
         if key in PLANNERS:
-            # bb_1_2 is bb_1's probe of RoPE GPT-2 at another shape (claims/test_born_biased.py small_models)
-            sizes = {**prof.sizes("bb_1"), "archs": ("rope-gpt2",), **prof.sizes(key)} if key == "bb_1_2" \
-                else prof.sizes(key)
-            out.jobs += PLANNERS[key](sizes)
+            out.jobs += PLANNERS[key](prof)
         else:
             out.not_costed.append(key)
     for j in out.jobs:

@@ -379,6 +379,12 @@ PROFILES = ("ci", "long", "paper")
 BUDGET_S: dict[str, int | None] = {"ci": 1800, "long": None, "paper": None}
 
 
+def bb_1_2_sizes(prof: Profile) -> dict[str, Any]:
+    """001 Finding 1.2's other model size: bb_1's probe (seeds, N, lengths) of RoPE GPT-2 at
+    bb_1_2's shape — the one place that row is merged (the BB-1.2 fixture and `repro plan`)."""
+    return {**prof.sizes("bb_1"), "archs": ("rope-gpt2",), **prof.sizes("bb_1_2")}
+
+
 def get_profile(name: str) -> Profile:
     if name not in PROFILES:
         raise ReproError(f"unknown profile {name!r}; choose one of {', '.join(PROFILES)}")
