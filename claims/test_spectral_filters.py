@@ -391,9 +391,12 @@ def test_shavings_swap_removes_step(claim, study):
 @pytest.mark.claim("SF-6")
 def test_token0_only_filter_shows_step(claim, study):
     """Filtering token 0 alone shows the step. As in SF-3, a random cut of the same rank on token 0
-    is the reference (it costs NLL too): first the step beyond the costliest random filter on
-    token 0 (the dark band's, not any 5%'s), then the step itself with a random filter as its
-    negative control, then that it exceeds what the swap leaves."""
+    is the reference (it costs NLL too): the step beyond the costliest random filter on token 0
+    (the dark band's, not any 5%'s), first its sign, then a margin of 1 nat whose negative
+    control puts one random filter in Φ_u's place against the others; then the step itself, then
+    that it exceeds what the swap leaves. (At the paper's prompts on an H100 a random 5% cut of
+    token 0 alone cost smollm2 0.56–1.34 nats, so a random filter is no control for the bare
+    "≥ 1 nat" step: results/h100-2026-11-25.)"""
     claim.corpus(study.corpus)
     s = study
     ls = s.sink.layer
@@ -412,7 +415,9 @@ def test_token0_only_filter_shows_step(claim, study):
                  np.round(rnd_means, 3).tolist())
     # power: the source's token-0-only step is the step of Fig 8 ('clearly visible', Fig 11 middle):
     # SOURCE_STEP, half of it above the random filters' mean (as in SF-3), none after the swap
-    gap_power, sd_seed, sd_gap = power.gap_power(SOURCE_STEP / 2, 0.0, gap_p, rnd_means)
+    others = [k for k in seeds if k != seeds[0]]
+    ctl = float(rnd[seeds[0]].mean() - max(rnd[k].mean() for k in others)) if others else None
+    gap_power, sd_seed, sd_gap = power.gap_power(SOURCE_STEP / 2, 1.0, gap_p, rnd_means)
     sd0, sd_diff = float(first_p.std(ddof=1)), float((first_p - swap_p).std(ddof=1))
 
     def power_at(n: int) -> float:
@@ -427,13 +432,18 @@ def test_token0_only_filter_shows_step(claim, study):
                        f"{sd_diff:.3f}) over {n} prompts, product of the checks' powers", decide=power.n80_gap(power_at))
     claim.not_reproduced_if(NOT_REPRODUCED, ("SF-6", s.name), f"token-0-only step {step0:.2f}, random filters on token 0 "
                                                               f"{np.round(rnd_means, 2).tolist()}, swap step {step_swap:.2f}")
-    claim.check(f"{s.name}: token-0-only NLL Φ_u,1:19 − worst of {len(seeds)} random 95% filters on token 0", gap, 0.0,
-                compare="ge", why="the step is the dark band's: removing it from token 0 costs more than removing any "
-                                  "random 5% of token 0's directions tried")
+    gap_name = f"{s.name}: token-0-only NLL Φ_u,1:19 − worst of {len(seeds)} random 95% filters on token 0"
+    claim.check(gap_name + " (sign)", gap, 0.0, compare="ge",
+                why="the step is the dark band's: removing it from token 0 costs more than removing any random 5% of "
+                    "token 0's directions tried")
+    kw = {} if ctl is None else dict(control=ctl, control_name=f"the random filter of seed {seeds[0]} on token 0 in "
+                                     f"place of Φ_u,1:19, against the worst of the other random filters (seeds {others})")
+    claim.check(gap_name + " (margin)", gap, 1.0, compare="ge",
+                why="'the step is clearly visible' as the dark band's: ≥ 1 nat (the step threshold) beyond a random "
+                    "cut of token 0 of the same rank", **kw)
     claim.check(f"{s.name}: NLL step at k = 20, token 0 only, after ℓ* = {ls}", step0, 1.0, compare="ge",
-                control=float(rnd[seeds[0]].mean()),
-                control_name=f"a random filter of the same rank (95%, seed {seeds[0]}) on token 0 only",
-                why="'the step is clearly visible': ≥ 1 nat (20× the dtype noise)")
+                why="'the step is clearly visible': ≥ 1 nat (20× the dtype noise; not specific on its own: see the "
+                    "margin above)")
     claim.check(f"{s.name}: token-0-only step − swap step", step0 - step_swap, 0.0, compare="ge",
                 why="filtering token 0 alone hurts at least as much as perturbing every other token")
 
