@@ -312,8 +312,8 @@ def init_std_profile(kind: str, model: dict[str, Any], context: int, seeds, n_se
     """001 Eq 2 / Fig 9 on the nano LLaMA variant `kind` at init (SK-1): Gaussian inputs
     (n_seq, context, d) fed as embeddings (i.i.d. across positions, as Eq 2 assumes), the std of
     the attention output of `layer` per position, and Σ_j A_ij² (1/i under uniform attention),
-    per seed: a `repro.core.stats.PositionalStdResult`. Model and inputs on `device` (both drawn
-    on the CPU). Only the blocks up to `layer` run (later blocks cannot change it), over batches
+    per seed: a `repro.core.stats.PositionalStdResult`. The model is drawn on the CPU and moved
+    to `device`; the inputs are drawn on `device` (its generator). Only the blocks up to `layer` run (later blocks cannot change it), over batches
     of sequences whose recorded attention stays under `batch_bytes` (at the paper's T = 2048 one
     sequence's probabilities are 200 MB a layer; the whole set at once did not fit an 80 GB H100,
     2026-11-25); the per-position std and Σ A² are accumulated in float64 over the batches."""
@@ -329,12 +329,14 @@ def init_std_profile(kind: str, model: dict[str, Any], context: int, seeds, n_se
         base.layers = base.layers[: layer + 1]
         per_seq = 4 * model["n_head"] * context * context
         step = max(1, min(n_seq, batch_bytes // per_seq))
-        g = generator(derive_seed("sk1-inputs", seed))
+        # inputs drawn where the model runs: at paper (16 seeds × 3 variants × 2,000 × 2,048 × 768
+        # ≈ 1.5e11 normals) a CPU generator alone takes minutes; on CPU the draws are unchanged
+        g = generator(derive_seed("sk1-inputs", seed), device=device)
         acc, a2 = PositionStd(), 0.0
         for start in range(0, n_seq, step):
-            x = torch.randn(min(step, n_seq - start), context, model["d_model"], generator=g)
+            x = torch.randn(min(step, n_seq - start), context, model["d_model"], generator=g, device=device)
             with torch.no_grad(), record_attention(m, keys=tuple(range(context)), outputs=True) as rec:
-                base(inputs_embeds=x.to(device), use_cache=False)
+                base(inputs_embeds=x, use_cache=False)
             acc.add(rec.outputs[layer])  # (b, T, C)
             a2 = a2 + (rec.columns[layer].double() ** 2).sum(-1).sum(dim=(0, 1))
             heads = rec.columns[layer].shape[1]
