@@ -43,6 +43,7 @@ FIG1 = {2: [[0, 0, 0, 1, 1]] * 3 + [[0, 0, 0, 0, 1], [0, 0, 0, 0, 0]],
 # order of floating-point sums (≈ 1e-16 relative); 1e-9 on logits of size ≈ 1 leaves 10⁶×
 # headroom and still catches any real leak (a future token moves logits by ≳ 1e-3 here)
 EXACT = 1e-9
+PRETRAINED_TOL = 1e-3  # CA-4: pretrained models in float64 with float32 norms (see its test)
 
 # (claim, profile) → why the claim does not hold at that profile, in words (this run's numbers
 # are appended; see CA-8's records and power row)
@@ -204,10 +205,18 @@ def test_pretrained_weights_run_unchanged(claim, pretrained_run, sizes):
     r = pretrained_run
     claim.dtype = r.dtype
     claim.corpus(r.corpus)
-    # rounding: the same function through different kernel shapes (padded buckets, KV cache vs
-    # one pass) in the model's dtype; measured ≤ 1e-4 (float32) on logits of size ≈ 10–30
-    tol = 0.05 if r.dtype == "bfloat16" else 2e-3
-    why = f"{r.dtype} rounding of one function through differently shaped kernels (logits ≈ 10–30)"
+    # rounding: the same function through differently shaped kernels (padded buckets, KV cache vs
+    # one pass). The model runs in float64 (`experiments.pretrained_run`), but transformers' RMSNorm
+    # and rotary tables compute in float32 (float64 states are cast down there and back), so every
+    # norm still rounds at float32's 6e-8 relative. Measured in float64: ≤ 1.2e-5 at ci (2 × 32
+    # tokens, both models), ≤ 2.8e-5 on SmolLM2 at the paper's 128 tokens (2 windows, CPU); in
+    # float32 ≤ 1e-4 at ci; in float32 at the paper's 128 tokens: 7e-4 on a
+    # CPU (4 windows), 0.019 on an H100 (16 windows), which failed the old float32 bound of 2e-3.
+    # PRETRAINED_TOL keeps ≥ 35× headroom over those measurements and stays 10⁴× under a real
+    # leak (the controls: 11–35 in logits)
+    tol = PRETRAINED_TOL
+    why = (f"{r.dtype} states with float32 norms and rotary tables (transformers): rounding of one function "
+           "through differently shaped kernels (logits ≈ 10–30)")
     for mode, v in r.nll.items():
         claim.record(f"{data.corpus_title(r.corpus)} test NLL, {mode} inference", v, unit="nats/token")
     claim.record("NLL cost of running the causal weights on the full axis", r.nll["full"] - r.nll["causal"],

@@ -317,3 +317,14 @@ def test_gpt2_activation_is_gelu_new_in_one_kernel(arch):
     x = torch.linspace(-8, 8, 10_001)
     assert torch.allclose(mlp.act(x), ACT2FN["gelu_new"](x), atol=1e-6)
     assert not torch.allclose(ACT2FN["gelu"](x), ACT2FN["gelu_new"](x), atol=1e-4)
+
+
+def test_in_dtype_runs_in_float64_and_restores_the_weights_bit_for_bit():
+    m = build_model("llama", n_layer=1, n_head=2, d_model=16, vocab_size=20, seed=0)
+    before = {k: v.clone() for k, v in m.state_dict().items()}
+    with hf.in_dtype(m, torch.float64):
+        assert all(v.dtype == torch.float64 for v in m.state_dict().values() if v.is_floating_point())
+    assert all(torch.equal(v, before[k]) and v.dtype == before[k].dtype for k, v in m.state_dict().items())
+    with pytest.raises(RuntimeError, match="boom"), hf.in_dtype(m, torch.float64):
+        raise RuntimeError("boom")
+    assert next(m.parameters()).dtype == torch.float32

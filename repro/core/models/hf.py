@@ -351,3 +351,16 @@ def attn_implementation(model: nn.Module, name: str) -> Iterator[nn.Module]:
         yield model
     finally:
         model.set_attn_implementation(before)
+
+
+@contextlib.contextmanager
+def in_dtype(model: nn.Module, dtype: torch.dtype) -> Iterator[nn.Module]:
+    """Run `model` with its parameters and buffers in `dtype` for the duration of the block,
+    converted in place and back, also on error. Exact when `dtype` holds every value of the
+    model's own (float32 or bfloat16 → float64 → back): no copy of the weights is needed."""
+    before = next(model.parameters()).dtype
+    model.to(dtype)
+    try:
+        yield model
+    finally:
+        model.to(before)
