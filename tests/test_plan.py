@@ -63,3 +63,12 @@ def test_cli(capsys):
     assert "total:" in out and "missing or too small: 0" in out
     assert main(["plan", "--profile", "nope"]) == 2
     assert main(["plan", "--utilisation", "0"]) == 2
+
+
+def test_a_training_job_that_cannot_fit_is_refused_before_it_starts():
+    msg = plan.too_big("sinks", "paper", 80 * 2**30)
+    assert msg is not None and "SK-2, SK-3" in msg and "GiB per device at batch 128 × 2048" in msg
+    assert plan.too_big("sinks", "ci", 80 * 2**30) is None
+    assert plan.too_big("sinks", "paper", 1e15) is None
+    assert plan.too_big("no-such-row", "paper", 1.0) is None
+    plan.require_fits("sinks", "paper", "cpu")  # CPUs are not checked: the plan's memory is per accelerator

@@ -286,6 +286,35 @@ def plan(profile: str | Profile = "paper", *, tflops: float = H100_BF16_TFLOPS, 
     return out
 
 
+def too_big(experiment: str, profile: str | Profile, device_bytes: float) -> str | None:
+    """One line saying which training job of `experiment` needs more memory per device than
+    `device_bytes` (the plan's estimate: weights, Adam state and activations at the row's batch),
+    or None when every one fits."""
+    prof = profile if isinstance(profile, Profile) else get_profile(profile)
+    for j in PLANNERS[experiment](prof) if experiment in PLANNERS else []:
+        if j.kind == "train" and j.memory_bytes > device_bytes:
+            return (f"{j.claims} ({j.what}) at profile {prof.name!r} needs ≈ {j.memory_bytes / 2**30:.0f} GiB per "
+                    f"device at batch {j.batch} × {j.T} (`repro plan --profile {prof.name}`); this device has "
+                    f"{device_bytes / 2**30:.0f} GiB: train it with smaller micro-batches and gradient accumulation "
+                    "or activation recomputation (not built yet), or run a smaller profile")
+    return None
+
+
+def require_fits(experiment: str, profile: str | Profile, device: Any) -> None:
+    """Refuse to start a training job that cannot fit the CUDA device it was given (one
+    `ReproError` before any step, instead of an out-of-memory error mid-fixture that keeps the
+    memory held for the tests after it: the paper's SK trio on an 80 GB H100, 2026-11-25). CPUs
+    are not checked: the plan's memory is per accelerator."""
+    import torch
+
+    dev = torch.device(device)
+    if dev.type != "cuda":
+        return
+    msg = too_big(experiment, profile, torch.cuda.get_device_properties(dev).total_memory)
+    if msg:
+        raise ReproError(msg)
+
+
 def for_claims(p: Plan, claim_ids: list[str]) -> Plan:
     """The part of a plan that the given claims need (`pytest claims/ --plan -k ...`): the jobs of
     their topics (the ID's two-letter prefix: a topic's claims share its models), and the missing

@@ -14,6 +14,7 @@ import torch
 
 from repro.core import data, stats
 from repro.core import train as T
+from repro.harness import plan
 from repro.harness.runtime import ReproError, resolve_autocast
 from repro.sinks.experiments import SCALINGS, SinkCurve, nano_llama, sink_curve, train_variant
 
@@ -55,6 +56,7 @@ def train_trio(sizes: dict, profile_name: str, corpus: str, optimiser: dict | No
     """The three variants trained on `corpus` (--corpus) with one seed and one data order
     (`optimiser`: TrainConfig fields that replace the profile's, e.g. the deviation's lr and
     weight decay) on `device` (not part of the checkpoint key), scored."""
+    plan.require_fits("sinks", profile_name, device)
     V = sizes["model"]["vocab_size"]
     tok = data.brown_tokenizer(V)
     cfg = T.TrainConfig(**sizes["train"], vocab_size=V, lead_token=tok.bos_token_id,
