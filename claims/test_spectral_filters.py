@@ -224,6 +224,18 @@ def test_components_read_and_write_dark(claim, study):
 # --------------------------------------------------------------------------- SF-3
 
 
+def _random_in_place(rnd: dict, seeds: list, what: str) -> dict:
+    """The negative control of SF-3's and SF-6's margin checks: the first seed's random filter in
+    the place of `what`, against the worst of the other random filters (per-prompt NLL arrays
+    `rnd` by seed); no control with a single seed."""
+    others = [k for k in seeds if k != seeds[0]]
+    if not others:
+        return {}
+    return dict(control=float(rnd[seeds[0]].mean() - max(rnd[k].mean() for k in others)),
+                control_name=f"the random filter of seed {seeds[0]} in place of {what}, against the worst of the "
+                             f"other random filters (seeds {others})")
+
+
 @pytest.mark.policy_dtype
 @pytest.mark.claim("SF-3")
 def test_residual_filter_step_at_last_band(claim, study):
@@ -257,9 +269,8 @@ def test_residual_filter_step_at_last_band(claim, study):
     # own: first the source's words (Φ_u,1:19 worse than every random filter of the same rank),
     # then a margin of 1 nat (the step threshold) over the costliest one, whose negative control
     # puts one random filter in Φ_u,1:19's place against the others, through the same assertion.
-    others = [k for k in seeds if k != seeds[0]]
     rnd_means = [float(rnd19[k].mean()) for k in seeds]
-    ctl = float(rnd19[seeds[0]].mean() - max(rnd19[k].mean() for k in others)) if others else None
+    kw = _random_in_place(rnd19, seeds, "Φ_u,1:19")
     # power: the source's step is 'poor' NLL (≈ 9, App C) against 2.47 unfiltered; what a random
     # 95% cut costs LLaMA-2 is not in the text: we allow it half the step, so Φ_u,1:19 lies half
     # the source's step above the random filters' mean. Noise: the random filters' spread across
@@ -282,8 +293,6 @@ def test_residual_filter_step_at_last_band(claim, study):
     gap_name = f"{s.name}: NLL Φ_u,1:19 − worst of {len(seeds)} random 95% filters, after ℓ*"
     claim.check(gap_name + " (sign)", gap, 0.0, compare="ge",
                 why="'worse than removing the same number of random directions', against every random basis tried")
-    kw = {} if ctl is None else dict(control=ctl, control_name=f"the random filter of seed {seeds[0]} in place of "
-                                     f"Φ_u,1:19, against the worst of the other random filters (seeds {others})")
     claim.check(gap_name + " (margin)", gap, 1.0, compare="ge",
                 why="the step is the dark band's: ≥ 1 nat (the step threshold) beyond a random cut of the same rank",
                 **kw)
@@ -415,8 +424,6 @@ def test_token0_only_filter_shows_step(claim, study):
                  np.round(rnd_means, 3).tolist())
     # power: the source's token-0-only step is the step of Fig 8 ('clearly visible', Fig 11 middle):
     # SOURCE_STEP, half of it above the random filters' mean (as in SF-3), none after the swap
-    others = [k for k in seeds if k != seeds[0]]
-    ctl = float(rnd[seeds[0]].mean() - max(rnd[k].mean() for k in others)) if others else None
     gap_power, sd_seed, sd_gap = power.gap_power(SOURCE_STEP / 2, 1.0, gap_p, rnd_means)
     sd0, sd_diff = float(first_p.std(ddof=1)), float((first_p - swap_p).std(ddof=1))
 
@@ -436,8 +443,7 @@ def test_token0_only_filter_shows_step(claim, study):
     claim.check(gap_name + " (sign)", gap, 0.0, compare="ge",
                 why="the step is the dark band's: removing it from token 0 costs more than removing any random 5% of "
                     "token 0's directions tried")
-    kw = {} if ctl is None else dict(control=ctl, control_name=f"the random filter of seed {seeds[0]} on token 0 in "
-                                     f"place of Φ_u,1:19, against the worst of the other random filters (seeds {others})")
+    kw = _random_in_place(rnd, seeds, "Φ_u,1:19 on token 0")
     claim.check(gap_name + " (margin)", gap, 1.0, compare="ge",
                 why="'the step is clearly visible' as the dark band's: ≥ 1 nat (the step threshold) beyond a random "
                     "cut of token 0 of the same rank", **kw)
