@@ -63,3 +63,48 @@ def test_bad_factory_and_procs():
         launch.job("repro.nowhere:f", {}, T.TrainConfig(steps=1, batch_size=1, seq_len=4, warmup_steps=0, vocab_size=8))
     with pytest.raises(ReproError, match="train-procs"):
         launch.run({}, 0)
+
+
+def test_pool_trains_side_by_side_and_the_caller_loads():
+    """Two independent jobs in the training pool (one process and one torch thread each): the
+    caller's train_variant then loads both (cache hits under the one-process key), with the
+    losses of a one-thread run in this process; a second pool call finds nothing to do."""
+    import torch
+
+    tc, cfg, tr, va, ident = _setup(uuid.uuid4().hex)
+    variants = [(cs.Variant("baseline"), 0), (cs.Variant("cut@0", "cut", 0, 0.5), 1)]
+    jobs = [cs.variant_job(tc, cfg, v, s, data_identity=ident) for v, s in variants]
+    assert launch.pool(jobs, workers=2) == 2
+    loaded = [cs.train_variant(tc, cfg, v, s, train_tokens=tr, val_tokens=va, data_identity=ident) for v, s in variants]
+    try:
+        assert all(not r.trained for r in loaded)
+        assert launch.pool(jobs, workers=2) == 0
+        threads = torch.get_num_threads()
+        torch.set_num_threads(1)
+        try:
+            here = T.train(lambda s: cs.build(tc, variants[1][0], s), cfg.replace(model_seed=1), train_tokens=tr,
+                           val_tokens=va, model_config=cs.job_model_config(tc, variants[1][0]), data_identity=ident,
+                           cache=False, progress=False)
+        finally:
+            torch.set_num_threads(threads)
+        assert here.key == loaded[1].key
+        assert loaded[1].losses == pytest.approx(here.losses, abs=1e-6)
+    finally:
+        for r in loaded:
+            shutil.rmtree(r.checkpoint, ignore_errors=True)
+
+
+def test_pool_with_one_thread_does_nothing_and_a_failed_job_is_one_clear_error():
+    tc, cfg, tr, va, ident = _setup(uuid.uuid4().hex)
+    good = cs.variant_job(tc, cfg, cs.Variant("baseline"), 0, data_identity=ident)
+    assert launch.pool([good], workers=1) == 0  # the caller trains in-process
+    bad = {**good, "factory_kwargs": {**good["factory_kwargs"], "variant": {"name": "x", "mode": "nonsense"}}}
+    with pytest.raises(ReproError, match="training job .* failed"):
+        launch.pool([bad], workers=2)
+
+
+def test_a_job_that_fails_in_the_pool_is_one_clear_error():
+    tc, cfg, tr, va, ident = _setup(uuid.uuid4().hex)
+    blows_up = cs.variant_job(tc, cfg.replace(lr=1e12, grad_clip=None), cs.Variant("baseline"), 0, data_identity=ident)
+    with pytest.raises(ReproError, match="failed in the training pool: ReproError: training diverged"):
+        launch.pool([blows_up], workers=2)

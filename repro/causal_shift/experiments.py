@@ -347,24 +347,32 @@ def build_for_job(seed: int, *, tiny: dict, variant: dict) -> TinyDecoder:
     return build(TinyConfig(**tiny), Variant(**variant), seed)
 
 
+def variant_job(tc: TinyConfig, cfg: T.TrainConfig, variant: Variant, seed: int, *, corpus: str = "brown",
+                data_identity: dict | None = None) -> dict:
+    """`train_variant`'s run as a JSON-able job for another process (repro.harness.launch)."""
+    from dataclasses import asdict
+
+    from repro.harness import launch
+
+    return launch.job("repro.causal_shift.experiments:build_for_job", {"tiny": asdict(tc), "variant": asdict(variant)},
+                      cfg.replace(model_seed=seed), corpus=corpus, model_config=job_model_config(tc, variant),
+                      data_identity=data_identity)
+
+
 def train_variant(tc: TinyConfig, cfg: T.TrainConfig, variant: Variant, seed: int, *, train_tokens: torch.Tensor,
                   val_tokens: torch.Tensor, data_identity: dict | None = None, progress: bool = False,
                   device: torch.device | str = "cpu", procs: int = 1, corpus: str = "brown") -> T.TrainResult:
     """Train (or load from the checkpoint cache) one variant on `device`; the gate is part of
     the key. `procs` > 1: train it on that many processes with torchrun first (repro.harness.launch;
     `corpus` names where train/val tokens come from), then load the checkpoint it wrote."""
-    from dataclasses import asdict
-
     cfg = cfg.replace(model_seed=seed)
     model_config = job_model_config(tc, variant)
     if procs > 1:
         from repro.harness import launch
 
-        job = launch.job("repro.causal_shift.experiments:build_for_job", {"tiny": asdict(tc), "variant": asdict(variant)}, cfg,
-                         corpus=corpus, model_config=model_config, data_identity=data_identity)
         if not T.is_cached(build(tc, variant, seed), cfg, train_tokens, val_tokens, model_config=model_config,
                            data_identity=data_identity):
-            launch.run(job, procs)
+            launch.run(variant_job(tc, cfg, variant, seed, corpus=corpus, data_identity=data_identity), procs)
     return T.train(lambda s: build(tc, variant, s, device), cfg, train_tokens=train_tokens,
                    val_tokens=val_tokens, model_config=model_config, data_identity=data_identity, progress=progress)
 

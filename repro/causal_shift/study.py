@@ -25,6 +25,7 @@ from repro.causal_shift import experiments as cs
 from repro.core import data
 from repro.core import train as T
 from repro.core.models.hf import random_init_twin
+from repro.harness import launch
 from repro.harness.runtime import resolve_dtype
 
 
@@ -102,12 +103,21 @@ def train_runs(sizes, *, corpus: str = "brown", device: torch.device | str = "cp
     L, a = tc.n_layer, sizes["cut_alpha"]
     middle = L // 2
     seeds = sizes["seeds"]
-    baseline = [cs.train_variant(tc, cfg, cs.Variant("baseline"), s, **kw) for s in seeds]
-    cuts = [cs.train_variant(tc, cfg, cs.Variant(f"cut@{l}", "cut", l, a), seeds[0], **kw) for l in range(L)]
-    first = [cuts[0]] + [cs.train_variant(tc, cfg, cs.Variant("cut@0", "cut", 0, a), s, **kw) for s in seeds[1:]]
-    alpha0 = [cs.train_variant(tc, cfg, cs.Variant(f"cut@{middle} α=0", "cut", middle, 0.0), s, **kw) for s in seeds]
     gv = cs.Variant("gating", "learned", alpha=a)
-    gate = cs.train_variant(tc, cfg.replace(snapshot_steps=sizes["gate_snapshots"]), gv, seeds[0], **kw)
+    gate_cfg = cfg.replace(snapshot_steps=sizes["gate_snapshots"])
+    runs = ([(cfg, cs.Variant("baseline"), s) for s in seeds]
+            + [(cfg, cs.Variant(f"cut@{l}", "cut", l, a), seeds[0]) for l in range(L)]
+            + [(cfg, cs.Variant("cut@0", "cut", 0, a), s) for s in seeds[1:]]
+            + [(cfg, cs.Variant(f"cut@{middle} α=0", "cut", middle, 0.0), s) for s in seeds]
+            + [(gate_cfg, gv, seeds[0])])
+    if procs == 1 and torch.device(device).type == "cpu":
+        # the 13 independent models side by side, one per core (repro.harness.launch.pool)
+        launch.pool([cs.variant_job(tc, c, v, s, corpus=corpus, data_identity=ident) for c, v, s in runs])
+    done = [cs.train_variant(tc, c, v, s, **kw) for c, v, s in runs]
+    n = len(seeds)
+    baseline, cuts = done[:n], done[n:n + L]
+    first = [cuts[0]] + done[n + L:n + L + n - 1]
+    alpha0, gate = done[n + L + n - 1:n + L + 2 * n - 1], done[-1]
     return Runs(tc, cfg, baseline, cuts, first, alpha0, gate, gv, middle)
 
 

@@ -397,13 +397,14 @@ def train_key(model: nn.Module, cfg: TrainConfig, train_tokens: torch.Tensor, va
 
 
 def is_cached(model: nn.Module, cfg: TrainConfig, train_tokens: torch.Tensor, val_tokens: torch.Tensor, *,
-              model_config: dict | None = None, data_identity: dict | None = None) -> bool:
+              model_config: dict | None = None, data_identity: dict | None = None,
+              init_checkpoint: Any = None) -> bool:
     """Whether `train(...)` with these arguments would load a finished checkpoint (e.g. before
     launching the run on N processes)."""
     cfg = resolved(cfg, next(model.parameters()).device)
     key, _ = train_key(model, cfg, _check_stream(train_tokens, cfg.seq_len, "train_tokens"),
                        _check_stream(val_tokens, cfg.seq_len, "val_tokens"), model_config=model_config,
-                       data_identity=data_identity)
+                       data_identity=data_identity, init_checkpoint=init_checkpoint)
     return (cache_dir("checkpoints") / key / META_FILE).exists()
 
 

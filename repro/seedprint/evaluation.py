@@ -116,6 +116,9 @@ def operating_table(sizes: dict[str, Any], *, n_untrained: int = 12, pretrained:
         for mode, hit in _verdicts(cache[a], cache[b], spc).items():
             row.detected.setdefault(mode, []).append(bool(hit))
 
+    # every model of the lineage side by side first, where the CPU has cores to spare
+    lin.pretrain([lin.base_job(s, data_seed=d) for s in seeds for d in (0, 1)])
+    lin.pretrain([lin.continual_job(lin.base(s), seed=s) for s in seeds])
     for s in seeds:
         log(f"lineage seed {s}")
         base = lin.base(s)

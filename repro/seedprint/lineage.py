@@ -30,6 +30,7 @@ from torch import nn
 
 from repro.core import train as T
 from repro.core.models.hf import build_model
+from repro.harness import launch
 from repro.harness.runtime import ReproError
 
 
@@ -88,9 +89,7 @@ class Lineage:
         return self._corpora[name]
 
     def init(self, seed: int) -> nn.Module:
-        c = self.cfg
-        return build_model("llama", n_layer=c.n_layer, n_head=c.n_head, d_model=c.d_model,
-                           vocab_size=c.vocab_size, n_positions=c.n_positions, seed=seed).to(self.device)
+        return init_model(self.cfg, seed).to(self.device)
 
     def _train_config(self, *, steps: int, seed: int, data_seed: int, corpus: str,
                       snapshots: tuple[int, ...] = ()) -> T.TrainConfig:
@@ -119,11 +118,42 @@ class Lineage:
         return T.train(self.init, cfg, train_tokens=tr, val_tokens=va, data_identity=ident,
                        init_checkpoint=base, progress=self.progress)
 
+    def base_job(self, seed: int, data_seed: int = 0) -> dict[str, Any]:
+        """`base(seed, data_seed)` as a JSON-able job for another process (repro.harness.launch)."""
+        cfg = self._train_config(steps=self.cfg.steps, seed=seed, data_seed=data_seed, corpus=self.base_corpus,
+                                 snapshots=self.cfg.snapshot_steps)
+        return launch.job("repro.seedprint.lineage:init_for_job", {"sizes": self.cfg.as_dict()}, cfg,
+                          corpus=self.base_corpus)
+
+    def continual_job(self, base: T.TrainResult, *, seed: int, corpus: str = "stdlib-code",
+                      data_seed: int = 0) -> dict[str, Any]:
+        """`continual(base, ...)` as a job (`base` must be trained already: its key is the init)."""
+        cfg = self._train_config(steps=self.cfg.continual_steps, seed=seed, data_seed=data_seed, corpus=corpus)
+        return launch.job("repro.seedprint.lineage:init_for_job", {"sizes": self.cfg.as_dict()}, cfg,
+                          corpus=corpus, init_checkpoint=base)
+
+    def pretrain(self, jobs: list[dict[str, Any]]) -> None:
+        """On a CPU, train the jobs not cached yet side by side (repro.harness.launch.pool), so
+        that `base` / `continual` then load them; on a GPU they train one by one as called."""
+        if self.device.type == "cpu":
+            launch.pool(jobs)
+
     def snapshot(self, result: T.TrainResult, step: int, seed: int) -> nn.Module:
         """The weights of `result` after `step` updates (step 0: the init itself)."""
         if step not in result.snapshots:
             raise ReproError(f"no snapshot at step {step}; kept: {sorted(result.snapshots)}")
         return T.load_snapshot(self.init(seed), result.snapshots[step]).eval()
+
+
+def init_model(c: LineageConfig, seed: int) -> nn.Module:
+    """The lineage's model drawn from `seed`, on the CPU (see the module docstring)."""
+    return build_model("llama", n_layer=c.n_layer, n_head=c.n_head, d_model=c.d_model,
+                       vocab_size=c.vocab_size, n_positions=c.n_positions, seed=seed)
+
+
+def init_for_job(seed: int, *, sizes: dict[str, Any]) -> nn.Module:
+    """`Lineage.init` from JSON-able arguments: the model factory of a training job, on the CPU."""
+    return init_model(LineageConfig.from_sizes(sizes), seed)
 
 
 def text_tokens(tokenizer: Any, corpus: str, *, max_tokens: int) -> tuple[torch.Tensor, torch.Tensor]:

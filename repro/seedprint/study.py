@@ -67,6 +67,7 @@ class Zoo:
         self.models: dict[str, torch.nn.Module] = {}
         self.results = {}
         self.seed_of: dict[str, int] = {}
+        lab.pretrain([lab.base_job(s, data_seed=0) for s in seeds] + [lab.base_job(123, data_seed=1)])
         for s in seeds:
             self.models[f"init{s}"] = lab.init(s)
             self.results[f"base{s}"] = lab.base(s, data_seed=0)
@@ -77,7 +78,9 @@ class Zoo:
         self.results["base123'"] = lab.base(123, data_seed=1)
         self.models["base123'"] = self.results["base123'"].model
         self.seed_of["base123'"] = 123
-        for name, seed in (("base1000", 1000), ("base123'", 123)):
+        shifted = (("base1000", 1000), ("base123'", 123))
+        lab.pretrain([lab.continual_job(self.results[name], seed=seed, corpus=SHIFT, data_seed=0) for name, seed in shifted])
+        for name, seed in shifted:
             r = lab.continual(self.results[name], seed=seed, corpus=SHIFT, data_seed=0)
             self.results[f"{name}+code"] = r
             self.models[f"{name}+code"] = r.model
