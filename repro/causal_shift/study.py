@@ -25,7 +25,6 @@ from repro.causal_shift import experiments as cs
 from repro.core import data
 from repro.core import train as T
 from repro.core.models.hf import random_init_twin
-from repro.harness import launch
 from repro.harness.runtime import resolve_dtype
 
 
@@ -111,6 +110,8 @@ def train_runs(sizes, *, corpus: str = "brown", device: torch.device | str = "cp
             + [(cfg, cs.Variant(f"cut@{middle} α=0", "cut", middle, 0.0), s) for s in seeds]
             + [(gate_cfg, gv, seeds[0])])
     if procs == 1 and torch.device(device).type == "cpu":
+        from repro.harness import launch
+
         # the 13 independent models side by side, one per core (repro.harness.launch.pool)
         launch.pool([cs.variant_job(tc, c, v, s, corpus=corpus, data_identity=ident) for c, v, s in runs])
     done = [cs.train_variant(tc, c, v, s, **kw) for c, v, s in runs]

@@ -161,7 +161,9 @@ SIZES: dict[str, dict[str, dict[str, Any]]] = {
     # float32's on this CPU — now computed in float32 (repro.core.models.attention): 66–74 ms a
     # step, the 13 models' file 305 s instead of 426; ≈ 32 s in float32 with AVX-512, ≈ 28 s on an
     # AVX2-only CPU). Not fewer: at 150 steps CS-3 failed (α = 0 − α = 1 val loss
-    # +0.076 nats, paired p 0.19 over 3 seeds; measured 2026-11-24), so the 13 models stay at 300;
+    # +0.076 nats, paired p 0.19 over 3 seeds; measured 2026-11-24), so the 13 models stay at 300.
+    # On a CPU they train side by side, one thread each (repro.harness.launch.pool): ≈ 40 s a
+    # model in float32 beside another on the 2-core EPYC, 7 rounds; the file 352 s (2026-11-26).
     # paper: the source's GPT-2 150M
     # (12 layers, 768 wide, 1024 tokens) — a GPU and a larger corpus than Brown (`--corpus`).
     "causal_shift": {

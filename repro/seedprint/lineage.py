@@ -30,7 +30,6 @@ from torch import nn
 
 from repro.core import train as T
 from repro.core.models.hf import build_model
-from repro.harness import launch
 from repro.harness.runtime import ReproError
 
 
@@ -120,6 +119,8 @@ class Lineage:
 
     def base_job(self, seed: int, data_seed: int = 0) -> dict[str, Any]:
         """`base(seed, data_seed)` as a JSON-able job for another process (repro.harness.launch)."""
+        from repro.harness import launch
+
         cfg = self._train_config(steps=self.cfg.steps, seed=seed, data_seed=data_seed, corpus=self.base_corpus,
                                  snapshots=self.cfg.snapshot_steps)
         return launch.job("repro.seedprint.lineage:init_for_job", {"sizes": self.cfg.as_dict()}, cfg,
@@ -128,6 +129,8 @@ class Lineage:
     def continual_job(self, base: T.TrainResult, *, seed: int, corpus: str = "stdlib-code",
                       data_seed: int = 0) -> dict[str, Any]:
         """`continual(base, ...)` as a job (`base` must be trained already: its key is the init)."""
+        from repro.harness import launch
+
         cfg = self._train_config(steps=self.cfg.continual_steps, seed=seed, data_seed=data_seed, corpus=corpus)
         return launch.job("repro.seedprint.lineage:init_for_job", {"sizes": self.cfg.as_dict()}, cfg,
                           corpus=corpus, init_checkpoint=base)
@@ -136,6 +139,8 @@ class Lineage:
         """On a CPU, train the jobs not cached yet side by side (repro.harness.launch.pool), so
         that `base` / `continual` then load them; on a GPU they train one by one as called."""
         if self.device.type == "cpu":
+            from repro.harness import launch
+
             launch.pool(jobs)
 
     def snapshot(self, result: T.TrainResult, step: int, seed: int) -> nn.Module:
