@@ -1,8 +1,14 @@
 """Shared fixtures of the unit tests."""
 from __future__ import annotations
 
+import numpy.fft  # noqa: F401  (see below)
 import pytest
 import torch
+
+# Loaded here, before any in-process pytester run: pytester restores sys.modules afterwards,
+# dropping what the inner run imported first, and numpy.fft's C extension cannot be loaded a
+# second time in one process ("cannot load module more than once per process"): seen when an
+# xdist worker ran tests/test_plugin.py before tests/test_fingerprint_baselines.py.
 
 
 @pytest.fixture(scope="module")
