@@ -18,9 +18,10 @@ either way the claim gets one ReproError with the job's last output lines.
 Independent jobs on one machine's CPU cores (`pool(jobs)`): each job in a process of its own
 on one torch thread, as many at once as this process has torch threads; each writes its
 checkpoint under the key of a one-process run, and the caller loads it with `train.train`
-(a cache hit). Two 1-thread jobs side by side trained a CS model (4 × 128, 16 × 64 tokens) at
-70 ms a step each against 100 ms for one job on both cores (2-core EPYC, float32, 2026-11-26):
-small matmuls do not use a second core well. A pooled job always runs on one thread, on any
+(a cache hit). On the 2-core EPYC in float32 (2026-11-26) a CS model (4 × 128, 300 steps of
+16 × 64 tokens) took 40 s on one thread beside another job against 25 s alone on both cores
+(1.25× the throughput: small matmuls do not use a second core well); SP's LLaMA models, whose
+steps scale to two threads, 50 s against 28 s (no gain on 2 cores, a large one on more). A pooled job always runs on one thread, on any
 machine, so its numbers do not depend on how many cores trained it.
 
 Several nodes: the same module under torchrun's rendezvous options, e.g. on each node
