@@ -377,8 +377,10 @@ def test_tuned_lens_beats_logit_lens(claim, texts, sizes, profile, corpus_name):
         train, test = flat(t.train_resid), flat(t.resid)
         tuned, losses = lens.fit_tuned_lens(t.model, train, steps=s["steps"], batch_tokens=s["batch_tokens"],
                                             lr=s["lr"], seed=0)
-        kl_logit, kl_tuned = lens.lens_kl(t.model, test), lens.lens_kl(t.model, test, tuned)  # (L, N)
-        kl_const = rs.mean_distribution_kl(t.model, train[:, -1], test[:, -1])  # (N,), the same at every layer
+        kl_logit, kl_tuned = lens.lens_kl(t.model, test).cpu(), lens.lens_kl(t.model, test, tuned).cpu()  # (L, N)
+        # (N,), the same at every layer; on the CPU like the two above (it stayed on CUDA: the
+        # paper run on an H200 failed on the mixed devices, 2026-11-26)
+        kl_const = rs.mean_distribution_kl(t.model, train[:, -1], test[:, -1]).cpu()
         curves[name] = (kl_logit.mean(1).cpu().numpy(), kl_tuned.mean(1).cpu().numpy())
         L = kl_logit.shape[0]
         # one-sided Wilcoxon signed-rank per layer over held-out tokens, Bonferroni over layers

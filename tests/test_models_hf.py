@@ -328,3 +328,22 @@ def test_in_dtype_runs_in_float64_and_restores_the_weights_bit_for_bit():
     with pytest.raises(RuntimeError, match="boom"), hf.in_dtype(m, torch.float64):
         raise RuntimeError("boom")
     assert next(m.parameters()).dtype == torch.float32
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_build_layers_are_the_full_models_first_layers(arch):
+    """SK-1 builds only the layers it reads (`build_layers`): the embeddings and those layers
+    hold exactly the full model's weights (draws go in parameter order), the residual scaling
+    still follows n_layer, and the later layers are absent."""
+    kw = dict(SMALL, n_layer=4)
+    full, part = build_model(arch, seed=3, **kw), build_model(arch, seed=3, build_layers=2, **kw)
+    full_p = dict(full.named_parameters())
+    # everything but an untied LM head, which is drawn after the layers
+    shared = [n for n, _ in part.named_parameters() if "lm_head" not in n]
+    assert len(shared) > 4 and all(torch.equal(full_p[n], p) for n, p in part.named_parameters() if n in shared)
+    assert not any(".2." in n or ".3." in n for n, _ in part.named_parameters())
+    # the control: another seed's first layers differ
+    other = dict(build_model(arch, seed=4, build_layers=2, **kw).named_parameters())
+    assert not all(torch.equal(other[n], p) for n, p in part.named_parameters() if n in shared)
+    with pytest.raises(ReproError, match="build_layers"):
+        build_model(arch, seed=3, build_layers=5, **kw)

@@ -57,6 +57,17 @@ def test_bb_1_2_is_costed_at_the_larger_shape():
     assert j.flops > 4e16
 
 
+def test_sk1_init_probe_is_costed_by_hand():
+    """SK-1 runs one block (no embeddings or head) of 3 variants × the init seeds on n_seq × T
+    Gaussian inputs: at paper 48 models × 2,000 × 2,048 tokens; one LLaMA block of width 768 with
+    d_ff 2048 (hf's default for this shape) has 4·768² + 3·768·d_ff + 2·768 parameters."""
+    j = next(j for j in plan.plan("paper").jobs if j.claims == "SK-1")
+    d, d_ff = 768, 2048
+    assert (j.models, j.L, j.T, j.tokens) == (48, 1, 2048, 2000 * 2048)
+    assert j.params == 4 * d * d + 3 * d * d_ff + 2 * d == 7_079_424
+    assert j.flops == 48 * (2.0 * j.params * 2000 * 2048 + 2.0 * 2048 * d * 2000 * 2048)
+
+
 def test_cli(capsys):
     assert main(["plan", "--profile", "ci"]) == 0
     out = capsys.readouterr().out

@@ -369,6 +369,27 @@ def test_xavier_init_scales_and_tied_head():
     assert all(torch.equal(p, q) for p, q in zip(model.parameters(), again.parameters()))
 
 
+@pytest.mark.parametrize("position", ["pre", "post"])
+def test_xavier_init_overwrites_every_parameter(position):
+    """RS-3 builds its stacks uninitialised (`TinyDecoder(init=False)`) before `xavier_init_`:
+    the same weights as over App B.1's init, so xavier_init_ must leave no parameter unwritten
+    (a missed one would hold whatever torch.empty returned)."""
+    from repro.core.models.tiny import TinyConfig, TinyDecoder
+
+    cfg = TinyConfig(vocab_size=50, d_model=32, n_layer=3, n_head=4, max_len=16, norm_position=position,
+                     final_norm=position == "pre")
+    a = rs.xavier_init_(TinyDecoder(cfg, generator(3)), generator(4))
+    b = TinyDecoder(cfg, generator(3), init=False)
+    with torch.no_grad():
+        for p in b.parameters():
+            p.fill_(float("nan"))  # what an unwritten parameter would keep
+    b = rs.xavier_init_(b, generator(4))
+    assert all(torch.equal(p, q) for p, q in zip(a.parameters(), b.parameters()))
+    # the comparison can fail: another draw differs
+    c = rs.xavier_init_(TinyDecoder(cfg, generator(3), init=False), generator(5))
+    assert not all(torch.equal(p, q) for p, q in zip(a.parameters(), c.parameters()))
+
+
 def test_mean_distribution_kl_is_kl_to_the_average():
     model = tiny(n_layer=2)
     h_train, h_test = torch.randn(10, 32, generator=generator(8)), torch.randn(5, 32, generator=generator(9))

@@ -147,9 +147,17 @@ def _sinks(s: dict) -> list[Job]:
     t, m = s["train"], s["model"]
     p, _ = _llama(m, t["seq_len"])
     n = 3 + (3 if s.get("deviation") else 0)
+    # SK-1: the first block of each variant and seed on Gaussian inputs (no embeddings, no head)
+    i, T = s["init"], t["seq_len"]
+    block = hf_params("llama", n_positions=T, **{**_llama(m, T)[1], "n_layer": 2}) - hf_params(
+        "llama", n_positions=T, **{**_llama(m, T)[1], "n_layer": 1})
     return [Job("sinks", "SK-2, SK-3", "nano LLaMA trio (baseline, amplification, attenuation)"
                 + (" and the deviation trio" if n == 6 else ""), "train", n, p, m["d_model"], m["n_layer"], m["n_head"],
-                m["vocab_size"], t["seq_len"], _steps_tokens(t), batch=t["batch_size"], corpus="brown")]
+                m["vocab_size"], t["seq_len"], _steps_tokens(t), batch=t["batch_size"], corpus="brown"),
+            Job("sinks", "SK-1", "first block of each variant at init, Gaussian inputs", "infer", 3 * len(i["seeds"]),
+                block, m["d_model"], 1, m["n_head"], m["vocab_size"], T, i["n_seq"] * T, batch=10,
+                notes="float32 eager attention with every map recorded: memory-bound, so the FLOPs undercount it "
+                      "(at paper it did not finish in 206 s on an H200, 2026-11-26)")]
 
 
 def _context_axis(s: dict) -> list[Job]:

@@ -154,7 +154,7 @@ def flow_row(ids, s, position: str, depth: int, seeds, *, residual: bool = True,
                      max_len=s["seq_len"], norm_position=position, final_norm=position == "pre", residual=residual)
     flows = []
     for seed in seeds:
-        model = TinyDecoder(cfg, generator(seed))
+        model = TinyDecoder(cfg, generator(seed), init=not source_init)
         if source_init:
             rs.xavier_init_(model, generator(seed))
         model = model.to(device)

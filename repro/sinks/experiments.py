@@ -267,15 +267,17 @@ def sink_curve(model: nn.Module, windows: dict[int, torch.Tensor], eps: dict[str
 
 
 def nano_llama(kind: str, model: dict[str, Any], context: int, seed: int,
-               device: torch.device | str = "cpu") -> nn.Module:
+               device: torch.device | str = "cpu", build_layers: int | None = None) -> nn.Module:
     """001 §6.2.1's Nano LLaMA-2 (B.4.1: RMSNorm, SwiGLU, RoPE, untied; B.4.2: GPT-2 init) at
     `model` sizes (n_layer, n_head, d_model, vocab_size, optional d_ff) with maximum context
     `context` (the T of attenuation), as variant `kind`, on `device` (drawn on the CPU: the same
     weights everywhere). The scaling has no parameters: one seed gives the same initial weights
-    for all three variants."""
+    for all three variants. `build_layers`: only the first layers (`hf.build_model`), with the
+    weights the full model's have."""
     from repro.core.models.hf import build_model
 
-    m = build_model("llama", seed=seed, n_positions=context, attn_implementation=SDPA, **model)
+    m = build_model("llama", seed=seed, n_positions=context, attn_implementation=SDPA, build_layers=build_layers,
+                    **model)
     return apply_positional_scaling(m, kind, context).to(device)
 
 
@@ -313,7 +315,8 @@ def init_std_profile(kind: str, model: dict[str, Any], context: int, seeds, n_se
     (n_seq, context, d) fed as embeddings (i.i.d. across positions, as Eq 2 assumes), the std of
     the attention output of `layer` per position, and Σ_j A_ij² (1/i under uniform attention),
     per seed: a `repro.core.stats.PositionalStdResult`. The model is drawn on the CPU and moved
-    to `device`; the inputs are drawn on `device` (its generator). Only the blocks up to `layer` run (later blocks cannot change it), over batches
+    to `device`; the inputs are drawn on `device` (its generator). Only the blocks up to `layer` are
+    built and run (later blocks cannot change it; the built ones hold the full model's weights), over batches
     of sequences whose recorded attention stays under `batch_bytes` (at the paper's T = 2048 one
     sequence's probabilities are 200 MB a layer; the whole set at once did not fit an 80 GB H100,
     2026-11-25); the per-position std and Σ A² are accumulated in float64 over the batches."""
@@ -324,9 +327,8 @@ def init_std_profile(kind: str, model: dict[str, Any], context: int, seeds, n_se
 
     stds, sq = [], []
     for seed in seeds:
-        m = nano_llama(kind, model, context, seed, device)
+        m = nano_llama(kind, model, context, seed, device, build_layers=layer + 1)
         base = _base(m)
-        base.layers = base.layers[: layer + 1]
         per_seq = 4 * model["n_head"] * context * context
         step = max(1, min(n_seq, batch_bytes // per_seq))
         # inputs drawn where the model runs: at paper (16 seeds × 3 variants × 2,000 × 2,048 × 768

@@ -170,8 +170,16 @@ def build_model(
     attn_implementation: str = "eager",
     dtype: torch.dtype = torch.float32,
     tie_word_embeddings: bool | None = None,
+    build_layers: int | None = None,
 ) -> "PreTrainedModel":
     """A randomly initialised causal LM (001 App B.1), in eval mode, on CPU.
+
+    ``build_layers``: build only the first ``build_layers`` decoder layers of an ``n_layer``
+    model (the residual scaling still uses ``n_layer``). Initialisation draws in parameter order
+    (embeddings, then layer 0, 1, …), so the layers built hold exactly the weights of the full
+    model's first layers; what follows them (later layers, final norm, an untied LM head) is not
+    the full model's. For measurements that read only early layers (SK-1 reads layer 0 of a
+    12-layer model: the paper's 48 models were 217 s of CPU draws on an H200 host, 2026-11-26).
 
     ``embedding_seed``: draw the token embedding, the position embedding (GPT-2) and an untied
     LM head from their own generator seeded with it, so they are identical across ``seed``s
@@ -183,8 +191,10 @@ def build_model(
     from repro.core.models.attention import register
 
     register()  # attn_implementation may name repro_sdpa (repro.core.models.attention.SDPA)
+    if build_layers is not None and not 1 <= build_layers <= n_layer:
+        raise ReproError(f"build_layers must be in 1..n_layer={n_layer}, got {build_layers}")
     config = build_config(
-        arch, n_layer=n_layer, n_head=n_head, d_model=d_model, vocab_size=vocab_size,
+        arch, n_layer=n_layer if build_layers is None else build_layers, n_head=n_head, d_model=d_model, vocab_size=vocab_size,
         n_positions=n_positions, d_ff=d_ff, tie_word_embeddings=tie_word_embeddings,
         attn_implementation=attn_implementation,
     )

@@ -336,15 +336,20 @@ def _skip_torch_init():
 
 
 class TinyDecoder(nn.Module):
-    def __init__(self, config: TinyConfig | None = None, generator: torch.Generator | None = None):
+    def __init__(self, config: TinyConfig | None = None, generator: torch.Generator | None = None,
+                 init: bool = True):
+        """`init=False`: leave the parameters uninitialised (torch.empty), for a caller that
+        overwrites every one of them at once (RS-3's `xavier_init_`: the App B.1 draws it would
+        replace were half of RS-3's CPU time at paper size)."""
         super().__init__()
         self.config = config = config if config is not None else TinyConfig()
         with _skip_torch_init():
             self._build(config)
-        from repro.core.models.hf import init_gpt_style_
+        if init:
+            from repro.core.models.hf import init_gpt_style_
 
-        init_gpt_style_(self, config.n_layer, generator if generator is not None else make_generator(0),
-                        std=config.init_std)
+            init_gpt_style_(self, config.n_layer, generator if generator is not None else make_generator(0),
+                            std=config.init_std)
         self.eval()
 
     def _build(self, config: TinyConfig) -> None:
