@@ -95,7 +95,7 @@ def _logits(model, ids: torch.Tensor) -> torch.Tensor:
 
 def test_a_model_against_itself_is_same_lineage(models, capsys) -> None:
     # two specs for one model (its directory, its weights file): both are loaded
-    code, out, err = _run(capsys, models["seed0"], models["seed0"] / "model.safetensors", *QUICK)
+    code, out, err = _run(capsys, models["seed0"], models["seed0"] / "model.safetensors", *QUICK, "--variant", "both")
     assert code == 0, err
     assert "width 64, vocab 256, float32" in out
     assert "64 random token sequences of length 8" in out
@@ -115,7 +115,7 @@ def test_a_train_checkpoint_against_itself_is_same_lineage(trained, capsys) -> N
 
 
 def test_two_seeds_exit_0_with_a_verdict(models, capsys) -> None:
-    code, out, err = _run(capsys, models["seed0"], models["seed1"], *QUICK)
+    code, out, err = _run(capsys, models["seed0"], models["seed1"], *QUICK, "--variant", "both")
     assert code == 0, err
     for field in ("p (t-test)", "p (U-test)", "identity dims", "mean τ", "  z  ", "  k  "):
         assert field in out
@@ -125,7 +125,7 @@ def test_two_seeds_exit_0_with_a_verdict(models, capsys) -> None:
 
 
 def test_json_output(models, capsys) -> None:
-    code, out, err = _run(capsys, models["seed0"], models["seed1"], *QUICK, "--json")
+    code, out, err = _run(capsys, models["seed0"], models["seed1"], *QUICK, "--json", "--variant", "both")
     assert code == 0, err
     result = json.loads(out)
     assert {"paper", "released", "config", "models", "verdict"} <= set(result)
@@ -259,7 +259,8 @@ def test_align_sees_through_a_permuted_residual_basis(models, tmp_path: Path, ca
     m = load_model_any(str(models["seed0"]))
     tf.permute_residual(m, torch.randperm(64, generator=torch.Generator().manual_seed(3)))
     m.save_pretrained(tmp_path / "permuted")
-    args = ["--n", "200", "--length", "8", "--m", "16", "--device", "cpu", "--dtype", "float32", "--align", "--json"]
+    args = ["--n", "200", "--length", "8", "--m", "16", "--device", "cpu", "--dtype", "float32", "--align", "--json",
+            "--variant", "both"]
     code, out, _ = _run(capsys, models["seed0"], tmp_path / "permuted", *args)
     r = json.loads(out)
     assert code == 0 and r["aligned"]["same_lineage"] is True and r["paper"]["same_lineage"] is False
@@ -268,3 +269,40 @@ def test_align_sees_through_a_permuted_residual_basis(models, tmp_path: Path, ca
     assert json.loads(out)["aligned"]["same_lineage"] is False
     code, _, err = _run(capsys, models["seed0"], models["seed1"], *QUICK, "--align", "--feature", "logits")
     assert code == 2 and "--align matches hidden dimensions" in err
+
+
+def test_matched_variant_sees_through_a_permuted_residual_basis(models, tmp_path: Path, capsys) -> None:
+    """--variant matched: the seed0 copy with a permuted residual basis is 'same lineage' at the
+    smallest p its rotations allow, Algorithm 1 is defeated (--variant all shows both), another
+    seed is 'different lineage' (control); the JSON carries p, statistic, null and calibration;
+    options that cannot give a verdict are refused before anything loads."""
+    from repro.seedprint import transforms as tf
+
+    m = load_model_any(str(models["seed0"]))
+    tf.permute_residual(m, torch.randperm(64, generator=torch.Generator().manual_seed(3)))
+    m.save_pretrained(tmp_path / "permuted")
+    args = ["--n", "200", "--length", "8", "--m", "16", "--device", "cpu", "--dtype", "float32", "--json"]
+    code, out, _ = _run(capsys, models["seed0"], tmp_path / "permuted", *args, "--variant", "all")
+    r = json.loads(out)
+    assert code == 0 and r["matched"]["same_lineage"] is True and r["matched"]["p"] == 0.01
+    assert r["paper"]["same_lineage"] is False and set(r["calibration"]) == {"matched", "paper", "released"}
+    code, out, _ = _run(capsys, models["seed0"], models["seed1"], *args, "--variant", "matched")
+    r = json.loads(out)
+    assert r["matched"]["same_lineage"] is False and "paper" not in r and r["verdict"] == "different lineage"
+    code, out, _ = _run(capsys, models["seed0"], tmp_path / "permuted", *args[:-1], "--variant", "matched")
+    assert "matched variant" in out and out.rstrip().splitlines()[-1] == "verdict: same lineage (matched variant, α = 0.01)"
+    code, _, err = _run(capsys, models["seed0"], models["seed1"], *QUICK, "--variant", "matched", "--feature", "logits")
+    assert code == 2 and "matches hidden dimensions" in err and "loading" not in err
+    code, _, err = _run(capsys, models["seed0"], models["seed1"], *QUICK, "--variant", "matched", "--rotations", "20")
+    assert code == 2 and "20 rotations cannot give p ≤ α = 0.01" in err
+
+
+def test_default_is_the_matched_variant_with_its_measured_worth(models, capsys) -> None:
+    """Without --variant the CLI reports the matched test alone (the mode the operating table
+    supports: it sees through every function-preserving rewrite and keeps its false alarms at α on
+    trained unrelated pairs), with the rates the committed table measured for it."""
+    code, out, err = _run(capsys, models["seed0"], models["seed0"] / "model.safetensors", *QUICK)
+    assert code == 0, err
+    assert "matched variant" in out and "paper variant" not in out and "released variant" not in out
+    assert "what this answer is worth (matched-hidden" in out
+    assert out.rstrip().splitlines()[-1] == "verdict: same lineage (matched variant, α = 0.01)"

@@ -118,6 +118,16 @@ def _released_lines(r) -> list[str]:
             f"  verdict         {_VERDICT[r.same_lineage]} (p {op} α = {r.alpha:g})"]
 
 
+def _matched_lines(r, n: int) -> list[str]:
+    op = "≤" if r.same_lineage else ">"
+    return [f"matched variant (the suspect's hidden dimensions matched to the base's on inputs 1–{n // 2}, "
+            f"median matched correlation on the other {n - n // 2}; null: the same after {len(r.null)} random "
+            "rotations of the suspect):",
+            f"  p               {_fmt_p(r.p)} (smallest possible {1 / (1 + len(r.null)):.3g})",
+            f"  statistic       {r.statistic:.4f} (null: mean {float(r.null.mean()):.4f}, max {float(r.null.max()):.4f})",
+            f"  verdict         {_VERDICT[r.same_lineage]} (p {op} α = {r.alpha:g})"]
+
+
 def _cmd_seedprint(args: argparse.Namespace) -> int:
     import json
     import time
@@ -130,9 +140,14 @@ def _cmd_seedprint(args: argparse.Namespace) -> int:
     if args.align and args.feature != "hidden":
         raise ReproError("--align matches hidden dimensions; it goes with --feature hidden (logits need no alignment: "
                          "a token is the same dimension in both models)")
+    variants = _VARIANTS[args.variant] + (("aligned",) if args.align else ())
+    if "matched" in variants and args.feature != "hidden":
+        raise ReproError(f"--variant {args.variant} includes the matched test, which matches hidden dimensions: use "
+                         "--feature hidden, or --variant paper / released / both with --feature logits")
     cfg = SeedPrintConfig(n=args.n, length=args.length, m=args.m, inputs=args.inputs, feature=args.feature,
                           null_trials=args.null_trials, alpha=args.alpha, seed=args.seed, k=args.k,
-                          batch_size=args.batch_size, align=args.align)
+                          batch_size=args.batch_size, align=args.align, matched="matched" in variants,
+                          rotations=args.rotations)
     device = resolve_device(args.device)
     dtype = resolve_dtype(args.dtype, device)
     models = {}
@@ -151,7 +166,6 @@ def _cmd_seedprint(args: argparse.Namespace) -> int:
     result = seedprint(models["base"], models["suspect"], cfg)
     _progress(f"done in {time.perf_counter() - start:.1f} s")
 
-    variants = (("paper", "released") if args.variant == "both" else (args.variant,)) + (("aligned",) if args.align else ())
     verdicts = {v: getattr(result, v).same_lineage for v in variants}
     if len(set(verdicts.values())) == 1:
         verdict = _VERDICT[verdicts[variants[0]]]
@@ -164,11 +178,12 @@ def _cmd_seedprint(args: argparse.Namespace) -> int:
 
     from repro.seedprint import evaluation as seedprint_eval
 
-    calibration = {v: seedprint_eval.calibration(seedprint_eval.cli_mode(v, cfg.feature, aligned=v == "aligned"))
+    calibration = {v: seedprint_eval.calibration(seedprint_eval.cli_mode(v, cfg.feature, aligned=v == "aligned",
+                                                                         matched=v == "matched"))
                    for v in variants}
     if args.json:
         summary = result.summary()
-        for v in ("paper", "released", "aligned"):
+        for v in ("paper", "released", "aligned", "matched"):
             if v not in variants:
                 summary.pop(v, None)
         summary.update(models=info, device=str(device), verdict=verdict, calibration=calibration)
@@ -188,6 +203,8 @@ def _cmd_seedprint(args: argparse.Namespace) -> int:
     lines += [f"  inputs   {what}, seed {cfg.seed}, the same for both models",
               f"  feature  {feature}",
               f"  device   {device}", ""]
+    if "matched" in variants:
+        lines += _matched_lines(result.matched, cfg.n) + [""]
     if "paper" in variants:
         lines += _paper_lines(result.paper, result.info.get("m", cfg.m)) + [""]
     if "released" in variants:
@@ -201,6 +218,12 @@ def _cmd_seedprint(args: argparse.Namespace) -> int:
     lines.append(final)
     print("\n".join(lines))
     return 0
+
+
+# `repro seedprint --variant`: the tests each choice reports
+_VARIANTS = {"matched": ("matched",), "paper": ("paper",), "released": ("released",), "both": ("paper", "released"),
+             "all": ("matched", "paper", "released")}
+DEFAULT_VARIANT = "matched"
 
 
 def _add_seedprint(subparsers: argparse._SubParsersAction) -> None:
@@ -233,8 +256,13 @@ def _add_seedprint(subparsers: argparse._SubParsersAction) -> None:
                    help=f"random token ids, or Gaussian input embeddings (default {d.inputs})")
     p.add_argument("--feature", choices=FEATURES, default=d.feature,
                    help=f"response read at the last position: final hidden state or logits (default {d.feature})")
-    p.add_argument("--variant", choices=("paper", "released", "both"), default="both",
-                   help="which test to report (default both; both are always computed)")
+    p.add_argument("--variant", choices=tuple(_VARIANTS), default=DEFAULT_VARIANT,
+                   help="which test to report: matched (hidden dimensions matched to the base's, rotation null: sees "
+                   "through a permuted or rescaled residual basis), paper (Algorithm 1 as written), released (the "
+                   "authors' code), both (paper and released), all (the three); the README's operating table says "
+                   f"what each is worth (default {DEFAULT_VARIANT})")
+    p.add_argument("--rotations", type=int, default=d.rotations,
+                   help=f"matched variant: random rotations in its null; p ≥ 1/(1 + rotations) (default {d.rotations})")
     p.add_argument("--align", action="store_true",
                    help="also run Algorithm 1 after a cross-fitted alignment of hidden dimensions (sees through a "
                    "permuted residual basis, which defeats the dimension-by-dimension test; see README's operating "
@@ -409,8 +437,8 @@ def _add_plan(subparsers: argparse._SubParsersAction) -> None:
 def _cmd_seedprint_eval(args: argparse.Namespace) -> int:
     from repro.seedprint import evaluation as seedprint_eval
 
-    j, md = seedprint_eval.main_table(args.profile, pretrained=args.pretrained, n_untrained=args.untrained, out=args.out,
-                                      save=args.save)
+    j, md = seedprint_eval.main_table(args.profile, pretrained=args.pretrained, n_untrained=args.untrained,
+                                      n_trained=args.trained, out=args.out, save=args.save)
     print(md.read_text())
     print(f"written: {j}, {md}")
     return 0
@@ -426,6 +454,9 @@ def _add_seedprint_eval(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--profile", default="ci", help="sizes of the lineage models (the seedprint row; default ci)")
     p.add_argument("--pretrained", action="store_true", help="add the embedded pretrained models and their fine-tunes")
     p.add_argument("--untrained", type=int, default=12, help="untrained inits whose pairs measure the null (default 12)")
+    p.add_argument("--trained", type=int, default=24,
+                   help="further trained lineage bases (same data order) for the trained unrelated pairs: with the "
+                   "profile's 4 seeds, 24 give 378 pairs (default 24; 0: the profile's seeds only)")
     p.add_argument("--out", default="artifacts", help="output directory (default artifacts)")
     p.add_argument("--save", action="store_true",
                    help="also write the table that `repro seedprint` quotes (repro/seedprint/operating_table.json; "

@@ -36,13 +36,18 @@ from repro.seedprint import algorithm as sp
 from repro.seedprint import transforms as tf
 from repro.seedprint.algorithm import aligned_algorithm_one, logits_m
 
-MODES = ("alg1-hidden", "alg1-logits", "released-hidden", "aligned-hidden")
+MODES = ("alg1-hidden", "alg1-logits", "released-hidden", "aligned-hidden", "matched-hidden")
 TRANSFORMS: dict[str, Callable[[nn.Module, torch.Generator], nn.Module]] = {
     "residual basis permuted": lambda m, g: tf.permute_residual(m, torch.randperm(tf._d(m), generator=g)),
     "MLP units permuted (every block)": lambda m, g: _every_block(m, g, "mlp"),
     "heads permuted (every block)": lambda m, g: _every_block(m, g, "heads"),
     "norm scales folded (block 0)": lambda m, g: tf.scale_into_norm(m, 0, torch.exp(torch.randn(tf._d(m), generator=g))),
 }
+
+
+# rotations of matched_test's null: p ≥ 1/100, so a verdict at α = 0.01 needs the observed
+# statistic above every one of them
+MATCHED_ROTATIONS = 99
 
 
 def _every_block(m: nn.Module, g: torch.Generator, what: str) -> nn.Module:
@@ -62,6 +67,7 @@ class Row:
     group: str  # "descendant" | "rewritten descendant" | "unrelated"
     kind: str
     detected: dict[str, list[bool]] = field(default_factory=dict)  # mode → per pair
+    matched: list[tuple[float, float]] = field(default_factory=list)  # matched-hidden: (statistic, null max) per pair
 
     def rate(self, mode: str) -> dict[str, Any]:
         d = self.detected.get(mode, [])
@@ -79,14 +85,20 @@ def _verdicts(fa: dict[str, torch.Tensor], fb: dict[str, torch.Tensor], cfg: sp.
         "alg1-logits": sp.algorithm_one(fa["logits"], fb["logits"], alpha=cfg.alpha, **kw_logits).same_lineage,
         "released-hidden": sp.released_variant(fa["hidden"], fb["hidden"], k=cfg.k, alpha=cfg.alpha).same_lineage,
         "aligned-hidden": aligned_algorithm_one(fa["hidden"], fb["hidden"], alpha=cfg.alpha, **kw).same_lineage,
+        "matched-hidden": sp.matched_test(fa["hidden"], fb["hidden"], rotations=MATCHED_ROTATIONS, seed=cfg.seed,
+                                          alpha=cfg.alpha),
     }
 
 
-def operating_table(sizes: dict[str, Any], *, n_untrained: int = 12, pretrained: bool = False, corpus: str = "brown",
-                    log: Callable[[str], None] = lambda s: None) -> dict[str, Any]:
+def operating_table(sizes: dict[str, Any], *, n_untrained: int = 12, n_trained: int = 0, pretrained: bool = False,
+                    corpus: str = "brown", log: Callable[[str], None] = lambda s: None) -> dict[str, Any]:
     """Build every pair, run every mode, and return the table (see the module docstring).
-    `corpus`: what the lineage pre-trains on (Brown: the SP claims' default, so their cached
-    checkpoints are reused); the code continuations and fine-tunes stay on stdlib code."""
+    `n_trained`: lineage bases of further seeds, trained with the same data order as the profile's
+    seeds, so that "trained, different seeds, same data order" holds every pair of the
+    len(seeds) + n_trained trained models (28 models: 378 pairs, enough for a false-alarm rate of
+    0 to bound it by 1% — Wilson 95% upper limit 0.010). `corpus`: what the lineage pre-trains
+    on (Brown: the SP claims' default, so their cached checkpoints are reused); the code
+    continuations and fine-tunes stay on stdlib code."""
     import copy
 
     from repro.seedprint.lineage import Lineage, LineageConfig
@@ -114,10 +126,14 @@ def operating_table(sizes: dict[str, Any], *, n_untrained: int = 12, pretrained:
     def add(group: str, kind: str, a: str, b: str) -> None:
         row = rows.setdefault(kind, Row(group, kind))
         for mode, hit in _verdicts(cache[a], cache[b], spc).items():
+            if isinstance(hit, sp.MatchedResult):
+                row.matched.append((hit.statistic, float(hit.null.max())))
+                hit = hit.same_lineage
             row.detected.setdefault(mode, []).append(bool(hit))
 
+    more = [5000 + i for i in range(n_trained)]
     # every model of the lineage side by side first, where the CPU has cores to spare
-    lin.pretrain([lin.base_job(s, data_seed=d) for s in seeds for d in (0, 1)])
+    lin.pretrain([lin.base_job(s, data_seed=d) for s in seeds for d in (0, 1)] + [lin.base_job(s) for s in more])
     lin.pretrain([lin.continual_job(lin.base(s), seed=s) for s in seeds])
     for s in seeds:
         log(f"lineage seed {s}")
@@ -135,8 +151,11 @@ def operating_table(sizes: dict[str, Any], *, n_untrained: int = 12, pretrained:
         add("descendant", "init → continued on code", f"init{s}", f"continued{s}")
         for t in TRANSFORMS:
             add("rewritten descendant", f"trained → continued, {t}", f"trained{s}", f"continued{s}:{t}")
-    for a, b in itertools.combinations(seeds, 2):
+    for s in more:
+        resp(f"trained{s}", lin.base(s).model)
+    for a, b in itertools.combinations(seeds + more, 2):
         add("unrelated", "trained, different seeds, same data order", f"trained{a}", f"trained{b}")
+    for a, b in itertools.combinations(seeds, 2):
         add("unrelated", "trained, different seeds, other data order", f"trained{a}", f"trained{b}-order1")
     extra = [1000 + i for i in range(n_untrained)]
     for s in extra:
@@ -147,10 +166,22 @@ def operating_table(sizes: dict[str, Any], *, n_untrained: int = 12, pretrained:
         _pretrained_rows(sizes, add, resp, g, log)
     table = {"sizes": {"lineage": cfg_l.as_dict(), "n": spc.n, "length": spc.length, "m": spc.m,
                        "m_logits": logits_m(spc.m, cfg_l.d_model, cfg_l.vocab_size),
-                       "untrained_models": n_untrained, "alpha": spc.alpha},
+                       "untrained_models": n_untrained, "trained_models": len(seeds) + n_trained,
+                       "matched_rotations": MATCHED_ROTATIONS, "alpha": spc.alpha},
              "modes": list(MODES),
-             "rows": [{"group": r.group, "kind": r.kind, **{m: r.rate(m) for m in MODES}} for r in rows.values()]}
+             "rows": [{"group": r.group, "kind": r.kind, **{m: r.rate(m) for m in MODES},
+                       "matched_statistic": _spread([x for x, _ in r.matched]),
+                       "matched_null_max": _spread([y for _, y in r.matched])} for r in rows.values()]}
     return table
+
+
+def _spread(xs: list[float]) -> dict[str, float] | None:
+    """min / median / max of a row's per-pair values (the matched test's margin at a glance)."""
+    if not xs:
+        return None
+    import statistics
+
+    return {"min": min(xs), "median": statistics.median(xs), "max": max(xs)}
 
 
 def _pretrained_rows(sizes, add, resp, g, log) -> None:
@@ -199,10 +230,12 @@ GROUPS = {"descendant": "detected on true descendants", "rewritten descendant": 
           "rewrites of descendants", "unrelated": "false alarms on unrelated pairs"}
 
 
-def cli_mode(variant: str, feature: str, aligned: bool = False) -> str:
+def cli_mode(variant: str, feature: str, aligned: bool = False, matched: bool = False) -> str:
     """The operating table's mode for what `repro seedprint` ran (variant "paper" is Algorithm 1)."""
     if aligned:
         return "aligned-hidden"
+    if matched:
+        return "matched-hidden"
     return f"{'alg1' if variant == 'paper' else 'released'}-{feature}"
 
 
@@ -270,15 +303,18 @@ def write(table: dict[str, Any], out_dir: Path) -> tuple[Path, Path]:
     return j, md
 
 
-def main_table(profile: str = "ci", *, pretrained: bool = False, n_untrained: int = 12, out: str = "artifacts",
-               save: bool = False) -> tuple[Path, Path]:
+def main_table(profile: str = "ci", *, pretrained: bool = False, n_untrained: int = 12, n_trained: int = 24,
+               out: str = "artifacts", save: bool = False) -> tuple[Path, Path]:
     from repro.harness.profiles import get_profile
 
     sizes = get_profile(profile).sizes("seedprint")
     if n_untrained < 2:
         raise ReproError("--untrained must be at least 2 (pairs of inits)")
     t0 = time.perf_counter()
-    table = operating_table(sizes, n_untrained=n_untrained, pretrained=pretrained, log=lambda s: print(s, flush=True))
+    if n_trained < 0:
+        raise ReproError("--trained must be at least 0 (further trained lineage bases)")
+    table = operating_table(sizes, n_untrained=n_untrained, n_trained=n_trained, pretrained=pretrained,
+                            log=lambda s: print(s, flush=True))
     table["profile"] = profile
     table["provenance"] = _provenance(time.perf_counter() - t0, pretrained)
     paths = write(table, Path(out))
