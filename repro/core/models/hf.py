@@ -178,8 +178,9 @@ def build_model(
     model (the residual scaling still uses ``n_layer``). Initialisation draws in parameter order
     (embeddings, then layer 0, 1, …), so the layers built hold exactly the weights of the full
     model's first layers; what follows them (later layers, final norm, an untied LM head) is not
-    the full model's. For measurements that read only early layers (SK-1 reads layer 0 of a
-    12-layer model: the paper's 48 models were 217 s of CPU draws on an H200 host, 2026-11-26).
+    the full model's. For measurements that read only early layers (SK-1 reads layer 0 of 48
+    12-layer models at paper size: a whole one takes 2.5 s of CPU draws on the 2-core EPYC, its
+    first block with the embeddings 0.3 s).
 
     ``embedding_seed``: draw the token embedding, the position embedding (GPT-2) and an untied
     LM head from their own generator seeded with it, so they are identical across ``seed``s
