@@ -235,8 +235,10 @@ def _add_seedprint(subparsers: argparse._SubParsersAction) -> None:
         "seedprint",
         help="SeedPrint lineage test: is SUSPECT descended from BASE? (001 §6.1)",
         description="SeedPrint (001 §6.1): feed the same random inputs to both models, compare their "
-        "per-dimension responses with Kendall's τ, and test whether they share an initialisation. "
-        "Reports Algorithm 1 as written in the paper and the variant of the authors' released code. "
+        "per-dimension responses, and test whether they share an initialisation. By default the matched test "
+        "(whitened hidden states, dimensions matched across the models, a null of random rotations: it sees through "
+        "a permuted or rescaled basis); on request Algorithm 1 as written in the paper and the variant of the "
+        "authors' released code (Kendall's τ per dimension). "
         "The source's n=10,000, length=1024 take long on a CPU; `--n 1000 --length 32` is a quick check.",
         epilog="Models: an embedded name (smollm2-135m, gemma3-270m), a Hugging Face hub id, a "
         "save_pretrained() directory, or a checkpoint written by repro.core.train.train (its directory or "

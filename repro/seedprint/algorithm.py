@@ -490,7 +490,8 @@ def comparable_or_raise(base: tuple[int, int], suspect: tuple[int, int], cfg: Se
     (va, da), (vb, db) = base, suspect
     none = "no SeedPrint mode can compare them (the hidden state needs one width, the logits one vocabulary)"
     if cfg.feature == "hidden" and da != db:
-        alt = f"--feature logits can still compare them (one {va}-token vocabulary)" if va == vb else none
+        alt = (f"--feature logits can still compare them (one {va}-token vocabulary; with --variant paper, released "
+               "or both: the matched test reads hidden states)" if va == vb else none)
         raise ReproError(f"the models have different widths ({da} vs {db}) and the hidden-state feature compares "
                          f"responses dimension by dimension; {alt}")
     if cfg.feature == "logits" and va != vb:

@@ -17,7 +17,9 @@ the released variant, and Algorithm 1 after a *cross-fitted alignment* of hidden
 (`aligned`): the suspect's dimensions are matched to the base's by the assignment that
 maximises |Pearson correlation| over the first half of the random inputs (Hungarian algorithm),
 and the test runs on the second half only, so the alignment cannot manufacture a match on the
-data it is tested on; its false-alarm rate on unrelated pairs is measured like the others.
+data it is tested on; its false-alarm rate on unrelated pairs is measured like the others; and
+the matched test (`matched`, `algorithm.matched_test`: whitened responses, the same matching,
+a null of random rotations of the suspect through the same pipeline), the CLI's default.
 """
 from __future__ import annotations
 
