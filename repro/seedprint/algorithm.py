@@ -361,16 +361,9 @@ def aligned_algorithm_one(fa: torch.Tensor, fb: torch.Tensor, *, m: int, null_tr
     the inputs (Hungarian algorithm), and the test runs on the second half only, so the alignment
     cannot manufacture a match on the data it is tested on. It sees through a relabelled (or
     sign-flipped, rescaled) residual basis, which defeats the dimension-by-dimension test."""
-    from scipy.optimize import linear_sum_assignment
-
-    n = fa.shape[0]
-    half = n // 2
-    a1, b1 = fa[:half].double(), fb[:half].double()
-    za = (a1 - a1.mean(0)) / (a1.std(0) + 1e-12)
-    zb = (b1 - b1.mean(0)) / (b1.std(0) + 1e-12)
-    corr = (za.T @ zb / (half - 1)).abs().numpy()  # (d_a, d_b)
-    rows, cols = linear_sum_assignment(-corr)
-    order = torch.as_tensor(cols[np.argsort(rows)])
+    half = fa.shape[0] // 2
+    rows, cols = _match(_zscore(fa[:half].double()).T @ _zscore(fb[:half].double()) / (half - 1))
+    order = cols[torch.argsort(rows)]
     return algorithm_one(fa[half:], fb[half:, order], m=m, null_trials=null_trials, alpha=alpha, seed=seed)
 
 
@@ -412,19 +405,25 @@ def whiten(x: torch.Tensor, floor: float = 1e-3) -> torch.Tensor:
     return z @ (v * w.clamp_min(floor * float(w.max())).rsqrt()) @ v.T
 
 
+def _match(fit: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """The assignment of suspect dimensions (columns) to base dimensions (rows) that maximises the
+    summed |Pearson r| of `fit` (d_a, d_b), by the Hungarian algorithm: (rows, cols) index tensors."""
+    from scipy.optimize import linear_sum_assignment
+
+    rows, cols = linear_sum_assignment(-fit.abs().numpy())
+    return torch.as_tensor(rows), torch.as_tensor(cols)
+
+
 def _matched_statistics(za1: torch.Tensor, za2: torch.Tensor, fb1: torch.Tensor, fb2: torch.Tensor) -> np.ndarray:
     """For each suspect in a batch fb1, fb2 (k, n/2, d): the median over base dimensions of the
     held-out correlation with the suspect dimension matched to it on the fitting half (Hungarian
     algorithm on |Pearson r|, the sign kept from that half)."""
-    from scipy.optimize import linear_sum_assignment
-
     n1, n2 = za1.shape[0], za2.shape[0]
     fit = za1.T @ _zscore(fb1) / (n1 - 1)  # (k, d, d)
     held = za2.T @ _zscore(fb2) / (n2 - 1)  # (k, d, d)
     out = np.empty(fit.shape[0])
     for k in range(fit.shape[0]):
-        rows, cols = linear_sum_assignment(-fit[k].abs().numpy())
-        r, c = torch.as_tensor(rows), torch.as_tensor(cols)
+        r, c = _match(fit[k])
         out[k] = float((torch.sign(fit[k, r, c]) * held[k, r, c]).median())
     return out
 
