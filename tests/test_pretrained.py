@@ -12,6 +12,7 @@ import shutil
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 import torch
 
@@ -358,3 +359,32 @@ def _gguf_metadata(path: Path) -> dict[str, object]:
             key = string(fh)
             meta[key] = value(fh, unpack(fh, "<I"))
     return meta
+
+
+def test_one_gguf_parse_shares_one_reader_per_path(tmp_path: Path) -> None:
+    """transformers builds a new gguf.GGUFReader for each of tokenizer, config and weights (four
+    parses of Gemma's 262k-token vocabulary); `one_gguf_parse` hands every read-only reader of one
+    file the first one, and puts gguf's class back afterwards, also after an error. (That the
+    shared reader loads the same model: test_a_gguf_file_path_loads_as_the_embedded_model.)"""
+    import gguf
+
+    from repro.core.models.pretrained import one_gguf_parse
+
+    paths = []
+    for name in ("a", "b"):
+        w = gguf.GGUFWriter(tmp_path / f"{name}.gguf", "llama")
+        w.add_uint32("test.value", 7)
+        w.add_tensor("t", np.arange(4, dtype=np.float32))
+        w.write_header_to_file(), w.write_kv_data_to_file(), w.write_tensors_to_file(), w.close()
+        paths.append(tmp_path / f"{name}.gguf")
+    original = gguf.GGUFReader
+    with one_gguf_parse():
+        first = gguf.GGUFReader(paths[0])
+        assert gguf.GGUFReader(str(paths[0])) is first  # same file, another spelling: one parse
+        assert gguf.GGUFReader(paths[1]) is not first
+        assert gguf.GGUFReader(paths[0], "r+") is not first  # a writable reader is never shared
+        assert int(first.fields["test.value"].parts[-1][0]) == 7
+    assert gguf.GGUFReader is original and original(paths[0]) is not first
+    with pytest.raises(RuntimeError), one_gguf_parse():
+        raise RuntimeError("a failed load")
+    assert gguf.GGUFReader is original
