@@ -243,10 +243,12 @@ def test_residual_filter_step_at_last_band(claim, study):
     claim.corpus(s.corpus)
     _setting(claim, s)
     ls = s.sink.layer
-    grids = {"random (a)": s.grid("random"), "Ψ (b)": s.grid("psi"), "Φ_e (c)": s.grid("phi_e"),
-             "Φ_u (d)": s.grid("phi_u")}
-    claim.figure(figures.nll_heatmaps(grids, s.rows, s.cols, s.sweep.base,
-                                      f"003 Fig 8 — {s.name}, residual filtered after a layer"), f"{s.name}_fig8")
+    rows = s.step_rows  # ci: [ℓ*]
+    grids = {"random (a)": s.grid("random", rows), "Ψ (b)": s.grid("psi", rows), "Φ_e (c)": s.grid("phi_e", rows),
+             "Φ_u (d)": s.grid("phi_u", rows)}
+    claim.figure(figures.nll_heatmaps(grids, rows, s.cols, s.sweep.base,
+                                      f"003 Fig 8 — {s.name}, residual filtered after a layer (ℓ* = {ls})"),
+                 f"{s.name}_fig8")
     # Fig 7: the sink-writing MLP's output filtered
     curves = {}
     for fam in ("phi_u", "phi_e", "psi", "random"):
@@ -355,9 +357,11 @@ def test_shavings_swap_removes_step(claim, study):
     claim.corpus(study.corpus)
     s = study
     ls = s.sink.layer
-    grid = s.grid("phi_u", swap=True)
-    claim.figure(figures.nll_heatmaps({"Φ_u, shavings swapped": grid, "Φ_u, dropped": s.grid("phi_u")}, s.rows,
-                                      s.cols, s.sweep.base, f"003 Fig 11 left — {s.name}"), f"{s.name}_fig11_swap")
+    rows = s.step_rows  # ci: [ℓ*]
+    grid = s.grid("phi_u", rows, swap=True)
+    claim.figure(figures.nll_heatmaps({"Φ_u, shavings swapped": grid, "Φ_u, dropped": s.grid("phi_u", rows)}, rows,
+                                      s.cols, s.sweep.base, f"003 Fig 11 left — {s.name} (ℓ* = {ls})"),
+                 f"{s.name}_fig11_swap")
     drop_p = s.prompt_nll(ls, "phi_u", 19) - s.base_prompts
     swap_p = s.prompt_nll(ls, "phi_u", 19, swap=True) - s.base_prompts
     first_p = s.prompt_nll(ls, "phi_u", 19, tokens="first") - s.base_prompts  # SF-6's filter, memoised
@@ -409,9 +413,10 @@ def test_token0_only_filter_shows_step(claim, study):
     claim.corpus(study.corpus)
     s = study
     ls = s.sink.layer
-    grid = s.grid("phi_u", tokens="first")
-    claim.figure(figures.nll_heatmaps({"Φ_u on token 0 only": grid}, s.rows, s.cols, s.sweep.base,
-                                      f"003 Fig 11 middle — {s.name}"), f"{s.name}_fig11_token0")
+    rows = s.step_rows  # ci: [ℓ*]
+    grid = s.grid("phi_u", rows, tokens="first")
+    claim.figure(figures.nll_heatmaps({"Φ_u on token 0 only": grid}, rows, s.cols, s.sweep.base,
+                                      f"003 Fig 11 middle — {s.name} (ℓ* = {ls})"), f"{s.name}_fig11_token0")
     first_p = s.prompt_nll(ls, "phi_u", 19, tokens="first") - s.base_prompts
     swap_p = s.prompt_nll(ls, "phi_u", 19, swap=True) - s.base_prompts
     seeds = list(s.sizes["random_seeds"])  # one NLL each (ci: 3)

@@ -463,3 +463,21 @@ def test_nll_per_token_equals_cross_entropy_of_full_logits(llama, cap):
                 torch.testing.assert_close(got, want, atol=1e-5, rtol=1e-5)
     finally:
         model.config.final_logit_softcapping = old
+
+
+def test_step_rows_are_the_sink_layer_at_ci_and_every_layer_at_paper():
+    """SF-3/5/6 draw their heat maps at ℓ* (and the profile's `layers`); `rows` adds SF-7's
+    layer for the claim that asserts on it (issue 18: at ci its other cells were figure-only)."""
+    from types import SimpleNamespace
+
+    from repro.spectral_filters.study import Study
+
+    def study(layers):
+        return Study("m", None, None, {"layers": layers, "bands": (10, 15, 19)}, None, None, None,
+                     SimpleNamespace(layer=6), SimpleNamespace(L=18), 0.0, "float32")
+
+    ci = study(())
+    assert ci.step_rows == [6]
+    assert ci.rows == [5, 6]  # SF-7's layer: round(0.3 · 18) = 5
+    assert study((0.5,)).step_rows == [6, 9]
+    assert study("all").step_rows == list(range(18)) == study("all").rows

@@ -74,7 +74,7 @@ def nll_heatmaps(grids: dict, rows, cols, base: float, title: str) -> plt.Figure
     """003 Fig 8/11/19: NLL when filtering the residual stream after the layer on the vertical
     axis, retaining the bands on the horizontal axis; one panel per filter family."""
     n = len(grids)
-    fig, axes = plt.subplots(1, n, figsize=(2.4 * n + 1.2, 0.28 * len(rows) + 1.8), squeeze=False)
+    fig, axes = plt.subplots(1, n, figsize=(2.4 * n + 1.2, 0.28 * len(rows) + 2.0), squeeze=False, layout="constrained")
     vmax = max(float(np.nanmax(np.asarray(g))) for g in grids.values())
     for ax, (label, g) in zip(axes[0], grids.items()):
         im = ax.imshow(np.asarray(g), aspect="auto", cmap="viridis", vmin=base, vmax=max(vmax, base + 1e-3),
