@@ -134,10 +134,15 @@ SIZES: dict[str, dict[str, dict[str, Any]]] = {
     # and the other decided SF powers were 1.0. No mid-depth heat-map row at ci (issue 18, 2026-11-25):
     # the rows are ℓ* and the SF-7 layer, the two every assertion reads; a third row only widened
     # the heat maps (Figs 8, 11, and the Ω_u / token-0 grids) at about a third of the sweep cells.
+    # Since 2026-11-26 (issue 18, float32 over budget): SF-3/5/6 draw their maps at ℓ* only
+    # (`Study.step_rows`), and the ci bands are 15 and 19 (+ 20, the unfiltered model, free): every
+    # assertion reads k = 19 (SF-3, 5, 6) or 15 (SF-7's Ω_u,14 and its Φ_u,1:15 control); k = 10
+    # was in figures only. Together 66 → 40 NLL sweeps per model (counted; a Gemma sweep is 3.1 s
+    # in float32 on the 2-core EPYC).
     # paper: 003's sample size (405 prompts,
     # ≈ 13k tokens), every layer × all 20 bands, float32.
     "spectral": {
-        "ci": dict(n_prompts=6, prompt_len=128, layers=(), bands=(10, 15, 19), random_seeds=(0, 1, 2),
+        "ci": dict(n_prompts=6, prompt_len=128, layers=(), bands=(15, 19), random_seeds=(0, 1, 2),
                    gen=dict(layers=(0.075,), new_tokens=32), freq_min_count=5, nll_dtype="auto"),
         "paper": dict(n_prompts=405, prompt_len=33, layers="all", bands=tuple(range(1, 20)),
                       random_seeds=(0, 1, 2, 3, 4), gen=dict(layers=(0.075, 0.125, 0.175, 0.25, 0.35, 0.675, 0.9),
