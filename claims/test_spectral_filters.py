@@ -556,44 +556,34 @@ def hmlv_stats(study):
     return hmlv_statistics(study)
 
 
-SF9_EFFECT = 0.5  # population sds: our reading of the source's 'much larger' (App F) / 'grows considerably' (§7)
-SF9_MIN = 0.2  # population sds: the least we call 'higher' (Cohen's small effect)
-
-
 def _hmlv_test(claim, s: Study, st: dict, key: str, label: str, table_key: str) -> None:
+    """SF-9 for one metric, across prompts (the statistics: `power.hmlv_test`)."""
+    h = power.hmlv_test(st, key)
     claim.corpus(s.corpus)
-    lay, d, ctl = st["layers"], st["prompts"][key], st["prompts"][f"{key}_rnd"]
-    n_p, T = st["shape"]
-    claim.record(f"{s.name}: prompts × tokens for §7 (source: 405 prompts, 13,268 tokens ≈ 33 each)", f"{n_p} × {T}")
-    claim.record(f"{s.name}: HMLV token-layer pairs / all, {len(lay['layer'])} layers with the sink in place "
-                 "(source 13B: 12,236 / 404,748)", f"{int(lay['n'].sum())} / {int(lay['n_all'].sum())}")
-    if len(lay["layer"]):
-        wins = int((lay[f"{key}_h"] > lay[f"{key}_all"]).sum())
-        claim.record(f"{s.name}: layers where the HMLV mean {label} > all tokens' (context: layers are not "
-                     "independent)", f"{wins}/{len(lay['layer'])}")
-    n = len(d)
-    if n < 3:
+    claim.record(f"{s.name}: prompts × tokens for §7 (source: 405 prompts, 13,268 tokens ≈ 33 each)",
+                 "{} × {}".format(*h.shape))
+    claim.record(f"{s.name}: HMLV token-layer pairs / all, {len(st['layers']['layer'])} layers with the sink in place "
+                 "(source 13B: 12,236 / 404,748)", "{} / {}".format(*h.pairs))
+    if h.layer_wins:
+        claim.record(f"{s.name}: layers where the HMLV mean {label} > all tokens' (context: layers are not independent)",
+                     "{}/{}".format(*h.layer_wins))
+    if h.n < power.SF9_MIN_PROMPTS:
         claim.not_reproduced(f"{s.name}: too few prompts with an HMLV token to test across prompts.")
-        claim.check(f"{s.name}: prompts with an HMLV token", n, 3, compare="ge", why="a test across prompts needs ≥ 3")
+        claim.check(f"{s.name}: prompts with an HMLV token", h.n, power.SF9_MIN_PROMPTS, compare="ge",
+                    why="a test across prompts needs ≥ 3")
         return
-    t = stats.one_sample_t(d, 0.0, alternative="greater")
-    sd = float(d.std(ddof=1))
-
-    def power_at(k: int) -> float:
-        return stats.power_threshold(SF9_EFFECT, SF9_MIN, sd / math.sqrt(k)) * stats.power_paired_t(SF9_EFFECT, sd, k)
-
-    claim.power(power_at(n), effect=f"HMLV tokens {SF9_EFFECT} population sd above the other tokens of their prompt and "
-                "layer (the text gives no number: our reading of 'much larger' / 'grows considerably')",
-                method=f"normal approximation and noncentral t, per-prompt sd {sd:.3f} over {n} prompts with an HMLV "
-                       "token, product of the two checks' powers", decide=power.n80(power_at).replace("of this length", "of 33 tokens"))
-    claim.not_reproduced_if(NOT_REPRODUCED, (table_key, s.name), f"HMLV − other tokens {float(d.mean()):.3f} sd over "
-                                                                  f"{n} prompts, p = {float(t.p):.3g}")
-    claim.check(f"{s.name}: HMLV {label} − the other tokens' of their prompt and layer, mean over {n} prompts (in "
-                "population sds)", float(d.mean()), SF9_MIN, compare="ge", control=float(ctl.mean()),
+    claim.power(h.power_at(h.n), effect=f"HMLV tokens {power.SF9_EFFECT} population sd above the other tokens of their "
+                "prompt and layer (the text gives no number: our reading of 'much larger' / 'grows considerably')",
+                method=f"normal approximation and noncentral t, per-prompt sd {h.sd:.3f} over {h.n} prompts with an HMLV "
+                       "token, product of the two checks' powers", decide=h.decide())
+    claim.not_reproduced_if(NOT_REPRODUCED, (table_key, s.name), f"HMLV − other tokens {float(h.contrast.mean()):.3f} sd "
+                                                                  f"over {h.n} prompts, p = {h.p:.3g}")
+    claim.check(f"{s.name}: HMLV {label} − the other tokens' of their prompt and layer, mean over {h.n} prompts (in "
+                "population sds)", float(h.contrast.mean()), power.SF9_MIN, compare="ge", control=float(h.control.mean()),
                 control_name=f"random tokens of the same count per prompt and layer (mean of {RANDOM_DRAWS} draws)",
                 why="'higher than the population': at least a small effect (Cohen's 0.2 sd)")
-    claim.check(f"{s.name}: one-sided t-test over prompts p, HMLV {label} > the other tokens'", float(t.p), 0.05,
-                compare="le", why=f"prompts are the independent unit ({n} with an HMLV token); conventional α")
+    claim.check(f"{s.name}: one-sided t-test over prompts p, HMLV {label} > the other tokens'", h.p, 0.05,
+                compare="le", why=f"prompts are the independent unit ({h.n} with an HMLV token); conventional α")
 
 
 @pytest.mark.claim("SF-9")

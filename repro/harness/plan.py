@@ -213,11 +213,13 @@ def _bb_probes(s: dict, key: str) -> list[Job]:
 def _spectral(s: dict) -> list[Job]:
     jobs = []
     for name, e in EMBEDDED.items():
-        rows = e["L"] if s["layers"] == "all" else len(s["layers"]) + 2
-        cols = len(s["bands"])
-        # Fig 8 (4 families) + swap + token-0 + Ω grids, random bases at two layers; each evaluation
-        # runs on average half the blocks and the whole LM head
-        evals = rows * cols * 7 + 2 * len(s["random_seeds"]) * (cols + 1)
+        step_rows = e["L"] if s["layers"] == "all" else len(s["layers"]) + 1  # ℓ* (+ the profile's layers)
+        rows = e["L"] if s["layers"] == "all" else step_rows + 1  # + SF-7's layer
+        cols, seeds = len(s["bands"]), len(s["random_seeds"])
+        # at ℓ*'s rows: Fig 8 (4 families), swap and token-0 grids; Fig 7 (MLP of ℓ*, 4 families);
+        # the Ω grid; at SF-7's layer Fig 13's Φ_u, Ψ and random curves; the random bases at k = 19
+        # (ci: 40 per model, counted 2026-11-26). Each runs on average half the blocks and the head.
+        evals = 6 * step_rows * cols + 4 * cols + rows * cols + (seeds + 2) * cols + 2 * seeds
         per = e["params"] // 2 + e["V"] * e["d"] // 2
         jobs.append(Job("spectral", "SF-3, SF-5…SF-7", f"{name}: filtered-NLL sweeps ({evals} evaluations)", "infer",
                         evals, per, e["d"], e["L"] // 2, e["H"], e["V"], s["prompt_len"],

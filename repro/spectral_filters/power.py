@@ -9,6 +9,7 @@ Table 4), re-tokenised for the model under test (`source_rep`, `table4_power`).
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
@@ -83,3 +84,48 @@ def table4_power(src: dict[str, list[list[float]]], none_mean: float, per_layer:
     psi_d, om_d = draw("Ψ (80%)"), draw("Ω_u (80%)")
     ok = ((psi_d - none_mean) >= 0.1) & ((om_d - none_mean) <= 0.1)
     return float(ok.mean())
+
+
+# --------------------------------------------------------------------------- SF-9 (§7)
+
+SF9_EFFECT = 0.5  # population sds: our reading of the source's 'much larger' (App F) / 'grows considerably' (§7)
+SF9_MIN = 0.2  # population sds: the least we call 'higher' (Cohen's small effect)
+SF9_MIN_PROMPTS = 3  # a test across prompts needs at least this many with an HMLV token
+
+
+@dataclass(frozen=True)
+class HMLVTest:
+    """SF-9 for one metric of `study.hmlv_statistics` ("udr" or "kdp"), across prompts (the
+    independent unit): per prompt, the HMLV tokens' contrast with the prompt's other tokens in
+    population sds (`contrast`) and the same for random tokens of the same count (`control`); the
+    one-sided t-test of contrast > 0 (`p`, NaN below SF9_MIN_PROMPTS prompts) and its power at
+    SF9_EFFECT: threshold check at SF9_MIN (normal approximation) × the t-test (noncentral t)."""
+
+    contrast: np.ndarray
+    control: np.ndarray
+    p: float
+    sd: float
+    shape: tuple[int, int]  # prompts × tokens of the §7 pass
+    pairs: tuple[int, int]  # HMLV token-layer pairs / all valid ones
+    layer_wins: tuple[int, int] | None  # layers where the HMLV mean beats all tokens' / layers with any
+
+    @property
+    def n(self) -> int:
+        return len(self.contrast)
+
+    def power_at(self, k: int) -> float:
+        return (stats.power_threshold(SF9_EFFECT, SF9_MIN, self.sd / math.sqrt(k))
+                * stats.power_paired_t(SF9_EFFECT, self.sd, k))
+
+    def decide(self) -> str:
+        return n80(self.power_at).replace("of this length", "of 33 tokens")
+
+
+def hmlv_test(st: dict, key: str) -> HMLVTest:
+    """`HMLVTest` of metric `key` from `study.hmlv_statistics`'s output `st`."""
+    lay, d, ctl = st["layers"], st["prompts"][key], st["prompts"][f"{key}_rnd"]
+    wins = (int((lay[f"{key}_h"] > lay[f"{key}_all"]).sum()), len(lay["layer"])) if len(lay["layer"]) else None
+    enough = len(d) >= SF9_MIN_PROMPTS
+    p = float(stats.one_sample_t(d, 0.0, alternative="greater").p) if enough else math.nan
+    return HMLVTest(d, ctl, p, float(d.std(ddof=1)) if enough else math.nan, tuple(st["shape"]),
+                    (int(lay["n"].sum()), int(lay["n_all"].sum())), wins)

@@ -3,10 +3,10 @@
 DESIGN "Real components (no mocks)": two small real models ship as pinned, checksummed GGUF
 fixtures (repro/harness/fixtures.py). transformers dequantises a GGUF to float32 on load, which takes
 ~12 s (SmolLM2) and ~27 s (Gemma) on 2 cores with the metadata parsed once (`one_gguf_parse`),
-so the first load saves the dequantised model and tokenizer (safetensors) under cache_dir("models", "<name>-<gguf sha[:12]>") and every later
-load reads that in seconds. The cache directory is written to a temporary and renamed into
-place, and carries a stamp with its files' sizes: a truncated or partial cache is rebuilt, not
-loaded (DESIGN "Bad input, faults").
+so the first load saves the dequantised model and tokenizer (safetensors) under
+cache_dir("models", "<name>-<gguf sha[:12]>") and every later load reads that in seconds. The
+cache directory is written to a temporary and renamed into place, and carries a stamp with its
+files' sizes: a truncated or partial cache is rebuilt, not loaded (DESIGN "Bad input, faults").
 
 Tokenizers, as loaded (NOTES "Embedded pretrained models"):
 - smollm2-135m: adds no special token by default; its bos_token is <|im_start|> (id 1) and its
