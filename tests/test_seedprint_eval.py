@@ -135,3 +135,24 @@ def test_calibration_lines_quote_the_committed_table():
     assert ev.cli_mode("paper", "hidden") == "alg1-hidden" and ev.cli_mode("released", "logits") == "released-logits"
     assert ev.cli_mode("paper", "hidden", aligned=True) == "aligned-hidden"
     assert ev.cli_mode("paper", "hidden", matched=True) == "matched-hidden"
+
+
+def test_pretrained_movement_is_reported_and_bad_finetune_options_refused(tmp_path):
+    """How far each pretrained fine-tune moved its model (issue 23) is a line of the markdown; the
+    fine-tune options need --pretrained and sane values, refused before any model is built."""
+    from repro.seedprint import evaluation as ev
+
+    table = {"modes": [], "rows": [], "sizes": {"alpha": 0.01, "lineage": {"n_layer": 4, "d_model": 128, "steps": 300},
+                                                "n": 1000, "length": 32, "m": 32},
+             "pretrained_movement": {"smollm2-135m": {"finetune_steps": 200, "finetune_lr": 3e-4, "tokens": 51200,
+                                                      "heldout_windows": 64, "heldout_nll_before": 2.917,
+                                                      "heldout_nll_after": 2.5, "nll_drop": 0.417,
+                                                      "nll_drop_95": [0.38, 0.45], "rel_weight_change": 0.0123}}}
+    md = ev.markdown(table)
+    assert "smollm2-135m's fine-tune (200 steps, lr 0.0003, 51,200 code tokens" in md
+    assert "drop 0.417, 95% CI [0.380, 0.450] over 64 windows), ‖Δθ‖/‖θ‖ = 0.0123." in md
+    for kw, msg in ((dict(finetune_steps=50), "add --pretrained"),
+                    (dict(pretrained=True, finetune_steps=0), "at least 1"),
+                    (dict(pretrained=True, finetune_lr=-1.0), "positive")):
+        with pytest.raises(ReproError, match=msg):
+            ev.main_table("ci", out=str(tmp_path), **kw)

@@ -440,7 +440,8 @@ def _cmd_seedprint_eval(args: argparse.Namespace) -> int:
     from repro.seedprint import evaluation as seedprint_eval
 
     j, md = seedprint_eval.main_table(args.profile, pretrained=args.pretrained, n_untrained=args.untrained,
-                                      n_trained=args.trained, out=args.out, save=args.save)
+                                      n_trained=args.trained, out=args.out, save=args.save,
+                                      finetune_steps=args.finetune_steps, finetune_lr=args.finetune_lr)
     print(md.read_text())
     print(f"written: {j}, {md}")
     return 0
@@ -459,6 +460,11 @@ def _add_seedprint_eval(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--trained", type=int, default=24,
                    help="further trained lineage bases (same data order) for the trained unrelated pairs: with the "
                    "profile's 4 seeds, 24 give 378 pairs (default 24; 0: the profile's seeds only)")
+    p.add_argument("--finetune-steps", type=int, default=None, metavar="N",
+                   help="with --pretrained: steps of each embedded model's code fine-tune (default: the profile's, "
+                   "SP-5's 20); the table says how far each fine-tune moved its model")
+    p.add_argument("--finetune-lr", type=float, default=None, metavar="LR",
+                   help="with --pretrained: the fine-tune's peak learning rate (default: the profile's, 1e-4)")
     p.add_argument("--out", default="artifacts", help="output directory (default artifacts)")
     p.add_argument("--save", action="store_true",
                    help="also write the table that `repro seedprint` quotes (repro/seedprint/operating_table.json; "

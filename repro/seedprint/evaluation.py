@@ -93,14 +93,17 @@ def _verdicts(fa: dict[str, torch.Tensor], fb: dict[str, torch.Tensor], cfg: sp.
 
 
 def operating_table(sizes: dict[str, Any], *, n_untrained: int = 12, n_trained: int = 0, pretrained: bool = False,
-                    corpus: str = "brown", log: Callable[[str], None] = lambda s: None) -> dict[str, Any]:
+                    corpus: str = "brown", finetune: dict[str, Any] | None = None,
+                    log: Callable[[str], None] = lambda s: None) -> dict[str, Any]:
     """Build every pair, run every mode, and return the table (see the module docstring).
     `n_trained`: lineage bases of further seeds, trained with the same data order as the profile's
     seeds, so that "trained, different seeds, same data order" holds every pair of the
     len(seeds) + n_trained trained models (28 models: 378 pairs, enough for a false-alarm rate of
     0 to bound it by 1% — Wilson 95% upper limit 0.010). `corpus`: what the lineage pre-trains
     on (Brown: the SP claims' default, so their cached checkpoints are reused); the code
-    continuations and fine-tunes stay on stdlib code."""
+    continuations and fine-tunes stay on stdlib code. `finetune`: overrides of the profile's
+    pretrained fine-tune (`finetune_steps`, `finetune_lr`); how far each fine-tune moved its model
+    is in the table's "pretrained_movement"."""
     import copy
 
     from repro.seedprint.lineage import Lineage, LineageConfig
@@ -164,8 +167,9 @@ def operating_table(sizes: dict[str, Any], *, n_untrained: int = 12, n_trained: 
         resp(f"init{s}", lin.init(s))
     for a, b in itertools.combinations(extra, 2):
         add("unrelated", "untrained inits, different seeds", f"init{a}", f"init{b}")
+    moved: dict[str, dict[str, Any]] = {}
     if pretrained:
-        _pretrained_rows(sizes, add, resp, g, log)
+        _pretrained_rows({**sizes["pretrained"], **(finetune or {})}, add, resp, g, log, moved)
     table = {"sizes": {"lineage": cfg_l.as_dict(), "n": spc.n, "length": spc.length, "m": spc.m,
                        "m_logits": logits_m(spc.m, cfg_l.d_model, cfg_l.vocab_size),
                        "untrained_models": n_untrained, "trained_models": len(seeds) + n_trained,
@@ -174,6 +178,8 @@ def operating_table(sizes: dict[str, Any], *, n_untrained: int = 12, n_trained: 
              "rows": [{"group": r.group, "kind": r.kind, **{m: r.rate(m) for m in MODES},
                        "matched_statistic": _spread([x for x, _ in r.matched]),
                        "matched_null_max": _spread([y for _, y in r.matched])} for r in rows.values()]}
+    if moved:
+        table["pretrained_movement"] = moved
     return table
 
 
@@ -186,23 +192,29 @@ def _spread(xs: list[float]) -> dict[str, float] | None:
     return {"min": min(xs), "median": statistics.median(xs), "max": max(xs)}
 
 
-def _pretrained_rows(sizes, add, resp, g, log) -> None:
+def _pretrained_rows(q: dict[str, Any], add, resp, g, log, moved: dict[str, dict[str, Any]]) -> None:
+    """Each embedded model → its code fine-tune (`study.finetune_measured`, the SP-5 fine-tune at
+    the profile's sizes: the same cached checkpoint), and the fine-tune rewritten by each
+    transform; `moved[name]`: how far the fine-tune moved the model."""
     import copy
 
     from repro.core.models.pretrained import EMBEDDED_MODELS, load_pretrained
-    from repro.seedprint.lineage import finetune_pretrained
+    from repro.seedprint.study import finetune_measured
 
-    q = sizes["pretrained"]
     for name in EMBEDDED_MODELS:
         log(f"pretrained {name}")
         m, tok = load_pretrained(name)
         resp(f"{name}", m)
-        ft = finetune_pretrained(copy.deepcopy(m), tok, name=name, steps=q["finetune_steps"], batch_size=q["finetune_batch"],
-                                 seq_len=q["finetune_seq_len"], lr=q["finetune_lr"])
-        resp(f"{name}-ft", ft.model)
+        ft, mv = finetune_measured(m, tok, name=name, ps=q, device="cpu")
+        drop, lo, hi = mv.nll_drop()
+        moved[name] = {"finetune_steps": q["finetune_steps"], "finetune_lr": q["finetune_lr"], "tokens": mv.tokens,
+                       "heldout_windows": len(mv.nll_before), "heldout_nll_before": float(mv.nll_before.mean()),
+                       "heldout_nll_after": float(mv.nll_after.mean()), "nll_drop": drop, "nll_drop_95": [lo, hi],
+                       "rel_weight_change": mv.rel_change}
+        resp(f"{name}-ft", ft)
         add("descendant", "pretrained → fine-tuned on code", name, f"{name}-ft")
         for t, fn in TRANSFORMS.items():
-            resp(f"{name}-ft:{t}", fn(copy.deepcopy(ft.model), g))
+            resp(f"{name}-ft:{t}", fn(copy.deepcopy(ft), g))
             add("rewritten descendant", f"pretrained → fine-tuned, {t}", name, f"{name}-ft:{t}")
 
 
@@ -222,6 +234,12 @@ def markdown(table: dict[str, Any]) -> str:
               "detection rate, on unrelated pairs the false-alarm rate. Lineage models: "
               f"{s['lineage']['n_layer']} layers × {s['lineage']['d_model']}, {s['lineage']['steps']} steps; "
               f"n = {s['n']} random inputs of length {s['length']}, m = {s['m']}."]
+    for name, mv in table.get("pretrained_movement", {}).items():
+        lines.append(f"{name}'s fine-tune ({mv['finetune_steps']} steps, lr {mv['finetune_lr']:g}, {mv['tokens']:,} "
+                     f"code tokens, token embedding frozen) moved it: held-out code NLL {mv['heldout_nll_before']:.3f} "
+                     f"→ {mv['heldout_nll_after']:.3f} (drop {mv['nll_drop']:.3f}, 95% CI [{mv['nll_drop_95'][0]:.3f}, "
+                     f"{mv['nll_drop_95'][1]:.3f}] over {mv['heldout_windows']} windows), ‖Δθ‖/‖θ‖ = "
+                     f"{mv['rel_weight_change']:.4f}.")
     return "\n".join(lines) + "\n"
 
 
@@ -306,7 +324,8 @@ def write(table: dict[str, Any], out_dir: Path) -> tuple[Path, Path]:
 
 
 def main_table(profile: str = "ci", *, pretrained: bool = False, n_untrained: int = 12, n_trained: int = 24,
-               out: str = "artifacts", save: bool = False) -> tuple[Path, Path]:
+               out: str = "artifacts", save: bool = False, finetune_steps: int | None = None,
+               finetune_lr: float | None = None) -> tuple[Path, Path]:
     from repro.harness.profiles import get_profile
 
     sizes = get_profile(profile).sizes("seedprint")
@@ -315,8 +334,13 @@ def main_table(profile: str = "ci", *, pretrained: bool = False, n_untrained: in
     t0 = time.perf_counter()
     if n_trained < 0:
         raise ReproError("--trained must be at least 0 (further trained lineage bases)")
+    finetune = {k: v for k, v in (("finetune_steps", finetune_steps), ("finetune_lr", finetune_lr)) if v is not None}
+    if finetune and not pretrained:
+        raise ReproError("--finetune-steps / --finetune-lr set the pretrained models' fine-tune: add --pretrained")
+    if finetune.get("finetune_steps", 1) < 1 or finetune.get("finetune_lr", 1.0) <= 0:
+        raise ReproError("--finetune-steps must be at least 1 and --finetune-lr positive")
     table = operating_table(sizes, n_untrained=n_untrained, n_trained=n_trained, pretrained=pretrained,
-                            log=lambda s: print(s, flush=True))
+                            finetune=finetune, log=lambda s: print(s, flush=True))
     table["profile"] = profile
     table["provenance"] = _provenance(time.perf_counter() - t0, pretrained)
     paths = write(table, Path(out))

@@ -212,17 +212,15 @@ def null_pairs(null_responses: dict[int, torch.Tensor], cfg: sp.SeedPrintConfig
 
 
 @dataclass
-class Descendant:
-    """001 Table 6 at our scale: a pretrained model against its code fine-tune."""
+class Movement:
+    """How far a fine-tune moved its pretrained model (issue 23: a descendant that measurably
+    moved): held-out code NLL per window before and after (paired), the relative weight change of
+    the fine-tuned parameters, and the tokens it trained on."""
 
-    name: str
-    pair: dict  # original vs its fine-tune
-    null: dict  # original vs a random-init model of the same config (one width, one tokenizer)
     tokens: int
     nll_before: np.ndarray  # per held-out code window
     nll_after: np.ndarray
     rel_change: float  # ‖Δθ‖/‖θ‖ over the fine-tuned parameters
-    one_minus_pcs: float  # 1 − PCS over the fine-tuned parameters (Table 6's PCS column)
 
     def nll_drop(self) -> tuple[float, float, float]:
         """Mean per-window drop of held-out NLL and its 95% t-interval."""
@@ -232,36 +230,53 @@ class Descendant:
         return mean, mean - half, mean + half
 
 
+@dataclass
+class Descendant(Movement):
+    """001 Table 6 at our scale: a pretrained model against its code fine-tune."""
+
+    name: str = ""
+    pair: dict | None = None  # original vs its fine-tune
+    null: dict | None = None  # original vs a random-init model of the same config (one width, one tokenizer)
+    one_minus_pcs: float = float("nan")  # 1 − PCS over the fine-tuned parameters (Table 6's PCS column)
+
+
+def finetune_measured(base: torch.nn.Module, tok: Any, *, name: str, ps: dict,
+                      device: torch.device | str) -> tuple[torch.nn.Module, Movement]:
+    """A copy of `base` fine-tuned on the shifted corpus (`lineage.finetune_pretrained`, token
+    embedding frozen; `ps`: the profile's "pretrained" row) and how far it moved (`Movement`:
+    held-out code NLL before and after in the policy's dtype, paired by window)."""
+    windows = heldout_windows(tok, SHIFT, n=ps["heldout_windows"], seq_len=ps["finetune_seq_len"]).to(device)
+    with autocast("auto", device):  # the policy dtype, as the fine-tune itself; paired before/after
+        before = T.window_losses(base, windows, batch=8).numpy()
+    tuned = copy.deepcopy(base)
+    finetune_pretrained(tuned, tok, name=name, corpus=SHIFT, steps=ps["finetune_steps"], lr=ps["finetune_lr"],
+                        batch_size=ps["finetune_batch"], seq_len=ps["finetune_seq_len"])
+    tuned.eval()
+    with autocast("auto", device):
+        after = T.window_losses(tuned, windows, batch=8).numpy()
+    tokens = ps["finetune_steps"] * ps["finetune_batch"] * ps["finetune_seq_len"]
+    return tuned, Movement(tokens, before, after, weight_change(base, tuned, skip=SKIP_EMBED))
+
+
 def finetune_descendants(pretrained: Callable[[str], tuple[torch.nn.Module, Any]], names, ps: dict,
                          device: torch.device | str) -> tuple[sp.SeedPrintConfig, dict[str, Descendant]]:
-    """Each of `names` (loaded by `pretrained(name)` on `device`) fine-tuned on the shifted corpus
-    (`lineage.finetune_pretrained`, token embedding frozen), its held-out code NLL before and after
-    (paired by window), its weight change, and Algorithm 1 against the fine-tune and against a
-    random-init model of its config. `ps`: the profile's "pretrained" row."""
+    """Each of `names` (loaded by `pretrained(name)` on `device`) fine-tuned and measured
+    (`finetune_measured`), and Algorithm 1 against the fine-tune and against a random-init model
+    of its config. `ps`: the profile's "pretrained" row."""
     device = torch.device(device)
     cfg = sp.SeedPrintConfig(n=ps["n"], length=ps["length"], m=ps["m"], seed=0)
     out = {}
     for name in names:
         base, tok = pretrained(name)
-        windows = heldout_windows(tok, SHIFT, n=ps["heldout_windows"], seq_len=ps["finetune_seq_len"]).to(device)
-        with autocast("auto", device):  # the policy dtype, as the fine-tune itself; paired before/after
-            before = T.window_losses(base, windows, batch=8).numpy()
-        tuned = copy.deepcopy(base)
-        finetune_pretrained(tuned, tok, name=name, corpus=SHIFT, steps=ps["finetune_steps"], lr=ps["finetune_lr"],
-                            batch_size=ps["finetune_batch"], seq_len=ps["finetune_seq_len"])
-        tuned.eval()
-        with autocast("auto", device):
-            after = T.window_losses(tuned, windows, batch=8).numpy()
+        tuned, mv = finetune_measured(base, tok, name=name, ps=ps, device=device)
         twin = random_init_twin(base, seed=0).to(device)
         x = sp.random_inputs(base, cfg).to(device)
         f_base, f_tuned, f_twin = (sp.responses(m, x, batch_size=50) for m in (base, tuned, twin))
         out[name] = Descendant(
-            name,
-            pair_row(name, f"{name}+code ft", sp.compare(f_base, f_tuned, cfg), same=True),
-            pair_row(name, f"random-init {name}", sp.compare(f_base, f_twin, cfg), same=False),
-            ps["finetune_steps"] * ps["finetune_batch"] * ps["finetune_seq_len"], before, after,
-            weight_change(base, tuned, skip=SKIP_EMBED),
-            1.0 - fb.pcs(base, tuned, exclude=SKIP_EMBED).similarity)
+            mv.tokens, mv.nll_before, mv.nll_after, mv.rel_change, name=name,
+            pair=pair_row(name, f"{name}+code ft", sp.compare(f_base, f_tuned, cfg), same=True),
+            null=pair_row(name, f"random-init {name}", sp.compare(f_base, f_twin, cfg), same=False),
+            one_minus_pcs=1.0 - fb.pcs(base, tuned, exclude=SKIP_EMBED).similarity)
         del tuned, twin
     return cfg, out
 
