@@ -108,3 +108,27 @@ def test_a_job_that_fails_in_the_pool_is_one_clear_error():
     blows_up = cs.variant_job(tc, cfg.replace(lr=1e12, grad_clip=None), cs.Variant("baseline"), 0, data_identity=ident)
     with pytest.raises(ReproError, match="failed in the training pool: ReproError: training diverged"):
         launch.pool([blows_up], workers=2)
+
+
+def test_pool_processes_fill_every_core_in_the_last_round():
+    """`launch.processes`: one process per core when the jobs divide evenly; otherwise the fewest
+    processes ≥ cores (≤ 2·cores + 1) whose last round still has a job for every core, so equal
+    jobs finish in n/cores job-lengths under the OS's sharing (13 on 2 cores: 6.5, not 7 rounds)."""
+    from repro.harness.launch import processes
+
+    assert processes(13, 2) == 5 and processes(5, 2) == 3 and processes(3, 2) == 3 and processes(7, 2) == 4
+    assert processes(2, 2) == 2 and processes(4, 2) == 2 and processes(1, 2) == 1 and processes(13, 16) == 13
+
+    def makespan(n: int, cores: int, w: int) -> float:  # equal jobs of length 1, processor sharing
+        t, left = 0.0, n
+        while left:
+            k = min(w, left)
+            t += k / min(k, cores)  # k jobs of 1 core-unit on min(k, cores) cores
+            left -= k
+        return t
+
+    for n in range(1, 30):
+        for cores in (2, 3, 4):
+            w = processes(n, cores)
+            assert makespan(n, cores, w) <= makespan(n, cores, min(n, cores)) + 1e-9
+            assert cores <= w <= 2 * cores + 1 or w == n <= cores

@@ -16,7 +16,8 @@ that fails makes torchrun end the group; a job that hangs is killed after `timeo
 either way the claim gets one ReproError with the job's last output lines.
 
 Independent jobs on one machine's CPU cores (`pool(jobs)`): each job in a process of its own
-on one torch thread, as many at once as this process has torch threads; each writes its
+on one torch thread, on as many cores as this process has torch threads (more processes than
+cores where the jobs do not divide evenly: `processes`); each writes its
 checkpoint under the key of a one-process run, and the caller loads it with `train.train`
 (a cache hit). On the 2-core EPYC in float32 (2026-11-26) a CS model (4 × 128, 300 steps of
 16 × 64 tokens) took 40 s on one thread beside another job against 25 s alone on both cores
@@ -153,9 +154,25 @@ def _pool_execute(job: dict[str, Any]) -> str:
     return str(execute(job).checkpoint)
 
 
+def processes(n_jobs: int, cores: int) -> int:
+    """How many one-thread jobs of about equal length to run at once on `cores` cores. One per
+    core leaves a core idle for the whole last round when the jobs do not divide evenly (13 jobs on
+    2 cores: 7 rounds, the last alone); the OS shares the cores among more processes than cores
+    (each job's numbers do not depend on it: one thread each), so the fewest processes ≥ `cores`
+    (at most 2·cores + 1, for memory) whose last round still fills every core finish in
+    n_jobs / cores job-lengths: 13 jobs on 2 cores → 5 processes (6.5 rounds), 5 → 3, 3 → 3."""
+    if n_jobs <= cores:
+        return max(n_jobs, 1)
+    for w in range(cores, min(n_jobs, 2 * cores + 1) + 1):
+        if n_jobs % w == 0 or n_jobs % w >= cores:
+            return w
+    return cores
+
+
 def pool(jobs: list[dict[str, Any]], *, workers: int | None = None, timeout: float = 3600.0) -> int:
     """Train the jobs that are not cached yet, each in a process of its own on one torch thread,
-    `workers` at a time (default: this process's torch threads; see the module docstring).
+    on `workers` cores (default: this process's torch threads; see the module docstring), as
+    many processes at once as `processes` says.
     Returns how many were trained; 0 when `workers` < 2 (the caller trains them in-process, on
     its own threads). Raises ReproError naming the job that failed, or on a timeout (the pool
     is terminated: no process is left behind)."""
@@ -176,7 +193,7 @@ def pool(jobs: list[dict[str, Any]], *, workers: int | None = None, timeout: flo
                              f"{type(err).__name__}: {err}") from None
     if not todo:
         return 0
-    with multiprocessing.get_context("spawn").Pool(min(workers, len(todo)), initializer=_one_thread) as procs:
+    with multiprocessing.get_context("spawn").Pool(processes(len(todo), workers), initializer=_one_thread) as procs:
         pending = [(j, procs.apply_async(_pool_execute, (j,))) for j in todo]
         for j, result in pending:
             try:
