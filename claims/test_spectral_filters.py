@@ -570,7 +570,7 @@ def _hmlv_test(claim, s: Study, st: dict, key: str, label: str, table_key: str) 
     if h.n < power.SF9_MIN_PROMPTS:
         claim.not_reproduced(f"{s.name}: too few prompts with an HMLV token to test across prompts.")
         claim.check(f"{s.name}: prompts with an HMLV token", h.n, power.SF9_MIN_PROMPTS, compare="ge",
-                    why="a test across prompts needs ≥ 3")
+                    why=f"a test across prompts needs ≥ {power.SF9_MIN_PROMPTS}")
         return
     claim.power(h.power_at(h.n), effect=f"HMLV tokens {power.SF9_EFFECT} population sd above the other tokens of their "
                 "prompt and layer (the text gives no number: our reading of 'much larger' / 'grows considerably')",

@@ -54,11 +54,8 @@ class Study:
 
     @property
     def rows(self) -> list[int]:
-        spec = self.sizes["layers"]
-        if spec == "all":
-            return list(range(self.L))
-        rows = {min(self.L - 1, round(f * self.L)) for f in spec} | {self.sink.layer, self.sf7_layer}
-        return sorted(rows)
+        """`step_rows` and SF-7's layer (the heat-map rows of SF-7's Ω grid)."""
+        return sorted(set(self.step_rows) | {self.sf7_layer})
 
     @property
     def step_rows(self) -> list[int]:
