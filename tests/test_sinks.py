@@ -209,6 +209,25 @@ def test_recorded_columns_match_eager_attention_maps():
     assert torch.allclose(alpha["source"], want) and torch.allclose(alpha["gu"], want)
 
 
+def test_record_attention_stops_after_the_asked_layer():
+    """`stop_after`: the forward ends once that attention call is recorded (SK-1 at paper skips
+    the block's MLP and the rest), the columns and outputs recorded equal a whole run's, every
+    column as a view where the keys are 0 … n − 1, and the code after the `with` runs."""
+    model = sinks.apply_positional_scaling(tiny(), "amplification", T=10)
+    ids = torch.randint(0, 37, (2, 10), generator=generator(7))
+    every = tuple(range(10))
+    with torch.no_grad(), sinks.record_attention(model, keys=every, outputs=True) as full:
+        maps = model(input_ids=ids, output_attentions=True).attentions
+    reached = []
+    with torch.no_grad(), sinks.record_attention(model, keys=every, outputs=True, stop_after=0) as rec:
+        model(input_ids=ids)
+        reached.append("body")  # not reached: the forward raised inside the block
+    reached.append("after")
+    assert reached == ["after"] and len(rec.columns) == len(rec.outputs) == 1 and len(full.columns) == 2
+    assert torch.equal(rec.columns[0], maps[0]) and torch.equal(rec.outputs[0], full.outputs[0])
+    assert model.config._attn_implementation == sinks.POSITIONAL  # restored after the stop too
+
+
 def test_sink_curve_shapes_and_eps():
     model = tiny()
     g = generator(6)

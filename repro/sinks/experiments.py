@@ -109,6 +109,18 @@ class _Recorder:
     columns: list[torch.Tensor]  # per attention call (layer order): (B, H, T_q, len(keys))
     outputs: list[torch.Tensor]  # per call: attention outputs after scaling (B, T_q, H, d)
     keep_outputs: bool
+    stop_after: int | None = None  # the forward ends after this attention call (0-based)
+
+    def select(self, weights: torch.Tensor) -> torch.Tensor:
+        """The recorded key columns of `weights` (B, H, T_q, T_k): a view where the keys are
+        0, 1, …, n − 1 (SK-1 records every column: a gather would copy 2 GB per batch at paper)."""
+        if self.keys == tuple(range(len(self.keys))):
+            return weights[..., :len(self.keys)]
+        return weights[..., list(self.keys)]
+
+
+class _StopForward(Exception):
+    """Raised after the attention call `_Recorder.stop_after`; `record_attention` absorbs it."""
 
 
 _RECORD: contextvars.ContextVar[_Recorder | None] = contextvars.ContextVar("repro_sinks_record", default=None)
@@ -146,9 +158,11 @@ def _positional_eager(module, query, key, value, attention_mask, **kwargs):
     out = _scaled(module, out, query, key, kwargs)
     rec = _RECORD.get()
     if rec is not None:
-        rec.columns.append(weights[..., list(rec.keys)].detach())
+        rec.columns.append(rec.select(weights).detach())
         if rec.keep_outputs:
             rec.outputs.append(out.detach())
+        if rec.stop_after is not None and len(rec.columns) > rec.stop_after:
+            raise _StopForward
     return out, weights
 
 
@@ -193,20 +207,25 @@ def scaling_of(model: nn.Module) -> str:
 
 
 @contextlib.contextmanager
-def record_attention(model: nn.Module, keys: tuple[int, ...] = (0,), outputs: bool = False
-                     ) -> Iterator[_Recorder]:
+def record_attention(model: nn.Module, keys: tuple[int, ...] = (0,), outputs: bool = False,
+                     stop_after: int | None = None) -> Iterator[_Recorder]:
     """Run `model` on its eager attention (with its positional scaling, if any), recording per
     attention call the attention columns of `keys` and, with `outputs`, the (scaled)
-    attention outputs; the attention implementation is restored afterwards."""
+    attention outputs; the attention implementation is restored afterwards. `stop_after`: the
+    forward inside the block ends once attention call `stop_after` (0-based, layer order) is
+    recorded — the rest of the model (that layer's MLP, later layers, the head) never runs and
+    the block goes on after the `with`; nothing the forward returns exists then."""
     _check_hf(model, "recording attention")
     register()
     from repro.core.models.hf import attn_implementation
 
-    rec = _Recorder(tuple(int(k) for k in keys), [], [], outputs)
+    rec = _Recorder(tuple(int(k) for k in keys), [], [], outputs, stop_after)
     token = _RECORD.set(rec)
     try:
         with attn_implementation(model, POSITIONAL_EAGER):
             yield rec
+    except _StopForward:
+        pass
     finally:
         _RECORD.reset(token)
 
@@ -316,7 +335,8 @@ def init_std_profile(kind: str, model: dict[str, Any], context: int, seeds, n_se
     the attention output of `layer` per position, and Σ_j A_ij² (1/i under uniform attention),
     per seed: a `repro.core.stats.PositionalStdResult`. The model is drawn on the CPU and moved
     to `device`; the inputs are drawn on `device` (its generator). Only the blocks up to `layer` are
-    built and run (later blocks cannot change it; the built ones hold the full model's weights), over batches
+    built, and the forward ends after its attention (later blocks and its MLP cannot change o_i;
+    the built ones hold the full model's weights), over batches
     of sequences whose recorded attention stays under `batch_bytes` (at the paper's T = 2048 one
     sequence's probabilities are 200 MB a layer; the whole set at once did not fit an 80 GB H100,
     2026-11-25); the per-position std and Σ A² are accumulated in float64 over the batches."""
@@ -337,10 +357,12 @@ def init_std_profile(kind: str, model: dict[str, Any], context: int, seeds, n_se
         acc, a2 = PositionStd(), 0.0
         for start in range(0, n_seq, step):
             x = torch.randn(min(step, n_seq - start), context, model["d_model"], generator=g, device=device)
-            with torch.no_grad(), record_attention(m, keys=tuple(range(context)), outputs=True) as rec:
+            with torch.no_grad(), record_attention(m, keys=tuple(range(context)), outputs=True,
+                                                   stop_after=layer) as rec:
                 base(inputs_embeds=x, use_cache=False)
             acc.add(rec.outputs[layer])  # (b, T, C)
-            a2 = a2 + (rec.columns[layer].double() ** 2).sum(-1).sum(dim=(0, 1))
+            # Σ_j A_ij² accumulated in float64 without a float64 copy of the (b, H, T, T) map
+            a2 = a2 + torch.linalg.vector_norm(rec.columns[layer], dim=-1, dtype=torch.float64).square().sum(dim=(0, 1))
             heads = rec.columns[layer].shape[1]
         stds.append(acc.std().cpu().numpy())
         sq.append((a2 / (n_seq * heads)).cpu().numpy())
