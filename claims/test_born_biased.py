@@ -350,14 +350,22 @@ def test_llama_preference_is_far_weaker(claim, table1, profile):
 
 
 @pytest.fixture(scope="module")
-def small_models(profile, device):
-    sizes = profiles.bb_1_2_sizes(profile)  # bb_1's probe of RoPE GPT-2 at bb_1_2's shape
+def other_size(profile, device):
+    """bb_1's probe of RoPE GPT-2 at bb_1_2's shape: smaller than bb_1's at ci (4 layers), the
+    source's 1.2B (24L/2048d) at paper — larger."""
+    sizes = profiles.bb_1_2_sizes(profile)
     return init_bias.preference_runs(device=device, keep_states=False, **sizes)
 
 
 # The source's trend effects as ratios of top-1 frequencies, in the source's own rows:
 # length — Table 1(a) (the nano model, our shape), per 4× of length (its four 4× steps, geometric
 # mean); size — Table 1(c) 1.2B over Table 1(a) nano at equal length (six cells, geometric mean).
+def _model_scale(runs) -> int:
+    """Non-embedding weights of a probe run's shape, ∝ n_layer · d_model²: which model is larger."""
+    s = next(iter(runs.values())).sizes
+    return s["n_layer"] * s["d_model"] ** 2
+
+
 SOURCE_LENGTH_RATIO = preference_stats.geomean([SOURCE_TABLE1[("rope-gpt2", s, 4 * T)][1]
                                                 / SOURCE_TABLE1[("rope-gpt2", s, T)][1]
                                                 for s in (42, 43) for T in (64, 256)])
@@ -368,26 +376,29 @@ SOURCE_SIZE_RATIO = preference_stats.geomean([f / SOURCE_TABLE1[("rope-gpt2", s,
 @pytest.mark.policy_dtype
 @pytest.mark.xdist_group("born_biased-probes")  # the Table 1 probes: one worker builds them
 @pytest.mark.claim("BB-1.2")
-def test_preference_grows_with_length_and_size(claim, table1, small_models, profile):
+def test_preference_grows_with_length_and_size(claim, table1, other_size, profile):
     """Lengths: pooled over seeds, top-1 counts at the longest vs the shortest length; size:
-    pooled over seeds and lengths, the larger model's top-1 counts vs the smaller one's. Under
-    "no trend" each pooled count is equally likely to come from either side: Bin(total, 1/2),
-    one-sided at App B.2's level. Power: the same two tests when the longer (larger) side's
-    frequency is the source's ratio times our shorter (smaller) side's (exact, see
-    init_bias.power_pooled_share); our size step (4 → 12 layers at d = 768) is smaller than the
-    source's (nano → 1.2B), so that half's power is optimistic."""
+    pooled over seeds and lengths, the larger model's top-1 counts vs the smaller one's (which
+    of bb_1's and bb_1_2's shapes is larger depends on the profile: 4 → 12 layers at d = 768 at
+    ci, 12L/768d → the source's 1.2B at paper; a paper run on one H200 compared them the wrong way
+    round before, 2026-11-26). Under "no trend" each pooled count is equally likely to come from
+    either side: Bin(total, 1/2), one-sided at App B.2's level. Power: the same two tests when the
+    longer (larger) side's frequency is the source's ratio times our shorter (smaller) side's
+    (exact, see init_bias.power_pooled_share); at ci our size step is smaller than the source's
+    (nano → 1.2B), so that half's power is optimistic there."""
     big = _rope(table1)
     lengths = next(iter(big.values())).lengths
     n = next(iter(big.values())).sizes["n_seq"]
     long_ = sum(r.top1[-1].count for r in big.values())
     short = sum(r.top1[0].count for r in big.values())
     p_len = stats.binomial_p(long_, long_ + short, 0.5, alternative="greater")
-    large = sum(t.count for r in big.values() for t in r.top1)
-    smaller = sum(t.count for r in small_models.values() for t in r.top1)
+    larger_runs, smaller_runs = sorted((big, other_size), key=_model_scale, reverse=True)
+    large = sum(t.count for r in larger_runs.values() for t in r.top1)
+    smaller = sum(t.count for r in smaller_runs.values() for t in r.top1)
     p_size = stats.binomial_p(large, large + smaller, 0.5, alternative="greater")
     cos_len = np.mean([r.final_cosine[-1] - r.final_cosine[0] for r in big.values()])
-    cos_size = np.mean([big[k].final_cosine[-1] - small_models[k].final_cosine[-1] for k in big])
-    b_size, s_size = (preference_stats.size_label(next(iter(runs.values()))) for runs in (big, small_models))
+    cos_size = np.mean([larger_runs[k].final_cosine[-1] - smaller_runs[k].final_cosine[-1] for k in big])
+    b_size, s_size = (preference_stats.size_label(next(iter(runs.values()))) for runs in (larger_runs, smaller_runs))
     # power at the source's effects, from our shorter / smaller side's frequency
     n_len, n_size = n * len(big), n * len(big) * len(lengths)
     f_short, f_small = short / n_len, smaller / n_size
@@ -409,8 +420,8 @@ def test_preference_grows_with_length_and_size(claim, table1, small_models, prof
     claim.table("Finding 1.2: top-1 frequency (%) by length and size (seeds pooled in the test)",
                 ["model", "seed", *[f"T={T}" for T in lengths], "final-normed cosine at T_max"],
                 [[preference_stats.size_label(r), k[1], *[f"{t.freq * 100:.2f}" for t in r.top1],
-                  f"{r.final_cosine[-1]:.3f}"] for runs in (big, small_models) for k, r in runs.items()])
-    claim.figure(figures.table1_frequencies(big, small_models), "trend")
+                  f"{r.final_cosine[-1]:.3f}"] for runs in (big, other_size) for k, r in runs.items()])
+    claim.figure(figures.table1_frequencies(big, other_size), "trend")
     if profile.name == "ci":  # measured at ci: neither trend is resolved (strict: a pass must update this)
         claim.not_reproduced(
             f"neither trend is resolved in top-1 counts at ci: pooled counts {long_} (T={lengths[-1]}) vs {short} "

@@ -361,8 +361,10 @@ def init_std_profile(kind: str, model: dict[str, Any], context: int, seeds, n_se
                                                    stop_after=layer) as rec:
                 base(inputs_embeds=x, use_cache=False)
             acc.add(rec.outputs[layer])  # (b, T, C)
-            # Σ_j A_ij² accumulated in float64 without a float64 copy of the (b, H, T, T) map
-            a2 = a2 + torch.linalg.vector_norm(rec.columns[layer], dim=-1, dtype=torch.float64).square().sum(dim=(0, 1))
+            # Σ_j A_ij² in float64 one head at a time: a float64 copy of the whole (b, H, T, T) map
+            # is 3.75 GiB per batch at paper (CUDA casts before it reduces; out of memory on an
+            # H200 beside another run, 2026-11-26)
+            a2 = a2 + torch.stack([(A.double() ** 2).sum(-1) for A in rec.columns[layer].unbind(1)], 1).sum(dim=(0, 1))
             heads = rec.columns[layer].shape[1]
         stds.append(acc.std().cpu().numpy())
         sq.append((a2 / (n_seq * heads)).cpu().numpy())
