@@ -91,9 +91,10 @@ def fig10_token_and_dim(run, length: int, tok_baseline, dim_baseline) -> plt.Fig
     return fig
 
 
-def table1_frequencies(runs, small_runs=None) -> plt.Figure:
+def table1_frequencies(runs, other_runs=None) -> plt.Figure:
     """001 Table 1 as a plot: top-1 frequency (%) vs probe length per (arch, seed), with the
-    source's rows (a) and (b) for seeds 42 / 43 drawn as dotted reference lines."""
+    source's rows (a) and (b) for seeds 42 / 43 drawn as dotted reference lines; `other_runs`
+    (green): the same probe at BB-1.2's other model size, labelled by its layer count."""
     source: dict = {}  # (arch, seed) -> ([T …], [top-1 freq % …]) of Table 1(a)-(b)
     for (arch, seed, T), (_, freq, _) in catalogue.number("BB-1", "table1").items():
         xs, ys = source.setdefault((arch, seed), ([], []))
@@ -109,7 +110,7 @@ def table1_frequencies(runs, small_runs=None) -> plt.Figure:
             xs, ys = source[(arch, seed)]
             ax.plot(xs, ys, color=colors[arch], ls=":", marker="x", lw=1,
                     label=f"source Table 1 {arch} seed {seed}")
-    for (arch, seed), run in (small_runs or {}).items():
+    for (arch, seed), run in (other_runs or {}).items():
         ax.plot(run.lengths, [t.freq * 100 for t in run.top1], marker="s", color="tab:green",
                 ls="-" if seed == 42 else "--", label=f"{arch} {run.sizes['n_layer']}L seed {seed} (measured)")
     from repro.born_biased.preference_probe import uniform_rank_counts
