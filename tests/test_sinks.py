@@ -226,6 +226,9 @@ def test_record_attention_stops_after_the_asked_layer():
     assert reached == ["after"] and len(rec.columns) == len(rec.outputs) == 1 and len(full.columns) == 2
     assert torch.equal(rec.columns[0], maps[0]) and torch.equal(rec.outputs[0], full.outputs[0])
     assert model.config._attn_implementation == sinks.POSITIONAL  # restored after the stop too
+    with pytest.raises(ReproError, match="stop_after counts attention calls from 0"):
+        with sinks.record_attention(model, stop_after=-1):
+            pass
     w = torch.rand(2, 3, 5, 5)
     leading, scattered = (sinks._Recorder(keys, [], [], False) for keys in ((0, 1, 2), (0, 2)))
     assert leading.select(w).data_ptr() == w.data_ptr() and torch.equal(leading.select(w), w[..., :3])

@@ -216,6 +216,8 @@ def record_attention(model: nn.Module, keys: tuple[int, ...] = (0,), outputs: bo
     recorded — the rest of the model (that layer's MLP, later layers, the head) never runs and
     the block goes on after the `with`; nothing the forward returns exists then."""
     _check_hf(model, "recording attention")
+    if stop_after is not None and stop_after < 0:
+        raise ReproError(f"stop_after counts attention calls from 0; got {stop_after}")
     register()
     from repro.core.models.hf import attn_implementation
 
