@@ -132,3 +132,25 @@ def test_pool_processes_fill_every_core_in_the_last_round():
             w = processes(n, cores)
             assert makespan(n, cores, w) <= makespan(n, cores, min(n, cores)) + 1e-9
             assert cores <= w <= 2 * cores + 1 or w == n <= cores
+
+
+def test_a_job_with_its_own_token_streams_pools_under_the_in_process_key():
+    """RS-7's induction models train on generated sequences, not a corpus: the job names the
+    function that makes its streams (`tokens`), and `train_induction` then loads what the pool
+    wrote (a cache hit under the key of an in-process run)."""
+    from repro.residual_stream import induction
+
+    cfg = induction.InductionConfig(n_train_seq=64, n_eval_seq=8, steps=6, warmup_steps=2, curve_every=3, batch_size=8,
+                                    data_seed=uuid.uuid4().int % 10**6)  # a fresh key per run
+    jobs = [induction.train_job(cfg, n_layer, 0) for n_layer in (1, 2)]
+    assert launch.pool(jobs, workers=2) == 2
+    runs = [induction.train_induction(cfg, n_layer, 0) for n_layer in (1, 2)]
+    try:
+        assert not any(r.trained for r in runs)
+        assert launch.pool(jobs, workers=2) == 0
+    finally:
+        for r in runs:
+            shutil.rmtree(r.result.checkpoint, ignore_errors=True)
+    with pytest.raises(ReproError, match="not importable"):
+        launch.job("repro.residual_stream.induction:build_for_job", {}, induction.train_config(cfg, 0),
+                   tokens=("repro.nowhere:streams", {}))

@@ -302,3 +302,26 @@ def test_ratio_bound_power_matches_a_simulation():
             ok &= upper <= math.log(margin)
         assert sinks.ratio_bound_power(effect, sds, n, margin) == pytest.approx(ok.double().mean().item(), abs=0.035)
     assert sinks.ratio_bound_power(math.log(margin) + 0.05, sds, 10_000, margin) < 1e-6  # a real harm: never passes
+
+
+def test_a_variant_trained_in_the_pool_is_the_one_train_variant_loads():
+    """SK-2/SK-3's trio trains side by side (repro.harness.launch.pool): a pooled variant's
+    checkpoint carries the key of an in-process `train_variant`, which then loads it."""
+    import shutil
+    import uuid
+
+    from repro.core import train as T
+    from repro.harness import launch
+    from repro.sinks.experiments import train_variant, variant_job
+
+    model = dict(n_layer=1, n_head=2, d_model=32, vocab_size=4096)
+    cfg = T.TrainConfig(steps=4, batch_size=4, seq_len=16, lr=1e-3, warmup_steps=1, eval_every=4, eval_batches=1,
+                        vocab_size=4096, autocast=None)
+    tr, va, ident = T.corpus_tokens("brown", 4096)
+    ident = {**ident, "test": uuid.uuid4().hex}  # a fresh key per run
+    assert launch.pool([variant_job("attenuation", model, cfg, 0, corpus="brown", data_identity=ident)], workers=2) == 1
+    run = train_variant("attenuation", model, cfg, 0, train_tokens=tr, val_tokens=va, data_identity=ident)
+    try:
+        assert not run.trained
+    finally:
+        shutil.rmtree(run.checkpoint, ignore_errors=True)

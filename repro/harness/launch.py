@@ -50,13 +50,30 @@ FAIL_ENV = "REPRO_LAUNCH_FAIL_RANK"  # tests: this rank raises ("3") or hangs ("
 
 def job(factory: str, factory_kwargs: dict[str, Any], cfg: T.TrainConfig, *, corpus: str = "brown",
         model_config: dict | None = None, data_identity: dict | None = None,
-        init_checkpoint: Any = None) -> dict[str, Any]:
+        init_checkpoint: Any = None, tokens: tuple[str, dict[str, Any]] | None = None) -> dict[str, Any]:
     """A JSON-able training job (see the module docstring); `init_checkpoint`: continue from a
-    cached checkpoint (a TrainResult or its directory), as `train.train` does."""
+    cached checkpoint (a TrainResult or its directory), as `train.train` does. `tokens`: where
+    the token streams come from when they are not a corpus's — ``("module:function", kwargs)``,
+    the function returning (train_tokens, val_tokens) (e.g. RS-7's generated sequences); the
+    run's key then has `data_identity` as its labels, as an in-process run with those streams."""
     _factory(factory)  # fail early on a bad name
+    if tokens is not None:
+        _factory(tokens[0])
     return _with_checkpoint({"factory": factory, "factory_kwargs": factory_kwargs, "train_config": dataclasses.asdict(cfg),
                              "corpus": corpus, "model_config": model_config, "data_identity": data_identity,
-                             "init_checkpoint": init_checkpoint})
+                             "init_checkpoint": init_checkpoint,
+                             "tokens": None if tokens is None else {"factory": tokens[0], "kwargs": tokens[1]}})
+
+
+def _streams(job: dict[str, Any], vocab_size: int) -> tuple[Any, Any, dict | None]:
+    """(train_tokens, val_tokens, data_identity) of a job: its `tokens` factory's streams, or its
+    corpus under the Brown BPE (`train.corpus_tokens`, whose identity labels the key)."""
+    src = job.get("tokens")
+    if src is None:
+        tr, va, ident = T.corpus_tokens(job["corpus"], vocab_size)
+        return tr, va, job["data_identity"] or ident
+    tr, va = _factory(src["factory"])(**src["kwargs"])
+    return tr, va, job["data_identity"]
 
 
 def _factory(name: str):
@@ -78,11 +95,11 @@ def _config(job: dict[str, Any]) -> T.TrainConfig:
 def execute(job: dict[str, Any], accelerator: Any = None) -> T.TrainResult:
     """Run a job in this process (under torchrun: this rank), through `train.train`."""
     cfg = _config(job)
-    tr, va, ident = T.corpus_tokens(job["corpus"], cfg.vocab_size)
+    tr, va, ident = _streams(job, cfg.vocab_size)
     fn = _factory(job["factory"])
     kwargs = job["factory_kwargs"]
     return T.train(lambda seed: fn(seed, **kwargs), cfg, train_tokens=tr, val_tokens=va,
-                   model_config=job["model_config"], data_identity=job["data_identity"] or ident,
+                   model_config=job["model_config"], data_identity=ident,
                    init_checkpoint=job.get("init_checkpoint"), accelerator=accelerator, progress=False)
 
 
@@ -134,10 +151,10 @@ def _with_checkpoint(job: dict[str, Any]) -> dict[str, Any]:
 def cached(job: dict[str, Any]) -> bool:
     """Whether `execute(job)` would load a finished checkpoint instead of training."""
     cfg = _config(job)
-    tr, va, ident = T.corpus_tokens(job["corpus"], cfg.vocab_size)
+    tr, va, ident = _streams(job, cfg.vocab_size)
     model = _factory(job["factory"])(cfg.model_seed, **job["factory_kwargs"])
     return T.is_cached(model, cfg, tr, va, model_config=job["model_config"],
-                       data_identity=job["data_identity"] or ident, init_checkpoint=job.get("init_checkpoint"))
+                       data_identity=ident, init_checkpoint=job.get("init_checkpoint"))
 
 
 def _name(job: dict[str, Any]) -> str:

@@ -158,6 +158,31 @@ def build_model(cfg: InductionConfig, n_layer: int, seed: int, device: torch.dev
     return TinyDecoder(tc, generator(derive_seed("induction-init", n_layer, seed))).to(device)
 
 
+def build_for_job(seed: int, *, config: dict[str, Any], n_layer: int) -> TinyDecoder:
+    """`build_model` from JSON-able arguments: the model factory of a training job in another
+    process (repro.harness.launch), on the CPU."""
+    return build_model(InductionConfig(**config), n_layer, seed)
+
+
+def job_tokens(*, config: dict[str, Any]) -> tuple[torch.Tensor, torch.Tensor]:
+    """(train stream, held-out sequences back to back): the streams `train_induction` trains
+    and validates on, for a training job in another process."""
+    cfg = InductionConfig(**config)
+    return train_stream(cfg), eval_data(cfg).tokens.reshape(-1)
+
+
+def train_job(cfg: InductionConfig, n_layer: int, seed: int) -> dict[str, Any]:
+    """`train_induction`'s training as a JSON-able job (repro.harness.launch.pool): the same
+    checkpoint key, so `train_induction` then loads what the job wrote."""
+    from dataclasses import asdict
+
+    from repro.harness import launch
+
+    return launch.job("repro.residual_stream.induction:build_for_job", {"config": asdict(cfg), "n_layer": n_layer},
+                      train_config(cfg, seed),
+                      tokens=("repro.residual_stream.induction:job_tokens", {"config": asdict(cfg)}))
+
+
 def train_config(cfg: InductionConfig, seed: int) -> T.TrainConfig:
     snaps = tuple(range(0, cfg.steps, cfg.curve_every)) + (cfg.steps,)
     return T.TrainConfig(steps=cfg.steps, batch_size=cfg.batch_size, seq_len=cfg.seq_len, lr=cfg.lr,

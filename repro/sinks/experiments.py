@@ -302,6 +302,22 @@ def nano_llama(kind: str, model: dict[str, Any], context: int, seed: int,
     return apply_positional_scaling(m, kind, context).to(device)
 
 
+def build_for_job(seed: int, *, kind: str, model: dict[str, Any], context: int) -> nn.Module:
+    """`nano_llama` from JSON-able arguments: the model factory of a training job in another
+    process (repro.harness.launch), on the CPU."""
+    return nano_llama(kind, model, context, seed)
+
+
+def variant_job(kind: str, model: dict[str, Any], cfg: Any, seed: int, *, corpus: str,
+                data_identity: dict | None) -> dict[str, Any]:
+    """`train_variant`'s run as a JSON-able job (repro.harness.launch.pool): the same checkpoint
+    key, so `train_variant` then loads what the job wrote."""
+    from repro.harness import launch
+
+    return launch.job("repro.sinks.experiments:build_for_job", {"kind": kind, "model": dict(model), "context": cfg.seq_len},
+                      cfg.replace(model_seed=seed), corpus=corpus, data_identity=data_identity)
+
+
 def train_variant(kind: str, model: dict[str, Any], cfg: Any, seed: int, *, train_tokens: torch.Tensor,
                   val_tokens: torch.Tensor, data_identity: dict | None = None, accelerator: Any = None,
                   device: torch.device | str = "cpu"):

@@ -16,7 +16,7 @@ from repro.core import data, stats
 from repro.core import train as T
 from repro.harness import plan
 from repro.harness.runtime import ReproError, resolve_autocast
-from repro.sinks.experiments import SCALINGS, SinkCurve, nano_llama, sink_curve, train_variant
+from repro.sinks.experiments import SCALINGS, SinkCurve, nano_llama, sink_curve, train_variant, variant_job
 
 SHIFT = "stdlib-code"  # the out-of-domain held-out set
 
@@ -63,6 +63,12 @@ def train_trio(sizes: dict, profile_name: str, corpus: str, optimiser: dict | No
                         corpus=corpus).replace(**(optimiser or {}))
     train_tokens, val_tokens, ident = T.corpus_tokens(corpus, V)
     accelerator = accelerator_for(profile_name)
+    if accelerator is None and torch.device(device).type == "cpu":
+        from repro.harness import launch
+
+        # the three variants side by side, one torch thread each (repro.harness.launch.pool)
+        launch.pool([variant_job(k, sizes["model"], cfg, sizes["seed"], corpus=corpus, data_identity=ident)
+                     for k in SCALINGS])
     results = {k: train_variant(k, sizes["model"], cfg, sizes["seed"], train_tokens=train_tokens,
                                 val_tokens=val_tokens, data_identity=ident, accelerator=accelerator, device=device)
                for k in SCALINGS}
