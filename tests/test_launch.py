@@ -48,14 +48,27 @@ def test_two_gloo_processes_train_like_one():
 @pytest.mark.parametrize("mode, message, timeout", [("1", "failed", 300), ("1:hang", "timed out", 15)])
 def test_a_failed_or_hung_rank_is_one_clear_error(monkeypatch, mode, message, timeout):
     monkeypatch.setenv(launch.FAIL_ENV, mode)
+    # this run's ranks inherit a tag, so ranks of a test running beside it (xdist) are not counted
+    tag = f"REPRO_TEST_RUN={uuid.uuid4().hex}"
+    monkeypatch.setenv(*tag.split("="))
     tc, cfg, *_ = _setup()
     job = launch.job("repro.causal_shift.experiments:build_for_job", {"tiny": {**vars(tc)}, "variant": {"name": "baseline"}}, cfg)
     with pytest.raises(ReproError, match=message):
         launch.run(job, 2, timeout=timeout)
     import subprocess
 
-    left = subprocess.run(["pgrep", "-f", "repro.harness.launch /tmp/repro-job"], capture_output=True, text=True).stdout
-    assert not left.strip(), f"ranks left behind: {left}"
+    found = subprocess.run(["pgrep", "-f", "repro.harness.launch /tmp/repro-job"], capture_output=True, text=True).stdout
+    left = [pid for pid in found.split() if tag in _environ(pid)]
+    assert not left, f"ranks left behind: {left}"
+
+
+def _environ(pid: str) -> str:
+    """A process's environment as text ("" once it has gone)."""
+    try:
+        with open(f"/proc/{pid}/environ", "rb") as f:
+            return f.read().replace(b"\0", b"\n").decode(errors="replace")
+    except OSError:
+        return ""
 
 
 def test_bad_factory_and_procs():
