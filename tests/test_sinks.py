@@ -12,7 +12,7 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from repro.core.models.hf import build_model
+from repro.core.models.hf import attn_implementation, build_model
 from repro.core.stats import PositionStd, loglog_slope, std_by_position
 from repro.harness.runtime import ReproError, generator
 from repro.sinks import experiments as sinks
@@ -233,6 +233,52 @@ def test_record_attention_stops_after_the_asked_layer():
     leading, scattered = (sinks._Recorder(keys, [], [], False) for keys in ((0, 1, 2), (0, 2)))
     assert leading.select(w).data_ptr() == w.data_ptr() and torch.equal(leading.select(w), w[..., :3])
     assert torch.equal(scattered.select(w), w[..., [0, 2]])
+
+
+def test_a_stopped_forward_is_freed_without_a_garbage_collection():
+    """The stop's traceback holds the forward's frames (the recorder among their locals, and at
+    SK-1's paper size ≈ 6 GB of maps per batch): they must go when the `with` ends, by reference
+    counting alone. Python 3.12's `contextlib.contextmanager` kept them in a cycle until the next
+    collection (CPython gh-129280; SK-1's process reached 120 GiB on an H200, 2026-11-26). The
+    negative control — the same stop absorbed by a generator context manager — stays alive on
+    3.12; on 3.11 both are freed, so there the control is reported, not asserted."""
+    import contextlib
+    import gc
+    import sys
+    import weakref
+
+    model = tiny()
+    ids = torch.randint(0, 37, (2, 10), generator=generator(7))
+
+    @contextlib.contextmanager
+    def generator_cm(m):  # the former record_attention's shape
+        rec = sinks._Recorder((0,), [], [], False, 0)
+        token = sinks._RECORD.set(rec)
+        try:
+            with attn_implementation(m, sinks.POSITIONAL_EAGER):
+                yield rec
+        except sinks._StopForward:
+            pass
+        finally:
+            sinks._RECORD.reset(token)
+
+    def alive_after(cm) -> bool:
+        with torch.no_grad(), cm as rec:
+            model(input_ids=ids)
+        ref = weakref.ref(rec)
+        del rec, cm
+        return ref() is not None
+
+    gc.collect()
+    gc.disable()
+    try:
+        ours = alive_after(sinks.record_attention(model, stop_after=0))
+        control = alive_after(generator_cm(model))
+    finally:
+        gc.enable()
+    assert not ours
+    if sys.version_info >= (3, 12):
+        assert control, "the generator context manager no longer keeps the stop alive: update this control"
 
 
 def test_sink_curve_shapes_and_eps():

@@ -32,7 +32,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import sys
-from collections.abc import Iterator
+import traceback
 from dataclasses import dataclass
 from typing import Any
 
@@ -206,30 +206,54 @@ def scaling_of(model: nn.Module) -> str:
     return getattr(getattr(model, "config", None), CONFIG_KIND, None) or "baseline"
 
 
-@contextlib.contextmanager
-def record_attention(model: nn.Module, keys: tuple[int, ...] = (0,), outputs: bool = False,
-                     stop_after: int | None = None) -> Iterator[_Recorder]:
+class record_attention(contextlib.AbstractContextManager):
     """Run `model` on its eager attention (with its positional scaling, if any), recording per
     attention call the attention columns of `keys` and, with `outputs`, the (scaled)
     attention outputs; the attention implementation is restored afterwards. `stop_after`: the
     forward inside the block ends once attention call `stop_after` (0-based, layer order) is
     recorded — the rest of the model (that layer's MLP, later layers, the head) never runs and
-    the block goes on after the `with`; nothing the forward returns exists then."""
-    _check_hf(model, "recording attention")
-    if stop_after is not None and stop_after < 0:
-        raise ReproError(f"stop_after counts attention calls from 0; got {stop_after}")
-    register()
-    from repro.core.models.hf import attn_implementation
+    the block goes on after the `with`; nothing the forward returns exists then.
 
-    rec = _Recorder(tuple(int(k) for k in keys), [], [], outputs, stop_after)
-    token = _RECORD.set(rec)
-    try:
-        with attn_implementation(model, POSITIONAL_EAGER):
-            yield rec
-    except _StopForward:
-        pass
-    finally:
-        _RECORD.reset(token)
+    A class, not a generator context manager: the stopping exception's traceback holds the
+    forward's frames (at SK-1's paper size, ≈ 6 GB of attention maps and activations per batch).
+    Under Python 3.12, `contextlib.contextmanager` keeps an absorbed exception in a reference
+    cycle until the next garbage collection (CPython gh-129280), and on an H200 SK-1's process
+    grew to 120 GiB and ran out of memory (2026-11-26). Here the traceback is dropped on exit,
+    so everything is freed as the `with` ends, on every Python."""
+
+    def __init__(self, model: nn.Module, keys: tuple[int, ...] = (0,), outputs: bool = False,
+                 stop_after: int | None = None) -> None:
+        _check_hf(model, "recording attention")
+        if stop_after is not None and stop_after < 0:
+            raise ReproError(f"stop_after counts attention calls from 0; got {stop_after}")
+        register()
+        from repro.core.models.hf import attn_implementation
+
+        self._rec = _Recorder(tuple(int(k) for k in keys), [], [], outputs, stop_after)
+        self._impl = attn_implementation(model, POSITIONAL_EAGER)
+        self._token: contextvars.Token | None = None
+
+    def __enter__(self) -> _Recorder:
+        self._token = _RECORD.set(self._rec)
+        try:
+            self._impl.__enter__()
+        except BaseException:
+            _RECORD.reset(self._token)
+            raise
+        return self._rec
+
+    def __exit__(self, typ, exc, tb) -> bool:
+        try:
+            # the restore needs no exception (it is a `finally`); passing it on would put it
+            # through a generator's throw() — the cycle this class avoids
+            self._impl.__exit__(None, None, None)
+        finally:
+            _RECORD.reset(self._token)
+        if isinstance(exc, _StopForward):
+            traceback.clear_frames(tb)  # the finished forward's frames let go of their tensors
+            exc.__traceback__ = None
+            return True
+        return False
 
 
 def _base(model: nn.Module) -> nn.Module:
