@@ -157,8 +157,8 @@ def _sinks(s: dict) -> list[Job]:
             Job("sinks", "SK-1", "first block of each variant at init, Gaussian inputs", "infer", 3 * len(i["seeds"]),
                 block, m["d_model"], 1, m["n_head"], m["vocab_size"], T, i["n_seq"] * T, batch=10,
                 notes="float32 eager attention with every map recorded: memory-bound, so the FLOPs undercount it "
-                      "≈ 30×: measured on an H200 (2026-11-26, 0f4dff5) ≈ 31 ms per batch of 10 sequences of 2,048, "
-                      "≈ 5 s per seed and variant (200 batches), ≈ 4.5 min for the 48")]
+                      "≈ 20×: measured alone on an H200 (2026-11-26, b1086f5) 3.5 s per seed and variant (200 "
+                      "batches of 10 sequences of 2,048, ≈ 17 ms each), the fixture 174 s for the 48")]
 
 
 def _context_axis(s: dict) -> list[Job]:
