@@ -240,8 +240,9 @@ def test_a_stopped_forward_is_freed_without_a_garbage_collection():
     SK-1's paper size ≈ 6 GB of maps per batch): they must go when the `with` ends, by reference
     counting alone. Python 3.12's `contextlib.contextmanager` kept them in a cycle until the next
     collection (CPython gh-129280; SK-1's process reached 120 GiB on an H200, 2026-11-26). The
-    negative control — the same stop absorbed by a generator context manager — stays alive on
-    3.12; on 3.11 both are freed, so there the control is reported, not asserted."""
+    negative controls: a stop deliberately kept in a cycle is seen on every Python, and the same
+    stop absorbed by a generator context manager stays alive on 3.12 (on 3.11 both shapes are
+    freed, so there that control is not asserted)."""
     import contextlib
     import gc
     import sys
@@ -251,14 +252,15 @@ def test_a_stopped_forward_is_freed_without_a_garbage_collection():
     ids = torch.randint(0, 37, (2, 10), generator=generator(7))
 
     @contextlib.contextmanager
-    def generator_cm(m):  # the former record_attention's shape
+    def generator_cm(m, keep_stop: bool = False):  # the former record_attention's shape
         rec = sinks._Recorder((0,), [], [], False, 0)
         token = sinks._RECORD.set(rec)
         try:
             with attn_implementation(m, sinks.POSITIONAL_EAGER):
                 yield rec
-        except sinks._StopForward:
-            pass
+        except sinks._StopForward as stop:
+            if keep_stop:  # a cycle on every Python: recorder → stop → traceback → frames → recorder
+                rec.stop = stop
         finally:
             sinks._RECORD.reset(token)
 
@@ -274,9 +276,11 @@ def test_a_stopped_forward_is_freed_without_a_garbage_collection():
     try:
         ours = alive_after(sinks.record_attention(model, stop_after=0))
         control = alive_after(generator_cm(model))
+        cycle = alive_after(generator_cm(model, keep_stop=True))
     finally:
         gc.enable()
     assert not ours
+    assert cycle, "the check cannot see a recorder kept in a reference cycle"
     if sys.version_info >= (3, 12):
         assert control, "the generator context manager no longer keeps the stop alive: update this control"
 
