@@ -91,7 +91,7 @@ def test_repro_dtype_forces_every_decision(monkeypatch, forced, dtype, autocast)
 def test_auto_follows_the_hardware(monkeypatch):
     monkeypatch.delenv(runtime.DTYPE_ENV, raising=False)
     assert runtime.resolve_dtype("auto", "cuda") is torch.bfloat16
-    want = torch.bfloat16 if runtime.native_bf16() else torch.float32
+    want = torch.bfloat16 if runtime.bf16_fast() else torch.float32
     assert runtime.resolve_dtype("auto", "cpu") is want
     with runtime.autocast("auto", "cpu"):
         y = torch.ones(2, 2) @ torch.ones(2, 2)
@@ -106,9 +106,68 @@ def test_bad_override_is_one_clear_error(monkeypatch):
 
 def test_cpu_capability_names_the_deciding_flags():
     cap = runtime.cpu_capability()
-    assert set(cap) == {"cpu", "machine", "native_bf16", "flags"}
+    assert set(cap) == {"cpu", "machine", "native_bf16", "flags", "bf16_speedup", "bf16_min_speedup", "bf16_fast"}
     assert isinstance(cap["native_bf16"], bool)
     assert set(cap["flags"]) <= set(runtime.BF16_FLAGS)
+    assert cap["bf16_fast"] == (cap["bf16_speedup"] is not None and cap["bf16_speedup"] >= runtime.BF16_MIN_SPEEDUP)
+
+
+@pytest.fixture
+def fresh_speed(monkeypatch, tmp_path):
+    """The bf16 speed measurement forgotten (in-process and on disk) before and after the test."""
+    monkeypatch.setenv("REPRO_CACHE", str(tmp_path))
+    monkeypatch.delenv(runtime.DTYPE_ENV, raising=False)
+    runtime.bf16_speedup.cache_clear()
+    yield tmp_path
+    runtime.bf16_speedup.cache_clear()
+
+
+@pytest.mark.parametrize("f32_s, bf16_s, want", [
+    (0.010, 0.0027, torch.bfloat16),  # 3.7×: the AVX512-BF16 EPYC's forward
+    (0.010, 0.018, torch.float32),    # 0.55×: the Xeon whose bf16 matmul is slower than float32's
+    (0.010, 0.0080, torch.float32),   # 1.25×: native, faster, but under the bar
+])
+def test_native_bf16_is_used_only_where_measured_faster(monkeypatch, fresh_speed, f32_s, bf16_s, want):
+    """Native bf16 instructions are necessary, not sufficient: "auto" follows the measured speed-up."""
+    monkeypatch.setattr(runtime, "native_bf16", lambda: True)
+    monkeypatch.setattr(runtime, "_time_matmuls", lambda rounds=5: (f32_s, bf16_s))
+    assert runtime.resolve_dtype("auto", "cpu") is want
+    assert runtime.resolve_autocast("auto", "cpu") == ("bfloat16" if want is torch.bfloat16 else None)
+    assert runtime.resolve_dtype("auto", "cuda") is torch.bfloat16  # a GPU is not timed
+    cap = runtime.cpu_capability()
+    assert cap["bf16_speedup"] == pytest.approx(f32_s / bf16_s, rel=1e-3)
+    assert cap["bf16_fast"] is (want is torch.bfloat16)
+
+
+def test_bf16_speed_is_measured_once_per_machine(monkeypatch, fresh_speed):
+    """The measurement is kept under the cache directory: every process of a run and every later
+    run on this machine reads the same number (and so picks the same dtype); a corrupt entry is
+    measured again."""
+    calls = []
+    monkeypatch.setattr(runtime, "native_bf16", lambda: True)
+    monkeypatch.setattr(runtime, "_time_matmuls", lambda rounds=5: calls.append(1) or (0.01, 0.002))
+    assert runtime.bf16_speedup() == pytest.approx(5.0)
+    runtime.bf16_speedup.cache_clear()  # a new process
+    monkeypatch.setattr(runtime, "_time_matmuls", lambda rounds=5: calls.append(1) or (0.01, 0.02))
+    assert runtime.bf16_speedup() == pytest.approx(5.0) and len(calls) == 1
+    (entry,) = fresh_speed.joinpath("runtime").glob("bf16-speed-*.json")
+    entry.write_text("{trunc")
+    runtime.bf16_speedup.cache_clear()
+    assert runtime.bf16_speedup() == pytest.approx(0.5) and len(calls) == 2
+
+
+def test_emulated_bf16_is_not_timed(monkeypatch, fresh_speed):
+    monkeypatch.setattr(runtime, "native_bf16", lambda: False)
+    monkeypatch.setattr(runtime, "_time_matmuls", lambda rounds=5: pytest.fail("timed an emulated bf16"))
+    assert runtime.bf16_speedup() is None and not runtime.bf16_fast()
+    assert runtime.resolve_dtype("auto", "cpu") is torch.float32
+
+
+def test_matmul_timing_is_real_and_restores_threads():
+    threads = torch.get_num_threads()
+    f32, b16 = runtime._time_matmuls(rounds=1)
+    assert 0 < f32 < 10 and 0 < b16 < 60
+    assert torch.get_num_threads() == threads
 
 
 def test_training_key_names_the_dtype_that_ran(monkeypatch, tmp_path):
@@ -138,3 +197,4 @@ def test_env_command_prints_capability_and_dtype(monkeypatch, capsys):
     out = capsys.readouterr().out
     assert re.search(r"^bf16\s+native: (yes|no)", out, re.M)
     assert re.search(r"^dtype\s+float32", out, re.M)
+    assert re.search(r"^bf16\s+speed: ", out, re.M)

@@ -300,9 +300,19 @@ def _cmd_env(args: argparse.Namespace) -> int:
     print(f"cpu      {cpu['cpu'] or '?'} ({cpu['machine']}), {info['threads']} torch threads\n"
           f"bf16     native: {'yes' if cpu['native_bf16'] else 'no (emulated: several times slower than float32)'}; "
           f"flags: {' '.join(cpu['flags']) or 'none'}\n"
+          f"bf16     {_speed_line(cpu)}\n"
           f"device   {device} (torch {info['torch']})\n"
           f"dtype    {info['dtype']}  (the policy's \"auto\"; {DTYPE_ENV}={info[DTYPE_ENV]})")
     return 0
+
+
+def _speed_line(cpu: dict) -> str:
+    """What the measured bf16 speed-up says about "auto" on this CPU, in one line."""
+    speedup, bar = cpu["bf16_speedup"], cpu["bf16_min_speedup"]
+    if speedup is None:
+        return "speed: not measured (not native)"
+    verdict = "fast: auto picks it" if cpu["bf16_fast"] else "under the bar: auto picks float32"
+    return f"speed: a matmul ran {speedup:.2f}× float32's speed (bar {bar}×) — {verdict}"
 
 
 def _add_env(subparsers: argparse._SubParsersAction) -> None:
@@ -311,7 +321,8 @@ def _add_env(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
         "env", help="print the CPU's bfloat16 capability and the dtype the claims will run in",
         description="The dtype policy (repro.harness.runtime.resolve_dtype): bfloat16 on a GPU or a CPU that multiplies "
-        "it natively (AVX512-BF16 / AMX), float32 elsewhere; REPRO_DTYPE=float32|bfloat16 overrides it.")
+        "it natively (AVX512-BF16 / AMX) and measurably faster than float32, float32 elsewhere; REPRO_DTYPE=float32|bfloat16 "
+        "overrides it.")
     p.add_argument("--device", choices=DEVICES, default="auto", help="default auto: CUDA if available")
     p.add_argument("--json", action="store_true", help="print as JSON")
     p.set_defaults(func=_cmd_env)

@@ -511,7 +511,9 @@ def _dtype_line(run: dict[str, Any]) -> str:
         return "not recorded"
     cpu = d.get("cpu") or {}
     return (f"\"auto\" resolves to {d.get('auto')} (REPRO_DTYPE={d.get('override')}); CPU {cpu.get('cpu') or '?'}, "
-            f"native bfloat16: {cpu.get('native_bf16')}, flags {' '.join(cpu.get('flags') or []) or 'none'}")
+            f"native bfloat16: {cpu.get('native_bf16')}, flags {' '.join(cpu.get('flags') or []) or 'none'}"
+            + (f", bf16 matmul {cpu['bf16_speedup']:.2f}× float32's speed (bar {cpu.get('bf16_min_speedup')}×)"
+               if isinstance(cpu.get("bf16_speedup"), (int, float)) else ""))
 
 
 # --------------------------------------------------------------------------- terminal

@@ -69,28 +69,105 @@ def _cpuinfo_flags() -> set[str]:
 def native_bf16() -> bool:
     """Does this CPU multiply bfloat16 natively (oneDNN's own test: AVX512-BF16 or AMX on x86,
     BF16 on Arm)? Where it does not, bf16 is emulated: a bf16 matmul with its backward ran 16×
-    slower than float32 on an AMD EPYC without AVX512-BF16 (issue 18)."""
+    slower than float32 on an AMD EPYC without AVX512-BF16 (issue 18). Native is necessary for
+    "auto" to pick bfloat16, not sufficient: see `bf16_speedup`."""
     try:
         return bool(torch.ops.mkldnn._is_mkldnn_bf16_supported())
     except (AttributeError, RuntimeError):  # pragma: no cover - builds without oneDNN
         return False
 
 
-def cpu_capability() -> dict[str, Any]:
-    """The CPU facts that decide the dtype policy, for claims.json's "run" and `.ci/run`."""
+# "auto" picks bfloat16 on a CPU only where `bf16_speedup` measured at least this. Native bf16
+# instructions do not make bf16 fast: on the AMD EPYC (Zen 4, AVX512-BF16) a 12-layer 768-wide
+# forward ran 3.7× faster in bf16, and the whole ci claims run took 1,262 s against 1,798 s in
+# float32 (2026-11-26); on an Intel Xeon with AVX512-BF16 but no AMX exposed to the VM, oneDNN's
+# bf16 matmul (brg_matmul:avx512_core_bf16) ran at 0.55–0.6× MKL's float32 rate (64 against 112
+# GFLOP/s on one thread, 2026-11-26), so bf16 there is slower *and* less precise. The bar sits
+# well between the two; a CPU near it gets float32 (the safe side: the same numbers as a CPU
+# without bf16).
+BF16_MIN_SPEEDUP = 1.3
+# the matmul `bf16_speedup` times: (M × K) @ (K × N), a 768-wide model's MLP at a batch of tokens
+BF16_PROBE_SHAPE = (512, 768, 3072)
+
+
+def _time_matmuls(rounds: int = 5) -> tuple[float, float]:
+    """Best-of-`rounds` seconds of one BF16_PROBE_SHAPE matmul in float32 and in bfloat16, on one
+    thread, the two dtypes interleaved (a busy machine slows both alike)."""
+    import time
+
+    m, k, n = BF16_PROBE_SHAPE
+    g = generator(0)
+    a32, b32 = torch.randn(m, k, generator=g), torch.randn(k, n, generator=g)
+    a16, b16 = a32.to(torch.bfloat16), b32.to(torch.bfloat16)
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        best = {torch.float32: float("inf"), torch.bfloat16: float("inf")}
+        a32 @ b32, a16 @ b16  # first calls pick (and for oneDNN, JIT) their kernels
+        for _ in range(rounds):
+            for a, b in ((a32, b32), (a16, b16)):
+                t = time.perf_counter()
+                a @ b
+                best[a.dtype] = min(best[a.dtype], time.perf_counter() - t)
+    finally:
+        torch.set_num_threads(threads)
+    return best[torch.float32], best[torch.bfloat16]
+
+
+@functools.lru_cache(maxsize=None)
+def bf16_speedup() -> float | None:
+    """float32 seconds / bfloat16 seconds of one matmul (`BF16_PROBE_SHAPE`, one thread) on this
+    CPU; None where bf16 is not native (emulated: not worth timing). Measured once per machine —
+    CPU model, flags and torch version — and kept under the cache directory, so every process of a
+    run (pytest, xdist workers, training-pool jobs) and every later run on this machine decides
+    alike; takes about a second the first time."""
+    if not native_bf16():
+        return None
     import platform
 
-    model = ""
+    flags = sorted(_cpuinfo_flags())
+    key = config_key({"cpu": _cpu_model(), "machine": platform.machine(), "flags": flags, "torch": torch.__version__,
+                      "shape": BF16_PROBE_SHAPE})
+    path = cache_dir("runtime") / f"bf16-speed-{key}.json"
+    with file_lock(path.with_suffix(".lock")):
+        cached = read_json_or_none(path)
+        if isinstance(cached, dict) and isinstance(cached.get("speedup"), (int, float)):
+            return float(cached["speedup"])
+        f32, b16 = _time_matmuls()
+        speedup = round(f32 / b16, 3)
+        atomic_write_json(path, {"speedup": speedup, "float32_s": f32, "bfloat16_s": b16, "cpu": _cpu_model(),
+                                 "torch": torch.__version__, "shape": BF16_PROBE_SHAPE})
+    return speedup
+
+
+def bf16_fast() -> bool:
+    """Whether "auto" means bfloat16 on this CPU: native, and measured at least BF16_MIN_SPEEDUP×
+    faster than float32 (`bf16_speedup`)."""
+    speedup = bf16_speedup()
+    return speedup is not None and speedup >= BF16_MIN_SPEEDUP
+
+
+def _cpu_model() -> str:
+    import platform
+
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():
             if line.startswith("model name"):
-                model = line.partition(":")[2].strip()
-                break
+                return line.partition(":")[2].strip()
     except OSError:  # pragma: no cover - not Linux
         pass
+    return platform.processor()
+
+
+def cpu_capability() -> dict[str, Any]:
+    """The CPU facts that decide the dtype policy, for claims.json's "run" and `.ci/run`: native
+    bf16, the measured bf16 speed-up over float32 and whether that makes "auto" bfloat16."""
+    import platform
+
     flags = _cpuinfo_flags()
-    return {"cpu": model or platform.processor(), "machine": platform.machine(),
-            "native_bf16": native_bf16(), "flags": sorted(f for f in BF16_FLAGS if f in flags)}
+    return {"cpu": _cpu_model(), "machine": platform.machine(), "native_bf16": native_bf16(),
+            "flags": sorted(f for f in BF16_FLAGS if f in flags), "bf16_speedup": bf16_speedup(),
+            "bf16_min_speedup": BF16_MIN_SPEEDUP, "bf16_fast": bf16_fast()}
 
 
 def dtype_override() -> str:
@@ -107,10 +184,12 @@ def resolve_dtype(name: str = "auto", device: torch.device | str = "cpu") -> tor
     "float32" and "bfloat16" are taken as named (only where a claim needs that dtype; the
     caller states why). "auto" (and None) means: `$REPRO_DTYPE` if set to float32 or bfloat16
     (REPRO_DTYPE=float32 makes a machine with native bf16 do what one without it does), else
-    bfloat16 where the hardware multiplies it natively — a CUDA GPU, or a CPU with
-    AVX512-BF16/AMX, where a 12-layer, 768-wide forward ran 3.7× faster than float32 — and
-    float32 elsewhere (emulated bf16 is several times slower than float32). Records say which
-    one was used."""
+    bfloat16 where the hardware multiplies it natively and fast — a CUDA GPU, or a CPU with
+    AVX512-BF16/AMX whose bf16 matmul measured at least BF16_MIN_SPEEDUP× float32's speed
+    (`bf16_fast`; a 12-layer, 768-wide forward ran 3.7× faster on the AVX512-BF16 EPYC) — and
+    float32 elsewhere (emulated bf16 is several times slower than float32, and some CPUs with
+    native bf16 instructions run bf16 matmuls slower than float32 ones). Records say which one
+    was used."""
     if name not in DTYPES:
         raise ReproError(f"unknown dtype {name!r}; choose one of {', '.join(DTYPES)}")
     if name == "auto":
@@ -119,7 +198,7 @@ def resolve_dtype(name: str = "auto", device: torch.device | str = "cpu") -> tor
         return getattr(torch, name)
     if torch.device(device).type == "cuda":
         return torch.bfloat16
-    return torch.bfloat16 if native_bf16() else torch.float32
+    return torch.bfloat16 if bf16_fast() else torch.float32
 
 
 def dtype_name(dtype: torch.dtype) -> str:
