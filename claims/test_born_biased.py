@@ -622,7 +622,7 @@ def test_mlp_drives_contraction_attention_alone_does_not(claim, ablation, unifor
         best = min(r.null_log10_p for r in runs)
         rows.append([v, SOURCE_TABLE2[v], f"{final[v].mean():.4g}", f"{np.mean([r.top1.freq for r in runs]) * 100:.2f}",
                      f"1e{best:.1f} … 1e{worst:.1f}"])
-    claim.table("001 Table 2 at our scale (source: full 0.46, attn-only 1.11e-4, MLP-only 0.25)",
+    claim.table("001 Table 2 at our scale (source: " + ", ".join(f"{v} {x:.3g}" for v, x in SOURCE_TABLE2.items()) + ")",
                 ["variant", "source avg sim", "measured avg sim", "top-1 freq %", "p over seeds (head's null)"], rows)
     # Attention-only: no contraction. For independent inputs the pairwise cosine has mean 0 and
     # per-model SE ≈ √2/(N·√d); 0.01 is > 50 of those SEs at our N and d, and 40× below MLP-only.

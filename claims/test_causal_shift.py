@@ -51,16 +51,16 @@ NOT_REPRODUCED: dict[tuple[str, str], str] = {
     # profile-level (key: the profile's name): the 4-layer models trained at ci
     ("CS-4", "ci"): (
         "cutting the first layer does not lower the validation loss beyond seed noise at 4 layers × 300 steps of "
-        "Brown; the source's effect, taken from Table II's fixed-cut gain (0.6% relative), is a few hundredths of a nat on our "
-        "loss, within our seed spread."),
+        f"Brown; the source's effect, taken from Table II's fixed-cut gain ({REL_GAIN[0]:.1%} relative), is a few "
+        "hundredths of a nat on our loss, within our seed spread."),
     ("CS-5", "ci"): (
         "after 300 steps the gate has barely moved from uniform, far from putting its mass on one late layer (the "
         "source trains on 10B tokens). No power is computable: Fig 5 gives no step at which the mass concentrates, so "
         "the chance of seeing it after 0.3M tokens cannot be derived; what decides it is the paper profile (20,000 steps "
         "of 32 × 1024 tokens) or the source's 10B tokens."),
     ("CS-6", "ci"): (
-        "gating ≥ fixed cut ≥ baseline does not hold on every benchmark; the source's gains (Table II: 0.6% and 0.8% "
-        "relative) are within the seed noise at this scale."),
+        "gating ≥ fixed cut ≥ baseline does not hold on every benchmark; the source's gains (Table II: "
+        f"{REL_GAIN[0]:.1%} and {REL_GAIN[1]:.1%} relative) are within the seed noise at this scale."),
 }
 
 

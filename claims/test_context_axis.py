@@ -23,17 +23,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
-from repro.context_axis import experiments, figures
+from repro.context_axis import exactness, experiments, figures
 from repro.context_axis.experiments import VARIANTS, Experiment, PretrainedRun
 from repro.context_axis import kernels as ca
-from repro.context_axis import whole_model as cl
 from repro.core import data, plotting
-from repro.core.models.hf import build_model
 from repro.core.stats import loglog_slope, n_for_power, paired_seed_difference, tail_slope
-from repro.harness.runtime import generator
 
 # 004 Figure 1 (L = 5), 1 = masked: (a) context axis 2, (b) context axis 3
 FIG1 = {2: [[0, 0, 0, 1, 1]] * 3 + [[0, 0, 0, 0, 1], [0, 0, 0, 0, 0]],
@@ -61,21 +56,6 @@ NOT_REPRODUCED: dict[tuple[str, str], str] = {
 @pytest.fixture(scope="module")
 def sizes(profile):
     return profile.sizes("context_axis")
-
-
-def _tiny(arch: str, n_layer: int, seed: int, vocab: int = 50):
-    """A random tiny transformers model in float64 with perturbed norms (so that no identity
-    norm makes two formulations agree by accident)."""
-    return build_model(arch, n_layer=n_layer, n_head=4, d_model=32, vocab_size=vocab, seed=seed, perturb_norms=0.1,
-                       attn_implementation="sdpa", dtype=torch.float64)
-
-
-def _exhaustive(check, sizes, **strategies):
-    """Run `check(**example)` on `sizes['check']['examples']` derandomised hypothesis examples
-    (the same examples every run: the records are deterministic)."""
-    runner = settings(max_examples=sizes["check"]["examples"], derandomize=True, database=None, deadline=None,
-                      suppress_health_check=list(HealthCheck))(given(**strategies)(check))
-    runner()
 
 
 # --------------------------------------------------------------------------- CA-1, CA-2
@@ -137,38 +117,12 @@ def test_figure1_slices(claim):
 
 
 @pytest.mark.claim("CA-3")
-def test_diagonal_is_autoregressive(claim, sizes):
+def test_diagonal_is_autoregressive(claim, sizes, device):
     """Through any number of layers: changing any token after t never changes the diagonal
     output at t, and the diagonal equals the per-prefix bidirectional oracle (random llama and
     GPT-2 configs and sequences). And it is not causal attention: the past is re-read."""
     claim.dtype = "float64"  # exact checks: see EXACT
-    c = sizes["check"]
-    stats = {"future": 0.0, "leak": 0.0, "oracle": 0.0, "masked": 0.0, "vs_causal": [], "one_layer": [], "n": 0}
-
-    def check(arch, S, L, seed, t):
-        t = t % S
-        m = _tiny(arch, L, seed % 11)
-        g = generator(seed)
-        ids = torch.randint(0, 50, (2, S), generator=g)
-        other = ids.clone()
-        other[:, t + 1:] = torch.randint(0, 50, (2, S - t - 1), generator=g)
-        with torch.no_grad():
-            full = cl.full_axis_logits(m, ids, bucket=1 + seed % 4)
-            stats["future"] = max(stats["future"], float((cl.full_axis_logits(m, other)[:, :t + 1]
-                                                          - full[:, :t + 1]).abs().max()))
-            stats["oracle"] = max(stats["oracle"], float((full - cl.prefix_oracle(m, ids)).abs().max()))
-            stats["masked"] = max(stats["masked"], float((full - cl.masked_logits(m, ids)).abs().max()))
-            # negative control: Algorithm 1's mask with one future key let through (slice c
-            # also sees key c + 1), measured by the same perturbation of the tokens after t
-            stats["leak"] = max(stats["leak"], float((cl.masked_logits(m, other, future=1)[:, :t + 1]
-                                                      - cl.masked_logits(m, ids, future=1)[:, :t + 1]).abs().max()))
-            if S > 2:  # one layer: the last query reads the same inputs either way (the control)
-                d = float((full[:, -1] - cl.causal_logits(m, ids)[:, -1]).abs().max())
-                stats["vs_causal" if L > 1 else "one_layer"].append(d)
-        stats["n"] += 1
-
-    _exhaustive(check, sizes, arch=st.sampled_from(["llama", "gpt2"]), S=st.integers(2, c["max_S"]),
-                L=st.integers(1, c["max_layers"]), seed=st.integers(0, 2 ** 16), t=st.integers(0, c["max_S"]))
+    stats = exactness.diagonal_stats(sizes["check"], device)
     claim.record("random models × sequences checked", stats["n"])
     exact = "float64, exact construction (see EXACT)"
     claim.check("max |Δ diagonal logit ≤ t| when tokens after t change", stats["future"], 0.0, compare="abs",
@@ -239,38 +193,18 @@ def test_pretrained_weights_run_unchanged(claim, pretrained_run, sizes):
 
 
 @pytest.mark.claim("CA-5")
-def test_upper_triangle_is_never_read(claim, sizes):
+def test_upper_triangle_is_never_read(claim, sizes, device):
     """Zeroing the strictly-upper part (positions t > c of slice c) in every layer's input
     changes no diagonal output (whole models); the trimmed kernel, which never computes it,
     equals the naive kernel on everything else."""
     claim.dtype = "float64"  # exact checks: see EXACT
-    c = sizes["check"]
-    stats = {"model": 0.0, "leak": 0.0, "kernel": 0.0, "n": 0}
-
-    def check(arch, S, L, seed):
-        m = _tiny(arch, L, seed % 11)
-        ids = torch.randint(0, 50, (2, S), generator=generator(seed))
-        with torch.no_grad():
-            stats["model"] = max(stats["model"], float((cl.masked_logits(m, ids, zero_upper=True)
-                                                        - cl.masked_logits(m, ids)).abs().max()))
-            # negative control: one future key let through the mask (slice c sees key c + 1, a
-            # position of the upper triangle), zeroed the same way
-            stats["leak"] = max(stats["leak"], float((cl.masked_logits(m, ids, zero_upper=True, future=1)
-                                                      - cl.masked_logits(m, ids, future=1)).abs().max()))
-        q, k, v = (torch.randn(2, 2, S, S, 4, generator=generator(seed + i), dtype=torch.float64) for i in range(3))
-        stats["kernel"] = max(stats["kernel"], float((ca.trimmed(q, k, v) - ca.upper_zeroed(ca.naive(q, k, v)))
-                                                     .abs().max()))
-        stats["n"] += 1
-
-    _exhaustive(check, sizes, arch=st.sampled_from(["llama", "gpt2"]), S=st.integers(2, c["max_S"]),
-                L=st.integers(1, c["max_layers"]), seed=st.integers(0, 2 ** 16))
+    stats = exactness.upper_triangle_stats(sizes["check"], device)
     S = sizes["cost"]["S"][-1]
     claim.record("random models checked", stats["n"])
     claim.record(f"share of the S × S states never computed (S = {S})", (S - 1) / (2 * S))
     # Fig 3 from a real layer: ‖h_{c,t}‖ of a 1-layer model's per-slice outputs, trimmed kernel
-    m = _tiny("llama", 1, 0)
-    ids = torch.randint(0, 50, (1, 6), generator=generator(0))
-    h = experiments.per_slice_states(m, ids, kernel="trimmed")
+    m = exactness.tiny_model("llama", 1, 0, device)
+    h = experiments.per_slice_states(m, exactness.random_ids(0, (1, 6), device), kernel="trimmed").cpu()
     src = np.where(np.tril(np.ones((6, 6))) > 0, np.arange(6)[:, None], -1)
     claim.figure(figures.axis_layout(src, h.norm(dim=-1).numpy(), "004 Fig 3: strictly upper part zero "
                                      "(1-layer attention, trimmed kernel)", "‖attention output‖"), "fig3_layout")
@@ -293,31 +227,13 @@ def cost(sizes):
 
 
 @pytest.mark.claim("CA-6")
-def test_segment_level_sparsity(claim, sizes, cost):
+def test_segment_level_sparsity(claim, sizes, cost, device):
     """Segment size k: only k context slots per token are computed, deeper slices reuse the
     last one (Fig 4); k = 1 is exactly causal attention and k = S the full axis (whole models,
     KV-cache segment mode against the masked formulation with Fig 4's reuse); stored states
     and FLOPs grow linearly in k at fixed S."""
     claim.dtype = "float64"  # exact checks: see EXACT
-    c = sizes["check"]
-    stats = {"k1": 0.0, "k2": 0.0, "kS": 0.0, "k": 0.0, "n": 0}
-
-    def check(arch, S, L, seed, k):
-        m = _tiny(arch, L, seed % 11)
-        ids = torch.randint(0, 50, (2, S), generator=generator(seed))
-        k = 1 + k % S
-        with torch.no_grad():
-            causal = cl.causal_logits(m, ids)
-            stats["k1"] = max(stats["k1"], float((cl.segment_logits(m, ids, 1) - causal).abs().max()))
-            # negative control: segment size 2 (one slot of re-reading) against causal decoding
-            stats["k2"] = max(stats["k2"], float((cl.segment_logits(m, ids, 2) - causal).abs().max()))
-            stats["kS"] = max(stats["kS"], float((cl.segment_logits(m, ids, S) - cl.prefix_oracle(m, ids)).abs().max()))
-            stats["k"] = max(stats["k"], float((cl.segment_logits(m, ids, k) - cl.masked_logits(m, ids, segment=k))
-                                               .abs().max()))
-        stats["n"] += 1
-
-    _exhaustive(check, sizes, arch=st.sampled_from(["llama", "gpt2"]), S=st.integers(2, c["max_S"]),
-                L=st.integers(1, c["max_layers"]), seed=st.integers(0, 2 ** 16), k=st.integers(0, c["max_S"]))
+    stats = exactness.segment_stats(sizes["check"], device)
     ks = np.array([r[0] for r in cost["seg"]], dtype=float)
     fl = np.array([r[1] for r in cost["seg"]], dtype=float)
     st_ = np.array([r[2] for r in cost["seg"]], dtype=float)

@@ -424,7 +424,8 @@ def test_finetuned_pretrained_models_match(claim, finetunes, calibration, sizes,
         # a broken model, not a descendant): detection at Table 6's distance is the paper profile's
         claim.record(f"{d.name}: 1 − PCS between original and fine-tune (fine-tuned parameters)", d.one_minus_pcs,
                      source=round(1.0 - TABLE6_PCS["Vicuna-1.5-7B"], 4), compare="none",
-                     why="Table 6's smaller PCS-resolved fine-tune of Llama-2 (Vicuna 1.5e-3; finance: 2.1e-3), "
+                     why="Table 6's smaller PCS-resolved fine-tune of Llama-2 (Vicuna "
+                         f"{1.0 - TABLE6_PCS['Vicuna-1.5-7B']:.1e}; finance: {1.0 - TABLE6_PCS['Llama-2-finance-7B']:.1e}), "
                          "for scale")
         # negative control: the original against a random-init model of its own config
         _check_pair(claim, d.pair, control=d.null)

@@ -54,6 +54,8 @@ SOURCE_REMOVED = catalogue.number("SF-7", "removed")  # 003 Fig 13: Ω_{u,14} su
 SOURCE_POOR_NLL = catalogue.number("SF-3", "poor_nll")
 SOURCE_STEP = SOURCE_POOR_NLL - SOURCE_SF7[1]
 SOURCE_WE_SV_RATIO = catalogue.number("SF-1", "we_sv_ratio")  # 003 §3: W_e's σ1 "only twice" σ2
+SOURCE_CCNET = "{:,} prompts, {:,} tokens".format(*catalogue.number("SF-9", "ccnet405"))  # 003 §4: ccnet-405
+SOURCE_HMLV_PAIRS = "{:,} / {:,}".format(*catalogue.number("SF-9", "pairs_13b"))  # 003 §7, LLaMA-2 13B
 
 # (claim, model) → why the claim does not hold on that embedded model (decided from earlier ci
 # runs; the run's own numbers are appended as "Measured: …" and its records carry the rest).
@@ -115,7 +117,7 @@ def study(model_name, pretrained, sizes, corpus_name) -> Study:
 
 def _setting(claim, s: Study) -> None:
     n, T = s.ids.shape
-    claim.record(f"{s.name}: prompts × tokens (source: 405 prompts, 13,268 tokens)", f"{n} × {T}")
+    claim.record(f"{s.name}: prompts × tokens (source: {SOURCE_CCNET})", f"{n} × {T}")
     claim.check(f"{s.name}: unfiltered NLL, {s.dtype} sweep vs float32 forward", s.sweep.base, s.base_f32,
                 compare="abs", tol=0.05, why=f"{s.dtype} vs float32 forward of the same model (exact in float32; "
                 "bf16 where the dtype policy picks it): the NLL steps asserted are ≥ 1 nat, so 0.05 nats of dtype "
@@ -560,10 +562,10 @@ def _hmlv_test(claim, s: Study, st: dict, key: str, label: str, table_key: str) 
     """SF-9 for one metric, across prompts (the statistics: `power.hmlv_test`)."""
     h = power.hmlv_test(st, key)
     claim.corpus(s.corpus)
-    claim.record(f"{s.name}: prompts × tokens for §7 (source: 405 prompts, 13,268 tokens ≈ 33 each)",
+    claim.record(f"{s.name}: prompts × tokens for §7 (source: {SOURCE_CCNET} ≈ {sp.HMLV_PROMPT_LEN} each)",
                  "{} × {}".format(*h.shape))
     claim.record(f"{s.name}: HMLV token-layer pairs / all, {len(st['layers']['layer'])} layers with the sink in place "
-                 "(source 13B: 12,236 / 404,748)", "{} / {}".format(*h.pairs))
+                 f"(source 13B: {SOURCE_HMLV_PAIRS})", "{} / {}".format(*h.pairs))
     if h.layer_wins:
         claim.record(f"{s.name}: layers where the HMLV mean {label} > all tokens' (context: layers are not independent)",
                      "{}/{}".format(*h.layer_wins))

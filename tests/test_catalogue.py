@@ -419,3 +419,90 @@ def test_number_citations_point_at_places_that_exist_in_the_source():
             absent = [f"{kind} {name}" for kind, name in _references(entry.cite) if not _located(text, kind, name)]
             absent += [f"“{q}”" for q in re.findall(r"“([^”]+)”", entry.cite) if q not in text]
             assert not absent, f"{claim_id} {key!r}: not found in {CATALOGUE[claim_id].source}.txt: {absent}"
+
+
+# A copy written into a string or a number token: every number of NUMBERS with at least four
+# significant digits (Table II's 28.46, §7's 12,236 / 404,748, ccnet-405's 13,268, …), as Python
+# writes it or with thousands separators. Fewer digits (0.25, 2000) recur as sizes and thresholds
+# of our own; comments and docstrings may cite the source.
+def _leaves(value):
+    if isinstance(value, bool) or isinstance(value, str):
+        return
+    if isinstance(value, (int, float)):
+        yield value
+    elif hasattr(value, "items"):
+        for v in value.values():
+            yield from _leaves(v)
+    elif isinstance(value, (tuple, list)):
+        for v in value:
+            yield from _leaves(v)
+
+
+def _significant_digits(x) -> int:
+    return len(repr(x).lower().split("e")[0].replace("-", "").replace(".", "").strip("0"))
+
+
+DISTINCTIVE = {x for entries in catalogue.NUMBERS.values() for n in entries.values() for x in _leaves(n.value)
+               if _significant_digits(x) >= 4}
+
+
+def _docstring_lines(tree: ast.AST) -> set[int]:
+    lines: set[int] = set()
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if isinstance(node, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and body:
+            first = body[0]
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str):
+                lines.update(range(first.lineno, first.end_lineno + 1))
+    return lines
+
+
+def distinctive_number_copies(text: str, filename: str = "<string>") -> list[str]:
+    """Each number or string token of Python `text` (docstrings and comments aside) that writes
+    out one of DISTINCTIVE, as "file:line: what"."""
+    import io
+    import tokenize
+
+    doc = _docstring_lines(ast.parse(text, filename))
+    found = []
+    for tok in tokenize.generate_tokens(io.StringIO(text).readline):
+        if tok.type not in (tokenize.NUMBER, tokenize.STRING) or tok.start[0] in doc:
+            continue
+        if tok.type == tokenize.NUMBER:
+            try:
+                value = ast.literal_eval(tok.string)
+            except (ValueError, SyntaxError):
+                continue
+            if value in DISTINCTIVE:
+                found.append(f"{filename}:{tok.start[0]}: {tok.string}")
+            continue
+        for x in DISTINCTIVE:
+            for form in {repr(x), f"{x:,}"} if isinstance(x, int) else {repr(x)}:
+                if re.search(rf"(?<![\d.,]){re.escape(form)}(?!\d)", tok.string):
+                    found.append(f"{filename}:{tok.start[0]}: {form!r} in a string")
+    return found
+
+
+def test_the_distinctive_scan_sees_copies_in_strings_and_numbers():
+    """The scan's negative control: the copies issue 19's audit found (a record label with §7's
+    pair counts, ccnet-405's size, Table II's scores) are caught; a docstring or comment citing
+    them, and a number that merely contains the digits, are not."""
+    text = ('"""Cites 12,236 / 404,748 (003 §7)."""\n'
+            'x = 28.46  # Table II\n'
+            'label = f"(source 13B: 12,236 / 404,748)"\n'
+            'other = "405 prompts, 13,268 tokens"\n'
+            'fine = 128.46 + 0.25  # 13,268 in a comment\n')
+    found = distinctive_number_copies(text, "t.py")
+    assert sorted(found) == ["t.py:2: 28.46", "t.py:3: '12,236' in a string", "t.py:3: '404,748' in a string",
+                             "t.py:4: '13,268' in a string"]
+    assert {12236, 404748, 13268, 28.46} <= DISTINCTIVE
+
+
+def test_no_distinctive_source_number_is_written_out():
+    """No claim file or module outside the catalogue writes out a distinctive source number, in
+    code or in a string (labels, reasons, titles read them from NUMBERS)."""
+    found = []
+    for path in sorted([*REPO.joinpath("repro").rglob("*.py"), *REPO.joinpath("claims").glob("*.py")]):
+        if path.name != "catalogue.py":
+            found += distinctive_number_copies(path.read_text("utf-8"), str(path.relative_to(REPO)))
+    assert not found, "source numbers written out (read them with catalogue.number):\n" + "\n".join(found)

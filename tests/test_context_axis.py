@@ -346,3 +346,20 @@ def test_mode_errors():
 def test_wrapper_refuses_a_non_transformers_model():
     with pytest.raises(ReproError, match="transformers causal LM"):
         cl.ContextAxisLM(torch.nn.Linear(2, 2))
+
+
+def test_exactness_checks_run_on_the_device_they_are_given():
+    """CA-3/5/6's checks (repro.context_axis.exactness) build every model and tensor on `device`
+    (`--device`): the model lands there, and at a few examples the exact statements hold to
+    float64 rounding while their negative controls stay away from zero."""
+    from repro.context_axis import exactness
+
+    assert next(exactness.tiny_model("llama", 1, 0, "meta").parameters()).device.type == "meta"
+    assert exactness.random_ids(0, (1, 4), "meta").device.type == "meta"
+    sizes = {"examples": 4, "max_S": 5, "max_layers": 2}
+    seg = exactness.segment_stats(sizes, torch.device("cpu"))
+    assert seg["n"] == 4 and max(seg["k1"], seg["kS"], seg["k"]) < 1e-9
+    up = exactness.upper_triangle_stats(sizes, "cpu")
+    assert up["n"] == 4 and max(up["model"], up["kernel"]) < 1e-9 and up["leak"] > 1e-6
+    diag = exactness.diagonal_stats(sizes, "cpu")
+    assert diag["n"] == 4 and max(diag["future"], diag["oracle"], diag["masked"]) < 1e-9

@@ -124,7 +124,7 @@ def test_malformed_data_is_a_clear_error():
 
 
 def test_models_differ_only_in_depth():
-    cfg = I.get_default_config()
+    cfg = I.InductionConfig()
     one, two = I.build_model(cfg, 1, 0), I.build_model(cfg, 2, 0)
     assert one.config.block == two.config.block == "attn"
     assert (one.config.n_layer, two.config.n_layer) == (1, 2)

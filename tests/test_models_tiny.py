@@ -366,7 +366,7 @@ def test_invalid_sizes(overrides, match):
 def test_merged_rejects_unknown_fields_and_keeps_the_base():
     with pytest.raises(TinyConfigError, match=r"unknown TinyConfig field\(s\) \['width'\]"):
         TinyConfig.merged(width=3)
-    base = TinyConfig.get_default_config().merged(d_model=64)
+    base = TinyConfig.merged(d_model=64)
     assert base.merged(n_layer=2).d_model == 64
     assert TinyConfig.merged(n_layer=2).d_model == TinyConfig().d_model
     assert TinyConfig.merged(block="mlp", d_model=30, n_head=4).block == "mlp"  # heads irrelevant without attention

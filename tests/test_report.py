@@ -37,6 +37,20 @@ def test_verdicts(outcomes, verdict):
     assert verdict_of(_outcome(*o).verdict() for o in outcomes) == verdict
 
 
+def test_a_contradicted_claim_shows_the_power_that_contradicted_it():
+    """SF-7: contradicted on one model at power 0.995, inconclusive on the other at 0.795 — the
+    claim's power is the 0.995 its verdict rests on (the legend: contradicted means ≥ 0.8)."""
+    spec = report.CATALOGUE["SF-7"]
+    tests = [_outcome("xfailed", 0.995), _outcome("xfailed", 0.795)]
+    verdict = verdict_of(t.verdict() for t in tests)
+    assert verdict == report.CONTRADICTED
+    assert report.ClaimResult(spec, verdict, tests).power() == 0.995
+    inconclusive = [_outcome("xfailed", 0.5), _outcome("xfailed", 0.3)]
+    assert report.ClaimResult(spec, report.INCONCLUSIVE, inconclusive).power() == 0.3
+    partly = [_outcome("passed", 0.9), _outcome("xfailed", 0.99)]
+    assert report.ClaimResult(spec, report.PARTLY, partly).power() == 0.9
+
+
 def test_power_is_the_smallest_recorded():
     t = _outcome("xfailed", 0.9)
     t.records.append(Record("BB-1", "power at the source's effect", 0.7, 0.8, None, "m", compare="ge",

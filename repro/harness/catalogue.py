@@ -925,6 +925,15 @@ NUMBERS: dict[str, dict[str, SourceNumber]] = {
                                            "2.47 → 2.74: (relative depth, NLL before, NLL after)"),
         "removed": _n(0.25, "003 §6, Fig. 13: Ω_u,14 suppresses 25% of the singular values"),
     },
+    "SF-9": {
+        "thresholds": _n((0.018, 0.01), "003 §7: HMLV token-layer pairs have mean received attention above "
+                                        "τ_μ = .018 and variance below τ_σ = .01: (τ_μ, τ_σ)"),
+        "skip_last": _n(4, "003 §7: the last 4 tokens of each sequence are ignored"),
+        "ccnet405": _n((405, 13268), "003 §4: ccnet-405, 405 English prompts (13,268 tokens) from CCNET: "
+                                     "(prompts, tokens)"),
+        "pairs_13b": _n((12236, 404748), "003 §7: 12,236 HMLV token-layer pairs for LLaMA-2 13B on ccnet-405 out of "
+                                         "404,748 token-layer pairs considered: (HMLV, all)"),
+    },
     "SF-8": {
         "layers": _n(40, "003 §2, Table 1: LLaMA-2 13B (the model of Table 4) has 40 layers"),
         "table4": _n({  # layer of 40 → (Ψ, Ω_u) generation

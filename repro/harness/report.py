@@ -191,7 +191,14 @@ class ClaimResult:
         return [r for r in self.records() if r.get("role") == "control"]
 
     def power(self) -> float | None:
-        ps = [p for p in (t.power() for t in self.tests) if p is not None]
+        """The power behind the verdict: for a contradicted claim, the smallest among the tests
+        that contradicted it (each ≥ POWER_ENOUGH — a setting without the power, e.g. SF-7 on a
+        second model at 0.795, does not lower the figure the verdict rests on); otherwise the
+        smallest any test recorded."""
+        tests = self.tests
+        if self.verdict == CONTRADICTED:
+            tests = [t for t in tests if t.verdict() == CONTRADICTED]
+        ps = [p for p in (t.power() for t in tests) if p is not None]
         return min(ps) if ps else None
 
     def wall_s(self) -> float:

@@ -128,8 +128,14 @@ def bf16_speedup() -> float | None:
     flags = sorted(_cpuinfo_flags())
     key = config_key({"cpu": _cpu_model(), "machine": platform.machine(), "flags": flags, "torch": torch.__version__,
                       "shape": BF16_PROBE_SHAPE})
-    path = cache_dir("runtime") / f"bf16-speed-{key}.json"
-    with file_lock(path.with_suffix(".lock")):
+    try:
+        path = cache_dir("runtime") / f"bf16-speed-{key}.json"
+        lock = file_lock(path.with_suffix(".lock"))
+        lock.acquire()
+    except OSError:  # an unwritable cache: measure, keep it for this process only
+        f32, b16 = _time_matmuls()
+        return round(f32 / b16, 3)
+    try:
         cached = read_json_or_none(path)
         if isinstance(cached, dict) and isinstance(cached.get("speedup"), (int, float)):
             return float(cached["speedup"])
@@ -137,7 +143,9 @@ def bf16_speedup() -> float | None:
         speedup = round(f32 / b16, 3)
         atomic_write_json(path, {"speedup": speedup, "float32_s": f32, "bfloat16_s": b16, "cpu": _cpu_model(),
                                  "torch": torch.__version__, "shape": BF16_PROBE_SHAPE})
-    return speedup
+        return speedup
+    finally:
+        lock.release()
 
 
 def bf16_fast() -> bool:

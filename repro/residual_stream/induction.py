@@ -55,10 +55,6 @@ class InductionConfig:
             raise ReproError("InductionConfig: n_train_seq, curve_every, d_model and n_head must be ≥ 1")
 
 
-def get_default_config() -> InductionConfig:
-    return InductionConfig()
-
-
 def _check_sizes(n_seq: int, seq_len: int, vocab_size: int, min_repeat: int, max_repeat: int) -> None:
     if n_seq < 1 or not 2 <= min_repeat <= max_repeat or 2 * max_repeat > seq_len + 1:
         raise ReproError(f"repeated tokens need n_seq ≥ 1 and 2 ≤ min_repeat ≤ max_repeat ≤ (seq_len + 1)/2 "

@@ -37,17 +37,17 @@ from torch import nn
 
 from repro.core import lens, memo
 from repro.core.lens import frozen_norm
+from repro.harness import catalogue
 from repro.harness.runtime import ReproError, generator
 
 N_BANDS = 20
-# 003 §7: High-Mean Low-Variance received-attention thresholds
-HMLV_MEAN = 0.018
-HMLV_VAR = 0.01
-HMLV_LAST = 4  # the last 4 tokens of each sequence are ignored (§7)
-# The length the HMLV thresholds were set for: ccnet-405 has 13,268 tokens in 405 prompts (§4),
-# 32.8 per prompt. A token's mean received attention scales like 1/T (and its variance like
-# 1/T²), so the thresholds apply as they stand only to prompts of about this length.
-HMLV_PROMPT_LEN = 33
+# 003 §7: High-Mean Low-Variance received-attention thresholds (the catalogue's numbers)
+HMLV_MEAN, HMLV_VAR = catalogue.number("SF-9", "thresholds")
+HMLV_LAST = catalogue.number("SF-9", "skip_last")  # the last tokens of each sequence are ignored (§7)
+# The length the HMLV thresholds were set for: ccnet-405's tokens per prompt (§4: 13,268 / 405 =
+# 32.8 → 33). A token's mean received attention scales like 1/T (and its variance like 1/T²), so
+# the thresholds apply as they stand only to prompts of about this length.
+HMLV_PROMPT_LEN = round(catalogue.number("SF-9", "ccnet405")[1] / catalogue.number("SF-9", "ccnet405")[0])
 
 
 # --------------------------------------------------------------------------- spectra and bands

@@ -133,10 +133,6 @@ class TinyConfig:
     def head_dim(self) -> int:
         return self.d_model // self.n_head
 
-    @classmethod
-    def get_default_config(cls) -> "TinyConfig":
-        return cls()
-
     @_class_or_instance_method
     def merged(cls, self: "TinyConfig | None", **overrides) -> "TinyConfig":
         """A copy with `overrides` applied and validated; unknown keys are an error.
