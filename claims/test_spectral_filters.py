@@ -558,22 +558,33 @@ def hmlv_stats(study):
     return hmlv_statistics(study)
 
 
-def _hmlv_test(claim, s: Study, st: dict, key: str, label: str, table_key: str) -> None:
-    """SF-9 for one metric, across prompts (the statistics: `power.hmlv_test`)."""
+# SF-9's two metrics (§7, Fig 15): metric key → (what it measures, the NOT_REPRODUCED key)
+HMLV_METRICS = {"udr": ("U-dark ratio", "SF-9"), "kdp": ("key dot product with token 0", "SF-9 kdp")}
+
+
+@pytest.mark.claim("SF-9")
+@pytest.mark.parametrize("key", list(HMLV_METRICS), ids=["darker", "keys_like_token0"])
+def test_hmlv_tokens_stand_out(claim, study, hmlv_stats, key):
+    """003 §7: HMLV tokens are darker (U-dark ratio) and their keys resemble token 0's, tested
+    across prompts (the statistics: `power.hmlv_test`)."""
+    s, st = study, hmlv_stats
+    (label, table_key), lay = HMLV_METRICS[key], st["layers"]
+    if key == "udr" and len(lay["layer"]):
+        claim.figure(figures.hmlv_metrics(lay["layer"], lay["udr_h"], lay["udr_all"], lay["kdp_h"], lay["kdp_all"],
+                                          f"003 Fig 15 — {s.name} ({st['shape'][1]}-token prompts)"), f"{s.name}_fig15")
     h = power.hmlv_test(st, key)
     claim.corpus(s.corpus)
     claim.record(f"{s.name}: prompts × tokens for §7 (source: {SOURCE_CCNET} ≈ {sp.HMLV_PROMPT_LEN} each)",
                  "{} × {}".format(*h.shape))
-    claim.record(f"{s.name}: HMLV token-layer pairs / all, {len(st['layers']['layer'])} layers with the sink in place "
+    claim.record(f"{s.name}: HMLV token-layer pairs / all, {len(lay['layer'])} layers with the sink in place "
                  f"(source 13B: {SOURCE_HMLV_PAIRS})", "{} / {}".format(*h.pairs))
     if h.layer_wins:
         claim.record(f"{s.name}: layers where the HMLV mean {label} > all tokens' (context: layers are not independent)",
                      "{}/{}".format(*h.layer_wins))
-    if h.n < power.SF9_MIN_PROMPTS:
+    if h.n < power.SF9_MIN_PROMPTS:  # the check fails, and ends the test
         claim.not_reproduced(f"{s.name}: too few prompts with an HMLV token to test across prompts.")
         claim.check(f"{s.name}: prompts with an HMLV token", h.n, power.SF9_MIN_PROMPTS, compare="ge",
                     why=f"a test across prompts needs ≥ {power.SF9_MIN_PROMPTS}")
-        return
     claim.power(h.power_at(h.n), effect=f"HMLV tokens {power.SF9_EFFECT} population sd above the other tokens of their "
                 "prompt and layer (the text gives no number: our reading of 'much larger' / 'grows considerably')",
                 method=f"normal approximation and noncentral t, per-prompt sd {h.sd:.3f} over {h.n} prompts with an HMLV "
@@ -586,21 +597,6 @@ def _hmlv_test(claim, s: Study, st: dict, key: str, label: str, table_key: str) 
                 why="'higher than the population': at least a small effect (Cohen's 0.2 sd)")
     claim.check(f"{s.name}: one-sided t-test over prompts p, HMLV {label} > the other tokens'", h.p, 0.05,
                 compare="le", why=f"prompts are the independent unit ({h.n} with an HMLV token); conventional α")
-
-
-@pytest.mark.claim("SF-9")
-def test_hmlv_tokens_are_darker(claim, study, hmlv_stats):
-    s, st = study, hmlv_stats
-    lay = st["layers"]
-    if len(lay["layer"]):
-        claim.figure(figures.hmlv_metrics(lay["layer"], lay["udr_h"], lay["udr_all"], lay["kdp_h"], lay["kdp_all"],
-                                          f"003 Fig 15 — {s.name} ({st['shape'][1]}-token prompts)"), f"{s.name}_fig15")
-    _hmlv_test(claim, s, st, "udr", "U-dark ratio", "SF-9")
-
-
-@pytest.mark.claim("SF-9")
-def test_hmlv_keys_resemble_token0(claim, study, hmlv_stats):
-    _hmlv_test(claim, study, hmlv_stats, "kdp", "key dot product with token 0", "SF-9 kdp")
 
 
 # --------------------------------------------------------------------------- SF-10

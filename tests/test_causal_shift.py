@@ -248,3 +248,23 @@ def test_variant_key_differs_and_gate_history(tmp_path, monkeypatch):
     hist = cs.gate_history(b, tc, cs.Variant("gate", "learned"))
     assert sorted(hist) == [0, 4]
     assert np.allclose(hist[0], 0.5) and math.isclose(float(hist[4].sum()), 1.0, rel_tol=1e-6)
+
+
+def test_order_power_grows_with_seeds_and_vanishes_without_gains():
+    """CS-6's power (study.order_power): more seeds per variant shrink the noise and raise it to
+    80% at a finite count; with no gains the order of three ties shows by chance only (≈ 1/6 per
+    benchmark, so ≈ (1/6)³ on three)."""
+    import numpy as np
+
+    from repro.causal_shift import study
+    from repro.core import stats
+
+    base, higher, sd = np.array([20.0, 15.0, 6.5]), np.array([True, True, False]), np.array([0.3, 0.4, 0.02])
+    gains = (0.0058, 0.0083)
+    one = study.order_power(base, higher, sd, gains)
+    assert one == study.order_power(base, higher, sd, gains)  # a fixed generator: the same every run
+    assert one < study.order_power(base, higher, sd, gains, seeds=16) < study.order_power(base, higher, sd, gains,
+                                                                                         seeds=256)
+    n80 = stats.n_for_power(lambda n: study.order_power(base, higher, sd, gains, seeds=n, draws=4_000), n_max=4096)
+    assert n80 is not None and study.order_power(base, higher, sd, gains, seeds=n80, draws=4_000) >= 0.8
+    assert study.order_power(base, higher, sd, (0.0, 0.0), seeds=64) < 0.02

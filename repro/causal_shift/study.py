@@ -159,3 +159,21 @@ def table2(runs: Runs, sizes, *, corpus: str = "brown"):
         spread["code"].append(100 * cs.loss_and_accuracy(r.model, code)[1])
         spread["last_word_nll"].append(cs.last_word_scores(r.model, items)[1])
     return out, len(items), best, {k: float(np.std(v, ddof=1)) for k, v in spread.items()}
+
+
+def order_power(base: np.ndarray, higher_is_better: np.ndarray, seed_sd: np.ndarray, rel_gain: tuple[float, float],
+                seeds: int = 1, draws: int = 20_000) -> float:
+    """CS-6's power: the chance that gating ≥ fixed cut ≥ baseline shows on every benchmark if
+    Table II's relative gains are real. `base` (benchmark,): our baseline's scores;
+    `higher_is_better` (benchmark,) bools; `seed_sd` (benchmark,): the spread of a score over
+    seeds; `rel_gain`: (fixed cut over baseline, gating over fixed cut). Each model's score is
+    normal around base·(1 ± gain) with sd seed_sd/√seeds (`seeds`: models averaged per variant),
+    by simulation (`draws`, a fixed generator: the same number every run)."""
+    sign = np.where(higher_is_better, 1.0, -1.0)                                        # (benchmark,)
+    gain = np.array([0.0, rel_gain[0], (1 + rel_gain[0]) * (1 + rel_gain[1]) - 1])      # (model,)
+    means = base[:, None] * (1 + sign[:, None] * gain[None, :])                         # (benchmark, model)
+    sd = seed_sd / np.sqrt(seeds)
+    g = np.random.default_rng(0)
+    sims = means[None] + g.normal(0.0, 1.0, size=(draws, *means.shape)) * sd[None, :, None]
+    better = sims * sign[None, :, None]                                                 # higher is better
+    return float(np.all((better[..., 2] >= better[..., 1]) & (better[..., 1] >= better[..., 0]), axis=1).mean())
