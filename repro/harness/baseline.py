@@ -2,7 +2,7 @@
 that changes numerics, under repro/harness/baselines/<profile>-<device>-<dtype>.json.
 
 The key is what moves measured values by itself: the profile's sizes, the device type, the
-dtype the policy chose ("auto" → bfloat16 on CPUs with native bf16, float32 elsewhere; see
+dtype the policy chose ("auto" → bfloat16 on CPUs where it is native and measured fast, float32 elsewhere; see
 repro.harness.runtime.resolve_dtype), and a `--corpus` other than brown (`-corpus-<name>`: the
 default's key is unchanged). A baseline keeps everything of claims.json outside "run" plus
 the run fields `repro compare` reads (profile, device, dtype policy, per-test durations), so
