@@ -81,7 +81,7 @@ def native_bf16() -> bool:
 # instructions do not make bf16 fast: on the AMD EPYC (Zen 4, AVX512-BF16) a 12-layer 768-wide
 # forward ran 3.7× faster in bf16, and the whole ci claims run took 1,262 s against 1,798 s in
 # float32 (2026-11-26); on an Intel Xeon with AVX512-BF16 but no AMX exposed to the VM, oneDNN's
-# bf16 matmul (brg_matmul:avx512_core_bf16) ran at 0.55–0.6× MKL's float32 rate (64 against 112
+# bf16 matmul (brg_matmul:avx512_core_bf16) ran at 0.53–0.57× MKL's float32 rate (64 against 112
 # GFLOP/s on one thread, 2026-11-26), so bf16 there is slower *and* less precise. The bar sits
 # well between the two; a CPU near it gets float32 (the safe side: the same numbers as a CPU
 # without bf16).
