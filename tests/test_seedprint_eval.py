@@ -82,19 +82,19 @@ def test_matched_test_refuses_what_it_cannot_decide():
         sp.matched_test(fa, fa[:, :4])
 
 
-QUICK = dict(lineage=dict(d_model=32, n_layer=2, n_head=2, vocab_size=4096, steps=12, continual_steps=6, batch_size=4,
-                          seq_len=16, lr=3e-3, warmup_steps=2, snapshot_steps=(0, 12)),
-             seeds=(7, 8), n=64, length=8, m=8)  # the logits use m × 4096 / 32 (evaluation.logits_m)
-
-
-def test_operating_table_quick_end_to_end(tmp_path):
-    """`repro seedprint-eval` at toy sizes (the --quick path of the tests): every row and mode
-    filled with k ≤ n, pair counts as the design gives them (seeds → descendants, pairs of seeds
-    and of untrained inits → unrelated), Wilson intervals around the rates; the written JSON and
-    markdown agree; `calibration` pools a group's rows."""
+def test_operating_table_quick_end_to_end(tmp_path, capsys):
+    """`repro seedprint-eval --quick` (the one command, at toy sizes): every row and mode filled
+    with k ≤ n, pair counts as the design gives them (seeds → descendants, pairs of seeds and of
+    untrained inits → unrelated), Wilson intervals around the rates; the printed table, the written
+    JSON and markdown agree; `calibration` pools a group's rows; --quick never overwrites the
+    committed table."""
+    from repro.harness.cli import main
     from repro.seedprint import evaluation as ev
 
-    table = ev.operating_table(QUICK, n_untrained=3)
+    assert main(["seedprint-eval", "--quick", "--untrained", "3", "--trained", "0", "--out", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    table = json.loads((tmp_path / "seedprint_operating_table.json").read_text())
+    assert table["profile"] == "quick"
     rows = {r["kind"]: r for r in table["rows"]}
     assert rows["init → trained"]["alg1-hidden"]["n"] == 2
     assert rows["untrained inits, different seeds"]["alg1-hidden"]["n"] == 3  # C(3, 2)
@@ -104,12 +104,14 @@ def test_operating_table_quick_end_to_end(tmp_path):
         for mode in ev.MODES:
             x = r[mode]
             assert 0 <= x["k"] <= x["n"] and x["wilson95"][0] <= x["rate"] <= x["wilson95"][1]
-    j, md = ev.write(table, tmp_path)
-    assert "| unrelated | untrained inits, different seeds |" in md.read_text()
-    cal = ev.calibration("alg1-hidden", json.loads(j.read_text()))
+    md = (tmp_path / "seedprint_operating_table.md").read_text()
+    assert "| unrelated | untrained inits, different seeds |" in md and md.strip() in out
+    cal = ev.calibration("alg1-hidden", table)
     un = cal["groups"]["unrelated"]
     assert un["n"] == sum(r["alg1-hidden"]["n"] for r in table["rows"] if r["group"] == "unrelated")
     assert ev.calibration("no-such-mode", table) is None
+    with pytest.raises(ReproError, match="--quick builds toy models"):
+        ev.main_table(quick=True, save=True, out=str(tmp_path))
 
 
 def test_calibration_lines_quote_the_committed_table():
@@ -121,12 +123,17 @@ def test_calibration_lines_quote_the_committed_table():
              "provenance": {"git_commit": "abc", "date": "2026-11-25"},
              "rows": [{"group": "descendant", "kind": "a", "alg1-hidden": {"k": 4, "n": 4, "rate": 1.0, "wilson95": [0.5, 1.0]}},
                       {"group": "unrelated", "kind": "b", "alg1-hidden": {"k": 0, "n": 6, "rate": 0.0, "wilson95": [0, 0.4]}},
-                      {"group": "unrelated", "kind": "c", "alg1-hidden": {"k": 1, "n": 6, "rate": 1 / 6, "wilson95": [0, 0.6]}}]}
+                      {"group": "unrelated", "kind": "c", "alg1-hidden": {"k": 2, "n": 6, "rate": 2 / 6, "wilson95": [0, 0.7]}},
+                      # a rate over α by chance (the matched test in a float32 run): no alarm
+                      {"group": "unrelated", "kind": "f", "alg1-hidden": {"k": 5, "n": 378, "rate": 5 / 378,
+                                                                          "wilson95": [0.006, 0.031]}}]}
     lines = ev.calibration_lines(ev.calibration("alg1-hidden", table))
-    assert any("false alarms on unrelated pairs: 1/12" in x for x in lines)
+    assert any("false alarms on unrelated pairs: 7/390" in x for x in lines)
     assert any("detected on true descendants: 4/4" in x for x in lines)
     assert "no operating table" in ev.calibration_lines(None)[0]
-    assert any(x.startswith("  false alarms above α on: c") for x in lines)  # 1/6 > 0.01
+    alarm = [x for x in lines if x.startswith("  false alarms above α on:")]
+    assert len(alarm) == 1 and alarm[0].startswith("  false alarms above α on: c (2/6, binomial p 0.0015")  # ≫ α
+    assert " f (" not in alarm[0]  # 5/378: binomial p 0.33 against α, at α within its noise
     assert not any("cannot see through" in x for x in lines)  # no rewritten row missed
     table["rows"].append({"group": "rewritten descendant", "kind": "d → e, basis permuted",
                           "alg1-hidden": {"k": 0, "n": 4, "rate": 0.0, "wilson95": [0, 0.5]}})

@@ -452,7 +452,8 @@ def _cmd_seedprint_eval(args: argparse.Namespace) -> int:
 
     j, md = seedprint_eval.main_table(args.profile, pretrained=args.pretrained, n_untrained=args.untrained,
                                       n_trained=args.trained, out=args.out, save=args.save,
-                                      finetune_steps=args.finetune_steps, finetune_lr=args.finetune_lr)
+                                      finetune_steps=args.finetune_steps, finetune_lr=args.finetune_lr,
+                                      quick=args.quick)
     print(md.read_text())
     print(f"written: {j}, {md}")
     return 0
@@ -476,6 +477,9 @@ def _add_seedprint_eval(subparsers: argparse._SubParsersAction) -> None:
                    "SP-5's 20); the table says how far each fine-tune moved its model")
     p.add_argument("--finetune-lr", type=float, default=None, metavar="LR",
                    help="with --pretrained: the fine-tune's peak learning rate (default: the profile's, 1e-4)")
+    p.add_argument("--quick", action="store_true",
+                   help="toy sizes (2-layer × 32 lineage models, 12 steps, 64 inputs of 8 tokens): every row and mode "
+                   "in seconds, to test the command; its rates say nothing")
     p.add_argument("--out", default="artifacts", help="output directory (default artifacts)")
     p.add_argument("--save", action="store_true",
                    help="also write the table that `repro seedprint` quotes (repro/seedprint/operating_table.json; "

@@ -244,7 +244,9 @@ def markdown(table: dict[str, Any]) -> str:
 
 
 # The committed operating table that `repro seedprint` quotes (rates measured by `repro
-# seedprint-eval --pretrained --save`, with the provenance it was measured under).
+# seedprint-eval --save` on the lineage models — its `pretrained` provenance says whether the
+# embedded models' rows are in it; the committed one's are not — with the provenance it was
+# measured under).
 OPERATING_TABLE = Path(__file__).with_name("operating_table.json")
 GROUPS = {"descendant": "detected on true descendants", "rewritten descendant": "detected on function-preserving "
           "rewrites of descendants", "unrelated": "false alarms on unrelated pairs"}
@@ -285,6 +287,11 @@ def calibration(mode: str, table: dict[str, Any] | None = None, path: Path = OPE
     return out
 
 
+# the level at which a row's false alarms count as above α (one-sided exact binomial test against
+# α; the same level as SP-6's calibration test, `study.CAL_LEVEL`)
+ALARM_LEVEL = 0.05
+
+
 def calibration_lines(cal: dict[str, Any] | None) -> list[str]:
     """`repro seedprint`'s account of what its verdict is worth (see `calibration`)."""
     if cal is None:
@@ -307,7 +314,16 @@ def calibration_lines(cal: dict[str, Any] | None) -> list[str]:
     alpha = sz.get("alpha", 0.01)
     blind = [k.split(", ", 1)[-1] for k, x in cal["groups"].get("rewritten descendant", {}).get("rows", {}).items()
              if x["n"] and x["rate"] < 0.5]
-    alarms = [k for k, x in cal["groups"].get("unrelated", {}).get("rows", {}).items() if x["n"] and x["rate"] > alpha]
+    # above α means more false alarms than a level-α test plausibly gives: the one-sided exact
+    # binomial test of k in n pairs against α rejects at ALARM_LEVEL (SP-6's calibration test). A
+    # rate a little over α by chance is not a defect: an exact test is at α on average, so its
+    # measured rate exceeds α on about half the tables (matched test: 3/378 in the bf16 table, 5/378
+    # = 0.013, binomial p 0.33, in a float32 run of 2026-11-26).
+    alarms = []
+    for k, x in cal["groups"].get("unrelated", {}).get("rows", {}).items():
+        p = stats.binomial_tail(x["k"], x["n"], alpha) if x["n"] else 1.0
+        if p < ALARM_LEVEL:
+            alarms.append(f"{k} ({x['k']}/{x['n']}, binomial p {p:.2g} against α)")
     if blind:
         lines.append(f"  cannot see through: {'; '.join(blind)} (a descendant changed so is called unrelated)")
     if alarms:
@@ -323,12 +339,23 @@ def write(table: dict[str, Any], out_dir: Path) -> tuple[Path, Path]:
     return j, md
 
 
+# `repro seedprint-eval --quick`: toy lineage models (2 layers × 32, 12 steps) and 64 inputs of 8
+# tokens — every row and mode of the table in seconds, for the tests; the rates say nothing.
+QUICK = dict(lineage=dict(d_model=32, n_layer=2, n_head=2, vocab_size=4096, steps=12, continual_steps=6, batch_size=4,
+                          seq_len=16, lr=3e-3, warmup_steps=2, snapshot_steps=(0, 12)),
+             seeds=(7, 8), n=64, length=8, m=8)  # the logits use m × 4096 / 32 (logits_m)
+
+
 def main_table(profile: str = "ci", *, pretrained: bool = False, n_untrained: int = 12, n_trained: int = 24,
                out: str = "artifacts", save: bool = False, finetune_steps: int | None = None,
-               finetune_lr: float | None = None) -> tuple[Path, Path]:
+               finetune_lr: float | None = None, quick: bool = False) -> tuple[Path, Path]:
+    """The operating table at `profile`'s seedprint sizes (`quick`: QUICK's toy sizes, never saved
+    as the committed table), written under `out`; `save` also writes OPERATING_TABLE."""
     from repro.harness.profiles import get_profile
 
-    sizes = get_profile(profile).sizes("seedprint")
+    if quick and (save or pretrained):
+        raise ReproError("--quick builds toy models: it cannot --save the committed table or add --pretrained")
+    sizes = QUICK if quick else get_profile(profile).sizes("seedprint")
     if n_untrained < 2:
         raise ReproError("--untrained must be at least 2 (pairs of inits)")
     t0 = time.perf_counter()
@@ -341,7 +368,7 @@ def main_table(profile: str = "ci", *, pretrained: bool = False, n_untrained: in
         raise ReproError("--finetune-steps must be at least 1 and --finetune-lr positive")
     table = operating_table(sizes, n_untrained=n_untrained, n_trained=n_trained, pretrained=pretrained,
                             finetune=finetune, log=lambda s: print(s, flush=True))
-    table["profile"] = profile
+    table["profile"] = "quick" if quick else profile
     table["provenance"] = _provenance(time.perf_counter() - t0, pretrained)
     paths = write(table, Path(out))
     if save:
