@@ -103,8 +103,9 @@ def probe_models():
 def test_probe_throughput(benchmark, capsys, matmul_rate, probe_models, probe_inputs, dtype_name):
     dtype = DTYPES[dtype_name]
     if dtype != torch.float32 and AUTO_DTYPE != dtype:
-        pytest.skip(f"resolve_dtype('auto') is {_dtype_name(AUTO_DTYPE)} on this machine (no native "
-                    f"{dtype_name} matmul, e.g. no AVX512-BF16/AMX): probes never run in emulated {dtype_name}")
+        pytest.skip(f"resolve_dtype('auto') is {_dtype_name(AUTO_DTYPE)} on this machine ({dtype_name} not native, "
+                    "or native but measured slower than float32 — `repro env`): probes never run in "
+                    f"{dtype_name} here")
     model = probe_models(dtype)
 
     benchmark.group = (f"probe(): {ARCH} {N_LAYER}L d={D_MODEL} V={VOCAB}, "
