@@ -110,7 +110,7 @@ def test_operating_table_quick_end_to_end(tmp_path, capsys):
     un = cal["groups"]["unrelated"]
     assert un["n"] == sum(r["alg1-hidden"]["n"] for r in table["rows"] if r["group"] == "unrelated")
     assert ev.calibration("no-such-mode", table) is None
-    with pytest.raises(ReproError, match="--quick builds toy models"):
+    with pytest.raises(ReproError, match="--quick builds toy models at its own sizes"):
         ev.main_table(quick=True, save=True, out=str(tmp_path))
 
 

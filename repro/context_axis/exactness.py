@@ -29,11 +29,10 @@ def tiny_model(arch: str, n_layer: int, seed: int, device: torch.device | str = 
                        attn_implementation="sdpa", dtype=torch.float64).to(device)
 
 
-def random_ids(seed: int, shape: tuple[int, ...], device: torch.device | str = "cpu",
-               g: torch.Generator | None = None) -> torch.Tensor:
-    """Token ids drawn on the CPU from `g` (or a generator seeded by `seed`), then moved: the same
-    examples on every device."""
-    return torch.randint(0, VOCAB, shape, generator=g if g is not None else generator(seed)).to(device)
+def random_ids(seed: int, shape: tuple[int, ...], device: torch.device | str = "cpu") -> torch.Tensor:
+    """Token ids drawn on the CPU from a generator seeded by `seed`, then moved: the same examples
+    on every device."""
+    return torch.randint(0, VOCAB, shape, generator=generator(seed)).to(device)
 
 
 def exhaustive(check: Callable[..., None], check_sizes, **strategies) -> None:

@@ -37,6 +37,7 @@ from repro.harness.runtime import ReproError, atomic_write_json, atomic_write_te
 from repro.seedprint import algorithm as sp
 from repro.seedprint import transforms as tf
 from repro.seedprint.algorithm import aligned_algorithm_one, logits_m
+from repro.seedprint.study import CAL_LEVEL
 
 MODES = ("alg1-hidden", "alg1-logits", "released-hidden", "aligned-hidden", "matched-hidden")
 TRANSFORMS: dict[str, Callable[[nn.Module, torch.Generator], nn.Module]] = {
@@ -287,9 +288,9 @@ def calibration(mode: str, table: dict[str, Any] | None = None, path: Path = OPE
     return out
 
 
-# the level at which a row's false alarms count as above α (one-sided exact binomial test against
-# α; the same level as SP-6's calibration test, `study.CAL_LEVEL`)
-ALARM_LEVEL = 0.05
+# the level at which a row's false alarms count as above α: SP-6's calibration test (one-sided
+# exact binomial test of k false alarms in n pairs against α), one constant for both
+ALARM_LEVEL = CAL_LEVEL
 
 
 def calibration_lines(cal: dict[str, Any] | None) -> list[str]:
@@ -353,8 +354,9 @@ def main_table(profile: str = "ci", *, pretrained: bool = False, n_untrained: in
     as the committed table), written under `out`; `save` also writes OPERATING_TABLE."""
     from repro.harness.profiles import get_profile
 
-    if quick and (save or pretrained):
-        raise ReproError("--quick builds toy models: it cannot --save the committed table or add --pretrained")
+    if quick and (save or pretrained or profile != "ci"):
+        raise ReproError("--quick builds toy models at its own sizes: it takes no --profile, cannot --save the "
+                         "committed table, and cannot add --pretrained")
     sizes = QUICK if quick else get_profile(profile).sizes("seedprint")
     if n_untrained < 2:
         raise ReproError("--untrained must be at least 2 (pairs of inits)")
