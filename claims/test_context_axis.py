@@ -302,8 +302,8 @@ def test_cost_grows_cubically_and_sparsity_brings_it_down(claim, cost):
 
 
 @pytest.fixture(scope="module")
-def experiment(sizes, device, corpus_name) -> Experiment:
-    return experiments.ca8_experiment(sizes, corpus_name, device)
+def experiment(sizes, device, corpus_name, train_procs) -> Experiment:
+    return experiments.ca8_experiment(sizes, corpus_name, device, procs=train_procs)
 
 
 # CA-8's power. The source states no effect size (a proposal without experiments), so the

@@ -332,9 +332,9 @@ def test_logit_lens_rank_improves_with_depth(claim, texts, corpus_name):
 
 
 @pytest.fixture(scope="module")
-def induction_runs(sizes, device) -> study.InductionStudy:
+def induction_runs(sizes, device, train_procs) -> study.InductionStudy:
     """One- and two-layer attention-only models trained on repeated random tokens, every seed."""
-    return study.induction_study(sizes["induction"], device=device)
+    return study.induction_study(sizes["induction"], device=device, procs=train_procs)
 
 
 @pytest.mark.claim("RS-7")

@@ -70,6 +70,11 @@ NOT_REPRODUCED: dict[tuple[str, str], str] = {
         "functions of the weights (no sampling noise), and how far a continual pre-training of the source's size moves "
         "them cannot be read off the source; what decides it is the continual training at the paper profile (5,000 "
         "steps of 32 × 1024 tokens)."),
+    ("SP-5 at Table 6's distance", "ci"): (
+        "our fine-tunes match their originals, but they moved far less than any descendant in Table 6: at ci budgets a "
+        "fine-tune that still improves held-out code barely moves the weights (a larger learning rate breaks the model, "
+        "measured on SmolLM2: lr 1e-3 moved it 1.6% but raised its code NLL by 0.67 nats), so whether SeedPrint "
+        "still matches at the source's distance is not tested here."),
     ("SP-6 trained pairs", "ci"): (
         "the Gaussian null that Algorithm 1 calibrates on independent inits is not calibrated on trained models of "
         "different seeds: the U-test's false positives among the zoo's trained pairs exceed α beyond binomial "
@@ -87,8 +92,8 @@ def sizes(profile):
 
 
 @pytest.fixture(scope="module")
-def lab(sizes, corpus_name, device):
-    return Lineage(LineageConfig.from_sizes(sizes["lineage"]), corpus=corpus_name, device=device)
+def lab(sizes, corpus_name, device, train_procs):
+    return Lineage(LineageConfig.from_sizes(sizes["lineage"]), corpus=corpus_name, device=device, procs=train_procs)
 
 
 @pytest.fixture(scope="module")
@@ -380,10 +385,10 @@ TABLE6_PCS = catalogue.number("SP-5", "table6_pcs")
 
 
 @pytest.fixture(scope="module")
-def finetunes(pretrained, model_names, sizes, device):
+def finetunes(pretrained, model_names, sizes, device, train_procs):
     """(SeedPrint config, name → Descendant): Table 6's code fine-tunes of the embedded models."""
     ps = sizes["pretrained"]
-    return study.finetune_descendants(pretrained, model_names[:ps["finetune_models"]], ps, device)
+    return study.finetune_descendants(pretrained, model_names[:ps["finetune_models"]], ps, device, train_procs)
 
 
 @pytest.mark.policy_dtype
@@ -430,6 +435,33 @@ def test_finetuned_pretrained_models_match(claim, finetunes, calibration, sizes,
         # negative control: the original against a random-init model of its own config
         _check_pair(claim, d.pair, control=d.null)
         _check_pair(claim, d.null, control=d.pair)
+
+
+@pytest.mark.policy_dtype
+@pytest.mark.claim("SP-5")
+def test_finetunes_match_at_table6_distance(claim, finetunes, lab, profile):
+    """Table 6's descendants are real fine-tunes: the nearest that PCS resolves moved 1 − PCS =
+    1.5e-3 from Llama-2-7B. A match at a far smaller move says less about the claim, so SP-5 is
+    reproduced only when the matched descendants (the test above) are at least that far from
+    their originals. Control: an original against itself (no move)."""
+    claim.corpus(lab.base_corpus, shift=SHIFT)
+    _, out = finetunes
+    bar = round(1.0 - max(TABLE6_PCS.values()), 4)  # Vicuna's 1.5e-3: the smaller of the two moves
+    moves = {d.name: d.one_minus_pcs for d in out.values()}
+    # power: whether the match is tested at the source's distance is decided by the descendants
+    # themselves (a deterministic function of the fine-tune), not by sampling
+    claim.power(stats.power_threshold(min(moves.values()), bar, 0.0, "ge"),
+                effect=f"SeedPrint matches descendants at Table 6's distance (1 − PCS ≥ {bar:.1e})",
+                method="the match is tested at that distance only if our fine-tunes move that far; measured "
+                       + ", ".join(f"{k} {v:.2g}" for k, v in moves.items()),
+                decide=f"a fine-tune that moves 1 − PCS ≥ {bar:.1e} while improving held-out code (the NLL check of "
+                       "the test above): the paper profile's, measured on a GPU")
+    claim.not_reproduced_if(NOT_REPRODUCED, ("SP-5 at Table 6's distance", profile.name),
+                            "; ".join(f"{k}: 1 − PCS {v:.2g} against {bar:.1e}" for k, v in moves.items()))
+    for name, move in moves.items():
+        claim.check(f"{name}: 1 − PCS between original and its matched fine-tune", move, bar, compare="ge",
+                    source=bar, why="Table 6's nearest PCS-resolved fine-tune (Vicuna): the source's smallest move",
+                    control=0.0, control_name="the original against itself")
 
 
 # --------------------------------------------------------------------------- SP-6 (App B.3.1, Fig 13)

@@ -35,10 +35,10 @@ from repro.core import data, plotting, stats
 from repro.core import train as T
 from repro.core.models.hf import random_init_twin
 from repro.core.stats import loglog_slope, mean_sem
-from repro.harness import catalogue
+from repro.harness import catalogue, profiles
 from repro.sinks import figures
 from repro.sinks import experiments as sinks
-from repro.sinks.trio import SHIFT, Trio, amplification_p, describe, train_trio
+from repro.sinks.trio import SHIFT, Trio, amplification_p, describe, sink_budget, train_trio
 
 # 001 Table 7 (Nano LLaMA-2, OpenWebText): PPL on WikiText-2 / C4
 TABLE7 = catalogue.number("SK-3", "table7")
@@ -140,22 +140,28 @@ def test_positional_scaling_flattens_the_std_at_init(claim, init_profiles, sizes
 
 
 @pytest.fixture(scope="module")
-def trio(sizes, profile, corpus_name, device) -> Trio:
+def trio(sizes, profile, corpus_name, device, train_procs) -> Trio:
     """The trio with Table 14's optimiser settings (the profile's `train` row)."""
-    return train_trio(sizes, profile.name, corpus_name, device=device)
+    return train_trio(sizes, profile.name, corpus_name, device=device, procs=train_procs)
 
 
 @pytest.fixture(scope="module")
-def deviation(sizes, profile, corpus_name, device) -> Trio | None:
+def deviation(sizes, profile, corpus_name, device, train_procs) -> Trio | None:
     """The same trio with the profile's `deviation` optimiser settings (lr 3e-3, wd 0.5 in
     `long`: not the source's), context beside the source-setting trio; None where the profile
     names none (ci: its training would double the file's cost)."""
     over = sizes.get("deviation")
-    return train_trio(sizes, profile.name, corpus_name, over, device=device) if over else None
+    return train_trio(sizes, profile.name, corpus_name, over, device=device, procs=train_procs) if over else None
 
 
 def _deviation_label(dev: Trio) -> str:
     return f"deviation (lr {dev.cfg.lr:g}, wd {dev.cfg.weight_decay:g}: not Table 14's setting)"
+
+
+def _tokens(profile_name: str) -> int:
+    """Training tokens per model of the trio at another profile (for SK-2's power row)."""
+    t = profiles.get_profile(profile_name).sizes("sinks")["train"]
+    return t["steps"] * t["batch_size"] * t["seq_len"]
 
 
 @pytest.mark.policy_dtype
@@ -211,15 +217,18 @@ def test_sink_rates_after_pretraining(claim, trio, deviation, sizes, profile):
     # decides whether this test can see the effect is whether our budget — far below the source's
     # 200k steps of 128 × 2048 tokens — gives the baseline sinks at every length (deterministic here)
     tokens = trio.cfg.steps * trio.cfg.batch_size * trio.cfg.seq_len
+    budget = sink_budget(trio, form)
     claim.power(stats.power_threshold(float(base.min()), one_head, 0.0, "ge"),
                 effect="after pretraining the baseline has a clear sink rate at every length (Fig 12), attenuation "
                        "≈ 0, amplification significantly lower",
                 method=f"the variants' checks pass under that effect once the baseline has ≥ 1 sink head of "
                        f"{trio.layers_heads} at every length; this run's baseline (lowest rate {base.min():.4f} vs "
                        f"{one_head:.4f}, {tokens / 1e6:.2f}M tokens per model) decides it",
-                decide="a training budget at which the baseline has ≥ 1 sink head at every length (under the lr "
-                       "3e-3 / wd 0.5 deviation: the long profile's; under Table 14's optimiser: measure with "
-                       "`--profile long`)")
+                decide=f"≈ {max(budget.values()):.2g} tokens per model (baseline's most first-token-attending head "
+                       f"grown linearly from init to ε = {eps} at every length: "
+                       f"{', '.join(f'T = {n}: {b:.2g}' for n, b in budget.items())}; sinks tend to appear abruptly, "
+                       f"so an estimate); `--profile long` trains {_tokens('long'):.2g} per model, the paper profile "
+                       f"{_tokens('paper'):.2g}")
     measured = (f"baseline {np.round(base, 4).tolist()}, amplification {np.round(rows['amplification'], 4).tolist()}, "
                 f"attenuation {np.round(rows['attenuation'], 4).tolist()} at T = {list(lengths)}; largest baseline "
                 f"α¹ {float(trio.curves['baseline'].alpha[form][lengths[-1]].mean(0).max()):.3f} at T = {lengths[-1]} "

@@ -268,3 +268,23 @@ def test_order_power_grows_with_seeds_and_vanishes_without_gains():
     n80 = stats.n_for_power(lambda n: study.order_power(base, higher, sd, gains, seeds=n, draws=4_000), n_max=4096)
     assert n80 is not None and study.order_power(base, higher, sd, gains, seeds=n80, draws=4_000) >= 0.8
     assert study.order_power(base, higher, sd, (0.0, 0.0), seeds=64) < 0.02
+
+
+def test_gate_power_by_hand():
+    """CS-5's power: a gate drifting exactly linearly (no noise) 0.01 per 100 steps from uniform
+    over 4 layers: token-proportional expectation, the 80% budget and our own trend by hand."""
+    from repro.causal_shift import study
+
+    hist = {s: np.array([0.25 + 1e-4 * s, 0.25, 0.25, 0.25 - 1e-4 * s]) for s in (0, 100, 200)}
+    gp = study.gate_power(hist, tokens_per_step=1000, source_tokens=1e10, bar=0.5)
+    assert gp.se == pytest.approx(0.0, abs=1e-12)
+    assert gp.trend_per_step == pytest.approx(1e-4)
+    assert gp.expected == pytest.approx(0.25 + 0.75 * 200_000 / 1e10)
+    assert gp.power == 0.0  # deterministic and below the bar
+    assert gp.tokens_80 == pytest.approx(1e10 * 0.25 / 0.75)
+    assert gp.steps_to_bar == pytest.approx(2500)
+    # control: where the expectation clears the bar (our tokens = the source's), power is 1
+    assert study.gate_power(hist, tokens_per_step=5e7, source_tokens=1e10, bar=0.5).power == 1.0
+    # noise enters as the residual sd about the trend
+    noisy = {0: np.full(4, 0.25), 100: np.array([0.27, .25, .24, .24]), 200: np.array([0.27, .25, .24, .24])}
+    assert study.gate_power(noisy, 1000, 1e10, 0.5).se > 0

@@ -167,3 +167,167 @@ def test_a_job_with_its_own_token_streams_pools_under_the_in_process_key():
     with pytest.raises(ReproError, match="not importable"):
         launch.job("repro.residual_stream.induction:build_for_job", {}, induction.train_config(cfg, 0),
                    tokens=("repro.nowhere:streams", {}))
+
+
+def test_train_jobs_dispatches_to_the_pool_or_to_torchrun_per_job(monkeypatch):
+    """`launch.train_jobs`, the one dispatch every topic calls before loading its models: with one
+    process, the pool on a CPU (unless the topic trains in-process: pooled=False) and nothing on a
+    GPU; with N > 1, `run(job, N)` for each job not cached yet, one after the other, never the pool."""
+    calls = []
+    monkeypatch.setattr(launch, "pool", lambda jobs: calls.append(("pool", [j["id"] for j in jobs])) or len(jobs))
+    monkeypatch.setattr(launch, "run", lambda job, procs: calls.append(("run", job["id"], procs)))
+    monkeypatch.setattr(launch, "cached", lambda job: job["id"] == "b")
+    jobs = [{"id": "a"}, {"id": "b"}, {"id": "c"}]
+
+    assert launch.train_jobs(jobs, 1, "cpu") == 3 and calls == [("pool", ["a", "b", "c"])]
+    calls.clear()
+    assert launch.train_jobs(jobs) == 3 and calls == [("pool", ["a", "b", "c"])]  # defaults: 1 process, CPU
+    calls.clear()
+    assert launch.train_jobs(jobs, 1, "cpu", pooled=False) == 0 and calls == []
+    assert launch.train_jobs(jobs, 1, "cuda") == 0 and calls == []
+    assert launch.train_jobs(jobs, 1, "cuda:1") == 0 and calls == []
+    for device in ("cpu", "cuda"):
+        for pooled in (True, False):
+            calls.clear()
+            assert launch.train_jobs(jobs, 2, device, pooled=pooled) == 2
+            assert calls == [("run", "a", 2), ("run", "c", 2)]  # "b" is cached: not launched
+    with pytest.raises(ReproError, match="train-procs must be >= 1"):
+        launch.train_jobs(jobs, 0)
+
+    def broken(job):
+        raise ValueError("no such corpus")
+
+    monkeypatch.setattr(launch, "cached", broken)
+    monkeypatch.setattr(launch, "_name", lambda job: job["id"])
+    with pytest.raises(ReproError, match="training job a failed before its launch on 2 processes: ValueError"):
+        launch.train_jobs(jobs, 2)
+
+
+def test_rs7_induction_models_train_on_two_gloo_processes_and_the_study_loads_them(monkeypatch):
+    """--train-procs reaches RS-7: `induction_study(procs=2)` trains each model under torchrun
+    (2 gloo processes), and its in-process `train_induction` then loads the checkpoints (no second
+    training), with the loss curve of a one-process run (same global batch; tolerance as above)."""
+    from repro.residual_stream import induction, study
+
+    launched, real_run = [], launch.run
+    monkeypatch.setattr(launch, "run", lambda job, procs: launched.append(procs) or real_run(job, procs))
+    monkeypatch.setattr(launch, "pool", lambda *a, **k: pytest.fail("--train-procs 2 must not use the pool"))
+    s = {"config": dict(n_train_seq=64, n_eval_seq=8, steps=6, warmup_steps=2, curve_every=3, batch_size=8,
+                        data_seed=uuid.uuid4().int % 10**6),  # a fresh key per run
+         "seeds": [0]}
+    st = study.induction_study(s, procs=2)
+    try:
+        assert launched == [2, 2]  # each model on its own torchrun of 2 processes
+        assert sorted(st.runs) == [(1, 0), (2, 0)]
+        assert not any(r.trained for r in st.runs.values())  # loaded what rank 0 wrote
+        cfg = st.cfg
+        one = T.train(lambda seed: induction.build_model(cfg, 2, seed), induction.train_config(cfg, 0),
+                      train_tokens=induction.train_stream(cfg), val_tokens=induction.eval_data(cfg).tokens.reshape(-1),
+                      cache=False, progress=False)
+        two = st.runs[(2, 0)].result
+        assert one.key == two.key
+        assert two.losses == pytest.approx(one.losses, abs=1e-4)
+        assert two.final_val_loss == pytest.approx(one.final_val_loss, abs=1e-4)
+        assert launch.train_jobs([induction.train_job(cfg, n, 0) for n in (1, 2)], 2) == 0  # all cached now
+    finally:
+        for r in st.runs.values():
+            shutil.rmtree(r.result.checkpoint, ignore_errors=True)
+
+
+def test_a_ca8_job_has_the_key_of_train_lm():
+    """CA-8's models as launch jobs (`whole_model.lm_job`, for --train-procs): the job names the
+    checkpoint an in-process `train_lm` writes, so `train_lm` loads what torchrun trained (checked
+    in-process here: cheap; the 2-process run of such a job matched one process to 1e-6)."""
+    from repro.context_axis import whole_model as W
+
+    model = dict(n_layer=1, n_head=2, d_model=32, vocab_size=4096)
+    cfg = T.TrainConfig(steps=2, batch_size=2, seq_len=8, lr=1e-3, warmup_steps=1, eval_every=2, eval_batches=1,
+                        vocab_size=4096, autocast=None)
+    tr, va, ident = T.corpus_tokens("brown", 4096)
+    ident = {**ident, "test": uuid.uuid4().hex}  # a fresh key per run
+    setup = dict(train_mode="full", axis_drop=0.5, bucket=4)
+    job = W.lm_job(model, cfg, 3, corpus="brown", data_identity=ident, **setup)
+    assert not launch.cached(job)
+    r = W.train_lm(model, cfg, 3, train_tokens=tr, val_tokens=va, data_identity=ident, **setup)
+    try:
+        assert r.trained and launch.cached(job)
+        assert launch.train_jobs([job], 2) == 0  # nothing left to launch
+    finally:
+        shutil.rmtree(r.checkpoint, ignore_errors=True)
+
+
+def test_sinks_trio_refuses_train_procs_under_accelerate_launch(monkeypatch):
+    """SK-2/3's paper profile trains under `accelerate launch`; --train-procs N there would start
+    one torchrun per rank: one clear error instead."""
+    from types import SimpleNamespace
+
+    from repro.harness import profiles
+    from repro.sinks import trio
+
+    monkeypatch.setattr(trio, "accelerator_for", lambda name: SimpleNamespace(num_processes=2))
+    monkeypatch.setattr(launch, "train_jobs", lambda *a, **k: pytest.fail("nothing may train"))
+    with pytest.raises(ReproError, match="--train-procs 2 under `accelerate launch`"):
+        trio.train_trio(profiles.get_profile("ci").sizes("sinks"), "ci", "brown", procs=2)
+
+
+class _Stop(Exception):
+    pass
+
+
+@pytest.mark.parametrize("procs", [1, 3])
+def test_every_training_topic_hands_its_jobs_and_procs_to_train_jobs(monkeypatch, procs):
+    """--train-procs reaches every training claim's trainer: CS's variants, SK's trio, SP's lineage,
+    RS-7's induction models and CA-8's grid each call `launch.train_jobs(jobs, procs, device)` before
+    loading (stopped there: nothing trains); pooled on a CPU with one process, except CA-8, whose
+    one-process models always trained in-process."""
+    from repro.causal_shift import study as cs_study
+    from repro.context_axis import experiments as ca
+    from repro.harness import profiles
+    from repro.residual_stream import study as rs_study
+    from repro.seedprint.lineage import Lineage, LineageConfig
+    from repro.sinks import trio
+
+    seen = {}
+
+    def spy(jobs, procs_, device="cpu", *, pooled=True):
+        seen["call"] = ([j["factory"] for j in jobs], procs_, str(device), pooled)
+        raise _Stop
+
+    monkeypatch.setattr(launch, "train_jobs", spy)
+    ci = profiles.get_profile("ci")
+    lab = Lineage(LineageConfig(), procs=procs)
+    topics = {
+        "causal_shift": (lambda: cs_study.train_runs(ci.sizes("causal_shift"), procs=procs),
+                         "repro.causal_shift.experiments:build_for_job", 13, True),
+        "sinks": (lambda: trio.train_trio(ci.sizes("sinks"), "ci", "brown", procs=procs),
+                  "repro.sinks.experiments:build_for_job", 3, True),
+        "seedprint": (lambda: lab.pretrain([lab.base_job(0), lab.base_job(1)]),
+                      "repro.seedprint.lineage:init_for_job", 2, True),
+        "residual_stream": (lambda: rs_study.induction_study(ci.sizes("residual_stream")["induction"], procs=procs),
+                            "repro.residual_stream.induction:build_for_job",
+                            2 * len(ci.sizes("residual_stream")["induction"]["seeds"]), True),
+        "context_axis": (lambda: ca.ca8_experiment(ci.sizes("context_axis"), procs=procs),
+                         "repro.context_axis.whole_model:build_for_job",
+                         3 * len(ci.sizes("context_axis")["seeds"]), False),
+    }
+    for name, (call, factory, n_jobs, pooled) in topics.items():
+        seen.clear()
+        with pytest.raises(_Stop):
+            call()
+        assert seen["call"] == ([factory] * n_jobs, procs, "cpu", pooled), name
+
+
+def test_sp5_finetunes_say_that_train_procs_does_not_reach_them():
+    """SP-5's fine-tunes start from a pretrained model loaded in the test process (whatever --model
+    names), not from a launch job: with --train-procs N > 1 they train here, and say so (one warning),
+    rather than ignore the option in silence; with one process, no warning."""
+    import warnings
+
+    from repro.seedprint import study
+
+    ps = {"n": 10, "length": 8, "m": 4}
+    with pytest.warns(UserWarning, match="--train-procs 2 does not reach SP-5's fine-tunes"):
+        study.finetune_descendants(lambda name: pytest.fail("nothing to load"), [], ps, "cpu", 2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        study.finetune_descendants(lambda name: pytest.fail("nothing to load"), [], ps, "cpu")

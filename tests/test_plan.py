@@ -9,6 +9,9 @@ from repro.core.models.hf import build_model
 from repro.core.models.tiny import TinyConfig, TinyDecoder
 from repro.harness import plan
 from repro.harness.cli import main
+from repro.harness.runtime import cache_dir
+
+CACHE = str(cache_dir())  # at import, before pytester moves HOME
 
 
 @pytest.mark.parametrize("arch", ["gpt2", "rope-gpt2", "llama"])
@@ -43,6 +46,8 @@ def test_paper_plan_lists_what_it_lacks_and_ci_lacks_nothing():
     assert any("GiB per device" in m for m in paper.missing)
     assert paper.total_flops > 1e20  # the SK trio alone: 3 × 6 · 134M · 52B ≈ 1.3e20
     assert plan.plan("ci").missing == []
+    assert len(set(paper.missing)) == len(paper.missing)  # one line per job: SP-5's two fine-tunes name their model
+    assert sum("SP-5; smollm2-135m" in m or "SP-5; gemma3-270m" in m for m in paper.missing) == 2
 
 
 def test_bb_1_2_is_costed_at_the_larger_shape():
@@ -83,3 +88,250 @@ def test_a_training_job_that_cannot_fit_is_refused_before_it_starts():
     assert plan.too_big("sinks", "paper", 1e15) is None
     assert plan.too_big("no-such-row", "paper", 1.0) is None
     plan.require_fits("sinks", "paper", "cpu")  # CPUs are not checked: the plan's memory is per accelerator
+
+
+# --------------------------------------------------------------------------- every row costed
+
+
+def test_every_profile_row_has_a_planner_and_none_is_left_uncosted():
+    from repro.harness.profiles import SIZES
+
+    assert set(plan.PLANNERS) == set(SIZES)
+    paper = plan.plan("paper")
+    assert paper.not_costed == [] and not any("not costed" in line for line in plan.lines(paper))
+    assert {j.experiment for j in paper.jobs} == set(SIZES)
+
+
+def _one_row(key: str, row: dict) -> list:
+    """The jobs of one experiment row given by hand (a profile table of that row alone)."""
+    from repro.harness.profiles import Profile
+
+    return plan.PLANNERS[key](Profile("ci", table={key: {"ci": row}}))
+
+
+def test_bb_5_by_hand():
+    """BB-5 on a tiny row: per T a stack of L = 3 pre-LN softmax attention layers (LayerNorm without
+    bias: d; W_Q, W_K, W_V, W_O without bias: 4·d²) over seeds × n·T Gaussian tokens, with the
+    attention term 2·L·T·d per token; Attn0 has no weights. The params equal a real stack's."""
+    from repro.born_biased.init_bias import ATTN_STACK
+
+    d, L, H = 16, 3, 2
+    jobs = _one_row("bb_5", dict(d_model=d, n_head=H, n_layer=L, T=(4, 8), n_seq=(5, 2), seeds=(0, 1)))
+    p = L * (d + 4 * d * d)  # 3,120
+    real = TinyDecoder(TinyConfig.merged(**ATTN_STACK, d_model=d, n_head=H, n_layer=L, max_len=8))
+    assert p == 3120 == sum(q.numel() for q in real.parameters())
+    assert [(j.models, j.params, j.L, j.T, j.tokens, j.batch) for j in jobs] == [(2, p, L, 4, 20, 5), (2, p, L, 8, 16, 2)]
+    assert jobs[0].flops == 2 * (2 * 3120 * 20 + 2 * 3 * 4 * 16 * 20) == 264_960
+    # held: the standard stack's 3 states, Attn0's 3 and the input, float32 (n, T, d) each
+    assert jobs[1].memory_bytes == 2 * p + plan.activation_bytes(1, 2, 8, d, H) + 7 * 2 * 8 * d * 4
+
+
+def test_bb_4_and_bb_4_2_by_hand():
+    """BB-4: 3 variants × seeds of L MLP blocks (no bias) on n one-token inputs — no attention term;
+    the standard variant's LayerNorm (d, no bias) counted. BB-4.2: per seed two MLP0 blocks over
+    n × ΣT tokens. Both against real TinyDecoders of init_bias's configs."""
+    from repro.born_biased.init_bias import MLP_VARIANTS
+
+    d, f, L = 8, 32, 2
+    (j,) = _one_row("bb_4", dict(d_model=d, d_ff=f, n_layer=L, n_seq=10, seeds=(0, 1, 2)))
+    p = L * (2 * d * f + d)  # 1,040
+    mlp = dict(vocab_size=0, d_model=d, d_ff=f, n_layer=L, n_head=1, block="mlp", positions="none", final_norm=False,
+               bias=False)
+    real = TinyDecoder(TinyConfig.merged(**mlp, **MLP_VARIANTS["standard"]))
+    assert p == 1040 == sum(q.numel() for q in real.parameters())
+    assert (j.models, j.params, j.tokens, j.T) == (9, p, 10, 1)
+    assert j.flops == 9 * 2 * 1040 * 10 == 187_200
+    (j2,) = _one_row("bb_4_2", dict(d_model=d, d_ff=f, n_seq=3, T=(4, 16), seeds=(0, 1)))
+    mlp0 = TinyDecoder(TinyConfig.merged(**{**mlp, "norm": "none", "residual": False}))
+    assert j2.params == 2 * 2 * d * f == sum(q.numel() for q in mlp0.parameters())
+    assert (j2.models, j2.tokens, j2.T, j2.batch) == (2, 3 * 20, 16, 3)
+    assert j2.flops == 2 * 2 * 1024 * 60
+
+
+def test_bb_4_1_and_bb_6_params_equal_real_blocks():
+    (j,) = _one_row("bb_4_1", dict(d_model=8, n_seq=5, seeds=(0, 1)))
+    gelu = TinyDecoder(TinyConfig.merged(vocab_size=0, d_model=8, n_layer=1, block="mlp", norm="layernorm",
+                                         activation="gelu", residual=False, positions="none", final_norm=False))
+    assert j.params == sum(q.numel() for q in gelu.parameters()) and (j.models, j.tokens) == (4, 5)
+    (j,) = _one_row("bb_6", dict(d_model=8, n_head=2, T=4, n_seq=3, seeds=(0,)))
+    attn = TinyDecoder(TinyConfig.merged(vocab_size=0, d_model=8, n_head=2, n_layer=1, block="attn", norm="layernorm",
+                                         residual=True, positions="rope", max_len=4, final_norm=False))
+    assert j.params == sum(q.numel() for q in attn.parameters()) and (j.tokens, j.L) == (12, 1)
+
+
+def _rs_row(**over) -> dict:
+    row = dict(text=dict(test_seqs=2, seq_len=8), dla_len=4,
+               grad=dict(depths=(2, 3), d_model=8, n_head=2, batch_size=2, seq_len=4, seeds=(0, 1)),
+               random_init=dict(archs=("gpt2",), n_layer=2, d_model=8, n_head=2, vocab_size=50, perturb_norms=0.3,
+                                n_seq=2, seq_len=4),
+               lens=dict(train_seqs=3, steps=5, batch_tokens=6, lr=1e-3, models=1),
+               induction=dict(config=dict(), seeds=(0, 1, 2)))
+    return {**row, **over}
+
+
+def test_residual_stream_parts_by_hand(monkeypatch):
+    """RS on a tiny row and one tiny 'embedded' model (N = 1,000, d = 4, L = 2, V = 10, tied):
+    - text: the blocks (N − V·d = 960) over (test + lens-training) windows, T = 8, plus a full pass
+      of dla_len = 4 tokens (RS-1/2's decomposition);
+    - lens reads: every layer's logits 3·(L+1)·V·d + the tuned lens's L·(d² + d) per held-out token
+      (test_seqs × (T − 1)), no attention term, plus 2·V·d for the mean distribution per token;
+    - tuned lens: 6·L·(V·d + d² + d) per training token plus 2·V·d for the final distribution."""
+    monkeypatch.setattr(plan, "EMBEDDED", {"m": dict(params=1000, d=4, L=2, V=10, H=1)})
+    jobs = [j for j in _one_row("residual_stream", _rs_row()) if j.what.startswith("m:")]
+    read, lenses, tuned = jobs
+    assert (read.params, read.tokens) == (960, (2 + 3) * 8)
+    assert read.flops == (2 * 960 * 40 + 2 * 2 * 8 * 4 * 40) + (2 * 1000 * 4 + 2 * 2 * 4 * 4 * 4)
+    n_test, n_train = 2 * 7, 3 * 7
+    assert (lenses.params, lenses.tokens) == (3 * 3 * 40 + 2 * 20, n_test)
+    assert lenses.flops == 2 * 400 * 14 + 2 * 40 * (n_train + n_test)
+    assert (tuned.kind, tuned.params, tuned.tokens) == ("train", 2 * 60, 30)
+    assert tuned.flops == 6 * 120 * 30 + 2 * 40 * 30
+    assert tuned.memory_bytes == 2 * 1000 + 12 * 2 * 6 * 10 + 16 * 2 * 20
+
+
+def test_residual_stream_models_equal_the_topics(monkeypatch):
+    """RS-3's stacks, RS-7's induction models and RS-4's post-norm control against real models of
+    the topic's configs; the sizes plan.py mirrors (GRAD_V, INDUCTION) equal the topic's."""
+    from dataclasses import asdict
+
+    from repro.residual_stream import induction, study
+
+    assert plan.GRAD_V == study.GRAD_V
+    assert plan.INDUCTION == {k: v for k, v in asdict(induction.InductionConfig()).items() if k in plan.INDUCTION}
+    jobs = _one_row("residual_stream", _rs_row(induction=dict(config=dict(vocab_size=40, d_model=16), seeds=(0, 1, 2))))
+    grad = [j for j in jobs if j.claims == "RS-3"]
+    for j, L in zip(grad, (2, 3)):
+        real = TinyDecoder(TinyConfig(vocab_size=study.GRAD_V, d_model=8, n_layer=L, n_head=2, max_len=4))
+        assert j.params == sum(q.numel() for q in real.parameters())
+        assert j.flops == j.models * plan.train_flops(j.params, L, 4, 8, 2 * 4)
+    assert [j.models for j in grad] == [4, 4 + 3]  # pre and post per seed; at the deepest, no-skip and App B.1
+    cfg = induction.InductionConfig(vocab_size=40, d_model=16)
+    for j, L in zip([j for j in jobs if j.claims == "RS-7"], (1, 2)):
+        real = induction.build_model(cfg, L, 0)
+        assert (j.models, j.params, j.tokens) == (3, sum(q.numel() for q in real.parameters()), 1000 * 64 * 32)
+    post = next(j for j in jobs if j.what.startswith("post-norm"))
+    real = TinyDecoder(TinyConfig(vocab_size=50, d_model=8, n_layer=2, n_head=2, max_len=4, norm_position="post",
+                                  final_norm=False))
+    assert post.params == sum(q.numel() for q in real.parameters())
+
+
+def test_embedded_facts_match_the_embedded_models():
+    from repro.core.models.pretrained import EMBEDDED_MODELS
+
+    assert list(plan.EMBEDDED) == list(EMBEDDED_MODELS)  # the run's order: RS-8's lens.models counts from it
+    for name, e in plan.EMBEDDED.items():
+        m = EMBEDDED_MODELS[name]
+        assert (e["d"], e["L"], e["V"], e["H"]) == (m.d_model, m.n_layers, m.vocab_size, m.n_heads)
+
+
+# --------------------------------------------------------------------------- --corpus
+
+
+def _corpus_dir(tmp_path):
+    root = tmp_path / "corpus"
+    root.mkdir()
+    for i in range(30):
+        (root / f"doc{i:02d}.txt").write_text(f"Document {i} of a small corpus. " * (i + 1))
+    return root
+
+
+def test_plan_uses_the_run_corpus_and_counts_its_tokens(tmp_path, monkeypatch):
+    """--corpus DIR: every training job on the run's corpus is checked against DIR's train split,
+    counted as the run reads it (the Brown BPE, <bos>/<eos> per document); the jobs on the corpus a
+    claim fixes (stdlib-code) are not. Past SAMPLE_BYTES the count is extrapolated (≈)."""
+    from repro.core import data
+
+    root = _corpus_dir(tmp_path)
+    docs = data.corpus_documents(str(root), "train")
+    tok = data.brown_tokenizer(4096)
+    by_hand = sum(len(tok(d.text, add_special_tokens=False)["input_ids"]) + 2 for d in docs)
+    assert plan.corpus_train_tokens(str(root)) == (by_hand, "")
+    p = plan.plan("paper", corpus=str(root))
+    sinks = next(m for m in p.missing if m.startswith("sinks (SK-2, SK-3;"))
+    assert f"{root} has {by_hand:,} (" in sinks and "1,311,112" not in sinks
+    assert next(j for j in p.jobs if j.claims == "SK-2, SK-3").corpus == str(root)
+    assert any("SP-4" in m and "stdlib-code has 5,612,449" in m and "does not change it" in m for m in p.missing)
+    assert p.corpus == str(root) and f"on corpus {str(root)!r}" in plan.lines(p)[0]
+    monkeypatch.setattr(plan, "SAMPLE_BYTES", 1)  # one document tokenized, the rest at its bytes per token
+    first = len(tok(docs[0].text, add_special_tokens=False)["input_ids"]) + 2
+    total = sum(len(d.text.encode()) for d in docs)
+    assert plan.corpus_train_tokens(str(root)) == (round(first * total / len(docs[0].text.encode())), "≈ ")
+
+
+def test_a_bad_corpus_is_one_error(tmp_path, capsys):
+    assert main(["plan", "--corpus", str(tmp_path / "nowhere")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("repro: error: corpus directory") and "does not exist" in err[0]
+    assert main(["plan", "--corpus", "no-such-corpus"]) == 2
+    assert "unknown corpus 'no-such-corpus'" in capsys.readouterr().err
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(plan.ReproError, match="no train documents"):
+        plan.plan("ci", corpus=str(tmp_path / "empty"))
+
+
+def test_pytest_plan_passes_the_run_corpus(pytester: pytest.Pytester, tmp_path, monkeypatch):
+    """`pytest claims/ --plan --corpus DIR`: the plan is the run's, on DIR."""
+    monkeypatch.setenv("REPRO_CACHE", CACHE)  # Brown and its BPE: pytester's scratch HOME has no cache
+    root = _corpus_dir(tmp_path)
+    pytester.makeconftest('pytest_plugins = ("repro.harness.plugin",)\n')
+    pytester.makepyfile(test_sk='import pytest\n\n@pytest.mark.claim("SK-2")\ndef test_sk(claim):\n    pass\n')
+    # "--corpus=DIR", one argument: a bare DIR would be taken for a test path before the plugin's
+    # options are known, and pytest would then look for conftests there, not here
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--plan", "--profile", "paper",
+                                           f"--corpus={root}")
+    assert result.ret == 0
+    tokens, _ = plan.corpus_train_tokens(str(root))
+    result.stdout.fnmatch_lines([f"plan for profile 'paper' on corpus '{root}'*",
+                                 f"*sinks (SK-2, SK-3; *{root} has {tokens:,} (*"])
+    assert "brown has" not in result.stdout.str()
+
+
+# --------------------------------------------------------------------------- the Brown BPE's vocabulary
+
+
+def test_bpe_vocabulary_bounds_by_hand(monkeypatch):
+    """Two documents "aa ab" and "aa": byte-level words aa (×2) and Ġab. Lower bound: 259 base
+    tokens + 2 words of ≥ 2 symbols = 261. Upper: Σ (len − 1) = 1 + 2 = 3 merges (distinct
+    substrings aa, Ġa, ab, Ġab: 4) → 262. The suite's own trainer (`_train_brown_bpe`, on these
+    documents in place of Brown) asked for a million tokens learns aa, then Ġa or ab, then Ġab: 262."""
+    from repro.core import data
+
+    words = plan.bpe_words(["aa ab", "aa"])
+    assert words == {"aa": 2, "Ġab": 1}
+    assert (plan.bpe_vocab_lower(words), plan.bpe_vocab_upper(words)) == (261, 262)
+    monkeypatch.setattr(data, "brown_split", lambda split: [data.Document("1", "x", "aa ab"),
+                                                            data.Document("2", "x", "aa")])
+    assert data._train_brown_bpe(10**6).get_vocab_size() == 262
+
+
+def test_bpe_words_split_as_the_suites_tokenizer_does():
+    from tokenizers import pre_tokenizers
+
+    from repro.core import data
+
+    backend = data.brown_tokenizer(4096).backend_tokenizer
+    assert backend.normalizer is None
+    assert backend.pre_tokenizer.__getstate__() == pre_tokenizers.ByteLevel(add_prefix_space=False).__getstate__()
+
+
+def test_vocabulary_check_passes_on_brown_and_names_each_row_it_fails(monkeypatch):
+    paper = plan.plan("paper")
+    assert not any("vocab_size" in m for m in paper.missing)
+    assert any(line.startswith("vocabulary:") and "48,622" in line and "SK-2, SK-3: 32,000" in line
+               for line in paper.checked)
+    monkeypatch.setattr(plan, "_brown_words", lambda: plan.bpe_words(["aa ab", "aa"]))
+    tiny = plan.plan("paper")
+    lines = [m for m in tiny.missing if "vocab_size" in m]
+    assert len(lines) == len(plan.bpe_rows(plan.get_profile("paper"))) and tiny.checked == []
+    assert all("yields at most 262" in m and "vocab_size to ≤ 261" in m for m in lines)
+    assert any(m.startswith("sinks (SK-2, SK-3): vocab_size 32,000") for m in lines)
+
+
+def test_without_brown_the_vocabulary_is_one_missing_line(monkeypatch):
+    def no_brown():
+        raise plan.ReproError("fixture 'brown' is not in the cache")
+
+    monkeypatch.setattr(plan, "_brown_words", no_brown)
+    p = plan.plan("ci")
+    assert p.checked == [] and len(p.missing) == 1 and "not checked: fixture 'brown'" in p.missing[0]
+    assert plan.for_claims(p, ["SK-2"]).missing == p.missing

@@ -375,3 +375,22 @@ def test_a_variant_trained_in_the_pool_is_the_one_train_variant_loads():
         assert not run.trained
     finally:
         shutil.rmtree(run.checkpoint, ignore_errors=True)
+
+
+def test_sink_budget_by_hand():
+    """SK-2's estimated budget: a head grown from 0.1 to 0.15 at T = 32 over 1,000 tokens reaches
+    ε = 0.25 after 3,000; one that did not grow gives inf; one already past ε needs no more."""
+    from types import SimpleNamespace
+
+    from repro.sinks.trio import sink_budget
+
+    def curve(a32, a64):  # per-sequence per-head α (n = 2, L = 1, H = 2); the largest head's mean is aN
+        al = {n: torch.tensor([[[a, 0.0]], [[a, 0.0]]]) for n, a in ((32, a32), (64, a64))}
+        return sinks.SinkCurve((32, 64), {}, {"source": al}, {"source": 0.25})
+
+    cfg = SimpleNamespace(steps=10, batch_size=10, seq_len=10)
+    trio = SimpleNamespace(cfg=cfg, curves={"baseline": curve(0.15, 0.08)}, init_curve=curve(0.10, 0.08))
+    b = sink_budget(trio, "source")
+    assert b[32] == pytest.approx(3000.0) and b[64] == math.inf
+    trio.curves["baseline"] = curve(0.30, 0.30)
+    assert sink_budget(trio, "source") == {32: 1000, 64: 1000}

@@ -370,9 +370,7 @@ def train_variant(tc: TinyConfig, cfg: T.TrainConfig, variant: Variant, seed: in
     if procs > 1:
         from repro.harness import launch
 
-        if not T.is_cached(build(tc, variant, seed), cfg, train_tokens, val_tokens, model_config=model_config,
-                           data_identity=data_identity):
-            launch.run(variant_job(tc, cfg, variant, seed, corpus=corpus, data_identity=data_identity), procs)
+        launch.train_jobs([variant_job(tc, cfg, variant, seed, corpus=corpus, data_identity=data_identity)], procs)
     return T.train(lambda s: build(tc, variant, s, device), cfg, train_tokens=train_tokens,
                    val_tokens=val_tokens, model_config=model_config, data_identity=data_identity, progress=progress)
 

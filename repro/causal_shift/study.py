@@ -24,6 +24,7 @@ import torch
 from repro.causal_shift import experiments as cs
 from repro.core import data
 from repro.core import train as T
+from repro.core import stats
 from repro.core.models.hf import random_init_twin
 from repro.harness.runtime import resolve_dtype
 
@@ -98,7 +99,7 @@ def train_runs(sizes, *, corpus: str = "brown", device: torch.device | str = "cp
     tc = cs.gpt2_style(**sizes["model"])
     cfg = T.TrainConfig(**sizes["train"], vocab_size=sizes["model"]["vocab_size"], corpus=corpus)
     tr, va, ident = T.corpus_tokens(corpus, sizes["model"]["vocab_size"])
-    kw = dict(train_tokens=tr, val_tokens=va, data_identity=ident, device=device, procs=procs, corpus=corpus)
+    kw = dict(train_tokens=tr, val_tokens=va, data_identity=ident, device=device, corpus=corpus)
     L, a = tc.n_layer, sizes["cut_alpha"]
     middle = L // 2
     seeds = sizes["seeds"]
@@ -109,11 +110,12 @@ def train_runs(sizes, *, corpus: str = "brown", device: torch.device | str = "cp
             + [(cfg, cs.Variant("cut@0", "cut", 0, a), s) for s in seeds[1:]]
             + [(cfg, cs.Variant(f"cut@{middle} α=0", "cut", middle, 0.0), s) for s in seeds]
             + [(gate_cfg, gv, seeds[0])])
-    if procs == 1 and torch.device(device).type == "cpu":
-        from repro.harness import launch
+    from repro.harness import launch
 
-        # the 13 independent models side by side, one per core (repro.harness.launch.pool)
-        launch.pool([cs.variant_job(tc, c, v, s, corpus=corpus, data_identity=ident) for c, v, s in runs])
+    # the 13 independent models: each on `procs` processes under torchrun, or on a CPU side by
+    # side, one per core (repro.harness.launch.train_jobs); then loaded here
+    launch.train_jobs([cs.variant_job(tc, c, v, s, corpus=corpus, data_identity=ident) for c, v, s in runs],
+                      procs, device)
     done = [cs.train_variant(tc, c, v, s, **kw) for c, v, s in runs]
     n = len(seeds)
     baseline, cuts = done[:n], done[n:n + L]
@@ -177,3 +179,40 @@ def order_power(base: np.ndarray, higher_is_better: np.ndarray, seed_sd: np.ndar
     sims = means[None] + g.normal(0.0, 1.0, size=(draws, *means.shape)) * sd[None, :, None]
     better = sims * sign[None, :, None]                                                 # higher is better
     return float(np.all((better[..., 2] >= better[..., 1]) & (better[..., 1] >= better[..., 0]), axis=1).mean())
+
+
+@dataclass
+class GatePower:
+    """CS-5's power (see `gate_power`): the largest π expected at our token count if the gate
+    concentrates as the source's does, its noise, and the budgets that would decide the claim."""
+
+    power: float
+    expected: float  # largest π expected at our tokens under token-proportional progress
+    se: float  # the gate's own noise: residual sd of its largest π about a linear trend in steps
+    tokens_80: float  # tokens at which the source-scaled expectation clears the bar with 80% power
+    trend_per_step: float  # our gate's own drift of the largest π away from uniform, per step
+    steps_to_bar: float  # steps at which our own trend reaches the bar (inf without drift)
+
+
+def gate_power(hist: dict[int, np.ndarray], tokens_per_step: int, source_tokens: float, bar: float) -> GatePower:
+    """CS-5's power at the source's effect. 000 Fig 5 shows the gate going from uniform (1/L)
+    to all its mass on one layer over the source's training (`source_tokens`) and gives no step
+    axis, so the stated assumption is progress in proportion to tokens seen: after n tokens the
+    largest π is 1/L + (1 − 1/L)·n/source_tokens. The gate's noise is measured on our run (one
+    gate): the residual sd of its largest π about a least-squares line through (0, 1/L) over the
+    snapshots (`hist`: step → π). Power: that expectation ≥ `bar` under normal noise of that sd
+    (`stats.power_threshold`). Also returned: the tokens at which the expectation clears the bar
+    with 80% power, and where our own gate's linear trend would reach it (what to try first)."""
+    steps = np.array(sorted(hist), dtype=float)
+    top = np.array([float(hist[s].max()) for s in sorted(hist)])
+    L = len(hist[min(hist)])
+    drift = top - 1.0 / L                                                 # (snapshots,)
+    slope = float((steps * drift).sum() / (steps * steps).sum()) if steps.any() else 0.0
+    resid = drift - slope * steps
+    se = float(np.sqrt((resid ** 2).sum() / max(len(steps) - 1, 1)))
+    n_tok = float(steps.max()) * tokens_per_step
+    expected = 1.0 / L + (1.0 - 1.0 / L) * n_tok / source_tokens
+    z80 = 0.8416212335729143  # the standard normal's 80% quantile
+    tokens_80 = source_tokens * (bar + z80 * se - 1.0 / L) / (1.0 - 1.0 / L)
+    steps_to_bar = (bar - 1.0 / L) / slope if slope > 0 else float("inf")
+    return GatePower(stats.power_threshold(expected, bar, se), expected, se, tokens_80, slope, steps_to_bar)

@@ -8,6 +8,6 @@ drop of §1 — for `claims/test_context_axis.py` (and `benchmarks/test_context_
   segment band, flex).
 - `whole_model`: whole-model modes on any HF Llama / GPT-2 / Gemma model (prefix oracle,
   masked, bucketed full axis, segment-k KV cache), `ContextAxisLM` with stochastic axis drop,
-  CA-8's training and scoring.
+  CA-8's training (in-process, or as a launch job with ``--train-procs``) and scoring.
 - `figures`: the builders of Figs 1–4, cost against length, and CA-8's NLL by inference mode.
 """

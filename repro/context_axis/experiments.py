@@ -12,7 +12,7 @@ from torch import nn
 from torch.utils.flop_counter import FlopCounterMode
 
 from repro.context_axis.kernels import NAIVE_MAX_S, attend, segment, to_band
-from repro.context_axis.whole_model import (causal_logits, full_axis_logits, prefix_oracle, segment_logits,
+from repro.context_axis.whole_model import (causal_logits, full_axis_logits, lm_job, prefix_oracle, segment_logits,
                                             train_lm, window_nll)
 from repro.core import data, stats
 from repro.core.models.hf import in_dtype
@@ -165,11 +165,13 @@ class Experiment:
     corpus: str  # what the models trained on and were scored on (--corpus)
 
 
-def ca8_experiment(sizes: dict, corpus: str = "brown", device: torch.device | str = "cpu") -> Experiment:
+def ca8_experiment(sizes: dict, corpus: str = "brown", device: torch.device | str = "cpu",
+                   procs: int = 1) -> Experiment:
     """CA-8: for each seed, the causal, context-axis and axis-drop LMs trained on `corpus` with
     the same init and data order, each scored per held-out window under every inference mode
     (causal, segment:k, full). `sizes`: the profile's "context_axis" row; the models train and
-    are scored on `device` (--device)."""
+    are scored on `device` (--device); `procs` > 1 (--train-procs): each model trains first on
+    that many processes under torchrun (repro.harness.launch), then loads here."""
     tc = T.TrainConfig(**sizes["train"], vocab_size=sizes["model"]["vocab_size"], corpus=corpus)
     train_tokens, val_tokens, ident = T.corpus_tokens(corpus, tc.vocab_size)
     n, L = sizes["eval"]["windows"], tc.seq_len + 1
@@ -180,6 +182,14 @@ def ca8_experiment(sizes: dict, corpus: str = "brown", device: torch.device | st
     modes = ["causal", *[f"segment:{k}" for k in sizes["eval"]["segments"]], "full"]
     setups = {"causal": dict(train_mode="causal"), "context axis": dict(train_mode="full"),
               "axis drop": dict(train_mode="full", axis_drop=sizes["axis_drop"])}
+    from repro.harness import launch
+
+    # --train-procs N: every model under torchrun first; with one process they train in-process
+    # as they always have (pooled=False: not in the training pool, whose one torch thread need
+    # not reproduce the bits of the committed baselines' in-process runs)
+    launch.train_jobs([lm_job(sizes["model"], tc, seed, bucket=sizes["bucket"], corpus=corpus, data_identity=ident,
+                              **setups[variant]) for seed in sizes["seeds"] for variant in VARIANTS],
+                      procs, device, pooled=False)
     nll = {v: {m: [] for m in modes} for v in VARIANTS}
     results = {v: [] for v in VARIANTS}
     dropped = {v: [] for v in VARIANTS}

@@ -308,6 +308,25 @@ def build_lm(model: dict, seq_len: int, seed: int, *, train_mode: str, axis_drop
     return ContextAxisLM(m, train_mode=train_mode, axis_drop=axis_drop, bucket=bucket, drop_seed=seed)
 
 
+def build_for_job(seed: int, *, model: dict, seq_len: int, train_mode: str, axis_drop: float = 0.0,
+                  bucket: int = 8) -> ContextAxisLM:
+    """`build_lm` from JSON-able arguments: the model factory of a training job in another
+    process (repro.harness.launch), on the CPU."""
+    return build_lm(model, seq_len, seed, train_mode=train_mode, axis_drop=axis_drop, bucket=bucket)
+
+
+def lm_job(model: dict, cfg, seed: int, *, train_mode: str, axis_drop: float = 0.0, bucket: int = 8,
+           corpus: str, data_identity: dict | None = None) -> dict:
+    """`train_lm`'s run as a JSON-able job (repro.harness.launch; `corpus`: where its train and
+    val tokens come from): the same checkpoint key, so `train_lm` then loads what the job wrote."""
+    from repro.harness import launch
+
+    return launch.job("repro.context_axis.whole_model:build_for_job",
+                      {"model": dict(model), "seq_len": cfg.seq_len, "train_mode": train_mode,
+                       "axis_drop": axis_drop, "bucket": bucket},
+                      cfg.replace(model_seed=seed), corpus=corpus, data_identity=data_identity)
+
+
 def train_lm(model: dict, cfg, seed: int, *, train_mode: str, axis_drop: float = 0.0, bucket: int = 8,
              train_tokens: torch.Tensor, val_tokens: torch.Tensor, data_identity: dict | None = None,
              device: torch.device | str = "cpu"):

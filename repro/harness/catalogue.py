@@ -897,6 +897,8 @@ NUMBERS: dict[str, dict[str, SourceNumber]] = {
     "CS-5": {
         "top_mass": _n(1.0, "000 §IV, Fig. 5 caption: one layer 'attracts all the mass of the probability'"),
         "top_layer": _n((11, 12), "000 §IV, Fig. 5 caption: the 11th of 12 layers: (layer, layers)"),
+        "train_tokens": _n(10e9, "000 §IV: every variant (the gate's too) is a 150M GPT-2-style model trained on "
+                                 "10B tokens of Fineweb-Edu"),
     },
     "CS-6": {
         # The source's Table II as printed: per benchmark (baseline, fixed cut, gating). The scores

@@ -423,7 +423,8 @@ def _cmd_plan(args: argparse.Namespace) -> int:
 
     from repro.harness import plan
 
-    p = plan.plan(args.profile, tflops=args.tflops, utilisation=args.utilisation, device_memory_gib=args.memory_gib)
+    p = plan.plan(args.profile, tflops=args.tflops, utilisation=args.utilisation, device_memory_gib=args.memory_gib,
+                  corpus=args.corpus)
     print(json.dumps(p.to_dict(), indent=1) if args.json else "\n".join(plan.lines(p)))
     return 0
 
@@ -436,13 +437,18 @@ def _add_plan(subparsers: argparse._SubParsersAction) -> None:
         description="Cost every experiment of a profile before running it: models (instantiated on the meta device), "
         "parameter counts, tokens trained and evaluated, FLOPs (6·N·D training, 2·N·D inference, attention terms), "
         "peak memory per device and an estimated time on a stated device; then every resource the profile needs "
-        "that is missing or too small, one line each. Offline, seconds, no GPU.")
+        "that is missing or too small, one line each: the corpus of every training row (--corpus), memory per "
+        "device, the Brown BPE's vocabulary. Offline (but for a datasets corpus), seconds, no GPU.")
     p.add_argument("--profile", default="paper", help="the profile to plan (default: paper)")
     p.add_argument("--tflops", type=float, default=H100_BF16_TFLOPS,
                    help=f"the device's peak TFLOP/s (default {H100_BF16_TFLOPS:g}: one H100 SXM, dense bfloat16)")
     p.add_argument("--utilisation", type=float, default=DEFAULT_UTILISATION,
                    help=f"model-FLOPs utilisation assumed (default {DEFAULT_UTILISATION:g})")
     p.add_argument("--memory-gib", type=float, default=80.0, help="memory per device, GiB (default 80)")
+    p.add_argument("--corpus", default="brown",
+                   help="the run's corpus, as pytest's --corpus takes it (brown, stdlib-code, a datasets corpus, or a "
+                   "directory of text files / a saved datasets directory): the training rows are checked against its "
+                   "size (a corpus other than brown and stdlib-code is read, its first 4 MiB tokenized)")
     p.add_argument("--json", action="store_true", help="print the plan as JSON")
     p.set_defaults(func=_cmd_plan)
 

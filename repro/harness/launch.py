@@ -25,6 +25,9 @@ checkpoint under the key of a one-process run, and the caller loads it with `tra
 steps scale to two threads, 50 s against 28 s (no gain on 2 cores, a large one on more). A pooled job always runs on one thread, on any
 machine, so its numbers do not depend on how many cores trained it.
 
+`train_jobs(jobs, procs, device)` is the one dispatch the topics call before loading their
+models: `run` for each job with ``--train-procs N`` > 1, `pool` on a CPU otherwise.
+
 Several nodes: the same module under torchrun's rendezvous options, e.g. on each node
 ``torchrun --nnodes 2 --nproc_per_node 8 --rdzv_backend c10d --rdzv_endpoint HOST:29400 -m
 repro.harness.launch JOB.json`` (untested here: one machine).
@@ -224,6 +227,37 @@ def pool(jobs: list[dict[str, Any]], *, workers: int | None = None, timeout: flo
                 raise ReproError(f"training job {_name(j)} failed in "
                                  f"the training pool: {type(err).__name__}: {err}") from None
     return len(todo)
+
+
+def train_jobs(jobs: list[dict[str, Any]], procs: int = 1, device: Any = "cpu", *, pooled: bool = True) -> int:
+    """Train a claim's jobs before its in-process `train.train` calls, which then load their
+    checkpoints (cache hits under the one-process keys) — the one dispatch every topic uses:
+
+    - `procs` > 1 (``--train-procs N``): each job not cached yet, one after the other, on `procs`
+      processes under torchrun (`run`); the jobs must not need each other's checkpoints (a
+      continual training's job is built once its base is trained);
+    - `procs` == 1 on a CPU, where `pooled`: the jobs side by side in the training pool (`pool`);
+    - otherwise nothing: the caller trains in-process, one by one.
+
+    `pooled=False` is for a topic whose one-process runs have always trained in-process (their
+    numbers came from the caller's threads, not the pool's one). Returns how many jobs trained here."""
+    import torch
+
+    if procs < 1:
+        raise ReproError(f"--train-procs must be >= 1, got {procs}")
+    if procs == 1:
+        return pool(jobs) if pooled and torch.device(device).type == "cpu" else 0
+    n = 0
+    for j in map(_with_checkpoint, jobs):
+        try:
+            done = cached(j)
+        except Exception as err:
+            raise ReproError(f"training job {_name(j)} failed before its launch on {procs} processes: "
+                             f"{type(err).__name__}: {err}") from None
+        if not done:
+            run(j, procs)
+            n += 1
+    return n
 
 
 def _main(argv: list[str]) -> int:

@@ -70,7 +70,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                          "drifted beyond 3 noise scales, warn only reports, off skips it")
     group.addoption("--train-procs", type=int, default=1, metavar="N",
                     help="train the claims' models on N processes with torchrun (data-parallel, gloo on CPU, NCCL on "
-                         "GPUs; repro.harness.launch); default 1: in the test process. Wired into the causal-shift claims")
+                         "GPUs; repro.harness.launch), one job after the other; default 1: in the test process (on a CPU, "
+                         "independent models side by side in the training pool). Reaches CS-3…6, SK-2/3, SeedPrint's "
+                         "lineage, RS-7 and CA-8; not SP-5's fine-tunes of pretrained models (a warning says so)")
     group.addoption("--plan", action="store_true",
                     help="collect the selected claims, print what they will cost at --profile (models, parameters, "
                          "tokens, FLOPs, memory, hours on one H100, missing resources: `repro plan`) and run nothing")
@@ -228,14 +230,17 @@ _plan_key = pytest.StashKey[list]()
 
 @pytest.hookimpl(trylast=True, specname="pytest_collection_modifyitems")
 def pytest_collection_modifyitems_plan(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
-    """--plan: cost the collected claims (repro.harness.plan, restricted to their topics) and
-    deselect every test, so nothing runs."""
+    """--plan: cost the collected claims (repro.harness.plan, restricted to their topics) on the
+    run's --corpus and deselect every test, so nothing runs."""
     if not config.getoption("--plan") or _is_worker(config):
         return
     from repro.harness import plan as planning
 
     ids = sorted({cid for it in items for cid in _claim_ids(it)})
-    full = planning.plan(config.getoption("--profile"))
+    try:
+        full = planning.plan(config.getoption("--profile"), corpus=config.getoption("--corpus"))
+    except ReproError as err:  # e.g. a --corpus directory without train documents
+        raise pytest.UsageError(str(err)) from None
     config.stash[_plan_key] = [f"claims selected: {len(ids)} ({', '.join(ids)})"] + planning.lines(
         planning.for_claims(full, ids))
     config.hook.pytest_deselected(items=list(items))

@@ -168,7 +168,7 @@ def job_tokens(*, config: dict[str, Any]) -> tuple[torch.Tensor, torch.Tensor]:
 
 
 def train_job(cfg: InductionConfig, n_layer: int, seed: int) -> dict[str, Any]:
-    """`train_induction`'s training as a JSON-able job (repro.harness.launch.pool): the same
+    """`train_induction`'s training as a JSON-able job (repro.harness.launch.train_jobs): the same
     checkpoint key, so `train_induction` then loads what the job wrote."""
     from dataclasses import asdict
 

@@ -313,18 +313,18 @@ class InductionStudy:
     uniform: float
 
 
-def induction_study(s, *, device: torch.device | str = "cpu") -> InductionStudy:
+def induction_study(s, *, device: torch.device | str = "cpu", procs: int = 1) -> InductionStudy:
     """Train (or load) the one- and two-layer attention-only models of every seed on `device`
-    (`s`: the profile's `induction` row) and score the copy baseline on the held-out sequences."""
+    (`s`: the profile's `induction` row; `procs` > 1: each first on that many processes under
+    torchrun, --train-procs) and score the copy baseline on the held-out sequences."""
     cfg = induction.InductionConfig(**s["config"])
     models = [(n_layer, seed) for n_layer in (1, 2) for seed in s["seeds"]]
-    if torch.device(device).type == "cpu":
-        from repro.harness import launch
+    from repro.harness import launch
 
-        # side by side, one torch thread each (repro.harness.launch.pool): a 64-wide model does
-        # not use a second core (one 2-layer model: 12.0 s on 2 threads, 15.7 s on 1; float32,
-        # 2-core EPYC, 2026-11-26)
-        launch.pool([induction.train_job(cfg, n_layer, seed) for n_layer, seed in models])
+    # on a CPU side by side, one torch thread each (repro.harness.launch.train_jobs → pool): a
+    # 64-wide model does not use a second core (one 2-layer model: 12.0 s on 2 threads, 15.7 s on
+    # 1; float32, 2-core EPYC, 2026-11-26)
+    launch.train_jobs([induction.train_job(cfg, n_layer, seed) for n_layer, seed in models], procs, device)
     runs = {(n_layer, seed): induction.train_induction(cfg, n_layer, seed, device=device) for n_layer, seed in models}
     held_out = induction.eval_data(cfg)
     copy_loss, uniform = induction.context_copy_loss(held_out), float(np.log(cfg.vocab_size))

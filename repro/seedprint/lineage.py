@@ -68,15 +68,17 @@ class Lineage:
     """Builds and trains (or loads from the cache) the models of one lineage experiment."""
 
     def __init__(self, cfg: LineageConfig, *, corpus: str = "brown", progress: bool = False,
-                 device: torch.device | str = "cpu") -> None:
+                 device: torch.device | str = "cpu", procs: int = 1) -> None:
         """`corpus`: what `base` pre-trains on (a repro.core.data corpus name or a directory; the
         claims pass `--corpus`); a continual training names its own (the shifted corpus).
         `device`: where every model of the lineage is built, trained and loaded (the claims pass
-        `--device`); the weights are drawn on the CPU first, so they are the same on any device."""
+        `--device`); the weights are drawn on the CPU first, so they are the same on any device.
+        `procs`: the processes `pretrain` trains each job on under torchrun (--train-procs)."""
         self.cfg = cfg
         self.base_corpus = corpus
         self.progress = progress
         self.device = torch.device(device)
+        self.procs = procs
         self._corpora: dict[str, tuple[torch.Tensor, torch.Tensor, dict]] = {}
 
     def corpus(self, name: str | None = None) -> tuple[torch.Tensor, torch.Tensor, dict]:
@@ -136,12 +138,12 @@ class Lineage:
                           corpus=corpus, init_checkpoint=base)
 
     def pretrain(self, jobs: list[dict[str, Any]]) -> None:
-        """On a CPU, train the jobs not cached yet side by side (repro.harness.launch.pool), so
-        that `base` / `continual` then load them; on a GPU they train one by one as called."""
-        if self.device.type == "cpu":
-            from repro.harness import launch
+        """Train the jobs not cached yet, so that `base` / `continual` then load them: with
+        `procs` > 1 each on that many processes under torchrun, else on a CPU side by side
+        (repro.harness.launch.train_jobs); on a GPU with one process they train one by one as called."""
+        from repro.harness import launch
 
-            launch.pool(jobs)
+        launch.train_jobs(jobs, self.procs, self.device)
 
     def snapshot(self, result: T.TrainResult, step: int, seed: int) -> nn.Module:
         """The weights of `result` after `step` updates (step 0: the init itself)."""

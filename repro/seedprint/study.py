@@ -259,10 +259,18 @@ def finetune_measured(base: torch.nn.Module, tok: Any, *, name: str, ps: dict,
 
 
 def finetune_descendants(pretrained: Callable[[str], tuple[torch.nn.Module, Any]], names, ps: dict,
-                         device: torch.device | str) -> tuple[sp.SeedPrintConfig, dict[str, Descendant]]:
+                         device: torch.device | str, procs: int = 1) -> tuple[sp.SeedPrintConfig, dict[str, Descendant]]:
     """Each of `names` (loaded by `pretrained(name)` on `device`) fine-tuned and measured
     (`finetune_measured`), and Algorithm 1 against the fine-tune and against a random-init model
-    of its config. `ps`: the profile's "pretrained" row."""
+    of its config. `ps`: the profile's "pretrained" row. `procs` (--train-procs) is not honoured,
+    with a warning: the fine-tunes start from a model loaded in this process (whatever --model
+    names), not from a launch job's factory, so they train here."""
+    if procs > 1:
+        import warnings
+
+        warnings.warn(f"--train-procs {procs} does not reach SP-5's fine-tunes of pretrained models (Table 6): "
+                      "they start from the model loaded in this process, not a launch job, and train here on one "
+                      "process (the lineage models do train on the N processes)", stacklevel=2)
     device = torch.device(device)
     cfg = sp.SeedPrintConfig(n=ps["n"], length=ps["length"], m=ps["m"], seed=0)
     out = {}

@@ -334,7 +334,7 @@ def build_for_job(seed: int, *, kind: str, model: dict[str, Any], context: int) 
 
 def variant_job(kind: str, model: dict[str, Any], cfg: Any, seed: int, *, corpus: str,
                 data_identity: dict | None) -> dict[str, Any]:
-    """`train_variant`'s run as a JSON-able job (repro.harness.launch.pool): the same checkpoint
+    """`train_variant`'s run as a JSON-able job (repro.harness.launch.train_jobs): the same checkpoint
     key, so `train_variant` then loads what the job wrote."""
     from repro.harness import launch
 

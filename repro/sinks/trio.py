@@ -52,10 +52,12 @@ def accelerator_for(profile_name: str):
 
 
 def train_trio(sizes: dict, profile_name: str, corpus: str, optimiser: dict | None = None,
-               device: torch.device | str = "cpu") -> Trio:
+               device: torch.device | str = "cpu", procs: int = 1) -> Trio:
     """The three variants trained on `corpus` (--corpus) with one seed and one data order
     (`optimiser`: TrainConfig fields that replace the profile's, e.g. the deviation's lr and
-    weight decay) on `device` (not part of the checkpoint key), scored."""
+    weight decay) on `device` (not part of the checkpoint key), scored. `procs` > 1
+    (--train-procs): each variant trains first on that many processes under torchrun
+    (repro.harness.launch), then loads here."""
     plan.require_fits("sinks", profile_name, device)
     V = sizes["model"]["vocab_size"]
     tok = data.brown_tokenizer(V)
@@ -63,12 +65,16 @@ def train_trio(sizes: dict, profile_name: str, corpus: str, optimiser: dict | No
                         corpus=corpus).replace(**(optimiser or {}))
     train_tokens, val_tokens, ident = T.corpus_tokens(corpus, V)
     accelerator = accelerator_for(profile_name)
-    if accelerator is None and torch.device(device).type == "cpu":
-        from repro.harness import launch
+    if procs > 1 and accelerator is not None and accelerator.num_processes > 1:
+        raise ReproError(f"--train-procs {procs} under `accelerate launch` ({accelerator.num_processes} processes): "
+                         "each would start its own torchrun; use one of the two")
+    from repro.harness import launch
 
-        # the three variants side by side, one torch thread each (repro.harness.launch.pool)
-        launch.pool([variant_job(k, sizes["model"], cfg, sizes["seed"], corpus=corpus, data_identity=ident)
-                     for k in SCALINGS])
+    # on --train-procs N: each variant under torchrun; else on a CPU the three side by side, one
+    # torch thread each (repro.harness.launch.train_jobs); the paper profile's accelerate run
+    # trains in-process
+    launch.train_jobs([variant_job(k, sizes["model"], cfg, sizes["seed"], corpus=corpus, data_identity=ident)
+                       for k in SCALINGS], procs, device, pooled=accelerator is None)
     results = {k: train_variant(k, sizes["model"], cfg, sizes["seed"], train_tokens=train_tokens,
                                 val_tokens=val_tokens, data_identity=ident, accelerator=accelerator, device=device)
                for k in SCALINGS}
@@ -118,3 +124,19 @@ def amplification_p(trio: Trio, form: str) -> dict[int, float]:
     return {n: min(1.0, len(lengths) * _wilcoxon_less(trio.curves["amplification"].rates[form][n],
                                                        trio.curves["baseline"].rates[form][n]))
             for n in lengths}
+
+
+def sink_budget(trio: Trio, form: str) -> dict[int, float]:
+    """SK-2's sizes for 80% power, estimated: per length, the training tokens at which the
+    baseline's most first-token-attending head would reach ε if its mean α¹ kept growing at the
+    rate measured between the initial weights and this run's end (linear in tokens; sink heads
+    tend to appear abruptly, so this is an estimate to plan a run with, not a bound). inf where
+    the head did not grow. The claim needs a sink head at every length: read the largest value."""
+    tokens = trio.cfg.steps * trio.cfg.batch_size * trio.cfg.seq_len
+    eps = trio.curves["baseline"].eps[form]
+    out = {}
+    for n in trio.curves["baseline"].lengths:
+        a0 = float(trio.init_curve.alpha[form][n].mean(0).max())  # (L, H) per-head means → the largest
+        a1 = float(trio.curves["baseline"].alpha[form][n].mean(0).max())
+        out[n] = tokens if a1 >= eps else (tokens * (eps - a0) / (a1 - a0) if a1 > a0 else float("inf"))
+    return out
