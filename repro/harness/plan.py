@@ -626,7 +626,7 @@ def _brown_words() -> Counter:
     return bpe_words(d.text for d in data.corpus_documents("brown", "train"))
 
 
-def vocab_lines(prof: Profile) -> tuple[list[str], list[str]]:
+def vocab_lines(prof: Profile, experiments: set[str] | None = None) -> tuple[list[str], list[str]]:
     """(missing, checked) for the Brown BPE's vocabulary: the suite trains it on Brown's train
     split whatever `--corpus` says (`repro.core.data.brown_tokenizer`), so a row asking for more
     tokens than that split can yield gets a fixed-size, smaller vocabulary than it says. Decided
@@ -634,8 +634,10 @@ def vocab_lines(prof: Profile) -> tuple[list[str], list[str]]:
     (over it cannot be met; in between, training decides). Brown's train split (2026-11-27,
     tokenizers 0.23.3): 48,436 distinct words, 48,363 of ≥ 2 bytes, lower bound 48,622; trained to
     exhaustion the BPE stops at 66,100 tokens; upper bound 351,034 — so 32,000 is met (and
-    `brown_tokenizer(32000)` has 32,000 tokens)."""
-    rows = bpe_rows(prof)
+    `brown_tokenizer(32000)` has 32,000 tokens). `experiments`: only those rows (None: all)."""
+    rows = [r for r in bpe_rows(prof) if experiments is None or r[0] in experiments]
+    if not rows:
+        return [], []
     try:
         words = _brown_words()
     except ReproError as err:  # no Brown fixture: the run could not train the BPE either
@@ -694,8 +696,10 @@ def for_claims(p: Plan, claim_ids: list[str]) -> Plan:
     topics = {cid.split("-")[0] for cid in claim_ids}
     jobs = [j for j in p.jobs if any(c.strip().split("-")[0] in topics for c in j.claims.replace("…", ",").split(","))]
     experiments = {j.experiment for j in jobs}
-    missing = [m for m in p.missing if m.split(" ", 1)[0] in experiments or m.startswith("vocabulary")]
-    return Plan(p.profile, p.tflops, p.utilisation, jobs, missing, p.not_costed, p.corpus, p.checked)
+    missing = [m for m in p.missing if m.split(" ", 1)[0] in experiments]
+    vocab_missing, checked = vocab_lines(get_profile(p.profile), experiments)
+    missing += [m for m in vocab_missing if m.startswith("vocabulary")]  # not checked: no Brown fixture
+    return Plan(p.profile, p.tflops, p.utilisation, jobs, missing, p.not_costed, p.corpus, checked)
 
 
 def lines(p: Plan) -> list[str]:
