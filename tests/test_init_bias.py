@@ -480,3 +480,19 @@ def test_gelu_asymmetry():
     assert ib.gelu_asymmetry(rng.normal(0, 100, 200_000)) == pytest.approx(1.0, abs=0.01)  # → ReLU's
     # odd inputs' symmetry does not matter: it is a property of the input's magnitude
     assert ib.gelu_asymmetry(np.abs(wide)) == pytest.approx(ib.gelu_asymmetry(wide), abs=1e-12)
+
+
+def test_bb5_stack_in_chunks_equals_one_pass(monkeypatch):
+    """BB-5's per-sequence cosines do not depend on how many sequences share a pass (the chunking
+    that keeps paper sizes in memory); control: other inputs give other cosines."""
+    cfg = TinyConfig.merged(**ib.ATTN_STACK, d_model=16, n_head=2, n_layer=3, max_len=8)
+    model = ib._tiny(cfg, 0, "cpu")
+    x = ib.gaussian_inputs(10, 8, 16, generator(1))
+    off1, full1 = ib._stack_cosines(model, x)
+    monkeypatch.setattr(ib, "BB5_CHUNK", 3)
+    off3, full3 = ib._stack_cosines(model, x)
+    assert off1.shape == off3.shape == (3, 10)
+    np.testing.assert_allclose(off3, off1, rtol=0, atol=1e-9)
+    np.testing.assert_allclose(full3, full1, rtol=0, atol=1e-9)
+    other, _ = ib._stack_cosines(model, ib.gaussian_inputs(10, 8, 16, generator(2)))
+    assert np.abs(other - off1).max() > 1e-3

@@ -122,8 +122,15 @@ def test_bb_5_by_hand():
     assert p == 3120 == sum(q.numel() for q in real.parameters())
     assert [(j.models, j.params, j.L, j.T, j.tokens, j.batch) for j in jobs] == [(2, p, L, 4, 20, 5), (2, p, L, 8, 16, 2)]
     assert jobs[0].flops == 2 * (2 * 3120 * 20 + 2 * 3 * 4 * 16 * 20) == 264_960
-    # held: the standard stack's 3 states, Attn0's 3 and the input, float32 (n, T, d) each
-    assert jobs[1].memory_bytes == 2 * p + plan.activation_bytes(1, 2, 8, d, H) + 7 * 2 * 8 * d * 4
+    # held: the input and one pass's L + 1 hidden states, float32 (n, T, d) each (n ≤ BB5_CHUNK: one
+    # pass); the mirrored chunk equals the topic's
+    from repro.born_biased.init_bias import BB5_CHUNK
+
+    assert plan.BB5_CHUNK == BB5_CHUNK
+    assert jobs[1].memory_bytes == 2 * p + plan.activation_bytes(1, 2, 8, d, H) + 5 * 2 * 8 * d * 4
+    big = _one_row("bb_5", dict(d_model=d, n_head=H, n_layer=L, T=(4,), n_seq=(4 * BB5_CHUNK,), seeds=(0,)))[0]
+    assert big.batch == BB5_CHUNK
+    assert big.held_bytes == 4 * (4 * BB5_CHUNK + (L + 1) * BB5_CHUNK) * 4 * d
 
 
 def test_bb_4_and_bb_4_2_by_hand():

@@ -302,6 +302,25 @@ ATTN_STACK = dict(block="attn", attention="softmax", norm="layernorm", residual=
                   final_norm=False, bias=False, vocab_size=0)  # a pre-LN attention sub-layer, no residual
 
 
+BB5_CHUNK = 256  # sequences per pass (ci's largest n_seq: one pass there, its numbers unchanged)
+
+
+@torch.no_grad()
+def _stack_cosines(model: torch.nn.Module, x: torch.Tensor) -> tuple[np.ndarray, np.ndarray]:
+    """`intra_sequence_cosine` after each layer of `model` on x (N, T, d), BB5_CHUNK sequences per
+    pass (the statistics are per sequence): (L, N) off-diagonal and all-pairs means. A pass holds
+    its L + 1 hidden states; at paper sizes (2,000 × 512 × 768 float32) a whole-batch pass held
+    ≈ 39 GiB of them, and two stacks' at once ≈ 73 GiB (`repro plan`)."""
+    offs, fulls = [], []
+    for start in range(0, x.shape[0], BB5_CHUNK):
+        hs = model(inputs_embeds=x[start:start + BB5_CHUNK], output_hidden_states=True).hidden_states
+        off, full = zip(*(intra_sequence_cosine(h) for h in hs[1:]))
+        offs.append(np.stack(off))
+        fulls.append(np.stack(full))
+        del hs
+    return np.concatenate(offs, axis=1), np.concatenate(fulls, axis=1)
+
+
 @memo.cached("bb-intra-sequence")
 def intra_sequence_stack(*, T: int, d_model: int, n_head: int, n_layer: int, n_seq: int, seeds,
                          device: torch.device | str = "cpu") -> IntraSequenceResult:
@@ -319,12 +338,12 @@ def intra_sequence_stack(*, T: int, d_model: int, n_head: int, n_layer: int, n_s
         for name, cfg in (("standard", std_cfg), ("attn0", a0_cfg)):
             with torch.no_grad():
                 model = _tiny(cfg, derive_seed("bb5-weights", seed), device)
-                hs = model(inputs_embeds=x, output_hidden_states=True).hidden_states
-            off, full = zip(*(intra_sequence_cosine(h) for h in hs[1:]))
+            off, full = _stack_cosines(model, x)  # (L, N) each
             rows[name].append([o.mean() for o in off])
-            per_seq[name].append(np.stack(off))  # (L, N)
+            per_seq[name].append(off)
             if name == "attn0":
                 rows["attn0_full"].append([f.mean() for f in full])
+            del model
     sizes = dict(T=T, d_model=d_model, n_head=n_head, n_layer=n_layer, n_seq=n_seq, seeds=list(seeds))
     return IntraSequenceResult(
         T, sizes, SeedCurves(np.array(rows["standard"])), SeedCurves(np.array(rows["attn0"])),

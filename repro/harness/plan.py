@@ -56,6 +56,7 @@ EMBEDDED = {
 # them against repro.residual_stream): RS-3's Brown BPE, and InductionConfig's defaults that
 # RS-7's `induction.config` overrides.
 GRAD_V = 4096
+BB5_CHUNK = 256  # repro.born_biased.init_bias.BB5_CHUNK: BB-5's sequences per pass
 INDUCTION = dict(vocab_size=64, seq_len=32, d_model=64, n_head=4, steps=1000, batch_size=64)
 
 
@@ -281,13 +282,14 @@ def _spectral(s: dict) -> list[Job]:
 
 
 def _gaussian_stack(key: str, claims: str, what: str, s: dict, p: int, L: int, T: int, tokens: int, *, n: int,
-                    models: int, H: int = 1, attn: bool = True, held_states: int = 0, notes: str = "") -> Job:
+                    models: int, H: int = 1, attn: bool = True, held_states: float = 0, batch: int | None = None,
+                    notes: str = "") -> Job:
     """A `repro.born_biased.init_bias` experiment: random-init TinyDecoder stacks fed Gaussian
-    inputs (no embedding, no head), all `n` sequences in one float32 pass; `held_states` (n, T, d)
-    float32 states kept through it (hidden_states)."""
+    inputs (no embedding, no head), `batch` of the `n` sequences per float32 pass (default all);
+    `held_states` (n, T, d) float32 states' worth kept through it (hidden_states)."""
     d = s["d_model"]
-    return Job(key, claims, what, "infer", models, p, d, L, H, 0, T, tokens, batch=n, attn_layers=None if attn else 0,
-               held_bytes=4.0 * held_states * n * T * d, notes=notes)
+    return Job(key, claims, what, "infer", models, p, d, L, H, 0, T, tokens, batch=batch or n,
+               attn_layers=None if attn else 0, held_bytes=4.0 * held_states * n * T * d, notes=notes)
 
 
 def _bb_4_1(s: dict) -> list[Job]:
@@ -322,11 +324,13 @@ def _bb_4_2(s: dict) -> list[Job]:
 def _bb_5(s: dict) -> list[Job]:
     # a pre-LN softmax attention stack (LayerNorm without bias, RoPE: no parameters), one job per T
     # (the attention term grows with T); Attn0's stack has no weights and O(d) per token. Held: the
-    # standard stack's L states are still referenced while Attn0's L are made, with the input.
+    # input (n sequences) and one pass's L + 1 hidden states (BB5_CHUNK sequences a pass:
+    # init_bias._stack_cosines; until 2026-11-27 both stacks' states of all n at once, 2L + 1).
     L = s["n_layer"]
     p = tiny_params(0, s["d_model"], L, positions="none", bias=False, block="attn", final_norm=False)
     return [_gaussian_stack("bb_5", "BB-5", f"stacked softmax attention and Attn0, T = {T}", s, p, L, T, n * T, n=n,
-                            models=len(s["seeds"]), H=s["n_head"], held_states=2 * L + 1)
+                            models=len(s["seeds"]), H=s["n_head"], batch=min(BB5_CHUNK, n),
+                            held_states=1 + (L + 1) * min(BB5_CHUNK, n) / n)
             for T, n in zip(s["T"], s["n_seq"])]
 
 
