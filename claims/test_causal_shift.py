@@ -31,6 +31,7 @@ REL_GAIN = tuple(float(np.mean([row[i + 1] / row[i] - 1 for row in SOURCE_TABLE2
 SOURCE_TOP_MASS = catalogue.number("CS-5", "top_mass")  # 000 Fig 5: one layer attracts all the mass
 SOURCE_TOP_LAYER = catalogue.number("CS-5", "top_layer")  # 000 Fig 5: the 11th of 12 layers
 SOURCE_TRAIN_TOKENS = catalogue.number("CS-5", "train_tokens")  # 000 §IV: the variants' training tokens
+TOP_MASS_BAR = 0.5  # CS-5's threshold for 'attracts all the mass': at least half of it (the source: all)
 
 # (claim, model) → why the claim does not hold on that embedded model (measured at ci)
 NOT_REPRODUCED: dict[tuple[str, str], str] = {
@@ -258,7 +259,7 @@ def test_learned_gate_concentrates_late(claim, runs, sizes, profile):
     claim.figure(figures.gate_distribution(hist, f"000 Fig 5 — learned gate, {L} layers"), "fig5")
     t = sizes["train"]
     per_step = t["batch_size"] * t["seq_len"]
-    gp = study.gate_power(hist, per_step, SOURCE_TRAIN_TOKENS, 0.5)
+    gp = study.gate_power(hist, per_step, SOURCE_TRAIN_TOKENS, TOP_MASS_BAR)
     paper = profiles.get_profile("paper").sizes("causal_shift")["train"]
     claim.record("largest π: noise of our gate (residual sd about its linear trend over the snapshots)", gp.se)
     claim.record("largest π: our gate's drift from uniform per step (least squares over the snapshots)",
@@ -267,13 +268,13 @@ def test_learned_gate_concentrates_late(claim, runs, sizes, profile):
                                  f"{SOURCE_TRAIN_TOKENS:.0e} training tokens, in proportion to tokens seen (Fig 5 has "
                                  f"no step axis: an assumption), so largest π {gp.expected:.6f} after our "
                                  f"{max(hist) * per_step:,} tokens",
-                method=f"normal, the bar 0.5 against that expectation with our gate's noise sd {gp.se:.4f}",
+                method=f"normal, the bar {TOP_MASS_BAR} against that expectation with our gate's noise sd {gp.se:.4f}",
                 decide=f"≈ {gp.tokens_80:.2e} tokens under that assumption (the paper profile trains "
-                       f"{paper['steps'] * paper['batch_size'] * paper['seq_len']:.2e} per model); our own gate's linear trend would reach 0.5 after "
+                       f"{paper['steps'] * paper['batch_size'] * paper['seq_len']:.2e} per model); our own gate's linear trend would reach {TOP_MASS_BAR} after "
                        f"≈ {gp.steps_to_bar:,.0f} steps of {per_step} tokens (an extrapolation: what to try first)")
     claim.not_reproduced_if(NOT_REPRODUCED, ("CS-5", profile.name),
                             f"π {np.round(final, 3).tolist()} after {max(hist)} steps; power {gp.power:.2g}")
-    claim.check("largest π", float(final.max()), 0.5, compare="ge", source=SOURCE_TOP_MASS,
+    claim.check("largest π", float(final.max()), TOP_MASS_BAR, compare="ge", source=SOURCE_TOP_MASS,
                 control=float(hist[min(hist)].max()),
                 control_name="the gate at init (uniform)", why="'attracts all the mass': at least half of it")
     claim.check("layer of the largest π / L", (top + 1) / L, 0.5, compare="ge",
