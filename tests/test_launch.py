@@ -107,6 +107,28 @@ def test_pool_trains_side_by_side_and_the_caller_loads():
             shutil.rmtree(r.checkpoint, ignore_errors=True)
 
 
+def test_pooled_workers_see_the_callers_environment_at_the_pools_start(monkeypatch):
+    """The pool's workers are forked from one fork server per process (`launch.PRELOAD` imported
+    once); each still sees the caller's environment as it is when its pool starts (a REPRO_CACHE
+    set after the server started, say), and runs one torch thread. Control: a worker of the same
+    server without `_worker_init` sees the server's environment, not the caller's."""
+    import os
+
+    import torch
+
+    def pool(init, args=()):
+        return launch._context().Pool(1, initializer=init, initargs=args)
+
+    with pool(launch._one_thread) as p:
+        p.apply(os.getenv, ("PATH",))  # the fork server runs from here on
+    monkeypatch.setenv("REPRO_TEST_POOL_ENV", uuid.uuid4().hex)
+    with pool(launch._worker_init, (dict(os.environ),)) as p:
+        assert p.apply(os.getenv, ("REPRO_TEST_POOL_ENV",)) == os.environ["REPRO_TEST_POOL_ENV"]
+        assert p.apply(torch.get_num_threads) == 1
+    with pool(launch._one_thread) as p:
+        assert p.apply(os.getenv, ("REPRO_TEST_POOL_ENV",)) is None
+
+
 def test_pool_with_one_thread_does_nothing_and_a_failed_job_is_one_clear_error():
     tc, cfg, tr, va, ident = _setup(uuid.uuid4().hex)
     good = cs.variant_job(tc, cfg, cs.Variant("baseline"), 0, data_identity=ident)

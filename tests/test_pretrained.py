@@ -201,6 +201,23 @@ def test_interrupted_build_leaves_no_cache(monkeypatch: pytest.MonkeyPatch, tmp_
     assert not list((tmp_cache / "models").glob(".*.tmp"))
 
 
+def test_background_build_starts_only_for_missing_caches(fake_dequantise: list[str], tmp_cache: Path) -> None:
+    """`prepare_in_background` (a cold run's models dequantised while its first claims compute)
+    starts nothing for a model whose cache is valid, nor for names that are not embedded models."""
+    ensure_model_cache("smollm2-135m")  # built (a tiny stand-in)
+    assert pretrained.prepare_in_background(["smollm2-135m", "not-a-model"]) is None
+
+
+def test_background_build_fails_quietly_and_the_foreground_says_why(tmp_cache: Path) -> None:
+    """Here the empty cache has no fixture: the background process stops (quietly, nothing built)
+    and the foreground's own load gives the one clear error."""
+    proc = pretrained.prepare_in_background(["gemma3-270m", "not-a-model"])
+    assert proc is not None and proc.args[-1:] == ["gemma3-270m"]
+    assert proc.wait(timeout=120) != 0 and not model_cache_dir("gemma3-270m").exists()
+    with pytest.raises(ReproError, match="run `repro fetch gemma3-270m`"):
+        load_pretrained("gemma3-270m")
+
+
 def test_missing_fixture_says_to_fetch(tmp_cache: Path) -> None:
     with pytest.raises(ReproError, match=r"fixture 'gemma3-270m' is not in the cache .*run `repro fetch gemma3-270m`"):
         load_pretrained("gemma3-270m")

@@ -460,6 +460,34 @@ def pretrained(device):
     return get
 
 
+_prepare_key = pytest.StashKey[Any]()
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """A cold run's embedded models are dequantised in a background process from the start
+    (`pretrained.prepare_in_background`), when a selected test reads the `pretrained` fixture
+    (once per run: not in an xdist worker but the first, not under --plan)."""
+    config = session.config
+    if config.getoption("--plan") or getattr(config, "workerinput", {}).get("workerid", "gw0") != "gw0":
+        return
+    if not any("pretrained" in getattr(item, "fixturenames", ()) for item in session.items):
+        return
+    from repro.core.models.pretrained import EMBEDDED_MODELS, prepare_in_background
+
+    chosen = config.getoption("--model")
+    names = [chosen] if chosen else list(EMBEDDED_MODELS)
+    config.stash[_prepare_key] = prepare_in_background(names)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """Stop a background model build still running when the run ends (an interrupted run, or one
+    whose tests never loaded the model): its writes are atomic, the next run starts it again."""
+    proc = config.stash.get(_prepare_key, None)
+    if proc is not None and proc.poll() is None:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
 # --------------------------------------------------------------------------- user-facing errors
 
 

@@ -210,6 +210,29 @@ def ensure_model_cache(name: str, *, rebuild: bool = False) -> Path:
     return target
 
 
+def prepare_in_background(names) -> "subprocess.Popen | None":
+    """Build the dequantised caches of the embedded models among `names` that lack one, in a
+    background process, one after the other in the order given; None when none is missing.
+
+    A cold claims run loads its first pretrained model minutes in (after the random-init probes),
+    and the one-time dequantisation is mostly single-threaded Python (GGUF parse, tokenizer
+    conversion: ≈ 40 s for both models, one core idle meanwhile; 2026-11-27, 2-core EPYC). Started
+    at the run's start, it overlaps with the probes' compute. `ensure_model_cache`'s lock makes the
+    two sides agree: a test that needs a model first waits for the build in progress (or builds it
+    itself, and the background one then finds it done). The process says nothing and its failures
+    are left to the foreground, whose own `ensure_model_cache` gives the one clear message."""
+    import subprocess
+    import sys
+
+    todo = [n for n in names if n in EMBEDDED_MODELS and not _cache_valid(model_cache_dir(n), n)]
+    if not todo:
+        return None
+    code = ("import sys\nfrom repro.core.models.pretrained import ensure_model_cache\n"
+            "for name in sys.argv[1:]:\n    ensure_model_cache(name)\n")
+    return subprocess.Popen([sys.executable, "-c", code, *todo], stdin=subprocess.DEVNULL,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
 # --------------------------------------------------------------------------- loading
 
 
