@@ -16,7 +16,8 @@ that fails makes torchrun end the group; a job that hangs is killed after `timeo
 either way the claim gets one ReproError with the job's last output lines.
 
 Independent jobs on one machine's CPU cores (`pool(jobs)`): each job in a process of its own
-on one torch thread, on as many cores as this process has torch threads (more processes than
+on one torch thread (forked from a fork server that imported torch and transformers once per
+run: `PRELOAD`), on as many cores as this process has torch threads (more processes than
 cores where the jobs do not divide evenly: `processes`); each writes its
 checkpoint under the key of a one-process run, and the caller loads it with `train.train`
 (a cache hit). On the 2-core EPYC in float32 (2026-11-26) a CS model (4 × 128, 300 steps of
