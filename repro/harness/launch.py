@@ -181,6 +181,8 @@ def _context():
     process starts it; later pools fork from the same server)."""
     import multiprocessing
 
+    if "forkserver" not in multiprocessing.get_all_start_methods():  # Windows: spawn, as before
+        return multiprocessing.get_context("spawn")
     ctx = multiprocessing.get_context("forkserver")
     ctx.set_forkserver_preload(list(PRELOAD))
     return ctx

@@ -485,7 +485,10 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     proc = config.stash.get(_prepare_key, None)
     if proc is not None and proc.poll() is None:
         proc.terminate()
-        proc.wait(timeout=30)
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
 
 
 # --------------------------------------------------------------------------- user-facing errors
