@@ -420,23 +420,25 @@ def train_procs(pytestconfig: pytest.Config) -> int:
     return pytestconfig.getoption("--train-procs")
 
 
+def _run_models(config: pytest.Config) -> list[str]:
+    """The run's pretrained models: --model, else every embedded model."""
+    from repro.core.models.pretrained import EMBEDDED_MODELS
+
+    chosen = config.getoption("--model")
+    return [chosen] if chosen else list(EMBEDDED_MODELS)
+
+
 @pytest.fixture(scope="session")
 def model_names(pytestconfig: pytest.Config) -> list[str]:
     """Models for claims on pretrained models: --model, else both embedded models."""
-    from repro.core.models.pretrained import EMBEDDED_MODELS
-
-    chosen = pytestconfig.getoption("--model")
-    return [chosen] if chosen else list(EMBEDDED_MODELS)
+    return _run_models(pytestconfig)
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     """A test that takes `model_name` runs once per pretrained model of the run (--model, else
     every embedded model), module-scoped: a module's per-model fixtures are built once each."""
     if "model_name" in metafunc.fixturenames:
-        from repro.core.models.pretrained import EMBEDDED_MODELS
-
-        chosen = metafunc.config.getoption("--model")
-        metafunc.parametrize("model_name", [chosen] if chosen else list(EMBEDDED_MODELS), scope="module")
+        metafunc.parametrize("model_name", _run_models(metafunc.config), scope="module")
 
 
 @pytest.fixture(scope="session")
@@ -472,11 +474,9 @@ def pytest_collection_finish(session: pytest.Session) -> None:
         return
     if not any("pretrained" in getattr(item, "fixturenames", ()) for item in session.items):
         return
-    from repro.core.models.pretrained import EMBEDDED_MODELS, prepare_in_background
+    from repro.core.models.pretrained import prepare_in_background
 
-    chosen = config.getoption("--model")
-    names = [chosen] if chosen else list(EMBEDDED_MODELS)
-    config.stash[_prepare_key] = prepare_in_background(names)
+    config.stash[_prepare_key] = prepare_in_background(_run_models(config))
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
