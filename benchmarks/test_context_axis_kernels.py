@@ -10,7 +10,9 @@ every case runs once at small S as a smoke test. Nothing here asserts a time. Pe
   Σ_c 4·(c+1)²·d for the full layout (slice c over its prefix, QKᵀ and A·V), and
   Σ_c 4·d·(c+1)·min(k, c+1) for segment k (k live queries per slice over c+1 keys);
 - ``gflop_per_s`` (useful / mean time) and ``fraction_of_ceiling``: against a dense
-  (2048×768)@(768×3072) matmul timed in this run on the same device (`repro.harness.bench`);
+  (2048×768)@(768×3072) matmul on the same device, timed between this case's rounds
+  (`repro.harness.bench.InterleavedCeiling`; ``matmul_gflop_per_s``, the median over its rounds)
+  — the run-start rate it replaced drifted from the kernel's on a shared VM;
 - ``peak_mib_above_inputs`` (CPU, full runs): peak RSS a fresh process adds while running the
   kernel once on inputs it already holds, and ``memory_over_output`` = that / the output size.
 
@@ -30,7 +32,7 @@ import torch
 
 from repro.context_axis import kernels as ca
 from repro.context_axis import whole_model as cl
-from repro.harness.bench import mean_seconds, peak_memory_above, time_matmul
+from repro.harness.bench import InterleavedCeiling, mean_seconds, peak_memory_above
 from repro.harness.runtime import atomic_path, generator
 
 B, H, D = 1, 4, 64
@@ -58,11 +60,6 @@ def pytest_generate_tests(metafunc):
         metafunc.parametrize("device,S", pairs, ids=[f"{dev}-{S}" for dev, S in pairs])
     if "K" in metafunc.fixturenames:
         metafunc.parametrize("K", SMOKE_K if smoke else SEG_K)
-
-
-@pytest.fixture(scope="module")
-def ceiling() -> dict[str, dict]:
-    return {dev: time_matmul(torch.float32, dev) for dev in DEVICES}
 
 
 def useful_flops(S: int, K: int | None = None) -> float:
@@ -103,7 +100,7 @@ q, k, v = (torch.randn(*{shape}, generator=g) for _ in range(3))
 """
 
 
-def _measure(benchmark, ceiling, *, device: str, kernel: str, S: int, K: int | None, group: str, key: tuple):
+def _measure(benchmark, *, device: str, kernel: str, S: int, K: int | None, group: str, key: tuple):
     if kernel == "naive" and S > ca.NAIVE_MAX_S:
         pytest.skip(f"naive is the reference for S ≤ {ca.NAIVE_MAX_S}")
     if kernel == "flex" and device != "cuda":
@@ -116,7 +113,8 @@ def _measure(benchmark, ceiling, *, device: str, kernel: str, S: int, K: int | N
         if device == "cuda":
             torch.cuda.reset_peak_memory_stats()
             held = torch.cuda.memory_allocated()
-        out = benchmark.pedantic(run, rounds=5, warmup_rounds=1, iterations=1)
+        ceiling = InterleavedCeiling(torch.float32, device)
+        out = benchmark.pedantic(run, setup=ceiling.setup, rounds=5, warmup_rounds=1, iterations=1)
         oom = False
     except torch.OutOfMemoryError:
         oom = True
@@ -135,12 +133,12 @@ def _measure(benchmark, ceiling, *, device: str, kernel: str, S: int, K: int | N
     info.update(device=device, kernel=kernel, S=S, k=K, heads=H, head_dim=D, batch=B, dtype="float32",
                 torch_threads=torch.get_num_threads(), useful_gflop=flops / 1e9,
                 output_mib=output_bytes(S, K if kernel == "segment" else None) / 2 ** 20,
-                matmul_gflop_per_s=ceiling[device]["gflop_per_s"])
+                matmul_gflop_per_s=ceiling.gflop_per_s)
     seconds = mean_seconds(benchmark)
     if seconds is None:
         return
     info.update(seconds=seconds, gflop_per_s=flops / seconds / 1e9,
-                fraction_of_ceiling=flops / seconds / 1e9 / ceiling[device]["gflop_per_s"])
+                fraction_of_ceiling=flops / seconds / 1e9 / ceiling.gflop_per_s)
     if device == "cuda":  # peak the caching allocator saw above the inputs (output included)
         above = torch.cuda.max_memory_allocated() - held
         info.update(peak_mib_above_inputs=above / 2 ** 20, memory_over_output=above / output_bytes(
@@ -155,16 +153,16 @@ def _measure(benchmark, ceiling, *, device: str, kernel: str, S: int, K: int | N
 
 
 @pytest.mark.parametrize("kernel", KERNELS)
-def test_kernel(benchmark, ceiling, device, kernel, S):
+def test_kernel(benchmark, device, kernel, S):
     K = SEGMENT if kernel == "segment" else None
-    _measure(benchmark, ceiling, device=device, kernel=kernel, S=S, K=K, group=f"context axis {device} S={S}",
+    _measure(benchmark, device=device, kernel=kernel, S=S, K=K, group=f"context axis {device} S={S}",
              key=(device, kernel, S))
 
 
 @pytest.mark.parametrize("device", DEVICES)
-def test_segment_in_k(benchmark, request, ceiling, device, K):
+def test_segment_in_k(benchmark, request, device, K):
     S = SMOKE_SEG_S if _smoke(request.config) else SEG_S
-    _measure(benchmark, ceiling, device=device, kernel="segment", S=S, K=K,
+    _measure(benchmark, device=device, kernel="segment", S=S, K=K,
              group=f"segment(k) {device} S={S}", key=(device, "segment-k", S, K))
 
 

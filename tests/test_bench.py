@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from repro.harness.bench import peak_memory_above, time_matmul
+from repro.harness.bench import InterleavedCeiling, peak_memory_above, time_matmul
 from repro.harness.runtime import ReproError
 
 
@@ -21,3 +21,12 @@ def test_peak_memory_reports_a_failing_run():
 def test_matmul_rate_is_positive():
     r = time_matmul()
     assert r["gflop_per_s"] > 0 and r["best_gflop_per_s"] >= r["gflop_per_s"]
+
+
+def test_interleaved_ceiling_times_a_matmul_at_each_setup_and_refuses_to_report_before_one():
+    c = InterleavedCeiling(reps=2, warmup=0)
+    with pytest.raises(ReproError, match="no matmul timed yet"):
+        c.gflop_per_s
+    c.setup()
+    c.setup()
+    assert len(c.seconds) == 4 and c.gflop_per_s > 0

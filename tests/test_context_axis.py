@@ -77,6 +77,24 @@ def test_kernels_with_padding_agree():
     assert torch.allclose(tr[1, :, :4, :4], ca.upper_zeroed(ref)[1, :, :4, :4], atol=1e-10)
 
 
+@pytest.mark.parametrize("hint", [True, False])
+def test_trimmed_output_is_zero_and_leaves_numpys_huge_page_hint_as_it_was(hint):
+    """`trimmed`'s calloc'd output is all zeros where it writes nothing, in the input's dtype, and
+    the allocation without numpy's huge-page hint (kernels._zeros_left_untouched) restores the
+    process-wide setting it found, whichever it was."""
+    import numpy as np
+
+    setting = np._core.multiarray._set_madvise_hugepage
+    before = setting(hint)
+    try:
+        for dtype in (torch.float32, torch.float64):
+            z = ca._zeros_left_untouched((2, 3, 5, 5, 4), torch.empty(0, dtype=dtype))
+            assert z.dtype == dtype and z.shape == (2, 3, 5, 5, 4) and not z.any()
+            assert setting(hint) == hint  # unchanged by the call (and set again to the same)
+    finally:
+        setting(before)
+
+
 def test_one_slice_of_shared_inputs_is_causal_attention():
     """With the same inputs in every slice (a first layer), the diagonal is causal attention."""
     g = generator(3)
