@@ -138,11 +138,12 @@ def _zeros_left_untouched(shape: tuple[int, ...], like: torch.Tensor) -> torch.T
     zeros): the OS hands out pages already zero on first touch, so no pass writes zeros over all
     S²·d floats first — at S = 512 (268 MB) `new_zeros`'s fill was 11% of the kernel's time, and
     with it the kernel ran 0.44 s against 0.38 s here (2-core EPYC, float32, 2026-11-27), with
-    identical results. numpy asks the kernel for transparent huge pages on such an array
-    (madvise); where the system compacts memory to find them (defrag "madvise", as here) first
-    touches stalled: 3 of 8 calls at S = 512 took 0.59–0.79 s against 0.39 s (system time
-    0.3–0.6 s), and the benchmark's mean with them. So this one allocation goes without the
-    hint: 0.40–0.45 s a call, no stall seen in 16 (2026-11-27). Elsewhere (a GPU, bfloat16)
+    identical results. numpy asks the OS for transparent huge pages on such an array (madvise,
+    honoured here: THP "madvise"), and on this VM first touches of those pages stalled: 3 of 8
+    calls at S = 512 took 0.59–0.79 s against 0.39 s, with 0.3–0.6 s of system time (the kernel's
+    counters showed no compaction stall; the cause was not found), and the benchmark's mean with
+    them. So this one allocation goes without the hint (numpy's process-wide switch, restored
+    after): 0.40–0.45 s a call, no stall in 16 (2026-11-27). Elsewhere (a GPU, bfloat16)
     `new_zeros`."""
     if like.device.type == "cpu" and like.dtype in _NUMPY_DTYPES:
         import numpy as np
