@@ -97,6 +97,74 @@ def test_trimmed_output_is_zero_and_leaves_numpys_huge_page_hint_as_it_was(hint)
         setting(before)
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_trimmed_split_over_threads_is_the_one_loop_bit_for_bit(monkeypatch, dtype):
+    """`trimmed` with its slices shared out among worker threads (forced here at small S, three
+    workers) returns exactly what the one loop returns, padding included, under no_grad and
+    inference mode; a part left out would leave its slices zero and fail the comparison."""
+    q, k, v = (t.to(dtype) for t in _qkv(2, 3, 9, 4, 5))
+    pad = torch.zeros(2, 9, dtype=torch.bool)
+    pad[1, 6:] = True
+    one_loop = ca.trimmed(q, k, v, pad)  # S = 9 < SPLIT_MIN_S: the calling thread
+    parts = []
+    run_split = ca.threads.run_split
+    monkeypatch.setattr(ca, "SPLIT_MIN_S", 0)
+    monkeypatch.setattr(ca.threads, "workers", lambda: 3)
+    monkeypatch.setattr(ca.threads, "run_split", lambda fn, ps: (parts.append(ps), run_split(fn, ps)))
+    with torch.no_grad():
+        split = ca.trimmed(q, k, v, pad)
+    with torch.inference_mode():
+        assert torch.equal(ca.trimmed(q, k, v, pad), one_loop)
+    assert torch.equal(split, one_loop)
+    assert len(parts) == 2 and len(parts[0]) == 3 and sorted(sum(parts[0], [])) == list(range(9))
+    # the negative control: one part dropped leaves its slices zero, and the comparison fails
+    monkeypatch.setattr(ca.threads, "run_split", lambda fn, ps: run_split(fn, ps[1:]))
+    assert not torch.equal(ca.trimmed(q, k, v, pad), one_loop)
+
+
+def test_trimmed_runs_one_loop_where_threads_would_change_the_result(monkeypatch):
+    """No split on a small S, under CPU autocast (per thread: workers would compute in float32),
+    where autograd records the loop (in-place writes from several threads into one output), or
+    under a dispatch mode or a functorch transform (per thread: workers would escape them);
+    gradients then flow as before."""
+    from torch.utils.flop_counter import FlopCounterMode
+
+    monkeypatch.setattr(ca.threads, "workers", lambda: 2)
+    q, k, v = _qkv(1, 2, 6, 4, 2)
+    assert ca._split_workers(q, k, v, None) == 1  # S = 6 < SPLIT_MIN_S
+    monkeypatch.setattr(ca, "SPLIT_MIN_S", 0)
+    assert ca._split_workers(q, k, v, None) == 2
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        assert ca._split_workers(q, k, v, None) == 1
+    with FlopCounterMode(display=False):
+        assert ca._split_workers(q, k, v, None) == 1
+    seen = []
+    torch.func.vmap(lambda x: seen.append(ca._split_workers(x, k, v, None)) or x)(q[None])
+    assert seen == [1]
+    q.requires_grad_(True)
+    assert ca._split_workers(q, k, v, None) == 1
+    with torch.no_grad():
+        assert ca._split_workers(q, k, v, None) == 2
+    ca.trimmed(q, k, v).sum().backward()
+    assert q.grad is not None and q.grad.abs().sum() > 0
+
+
+def test_trimmed_counted_flops_are_the_one_loops_where_it_could_split(monkeypatch):
+    """CA-6/7 count the kernels' FLOPs under FlopCounterMode, a per-thread dispatch mode, at S up
+    to 256 (≥ SPLIT_MIN_S): the count with the split allowed equals the one loop's. The negative
+    control: with the mode check bypassed the workers' matmuls go uncounted."""
+    from repro.context_axis.experiments import counted_flops
+
+    q, k, v = (t.float() for t in _qkv(1, 2, 8, 4, 3))
+    one_loop = counted_flops(ca.trimmed, q, k, v)
+    assert one_loop == sum(2 * 2 * 2 * (c + 1) ** 2 * 4 for c in range(8))  # QKᵀ and A·V, 2 heads
+    monkeypatch.setattr(ca, "SPLIT_MIN_S", 0)
+    monkeypatch.setattr(ca.threads, "workers", lambda: 2)
+    assert counted_flops(ca.trimmed, q, k, v) == one_loop
+    monkeypatch.setattr(ca.threads, "splittable", lambda *t: True)
+    assert counted_flops(ca.trimmed, q, k, v) < one_loop
+
+
 def test_one_slice_of_shared_inputs_is_causal_attention():
     """With the same inputs in every slice (a first layer), the diagonal is causal attention."""
     g = generator(3)

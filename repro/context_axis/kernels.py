@@ -25,6 +25,7 @@ import math
 import torch
 import torch.nn.functional as F
 
+from repro.harness import threads
 from repro.harness.runtime import ReproError
 
 KERNELS = ("naive", "masked_sdpa", "trimmed", "segment")
@@ -105,7 +106,9 @@ def trimmed(q, k, v, pad: torch.Tensor | None = None, out: str = "full") -> torc
     entries that can reach the diagonal; positions > c are left zero (004 Fig 3). One
     (c+1)×(c+1) attention per slice, all heads at once, written straight into the output
     (one SDPA per slice, or buckets of slices padded to a common length, were slower on CPU:
-    NOTES). `out="diagonal"` computes only query c of slice c: O(S²) work, (B, H, S, d)."""
+    NOTES). On a CPU with several intra-op threads and S ≥ SPLIT_MIN_S the slices are shared
+    out among single-threaded worker threads (`harness.threads`; results bit for bit the same).
+    `out="diagonal"` computes only query c of slice c: O(S²) work, (B, H, S, d)."""
     _check(q, k, v)
     B, H, S, _, d = q.shape
     scale = 1.0 / math.sqrt(d)
@@ -119,14 +122,40 @@ def trimmed(q, k, v, pad: torch.Tensor | None = None, out: str = "full") -> torc
         return res
     _check_out(out)
     res = _zeros_left_untouched((*q.shape[:-1], v.shape[-1]), q)
-    for c in range(S):
+    n = _split_workers(q, k, v, pad)
+    if n > 1:
+        slices = threads.balanced([(c + 1) ** 2 for c in range(S)], n)
+        threads.run_split(lambda cs: _prefix_attention(q, k, v, pad, res, scale, cs), slices)
+    else:
+        _prefix_attention(q, k, v, pad, res, scale, range(S))
+    return res
+
+
+# S from which `trimmed` splits its slices over threads. 2-core EPYC, float32, 2026-11-27, medians of
+# 20 alternating calls: split / one loop at S = 128 17.9 / 14.7 ms (thread start, per-op overhead),
+# 160 27.5 / 26.9, 192 41.5 / 46.0, 256 73.3 / 82.6; at S = 512 in whole benchmark runs 421–434 ms
+# against 437–438 (the one loop's 2-thread barrier per op waits whenever the VM holds a vCPU back)
+SPLIT_MIN_S = 192
+
+
+def _split_workers(q, k, v, pad) -> int:
+    """Workers for `trimmed`'s slices: 1 (the calling thread) on a GPU, below SPLIT_MIN_S, or
+    where the workers would not do what the calling thread does (`threads.splittable`: autocast,
+    autograd recording, FlopCounterMode — CA-6/7 count the kernels' FLOPs at S = 256 —, vmap, …)."""
+    if q.device.type != "cpu" or q.shape[3] < SPLIT_MIN_S or not threads.splittable(q, k, v, pad):
+        return 1
+    return threads.workers()
+
+
+def _prefix_attention(q, k, v, pad, res, scale: float, slices) -> None:
+    """`trimmed`'s loop: slice c attends over its prefix 0 … c, written into res[:, :, c, :c+1]."""
+    for c in slices:
         s = (q[:, :, c, :c + 1] * scale) @ k[:, :, c, :c + 1].transpose(-1, -2)  # (B, H, c+1, c+1)
         if pad is not None:
             s = s.masked_fill(pad[:, None, None, :c + 1], float("-inf"))
         # assigned, not matmul(out=res[...]): an `out` that is a strided view of the result made
         # the kernel 23% slower at S = 512 on the 2-core EPYC (0.61 s → 0.47 s, 2026-11-26)
         res[:, :, c, :c + 1] = torch.softmax(s, -1) @ v[:, :, c, :c + 1]
-    return res
 
 
 _NUMPY_DTYPES = {torch.float32: "float32", torch.float64: "float64"}

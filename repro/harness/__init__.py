@@ -20,4 +20,5 @@ It reproduces no source section itself; it turns the claims of the five source d
 - `plan`: ``repro plan`` — per experiment row: models, parameters, tokens, FLOPs, memory, time.
 - `launch`: training jobs on N processes under torchrun (``--train-procs``).
 - `bench`: benchmark helpers (in-run matmul ceiling, peak memory in a fresh process).
+- `threads`: a loop of small torch ops split over worker threads, each on one intra-op thread.
 """

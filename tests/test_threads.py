@@ -1,0 +1,70 @@
+"""repro.harness.threads: a loop split over single-threaded worker threads leaves the caller's
+thread settings as they were, runs every part once, and carries grad / inference mode and errors."""
+from __future__ import annotations
+
+import threading
+
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from repro.harness import threads
+
+
+@given(weights=st.lists(st.integers(0, 1000), max_size=40), n=st.integers(1, 5))
+@settings(max_examples=60, deadline=None)
+def test_balanced_parts_cover_every_index_once_with_near_equal_loads(weights, n):
+    parts = threads.balanced(weights, n)
+    assert sorted(i for p in parts for i in p) == list(range(len(weights)))
+    assert len(parts) <= n and all(parts)
+    loads = [sum(weights[i] for i in p) for p in parts]
+    if len(loads) == n:  # greedy heaviest-first: the spread is at most the heaviest single weight
+        assert max(loads) - min(loads) <= max(weights)
+
+
+def test_workers_are_single_threaded_and_the_caller_keeps_its_threads():
+    if threads._per_thread_setters() is None:
+        pytest.skip("this torch build exports no per-thread OpenMP / MKL setters: callers run one loop")
+    before = torch.get_num_threads()
+    seen = {}
+
+    def part(i):
+        seen[i] = (threading.get_ident(), torch.get_num_threads())
+
+    threads.run_split(part, [0, 1, 2])
+    assert sorted(seen) == [0, 1, 2]
+    assert threading.get_ident() not in {ident for ident, _ in seen.values()}  # worker threads, not the caller
+    assert all(n == 1 for _, n in seen.values())
+    assert torch.get_num_threads() == before
+    assert threads.workers() == before
+
+
+def test_grad_and_inference_mode_are_the_callers_and_errors_reach_the_caller():
+    seen = []
+
+    def part(_):
+        seen.append((torch.is_grad_enabled(), torch.is_inference_mode_enabled()))
+
+    with torch.no_grad():
+        threads.run_split(part, [0, 1])
+    with torch.inference_mode():
+        threads.run_split(part, [0])
+    threads.run_split(part, [0])
+    assert seen == [(False, False)] * 2 + [(False, True), (True, False)]
+
+    def fails(i):
+        if i == 1:
+            raise ValueError("part 1")
+
+    with pytest.raises(ValueError, match="part 1"):
+        threads.run_split(fails, [0, 1, 2])
+
+
+def test_splittable_only_plain_tensors_outside_recording():
+    x = torch.ones(2, 3)
+    assert threads.splittable(x, None, x)
+    assert not threads.splittable(torch.nn.Parameter(x))  # a subclass stays in the caller's thread
+    assert not threads.splittable(x.clone().requires_grad_(True))
+    with torch.no_grad():
+        assert threads.splittable(x.clone().requires_grad_(True))
