@@ -133,8 +133,8 @@ def trimmed(q, k, v, pad: torch.Tensor | None = None, out: str = "full") -> torc
 
 # S from which `trimmed` splits its slices over threads. 2-core EPYC, float32, 2026-11-27, medians of
 # 20 alternating calls: split / one loop at S = 128 17.9 / 14.7 ms (thread start, per-op overhead),
-# 160 27.5 / 26.9, 192 41.5 / 46.0, 256 73.3 / 82.6; at S = 512 in whole benchmark runs 421–434 ms
-# against 437–438 (the one loop's 2-thread barrier per op waits whenever the VM holds a vCPU back)
+# 160 27.5 / 26.9, 192 41.5 / 46.0, 256 73.3 / 82.6; at S = 512 421–462 ms in eight whole benchmark
+# runs, the one loop 437–438 in two alternating with them (README, "Context axis")
 SPLIT_MIN_S = 192
 
 

@@ -1,15 +1,17 @@
 """A loop of small torch ops split over Python threads, each thread on one intra-op thread.
 
-On a 2-core VM an eager loop of many small ops (the context-axis `trimmed` kernel: 2,048 per
-call at S = 512) runs every op on torch's OpenMP team, with a fork and a join per op; when the
-hypervisor holds one vCPU back, every barrier waits for it. Two Python threads, each running its
-share of the loop on one intra-op thread, have no barrier per op, and one thread's softmax, copies
-and page faults overlap the other's matmuls (torch releases the GIL inside an op).
+An eager loop of many small ops (the context-axis `trimmed` kernel: 2,048 per call at S = 512)
+runs every op on torch's intra-op team, a fork and a join per op. On the 2-core EPYC VM, float32,
+S = 512, 2026-11-27, in six scripts alternating the two, that loop's median call took 0.41–0.47 s
+from script to script; two Python threads, each running half the slices on one intra-op thread,
+0.40–0.41 s: no barrier per op, and one thread's softmax, copies and page faults overlap the other's matmuls (torch releases
+the GIL inside an op). Why the one loop varies more was not measured; waiting at barriers for a
+vCPU the hypervisor holds back is the likely reason.
 
 torch's own switch, `torch.set_num_threads`, is process-wide (it also switches MKL's dynamic
 thread adjustment off for the whole process), so each worker sets its own count through the
 per-thread C APIs of the OpenMP runtime and MKL that torch links: `omp_set_num_threads` sets the
-calling thread's nthreads-var (OpenMP 4.5 §2.3.3), `MKL_Set_Num_Threads_Local` the calling
+calling thread's nthreads-var (a per-thread ICV in OpenMP), `MKL_Set_Num_Threads_Local` the calling
 thread's MKL count. Both end with the worker thread; the caller's settings are never touched.
 Where torch's build exports neither (no OpenMP or no MKL), `workers()` is 1 and callers run their
 loop in the calling thread.
