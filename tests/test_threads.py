@@ -26,7 +26,18 @@ def test_balanced_parts_cover_every_index_once_with_near_equal_loads(weights, n)
 def test_workers_are_single_threaded_and_the_caller_keeps_its_threads():
     if threads._per_thread_setters() is None:
         pytest.skip("this torch build exports no per-thread OpenMP / MKL setters: callers run one loop")
-    before = torch.get_num_threads()
+    import ctypes
+    import os
+
+    mkl_threads = ctypes.CDLL(os.path.join(os.path.dirname(torch.__file__), "lib", "libtorch_cpu.so")).MKL_Get_Max_Threads
+    def fresh_thread_count():  # what torch gives a thread started now (its process-wide setting)
+        got = []
+        t = threading.Thread(target=lambda: got.append(torch.get_num_threads()))
+        t.start()
+        t.join()
+        return got[0]
+
+    before = torch.get_num_threads(), mkl_threads(), fresh_thread_count()
     seen = {}
 
     def part(i):
@@ -36,8 +47,10 @@ def test_workers_are_single_threaded_and_the_caller_keeps_its_threads():
     assert sorted(seen) == [0, 1, 2]
     assert threading.get_ident() not in {ident for ident, _ in seen.values()}  # worker threads, not the caller
     assert all(n == 1 for _, n in seen.values())
-    assert torch.get_num_threads() == before
-    assert threads.workers() == before
+    # OpenMP's and MKL's counts of this thread, and torch's process-wide count (which a worker
+    # calling torch.set_num_threads(1) would have changed: the negative control, by hand)
+    assert (torch.get_num_threads(), mkl_threads(), fresh_thread_count()) == before
+    assert threads.workers() == before[0]
 
 
 def test_grad_and_inference_mode_are_the_callers_and_errors_reach_the_caller():
