@@ -110,6 +110,7 @@ def test_trimmed_split_over_threads_is_the_one_loop_bit_for_bit(monkeypatch, dty
     run_split = ca.threads.run_split
     monkeypatch.setattr(ca, "SPLIT_MIN_S", 0)
     monkeypatch.setattr(ca.threads, "workers", lambda: 3)
+    monkeypatch.setattr(ca, "SPLIT_MAX_WORKERS", 3)
     monkeypatch.setattr(ca.threads, "run_split", lambda fn, ps: (parts.append(ps), run_split(fn, ps)))
     with torch.no_grad():
         split = ca.trimmed(q, k, v, pad)
@@ -122,11 +123,25 @@ def test_trimmed_split_over_threads_is_the_one_loop_bit_for_bit(monkeypatch, dty
     assert not torch.equal(ca.trimmed(q, k, v, pad), one_loop)
 
 
+def test_trimmed_split_at_its_real_size_is_the_one_loop_bit_for_bit(monkeypatch):
+    """At S = SPLIT_MIN_S, where ops are large enough for the one loop to use its intra-op
+    threads, a plain call (grad mode on, inputs not requiring grad) split over 2 workers returns
+    the one loop's output exactly."""
+    g = generator(7)
+    q, k, v = (torch.randn(1, 2, ca.SPLIT_MIN_S, ca.SPLIT_MIN_S, 8, generator=g) for _ in range(3))
+    monkeypatch.setattr(ca.threads, "workers", lambda: 1)
+    one_loop = ca.trimmed(q, k, v)
+    monkeypatch.setattr(ca.threads, "workers", lambda: 2)
+    assert ca._split_workers(q, k, v, None) == 2
+    assert torch.equal(ca.trimmed(q, k, v), one_loop)
+
+
+@pytest.mark.filterwarnings("ignore:`torch.jit.script` is deprecated:DeprecationWarning")  # torch.profiler's import
 def test_trimmed_runs_one_loop_where_threads_would_change_the_result(monkeypatch):
     """No split on a small S, under CPU autocast (per thread: workers would compute in float32),
     where autograd records the loop (in-place writes from several threads into one output), or
-    under a dispatch mode or a functorch transform (per thread: workers would escape them);
-    gradients then flow as before."""
+    under a dispatch mode, a functorch transform, forward AD or the profiler (per thread: workers
+    would escape them), or with more threads than measured; gradients then flow as before."""
     from torch.utils.flop_counter import FlopCounterMode
 
     monkeypatch.setattr(ca.threads, "workers", lambda: 2)
@@ -141,6 +156,13 @@ def test_trimmed_runs_one_loop_where_threads_would_change_the_result(monkeypatch
     seen = []
     torch.func.vmap(lambda x: seen.append(ca._split_workers(x, k, v, None)) or x)(q[None])
     assert seen == [1]
+    with torch.autograd.forward_ad.dual_level():
+        assert ca._split_workers(torch.autograd.forward_ad.make_dual(q, torch.ones_like(q)), k, v, None) == 1
+    with torch.profiler.profile():
+        assert ca._split_workers(q, k, v, None) == 1
+    monkeypatch.setattr(ca.threads, "workers", lambda: ca.SPLIT_MAX_WORKERS + 1)  # unmeasured: one loop
+    assert ca._split_workers(q, k, v, None) == 1
+    monkeypatch.setattr(ca.threads, "workers", lambda: 2)
     q.requires_grad_(True)
     assert ca._split_workers(q, k, v, None) == 1
     with torch.no_grad():

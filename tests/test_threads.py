@@ -41,12 +41,15 @@ def test_workers_are_single_threaded_and_the_caller_keeps_its_threads():
     seen = {}
 
     def part(i):
-        seen[i] = (threading.get_ident(), torch.get_num_threads())
+        torch.ones(4).sum()  # a first op: ATen's lazy per-thread init must not undo the worker's count
+        seen[i] = (threading.get_ident(), torch.get_num_threads(), mkl_threads())
 
+    # as under xdist (harness.plugin): a process-wide count, which ATen's lazy init hands every new thread
+    torch.set_num_threads(before[0])
     threads.run_split(part, [0, 1, 2])
     assert sorted(seen) == [0, 1, 2]
-    assert threading.get_ident() not in {ident for ident, _ in seen.values()}  # worker threads, not the caller
-    assert all(n == 1 for _, n in seen.values())
+    assert threading.get_ident() not in {ident for ident, *_ in seen.values()}  # worker threads, not the caller
+    assert all((omp, mkl) == (1, 1) for _, omp, mkl in seen.values())
     # OpenMP's and MKL's counts of this thread, and torch's process-wide count (which a worker
     # calling torch.set_num_threads(1) would have changed: the negative control, by hand)
     assert (torch.get_num_threads(), mkl_threads(), fresh_thread_count()) == before

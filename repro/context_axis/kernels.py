@@ -107,7 +107,8 @@ def trimmed(q, k, v, pad: torch.Tensor | None = None, out: str = "full") -> torc
     (c+1)×(c+1) attention per slice, all heads at once, written straight into the output
     (one SDPA per slice, or buckets of slices padded to a common length, were slower on CPU:
     NOTES). On a CPU with several intra-op threads and S ≥ SPLIT_MIN_S the slices are shared
-    out among single-threaded worker threads (`harness.threads`; results bit for bit the same).
+    out among single-threaded worker threads (`harness.threads`; results bit for bit the one
+    loop's, checked with 2 threads).
     `out="diagonal"` computes only query c of slice c: O(S²) work, (B, H, S, d)."""
     _check(q, k, v)
     B, H, S, _, d = q.shape
@@ -136,15 +137,20 @@ def trimmed(q, k, v, pad: torch.Tensor | None = None, out: str = "full") -> torc
 # 160 27.5 / 26.9, 192 41.5 / 46.0, 256 73.3 / 82.6; at S = 512 421–462 ms in eight whole benchmark
 # runs, the one loop 437–438 in two alternating with them (README, "Context axis")
 SPLIT_MIN_S = 192
+# the split was measured with 2 intra-op threads only (2 workers beat 3 or 4 there); with more, one
+# Python thread per core would contend for the GIL, so `trimmed` keeps its one loop until measured
+SPLIT_MAX_WORKERS = 2
 
 
 def _split_workers(q, k, v, pad) -> int:
-    """Workers for `trimmed`'s slices: 1 (the calling thread) on a GPU, below SPLIT_MIN_S, or
-    where the workers would not do what the calling thread does (`threads.splittable`: autocast,
-    autograd recording, FlopCounterMode — CA-6/7 count the kernels' FLOPs at S = 256 —, vmap, …)."""
+    """Workers for `trimmed`'s slices: 1 (the calling thread) on a GPU, below SPLIT_MIN_S, with
+    more than SPLIT_MAX_WORKERS intra-op threads, or where the workers would not do what the
+    calling thread does (`threads.splittable`: autocast, autograd recording, FlopCounterMode —
+    CA-6/7 count the kernels' FLOPs at S = 256 —, vmap, the profiler, …)."""
     if q.device.type != "cpu" or q.shape[3] < SPLIT_MIN_S or not threads.splittable(q, k, v, pad):
         return 1
-    return threads.workers()
+    n = threads.workers()
+    return n if n <= SPLIT_MAX_WORKERS else 1
 
 
 def _prefix_attention(q, k, v, pad, res, scale: float, slices) -> None:

@@ -13,8 +13,8 @@ thread adjustment off for the whole process), so each worker sets its own count 
 per-thread C APIs of the OpenMP runtime and MKL that torch links: `omp_set_num_threads` sets the
 calling thread's nthreads-var (a per-thread ICV in OpenMP), `MKL_Set_Num_Threads_Local` the calling
 thread's MKL count. Both end with the worker thread; the caller's settings are never touched.
-Where torch's build exports neither (no OpenMP or no MKL), `workers()` is 1 and callers run their
-loop in the calling thread.
+Where either is missing (another platform, a build without OpenMP or MKL, a torch whose CPU
+library is not found), `workers()` is 1 and callers run their loop in the calling thread.
 """
 from __future__ import annotations
 
@@ -31,12 +31,16 @@ T = TypeVar("T")
 
 @functools.lru_cache(maxsize=None)
 def _per_thread_setters() -> tuple[Callable[[int], object], Callable[[int], object]] | None:
-    """(omp_set_num_threads, MKL_Set_Num_Threads_Local) from torch's CPU library, or None."""
-    path = os.path.join(os.path.dirname(torch.__file__), "lib", "libtorch_cpu.so")
-    try:
-        lib = ctypes.CDLL(path)
-        omp, mkl = lib.omp_set_num_threads, lib.MKL_Set_Num_Threads_Local
-    except (OSError, AttributeError):  # another platform or a build without OpenMP / MKL
+    """(omp_set_num_threads, MKL_Set_Num_Threads_Local) through torch's CPU library (MKL is linked
+    into it; the OpenMP call resolves to the libgomp it loads), or None."""
+    for name in (os.path.join(os.path.dirname(torch.__file__), "lib", "libtorch_cpu.so"), "libtorch_cpu.so"):
+        try:
+            lib = ctypes.CDLL(name)
+            omp, mkl = lib.omp_set_num_threads, lib.MKL_Set_Num_Threads_Local
+            break
+        except (OSError, AttributeError):  # not there (conda keeps it elsewhere) or without the symbols
+            continue
+    else:
         return None
     omp.argtypes, omp.restype = [ctypes.c_int], None
     mkl.argtypes, mkl.restype = [ctypes.c_int], ctypes.c_int
@@ -67,10 +71,12 @@ def single_threaded() -> None:
 def splittable(*tensors: torch.Tensor | None) -> bool:
     """Whether a loop over `tensors` may move to worker threads and still do what it does in the
     calling thread. Much of torch's state is per thread and is not carried over: dispatch and
-    function modes (FlopCounterMode — the cost claims count FLOPs this way — FakeTensorMode, …),
-    functorch transforms (vmap, grad), autocast. Also no autograd recording: several threads
-    writing in place into one output would race on its history. Tensor subclasses stay in the
-    caller's thread too. Where torch's private probes are missing: False."""
+    function modes (FlopCounterMode — the cost claims count FLOPs this way — FakeTensorMode, a
+    default device, …), functorch transforms (vmap, grad), autocast, the profiler (the workers'
+    ops would be missing from its trace). Also no autograd recording, reverse or forward (dual
+    tensors): several threads writing in place into one output would race on its history or its
+    tangent. Tensor subclasses stay in the caller's thread too. Where torch's private probes are
+    missing: False."""
     ts = [t for t in tensors if t is not None]
     if any(type(t) is not torch.Tensor for t in ts):
         return False
@@ -78,12 +84,15 @@ def splittable(*tensors: torch.Tensor | None) -> bool:
         return False
     if any(torch.is_autocast_enabled(t.device.type) for t in ts):
         return False
+    if any(torch.autograd.forward_ad.unpack_dual(t).tangent is not None for t in ts):
+        return False
     try:
         modes = torch._C._len_torch_dispatch_stack() + torch._C._len_torch_function_stack()
         level = torch._C._functorch.maybe_current_level()
+        profiling = torch.autograd.profiler._is_profiler_enabled
     except AttributeError:
         return False
-    return modes == 0 and level is None
+    return modes == 0 and level is None and not profiling
 
 
 def balanced(weights: Sequence[float], n: int) -> list[list[int]]:
@@ -115,9 +124,14 @@ def run_split(fn: Callable[[T], object], parts: Iterable[T]) -> None:
             errors.append(e)
 
     threads = [threading.Thread(target=work, args=(p,), daemon=True) for p in parts]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    try:
+        for t in threads:
+            t.start()
+    finally:  # also on Ctrl-C: no worker is left writing into the caller's output
+        for t in threads:
+            if t.ident is not None:
+                t.join()
     if errors:
+        if len(errors) > 1:
+            errors[0].add_note(f"run_split: {len(errors) - 1} more worker(s) failed too")
         raise errors[0]
