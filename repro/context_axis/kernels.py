@@ -106,9 +106,9 @@ def trimmed(q, k, v, pad: torch.Tensor | None = None, out: str = "full") -> torc
     entries that can reach the diagonal; positions > c are left zero (004 Fig 3). One
     (c+1)×(c+1) attention per slice, all heads at once, written straight into the output
     (one SDPA per slice, or buckets of slices padded to a common length, were slower on CPU:
-    NOTES). On a CPU with several intra-op threads and S ≥ SPLIT_MIN_S the slices are shared
-    out among single-threaded worker threads (`harness.threads`; results bit for bit the one
-    loop's, checked with 2 threads).
+    NOTES). On a CPU with 2 intra-op threads (SPLIT_MAX_WORKERS, the count measured) and
+    S ≥ SPLIT_MIN_S the slices are shared out between two single-threaded worker threads
+    (`harness.threads`; results bit for bit the one loop's).
     `out="diagonal"` computes only query c of slice c: O(S²) work, (B, H, S, d)."""
     _check(q, k, v)
     B, H, S, _, d = q.shape
