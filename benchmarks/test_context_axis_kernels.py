@@ -32,6 +32,7 @@ import torch
 
 from repro.context_axis import kernels as ca
 from repro.context_axis import whole_model as cl
+from repro.harness import native
 from repro.harness.bench import InterleavedCeiling, mean_seconds, peak_memory_above
 from repro.harness.runtime import atomic_path, generator
 
@@ -42,8 +43,8 @@ SMOKE_S = (16, 32)
 SEG_K, SMOKE_K = (1, 4, 16, 64), (1, 4)
 SEG_S, SMOKE_SEG_S = 512, 32
 SEGMENT = 16  # segment size of the "segment" row in the per-S groups
-KERNELS = ("naive", "masked_sdpa", "trimmed", "segment", "flex")
-EXACT = ("naive", "masked_sdpa", "trimmed", "flex")  # full-layout kernels: the "best exact kernel" candidates
+KERNELS = ("naive", "masked_sdpa", "trimmed", "fused", "segment", "flex")
+EXACT = ("naive", "masked_sdpa", "trimmed", "fused", "flex")  # full-layout kernels: the "best exact kernel" candidates
 DEVICES = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
 MODEL_MODES = ("causal", "full", "segment:2", "segment:8")
 RESULTS: dict[tuple, dict] = {}  # filled by the cases, read by test_summary
@@ -105,6 +106,12 @@ def _measure(benchmark, *, device: str, kernel: str, S: int, K: int | None, grou
         pytest.skip(f"naive is the reference for S ≤ {ca.NAIVE_MAX_S}")
     if kernel == "flex" and device != "cuda":
         pytest.skip("FlexAttention only on CUDA here (on CPU it needs a C++ compiler and was no faster: NOTES)")
+    if kernel == "fused":
+        if device != "cpu":
+            pytest.skip("fused is the CPU kernel (C++); on a GPU trimmed's ops are the ones timed")
+        ok, why = native.available(ca.FUSED_SOURCE)
+        if not ok:
+            pytest.skip(why)
     q = k = v = run = None
     try:
         q, k, v = _inputs(S, device, K)

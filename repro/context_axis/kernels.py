@@ -21,11 +21,12 @@ padding keys (Algorithm 1's P).
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import torch
 import torch.nn.functional as F
 
-from repro.harness import threads
+from repro.harness import native, threads
 from repro.harness.runtime import ReproError
 
 KERNELS = ("naive", "masked_sdpa", "trimmed", "segment")
@@ -162,6 +163,42 @@ def _prefix_attention(q, k, v, pad, res, scale: float, slices) -> None:
         # assigned, not matmul(out=res[...]): an `out` that is a strided view of the result made
         # the kernel 23% slower at S = 512 on the 2-core EPYC (0.61 s → 0.47 s, 2026-11-26)
         res[:, :, c, :c + 1] = torch.softmax(s, -1) @ v[:, :, c, :c + 1]
+
+
+FUSED_SOURCE = Path(__file__).with_name("fused.cpp")
+
+
+def fused(q, k, v, pad: torch.Tensor | None = None, out: str = "full") -> torch.Tensor:
+    """`trimmed` as one C++ op per worker thread (fused.cpp, built at first use: `harness.native`;
+    needs a C++ compiler and ninja): per slice and head the scores stay in one reused buffer, the
+    softmax is one pass with its normalisation applied to the output rows, and A·V is written
+    straight into the output. Same results as `trimmed` up to float rounding (tests), same
+    output (upper triangle zero), same split over worker threads from SPLIT_MIN_S. CPU, float32,
+    no autograd: elsewhere a ReproError says to use `trimmed`. `out="diagonal"` is `trimmed`'s
+    (its O(S²) loop has no softmax worth fusing)."""
+    _check(q, k, v)
+    _check_out(out)
+    if out == "diagonal":
+        return trimmed(q, k, v, pad, out)
+    if q.device.type != "cpu" or {q.dtype, k.dtype, v.dtype} != {torch.float32}:
+        raise ReproError(f"the fused context-axis kernel is CPU float32 only (got {q.dtype} on {q.device}); "
+                         "use kernel='trimmed'")
+    if torch.is_grad_enabled() and any(t.requires_grad for t in (q, k, v)):
+        raise ReproError("the fused context-axis kernel has no backward: call it under torch.no_grad(), "
+                         "or use kernel='trimmed'")
+    native.load(FUSED_SOURCE)
+    op = torch.ops.repro_context_axis.trimmed_slices
+    q, k, v = q.contiguous(), k.contiguous(), v.contiguous()
+    S = q.shape[3]
+    scale = 1.0 / math.sqrt(q.shape[-1])
+    res = _zeros_left_untouched((*q.shape[:-1], v.shape[-1]), q)
+    n = _split_workers(q, k, v, pad)
+    if n > 1:
+        parts = threads.balanced([(c + 1) ** 2 for c in range(S)], n)
+        threads.run_split(lambda cs: op(q, k, v, res, pad, cs, scale), parts)
+    else:
+        op(q, k, v, res, pad, list(range(S)), scale)
+    return res
 
 
 _NUMPY_DTYPES = {torch.float32: "float32", torch.float64: "float64"}
@@ -316,11 +353,13 @@ def flex(q, k, v, pad: torch.Tensor | None = None, out: str = "full") -> torch.T
 
 
 def attend(q, k, v, kernel: str = "trimmed", pad: torch.Tensor | None = None, out: str = "full") -> torch.Tensor:
-    """Dispatch by name (KERNELS, or "flex" where torch.compile works). "segment" takes the
-    band layout (`to_band`)."""
-    fns = {"naive": naive, "masked_sdpa": masked_sdpa, "trimmed": trimmed, "segment": segment, "flex": flex}
+    """Dispatch by name: KERNELS (pure PyTorch), "fused" (`trimmed` as a C++ op, CPU float32,
+    built at first use) or "flex" (where torch.compile works). "segment" takes the band layout
+    (`to_band`)."""
+    fns = {"naive": naive, "masked_sdpa": masked_sdpa, "trimmed": trimmed, "segment": segment, "fused": fused,
+           "flex": flex}
     if kernel not in fns:
-        raise ReproError(f"unknown context-axis kernel {kernel!r}: {', '.join(KERNELS)}")
+        raise ReproError(f"unknown context-axis kernel {kernel!r}: {', '.join(fns)}")
     return fns[kernel](q, k, v, pad, out)
 
 
