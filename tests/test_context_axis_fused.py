@@ -54,9 +54,9 @@ def test_fused_is_trimmed(op, S):
 
 
 def test_fused_split_at_its_real_size_is_trimmed(op, monkeypatch):
-    """From SPLIT_MIN_S the slices are shared out among worker threads, as `trimmed` does; each
-    part calls the op with its own slices."""
-    q, k, v = _qkv(1, 2, ca.SPLIT_MIN_S, 8, 3)
+    """From FUSED_SPLIT_MIN_S the slices are shared out among worker threads, as in `trimmed`;
+    each part calls the op with its own slices."""
+    q, k, v = _qkv(1, 2, ca.FUSED_SPLIT_MIN_S, 8, 3)
     with torch.no_grad():
         want = ca.trimmed(q, k, v)
     parts = []

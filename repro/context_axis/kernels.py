@@ -143,12 +143,14 @@ SPLIT_MIN_S = 192
 SPLIT_MAX_WORKERS = 2
 
 
-def _split_workers(q, k, v, pad) -> int:
+def _split_workers(q, k, v, pad, min_s: int | None = None) -> int:
     """Workers for `trimmed`'s slices: 1 (the calling thread) on a GPU, below SPLIT_MIN_S, with
     more than SPLIT_MAX_WORKERS intra-op threads, or where the workers would not do what the
     calling thread does (`threads.splittable`: autocast, autograd recording, FlopCounterMode —
-    CA-6/7 count the kernels' FLOPs at S = 256 —, vmap, the profiler, …)."""
-    if q.device.type != "cpu" or q.shape[3] < SPLIT_MIN_S or not threads.splittable(q, k, v, pad):
+    CA-6/7 count the kernels' FLOPs at S = 256 —, vmap, the profiler, …). `min_s`: another
+    threshold than SPLIT_MIN_S (`fused`'s)."""
+    if q.device.type != "cpu" or q.shape[3] < (SPLIT_MIN_S if min_s is None else min_s) \
+            or not threads.splittable(q, k, v, pad):
         return 1
     n = threads.workers()
     return n if n <= SPLIT_MAX_WORKERS else 1
@@ -166,16 +168,22 @@ def _prefix_attention(q, k, v, pad, res, scale: float, slices) -> None:
 
 
 FUSED_SOURCE = Path(__file__).with_name("fused.cpp")
+# `fused` splits from a smaller S than `trimmed`: it has no Python per op to share the GIL. 2-core
+# EPYC, float32, H = 4, d = 64, medians of 10 alternating calls (2026-11-27), split / on the calling
+# thread: S = 32 3.7 / 2.3 ms, 64 4.0 / 5.9, 128 11.0 / 22.1, 512 362 / 364 (`trimmed` 405)
+FUSED_SPLIT_MIN_S = 64
 
 
 def fused(q, k, v, pad: torch.Tensor | None = None, out: str = "full") -> torch.Tensor:
     """`trimmed` as one C++ op per worker thread (fused.cpp, built at first use: `harness.native`;
     needs a C++ compiler and ninja): per slice and head the scores stay in one reused buffer, the
-    softmax is one pass with its normalisation applied to the output rows, and A·V is written
-    straight into the output. Same results as `trimmed` up to float rounding (tests), same
-    output (upper triangle zero), same split over worker threads from SPLIT_MIN_S. CPU, float32,
-    no autograd: elsewhere a ReproError says to use `trimmed`. `out="diagonal"` is `trimmed`'s
-    (its O(S²) loop has no softmax worth fusing)."""
+    softmax is one pass with its normalisation applied to the output rows, both matmuls go to the
+    BLAS on raw pointers, and A·V is written straight into the output. Same results as `trimmed`
+    up to float rounding (tests), the same output (upper triangle zero), the same split over
+    worker threads (from FUSED_SPLIT_MIN_S). CPU, float32, no autograd: elsewhere a ReproError
+    says to use `trimmed`. `out="diagonal"` is `trimmed`'s (O(S²), no softmax worth fusing).
+    Opt-in (`attend(kernel="fused")`, the benchmark): no claim uses it, so no claim needs a
+    compiler."""
     _check(q, k, v)
     _check_out(out)
     if out == "diagonal":
@@ -192,7 +200,7 @@ def fused(q, k, v, pad: torch.Tensor | None = None, out: str = "full") -> torch.
     S = q.shape[3]
     scale = 1.0 / math.sqrt(q.shape[-1])
     res = _zeros_left_untouched((*q.shape[:-1], v.shape[-1]), q)
-    n = _split_workers(q, k, v, pad)
+    n = _split_workers(q, k, v, pad, FUSED_SPLIT_MIN_S)
     if n > 1:
         parts = threads.balanced([(c + 1) ** 2 for c in range(S)], n)
         threads.run_split(lambda cs: op(q, k, v, res, pad, cs, scale), parts)
