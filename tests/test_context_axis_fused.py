@@ -53,6 +53,23 @@ def test_fused_is_trimmed(op, S):
     assert ca.fused(q, k, v, pad)[0, :, 0, 0].isnan().all()  # sample 0, slice 0, row 0
 
 
+def test_fused_is_trimmed_on_other_shapes_and_layouts(op):
+    """B = 3 with a value width ≠ the key width (the second matmul's leading dimension), inputs
+    that are expanded views (copied to contiguous), a pad broadcast from (1, S), an empty v."""
+    g = generator(11)
+    q, k = (torch.randn(3, 2, 9, 9, 5, generator=g) for _ in range(2))
+    v = torch.randn(3, 2, 9, 9, 11, generator=g)
+    pad = torch.rand(3, 9, generator=g) < 0.3
+    qe, ke, ve = (torch.randn(1, 2, 6, 6, 4, generator=g).expand(3, 2, 6, 6, 4) for _ in range(3))
+    one = torch.zeros(1, 6, dtype=torch.bool)
+    one[0, 2] = True
+    empty = torch.randn(1, 1, 4, 4, 0, generator=g)
+    with torch.no_grad():
+        assert _same(ca.fused(q, k, v, pad), ca.trimmed(q, k, v, pad))
+        assert _same(ca.fused(qe, ke, ve, one), ca.trimmed(qe, ke, ve, one))
+        assert ca.fused(q[:1, :1, :4, :4], k[:1, :1, :4, :4], empty).shape == (1, 1, 4, 4, 0)
+
+
 def test_fused_split_at_its_real_size_is_trimmed(op, monkeypatch):
     """From FUSED_SPLIT_MIN_S the slices are shared out among worker threads, as in `trimmed`;
     each part calls the op with its own slices."""
@@ -103,3 +120,7 @@ def test_fused_refuses_what_it_does_not_do():
         ca.fused(q, k, v, out="band")
     with pytest.raises(ReproError, match="fused"):
         ca.attend(q, k, v, kernel="fusd")
+    with pytest.raises(ReproError, match="k torch.float64"):  # names the input that is not float32
+        ca.fused(q.detach(), k.double(), v)
+    with pytest.raises(ReproError, match="bool"):  # as trimmed's masked_fill, which takes bool only
+        ca.fused(q.detach(), k, v, torch.zeros(1, 4))

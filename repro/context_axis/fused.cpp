@@ -13,6 +13,7 @@
 #include <ATen/ATen.h>
 #include <torch/library.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <vector>
@@ -65,10 +66,12 @@ void trimmed_slices(const at::Tensor& q, const at::Tensor& k, const at::Tensor& 
     TORCH_CHECK(padc.dim() == 2 && padc.size(0) == B && padc.size(1) == S, "fused: pad of shape (B, S)");
     padp = padc.data_ptr<bool>();
   }
+  if (B * H * S == 0 || dv == 0) return;  // nothing to write (and BLAS refuses a leading dimension 0)
   TORCH_CHECK(S * S <= std::numeric_limits<int>::max() && dv <= std::numeric_limits<int>::max(),
               "fused: sizes beyond 32-bit BLAS");
   const float alpha = static_cast<float>(scale), one = 1.f, zero = 0.f;
   const int d = static_cast<int>(q.size(4)), dvi = static_cast<int>(dv);
+  const int ld = std::max(d, 1);  // BLAS wants leading dimensions ≥ 1, also for d = 0 (then QKᵀ = 0)
   const float *qp = q.data_ptr<float>(), *kp = k.data_ptr<float>(), *vp = v.data_ptr<float>();
   float* rp = res.data_ptr<float>();
   std::vector<float> scores(S * S);  // one head's (c+1)² scores, reused
@@ -83,7 +86,7 @@ void trimmed_slices(const at::Tensor& q, const at::Tensor& k, const at::Tensor& 
         const float *Q = qp + row0 * d, *K = kp + row0 * d, *V = vp + row0 * dv;  // (n, d), (n, d), (n, dv)
         float* O = rp + row0 * dv;                                                 // (n, dv), rows of res
         // row-major P = scale · Q Kᵀ (n, n) is column-major Pᵀ = scale · K Qᵀ
-        sgemm_("T", "N", &n, &n, &d, &alpha, K, &d, Q, &d, &zero, P, &n);
+        sgemm_("T", "N", &n, &n, &d, &alpha, K, &ld, Q, &ld, &zero, P, &n);
         if (padp != nullptr) {
           for (int64_t j = 0; j < n; ++j) {
             if (padp[b * S + j]) {

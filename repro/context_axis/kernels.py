@@ -188,9 +188,14 @@ def fused(q, k, v, pad: torch.Tensor | None = None, out: str = "full") -> torch.
     _check_out(out)
     if out == "diagonal":
         return trimmed(q, k, v, pad, out)
-    if q.device.type != "cpu" or {q.dtype, k.dtype, v.dtype} != {torch.float32}:
-        raise ReproError(f"the fused context-axis kernel is CPU float32 only (got {q.dtype} on {q.device}); "
-                         "use kernel='trimmed'")
+    ts = (q, k, v) if pad is None else (q, k, v, pad)
+    if any(t.device.type != "cpu" for t in ts) or {q.dtype, k.dtype, v.dtype} != {torch.float32}:
+        got = ", ".join(f"{n} {t.dtype} on {t.device}" for n, t in zip("qkv", (q, k, v)))
+        raise ReproError(f"the fused context-axis kernel is CPU float32 only (got {got}); use kernel='trimmed'")
+    if pad is not None:  # as `trimmed` takes it: bool, (B, S) or broadcast to it
+        if pad.dtype != torch.bool:
+            raise ReproError(f"pad marks padding keys with a bool tensor (B, S), got {pad.dtype}")
+        pad = pad.expand(q.shape[0], q.shape[3])
     if torch.is_grad_enabled() and any(t.requires_grad for t in (q, k, v)):
         raise ReproError("the fused context-axis kernel has no backward: call it under torch.no_grad(), "
                          "or use kernel='trimmed'")

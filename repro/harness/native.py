@@ -10,20 +10,25 @@ kernels (the context axis's `fused`), each with a pure-PyTorch twin it is tested
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import os
 import platform
+import shlex
 import shutil
+import sys
 from pathlib import Path
 
 import torch
 
-from repro.harness.runtime import ReproError, _cpuinfo_flags, cache_dir
+from repro.harness.runtime import ReproError, _cpuinfo_flags, cache_dir, file_lock
 
 # -fopenmp-simd: `#pragma omp simd` loops vectorised (glibc's vector expf) without OpenMP threads
 # and without -ffast-math, whose "no infinities" the kernels' −inf padding scores would break
 CFLAGS = ("-O3", "-march=native", "-fopenmp-simd")
+# how long a process waits for another one building the same library (a first build: ≈ 10 s here)
+LOCK_TIMEOUT_S = 600
 
 
 def _key(source: Path) -> str:
@@ -33,11 +38,33 @@ def _key(source: Path) -> str:
     return h.hexdigest()[:12]
 
 
+@contextlib.contextmanager
+def _tools_on_path():
+    """torch's builder runs `ninja` from PATH; pip installs it next to this interpreter (the venv's
+    bin, not on PATH where the venv is not activated, as under `make`): put both folders first."""
+    folders = [os.path.dirname(sys.executable)]
+    with contextlib.suppress(ImportError):
+        import ninja
+
+        folders.insert(0, ninja.BIN_DIR)
+    before = os.environ.get("PATH")
+    os.environ["PATH"] = os.pathsep.join([*folders, before or ""])
+    try:
+        yield
+    finally:
+        if before is None:
+            del os.environ["PATH"]
+        else:
+            os.environ["PATH"] = before
+
+
 def _missing_tools() -> str | None:
+    """What is missing to build here, or None. Call inside `_tools_on_path()`."""
     from torch.utils.cpp_extension import is_ninja_available
 
     compiler = os.environ.get("CXX", "c++")
-    if shutil.which(compiler) is None:
+    words = shlex.split(compiler) or [""]
+    if not any(shutil.which(w) for w in words[:2]):  # "g++", or a wrapper: "ccache g++"
         return f"no C++ compiler ({compiler!r} not on PATH; set CXX)"
     if not is_ninja_available():
         return "ninja is not installed (pip install ninja)"
@@ -59,18 +86,26 @@ def _load(source: str) -> tuple[str, str]:
     path = Path(source)
     if not path.is_file():
         return "", f"C++ source {path} not found (is the package installed with its .cpp files?)"
-    missing = _missing_tools()
-    if missing:
-        return "", f"cannot build {path.name}: {missing}"
     from torch.utils.cpp_extension import load as build
 
     name = f"repro_{path.stem}_{_key(path)}"
-    folder = cache_dir("native", name)
-    try:
-        build(name, sources=[str(path)], extra_cflags=list(CFLAGS), build_directory=str(folder),
-              is_python_module=False, verbose=False)
-    except (RuntimeError, OSError, ImportError) as e:  # compiler errors arrive as RuntimeError
-        return "", f"building {path.name} in {folder} failed: {str(e)[-2000:]}"
+    folder: Path | None = None
+    with _tools_on_path():
+        missing = _missing_tools()
+        if missing:
+            return "", f"cannot build {path.name}: {missing}"
+        try:
+            folder = cache_dir("native", name)
+            # one build per folder at a time, across processes (a file lock the OS drops when its
+            # holder dies); torch's own lock file ("lock") stays behind when a build is killed and
+            # would make every later process wait forever: under ours, any such file is stale
+            with file_lock(folder / "repro.lock").acquire(timeout=LOCK_TIMEOUT_S):
+                (folder / "lock").unlink(missing_ok=True)
+                build(name, sources=[str(path)], extra_cflags=list(CFLAGS), build_directory=str(folder),
+                      is_python_module=False, verbose=False)
+        except Exception as e:  # compiler errors arrive as RuntimeError; a locked or unwritable cache, OSError
+            where = f" in {folder}" if folder is not None else ""
+            return "", f"building {path.name}{where} failed: {type(e).__name__}: {str(e)[-2000:]}"
     return name, ""
 
 
