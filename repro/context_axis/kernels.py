@@ -123,14 +123,7 @@ def trimmed(q, k, v, pad: torch.Tensor | None = None, out: str = "full") -> torc
             res[:, :, c] = (torch.softmax(s, -1) @ v[:, :, c, :c + 1])[:, :, 0]
         return res
     _check_out(out)
-    res = _zeros_left_untouched((*q.shape[:-1], v.shape[-1]), q)
-    n = _split_workers(q, k, v, pad)
-    if n > 1:
-        slices = threads.balanced([(c + 1) ** 2 for c in range(S)], n)
-        threads.run_split(lambda cs: _prefix_attention(q, k, v, pad, res, scale, cs), slices)
-    else:
-        _prefix_attention(q, k, v, pad, res, scale, range(S))
-    return res
+    return _by_slices(q, k, v, pad, lambda res, cs: _prefix_attention(q, k, v, pad, res, scale, cs))
 
 
 # S from which `trimmed` splits its slices over threads. 2-core EPYC, float32, 2026-11-27, medians of
@@ -141,6 +134,20 @@ SPLIT_MIN_S = 192
 # the split was measured with 2 intra-op threads only (2 workers beat 3 or 4 there); with more, one
 # Python thread per core would contend for the GIL, so `trimmed` keeps its one loop until measured
 SPLIT_MAX_WORKERS = 2
+
+
+def _by_slices(q, k, v, pad, body, min_s: int | None = None) -> torch.Tensor:
+    """The full-layout output of `trimmed` / `fused`: zeros that are never written (the upper
+    triangle), and `body(res, slices)` filling each listed slice's prefix rows — on worker threads,
+    slices shared out by their (c+1)² cost, where `_split_workers` allows, else in this thread."""
+    S = q.shape[3]
+    res = _zeros_left_untouched((*q.shape[:-1], v.shape[-1]), q)
+    n = _split_workers(q, k, v, pad, min_s)
+    if n > 1:
+        threads.run_split(lambda cs: body(res, cs), threads.balanced([(c + 1) ** 2 for c in range(S)], n))
+    else:
+        body(res, list(range(S)))
+    return res
 
 
 def _split_workers(q, k, v, pad, min_s: int | None = None) -> int:
@@ -202,16 +209,8 @@ def fused(q, k, v, pad: torch.Tensor | None = None, out: str = "full") -> torch.
     native.load(FUSED_SOURCE)
     op = torch.ops.repro_context_axis.trimmed_slices
     q, k, v = q.contiguous(), k.contiguous(), v.contiguous()
-    S = q.shape[3]
     scale = 1.0 / math.sqrt(q.shape[-1])
-    res = _zeros_left_untouched((*q.shape[:-1], v.shape[-1]), q)
-    n = _split_workers(q, k, v, pad, FUSED_SPLIT_MIN_S)
-    if n > 1:
-        parts = threads.balanced([(c + 1) ** 2 for c in range(S)], n)
-        threads.run_split(lambda cs: op(q, k, v, res, pad, cs, scale), parts)
-    else:
-        op(q, k, v, res, pad, list(range(S)), scale)
-    return res
+    return _by_slices(q, k, v, pad, lambda res, cs: op(q, k, v, res, pad, cs, scale), FUSED_SPLIT_MIN_S)
 
 
 _NUMPY_DTYPES = {torch.float32: "float32", torch.float64: "float64"}
