@@ -216,7 +216,7 @@ def test_components_read_and_write_dark(claim, study):
                                   f"early W_2 max {float(w2.max()):.3f} at layer {l2}")
     ctl = "the same matrices' share in the last 5% of a random orthonormal basis"
     claim.check(f"{s.name}: largest U-dark share of any matrix (W_{best_y}) / chance", best / chance, 3.0, compare="ge",
-                control=best_rnd / chance, control_name=ctl,
+                control=best_rnd / chance, control_name=ctl, key=f"{s.name}: largest U-dark share of any matrix / chance",
                 why="'equipped to read/write the dark subspace': 3× the 5% a random matrix has")
     claim.check(f"{s.name}: U-dark share of the most dark-writing early W_2 (layer {l2} < L/2)", float(w2.max()), 0.5,
                 compare="ge", control=float(rnd["2"][l2]), control_name=ctl,

@@ -9,6 +9,9 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -153,6 +156,29 @@ def test_nonexistent_path_exit_2(tmp_path: Path, capsys) -> None:
     assert code == 2 and out == ""
     (line,) = _error_lines(err)
     assert "unknown model" in line and "no-such-model" in line
+
+
+def test_a_bad_suspect_is_refused_before_the_base_loads(tmp_path: Path, capsys) -> None:
+    """Both specs are checked (`model_spec_problem`) before any model loads: an embedded BASE (17 s
+    to load on the reference CPU) with a SUSPECT path that does not exist is one line, exit 2, no
+    "loading" progress — in-process, and as the command in a fresh process (its wall time printed:
+    Python, torch's import and the check, no model)."""
+    suspect = tmp_path / "no-such-model"
+    code, out, err = _run(capsys, "smollm2-135m", suspect, *QUICK)
+    assert code == 2 and out == "" and "loading" not in err
+    (line,) = _error_lines(err)
+    assert line.startswith(f"repro: error: SUSPECT: unknown model '{suspect}'")
+    start = time.perf_counter()
+    r = subprocess.run([*_repro(), "seedprint", "smollm2-135m", str(suspect)], capture_output=True, text=True,
+                       timeout=300)
+    print(f"repro seedprint smollm2-135m <no such path>: exit {r.returncode} in {time.perf_counter() - start:.2f} s")
+    assert (r.returncode, r.stdout) == (2, "") and r.stderr.splitlines() == [line]
+
+
+def _repro() -> list[str]:
+    """The `repro` console script of this interpreter's environment (else `python -m`)."""
+    script = Path(sys.executable).with_name("repro")
+    return [str(script)] if script.exists() else [sys.executable, "-m", "repro.harness.cli"]
 
 
 def test_garbage_checkpoint_exit_2_naming_the_file(trained, tmp_path: Path, capsys) -> None:

@@ -66,7 +66,8 @@ def test_new_vanished_records_wall_and_provenance():
     b["run"]["dtype_policy"] = {"auto": "float32"}
     b["run"]["test_durations_s"]["claims/t.py::a"] = 6.0
     c = cmp.compare(_run(), b)
-    assert c.only_b == [{"claim": "BB-4", "name": "new"}] and c.only_a == [{"claim": "BB-6", "name": "p"}]
+    assert c.only_b == [{"claim": "BB-4", "key": "new", "name": "new", "role": "context"}]
+    assert c.only_a == [{"claim": "BB-6", "key": "p", "name": "p", "role": "context"}]
     assert c.wall[0]["ratio"] == 3.0
     assert c.provenance == [{"field": "dtype_policy", "a": {"auto": "bfloat16"}, "b": {"auto": "float32"}}]
     assert not c.regressed  # none of these alone is a regression
@@ -189,3 +190,95 @@ def test_a_negative_control_never_drifts():
     for run in (a, b):
         run["claims"][0]["records"][-1]["role"] = "check"
     assert cmp.compare(a, b).drifts
+
+
+# --------------------------------------------------------------------------- stable keys (issue 50)
+
+
+def _asserted(name: str, value: float, **extra) -> dict:
+    return {"name": name, "measured": value, "expected": 0.5, "tol": 0.01, "compare": "abs", "role": "check", **extra}
+
+
+def _two_models_run(second: float) -> dict:
+    """CA-4's shape: two models' checks under one claim with the same label."""
+    run = _run()
+    run["claims"][0]["records"] = [_asserted("Δ NLL full − causal", 0.5), _asserted("Δ NLL full − causal", second)]
+    return run
+
+
+def test_a_repeated_label_is_compared_not_dropped():
+    """Two records of one claim with one label (CA-4's two models): moving the second one's
+    asserted value by 500 noise scales is a drift. Negative control: the first-wins matching of
+    before (the second record dropped) would have seen nothing."""
+    c = cmp.compare(_two_models_run(0.5), _two_models_run(0.5 + 500 * 0.01))
+    assert c.regressed and [d["key"] for d in c.drifts] == ["Δ NLL full − causal #2"]
+    assert c.drifts[0]["z"] == pytest.approx(500.0)
+    first_wins = {(cl["id"], r["name"]): r for cl in _two_models_run(0.5 + 5)["claims"] for r in reversed(cl["records"])}
+    assert first_wins[("BB-4", "Δ NLL full − causal")]["measured"] == 0.5  # what the old matching compared
+
+
+def test_a_label_that_embeds_a_measured_value_keeps_its_key():
+    """BB-3's count in its label: the value moves, the record stays linked (a drift, not an
+    unlinked 'A only / B only' pair)."""
+    a, b = _run(), _run()
+    a["claims"][0]["records"][0] = _asserted("distinct direction tokens over 12 seeds (3 found)", 0.5)
+    b["claims"][0]["records"][0] = _asserted("distinct direction tokens over 12 seeds (9 found)", 0.9)
+    c = cmp.compare(a, b)
+    assert not c.only_a and not c.only_b
+    assert [d["name"] for d in c.drifts] == ["distinct direction tokens over 12 seeds (9 found)"]
+    # an explicit key wins over the label
+    a["claims"][0]["records"][0]["key"] = b["claims"][0]["records"][0]["key"] = "winner"
+    b["claims"][0]["records"][0]["name"] = "favourite is W_out"
+    assert [d["key"] for d in cmp.compare(a, b).drifts] == ["winner"]
+
+
+def test_a_lost_asserted_record_is_a_regression():
+    a, b = _run(), _run()
+    a["claims"][0]["records"].append(_asserted("extra check", 0.5))
+    c = cmp.compare(a, b)
+    assert c.regressed and [r["name"] for r in c.lost] == ["extra check"]
+    assert "asserted records lost" in "\n".join(cmp.lines(c))
+    b["claims"][0]["verdict"] = "not run"  # a claim the second run did not select loses nothing
+    assert not cmp.compare(a, b).lost
+
+
+@pytest.mark.parametrize("corrupt", [
+    lambda d: d.__setitem__("claims", {"BB-4": {}}),
+    lambda d: d["claims"][0].pop("records"),
+    lambda d: d["claims"][0]["records"][0].pop("name"),
+    lambda d: d["claims"].__setitem__(0, "BB-4"),
+    lambda d: d.__setitem__("run", []),
+], ids=["claims-a-dict", "claim-without-records", "record-without-name", "claim-not-an-object", "run-not-an-object"])
+def test_a_schema_problem_is_one_line_and_exit_2(tmp_path, capsys, corrupt):
+    a, b = tmp_path / "a.json", tmp_path / "b.json"
+    a.write_text(json.dumps(_run()))
+    bad = _run()
+    corrupt(bad)
+    b.write_text(json.dumps(bad))
+    assert main(["compare", str(a), str(b)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("repro: error:") and len(err.strip().splitlines()) == 1 and "Traceback" not in err
+
+
+def test_side_by_side_gives_a_column_per_model(tmp_path, capsys):
+    """`repro side-by-side`: the embedded run's two models and a --model run's one, a row per
+    claim with the source's numbers; a test without a model counts for every model of its run."""
+    embedded = {"schema": 2, "run": {"models": {"smollm2-135m": {}, "gemma3-270m": {}}}, "claims": [
+        {"id": "SF-1", "verdict": "partly reproduced", "source_values": "σ1/σ2 ≫ 1", "records": [], "tests": [
+            {"nodeid": "claims/t.py::test_x[smollm2-135m]", "verdict": "reproduced", "power": None},
+            {"nodeid": "claims/t.py::test_x[gemma3-270m]", "verdict": "contradicted", "power": 0.9}]},
+        {"id": "BB-4", "verdict": "reproduced", "source_values": "Prop 2", "records": [], "tests": [
+            {"nodeid": "claims/t.py::test_rand", "verdict": "reproduced", "power": None}]}]}
+    mine = {"schema": 2, "run": {"model": "/models/my-qwen"}, "claims": [
+        {"id": "SF-1", "verdict": "inconclusive at this scale", "source_values": "σ1/σ2 ≫ 1", "records": [], "tests": [
+            {"nodeid": "claims/t.py::test_x[/models/my-qwen]", "verdict": "inconclusive at this scale", "power": 0.3}]},
+        {"id": "BB-4", "verdict": "not run", "source_values": "Prop 2", "records": [], "tests": []}]}
+    a, b = tmp_path / "a" / "claims.json", tmp_path / "b" / "claims.json"
+    for path, data in ((a, embedded), (b, mine)):
+        path.parent.mkdir()
+        path.write_text(json.dumps(data))
+    assert main(["side-by-side", str(a), str(b)]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == "| claim | source's numbers | smollm2-135m (a) | gemma3-270m (a) | /models/my-qwen (b) |"
+    assert out[2] == "| SF-1 | σ1/σ2 ≫ 1 | reproduced | contradicted (power 0.9) | inconclusive at this scale (power 0.3) |"
+    assert out[3] == "| BB-4 | Prop 2 | reproduced | reproduced | — |"

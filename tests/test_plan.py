@@ -81,6 +81,64 @@ def test_cli(capsys):
     assert main(["plan", "--utilisation", "0"]) == 2
 
 
+def test_cli_plans_for_the_device_the_run_would_use(capsys, monkeypatch):
+    """`repro plan` without a GPU: this CPU at a matmul rate timed now, its RAM, the header naming
+    both (not the H100 of `plan()`'s default); `--device h100`: the H100's datasheet figures."""
+    from repro.harness.runtime import cpu_capability
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    assert main(["plan", "--profile", "ci"]) == 0
+    out = capsys.readouterr().out
+    head = out.splitlines()[0]
+    assert "one cpu device" in head and cpu_capability()["cpu"] in head and "matmul timed now" in head
+    assert f"× {plan.CPU_UTILISATION:.0%} utilisation" in head
+    assert "H100" not in out.split("what")[0]
+    rate = float(head.split(" at ")[1].split(" TFLOP/s")[0])
+    assert 0 < rate < 1000
+    assert main(["plan", "--profile", "ci", "--device", "h100"]) == 0
+    head = capsys.readouterr().out.splitlines()[0]
+    assert "one h100 device, NVIDIA H100 SXM, at 989 TFLOP/s (the datasheet's dense bfloat16 peak)" in head
+    h100 = plan.plan("ci")  # plan()'s default, the pytest plugin's --plan: one H100
+    assert (h100.tflops, h100.device.memory_gib) == (989.0, 80.0)
+    assert h100.seconds() == pytest.approx(h100.total_flops / (989e12 * 0.4))
+
+
+def test_plan_device_choices(monkeypatch):
+    """auto is the GPU where torch sees one: a GPUS name inside its name gives the datasheet's rate,
+    another GPU is timed; --tflops replaces the rate (nothing timed), --memory-gib the memory."""
+    def no_timing(*args, **kwargs):
+        raise AssertionError("timed a matmul although the rate was given")
+
+    monkeypatch.setattr(plan, "matmul_tflops", no_timing)
+    cpu = plan.plan_device("cpu", tflops=2.0, memory_gib=3.0)
+    assert (cpu.name, cpu.tflops, cpu.memory_gib, cpu.rate) == ("cpu", 2.0, 3.0, "as given (--tflops)")
+    assert plan.plan_device("a100").tflops == 312.0
+    with pytest.raises(plan.ReproError, match="unknown plan device 'tpu'"):
+        plan.plan_device("tpu")
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    with pytest.raises(plan.ReproError, match="torch sees no CUDA GPU"):
+        plan.plan_device("cuda")
+
+    class Props:
+        name, total_memory = "NVIDIA H100 80GB HBM3", 81559 * 2**20
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "get_device_properties", lambda i: Props)
+    gpu = plan.plan_device()
+    assert (gpu.name, gpu.label, gpu.tflops, round(gpu.memory_gib, 1)) == ("cuda", Props.name, 989.0, 79.6)
+    Props.name = "NVIDIA L4"
+    monkeypatch.setattr(plan, "matmul_tflops", lambda device: (121.0, f"timed on {device}"))
+    assert (plan.plan_device().tflops, plan.plan_device().rate) == (121.0, "timed on cuda")
+
+
+def test_matmul_rate_is_timed_in_the_policy_dtype(monkeypatch):
+    from repro.harness.runtime import DTYPE_ENV
+
+    monkeypatch.setenv(DTYPE_ENV, "float32")
+    tflops, what = plan.matmul_tflops("cpu")
+    assert tflops > 0 and what.startswith(f"a float32 ({plan.PROBE_N['cpu']}×")
+
+
 def test_a_training_job_that_cannot_fit_is_refused_before_it_starts():
     msg = plan.too_big("sinks", "paper", 80 * 2**30)
     assert msg is not None and "SK-2, SK-3" in msg and "GiB per device at batch 128 × 2048" in msg

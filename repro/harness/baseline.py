@@ -35,18 +35,29 @@ RUN_FIELDS = ("profile", "device", "dtype_policy", "corpus", "torch_threads", "x
 def key_of(run: dict[str, Any]) -> str:
     """'<profile>-<device type>-<dtype>' of a claims.json's "run", and '-corpus-<name>' after it
     for a run whose `--corpus` is not the default (brown): every claim that reads text reads it,
-    so its numbers are another configuration's (a directory is named by its own name)."""
+    so its numbers are another configuration's (a directory is named by its own name); and
+    '-model-<name>' for a `--model` run: a model's numbers are compared only with a baseline of
+    that model, committed by hand, never with the embedded models'."""
     device = str(run.get("device", "cpu")).split(":")[0]
     dtype = (run.get("dtype_policy") or {}).get("auto")
     if not run.get("profile") or not dtype:
         raise ReproError("this claims.json records no profile or dtype policy (written before the dtype policy "
                          "existed?): run the claims again")
+    key = f"{run['profile']}-{device}-{dtype}"
     corpus = str(run.get("corpus") or "brown")
-    if corpus == "brown":
-        return f"{run['profile']}-{device}-{dtype}"
-    name = Path(corpus.rstrip("/\\")).name or corpus  # a directory: its own name, the same on every machine
-    label = re.sub(r"[^A-Za-z0-9_.-]+", "-", name).strip("-.")[:40] or "dir"
-    return f"{run['profile']}-{device}-{dtype}-corpus-{label}"
+    if corpus != "brown":
+        key += f"-corpus-{_label(corpus)}"
+    if run.get("model"):  # --model: that model's own configuration, never compared with the embedded models'
+        key += f"-model-{_label(str(run['model']))}"
+    return key
+
+
+def _label(spec: str) -> str:
+    """A corpus or model as a file-name part: a path by its own name (the same on every machine),
+    a hub id (owner/name, not a local path) with '/' as '--'."""
+    hub_id = re.fullmatch(r"[A-Za-z0-9][\w.-]*/[A-Za-z0-9][\w.-]*", spec) and not Path(spec).expanduser().exists()
+    name = spec.replace("/", "--") if hub_id else (Path(spec.rstrip("/\\")).name or spec)
+    return re.sub(r"[^A-Za-z0-9_.-]+", "-", name).strip("-.")[:40] or "dir"
 
 
 def path_for(run: dict[str, Any], root: Path | None = None) -> Path:

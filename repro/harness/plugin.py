@@ -26,7 +26,7 @@ import pytest
 from repro.harness import catalogue
 from repro.harness import report as reporting
 from repro.harness.profiles import BUDGET_S, PROFILES, Profile, get_profile
-from repro.harness.runtime import (DEVICES, ReproError, atomic_path, atomic_write_json, atomic_write_text,
+from repro.harness.runtime import (DEVICES, MissingFixture, ReproError, atomic_path, atomic_write_json, atomic_write_text,
                                    cpu_capability, dtype_name, dtype_override, resolve_device, resolve_dtype)
 
 PROP_CLAIMS = "repro_claims"
@@ -75,9 +75,15 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                          "lineage, RS-7 and CA-8; not SP-5's fine-tunes of pretrained models (a warning says so)")
     group.addoption("--plan", action="store_true",
                     help="collect the selected claims, print what they will cost at --profile (models, parameters, "
-                         "tokens, FLOPs, memory, hours on one H100, missing resources: `repro plan`) and run nothing")
+                         "tokens, FLOPs, memory, hours on the run's --device, missing resources: `repro plan`) and run "
+                         "nothing")
     group.addoption("--artifacts", default=None, metavar="DIR",
-                    help="where claims.json, report.md and figures/ go (default: <rootdir>/artifacts)")
+                    help="where claims.json, report.md and figures/ go (default: <rootdir>/artifacts for a run of "
+                         "every claim; artifacts/selection/<what>/ for a run of some (-k, -m, --claim, a file), "
+                         "artifacts/model-<name>/ for --model: a partial run never overwrites the full report)")
+    group.addoption("--claim", default=None, metavar="ID[,ID…]",
+                    help="run only these claims: exact IDs (SK-1,BB-4.2) or a topic prefix ending in '-' (CA-); "
+                         "`-k SK-1` works too, as a substring of the IDs (BB-1 also selects BB-1.1)")
 
 
 def _is_worker(config: pytest.Config) -> bool:
@@ -85,25 +91,66 @@ def _is_worker(config: pytest.Config) -> bool:
 
 
 def _artifacts_dir(config: pytest.Config) -> Path:
+    """Where this run writes: --artifacts if given; else artifacts/ for a run of every claim on the
+    embedded models, artifacts/model-<name>/ under --model, and .../selection/<what>/ for a run of
+    some claims (`selection_label`), so a one-claim run never replaces the full run's report. The
+    same answer in the controller and in every xdist worker (it reads the command line only)."""
     opt = config.getoption("--artifacts")
-    if opt is None:
-        return config.rootpath / "artifacts"
-    path = Path(opt)
-    return path if path.is_absolute() else config.invocation_params.dir / path
+    if opt is not None:
+        path = Path(opt)
+        return path if path.is_absolute() else config.invocation_params.dir / path
+    out = config.rootpath / "artifacts"
+    model = config.getoption("--model")
+    if model:
+        out = out / f"model-{_slug(Path(model.rstrip('/')).name or model)}"
+    label = selection_label(config)
+    return out if label is None else out / "selection" / label
+
+
+def _slug(text: str, limit: int = 48) -> str:
+    import hashlib
+
+    slug = re.sub(r"[^A-Za-z0-9_.+-]+", "-", text).strip("-.") or "run"
+    if len(slug) > limit:
+        slug = slug[:limit - 9].rstrip("-.") + "-" + hashlib.sha1(text.encode()).hexdigest()[:8]
+    return slug
+
+
+def selection_label(config: pytest.Config) -> str | None:
+    """None for a run of every claim (`pytest claims/`, no -k/-m/--claim/--deselect/--lf, no file
+    or node argument); else a short name of what was selected, e.g. 'k-SK-1', 'test_sinks'."""
+    parts = []
+    if config.getoption("--claim"):
+        parts.append("claim-" + config.getoption("--claim"))
+    if config.getoption("keyword", ""):
+        parts.append("k-" + config.getoption("keyword"))
+    if config.getoption("markexpr", ""):
+        parts.append("m-" + config.getoption("markexpr"))
+    if config.getoption("deselect", None):
+        parts.append("deselect")
+    if config.getoption("lf", False):
+        parts.append("last-failed")
+    claims_dir = (config.rootpath / "claims").resolve()
+    for arg in config.args:
+        path = Path(arg.split("::")[0])
+        path = path if path.is_absolute() else config.invocation_params.dir / path
+        if "::" in arg or path.resolve() != claims_dir:
+            if path.resolve() == config.rootpath.resolve() and "::" not in arg:
+                continue
+            parts.append(Path(arg.split("::")[0]).stem + ("-" + arg.split("::", 1)[1] if "::" in arg else ""))
+    return _slug("_".join(parts)) if parts else None
 
 
 def _check_model_option(name: str | None) -> None:
+    """--model must name something a model can be loaded from (checked without loading): a wrong
+    path is a usage error at once, never a run of skipped claims."""
     if name is None:
         return
-    from repro.core.models.pretrained import EMBEDDED_MODELS
+    from repro.core.models.pretrained import model_spec_problem
 
-    looks_like_hub_id = re.fullmatch(r"[\w.\-]+/[\w.\-]+", name) is not None
-    if name in EMBEDDED_MODELS or Path(name).expanduser().exists() or looks_like_hub_id:
-        return
-    raise pytest.UsageError(
-        f"--model {name!r} is neither an embedded model ({', '.join(EMBEDDED_MODELS)}), "
-        "an existing local path, nor a hub id of the form org/name"
-    )
+    problem = model_spec_problem(name)
+    if problem:
+        raise pytest.UsageError(f"--model {name}: {problem}")
 
 
 def _check_corpus_option(name: str) -> None:
@@ -215,14 +262,46 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
             except KeyError as err:
                 problems.append(f"{item.nodeid}: {err.args[0]}")
         if ids:
+            # `-k SK-1` selects by claim ID: the IDs are keywords of the item (substring match, as -k does)
+            item.extra_keyword_matches.update(ids)
             item.user_properties.append((PROP_CLAIMS, ids))
             if item.get_closest_marker("xdist_group") is None:
                 item.add_marker(pytest.mark.xdist_group(xdist_group_of(item)))
     if problems:
         raise pytest.UsageError("bad claim marker(s):\n  " + "\n  ".join(problems))
+    _select_claims(config, items)
     if config.getoption("dist", "no") == "loadgroup":
         rank = {g: i for i, g in enumerate(LONG_GROUPS)}
         items.sort(key=lambda it: rank.get(xdist_group_of(it), len(rank)) if _claim_ids(it) else len(rank) + 1)
+
+
+def _select_claims(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """--claim ID[,ID…]: keep the tests that carry one of the IDs (exact; 'CA-' selects a topic),
+    deselect the rest. An unknown ID is a usage error with the closest IDs; an ID no collected
+    test carries says so."""
+    wanted = [w.strip() for w in (config.getoption("--claim") or "").split(",") if w.strip()]
+    if not wanted:
+        return
+    for w in wanted:
+        if not w.endswith("-"):
+            try:
+                catalogue.get(w)
+            except KeyError as err:
+                raise pytest.UsageError(f"--claim: {err.args[0]}") from None
+        elif not any(cid.startswith(w) for cid in catalogue.CATALOGUE):
+            raise pytest.UsageError(f"--claim {w}: no claim ID starts with {w!r} (topics: {', '.join(catalogue.TOPICS)})")
+
+    def chosen(item: pytest.Item) -> bool:
+        return any(cid == w or (w.endswith("-") and cid.startswith(w)) for cid in _claim_ids(item) for w in wanted)
+
+    keep = [it for it in items if chosen(it)]
+    if not keep:
+        raise pytest.UsageError(f"--claim {','.join(wanted)}: no collected test carries "
+                                f"{'it' if len(wanted) == 1 else 'them'} (not yet encoded, or outside the paths given)")
+    drop = [it for it in items if not chosen(it)]
+    if drop:
+        config.hook.pytest_deselected(items=drop)
+    items[:] = keep
 
 
 _plan_key = pytest.StashKey[list]()
@@ -238,7 +317,8 @@ def pytest_collection_modifyitems_plan(session: pytest.Session, config: pytest.C
 
     ids = sorted({cid for it in items for cid in _claim_ids(it)})
     try:
-        full = planning.plan(config.getoption("--profile"), corpus=config.getoption("--corpus"))
+        full = planning.plan(config.getoption("--profile"), corpus=config.getoption("--corpus"),
+                             device=planning.plan_device(config.getoption("--device")))
     except ReproError as err:  # e.g. a --corpus directory without train documents
         raise pytest.UsageError(str(err)) from None
     config.stash[_plan_key] = [f"claims selected: {len(ids)} ({', '.join(ids)})"] + planning.lines(
@@ -274,6 +354,7 @@ class Claim:
             self.dtype = dtype_name(resolve_dtype("auto", device))
         if not self.ids:
             raise pytest.UsageError(f"{item.nodeid} uses the `claim` fixture without @pytest.mark.claim")
+        self.users_model = users_model(item)
 
     def _id(self, claim_id: str | None) -> str:
         if claim_id is None:
@@ -284,21 +365,26 @@ class Claim:
 
     def record(self, name: str, measured: Any, expected: Any = None, tol: float | None = None,
                why: str = "", *, compare: str = "abs", unit: str = "", claim_id: str | None = None,
-               dtype: str | None = None, source: Any = None, role: str = "context") -> reporting.Record:
+               dtype: str | None = None, source: Any = None, role: str = "context",
+               key: str | None = None) -> reporting.Record:
         """Record one number for the report, not asserted (context; asserting goes through
         `check`). `expected`/`tol`/`compare`: a threshold to show beside it; `source`: the
         source's number. `why` says where a tolerance comes from (required with a tol).
-        `dtype`: what it was computed in (default: `self.dtype`)."""
+        `dtype`: what it was computed in (default: `self.dtype`). `key`: the record's identity
+        across runs, needed only when the label carries a measured *word* (which matrix, which
+        token); numbers in a label are masked by the default key (`report.key_of_label`)."""
         if tol is not None and not why:
             raise ValueError(f"record {name!r}: a tolerance needs its reason (why=...)")
         rec = reporting.Record(self._id(claim_id), name, measured, expected, tol, why, compare, unit,
-                               dtype=str(dtype or self.dtype).removeprefix("torch."), source=source, role=role)
+                               dtype=str(dtype or self.dtype).removeprefix("torch."), source=source, role=role,
+                               key=key)
         self.item.user_properties.append((PROP_RECORD, rec.to_dict()))
         return rec
 
     def check(self, name: str, measured: Any, threshold: Any = None, *, compare: str, why: str,
               tol: float = 0.0, source: Any = None, control: Any = _NO_CONTROL, control_name: str = "",
-              unit: str = "", claim_id: str | None = None, dtype: str | None = None) -> reporting.Record:
+              unit: str = "", claim_id: str | None = None, dtype: str | None = None,
+              key: str | None = None) -> reporting.Record:
         """Record *and assert* one comparison, so the row a reader sees is the one that decided
         the test: `measured` against our `threshold` (compare "ge" / "le" / "abs" / "rel", with
         `tol`; "true" for a condition), `source` the source's own number (shown, not used),
@@ -308,7 +394,9 @@ class Claim:
         the effect must be absent, named by `control_name`). It goes through the same comparison
         and must be *rejected*; if it passes, the assertion cannot tell the effect from its
         absence and the test fails (`ControlPassed`, not an AssertionError: a strict xfail does
-        not absorb it)."""
+        not absorb it). The assertion is an explicit raise, so it holds under `python -O` and
+        `--assert=plain` too; the plugin also fails any test that passed with a failed check on
+        record (`pytest_runtest_makereport`)."""
         if not why:
             raise ValueError(f"check {name!r}: say why this threshold (why=...)")
         if compare not in ("ge", "le", "abs", "rel", "true"):
@@ -319,13 +407,15 @@ class Claim:
             if not control_name:
                 raise ValueError(f"check {name!r}: name the control (control_name=...)")
             ctl = self.record(f"{name} — control: {control_name}", control, threshold, tol, why, compare=compare,
-                              unit=unit, claim_id=claim_id, dtype=dtype, source=None, role="control")
+                              unit=unit, claim_id=claim_id, dtype=dtype, source=None, role="control",
+                              key=None if key is None else f"{key} — control")
             if ctl.within is not False:
                 raise ControlPassed(f"{self._id(claim_id)} {name}: the negative control ({control_name}) passes the "
                                     f"same assertion ({ctl.shown()}): this test cannot tell the effect from its absence")
         rec = self.record(name, measured, threshold, tol, why, compare=compare, unit=unit, claim_id=claim_id,
-                          dtype=dtype, source=source, role="check")
-        assert rec.within, f"{rec.claim} {name}: {rec.shown()} does not hold ({why})"
+                          dtype=dtype, source=source, role="check", key=key)
+        if rec.within is not True:
+            raise AssertionError(f"{rec.claim} {name}: {rec.shown()} does not hold ({why})")
         return rec
 
     def power(self, value: float, *, effect: str, method: str, decide: str = "", claim_id: str | None = None) -> reporting.Record:
@@ -358,7 +448,10 @@ class Claim:
         """Mark this test a strict xfail (DESIGN "Verdicts") from inside the test, once the
         measurement that decides it is known (e.g. only at the `ci` profile): an
         AssertionError is the expected outcome, anything else fails, and a pass is an XPASS
-        failure that makes someone update the verdict."""
+        failure that makes someone update the verdict. On a user's model (`users_model`) the
+        recorded expectations do not apply: nothing is marked."""
+        if self.users_model is not None:
+            return
         self.item.add_marker(pytest.mark.xfail(strict=True, raises=AssertionError, reason=reason))
 
     def not_reproduced_if(self, known: dict, key: tuple, measured: str) -> None:
@@ -454,7 +547,7 @@ def pretrained(device):
             try:
                 loaded[name] = load_pretrained(name, device=device)
             except ReproError as err:
-                if name in EMBEDDED_MODELS:
+                if name in EMBEDDED_MODELS and not isinstance(err, MissingFixture):
                     raise
                 pytest.skip(str(err))
         return loaded[name]
@@ -476,7 +569,10 @@ def pytest_collection_finish(session: pytest.Session) -> None:
         return
     from repro.core.models.pretrained import prepare_in_background
 
-    config.stash[_prepare_key] = prepare_in_background(_run_models(config))
+    try:
+        config.stash[_prepare_key] = prepare_in_background(_run_models(config))
+    except ReproError as err:  # e.g. a cache path that cannot be used: one line, not an internal error
+        raise pytest.UsageError(str(err)) from None
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
@@ -494,20 +590,67 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 # --------------------------------------------------------------------------- user-facing errors
 
 
+def _fault(err: ReproError) -> None:
+    """A ReproError in a claim test: a fixture that was never fetched is a missing resource
+    (skipped, with the command that fetches it); anything else is one line, failed."""
+    if isinstance(err, MissingFixture):
+        pytest.skip(str(err))
+    pytest.fail(f"ReproError: {err}", pytrace=False)
+
+
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_setup(item: pytest.Item):
     try:
         return (yield)
     except ReproError as err:
-        pytest.fail(f"ReproError: {err}", pytrace=False)
+        _fault(err)
+
+
+def users_model(item: pytest.Item) -> str | None:
+    """The model of a test parametrised by `model_name` when it is one the suite has no recorded
+    expectation for (`--model` other than an embedded model); None otherwise."""
+    model = getattr(getattr(item, "callspec", None), "params", {}).get("model_name")
+    if model is None:
+        return None
+    from repro.core.models.pretrained import EMBEDDED_MODELS
+
+    return None if model in EMBEDDED_MODELS else str(model)
 
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_call(item: pytest.Item):
+    """ReproError → one line (`_fault`). On a user's model a failing check is not a regression but
+    the claim's answer for that model: its AssertionError reads as an xfail, whose verdict —
+    contradicted or inconclusive — comes from the power the test recorded on that model's data. A
+    control that passes, or any other error, still fails."""
     try:
         return (yield)
     except ReproError as err:
-        pytest.fail(f"ReproError: {err}", pytrace=False)
+        _fault(err)
+    except AssertionError as err:
+        model = users_model(item)
+        if model is None:
+            raise
+        pytest.xfail(f"{model} (no recorded expectation): {_first_line(str(err))}")
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
+    """The harness's cross-check: a claim test that passed while one of its asserted records
+    (`claim.check`) does not hold is a failure of the harness, whatever the assertion mode
+    (`python -O`, `--assert=plain`) or whatever caught the check's AssertionError."""
+    rep = yield
+    if rep.when == "call" and rep.passed:  # a non-strict xfail that passed (a user's model) too
+        bad = [r for k, r in item.user_properties if k == PROP_RECORD and r.get("role") == "check"
+               and r.get("within") is not True]
+        if bad:
+            r = bad[0]
+            rep.outcome = "failed"
+            rep.longrepr = (f"harness: the test passed, but its asserted record {r['claim']} '{r['name']}' does not "
+                            f"hold (measured {reporting.fmt(r['measured'])} vs {r['compare']} "
+                            f"{reporting.fmt(r['expected'])}): an assertion was skipped or a check's AssertionError "
+                            "was caught")
+    return rep
 
 
 # --------------------------------------------------------------------------- collecting outcomes
@@ -632,6 +775,8 @@ def run_metadata(config: pytest.Config, outcomes: dict[str, reporting.TestOutcom
         "dtype_policy": {"auto": dtype_name(resolve_dtype("auto", device)), "override": dtype_override(),
                          "cpu": cpu_capability()},
         "model": config.getoption("--model"),
+        # what the run selected (None: every claim): -k/-m/--claim/a file; its artifacts sit under selection/
+        "selection": selection_label(config),
         "corpus": config.getoption("--corpus"),
         "python": sys.version.split()[0],
         "platform": platform.platform(),
@@ -686,7 +831,8 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     data = reporting.to_json(results, run)
     atomic_write_json(out / "claims.json", data)
     (out / PARTIAL).unlink(missing_ok=True)
-    _append_history(out / "history.jsonl", reporting.history_rows(results, run))
+    history = (out if config.getoption("--artifacts") is not None else config.rootpath / "artifacts") / "history.jsonl"
+    _append_history(history, reporting.history_rows(results, run))
     against = _against_baseline(config, data)
     base, comparison = config.stash.get(_baseline_key, (None, None))
     md = reporting.to_markdown(results, run, base=base, comparison=comparison)
@@ -731,13 +877,18 @@ def _against_baseline(config: pytest.Config, data: dict[str, Any]) -> tuple[bool
         worst = [f"{v['claim']}: verdict {v['a']} -> {v['b']}" for v in result.verdicts if v["regression"]] + \
                 [f"{d['claim']} '{d['name']}': {d['a']:.4g} -> {d['b']:.4g} "
                  + (f"(paired p {d['paired']['p']:.2g})" if d.get("paired") else f"({d['z']:.1f} noise scales)")
-                 for d in result.drifts]
+                 for d in result.drifts] + \
+                [f"{r['claim']} '{r['name']}': {r['role']} record lost" for r in result.lost]
         lines.insert(0, "REGRESSED against the baseline: " + "; ".join(worst)
                      + " — if intended, `repro baseline update artifacts/claims.json` in the same commit")
     return result.regressed, lines
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:
+    if exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED and config.getoption("keyword", ""):
+        terminalreporter.write_line(
+            f"-k {config.getoption('keyword')!r} selected no test. Claim IDs are keywords (`-k SK-1`, `-k \"BB-4 or CA-\"`); "
+            "`--claim ID[,ID…]` selects exact IDs; `repro plan` lists the claims.", yellow=True)
     planned = config.stash.get(_plan_key, None)
     if planned is not None:
         terminalreporter.section(f"plan ({config.getoption('--profile')} profile; nothing was run)")
@@ -755,9 +906,12 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
     if against is not None:
         regressed, lines = against
         head = [ln for ln in lines if ln.startswith(("REGRESSED", "no committed", "baseline:"))]
-        counts = [ln for ln in lines if ln.startswith(("verdict changes", "records drifted"))]
+        counts = [ln for ln in lines if ln.startswith(("verdict changes", "records drifted", "asserted records lost"))]
         for line in head + counts:
             tr.write_line(line, red=regressed, bold=regressed)
         if not head and not regressed:
             tr.write_line("against the committed baseline: no regression (details at the end of report.md)")
     tr.write_line(f"written: {_artifacts_dir(config) / 'claims.json'}, {_artifacts_dir(config) / 'report.md'}")
+    if config.getoption("--artifacts") is None and selection_label(config) is not None:
+        tr.write_line(f"(a selection of claims: the last full run's report stays at "
+                      f"{_artifacts_dir(config).parent.parent / 'report.md'})")

@@ -11,6 +11,7 @@ durations) under "run", so two runs of the same command differ only there.
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
@@ -87,6 +88,12 @@ class Record:
     dtype: str = "float32"  # the dtype the measured number was computed in (runtime.resolve_dtype)
     source: Any = None  # the source's number for this quantity, if it states one
     role: str = "context"  # see ROLES
+    # the record's identity for comparisons across runs (`record_keys`): given by the test when its
+    # label carries a measured word (e.g. which matrix won), else derived from the label
+    key: str | None = None
+    # how far the comparison stayed from flipping, in units of the threshold's scale (`margin`):
+    # > 0 it fails (a rejected control), < 0 it holds
+    margin: float | None = None
 
     def __post_init__(self) -> None:
         if self.compare not in COMPARES:
@@ -99,6 +106,8 @@ class Record:
         self.tol = None if self.tol is None else float(self.tol)
         if self.within is None:
             self.within = self.check()
+        if self.margin is None:
+            self.margin = self.compute_margin()
 
     def check(self) -> bool | None:
         m, e, tol = self.measured, self.expected, self.tol or 0.0
@@ -118,6 +127,25 @@ class Record:
             return m <= e + tol
         return m >= e - tol  # "ge"
 
+    def compute_margin(self) -> float | None:
+        """Distance from the comparison's boundary in units of the threshold's own scale: positive
+        when the comparison fails (how far a rejected control stayed from passing), negative when it
+        holds. Scale: |threshold| for ge / le (tol when the threshold is 0), tol for abs, tol·|threshold|
+        for rel. None for "true" / "none" comparisons and non-numeric values."""
+        m, e, tol = self.measured, self.expected, self.tol or 0.0
+        numeric = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (m, e))
+        if self.compare in ("true", "none") or not numeric or not math.isfinite(m):
+            return None
+        if self.compare in ("ge", "le"):
+            scale = abs(e) or tol or 1.0
+            gap = (e - tol - m) if self.compare == "ge" else (m - e - tol)
+        elif self.compare == "abs":
+            scale, gap = (tol or abs(e) or 1.0), abs(m - e) - tol
+        else:  # rel
+            scale = (tol * abs(e)) or abs(e) or 1.0
+            gap = abs(m - e) - tol * abs(e)
+        return float(f"{gap / scale:.4g}")
+
     def shown(self) -> str:
         """The comparison as a reader should see it: 'measured op threshold'."""
         op = {"abs": "within ±%s of" % fmt(self.tol or 0.0), "rel": "within ±%s rel. of" % fmt(self.tol or 0.0),
@@ -129,6 +157,32 @@ class Record:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+
+# a number standing alone (not part of a word: 'Fig 1a', 'log10', 'W_2', 'smollm2-135m' keep theirs)
+_NUMBER = re.compile(r"(?<![\w.])\d+(?:[.,]\d+)*(?:[eE][-+]?\d+)?%?(?![\w])")
+
+
+def key_of_label(name: str) -> str:
+    """A label's stable part: every number in it replaced by '#', so that a label which embeds a
+    measured value ('favourite, seed 3 (T=64)', 'after ℓ* = 5', '({n} tokens)') keeps its identity
+    when the value moves."""
+    return _NUMBER.sub("#", name)
+
+
+def record_keys(records: Iterable[dict[str, Any]]) -> list[str]:
+    """The stable keys of one claim's records, in order: the test's own `key` where it gave one,
+    else `key_of_label(name)`; a key seen before in the claim gets ' #2', ' #3', … in order of
+    appearance (the order is deterministic: tests by node ID, records in the order recorded), so
+    no two records of a claim share a key and none is lost to a comparison."""
+    seen: dict[str, int] = {}
+    keys = []
+    for rec in records:
+        base = rec.get("key") or key_of_label(str(rec.get("name", "")))
+        base = re.sub(r" #\d+$", "", base)
+        seen[base] = seen.get(base, 0) + 1
+        keys.append(base if seen[base] == 1 else f"{base} #{seen[base]}")
+    return keys
 
 
 @dataclass
@@ -170,7 +224,11 @@ class ClaimResult:
     tests: list[TestOutcome]
 
     def records(self) -> list[dict[str, Any]]:
-        return [r for t in self.tests for r in t.records if r["claim"] == self.spec.id]
+        """The claim's records over its tests, each with its stable `key` (`record_keys`)."""
+        recs = [dict(r) for t in self.tests for r in t.records if r["claim"] == self.spec.id]
+        for rec, key in zip(recs, record_keys(recs)):
+            rec["key"] = key
+        return recs
 
     def figures(self) -> list[str]:
         return sorted({f for t in self.tests for f in t.figures})
@@ -292,7 +350,8 @@ def to_json(results: list[ClaimResult], run: dict[str, Any]) -> dict[str, Any]:
                      "reason": t.reason} for t in r.tests
                 ],
                 "power": r.power(),
-                "controls": [{"name": c["name"], "rejected": c["within"] is False} for c in r.controls()],
+                "controls": [{"name": c["name"], "key": c["key"], "rejected": c["within"] is False,
+                              "margin": c.get("margin")} for c in r.controls()],
                 "records": r.records(),
                 "tables": r.tables(),
                 "figures": r.figures(),
@@ -312,10 +371,11 @@ def history_rows(results: list[ClaimResult], run: dict[str, Any]) -> list[dict[s
     for r in results:
         if r.verdict in (NOT_ENCODED, NOT_RUN):
             continue
-        checks = {x["name"]: x["measured"] for x in r.records() if x.get("role") == "check"
+        checks = {x["key"]: x["measured"] for x in r.records() if x.get("role") == "check"
                   and isinstance(x["measured"], (int, float)) and not isinstance(x["measured"], bool)}
         rows.append({"claim": r.spec.id, "commit": run.get("git_commit"), "dirty": run.get("git_dirty"),
                      "date": run.get("started"), "profile": run.get("profile"), "device": run.get("device"),
+                     "model": run.get("model"), "selection": run.get("selection"),
                      "dtype": (run.get("dtype_policy") or {}).get("auto"), "verdict": r.verdict,
                      "power": r.power(), "headline": checks, "wall_s": round(r.wall_s(), 2)})
     return rows
@@ -362,7 +422,9 @@ def _tol(rec: dict[str, Any]) -> str:
 def _role(rec: dict[str, Any]) -> str:
     role = rec.get("role", "context")
     if role == "control":
-        return "control " + ("rejected" if rec["within"] is False else "PASSED")
+        margin = rec.get("margin")
+        return "control " + ("rejected" if rec["within"] is False else "PASSED") + (
+            f" (margin {fmt(margin)})" if isinstance(margin, (int, float)) else "")
     return {"check": "asserted", "power": "power", "context": ""}.get(role, role)
 
 
@@ -374,11 +436,35 @@ _MARK = {True: "✓", False: "✗", None: ""}
 
 
 def headline(r: ClaimResult) -> dict[str, Any] | None:
-    """The record that stands for a claim in one-line views: its first asserted check, else
-    its first record."""
+    """The record that decided the claim's verdict, for one-line views: where the claim is not
+    reproduced (a strict xfail, a failure, partly), the first asserted check that failed, among the
+    tests that did not reproduce first; otherwise its first asserted check; else its first record."""
     recs = r.records()
     checks = [x for x in recs if x.get("role") == "check"]
+    if r.verdict in (CONTRADICTED, INCONCLUSIVE, PARTLY, FAILED):
+        owners = [t for t in r.tests for x in t.records if x["claim"] == r.spec.id]  # records() order
+        failing = [(t.verdict() == REPRODUCED, i) for i, (t, x) in enumerate(zip(owners, recs))
+                   if x.get("role") == "check" and x.get("within") is False]
+        if failing:
+            return recs[min(failing)[1]]
     return (checks or recs or [None])[0]
+
+
+def headline_text(rec: dict[str, Any] | None) -> str:
+    """'measured vs threshold ✗ — name': the number first, so a cut line still shows it."""
+    if rec is None:
+        return ""
+    mark = {True: " ✓", False: " ✗"}.get(rec.get("within"), "")
+    return f"{fmt(rec['measured'])}{(' ' + rec['unit']) if rec.get('unit') else ''} vs {_tol(rec)}{mark} — {rec['name']}"
+
+
+def short_statement(text: str, width: int = 90) -> str:
+    """A claim's statement cut at a word boundary to about `width` characters."""
+    text = " ".join(text.split())
+    if len(text) <= width:
+        return text
+    cut = text[:width].rsplit(" ", 1)[0].rstrip(",;:")
+    return cut + " …"
 
 
 def _baseline_index(base: dict[str, Any] | None, comparison: Any) -> dict[str, dict]:
@@ -387,16 +473,16 @@ def _baseline_index(base: dict[str, Any] | None, comparison: Any) -> dict[str, d
     if base is None:
         return out
     for c in base.get("claims", []):
-        for rec in c.get("records", []):
-            out["records"].setdefault((c["id"], rec["name"]), {"measured": rec["measured"], "mark": ""})
+        for rec, key in zip(c.get("records", []), record_keys(c.get("records", []))):
+            out["records"].setdefault((c["id"], key), {"measured": rec["measured"], "mark": ""})
     if comparison is not None:
         for v in comparison.verdicts:
             out["claims"][v["claim"]] = f"verdict was {v['a']}" + (" (REGRESSION)" if v["regression"] else "")
         drifted: dict[str, int] = {}
         for d in comparison.drifts:
             drifted[d["claim"]] = drifted.get(d["claim"], 0) + 1
-            if (d["claim"], d["name"]) in out["records"]:
-                out["records"][(d["claim"], d["name"])]["mark"] = (
+            if (d["claim"], d["key"]) in out["records"]:
+                out["records"][(d["claim"], d["key"])]["mark"] = (
                     f" DRIFT p {d['paired']['p']:.2g}" if d.get("paired") else f" DRIFT {d['z']:.1f}×")
         for cid, n in drifted.items():
             out["claims"][cid] = (out["claims"].get(cid, "") + f" {n} drifted").strip()
@@ -429,15 +515,17 @@ def to_markdown(results: list[ClaimResult], run: dict[str, Any], figures_rel: st
         "source's number. Rows marked *asserted* decided the test; a *control* is the same assertion on an "
         "input where the effect must be absent, and must be rejected.",
         "",
-        "| claim | verdict | headline: measured vs threshold | source | power | controls | vs baseline | wall s |",
-        "|---|---|---|---|---|---|---|---|",
+        "| claim | states | verdict | decided by: measured vs threshold | source | power | controls "
+        "(smallest margin) | vs baseline | wall s |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     bl = _baseline_index(base, comparison)
     for r in results:
         h = headline(r)
-        cells = ("", "", "") if h is None else (f"{_cell(h['name'])}: {fmt(h['measured'])} vs {_tol(h)}", _source(h), "")
+        cells = ("", "") if h is None else (_cell(headline_text(h)), _source(h))
         wall = f"{r.wall_s():.1f}" if r.tests else ""
-        lines.append(f"| {r.spec.id} | {r.verdict} | {cells[0]} | {cells[1]} | {fmt(r.power())} | {_controls_cell(r)} "
+        lines.append(f"| {r.spec.id} | {_cell(short_statement(r.spec.statement))} | {r.verdict} | {cells[0]} "
+                     f"| {cells[1]} | {fmt(r.power())} | {_controls_cell(r)} "
                      f"| {bl['claims'].get(r.spec.id, '—' if base is None else '=')} | {wall} |")
     lines += ["", "## Claims", ""]
     topic = None
@@ -477,7 +565,7 @@ def to_markdown(results: list[ClaimResult], run: dict[str, Any], figures_rel: st
                 "|---|---|---|---|---|---|---|---|---|",
             ]
             for rec in recs:
-                b = bl["records"].get((s.id, rec["name"]))
+                b = bl["records"].get((s.id, rec["key"]))
                 lines.append(
                     f"| {_cell(rec['name'])} | {_source(rec)} | {_tol(rec)} | "
                     f"{'—' if b is None else fmt(b['measured']) + b['mark']} | {fmt(rec['measured'])}"
@@ -502,7 +590,8 @@ def _controls_cell(r: ClaimResult) -> str:
     if not cs:
         return "none" if r.verdict in (REPRODUCED, PARTLY) else ""
     rejected = sum(c["within"] is False for c in cs)
-    return f"{rejected}/{len(cs)} rejected"
+    margins = [c["margin"] for c in cs if isinstance(c.get("margin"), (int, float))]
+    return f"{rejected}/{len(cs)} rejected" + (f" (margin {fmt(min(margins))})" if margins else "")
 
 
 def _budget(run: dict[str, Any]) -> str:
@@ -529,7 +618,7 @@ def _dtype_line(run: dict[str, Any]) -> str:
 def terminal_lines(results: list[ClaimResult], width: int = 100, run: dict[str, Any] | None = None) -> list[str]:
     """One compact line per encoded claim (verdict, wall time, first record), then one line
     listing the claims not yet encoded, then the run's wall time against its budget."""
-    out = [f"{'claim':<9} {'verdict':<26} {'wall s':>7}  {'first asserted record: measured vs threshold':<}"]
+    out = [f"{'claim':<9} {'verdict':<26} {'wall s':>7}  decided by: measured vs threshold — record"]
     missing = []
     for r in results:
         if r.verdict == NOT_ENCODED:
@@ -537,17 +626,11 @@ def terminal_lines(results: list[ClaimResult], width: int = 100, run: dict[str, 
             continue
         if r.verdict == NOT_RUN:
             continue
-        recs = r.records()
-        checks = [x for x in recs if x.get("role") == "check"] or recs
-        if checks:
-            rec = checks[0]
-            detail = f"{rec['name']}: {fmt(rec['measured'])} vs {_tol(rec)}"
-            if len(recs) > 1:
-                detail += f"  [+{len(recs) - 1} more]"
-        else:
-            detail = "; ".join(r.reasons())
+        rec = headline(r)
+        detail = headline_text(rec) if rec is not None else "; ".join(r.reasons())
         if r.verdict in (CONTRADICTED, INCONCLUSIVE, PARTLY) and r.power() is not None:
-            detail = f"power {fmt(r.power())}; " + detail
+            number, _, name = detail.partition(" — ")
+            detail = f"{number} (power {fmt(r.power())})" + (f" — {name}" if name else "")
         out.append(f"{r.spec.id:<9} {r.verdict:<26} {r.wall_s():>7.1f}  {detail}"[:width])
     counts = summary(results)
     out.append(", ".join(f"{n} {v}" for v, n in counts.items() if n))

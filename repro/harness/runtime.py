@@ -4,6 +4,11 @@ Everything that touches the filesystem for caches goes through `cache_dir()` and
 writers below, so a run killed mid-write never leaves a half-written artefact behind: the
 writer fills a temporary file in the same directory and renames it into place, and readers
 treat a file that fails to parse as absent (rebuild).
+
+Reading never writes: a cache entry that is there and valid is read without a lock, so a
+read-only or shared, pre-fetched cache serves what it holds; a lock (a file) is taken only
+to write. A cache path that cannot hold a directory, or a write the cache cannot take, is one
+`CacheUnusable` line naming the path and what to do (DESIGN "Bad input, faults").
 """
 from __future__ import annotations
 
@@ -13,6 +18,7 @@ import hashlib
 import json
 import os
 import shutil
+import stat
 import tempfile
 from pathlib import Path
 from typing import Any, Iterator
@@ -27,6 +33,24 @@ class ReproError(RuntimeError):
 
     The pytest plugin and the CLI print it as one line, without a traceback.
     """
+
+
+class MissingFixture(ReproError):
+    """An embedded fixture (a GGUF model, the Brown corpus) that has not been fetched: the
+    message names the command that fetches it (`repro fetch NAME`, or `make fixtures`). What
+    needs it cannot run on this machine yet (the pytest plugin skips it); nothing is wrong."""
+
+
+class CacheUnusable(ReproError):
+    """The cache cannot take what must be written: `REPRO_CACHE` lies under a file or is not a
+    directory, or the cache is not writable (a read-only mount, another user's files) where a
+    write is needed. `path` is what could not be written, `reason` the system's word for why.
+    A writer whose write is optional (a stamp refresh, a memoised measurement, the dtype
+    decision) catches it and goes on without."""
+
+    def __init__(self, message: str, path: str | os.PathLike = "", reason: str = "") -> None:
+        super().__init__(message)
+        self.path, self.reason = Path(path), reason
 
 
 # --------------------------------------------------------------------------- devices
@@ -114,45 +138,148 @@ def _time_matmuls(rounds: int = 5) -> tuple[float, float]:
     return best[torch.float32], best[torch.bfloat16]
 
 
+# The dtype decision of this process, per ($REPRO_CACHE, machine key, native bf16): `dtype_decision`
+# fills it, `forget_dtype_decision` (alias `bf16_speedup.cache_clear`) empties it ("a new process").
+_DECISIONS: dict[tuple[str, str, bool], dict[str, Any]] = {}
+
+
 @functools.lru_cache(maxsize=None)
-def bf16_speedup() -> float | None:
-    """float32 seconds / bfloat16 seconds of one matmul (`BF16_PROBE_SHAPE`, one thread) on this
-    CPU; None where bf16 is not native (emulated: not worth timing). Measured once per machine —
-    CPU model, flags and torch version — and kept under the cache directory, so every process of a
-    run (pytest, xdist workers, training-pool jobs) and every later run on this machine decides
-    alike; takes about a second the first time."""
-    if not native_bf16():
-        return None
+def _machine_facts() -> dict[str, Any]:
+    """What the bf16 measurement depends on, and so keys its cache entry: CPU model,
+    architecture, every CPU flag, torch version, the timed shape."""
     import platform
 
-    flags = sorted(_cpuinfo_flags())
-    key = config_key({"cpu": _cpu_model(), "machine": platform.machine(), "flags": flags, "torch": torch.__version__,
-                      "shape": BF16_PROBE_SHAPE})
+    return {"cpu": _cpu_model(), "machine": platform.machine(), "flags": sorted(_cpuinfo_flags()),
+            "torch": torch.__version__, "shape": BF16_PROBE_SHAPE}
+
+
+def _decided(speedup: float | None) -> str:
+    return "bfloat16" if speedup is not None and speedup >= BF16_MIN_SPEEDUP else "float32"
+
+
+def _decision(facts: dict[str, Any], entry: dict[str, Any] | None, source: str, cache_file: Path | None,
+              note: str) -> dict[str, Any]:
+    """The dict `dtype_decision` returns (see there) from the machine's facts and a measured entry."""
+    entry = entry or {}
+    speedup = entry.get("speedup")
+    return {"cpu": facts["cpu"], "machine": facts["machine"], "torch": facts["torch"],
+            "flags": sorted(f for f in BF16_FLAGS if f in facts["flags"]), "native_bf16": native_bf16(),
+            "bf16_speedup": speedup, "float32_s": entry.get("float32_s"), "bfloat16_s": entry.get("bfloat16_s"),
+            "bf16_min_speedup": BF16_MIN_SPEEDUP, "decision": _decided(speedup),
+            "measured_at": entry.get("measured_at"), "source": source,
+            "cache_file": str(cache_file) if cache_file is not None else None, "note": note}
+
+
+def _measure(facts: dict[str, Any]) -> dict[str, Any]:
+    """Time the probe matmul now: the entry the decision cache stores."""
+    from datetime import datetime, timezone
+
+    f32, b16 = _time_matmuls()
+    speedup = round(f32 / b16, 3)
+    when = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    return {"speedup": speedup, "decision": _decided(speedup), "bf16_min_speedup": BF16_MIN_SPEEDUP,
+            "float32_s": f32, "bfloat16_s": b16, "measured_at": when,
+            "cpu": facts["cpu"], "machine": facts["machine"], "torch": facts["torch"], "shape": facts["shape"]}
+
+
+def _read_measurement(path: Path) -> dict[str, Any] | None:
+    """A stored measurement, or None where there is none or it is unreadable (measure again)."""
+    entry = read_json_or_none(path)
+    speedup = entry.get("speedup") if isinstance(entry, dict) else None
+    if isinstance(speedup, (int, float)) and not isinstance(speedup, bool) and 0 < speedup < float("inf"):
+        return entry
+    return None
+
+
+def _measured_here(facts: dict[str, Any], why: str) -> dict[str, Any]:
+    return _decision(facts, _measure(facts), "measured", None,
+                     f"not cached ({why}): measured in this process only; another process measures again")
+
+
+def _decide(facts: dict[str, Any], refresh: bool) -> dict[str, Any]:
+    """Read the machine's recorded measurement, or measure (under the entry's lock, so parallel
+    processes measure once) and record it; a cache that cannot take the record is no error."""
     try:
-        path = cache_dir("runtime") / f"bf16-speed-{key}.json"
-        lock = file_lock(path.with_suffix(".lock"))
+        path = cache_dir("runtime", create=False) / f"bf16-speed-{_machine_key()}.json"
+    except CacheUnusable as exc:
+        return _measured_here(facts, str(exc))
+    if not refresh and (entry := _read_measurement(path)) is not None:
+        return _decision(facts, entry, "cache", path, "read from the cache: measured once on this machine")
+    lock = file_lock(path.with_suffix(".lock"))
+    try:
         lock.acquire()
-    except OSError:  # an unwritable cache: measure, keep it for this process only
-        f32, b16 = _time_matmuls()
-        return round(f32 / b16, 3)
+    except CacheUnusable as exc:
+        return _measured_here(facts, str(exc))
     try:
-        cached = read_json_or_none(path)
-        if isinstance(cached, dict) and isinstance(cached.get("speedup"), (int, float)):
-            return float(cached["speedup"])
-        f32, b16 = _time_matmuls()
-        speedup = round(f32 / b16, 3)
-        atomic_write_json(path, {"speedup": speedup, "float32_s": f32, "bfloat16_s": b16, "cpu": _cpu_model(),
-                                 "torch": torch.__version__, "shape": BF16_PROBE_SHAPE})
-        return speedup
+        if not refresh and (entry := _read_measurement(path)) is not None:  # measured while we waited
+            return _decision(facts, entry, "cache", path, "read from the cache: measured once on this machine")
+        entry = _measure(facts)
+        try:
+            atomic_write_json(path, entry)
+        except (CacheUnusable, OSError) as exc:
+            return _decision(facts, entry, "measured", None, f"not cached ({exc}): measured in this process only")
+        return _decision(facts, entry, "measured", path, "measured now and cached for later processes")
     finally:
         lock.release()
 
 
+def dtype_decision(refresh: bool = False) -> dict[str, Any]:
+    """What "auto" means on this CPU, and why: bfloat16 where bf16 is native (`native_bf16`) and
+    its matmul measured at least BF16_MIN_SPEEDUP× float32's speed, float32 elsewhere.
+
+    The measurement (`_time_matmuls`, about a second) is taken once per machine — CPU model,
+    flags, torch version — and recorded with its decision under `cache_dir("runtime")`
+    (atomically, under a lock): every later process, of this run (xdist workers, training-pool
+    jobs) or a later one, reads the record instead of timing again, so a loaded machine near the
+    bar cannot flip the dtype between runs (the same CPU measured 2.11× and 2.23×). `refresh`
+    measures again and replaces the record (`repro env --refresh`). A cache that cannot be
+    written is no error: the measurement then holds for this process only, and "note" says so.
+    `REPRO_DTYPE` still overrides the decision in `resolve_dtype`.
+
+    Returns {"cpu", "machine", "torch", "flags" (the BF16_FLAGS present), "native_bf16",
+    "bf16_speedup" (None where not native: emulated bf16 is not timed), "float32_s",
+    "bfloat16_s", "bf16_min_speedup", "decision" ("bfloat16" | "float32"), "measured_at" (ISO
+    time, UTC), "source" ("cache" | "measured" | "not measured"), "cache_file" (the record's
+    path, None where not recorded), "note" (one line)}."""
+    return dict(_current_decision(refresh))
+
+
+@functools.lru_cache(maxsize=None)
+def _machine_key() -> str:
+    return config_key(_machine_facts())
+
+
+def _current_decision(refresh: bool = False) -> dict[str, Any]:
+    """This process's decision (the memo's own dict: callers only read it). Every "auto" dtype
+    asks here, so a repeated call costs a dictionary look-up."""
+    native = native_bf16()
+    memo = (os.environ.get(CACHE_ENV, ""), _machine_key(), native)  # cache_root() is ~10× a look-up
+    if refresh or memo not in _DECISIONS:
+        facts = _machine_facts()
+        emulated = "bf16 is emulated on this CPU (several times slower than float32): not timed"
+        _DECISIONS[memo] = _decide(facts, refresh) if native else _decision(facts, None, "not measured", None, emulated)
+    return _DECISIONS[memo]
+
+
+def forget_dtype_decision() -> None:
+    """Forget this process's dtype decision: the next call reads the record again (tests)."""
+    _DECISIONS.clear()
+
+
+def bf16_speedup() -> float | None:
+    """float32 seconds / bfloat16 seconds of one matmul (`BF16_PROBE_SHAPE`, one thread) on this
+    CPU, as recorded once per machine by `dtype_decision`; None where bf16 is not native
+    (emulated: not worth timing)."""
+    return dtype_decision()["bf16_speedup"]
+
+
+bf16_speedup.cache_clear = forget_dtype_decision  # type: ignore[attr-defined]  # it was an lru_cache
+
+
 def bf16_fast() -> bool:
     """Whether "auto" means bfloat16 on this CPU: native, and measured at least BF16_MIN_SPEEDUP×
-    faster than float32 (`bf16_speedup`)."""
-    speedup = bf16_speedup()
-    return speedup is not None and speedup >= BF16_MIN_SPEEDUP
+    faster than float32 (`dtype_decision`)."""
+    return dtype_decision()["decision"] == "bfloat16"
 
 
 def _cpu_model() -> str:
@@ -170,12 +297,10 @@ def _cpu_model() -> str:
 def cpu_capability() -> dict[str, Any]:
     """The CPU facts that decide the dtype policy, for claims.json's "run" and `.ci/run`: native
     bf16, the measured bf16 speed-up over float32 and whether that makes "auto" bfloat16."""
-    import platform
-
-    flags = _cpuinfo_flags()
-    return {"cpu": _cpu_model(), "machine": platform.machine(), "native_bf16": native_bf16(),
-            "flags": sorted(f for f in BF16_FLAGS if f in flags), "bf16_speedup": bf16_speedup(),
-            "bf16_min_speedup": BF16_MIN_SPEEDUP, "bf16_fast": bf16_fast()}
+    d = dtype_decision()
+    return {"cpu": d["cpu"], "machine": d["machine"], "native_bf16": d["native_bf16"], "flags": d["flags"],
+            "bf16_speedup": d["bf16_speedup"], "bf16_min_speedup": BF16_MIN_SPEEDUP,
+            "bf16_fast": d["decision"] == "bfloat16"}
 
 
 def dtype_override() -> str:
@@ -263,17 +388,76 @@ def derive_seed(*parts: Any) -> int:
 # --------------------------------------------------------------------------- cache
 
 
-def cache_dir(*parts: str) -> Path:
-    """`$REPRO_CACHE` or the user cache directory (e.g. ~/.cache/repro), with sub-folders made."""
-    root = os.environ.get("REPRO_CACHE")
-    if root:
-        base = Path(root).expanduser()
-    else:
-        import platformdirs
+CACHE_ENV = "REPRO_CACHE"
 
-        base = Path(platformdirs.user_cache_dir("repro"))
-    path = base.joinpath(*parts)
-    path.mkdir(parents=True, exist_ok=True)
+
+def cache_root() -> Path:
+    """`$REPRO_CACHE`, else the user cache directory (e.g. ~/.cache/repro); not created here."""
+    root = os.environ.get(CACHE_ENV)
+    if root:
+        return Path(root).expanduser()
+    import platformdirs
+
+    return Path(platformdirs.user_cache_dir("repro"))
+
+
+def _cache_hint() -> str:
+    """What to do about an unusable cache, naming the setting that chose it."""
+    root = os.environ.get(CACHE_ENV)
+    now = f"now {CACHE_ENV}={root}" if root else f"{CACHE_ENV} is unset, so the cache is {cache_root()}"
+    return f"set {CACHE_ENV} to a writable directory ({now})"
+
+
+def _in_cache(path: Path) -> bool:
+    try:
+        return path.resolve().is_relative_to(cache_root().resolve())
+    except (OSError, RuntimeError):  # pragma: no cover - a symlink loop
+        return False
+
+
+def unwritable(path: str | os.PathLike, exc: OSError) -> CacheUnusable:
+    """The one-line error for a write at `path` that the filesystem refused (`exc`): read-only,
+    not ours, under a file, full."""
+    path, reason = Path(path), exc.strerror or str(exc)
+    hint = _cache_hint() if _in_cache(path) else f"make {path.parent} writable"
+    return CacheUnusable(f"cannot write {path} ({reason}): {hint}", path, reason)
+
+
+def _not_a_directory(path: Path) -> Path | None:
+    """The nearest existing ancestor of `path` (or `path` itself) when it is not a directory —
+    a file in the way — else None (it exists as a directory, or can be made)."""
+    for p in (path, *path.parents):
+        try:
+            st = p.stat()
+        except (FileNotFoundError, NotADirectoryError):
+            if p.is_symlink():  # a dangling link: nothing can be made through it
+                return p
+            continue
+        except OSError:  # unreadable: leave the verdict to the write, if one comes
+            return None
+        return None if stat.S_ISDIR(st.st_mode) else p
+    return None
+
+
+def cache_dir(*parts: str, create: bool = True) -> Path:
+    """`$REPRO_CACHE` or the user cache directory (e.g. ~/.cache/repro) joined with `parts`,
+    made unless `create` is False (readers: a read-only cache must not be written to).
+
+    A path that cannot be a directory (`REPRO_CACHE` is a file, or lies under one) is a
+    `CacheUnusable` error for readers and writers alike; a directory that cannot be made (a
+    read-only mount, another user's directory) is one when `create` asks for it."""
+    path = cache_root().joinpath(*parts)
+    if path.is_dir():
+        return path
+    blocker = _not_a_directory(path)
+    if blocker is not None:
+        raise CacheUnusable(f"cache directory {path} is unusable: {blocker} is a file, not a directory; "
+                            f"{_cache_hint()}", path, "not a directory")
+    if create:
+        try:
+            path.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise unwritable(path, exc) from None
     return path
 
 
@@ -291,6 +475,29 @@ def sha256_file(path: str | os.PathLike, chunk: int = 1 << 20) -> str:
     return digest.hexdigest()
 
 
+# `file_fingerprint` reads this many blocks of this size, spread over the file
+FINGERPRINT_BLOCKS, FINGERPRINT_BLOCK = 16, 64 << 10
+
+
+def file_fingerprint(path: str | os.PathLike) -> str:
+    """A cheap content check of a large file, for every load of a cached one: sha256 over its
+    size and FINGERPRINT_BLOCKS blocks of FINGERPRINT_BLOCK bytes at fixed offsets spread evenly
+    from its first byte to its last (the whole file when it is smaller). It reads 1 MiB whatever
+    the size (about a millisecond warm), and changes with the size and with any overwritten or
+    zeroed range wider than the blocks' spacing (1/15 of the file); a flipped byte between two
+    blocks takes `sha256_file`."""
+    size = os.path.getsize(path)
+    digest = hashlib.sha256(f"{size}\n".encode())
+    with open(path, "rb") as fh:
+        if size <= FINGERPRINT_BLOCKS * FINGERPRINT_BLOCK:
+            digest.update(fh.read())
+            return digest.hexdigest()
+        for i in range(FINGERPRINT_BLOCKS):
+            fh.seek((size - FINGERPRINT_BLOCK) * i // (FINGERPRINT_BLOCKS - 1))
+            digest.update(fh.read(FINGERPRINT_BLOCK))
+    return digest.hexdigest()
+
+
 # --------------------------------------------------------------------------- atomic writes
 
 
@@ -299,11 +506,15 @@ def atomic_path(target: str | os.PathLike) -> Iterator[Path]:
     """Yield a temporary path next to `target`; on success rename it onto `target`.
 
     Works for files and directories (write a whole directory, then rename it). On any
-    exception the temporary is removed and `target` is left as it was.
+    exception the temporary is removed and `target` is left as it was. A directory that cannot
+    take the temporary is a `CacheUnusable` error naming `target`.
     """
     target = Path(target)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent))
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent))
+    except OSError as exc:  # read-only, not ours, under a file: one line, no traceback
+        raise unwritable(target, exc) from None
     tmp_target = tmp / target.name
     try:
         yield tmp_target
@@ -316,14 +527,34 @@ def atomic_path(target: str | os.PathLike) -> Iterator[Path]:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def file_lock(path: str | os.PathLike):
-    """A cross-process lock held on the file `path` (filelock, a dependency of
-    huggingface_hub; its directory is created): what serialises building one cache entry or
-    fetching one fixture across xdist workers and shells."""
+@functools.lru_cache(maxsize=None)
+def _lock_class() -> type:
     import filelock
 
-    Path(path).parent.mkdir(parents=True, exist_ok=True)
-    return filelock.FileLock(str(path))
+    class CacheLock(filelock.FileLock):
+        """filelock's lock whose acquisition makes the lock's directory, and turns a lock file
+        that cannot be created or opened (read-only, not ours) into `CacheUnusable`."""
+
+        def acquire(self, *args: Any, **kwargs: Any) -> Any:
+            path = Path(self.lock_file)
+            try:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                return super().acquire(*args, **kwargs)
+            except filelock.Timeout:
+                raise
+            except OSError as exc:
+                raise unwritable(path, exc) from None
+
+    return CacheLock
+
+
+def file_lock(path: str | os.PathLike):
+    """A cross-process lock held on the file `path` (filelock, a dependency of
+    huggingface_hub): what serialises building one cache entry or fetching one fixture across
+    xdist workers and shells. Taking it writes (the lock file, its directory), so take it only
+    to write: a valid entry is read without it, and a read-only cache is never locked. Making
+    the lock writes nothing; acquiring it where the cache is not writable is `CacheUnusable`."""
+    return _lock_class()(str(path))
 
 
 def remove_stale_temporaries(target: str | os.PathLike) -> None:
@@ -358,8 +589,9 @@ def atomic_torch_save(target: str | os.PathLike, obj: Any) -> Path:
 
 
 def read_json_or_none(path: str | os.PathLike) -> Any | None:
-    """Parse a JSON cache file; a missing or truncated/corrupt file reads as None (rebuild)."""
+    """Parse a JSON cache file; a missing, unreadable (not ours, a directory) or truncated/corrupt
+    file reads as None (rebuild)."""
     try:
         return json.loads(Path(path).read_text("utf-8"))
-    except (FileNotFoundError, json.JSONDecodeError, UnicodeDecodeError):
+    except (OSError, json.JSONDecodeError, UnicodeDecodeError):
         return None

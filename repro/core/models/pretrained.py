@@ -6,7 +6,12 @@ fixtures (repro/harness/fixtures.py). transformers dequantises a GGUF to float32
 so the first load saves the dequantised model and tokenizer (safetensors) under
 cache_dir("models", "<name>-<gguf sha[:12]>") and every later load reads that in seconds. The
 cache directory is written to a temporary and renamed into place, and carries a stamp with its
-files' sizes: a truncated or partial cache is rebuilt, not loaded (DESIGN "Bad input, faults").
+files' sizes, mtimes, sha256s and fingerprints (`file_fingerprint`: 16 × 64 KiB sampled blocks).
+Every load checks sizes and fingerprints, and the full sha256s where a file's mtime changed (or on
+request, `check_model_cache(name, full=True)`): a truncated, partial or corrupt cache — same-size
+damage included — is rebuilt, never loaded; where the cache is read-only, it is one ReproError
+line naming it. An intact entry is read without any write, so a read-only or shared cache works
+(DESIGN "Bad input, faults").
 
 Tokenizers, as loaded (NOTES "Embedded pretrained models"):
 - smollm2-135m: adds no special token by default; its bos_token is <|im_start|> (id 1) and its
@@ -31,15 +36,16 @@ import json
 import logging
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import torch
 
 from repro.harness import fixtures
-from repro.harness.runtime import (DEVICES, ReproError, atomic_path, cache_dir, file_lock, read_json_or_none,
-                                   remove_stale_temporaries, resolve_device)
+from repro.harness.runtime import (DEVICES, CacheUnusable, ReproError, atomic_path, atomic_write_json, cache_dir,
+                                   file_fingerprint, file_lock, read_json_or_none, remove_stale_temporaries,
+                                   resolve_device, sha256_file)
 
 if TYPE_CHECKING:
     from torch import nn
@@ -100,28 +106,104 @@ def model_family(model: Any) -> str:
 
 
 def model_cache_dir(name: str) -> Path:
-    """Where the dequantised copy of embedded model `name` lives (it may not exist yet)."""
+    """Where the dequantised copy of embedded model `name` lives (it may not exist yet; nothing
+    is created: reading a read-only cache writes nothing)."""
     spec = EMBEDDED_MODELS[name]
     sha = fixtures.EMBEDDED_FIXTURES[spec.fixture].sha256
-    return cache_dir("models") / f"{name}-{sha[:12]}"
+    return cache_dir("models", create=False) / f"{name}-{sha[:12]}"
+
+
+@dataclass(frozen=True)
+class CacheCheck:
+    """What `check_model_cache` found. `state`: "ok" (intact), "absent" (no complete entry: no
+    stamp, a stamp for another GGUF or format, a file missing or not at its recorded size),
+    "corrupt" (a file's content is not what was written; `file` names it), "unhashed" (a stamp
+    written before content hashes: the sizes match, the content cannot be checked),
+    "unloadable" (transformers could not load it; `file` says why). `restamp`: intact, but the
+    stamp should be brought up to date (hashes for an "unhashed" one, the files' mtimes after a
+    copy): done where the cache is writable. `stamp`: the stamp that was checked."""
+
+    state: str
+    file: str = ""
+    restamp: bool = False
+    stamp: dict | None = field(default=None, compare=False, repr=False)
+
+
+# entries this process hashed in full: directory -> (the stamp's sha256s, the files' mtimes), so a
+# read-only cache whose stamp cannot be refreshed (copied, mtimes new) is hashed once per process
+_VERIFIED: dict[str, tuple[dict[str, str], dict[str, int]]] = {}
+
+
+def _payload(directory: Path) -> list[Path]:
+    return [p for p in sorted(directory.iterdir()) if p.is_file() and p.name != _STAMP]
 
 
 def _file_sizes(directory: Path) -> dict[str, int]:
-    return {p.name: p.stat().st_size for p in sorted(directory.iterdir()) if p.is_file() and p.name != _STAMP}
+    return {p.name: p.stat().st_size for p in _payload(directory)}
+
+
+def _mtimes(directory: Path, names) -> dict[str, int]:
+    return {n: (directory / n).stat().st_mtime_ns for n in names}
+
+
+def _stamp_fits(stamp: Any, directory: Path, name: str) -> bool:
+    """A stamp written after a complete save of this GGUF, and every file still at its recorded size."""
+    return (
+        isinstance(stamp, dict)
+        and stamp.get("format") == _CACHE_FORMAT
+        and stamp.get("gguf_sha256") == fixtures.EMBEDDED_FIXTURES[EMBEDDED_MODELS[name].fixture].sha256
+        and isinstance(stamp.get("files"), dict)
+        and stamp["files"] == _file_sizes(directory)
+        and any(n.endswith(".safetensors") for n in stamp["files"])
+    )
+
+
+def _first_mismatch(directory: Path, hashes: dict[str, str], names) -> str | None:
+    """The first of `names` whose sha256 is not the recorded one (None: all match)."""
+    return next((n for n in names if sha256_file(directory / n) != hashes.get(n)), None)
+
+
+def _content_check(stamp: dict, directory: Path, full: bool) -> CacheCheck:
+    """Fingerprints of every file on every load (cheap); the full sha256 of a file whose
+    fingerprint differs, of every file where the mtimes are not the stamp's (the files were
+    written since, or copied) unless this process hashed them already, and where `full` asks."""
+    names = list(stamp["files"])
+    hashes, prints = stamp.get("sha256"), stamp.get("fingerprint")
+    if not (isinstance(hashes, dict) and isinstance(prints, dict) and set(hashes) == set(prints) == set(names)):
+        return CacheCheck("unhashed", restamp=True, stamp=stamp)
+    differ = [n for n in names if file_fingerprint(directory / n) != prints[n]]
+    if (bad := _first_mismatch(directory, hashes, differ)) is not None:
+        return CacheCheck("corrupt", bad, stamp=stamp)
+    mtimes = _mtimes(directory, names)
+    fresh = stamp.get("mtime_ns") == mtimes
+    if full or (not fresh and _VERIFIED.get(str(directory)) != (hashes, mtimes)):
+        if (bad := _first_mismatch(directory, hashes, names)) is not None:
+            return CacheCheck("corrupt", bad, stamp=stamp)
+        _VERIFIED[str(directory)] = (hashes, mtimes)
+    return CacheCheck("ok", restamp=not fresh or bool(differ), stamp=stamp)
+
+
+def _check(directory: Path, name: str, full: bool = False) -> CacheCheck:
+    stamp = read_json_or_none(directory / _STAMP)
+    try:
+        if not _stamp_fits(stamp, directory, name):
+            return CacheCheck("absent", stamp=stamp)
+        return _content_check(stamp, directory, full)
+    except OSError:  # a file vanished or became unreadable under us: not a usable entry
+        return CacheCheck("absent", stamp=stamp)
+
+
+def check_model_cache(name: str, *, full: bool = False) -> CacheCheck:
+    """Whether the dequantised cache of embedded model `name` is intact (see `CacheCheck`),
+    writing nothing: sizes and fingerprints always (`file_fingerprint`, 1 MiB read per file),
+    every file's sha256 where its mtime is not the stamp's, and everywhere when `full` asks (a
+    flipped byte between two fingerprint blocks shows only there)."""
+    return _check(model_cache_dir(name), name, full)
 
 
 def _cache_valid(directory: Path, name: str) -> bool:
-    """A stamp written after a complete save, and every file still at its recorded size."""
-    try:
-        stamp = json.loads((directory / _STAMP).read_text("utf-8"))
-        return (
-            stamp.get("format") == _CACHE_FORMAT
-            and stamp.get("gguf_sha256") == fixtures.EMBEDDED_FIXTURES[EMBEDDED_MODELS[name].fixture].sha256
-            and stamp.get("files") == _file_sizes(directory)
-            and any(n.endswith(".safetensors") for n in stamp["files"])
-        )
-    except (OSError, ValueError, KeyError, AttributeError):
-        return False
+    """An entry that may be served as it is (intact, or from before content hashes)."""
+    return _check(directory, name).state in ("ok", "unhashed")
 
 
 @contextlib.contextmanager
@@ -180,34 +262,114 @@ def _dequantise_gguf(name: str, out_dir: Path) -> None:
     tokenizer.save_pretrained(out_dir)
 
 
-def _write_stamp(directory: Path, name: str) -> None:
-    """Written last, inside the temporary directory: its presence means the save completed."""
-    stamp = {
+def _stamp(directory: Path, name: str, hashes: dict[str, str] | None = None) -> dict[str, Any]:
+    """The stamp of the files in `directory`: sizes, mtimes, fingerprints and sha256s (`hashes`:
+    sha256s already verified in this process, not computed again)."""
+    files = _payload(directory)
+    hashes = hashes or {}
+    return {
         "format": _CACHE_FORMAT,
         "model": name,
         "gguf_sha256": fixtures.EMBEDDED_FIXTURES[EMBEDDED_MODELS[name].fixture].sha256,
-        "files": _file_sizes(directory),
+        "files": {p.name: p.stat().st_size for p in files},
+        "mtime_ns": {p.name: p.stat().st_mtime_ns for p in files},
+        "fingerprint": {p.name: file_fingerprint(p) for p in files},
+        "sha256": {p.name: hashes.get(p.name) or sha256_file(p) for p in files},
     }
-    (directory / _STAMP).write_text(json.dumps(stamp, indent=2) + "\n", "utf-8")
+
+
+def _write_stamp(directory: Path, name: str) -> None:
+    """Written last, inside the temporary directory: its presence means the save completed."""
+    (directory / _STAMP).write_text(json.dumps(_stamp(directory, name), indent=2) + "\n", "utf-8")
 
 
 def _lock(target: Path):
     return file_lock(target.parent / f".{target.name}.lock")
 
 
-def ensure_model_cache(name: str, *, rebuild: bool = False) -> Path:
-    """The dequantised cache directory of embedded model `name`, built if absent or invalid."""
-    target = model_cache_dir(name)
-    with _lock(target):
-        if not rebuild and _cache_valid(target, name):
+def _restamp(target: Path, name: str, check: CacheCheck) -> None:
+    """Bring an intact entry's stamp up to date — sha256s for a stamp from before them (taken
+    from the files as they are), the mtimes of a copied cache — where the cache is writable and
+    the stamp is still the one checked; a read-only cache keeps its stamp (nothing must be
+    written to read: the check then hashes once per process)."""
+    try:
+        with _lock(target):
+            if read_json_or_none(target / _STAMP) != check.stamp:
+                return  # rebuilt or restamped by another process meanwhile
+            verified = check.stamp.get("sha256") if check.state == "ok" else None
+            atomic_write_json(target / _STAMP, _stamp(target, name, verified))
+    except (CacheUnusable, OSError) as exc:
+        log.info("model cache %s: stamp not refreshed (%s)", target, exc)
+
+
+def _cannot_build(name: str, target: Path, check: CacheCheck, exc: CacheUnusable) -> ReproError:
+    """One line for an entry that needs a write the cache cannot take."""
+    todo = (f"the cache is not writable ({exc.reason}): delete it (rm -rf {target}) and load the model once "
+            f"with a writable cache, or set REPRO_CACHE to a writable directory")
+    if check.state == "corrupt":
+        return ReproError(f"cached model {name} at {target} is corrupt (sha256 mismatch in {check.file}); {todo}")
+    if check.state == "unloadable":
+        return ReproError(f"cached model {name} at {target} cannot be loaded ({check.file}); {todo}")
+    return ReproError(f"embedded model {name} has no complete dequantised cache at {target} and the cache is not "
+                      f"writable ({exc.reason}) to build one: load it once with a writable cache (it needs the fetched "
+                      f"fixture: `repro fetch {EMBEDDED_MODELS[name].fixture}`), or set REPRO_CACHE to a writable "
+                      "directory")
+
+
+def _build(name: str, target: Path, check: CacheCheck, full: bool = False) -> Path:
+    """Dequantise `name` into `target` under its lock, replacing what is there (`check`: why);
+    an entry that another process completed while we waited for the lock is kept."""
+    lock = _lock(target)
+    try:
+        lock.acquire()
+    except CacheUnusable as exc:
+        raise _cannot_build(name, target, check, exc) from None
+    try:
+        if check.state in ("absent", "corrupt") and _check(target, name, full).state == "ok":
             return target
         if target.exists():
-            log.warning("model cache %s is incomplete or corrupt; rebuilding it", target)
+            why = {"corrupt": f"corrupt (sha256 mismatch in {check.file})", "unloadable": f"unloadable ({check.file})"}
+            log.warning("model cache %s is %s; rebuilding it", target, why.get(check.state, "incomplete"))
         remove_stale_temporaries(target)  # left by a killed build
         with atomic_path(target) as tmp:
             _dequantise_gguf(name, tmp)
             _write_stamp(tmp, name)
+            _readable_as_umask_allows(tmp)
+    finally:
+        lock.release()
     return target
+
+
+def _readable_as_umask_allows(directory: Path) -> None:
+    """Give every file the mode a plain open() would (0666 less the umask): safetensors writes
+    its files 0600 whatever the umask, which would keep the weights of a shared cache from
+    everyone but the user who built it. (A mode change leaves the stamp's mtimes as they are.)"""
+    umask = os.umask(0o022)
+    os.umask(umask)
+    for path in directory.iterdir():
+        if path.is_file():
+            path.chmod(0o666 & ~umask)
+
+
+def ensure_model_cache(name: str, *, rebuild: bool = False, full_check: bool = False) -> Path:
+    """The dequantised cache directory of embedded model `name`: checked, built if absent,
+    rebuilt if corrupt (or when `rebuild` asks).
+
+    An intact entry is served without any write — no lock, no directory made — so a read-only
+    or shared, pre-fetched cache serves it. Every call checks sizes and fingerprints, and
+    sha256s where `check_model_cache` says (`full_check`: every file's). A corrupt entry is
+    never served: rebuilt where the cache is writable, else one ReproError line names it. A
+    stamp from before content hashes gets them now (from the files as they are) where the
+    cache is writable, and is served on its sizes where it is not."""
+    target = model_cache_dir(name)
+    if rebuild:
+        return _build(name, target, CacheCheck("unloadable", "a rebuild was asked for"))
+    check = _check(target, name, full_check)
+    if check.state in ("ok", "unhashed"):
+        if check.restamp:
+            _restamp(target, name, check)
+        return target
+    return _build(name, target, check, full_check)
 
 
 def prepare_in_background(names) -> "subprocess.Popen | None":
@@ -262,9 +424,10 @@ def _load_embedded(name: str, dev: torch.device, dtype: torch.dtype, attn: str, 
         return _from_dir(directory, dev, dtype, attn, tokenizer=tokenizer)
     except ReproError:
         raise
-    except Exception as exc:  # e.g. SafetensorError on a damaged file the size check missed
-        log.warning("loading cached %s failed (%s); rebuilding the cache", name, _first_line(exc))
-    return _from_dir(ensure_model_cache(name, rebuild=True), dev, dtype, attn, tokenizer=tokenizer)
+    except Exception as exc:  # e.g. a file transformers cannot read although its hashes match the stamp's
+        why = _first_line(exc)
+        log.warning("loading cached %s failed (%s); rebuilding the cache", name, why)
+    return _from_dir(_build(name, directory, CacheCheck("unloadable", why)), dev, dtype, attn, tokenizer=tokenizer)
 
 
 def _offline_message(name: str) -> str:
@@ -533,6 +696,34 @@ def load_pretrained(
             "model directory, and not a Hugging Face hub id (owner/name); pass one of those."
         )
     return _load_hub(name_or_path, dev, dtype, attn_implementation, tokenizer)
+
+
+def model_spec_problem(spec: str) -> str | None:
+    """Why `spec` cannot name a model, in one line, without loading anything (None: it may —
+    an embedded name, a hub id of the form owner/name, or a local path of a kind
+    `load_pretrained` reads). The `--model` option and `repro seedprint` check with it before any
+    model is loaded, so a wrong path is an error at once, never a skipped claim."""
+    if not spec or not spec.strip():
+        return f"no model given: pass an embedded model ({_choices()}), a local model directory or a hub id"
+    if spec in EMBEDDED_MODELS:
+        return None
+    path = Path(spec).expanduser()
+    if path.is_dir():
+        if (path / _HF_CONFIG_FILE).exists() or _is_train_checkpoint(path):
+            return None
+        return _neither_message(path)
+    if path.is_file():
+        if path.suffix == ".gguf":
+            return None
+        if path.suffix == ".safetensors" and (_is_train_checkpoint(path.parent)
+                                              or (path.parent / _HF_CONFIG_FILE).exists()):
+            return None
+        return (f"cannot load a model from file {path}: pass a model directory (save_pretrained() or a "
+                "repro.core.train checkpoint), a .safetensors file inside a checkpoint directory, or a .gguf file")
+    if spec.startswith(("/", ".", "~")) or not _HUB_ID.match(spec) or "/" not in spec:
+        return (f"unknown model {spec!r}: not an embedded model ({_choices()}), no such local path, and not a "
+                "Hugging Face hub id (owner/name)")
+    return None
 
 
 def load_model_any(

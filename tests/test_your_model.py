@@ -1,0 +1,66 @@
+"""A run on a researcher's own model (`--model DIR`, issue 51 items 1–2): its own configuration
+(own artifacts folder, no comparison with the embedded models' baseline) and verdicts from the same
+machinery — a failing check reads contradicted or inconclusive by the power recorded on that model,
+never "failed"; a control that passes still fails."""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+CONFTEST = 'pytest_plugins = ("repro.harness.plugin",)\n'
+
+TESTS = '''
+import pytest
+
+@pytest.mark.claim("BB-6")
+def test_holds(claim, model_name):
+    claim.check("ratio", 20.0, 10.0, compare="ge", why="stated", control=1.0, control_name="a null")
+
+@pytest.mark.claim("BB-5")
+def test_fails_with_power(claim, model_name):
+    claim.power(0.93, effect="the source's 10x (stated)", method="closed form")
+    claim.check("ratio", 2.0, 10.0, compare="ge", why="stated")
+
+@pytest.mark.claim("BB-4")
+def test_fails_without_power(claim, model_name):
+    claim.check("ratio", 2.0, 10.0, compare="ge", why="stated")
+
+@pytest.mark.claim("BB-7")
+def test_control_passes(claim, model_name):
+    claim.check("ratio", 20.0, 10.0, compare="ge", why="stated", control=12.0, control_name="a weak null")
+'''
+
+
+def test_a_users_model_is_its_own_configuration(pytester: pytest.Pytester):
+    pytester.makeconftest(CONFTEST)
+    pytester.mkdir("claims")
+    (pytester.path / "claims" / "test_mine.py").write_text(TESTS)
+    model = pytester.path / "my-qwen"
+    model.mkdir()
+    (model / "config.json").write_text("{}")  # enough for --model's check; these tests load nothing
+    # a committed baseline of the embedded models' configuration, which this run must not be compared with
+    embedded = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--model", "smollm2-135m", "--baseline", "off")
+    assert embedded.ret == pytest.ExitCode.TESTS_FAILED  # embedded model: failing checks are regressions
+    from repro.harness import baseline
+
+    data = json.loads((pytester.path / "artifacts" / "model-smollm2-135m" / "claims.json").read_text())
+    baseline.update(data, root=Path(os.environ["REPRO_BASELINES"]))
+    data["run"]["model"] = None
+    baseline.update(data, root=Path(os.environ["REPRO_BASELINES"]))  # as if the full embedded run's
+
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--model", str(model))
+    out = result.stdout.str()
+    assert "REGRESSED" not in out
+    result.stdout.fnmatch_lines(["no committed baseline for ci-cpu-*-model-my-qwen: nothing compared*"])
+    result.assert_outcomes(passed=1, xfailed=2, failed=1)  # no "xpassed": a pass is a pass
+    by_id = {c["id"]: c for c in json.loads((pytester.path / "artifacts" / "model-my-qwen" / "claims.json")
+                                            .read_text())["claims"]}
+    assert by_id["BB-6"]["verdict"] == "reproduced"
+    assert by_id["BB-5"]["verdict"] == "contradicted" and by_id["BB-5"]["power"] == 0.93
+    assert by_id["BB-4"]["verdict"] == "inconclusive at this scale"
+    assert by_id["BB-7"]["verdict"] == "failed"  # a control that passes keeps "failed"
+    # the embedded models' report was not touched by the model's run
+    assert not (pytester.path / "artifacts" / "claims.json").exists()
