@@ -162,3 +162,14 @@ def test_record_keys_are_unique_and_mask_numbers():
 def test_margin_is_the_distance_from_passing_in_threshold_units(compare, measured, threshold, tol, margin):
     rec = Record("BB-4", "x", measured, threshold, tol, "stated", compare=compare, role="control")
     assert rec.margin == pytest.approx(margin) and (rec.margin > 0) == (rec.within is False)
+
+
+def test_not_applicable_is_its_own_verdict():
+    """`claim.not_applicable(reason)` (a skip whose reason says so) reads "not applicable", never
+    "failed" or "skipped"; beside a decided model it does not change that model's verdict."""
+    na = report.TestOutcome("t[gpt2]", ["SF-1"], "skipped", reason="not applicable: no final-norm gain")
+    ok = report.TestOutcome("t[qwen2]", ["SF-1"], "passed")
+    assert na.verdict() == report.NOT_APPLICABLE
+    assert verdict_of([na.verdict()]) == report.NOT_APPLICABLE
+    assert verdict_of([na.verdict(), ok.verdict()]) == report.REPRODUCED
+    assert verdict_of([na.verdict(), report.SKIPPED]) == report.SKIPPED  # a missing resource says more

@@ -35,7 +35,7 @@ from repro.harness.runtime import ReproError
 DEFAULT_K = 3.0
 # verdicts from best to worst: a move to the right is a regression
 _RANK = {reporting.REPRODUCED: 0, reporting.PARTLY: 1, reporting.INCONCLUSIVE: 2, "not reproduced": 2,
-         reporting.CONTRADICTED: 2, reporting.SKIPPED: 3,
+         reporting.CONTRADICTED: 2, reporting.SKIPPED: 3, reporting.NOT_APPLICABLE: 3,
          reporting.NOT_RUN: 3, reporting.NOT_ENCODED: 3, reporting.FAILED: 4}
 PROVENANCE = ("profile", "device", "dtype_policy", "corpus", "torch_threads", "xdist_workers", "python", "packages",
               "models")
@@ -160,7 +160,7 @@ def _records(data: dict[str, Any]) -> dict[tuple[str, str], dict[str, Any]]:
     return out
 
 
-_UNDECIDED = (reporting.NOT_RUN, reporting.SKIPPED, reporting.NOT_ENCODED, None)
+_UNDECIDED = (reporting.NOT_RUN, reporting.SKIPPED, reporting.NOT_APPLICABLE, reporting.NOT_ENCODED, None)
 
 
 def _claim_wall(data: dict[str, Any]) -> dict[str, float]:

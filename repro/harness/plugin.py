@@ -261,6 +261,8 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
                 catalogue.get(cid)
             except KeyError as err:
                 problems.append(f"{item.nodeid}: {err.args[0]}")
+        if {"pretrained", "model_name", "model_names"} & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.pretrained)  # `-m pretrained`: the claims a --model run is about
         if ids:
             # `-k SK-1` selects by claim ID: the IDs are keywords of the item (substring match, as -k does)
             item.extra_keyword_matches.update(ids)
@@ -463,6 +465,20 @@ class Claim:
         if reason:
             self.not_reproduced(f"{key[-1]}: {reason} Measured: {measured}")
 
+    def applies(self, holds: bool, reason: str) -> None:
+        """A precondition of the claim on the run's model (e.g. a final-norm gain that differs from
+        1, or the claim tests nothing): on a user's model (`users_model`) that lacks it, the claim is
+        not applicable for `reason`; on the embedded models the test's own check asserts it."""
+        if not holds and self.users_model is not None:
+            self.not_applicable(reason)
+
+    def not_applicable(self, reason: str) -> None:
+        """End the test: the claim does not apply to this run's model (it lacks what the claim is
+        about: a final-norm gain, a first token to sink on, an architecture the layer map knows…).
+        The claim reads "not applicable: <reason>" — not a failure, not a skip for a missing
+        resource."""
+        pytest.skip(reporting.NOT_APPLICABLE_PREFIX + reason)
+
     def corpus(self, read: str, *, shift: str | None = None, claim_id: str | None = None) -> None:
         """State the text this test's numbers read (issue 20, item 5): `read` the corpus the run's
         `--corpus` gave it (the `corpus_name` fixture, "brown" by default), or a fixed text the claim
@@ -607,10 +623,11 @@ def pytest_runtest_setup(item: pytest.Item):
 
 
 def users_model(item: pytest.Item) -> str | None:
-    """The model of a test parametrised by `model_name` when it is one the suite has no recorded
-    expectation for (`--model` other than an embedded model); None otherwise."""
-    model = getattr(getattr(item, "callspec", None), "params", {}).get("model_name")
-    if model is None:
+    """The run's `--model` when it is one the suite has no recorded expectation for (not an
+    embedded model) and the test reads it (parametrised by `model_name`, or taking `model_names` /
+    `pretrained`); None otherwise."""
+    model = item.config.getoption("--model")
+    if model is None or not {"model_name", "model_names", "pretrained"} & set(getattr(item, "fixturenames", ())):
         return None
     from repro.core.models.pretrained import EMBEDDED_MODELS
 

@@ -30,9 +30,13 @@ CONTRADICTED = "contradicted"  # not seen although the power was >= POWER_ENOUGH
 INCONCLUSIVE = "inconclusive at this scale"  # not seen, power < POWER_ENOUGH or not recorded
 FAILED = "failed"  # an unexpected failure or error: a regression, a strict XPASS, a control that passed
 SKIPPED = "skipped"
+# the claim needs something the run's model does not have (a final-norm gain, a first-token sink,
+# an architecture the layer map knows, …): `Claim.not_applicable(reason)`, never an error
+NOT_APPLICABLE = "not applicable"
+NOT_APPLICABLE_PREFIX = "not applicable: "
 NOT_RUN = "not run"  # encoded in claims/, but this run did not select it (-k, -m, a file argument)
 NOT_ENCODED = "not yet encoded"
-VERDICTS = (REPRODUCED, PARTLY, CONTRADICTED, INCONCLUSIVE, FAILED, SKIPPED, NOT_RUN, NOT_ENCODED)
+VERDICTS = (REPRODUCED, PARTLY, CONTRADICTED, INCONCLUSIVE, FAILED, SKIPPED, NOT_APPLICABLE, NOT_RUN, NOT_ENCODED)
 NOT_REPRODUCED = (CONTRADICTED, INCONCLUSIVE)  # schema 1's single "not reproduced" split in two
 POWER_ENOUGH = 0.8
 
@@ -210,7 +214,7 @@ class TestOutcome:
         if o in ("failed", "error"):
             return FAILED
         if o == "skipped":
-            return SKIPPED
+            return NOT_APPLICABLE if self.reason.startswith(NOT_APPLICABLE_PREFIX) else SKIPPED
         if o in ("passed", "xpassed"):
             return REPRODUCED
         p = self.power()
@@ -289,9 +293,9 @@ def verdict_of(verdicts: Iterable[str]) -> str:
         return NOT_ENCODED
     if FAILED in vs:
         return FAILED
-    ran = [v for v in vs if v != SKIPPED]
+    ran = [v for v in vs if v not in (SKIPPED, NOT_APPLICABLE)]
     if not ran:
-        return SKIPPED
+        return NOT_APPLICABLE if NOT_APPLICABLE in vs and SKIPPED not in vs else SKIPPED
     good = sum(v == REPRODUCED for v in ran)
     if good == len(ran):
         return REPRODUCED

@@ -68,6 +68,14 @@ class Study:
         return sorted({min(self.L - 1, round(f * self.L)) for f in spec} | {self.sink.layer})
 
     @property
+    def sink_ratio(self) -> float:
+        """Token 0's residual norm at its peak layer over the median other token's there: the
+        attention sink the §4–7 claims are about shows as a norm far above the others' (003 Fig 9);
+        a model without one (a random init) sits near 1."""
+        peak = int(self.sink.norm.argmax())
+        return float(self.sink.norm[peak] / self.cap.residual[:, peak, 1:].norm(dim=-1).median())
+
+    @property
     def cols(self) -> list[int]:
         return list(self.sizes["bands"]) + [sp.N_BANDS]
 
