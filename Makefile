@@ -39,9 +39,13 @@ claims: fixtures
 TEST_PROCS ?= 2
 TEST_XDIST := $(if $(filter 1,$(TEST_PROCS)),,-n $(TEST_PROCS))
 
-# the unit/property tests, then every benchmark once at small sizes as a smoke test
+# the unit/property tests, then every model-taking claim on three random-init architecture families
+# (tests/test_model_families.py: one process, the families one after the other — each runs claims
+# that train and fork a pool, so side by side they oversubscribe 2 cores; ≈ 150 s a family alone),
+# then every benchmark once at small sizes as a smoke test
 test: fixtures
 	$(BIN)/python -m pytest tests/ $(TEST_XDIST) --durations=15 $(PYTEST_ARGS)
+	REPRO_FAMILY_TESTS=1 $(BIN)/python -m pytest tests/test_model_families.py -p no:xdist -q
 	$(BIN)/python -m pytest benchmarks/ -p no:xdist --benchmark-disable -q
 
 # full benchmark runs (no xdist): numbers under artifacts/benchmarks/

@@ -214,7 +214,8 @@ def test_components_read_and_write_dark(claim, study):
     for y, v in shares.items():
         claim.record(f"{s.name}: max U-dark share of W_{y} (layer {int(v.argmax())})", float(v.max()))
     mats = sp.component_matrices(s.model, l2)
-    heads = mats["o"].shape[0] // int(lens.resolve(s.model, lens.arch_map(s.model).layers)[0].self_attn.head_dim)
+    amap = lens.arch_map(s.model)
+    heads = mats["o"].shape[0] // int(lens.resolve(amap.blocks(s.model)[0], amap.attn).head_dim)
     o_by_head = mats["o"].view(heads, -1, F.d)
     panels = [(f"W_2, layer {l2} (Fig 5)", sp.projection_norms(mats["2"], F.u.V, "write"))]
     panels += [(f"W_o head {h}, layer {l2} (Fig 4)", sp.projection_norms(o_by_head[h], F.u.V, "write"))
@@ -636,7 +637,8 @@ def test_token0_value_projection_is_small(claim, study):
     ratios, ratios_mid = [], []
     with torch.no_grad():
         for layer in layers:
-            vo = sp.value_output_norms(blocks[layer].self_attn, s.cap.modules["attn_in"][layer])  # (B, H, T)
+            attn = lens.resolve(blocks[layer], lens.arch_map(s.model).attn)
+            vo = sp.value_output_norms(attn, s.cap.modules["attn_in"][layer])  # (B, H, T)
             others = vo[:, :, 1:].transpose(0, 1).reshape(vo.shape[1], -1).median(-1).values
             ratios.append((vo[:, :, 0].mean(0) / others).cpu().numpy())
             ratios_mid.append((vo[:, :, mid].mean(0) / others).cpu().numpy())

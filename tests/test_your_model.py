@@ -28,6 +28,16 @@ def test_fails_with_power(claim, model_name):
 def test_fails_without_power(claim, model_name):
     claim.check("ratio", 2.0, 10.0, compare="ge", why="stated")
 
+@pytest.mark.claim("SF-1")
+def test_needs_a_tied_model(claim, model_name):
+    from repro.harness.runtime import NotApplicable
+    raise NotApplicable("my-qwen does not tie its input and output embeddings")
+
+@pytest.mark.claim("RS-2")
+def test_needs_a_gain(claim, model_name):
+    claim.applies(False, "the final-norm gain is constant")
+    claim.check("gain std", 0.0, 0.01, compare="ge", why="stated")
+
 @pytest.mark.claim("BB-7")
 def test_control_passes(claim, model_name):
     claim.check("ratio", 20.0, 10.0, compare="ge", why="stated", control=12.0, control_name="a weak null")
@@ -55,12 +65,14 @@ def test_a_users_model_is_its_own_configuration(pytester: pytest.Pytester):
     out = result.stdout.str()
     assert "REGRESSED" not in out
     result.stdout.fnmatch_lines(["no committed baseline for ci-cpu-*-model-my-qwen: nothing compared*"])
-    result.assert_outcomes(passed=1, xfailed=2, failed=1)  # no "xpassed": a pass is a pass
+    result.assert_outcomes(passed=1, xfailed=2, failed=1, skipped=2)  # no "xpassed": a pass is a pass
     by_id = {c["id"]: c for c in json.loads((pytester.path / "artifacts" / "model-my-qwen" / "claims.json")
                                             .read_text())["claims"]}
     assert by_id["BB-6"]["verdict"] == "reproduced"
     assert by_id["BB-5"]["verdict"] == "contradicted" and by_id["BB-5"]["power"] == 0.93
     assert by_id["BB-4"]["verdict"] == "inconclusive at this scale"
     assert by_id["BB-7"]["verdict"] == "failed"  # a control that passes keeps "failed"
+    assert by_id["SF-1"]["verdict"] == by_id["RS-2"]["verdict"] == "not applicable"
+    assert by_id["SF-1"]["tests"][0]["reason"] == "not applicable: my-qwen does not tie its input and output embeddings"
     # the embedded models' report was not touched by the model's run
     assert not (pytester.path / "artifacts" / "claims.json").exists()

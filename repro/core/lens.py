@@ -27,7 +27,7 @@ import torch
 from torch import nn
 
 from repro.core import memo
-from repro.harness.runtime import ReproError
+from repro.harness.runtime import NotApplicable, ReproError
 
 
 # --------------------------------------------------------------------------- architecture map
@@ -652,7 +652,7 @@ def tied_dictionary(model: nn.Module) -> torch.Tensor:
     for untied models, whose hidden states have no single dictionary to be decoded in."""
     amap = arch_map(model)
     if not is_tied(model, amap):
-        raise ReproError(f"{type(model).__name__} does not tie its input and output embeddings: "
+        raise NotApplicable(f"{type(model).__name__} does not tie its input and output embeddings: "
                          "000 §III decodes hidden states in one shared dictionary (use a tied model)")
     return input_embeddings(model, amap)
 

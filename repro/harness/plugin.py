@@ -26,7 +26,7 @@ import pytest
 from repro.harness import catalogue
 from repro.harness import report as reporting
 from repro.harness.profiles import BUDGET_S, PROFILES, Profile, get_profile
-from repro.harness.runtime import (DEVICES, MissingFixture, ReproError, atomic_path, atomic_write_json, atomic_write_text,
+from repro.harness.runtime import (DEVICES, MissingFixture, NotApplicable, ReproError, atomic_path, atomic_write_json, atomic_write_text,
                                    cpu_capability, dtype_name, dtype_override, resolve_device, resolve_dtype)
 
 PROP_CLAIMS = "repro_claims"
@@ -608,9 +608,12 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 
 def _fault(err: ReproError) -> None:
     """A ReproError in a claim test: a fixture that was never fetched is a missing resource
-    (skipped, with the command that fetches it); anything else is one line, failed."""
+    (skipped, with the command that fetches it); a model that lacks what the claim is about is
+    `NotApplicable` (the claim reads "not applicable"); anything else is one line, failed."""
     if isinstance(err, MissingFixture):
         pytest.skip(str(err))
+    if isinstance(err, NotApplicable):
+        pytest.skip(reporting.NOT_APPLICABLE_PREFIX + str(err))
     pytest.fail(f"ReproError: {err}", pytrace=False)
 
 

@@ -41,6 +41,12 @@ class MissingFixture(ReproError):
     needs it cannot run on this machine yet (the pytest plugin skips it); nothing is wrong."""
 
 
+class NotApplicable(ReproError):
+    """The model lacks what a claim is about (untied embeddings for a claim read in one shared
+    dictionary, a fused q/k/v projection where per-head keys are needed…): the pytest plugin reads
+    it as the claim being *not applicable* to that model, with this message as the reason."""
+
+
 class CacheUnusable(ReproError):
     """The cache cannot take what must be written: `REPRO_CACHE` lies under a file or is not a
     directory, or the cache is not writable (a read-only mount, another user's files) where a

@@ -38,7 +38,7 @@ from torch import nn
 from repro.core import lens, memo
 from repro.core.lens import frozen_norm
 from repro.harness import catalogue
-from repro.harness.runtime import ReproError, generator
+from repro.harness.runtime import NotApplicable, ReproError, generator
 
 N_BANDS = 20
 # 003 §7: High-Mean Low-Variance received-attention thresholds (the catalogue's numbers)
@@ -603,7 +603,8 @@ def head_keys(attn: nn.Module, x: torch.Tensor) -> torch.Tensor:
     """Keys h·W_k^h of normalised inputs x (B, T, d) → (B, H_kv, T, d_h), before the rotary
     embedding (eq. 5 compares h_t W_k with h_0 W_k) and after Gemma's per-head k_norm."""
     if not hasattr(attn, "k_proj"):
-        raise ReproError(f"{type(attn).__name__}: per-head keys need separate q/k/v projections")
+        raise NotApplicable(f"{type(attn).__name__}: per-head keys need separate q/k/v projections (a fused one, as "
+                            "GPT-2's c_attn, is not split here)")
     _, H_kv, d_h = _kv_heads(attn)
     k = attn.k_proj(x).view(*x.shape[:-1], H_kv, d_h).transpose(1, 2)
     k_norm = getattr(attn, "k_norm", None)
@@ -615,7 +616,8 @@ def value_output_norms(attn: nn.Module, x: torch.Tensor) -> torch.Tensor:
     normalised inputs x (B, T, d); grouped-query heads share their group's W_v. On Gemma this
     is before the post-attention norm (a per-token scale over all heads together)."""
     if not hasattr(attn, "v_proj"):
-        raise ReproError(f"{type(attn).__name__}: per-head values need separate q/k/v projections")
+        raise NotApplicable(f"{type(attn).__name__}: per-head values need separate q/k/v projections (a fused one, "
+                            "as GPT-2's c_attn, is not split here)")
     H, H_kv, d_h = _kv_heads(attn)
     v = attn.v_proj(x).view(*x.shape[:-1], H_kv, d_h)  # (B, T, H_kv, d_h)
     v = v.repeat_interleave(H // H_kv, dim=2)  # (B, T, H, d_h)

@@ -21,7 +21,7 @@ import torch
 
 from repro.core import data, lens
 from repro.harness import catalogue
-from repro.harness.runtime import ReproError, dtype_name, generator, resolve_dtype
+from repro.harness.runtime import NotApplicable, ReproError, dtype_name, generator, resolve_dtype
 from repro.spectral_filters import spectral as sp
 
 SOURCE_SF7 = catalogue.number("SF-7", "fig13")  # 003 Fig 13: Ω_{u,14} after L12 of 40: NLL 2.47 → 2.74
@@ -118,7 +118,8 @@ def build_study(model_name: str, m: torch.nn.Module, tok: Any, sizes: dict, corp
         raise ReproError(f"--model {model_name}: the spectral claims read text, which needs the model's tokenizer")
     bos = tok.bos_token_id
     if bos is None:
-        raise ReproError(f"--model {model_name}: its tokenizer has no <bos>; 003 §5 needs every prompt to start alike")
+        raise NotApplicable(f"--model {model_name}: its tokenizer has no <bos>; 003 §5 needs every prompt to start "
+                            "alike")
     F = sp.filters(m)
     ids = data.windows(tok, "test", sizes["n_prompts"], sizes["prompt_len"], lead=bos,
                        corpus=corpus).to(next(m.parameters()).device)
@@ -188,7 +189,8 @@ def hmlv_statistics(s: Study, draws: int = RANDOM_DRAWS) -> dict[str, Any]:
         mask = sp.hmlv(mean, var) & valid
         with torch.no_grad():
             u = sp.udr(cap.residual[:, layer], D)
-            kdp = sp.key_dot_products(sp.head_keys(blocks[layer].self_attn, cap.modules["attn_in"][layer]))
+            attn = lens.resolve(blocks[layer], lens.arch_map(s.model).attn)
+            kdp = sp.key_dot_products(sp.head_keys(attn, cap.modules["attn_in"][layer]))
         u, kdp, valid, mask = u.cpu(), kdp.float().cpu(), valid.cpu(), mask.cpu()
         random_masks = [sp.matched_random_mask(mask, valid, g) for _ in range(draws)]
         for key, x in (("udr", u), ("kdp", kdp)):
