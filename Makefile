@@ -41,7 +41,7 @@ TEST_XDIST := $(if $(filter 1,$(TEST_PROCS)),,-n $(TEST_PROCS))
 
 # the unit/property tests, then every model-taking claim on three random-init architecture families
 # (tests/test_model_families.py: one process, the families one after the other — each runs claims
-# that train and fork a pool, so side by side they oversubscribe 2 cores; ≈ 150 s a family alone),
+# that train and fork a pool, so side by side they oversubscribe the cores),
 # then every benchmark once at small sizes as a smoke test
 test: fixtures
 	$(BIN)/python -m pytest tests/ $(TEST_XDIST) --durations=15 $(PYTEST_ARGS)

@@ -51,8 +51,8 @@ def family_dirs(tmp_path_factory) -> dict[str, Path]:
 
 @pytest.mark.slow
 @pytest.mark.skipif(os.environ.get("REPRO_FAMILY_TESTS") != "1",
-                    reason="run by `make test` on its own (REPRO_FAMILY_TESTS=1, no xdist): ≈ 150 s a family alone, "
-                           "but three side by side on 2 cores took over 15 min")
+                    reason="run by `make test` in its own step (REPRO_FAMILY_TESTS=1, no xdist): each family runs "
+                           "claims that train and fork a pool, so side by side they oversubscribe the cores")
 @pytest.mark.parametrize("family", ["gpt2", "qwen2", "mistral"])
 def test_every_model_taking_claim_ends_in_a_verdict(family, family_dirs, tmp_path):
     artifacts = tmp_path / "artifacts"
