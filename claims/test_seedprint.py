@@ -11,7 +11,8 @@ Tables 4a/4b/4c/5, and the four baselines of App B.3.2 where the source reports 
 
 Verdicts are asserted for Algorithm 1 (the published method; its t and U tests both, at the
 source's α = 0.01), each pair through `claim.check` with a pair of the opposite lineage as its
-negative control. The released variant is measured and tabled on every pair but not asserted:
+negative control; a family of unrelated pairs ("no pair matches", SP-1, SP-3) is decided at
+family-wise α with Holm's adjustment (the pairs share models), its raw p's recorded. The released variant is measured and tabled on every pair but not asserted:
 it is a different method, and the tables show where it disagrees.
 
 Algorithm 1's Gaussian null is validated by the source on independent *inits* (App B.3.1,
@@ -54,32 +55,29 @@ TABLE4C = catalogue.number("SP-3", "table4c")
 TABLE5 = catalogue.number("SP-4", "table5")  # "the_stack (1000)": the true descendant, "(123)": the distractor
 SOURCE_BASELINES_WRONG = catalogue.number("SP-4", "baselines_wrong")  # Table 5: all four err on The Stack
 
+# Source numbers this file needs that repro/harness/catalogue.py's NUMBERS does not hold yet (issue 46;
+# to move there, then read with catalogue.number): (claim, key) → (value, citation)
 # (claim, profile) → why the claim does not hold at that profile, decided from earlier runs; the
 # run's own numbers are appended (Claim.not_reproduced_if)
 NOT_REPRODUCED: dict[tuple[str, str], str] = {
-    ("SP-3 trained pairs", "ci"): (
-        "trained models of different seeds that saw the same batches in the same order are flagged as one lineage by "
-        "one of Algorithm 1's tests. Between trained models the per-dimension τ's are far wider than the Gaussian "
-        "null's (the models learned shared features whose sign on each dimension is arbitrary), so a one-sided test "
-        "against that null rejects more often than α when the few identity dimensions lean positive; SP-6's "
-        "calibration on trained pairs measures how often."),
     ("SP-4 baselines", "ci"): (
-        "not every baseline errs on the code shift: the short continual training moves the weights far less than "
-        "the source's continual pre-training on The Stack, so the weight-cosine baseline (PCS) still attributes the "
-        "pair correctly while the others misattribute. No power is computable: the baselines' scores are deterministic "
-        "functions of the weights (no sampling noise), and how far a continual pre-training of the source's size moves "
-        "them cannot be read off the source; what decides it is the continual training at the paper profile (5,000 "
-        "steps of 32 × 1024 tokens)."),
+        "not every baseline errs on the code shift: our continual training leaves the true descendant nearer its base "
+        "than the source's The Stack run (PCS 0.585 in Table 5), so the weight-cosine baseline (PCS) still attributes "
+        "the pair correctly while the others misattribute. The source does not give its continual training's length, "
+        "so whether a shift of its size makes every baseline err is decided only where ours reaches its distance "
+        "(the paper profile: 5,000 steps of 32 × 1024 tokens)."),
+    ("SP-5 real null", "ci"): (
+        "the real null of Table 6 — an unrelated *trained* model of the original's config — is not built at ci: "
+        "training a 135M-parameter model far enough to carry learned features costs hours on 2 CPU cores (the fine-tune's "
+        "5,120 tokens take about a minute). Against a random-init model (recorded) the match is never in doubt, and "
+        "the lineage zoo's calibration shows unrelated trained pairs are flagged more often than inits, so the match "
+        "is not asserted against it."),
     ("SP-5 at Table 6's distance", "ci"): (
-        "our fine-tunes match their originals, but they moved far less than any descendant in Table 6: at ci budgets a "
-        "fine-tune that still improves held-out code barely moves the weights (a larger learning rate breaks the model, "
-        "measured on SmolLM2: lr 1e-3 moved it 1.6% but raised its code NLL by 0.67 nats), so whether SeedPrint "
-        "still matches at the source's distance is not tested here."),
-    ("SP-6 trained pairs", "ci"): (
-        "the Gaussian null that Algorithm 1 calibrates on independent inits is not calibrated on trained models of "
-        "different seeds: the U-test's false positives among the zoo's trained pairs exceed α beyond binomial "
-        "chance (the t-test's do not). Verdicts that rest on trained pairs (SP-3 trained pairs, SP-4's distractor) "
-        "say so."),
+        "our fine-tunes match their originals, but they trained on far fewer tokens than any descendant in Table 6 "
+        "(the smallest, Llama-2-finance-7B, on 5M): at ci budgets a fine-tune that still improves held-out code "
+        "barely moves the weights (a larger learning rate breaks the model, measured on SmolLM2: lr 1e-3 moved it "
+        "1.6% but raised its code NLL by 0.67 nats), so whether SeedPrint still matches at the source's distance is "
+        "not tested here."),
 }
 
 
@@ -142,15 +140,41 @@ def _record_released(claim, rows) -> None:
         claim.record(f"{r['pair']}: released-variant p (not asserted)", r["p_released"], compare="none")
 
 
-def _power_no_false_positive(claim, n_pairs: int, what: str) -> None:
-    """Power of "no pair flagged" when the source's claim holds (the pairs are unrelated and each
-    test keeps its level α): at least 1 − 2·n·α by the union bound, whatever the dependence."""
-    claim.power(max(0.0, 1.0 - 2 * n_pairs * ALPHA),
+def _check_no_false_positive(claim, rows: list[dict], controls: list[dict], source: list | None = None) -> None:
+    """Algorithm 1's verdict on a family of unrelated pairs (each pair's t and U tests): no pair is
+    declared one lineage at family-wise level α, Holm over the family's 2·len(rows) p's (valid
+    however the pairs depend on one another: they share models). Each raw p is recorded beside
+    its adjusted p. `controls[i]`: a same-lineage pair put in place of pair i, through the same
+    Holm adjustment (it must be flagged); `source[i]`: the source's (t, U) p for pair i."""
+    ps = [r[key] for r in rows for key, _ in TESTS]
+    adjusted = stats.holm(ps)
+    for i, (r, ctl) in enumerate(zip(rows, controls)):
+        for j, (key, label) in enumerate(TESTS):
+            at = 2 * i + j
+            swapped = list(ps)
+            swapped[at] = ctl[key]
+            claim.record(f"{r['pair']}: Alg. 1 {label} p, raw (Holm-adjusted below)", r[key], compare="none",
+                         source=None if source is None else source[i][j])
+            claim.check(f"{r['pair']}: Alg. 1 {label} p, Holm over {len(ps)} tests", float(adjusted[at]), ALPHA,
+                        compare="ge", why=f"{WHY_DIFFERENT}, family-wise over the {len(rows)} pairs × 2 tests (Holm)",
+                        control=float(stats.holm(swapped)[at]),
+                        control_name=f"{ctl['pair']} (same lineage) in its place")
+
+
+def _power_no_false_positive(claim, n_pairs: int, what: str, basis: str) -> None:
+    """Power of "no pair flagged at family-wise α" when the claim holds (the pairs are unrelated
+    and each test keeps its level α): Holm keeps the family-wise error ≤ α under any dependence,
+    so the power is ≥ 1 − α and the size of reading the claim as contradicted ≤ α."""
+    claim.power(1.0 - ALPHA,
                 effect=f"{what} are unrelated, so each of Alg. 1's two tests flags a pair with probability ≤ α = 0.01",
-                method=f"union bound over {n_pairs} pairs × 2 tests: 1 − {2 * n_pairs}·α (a lower bound, valid for "
-                       "dependent pairs)",
-                decide=f"at most {int(round(0.2 / (2 * ALPHA)))} pairs (the power is one minus the family-wise "
-                       "false-positive rate: it does not grow with n, length or m)")
+                basis=basis, test=f"Alg. 1's one-sided t and U tests, Holm-adjusted p ≥ α = 0.01 over {2 * n_pairs} tests",
+                sample=f"{n_pairs} pairs × 2 tests (pairs share models)",
+                method="closed form: Holm's strong family-wise control, P(any adjusted p < α) ≤ α under any "
+                       "dependence; a lower bound",
+                size=ALPHA, size_method=f"Holm over the {2 * n_pairs} tests at family-wise α = 0.01: a true claim is "
+                                        "read as not reproduced with probability ≤ 0.01",
+                decide="any number of pairs (the family-wise size is fixed at α; the power does not grow with n, "
+                       "length or m)")
 
 
 # --------------------------------------------------------------------------- null calibration
@@ -174,8 +198,8 @@ def _record_calibration(claim, cal: Calibration, depends: str) -> None:
     bad = [label for key, label in TESTS if cal.miscalibrated(key)]
     if bad:
         claim.record("caveat: Alg. 1's Gaussian null is miscalibrated on these pairs",
-                     f"the {' and '.join(bad)} flag(s) unrelated {cal.kind.split(',')[0]} pairs more often than α: "
-                     f"{depends}", compare="none")
+                     f"the {' and '.join(bad)} flag(s) unrelated {cal.kind.split(',')[0]} pairs more often than α "
+                     f"(model-level bootstrap p < {CAL_LEVEL}, not corrected for the family): {depends}", compare="none")
 
 
 # --------------------------------------------------------------------------- SP-1 (Table 4a)
@@ -201,10 +225,11 @@ def test_different_seeds_do_not_match(claim, zoo, lab, spcfg):
                 + [["init42 vs init123, Gaussian inputs", "different", f"{g.paper.p_t:.3g}", f"{g.paper.p_u:.3g}",
                     len(g.paper.dims), f"{np.mean(g.paper.taus):.4f}", f"{g.released.p:.3g}", "—", "—"]])
     claim.figure(figures.seedprint_pvalues(rows, "Table 4a: different seeds (should not match)"), "table4a")
-    _power_no_false_positive(claim, len(rows), "Table 4a's init pairs")
-    for (a, _), r, src in zip(source, rows, source.values()):
-        # negative control: init a against its own trained model, where a match must show
-        _check_pair(claim, r, control=zoo.compare(f"init{a}", f"base{a}", same=True), source=src)
+    _power_no_false_positive(claim, len(rows), "Table 4a's init pairs",
+                             "source: Table 4a (different seeds, all p > 0.01) and §6.1.1's α = 0.01")
+    # negative control: init a against its own trained model, where a match must show
+    _check_no_false_positive(claim, rows, [zoo.compare(f"init{a}", f"base{a}", same=True) for a, _ in source],
+                             list(source.values()))
 
 
 # --------------------------------------------------------------------------- SP-2 (Table 4b, Table 8)
@@ -251,10 +276,11 @@ def test_same_data_order_does_not_make_seeds_match(claim, zoo, calibration):
     claim.table("Table 4c: same data, same order, different init seeds (init_i vs base_j)",
                 COLUMNS + ["source p (t)", "source p (U)"], [_row(r, s) for r, s in zip(rows, TABLE4C.values())])
     claim.figure(figures.seedprint_pvalues(rows, "Table 4c: init_i vs base_j, same data order"), "table4c")
-    _power_no_false_positive(claim, len(rows), "Table 4c's init_i vs base_j pairs")
-    for (a, _), r, src in zip(TABLE4C, rows, TABLE4C.values()):
-        # negative control: init a against its own trained model (same data order, same lineage)
-        _check_pair(claim, r, control=zoo.compare(f"init{a}", f"base{a}", same=True), source=src)
+    _power_no_false_positive(claim, len(rows), "Table 4c's init_i vs base_j pairs",
+                             "source: Table 4c (same data and order, different seeds: all p > 0.01) at α = 0.01")
+    # negative control: init a against its own trained model (same data order, same lineage)
+    _check_no_false_positive(claim, rows, [zoo.compare(f"init{a}", f"base{a}", same=True) for a, _ in TABLE4C],
+                             list(TABLE4C.values()))
 
 
 @pytest.mark.policy_dtype
@@ -270,13 +296,14 @@ def test_trained_models_with_one_data_order_do_not_match(claim, zoo, sizes, prof
                         "not evidence that one data order makes seeds converge")
     claim.table("Table 4c extended: base_i vs base_j (same data, same order)", COLUMNS, [_row(r) for r in rows])
     claim.figure(figures.seedprint_pvalues(rows, "base_i vs base_j, same data order"), "table4c_trained")
-    _power_no_false_positive(claim, len(rows), "trained models of different seeds")
+    _power_no_false_positive(claim, len(rows), "trained models of different seeds",
+                             "source: Table 4c (same data and order do not make seeds match, p > 0.01) at α = 0.01")
     flagged = [f"{r['pair']} (t {r['p_t']:.2g}, U {r['p_u']:.2g})" for r in rows if min(r["p_t"], r["p_u"]) < ALPHA]
+    claim.record("pairs with a raw p < α (before Holm)", ", ".join(flagged) or "none", compare="none")
     claim.not_reproduced_if(NOT_REPRODUCED, ("SP-3 trained pairs", profile.name),
-                            f"flagged: {', '.join(flagged) or 'none'} of {len(rows)} pairs")
+                            f"raw p < α: {', '.join(flagged) or 'none'} of {len(rows)} pairs")
     control = zoo.compare("base1000", "base1000+code", same=True)  # a trained pair of one lineage
-    for r in rows:
-        _check_pair(claim, r, control=control)
+    _check_no_false_positive(claim, rows, [control] * len(rows))
 
 
 # --------------------------------------------------------------------------- SP-4 (Table 5)
@@ -323,13 +350,42 @@ def test_lineage_survives_continual_training_on_code(claim, zoo, table5, calibra
     _check_pair(claim, distractor, control=true, source=TABLE5["the_stack (123)"])
 
 
+# Table 5, the_stack (1000): the true descendant's PCS at the source's code shift — how far its
+# continual training moved the weights (the source does not give the run's length)
+SOURCE_STACK_PCS = catalogue.number("SP-4", "stack_pcs")
+
+
+def _power_baselines(claim, true: dict) -> None:
+    """The baselines' similarities are deterministic functions of the two models' weights (no
+    sampling noise): at the source's effect — every baseline errs, Table 5 — the count check passes
+    with probability 1 (`stats.deterministic_power`). The source states that effect at its own
+    code shift, which left the true descendant at PCS 0.585; a shorter shift is not the source's
+    condition, so the size of reading a failure as contradicted is 0 only where ours moved the
+    descendant at least that far, and has no bound below 1 otherwise."""
+    pcs = true["baselines"]["pcs"].similarity
+    far = pcs <= SOURCE_STACK_PCS
+    claim.power(stats.deterministic_power(SOURCE_BASELINES_WRONG, len(fb.METHODS), "ge"),
+                effect=f"all {SOURCE_BASELINES_WRONG} baselines misattribute the code pair at the source's shift",
+                effect_value=SOURCE_BASELINES_WRONG,
+                basis="source: Table 5, the_stack rows (Intrinsic 0.489, REEF 0.557, PCS 0.585, ICS 0.123 for the true "
+                      "descendant; every baseline marked ×)",
+                test="count of baselines that miss the true descendant or accept the distractor at similarity 0.8, "
+                     f"≥ {len(fb.METHODS)}",
+                sample="one base, its code descendant and the distractor (deterministic scores of fixed weights)",
+                method="stats.deterministic_power: no sampling noise, so the declared effect is seen with probability 1",
+                size=0.0 if far else 1.0,
+                size_method=(f"the descendant moved as far as the source's (PCS {pcs:.3f} ≤ {SOURCE_STACK_PCS}): a "
+                             "deterministic check fails a true claim with probability 0" if far else
+                             f"our code shift left the descendant at PCS {pcs:.3f} > the source's {SOURCE_STACK_PCS}: "
+                             "the source's effect is stated at a longer shift than ours, so a true claim may fail "
+                             "here; no bound below 1"),
+                decide=f"a continual training that moves the true descendant to PCS ≤ {SOURCE_STACK_PCS} (Table 5; the "
+                       "paper profile's 5,000 steps of 32 × 1024 tokens)")
+
+
 @pytest.mark.policy_dtype
 @pytest.mark.claim("SP-4")
 def test_baselines_fail_on_the_code_shift(claim, table5, profile, lab):
-    # No power is recorded (the verdict stays "inconclusive at this scale"): the source's effect
-    # is the baselines' response to continual pre-training that moves the weights far (PCS 0.585
-    # in Table 5); our 150 continual steps do not reach that shift, so no run at these sizes
-    # measures the baselines where the source's effect would apply.
     claim.corpus(lab.base_corpus, shift=SHIFT)
     true, distractor = table5
     wrong = {}
@@ -340,6 +396,7 @@ def test_baselines_fail_on_the_code_shift(claim, table5, profile, lab):
         wrong[k] = (not t.same_lineage) or d.same_lineage
     _table5(claim, table5)
     claim.figure(figures.baseline_bars(table5, fb.THRESHOLD), "table5_baselines")
+    _power_baselines(claim, true)
     claim.not_reproduced_if(NOT_REPRODUCED, ("SP-4 baselines", profile.name),
                             "; ".join(f"{k} {true['baselines'][k].similarity:.2f} / {distractor['baselines'][k].similarity:.2f}"
                                       f" ({'errs' if wrong[k] else 'correct'})" for k in fb.METHODS))
@@ -379,9 +436,12 @@ def test_bias_persists_through_training(claim, zoo, lab, spcfg, sizes):
 
 # --------------------------------------------------------------------------- SP-5 (Table 6)
 
-# 001 Table 6: PCS between Llama-2-7B and its fine-tunes; the two that PCS resolves from 1.0000
-# with the fewest tokens (Llama-2-finance 5M, Vicuna 370M) moved 1 − PCS = 2.1e-3 and 1.5e-3
+# 001 Table 6: Llama-2-7B's fine-tunes, all matched (U-test p ≤ 2.0e-3). How far a descendant is
+# from its original is read in tokens: PCS resolves only two of them from 1.0000 (finance 0.9979,
+# Vicuna 0.9985) and WizardMath (1.8B tokens) and Meditron (48B) read PCS 1.0000, so 1 − PCS is no
+# measure of the distance the claim covers. The smallest descendant, Llama-2-finance-7B, trained on 5M.
 TABLE6_PCS = catalogue.number("SP-5", "table6_pcs")
+TABLE6_TOKENS = catalogue.number("SP-5", "table6_tokens")
 
 
 @pytest.fixture(scope="module")
@@ -393,13 +453,16 @@ def finetunes(pretrained, model_names, sizes, device, train_procs):
 
 @pytest.mark.policy_dtype
 @pytest.mark.claim("SP-5")
-def test_finetuned_pretrained_models_match(claim, finetunes, calibration, sizes, lab):
+def test_finetuned_pretrained_models_match(claim, finetunes, calibration, sizes, lab, profile):
+    """001 §6.1.2, Table 6: a fine-tune of a pretrained model matches it (p < 0.01), against the
+    real null: an unrelated *trained* model of the same config (the random-init twin trained on
+    the shift corpus), which Algorithm 1 could flag — the zoo's calibration shows unrelated trained
+    pairs are flagged more often than inits. A random-init model of the config is recorded, not used
+    as the control: an init is never mistaken for a trained model's relative (SP-6's init × trained)."""
     claim.corpus(lab.base_corpus, shift=SHIFT)  # the fine-tunes read the shift; the calibration, the zoo's corpus
-    # Not a strict xfail at any profile, so no power is recorded (the source's p's come with no τ's
-    # or |S| to carry to our sizes).
     cfg, out = finetunes
     ps = sizes["pretrained"]
-    rows = [r for d in out.values() for r in (d.pair, d.null)]
+    rows = [r for d in out.values() for r in (d.pair, d.null, d.trained_null) if r is not None]
     for d in out.values():
         drop, lo, hi = d.nll_drop()
         claim.record(f"{d.name}: fine-tune tokens (stdlib code, token embedding frozen, lr {ps['finetune_lr']:g})",
@@ -411,57 +474,79 @@ def test_finetuned_pretrained_models_match(claim, finetunes, calibration, sizes,
                      compare="none")
         claim.record(f"{d.name}: relative weight change ‖Δθ‖/‖θ‖ of the fine-tuned parameters", d.rel_change,
                      compare="none")
+        claim.record(f"{d.name}: 1 − PCS between original and fine-tune (fine-tuned parameters)", d.one_minus_pcs,
+                     compare="none", why="Table 6 resolves PCS from 1.0000 for two descendants only (finance "
+                     f"{1.0 - TABLE6_PCS['Llama-2-finance-7B']:.1e}, Vicuna {1.0 - TABLE6_PCS['Vicuna-1.5-7B']:.1e}); "
+                     "context")
+        for key, label in TESTS:
+            claim.record(f"{d.name} vs a random-init model of its config: Alg. 1 {label} p (recorded, not the control)",
+                         d.null[key], compare="none")
+        claim.record(f"{d.name}: unrelated trained model of its config (the real null): tokens trained",
+                     d.null_tokens, compare="none")
     _record_released(claim, rows)
-    _record_calibration(claim, calibration["init"],
-                        "measured on the lineage zoo's small models, a proxy for this pretrained pair")
-    claim.table(f"Table 6 at our scale: embedded models vs code fine-tunes, and vs a random-init model of the same "
-                f"config (n={cfg.n}, length={cfg.length}, m={cfg.m}); source: Llama-2-7B descendants, U-test p "
-                f"1.3e-41 … 2.0e-3", COLUMNS, [_row(r) for r in rows])
+    _record_calibration(claim, calibration["trained"],
+                        "measured on the lineage zoo's small models, a proxy for this pretrained pair's real null")
+    claim.table(f"Table 6 at our scale: embedded models vs code fine-tunes, vs a random-init model and vs an unrelated "
+                f"trained model of the same config (n={cfg.n}, length={cfg.length}, m={cfg.m}); source: Llama-2-7B "
+                f"descendants, U-test p 1.3e-41 … 2.0e-3", COLUMNS, [_row(r) for r in rows])
     claim.figure(figures.seedprint_pvalues(rows, "Table 6: pretrained models vs fine-tunes"), "table6")
+    # power: the source's descendants are matched at p ≤ 2.0e-3 (CodeLlama, 500B tokens) to 1e-100;
+    # at its smallest descendant's p (1.3e-41) each test passes with probability ≈ 1, given the real
+    # null is there to test against
+    built = all(d.trained_null is not None for d in out.values())
+    claim.power(float(built),
+                effect="fine-tunes match their original at the source's p (Table 6: U-test p 1.3e-41 for the "
+                       "smallest descendant) and an unrelated trained model of the config does not",
+                basis="source: Table 6 (every Llama-2-7B descendant matched, U-test p ≤ 2.0e-3)",
+                test="Alg. 1's one-sided t and U tests at α = 0.01, the descendant p < α with the unrelated trained "
+                     "model (p ≥ α) as control",
+                sample=f"{len(out)} model(s), n = {cfg.n} inputs of {cfg.length} tokens, m = {cfg.m}",
+                method="deterministic: the test can pass only where the profile trains the real null "
+                       "(pretrained.null_train_steps); at the source's p the descendant's tests pass with probability ≈ 1",
+                decide="an unrelated model of the original's config trained far enough to carry learned features "
+                       "(the paper profile's null_train_steps, on a GPU)")
+    claim.not_reproduced_if(NOT_REPRODUCED, ("SP-5 real null", profile.name),
+                            "; ".join(f"{d.name}: descendant p (t, U) {d.pair['p_t']:.2g}, {d.pair['p_u']:.2g}; "
+                                      f"random-init null {d.null['p_t']:.2g}, {d.null['p_u']:.2g}" for d in out.values()))
     for d in out.values():
         # the fine-tune must have moved the model before its match means anything
         claim.check(f"{d.name}: held-out code NLL drop, lower 95% bound (nats/token)", d.nll_drop()[1], 0.0,
                     compare="ge", why="the descendant measurably learned the shift corpus")
-        # how far it moved, beside Table 6's nearest PCS-resolved fine-tune: context, not asserted.
-        # At ci budgets (5k tokens on 2 cores) a fine-tune that still improves held-out code moves
-        # far less than Table 6's (SmolLM2, measured 2026-11-24: lr 1e-4 → ‖Δθ‖/‖θ‖ 0.19%,
-        # 1 − PCS 1.8e-6, code NLL −0.069 nats; lr 1e-3 → ‖Δθ‖/‖θ‖ 1.6% but code NLL +0.67 nats,
-        # a broken model, not a descendant): detection at Table 6's distance is the paper profile's
-        claim.record(f"{d.name}: 1 − PCS between original and fine-tune (fine-tuned parameters)", d.one_minus_pcs,
-                     source=round(1.0 - TABLE6_PCS["Vicuna-1.5-7B"], 4), compare="none",
-                     why="Table 6's smaller PCS-resolved fine-tune of Llama-2 (Vicuna "
-                         f"{1.0 - TABLE6_PCS['Vicuna-1.5-7B']:.1e}; finance: {1.0 - TABLE6_PCS['Llama-2-finance-7B']:.1e}), "
-                         "for scale")
-        # negative control: the original against a random-init model of its own config
-        _check_pair(claim, d.pair, control=d.null)
-        _check_pair(claim, d.null, control=d.pair)
+        claim.check(f"{d.name}: an unrelated trained model of its config was built (the real null)", built,
+                    compare="true", why="Table 6's match means something only against a null that could pass")
+        _check_pair(claim, d.pair, control=d.trained_null)
+        _check_pair(claim, d.trained_null, control=d.pair)
 
 
 @pytest.mark.policy_dtype
 @pytest.mark.claim("SP-5")
-def test_finetunes_match_at_table6_distance(claim, finetunes, lab, profile):
-    """Table 6's descendants are real fine-tunes: the nearest that PCS resolves moved 1 − PCS =
-    1.5e-3 from Llama-2-7B. A match at a far smaller move says less about the claim, so SP-5 is
-    reproduced only when the matched descendants (the test above) are at least that far from
-    their originals. Control: an original against itself (no move)."""
+def test_finetunes_match_at_table6_distance(claim, finetunes, lab, sizes, profile):
+    """Table 6's descendants are real fine-tunes: the smallest, Llama-2-finance-7B, trained on 5M
+    tokens (the others 370M … 500B; WizardMath and Meditron read PCS 1.0000 and were matched, so
+    the distance is read in tokens, not 1 − PCS). SP-5 is reproduced at the source's distance only
+    when the matched descendants (the test above) trained on at least that many tokens."""
     claim.corpus(lab.base_corpus, shift=SHIFT)
     _, out = finetunes
-    bar = round(1.0 - max(TABLE6_PCS.values()), 4)  # Vicuna's 1.5e-3: the smaller of the two moves
-    moves = {d.name: d.one_minus_pcs for d in out.values()}
-    # power: whether the match is tested at the source's distance is decided by the descendants
-    # themselves (a deterministic function of the fine-tune), not by sampling
-    claim.power(stats.power_threshold(min(moves.values()), bar, 0.0, "ge"),
-                effect=f"SeedPrint matches descendants at Table 6's distance (1 − PCS ≥ {bar:.1e})",
-                method="the match is tested at that distance only if our fine-tunes move that far; measured "
-                       + ", ".join(f"{k} {v:.2g}" for k, v in moves.items()),
-                decide=f"a fine-tune that moves 1 − PCS ≥ {bar:.1e} while improving held-out code (the NLL check of "
-                       "the test above): the paper profile's, measured on a GPU")
+    ps = sizes["pretrained"]
+    bar = min(TABLE6_TOKENS.values())
+    planned = ps["finetune_steps"] * ps["finetune_batch"] * ps["finetune_seq_len"]  # the profile's, not a measurement
+    claim.power(stats.deterministic_power(planned, bar, "ge"),
+                effect=f"descendants fine-tuned on ≥ {bar:.0e} tokens still match (Table 6: Llama-2-finance-7B, 5M "
+                       "tokens, U-test p 1.3e-41)",
+                basis="source: Table 6 (the smallest descendant's fine-tuning tokens)",
+                test=f"fine-tune tokens ≥ {bar:.0e}, with the match asserted by the test above",
+                sample=f"the profile's fine-tune: {ps['finetune_steps']} steps × {ps['finetune_batch']} × "
+                       f"{ps['finetune_seq_len']} tokens",
+                method="deterministic: the profile's token budget either reaches the source's smallest descendant "
+                       "or not (no sampling noise)",
+                decide=f"finetune_steps × finetune_batch × finetune_seq_len ≥ {bar:.0e} (e.g. 153 steps of 32 × 1024 "
+                       "tokens; the paper profile's 500 steps reach 16M), on a GPU")
+    tokens = {d.name: d.tokens for d in out.values()}
     claim.not_reproduced_if(NOT_REPRODUCED, ("SP-5 at Table 6's distance", profile.name),
-                            "; ".join(f"{k}: 1 − PCS {v:.2g} against {bar:.1e}" for k, v in moves.items()))
-    for name, move in moves.items():
-        claim.check(f"{name}: 1 − PCS between original and its matched fine-tune", move, bar, compare="ge",
-                    source=bar, why="Table 6's nearest PCS-resolved fine-tune (Vicuna): the source's smallest move",
-                    control=0.0, control_name="the original against itself")
+                            "; ".join(f"{k}: {v} tokens against {bar:.0e}" for k, v in tokens.items()))
+    for name, n_tokens in tokens.items():
+        claim.check(f"{name}: tokens of its matched fine-tune", n_tokens, bar, compare="ge", source=bar,
+                    why="Table 6's smallest descendant (Llama-2-finance-7B, 5M tokens)")
 
 
 # --------------------------------------------------------------------------- SP-6 (App B.3.1, Fig 13)
@@ -477,47 +562,79 @@ def _fpr_rows(claim, cal: Calibration) -> list:
     out = []
     for key, label in (*TESTS, ("p_released", "released variant")):
         ci = cal.ci(key)
-        claim.record(f"{cal.kind}, {label}: false-positive rate over {cal.n} pairs, Wilson 95% "
-                     f"{ci.low:.4f}–{ci.high:.4f}", cal.k(key) / cal.n, compare="none")
-        out.append([cal.kind, label, cal.k(key), cal.n, f"{cal.k(key) / cal.n:.4f}", f"{ci.low:.4f}–{ci.high:.4f}",
-                    f"{cal.binom_p(key):.3g}"])
+        claim.record(f"{cal.kind}, {label}: false-positive rate over {cal.n} pairs of {len(cal.models)} models, "
+                     f"Wilson 95% {ci.low:.4f}–{ci.high:.4f}", cal.k(key) / cal.n, compare="none")
+        out.append([cal.kind, label, cal.k(key), cal.n, len(cal.models), f"{cal.k(key) / cal.n:.4f}",
+                    f"{ci.low:.4f}–{ci.high:.4f}", f"{cal.binom_p(key):.3g}", f"{cal.binom_p_below(key):.3g}",
+                    f"{cal.boot_p(key):.3g}"])
     return out
 
 
-FPR_COLUMNS = ["pairs", "test", "false positives", "pairs", "rate", "Wilson 95% CI", "binomial p (rate ≤ α)"]
-WHY_FPR = (f"a sound null flags unrelated pairs at rate ≤ α: one-sided exact binomial test of k false positives "
-           f"in n pairs against α, at level {CAL_LEVEL}")
+FPR_COLUMNS = ["pairs", "test", "false positives", "pairs", "models", "rate", "Wilson 95% CI",
+               "binomial p (rate ≤ α), as if independent", "binomial p (rate ≥ α), as if independent",
+               f"model-level bootstrap p (rate ≤ α), {study.BOOT_REPLICATES} replicates"]
+WHY_FPR = (f"a sound null flags unrelated pairs at rate ≤ α: one-sided model-level bootstrap test of the rate against α "
+           f"(pairs share models), Holm over the family at {CAL_LEVEL}")
 
 
-def _check_fpr(claim, cal: Calibration, control: Calibration) -> None:
+def _check_fpr(claim, cals: list[Calibration], control: Calibration) -> None:
+    """The family of rate tests (each kind of pair × Alg. 1's t and U tests), Holm at CAL_LEVEL;
+    the control (same-lineage pairs, all of which should be flagged) takes each test's place in
+    the family in turn."""
+    family = [(c, key, label) for c in cals for key, label in TESTS]
+    ps = [c.boot_p(key) for c, key, _ in family]
+    adjusted = stats.holm(ps)
+    for i, (c, key, label) in enumerate(family):
+        swapped = list(ps)
+        swapped[i] = control.boot_p(key)
+        claim.check(f"{c.kind}, {label}: model-level bootstrap p of the false positives against α, Holm over "
+                    f"{len(ps)}", float(adjusted[i]), CAL_LEVEL, compare="ge", why=WHY_FPR,
+                    control=float(stats.holm(swapped)[i]),
+                    control_name=f"{control.kind} in its place (the lineage is there: every pair should be flagged)")
+
+
+def _record_below_alpha(claim, cal: Calibration) -> None:
+    """The lower side, recorded and not asserted: Algorithm 1's p is the mean of the p's against 10
+    Gaussian null draws (001 §6.1.2), and a mean of p's is not uniform under the null — its rate at α
+    sits below α when the draws disagree (at most 2α in the worst case) — so the source's procedure
+    is conservative by construction. "Sound" (App B.3.1) is about an excess of false positives; a
+    rate below α costs power, which SP-1…5's same-lineage controls measure."""
     for key, label in TESTS:
-        claim.check(f"{cal.kind}, {label}: binomial p of the false positives against α", cal.binom_p(key),
-                    CAL_LEVEL, compare="ge", why=WHY_FPR, control=control.binom_p(key),
-                    control_name=f"{control.kind} (the lineage is there: every pair should be flagged)")
+        claim.record(f"{cal.kind}, {label}: binomial p of so few false positives if the rate were α (lower side, "
+                     "as if independent; context)", cal.binom_p_below(key), compare="none")
 
 
 def _power_fpr(claim, cals: list[Calibration]) -> None:
-    sizes_ = [c.size() for c in cals for _ in TESTS]
-    claim.power(max(0.0, 1.0 - sum(sizes_)), effect="the test's false-positive rate at α = 0.01 is ≈ 1% (the source's "
-                "null, App B.3.1): each pair is flagged with probability α",
-                method="exact binomial, one minus the summed false-alarm probabilities of the "
-                       f"{len(sizes_)} rate tests (union bound; pairs share models, so they are not independent)",
-                decide="any number of pairs (each rate test has size ≤ 5% by construction)")
+    m = len(cals) * len(TESTS)
+    claim.power(1.0 - CAL_LEVEL, effect="Alg. 1's false-positive rate at α = 0.01 is α: each unrelated pair is flagged "
+                "with probability 0.01 (the source's null, App B.3.1)", effect_value=ALPHA,
+                basis="source: App B.3.1 and §6.1.1 (the Gaussian null stands for unrelated models; α = 0.01)",
+                test=f"one-sided model-level bootstrap test of each rate against α ({study.BOOT_REPLICATES} "
+                     f"replicates), Holm over the {m} tests at {CAL_LEVEL}",
+                sample="; ".join(f"{c.kind}: {c.n} pairs of {len(c.models)} models" for c in cals),
+                method=f"closed form: Holm keeps the family-wise error ≤ {CAL_LEVEL} under any dependence, each "
+                       "bootstrap test at its nominal level (approximate with few models)",
+                size=CAL_LEVEL, size_method=f"Holm over the {m} rate tests at family-wise {CAL_LEVEL} (nominal: the "
+                                            "percentile bootstrap over few models holds its level approximately)",
+                decide="any number of pairs (the family-wise size is fixed; more models bring the bootstrap's level "
+                       "nearer its nominal value)")
 
 
 @pytest.mark.claim("SP-6")
 def test_null_false_positive_rate(claim, null_pairs, same_lineage, lab):
-    """Sound means the rate is not above α: the false positives over all pairs of independent
-    inits are consistent with α (one-sided exact binomial test). Algorithm 1's p is the mean of
-    10 p's against one τ set, which is conservative: the measured rate sits below α."""
+    """App B.3.1: sound means the rate is not above α. The false positives over all pairs of
+    independent inits, tested against α with the inits resampled (the pairs share them), one-sided;
+    the lower side is recorded, not asserted (`_record_below_alpha`: Algorithm 1's p is a mean of 10
+    p's, conservative by construction)."""
     claim.corpus(lab.base_corpus, shift=SHIFT)  # the control: the zoo's same-lineage pairs
     ps, _, _, n_models = null_pairs
     cal = Calibration(f"pairs of {n_models} independent inits", ps)
     ctl = Calibration("same-lineage pairs of the zoo", same_lineage)
-    claim.table("SP-6: false-positive rate at α = 0.01 (pairs share models, so the binomial CI is optimistic)",
-                FPR_COLUMNS, _fpr_rows(claim, cal))
+    claim.table("SP-6: false-positive rate at α = 0.01 (pairs share models: the binomial columns are optimistic, the "
+                "bootstrap resamples models)", FPR_COLUMNS, _fpr_rows(claim, cal))
+    _record_below_alpha(claim, cal)
     _power_fpr(claim, [cal])
-    _check_fpr(claim, cal, ctl)
+    _check_fpr(claim, [cal], ctl)
 
 
 @pytest.mark.policy_dtype
@@ -529,14 +646,13 @@ def test_null_false_positive_rate_on_trained_pairs(claim, calibration, same_line
     claim.corpus(lab.base_corpus, shift=SHIFT)
     cals = [calibration["init"], calibration["trained"]]
     ctl = Calibration("same-lineage pairs of the zoo", same_lineage)
-    claim.table("SP-6 on trained models: false-positive rate at α = 0.01 (pairs share models, so the binomial "
-                "CI is optimistic)", FPR_COLUMNS, [row for c in cals for row in _fpr_rows(claim, c)])
+    claim.table("SP-6 on trained models: false-positive rate at α = 0.01 (pairs share models: the binomial columns "
+                "are optimistic, the bootstrap resamples models)", FPR_COLUMNS, [row for c in cals for row in _fpr_rows(claim, c)])
     tt = calibration["trained"]
     claim.table("trained × trained pairs of different seeds", COLUMNS, [_row(r) for r in tt.rows])
     _power_fpr(claim, cals)
     claim.not_reproduced_if(NOT_REPRODUCED, ("SP-6 trained pairs", profile.name), "; ".join(c.summary() for c in cals))
-    for c in cals:
-        _check_fpr(claim, c, ctl)
+    _check_fpr(claim, cals, ctl)
 
 
 @pytest.mark.claim("SP-6")
@@ -560,8 +676,11 @@ def test_null_correlations_are_gaussian_around_zero(claim, null_pairs, spcfg, sa
     # under the source's Gaussian null around 0 the normality test passes with probability 1 − α
     # and the mean test with P(|Z| ≤ 4) (independent samples)
     claim.power((1 - ALPHA) * (1 - 2 * stats.normal_sf(4)),
-                effect="τ's of independent inits are Gaussian around 0 (Fig 13)",
-                method="the two checks' sizes under that null: (1 − 0.01)·P(|Z| ≤ 4), independent samples",
+                effect="τ's of independent inits are Gaussian around 0 (Fig 13): mean 0, normal",
+                basis="source: Fig 13 / App B.3.1",
+                test="|mean| ≤ 4 standard errors, and D'Agostino–Pearson normality p ≥ 0.01",
+                sample=f"the τ's of {n_models // 2} disjoint init pairs (independent samples)",
+                method="closed form: the two checks' sizes under that null, (1 − 0.01)·P(|Z| ≤ 4)",
                 decide="any size (the checks keep their level)")
     same_taus = np.concatenate([r["taus"] for r in same_lineage])
     m_ctl, s_ctl = stats.mean_sem(same_taus)

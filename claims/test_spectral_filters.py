@@ -19,8 +19,10 @@ claims that pass run a negative control through one of their checks (random filt
 same rank, a random basis, a non-sink token, random tokens in place of the HMLV ones, …); every
 test records its power at the source's effect, so a strict xfail reads *contradicted* (power ≥
 0.8) or *inconclusive at this scale*. Quantities read off the weights or off token 0's
-prompt-independent stream are deterministic (power 0 or 1: `stats.power_threshold` with se = 0);
-NLL quantities carry the spread of the per-prompt NLL difference.
+prompt-independent stream are deterministic (`power.deterministic`: `stats.deterministic_power` at
+each check's declared effect, the source's number or a named effect of interest); NLL quantities
+carry the spread of the per-prompt NLL difference (`power.sf3_power` …). Every power record
+states its effect, basis, test, sample, method and the sizes for 80% (issue 46).
 
 Where a model behaves differently from LLaMA-2 the test is a strict xfail for that model
 (`NOT_REPRODUCED`, decided from earlier measurements at ci), and its records carry what the
@@ -28,7 +30,6 @@ model does instead; a model not in the table (a `--model` run) is held to the cl
 """
 from __future__ import annotations
 
-import math
 
 import numpy as np
 import pytest
@@ -39,6 +40,7 @@ from repro.harness import catalogue
 from repro.harness.runtime import generator
 from repro.spectral_filters import figures, power
 from repro.spectral_filters import spectral as sp
+from repro.spectral_filters.power import SOURCE_POOR_NLL, SOURCE_STEP  # 003 App C's 'poor' NLL − Fig 13's 2.47
 from repro.spectral_filters.study import RANDOM_DRAWS, SOURCE_SF7, Study, build_study, generations, hmlv_statistics
 
 # the source's prompts for Tables 2, 4 and 5 (003 §6.1, App E)
@@ -49,10 +51,6 @@ PROMPTS = (
     "chartered flight with Trygg Air Alaska based out of King Salmon with service to and from Anchorage.",
 )
 SOURCE_REMOVED = catalogue.number("SF-7", "removed")  # 003 Fig 13: Ω_{u,14} suppresses 25% of the SVs
-# 003 App C: under a filter that removes what a sink-writing component writes, "log-likelihood
-# remains poor (around 9)"; with Fig 13's unfiltered 2.47 this is the size of the source's step
-SOURCE_POOR_NLL = catalogue.number("SF-3", "poor_nll")
-SOURCE_STEP = SOURCE_POOR_NLL - SOURCE_SF7[1]
 SOURCE_WE_SV_RATIO = catalogue.number("SF-1", "we_sv_ratio")  # 003 §3: W_e's σ1 "only twice" σ2
 SOURCE_CCNET = "{:,} prompts, {:,} tokens".format(*catalogue.number("SF-9", "ccnet405"))  # 003 §4: ccnet-405
 SOURCE_HMLV_PAIRS = "{:,} / {:,}".format(*catalogue.number("SF-9", "pairs_13b"))  # 003 §7, LLaMA-2 13B
@@ -72,6 +70,10 @@ NOT_REPRODUCED: dict[tuple[str, str], str] = {
         "the step at k = 20 is there, but removing the same number of random directions hurts more, and by amounts "
         "that scatter widely from one random basis to the next: in Gemma every token carries large U-dark components, "
         "so a random cut hits them too, and a few random bases hit them hard."),
+    ("SF-4", "gemma3-270m"): (
+        "token 0's vector is not large (a few times the median other token's norm, not an order of magnitude), and "
+        "its darkness does not single it out: the other tokens at the same depth are themselves almost entirely "
+        "U-dark (the null of the darkness check passes)."),
     ("SF-5", "gemma3-270m"): (
         "the swap does remove the step, but the step is not token 0's: filtering token 0 alone costs a small part of "
         "what filtering every token costs, because every Gemma token carries large U-dark components (SF-3); the "
@@ -92,9 +94,10 @@ NOT_REPRODUCED: dict[tuple[str, str], str] = {
     ("SF-8", "gemma3-270m"): (
         "Ψ (80%) does degenerate into repetition, but Ω (80%) degenerates even more: at 80% retention this model's "
         "greedy continuations break under every filter."),
-    ("SF-9", "gemma3-270m"): (
-        "on the source's 33-token prompts, HMLV tokens are not darker than the other tokens of their prompt and layer "
-        "by the margin asserted, although their keys do resemble token 0's."),
+    ("SF-9", "smollm2-135m"): (
+        "with HMLV the source's 3% most-attended pairs, they are darker than the other tokens of their prompt and "
+        "layer by more than the margin, but not significantly so across prompts at α = 0.05 (a wide spread over "
+        "prompts), while their keys do resemble token 0's."),
     ("SF-10", "gemma3-270m"): (
         "token 0's W_vW_o projection is below the median token's in all heads but one: a head of the last layer, "
         "where the sink is being erased."),
@@ -114,6 +117,9 @@ def sizes(profile):
 # token's norm) is not what 003 §4–7 speak of: SF-3 … SF-10 read "not applicable" there. Massive
 # activations are orders of magnitude (003 Fig 9); a random init sits near 1.
 SINK_MIN_RATIO = 3.0
+# SF-4's 'large': token 0's norm at its peak an order of magnitude above the median other token's
+# (§5 gives no ratio; SINK_MIN_RATIO only says a sink is there)
+SINK_LARGE = 10.0
 
 
 def _needs_a_sink(claim, s) -> None:
@@ -134,14 +140,6 @@ def _setting(claim, s: Study) -> None:
                 compare="abs", tol=0.05, why=f"{s.dtype} vs float32 forward of the same model (exact in float32; "
                 "bf16 where the dtype policy picks it): the NLL steps asserted are ≥ 1 nat, so 0.05 nats of dtype "
                 "noise cannot flip them")
-
-
-def _deterministic_power(claim, what: str) -> None:
-    """Power of a test whose quantities have no sampling noise (read off the weights, or off token
-    0's stream, which is the same in every prompt): a model with the source's property, as the
-    checks' thresholds read it, passes with probability 1."""
-    claim.power(1.0, effect=what, method="deterministic quantities: no sampling noise (se = 0), so the effect, "
-                "if the model has it as the thresholds read it, is seen with probability 1", decide="any size")
 
 
 # --------------------------------------------------------------------------- SF-1
@@ -166,21 +164,34 @@ def test_unembedding_spectrum(claim, study, sizes):
     log_f = np.log(counts[keep].numpy())
     rho, p = stats.spearman((W_u @ F.u.V[:, 0])[keep].numpy(), log_f)
     # negative controls: a random unit direction in place of the top singular vector (the same
-    # correlation, nothing to do with frequency), and an unstructured matrix of the same width
-    # (i.i.d. Gaussian, 16·d rows: no dominant singular value)
+    # correlation, nothing to do with frequency), and the trained W_u without the direction all
+    # tokens share (its mean row removed): the source's contrast, W_e with σ1 'only twice' σ2, is
+    # not available in a tied model; this null passes if σ1 stands out for another reason
     g = generator(0)
     r = torch.randn(d, generator=g, dtype=torch.float64)
     rho_ctl, _ = stats.spearman((W_u @ (r / r.norm()))[keep].numpy(), log_f)
-    S_ctl = torch.linalg.svdvals(torch.randn(16 * d, d, generator=g, dtype=torch.float64))
+    S_ctl = torch.linalg.svdvals(W_u - W_u.mean(0))
     del W_u
     claim.record(f"{s.name}: σ1/σ2 of W_e", float(F.e.S[0] / F.e.S[1]), source=SOURCE_WE_SV_RATIO)
     claim.figure(figures.singular_values({"W_u (final-norm gain folded)": S, "W_e": F.e.S.numpy()}, F.edges,
                                          f"003 Fig 3 — {s.name} (d = {d})"), f"{s.name}_fig3")
-    _deterministic_power(claim, "one large leading SV, a flat tail that drops in the last band, a top singular "
-                                "direction 'highly representative of token frequency' (§3, footnote 1)")
+    n_tok = int(keep.sum())
+    Dc = power.Declared
+    claim.power(**power.deterministic([
+        Dc("σ1/σ2 of W_u", 3.0, 3.0, "ge", f"interest: 'a single large SV' (§3, Fig 3 gives no ratio) read as 1.5× "
+                                            f"the {SOURCE_WE_SV_RATIO:g} of W_e that the source contrasts it with"),
+        Dc("σ(0.1d)/σ(0.9d)", 2.0, 2.0, "le", "interest: 'a tail that declines only at the very end' read as less "
+                                              "than 2× across 80% of the spectrum"),
+        Dc("last-band drop over the per-band body decline", 1.0, 1.0, "ge", "interest: the last 5% falls faster "
+                                                                              "than any 5% of the body"),
+        Dc("|Spearman ρ| of W_u·v1 with log frequency", 0.5, 0.3, "ge", "interest: 'highly representative of token "
+                                                                         "frequency' (footnote 1) read as Cohen's "
+                                                                         "large correlation, 0.5"),
+        Dc("Spearman p at ρ = 0.5", power.spearman_p(0.5, n_tok), 1e-6, "le", f"interest: ρ = 0.5 over {n_tok} tokens")],
+        sample=f"the weights of {s.name} and {n_tok} tokens' {data.corpus_title(s.corpus)} counts"))
     claim.not_reproduced_if(NOT_REPRODUCED, ("SF-1", s.name), f"σ1/σ2 {lead:.2f}, σ(0.1d)/σ(0.9d) {body:.2f}, |ρ| {abs(rho):.2f}")
     claim.check(f"{s.name}: σ1/σ2 of W_u", float(lead), 3.0, compare="ge", control=float(S_ctl[0] / S_ctl[1]),
-                control_name=f"i.i.d. Gaussian matrix ({16 * d} × {d})",
+                control_name="W_u less its mean row (the trained matrix without the direction all tokens share)",
                 why="'a single large SV' (§3), against W_e's 'only twice as large' that the source contrasts it with: "
                     "1.5× that ratio")
     claim.check(f"{s.name}: tail flatness σ(0.1d)/σ(0.9d)", float(body), 2.0, compare="le",
@@ -223,8 +234,12 @@ def test_components_read_and_write_dark(claim, study):
     claim.figure(figures.projection_norm_panels(panels, F.edges, f"003 Fig 4/5 — {s.name}"), f"{s.name}_fig4_5")
     claim.figure(figures.dark_share_heatmap(shares, chance, f"U-dark share by matrix and layer — {s.name}"),
                  f"{s.name}_dark_share")
-    _deterministic_power(claim, "components equipped to read/write the dark band, an early W_2 writing mostly dark "
-                                "(Fig 4, 5)")
+    D = power.Declared
+    claim.power(**power.deterministic([
+        D("largest U-dark share / chance", 3.0, 3.0, "ge", "interest: 'equipped to read/write the dark subspace' "
+          "(Figs 4, 5 give no number): 3× chance"),
+        D("U-dark share of the most dark-writing early W_2", 0.5, 0.5, "ge", "interest: 'writes mostly into the dark "
+          "subspace' (Fig 5): over half its norm")], sample=f"the weights of {s.name} (every matrix of {s.L} layers)"))
     claim.not_reproduced_if(NOT_REPRODUCED, ("SF-2", s.name), f"max dark share W_{best_y} {best:.2f} ({best / chance:.1f}× chance); "
                                   f"early W_2 max {float(w2.max()):.3f} at layer {l2}")
     ctl = "the same matrices' share in the last 5% of a random orthonormal basis"
@@ -291,21 +306,17 @@ def test_residual_filter_step_at_last_band(claim, study):
     kw = _random_in_place(rnd19, seeds, "Φ_u,1:19")
     # power: the source's step is 'poor' NLL (≈ 9, App C) against 2.47 unfiltered; what a random
     # 95% cut costs LLaMA-2 is not in the text: we allow it half the step, so Φ_u,1:19 lies half
-    # the source's step above the random filters' mean. Noise: the random filters' spread across
-    # seeds and the per-prompt spread (simulation, `_gap_power`); times the step check's power.
-    gap_power, sd_seed, sd_gap = power.gap_power(SOURCE_STEP / 2, 1.0, gap_p, rnd_means)
-    sd_step = float(step_p.std(ddof=1))
-
-    def power_at(n: int) -> float:
-        return gap_power(n) * stats.power_threshold(SOURCE_STEP, 1.0, sd_step / math.sqrt(n))
-
+    # the source's step above the random filters' mean (`power.sf3_power`)
+    power_at, sd = power.sf3_power(gap_p, rnd_means, step_p)
     n = len(step_p)
-    claim.record(f"{s.name}: sd across the {len(seeds)} random filters' NLL (seed-to-seed spread)", sd_seed)
-    claim.power(power_at(n), effect=f"a step of {SOURCE_STEP:.2f} nats (App C's 'poor' ≈ {SOURCE_POOR_NLL:g} vs "
-                f"Fig 13's {SOURCE_SF7[1]}), half of it above the random filters' mean (the text gives no number for "
-                "them)", method=f"simulation (20,000 draws): the worst of {len(seeds)} random filters with the seeds' sd "
-                f"{sd_seed:.3f}, per-prompt sd {sd_gap:.3f} (gap) and {sd_step:.3f} (step, normal approximation) over "
-                f"{n} prompts", decide=power.n80_gap(power_at))
+    claim.record(f"{s.name}: sd across the {len(seeds)} random filters' NLL (seed-to-seed spread)", sd["seeds"])
+    claim.power(power_at(n), effect=f"a step of {SOURCE_STEP:.2f} nats, Φ_u,1:19 half of it above the random filters' "
+                "mean (the text gives no number for them)", effect_value=SOURCE_STEP,
+                basis=f"source: App C ('poor', around {SOURCE_POOR_NLL:g}) against Fig 13's {SOURCE_SF7[1]} unfiltered",
+                test="Φ_u,1:19 − the worst random filter ≥ 1 nat, and the step ≥ 1 nat (mean over prompts)",
+                sample=f"{n} prompts × {s.ids.shape[1]} tokens, {len(seeds)} random bases",
+                method=f"simulation (20,000 draws) of the worst of {len(seeds)} random filters and the prompts' noise, "
+                       f"normal approximation for the step; sds {power.sd_text(sd)}", decide=power.n80_gap(power_at))
     claim.not_reproduced_if(NOT_REPRODUCED, ("SF-3", s.name), f"step {step:.2f} nats, Φ_u,1:19 − worst random {gap:.2f} "
                                                               f"nats, random steps {np.round(np.array(rnd_means) - s.sweep.base, 2).tolist()}")
     gap_name = f"{s.name}: NLL Φ_u,1:19 − worst of {len(seeds)} random 95% filters, after ℓ*"
@@ -332,25 +343,51 @@ def test_token0_gets_dark_vector_from_early_mlp(claim, study):
     peak = int(p.norm.argmax())
     last = max(p.in_place)
     mlp_share = float(p.mlp_sum_norm[ls] / p.norm[ls + 1])
-    # negative controls: token 0's stream before any block (its <bos> embedding: the vector is not
-    # written yet), and the attention contributions to token 0 in place of the MLPs'. The other
-    # tokens at the same depth are context, not a control: on Gemma every token's residual is
-    # mostly U-dark (measured at ci), so darkness alone does not single token 0 out there.
+    # the null of 'large' and 'almost entirely U-dark': the other tokens at the same depth (the
+    # sink vector is token 0's; if the other tokens are as dark, darkness does not single it out,
+    # and the claim is not reproduced on that model); of 'from an MLP': the attention contributions
     D = s.F.dark("u")
-    others_dark = float(sp.dark_fraction(s.cap.residual[:, peak, 1:], D).median())
+    others = s.cap.residual[:, peak, 1:]
+    norms = others.norm(dim=-1)
+    large, large_ctl = float(p.norm[peak] / norms.median()), float(norms.max() / norms.median())
+    others_dark = float(sp.dark_fraction(others, D).median())
     attn0 = torch.stack([x[0, 0] for x in s.cap.modules["attn_out"]]).float().cpu()
     attn_share = float(attn0[:ls + 1].sum(0).norm() / p.norm[ls + 1])
-    claim.record(f"{s.name}: token 0 peak norm / median other token's, same layer",
-                 float(p.norm[peak] / s.cap.residual[:, peak, 1:].norm(dim=-1).median()))
-    claim.record(f"{s.name}: U-dark fraction of the median other token at token 0's peak layer", others_dark)
+    claim.record(f"{s.name}: U-dark fraction of token 0's stream before any block (its <bos> embedding)",
+                 float(p.dark[0]))
     claim.figure(figures.sink_composition(p, f"003 Fig 9 — {s.name}: token 0 (<bos>) residual"), f"{s.name}_fig9")
-    _deterministic_power(claim, "an early MLP writes a large, almost entirely U-dark vector into token 0, kept "
-                                "until the last layers (Fig 9)")
-    claim.not_reproduced_if(NOT_REPRODUCED, ("SF-4", s.name), f"ℓ* {ls}/{s.L}, dark {float(p.dark[peak]):.3f}, MLP share {mlp_share:.2f}")
+    Dc = power.Declared
+    claim.power(**power.deterministic([
+        Dc("ℓ*/L", 0.5, 0.5, "le", "interest: 'an early MLP' (§5) read as one in the first half of the model"),
+        Dc("token 0's norm / the median other token's", SINK_LARGE, SINK_LARGE, "ge",
+           f"interest: 'a vector of large norm' (§5; Fig 9 gives no ratio) read as {SINK_LARGE:g}×"),
+        Dc("U-dark fraction", 0.9, 0.9, "ge", "interest: 'almost completely U-dark' (§5) read as ≥ 90% of its norm"),
+        Dc("MLP share", 0.5, 0.5, "ge", "interest: 'the MLP … blasts off a vector' (§5) read as over half of it"),
+        Dc("last block that reads it / L", 0.9, 0.8, "ge", "interest: 'kept around until the last few layers' (§5) "
+                                                          "read as the last 4 of 40")],
+        sample=f"token 0's stream (the same in every prompt) and {others.shape[0] * others.shape[1]} other tokens at "
+               f"layer {peak}"))
+    claim.not_reproduced_if(NOT_REPRODUCED, ("SF-4", s.name),
+                            f"ℓ* {ls}/{s.L}, token 0 {large:.1f}× the median other token's norm at layer {peak}, "
+                            f"U-dark {float(p.dark[peak]):.3f} (median other token {others_dark:.3f}), MLP share "
+                            f"{mlp_share:.2f}")
     claim.check(f"{s.name}: ℓ* (token 0 first reaches half its peak norm after this block) / L", ls / s.L, 0.5,
                 compare="le", why="'an early MLP': in the first half of the model")
-    claim.check(f"{s.name}: U-dark fraction of token 0's residual at its peak (layer {peak})", float(p.dark[peak]), 0.9,
-                compare="ge", control=float(p.dark[0]), control_name="token 0's stream before any block (its <bos> embedding)",
+    claim.check(f"{s.name}: token 0's norm at its peak (layer {peak}) / the median other token's there", large,
+                SINK_LARGE, compare="ge", control=large_ctl,
+                control_name="the largest other token's norm there (any token with a massive activation)",
+                key=f"{s.name}: token 0's norm at its peak / the median other token's there",
+                why=f"'a vector of large norm' (§5): an order of magnitude above the other tokens' ({SINK_MIN_RATIO:g}× "
+                    "only says there is a sink; massive activations are orders of magnitude)")
+    dark_name = f"{s.name}: U-dark fraction of token 0's residual at its peak (layer {peak})"
+    claim.check(f"{s.name}: U-dark fraction of the median other token at layer {peak} (the null must not be "
+                "'almost entirely U-dark' too)", others_dark, 0.9, compare="le",
+                key=f"{s.name}: U-dark fraction of the median other token at token 0's peak layer",
+                why="the darkness is the sink vector's: if the other tokens at the same depth are ≥ 90% U-dark too, "
+                    "the next check's null passes and darkness does not single token 0 out")
+    claim.check(dark_name, float(p.dark[peak]), 0.9, compare="ge", control=others_dark,
+                control_name="the median other token at the same depth",
+                key=f"{s.name}: U-dark fraction of token 0's residual at its peak",
                 why="'almost entirely U-dark': ≥ 90% of its norm in the last 5% of the spectrum")
     claim.check(f"{s.name}: ‖Σ MLP contributions up to ℓ*‖ / ‖token 0 residual after ℓ*‖", mlp_share, 0.5,
                 compare="ge", control=attn_share, control_name="the attention contributions in place of the MLPs'",
@@ -386,24 +423,17 @@ def test_shavings_swap_removes_step(claim, study):
     shift_p = s.prompt_nll(ls, "phi_u", 19, swap=True, swap_shift=1) - s.base_prompts  # the control: one NLL
     step_drop, step_swap = float(drop_p.mean()), float(swap_p.mean())
     ratio, ratio0 = step_swap / step_drop, float(first_p.mean()) / step_drop
-    # power: the source's swap leaves no step (ratio 0, Fig 11 left), filtering token 0 alone shows
-    # the whole step (ratio 1, Fig 11 middle 'clearly visible'), the dropped step is SOURCE_STEP;
-    # the ratios' noise by the delta method from the per-prompt spread of (numerator − ratio·drop)
-    sd_ratio = float((swap_p - ratio * drop_p).std(ddof=1)) / abs(step_drop)
-    sd_ratio0 = float((first_p - ratio0 * drop_p).std(ddof=1)) / abs(step_drop)
-    sd_drop = float(drop_p.std(ddof=1))
-
-    def power_at(n: int) -> float:
-        r = math.sqrt(n)
-        return (stats.power_threshold(0.0, 0.25, sd_ratio / r, "le") * stats.power_threshold(1.0, 0.25, sd_ratio0 / r)
-                * stats.power_threshold(SOURCE_STEP, 1.0, sd_drop / r))
-
+    # power: the source's swap leaves no step (Fig 11 left), token 0 alone shows the whole step
+    power_at, sd = power.sf5_power(drop_p, swap_p, first_p)
     n = len(drop_p)
-    claim.power(power_at(n), effect=f"no step left after the swap (Fig 11 left), the whole step when token 0 alone is "
-                f"filtered (Fig 11 middle), a dropped-band step of {SOURCE_STEP:.2f} nats (App C's 'poor' vs "
-                f"{SOURCE_SF7[1]})", method=f"normal approximation (delta method for the ratios), per-prompt sd "
-                f"{sd_ratio:.3f} (swap ratio), {sd_ratio0:.3f} (token-0 ratio), {sd_drop:.3f} nats (step) over {n} "
-                "prompts, product of the checks' powers", decide=power.n80(power_at))
+    claim.power(power_at(n), effect=f"no step left after the swap (ratio 0), the whole step when token 0 alone is "
+                f"filtered (ratio 1), a dropped-band step of {SOURCE_STEP:.2f} nats", effect_value=SOURCE_STEP,
+                basis=f"source: Fig 11 left (no step), Fig 11 middle ('clearly visible'), App C ('poor', around "
+                      f"{SOURCE_POOR_NLL:g}) against Fig 13's {SOURCE_SF7[1]}",
+                test="swap/drop ratio ≤ 0.25, token-0/drop ratio ≥ 0.25, dropped step ≥ 1 nat (means over prompts)",
+                sample=f"{n} prompts × {s.ids.shape[1]} tokens",
+                method=f"closed form: normal approximation (delta method for the ratios), per-prompt sds "
+                       f"{power.sd_text(sd)}, product of the checks' powers", decide=power.n80(power_at))
     claim.not_reproduced_if(NOT_REPRODUCED, ("SF-5", s.name), f"drop step {step_drop:.2f}, swap step {step_swap:.2f}, "
                                                               f"token-0-only step {float(first_p.mean()):.2f} nats")
     claim.check(f"{s.name}: NLL step Φ_u,1:19 → I after ℓ* = {ls}, dropped (the step to remove, SF-3)", step_drop, 1.0,
@@ -448,19 +478,17 @@ def test_token0_only_filter_shows_step(claim, study):
                  np.round(rnd_means, 3).tolist())
     # power: the source's token-0-only step is the step of Fig 8 ('clearly visible', Fig 11 middle):
     # SOURCE_STEP, half of it above the random filters' mean (as in SF-3), none after the swap
-    gap_power, sd_seed, sd_gap = power.gap_power(SOURCE_STEP / 2, 1.0, gap_p, rnd_means)
-    sd0, sd_diff = float(first_p.std(ddof=1)), float((first_p - swap_p).std(ddof=1))
-
-    def power_at(n: int) -> float:
-        return (gap_power(n) * stats.power_threshold(SOURCE_STEP, 1.0, sd0 / math.sqrt(n))
-                * stats.power_threshold(SOURCE_STEP, 0.0, sd_diff / math.sqrt(n)))
-
+    power_at, sd = power.sf6_power(first_p, swap_p, gap_p, rnd_means)
     n = len(first_p)
-    claim.power(power_at(n), effect=f"a token-0-only step of {SOURCE_STEP:.2f} nats (App C's 'poor' vs "
-                f"{SOURCE_SF7[1]}), half of it above random filters of the same rank on token 0, none after the swap",
-                method=f"simulation for the gap to the worst of {len(seeds)} random filters (seeds' sd {sd_seed:.3f}, "
-                       f"per-prompt sd {sd_gap:.3f}), normal approximation for the others (per-prompt sd {sd0:.3f}, "
-                       f"{sd_diff:.3f}) over {n} prompts, product of the checks' powers", decide=power.n80_gap(power_at))
+    claim.power(power_at(n), effect=f"a token-0-only step of {SOURCE_STEP:.2f} nats, half of it above random filters "
+                "of the same rank on token 0 (the text gives no number for them), none after the swap",
+                effect_value=SOURCE_STEP, basis=f"source: Fig 11 middle ('clearly visible'), App C ('poor', around "
+                                                f"{SOURCE_POOR_NLL:g}) against Fig 13's {SOURCE_SF7[1]}",
+                test="gap to the worst random filter ≥ 0 and ≥ 1 nat, step ≥ 1 nat, step − swap step ≥ 0 (means "
+                     "over prompts)", sample=f"{n} prompts × {s.ids.shape[1]} tokens, {len(seeds)} random bases",
+                method=f"simulation (20,000 draws) for the gap to the worst of {len(seeds)} random filters, normal "
+                       f"approximation for the others; sds {power.sd_text(sd)}; product of the checks' powers",
+                decide=power.n80_gap(power_at))
     claim.not_reproduced_if(NOT_REPRODUCED, ("SF-6", s.name), f"token-0-only step {step0:.2f}, random filters on token 0 "
                                                               f"{np.round(rnd_means, 2).tolist()}, swap step {step_swap:.2f}")
     gap_name = f"{s.name}: token-0-only NLL Φ_u,1:19 − worst of {len(seeds)} random 95% filters on token 0"
@@ -509,15 +537,13 @@ def test_sink_preserving_filters_keep_nll_low(claim, study):
     ok_rows = [r for r, row in zip(s.rows, grid) if row[s.cols.index(15)] - s.sweep.base <= 0.5]
     claim.record(f"{s.name}: layers where Ω_u,14 stays within 0.5 nats", str(ok_rows))
     effect = SOURCE_SF7[2] - SOURCE_SF7[1]
-    sd = float(om_p.std(ddof=1))
-
-    def power_at(n: int) -> float:
-        return stats.power_threshold(effect, 0.5, sd / math.sqrt(n), "le")
-
+    power_at, sd = power.sf7_power(om_p)
     n = len(om_p)
-    claim.power(power_at(n), effect=f"NLL rises by {effect:.2f} nats under Ω_u,14 (Fig 13: {SOURCE_SF7[1]} → "
-                f"{SOURCE_SF7[2]})", method=f"normal approximation, per-prompt sd {sd:.3f} nats of the rise over {n} "
-                "prompts", decide=power.n80(power_at))
+    claim.power(power_at(n), effect=f"NLL rises by {effect:.2f} nats under Ω_u,14", effect_value=effect,
+                basis=f"source: Fig 13 ({SOURCE_SF7[1]} → {SOURCE_SF7[2]})",
+                test="mean NLL rise ≤ 0.5 nats over prompts", sample=f"{n} prompts × {s.ids.shape[1]} tokens",
+                method=f"closed form: normal approximation, per-prompt sd {sd:.3f} nats of the rise",
+                decide=power.n80(power_at))
     claim.not_reproduced_if(NOT_REPRODUCED, ("SF-7", s.name), f"Ω_u,14 after layer {lay}: +{rise:.2f} nats over "
                                   f"{s.sweep.base:.2f} unfiltered (Φ_u,1:15 +{phi_rise:.2f}); within 0.5 nats after "
                                   f"layers {ok_rows}")
@@ -557,8 +583,11 @@ def test_generations_under_filters(claim, study):
     n_draw, per_layer = 20_000, len(PROMPTS)
     # sizes for 80%: the same simulation with more continuations (prompts) per layer, at this length
     n80 = stats.n_for_power(lambda n: power.table4_power(src, mean["none"], n, n_draw), n_max=256)
-    claim.power(power.table4_power(src, mean["none"], per_layer, n_draw), effect="the source's Table 4 continuations (LLaMA-2 13B, 80% retained) at the rows "
-                f"within 0.1 relative depth of layers {layers}",
+    claim.power(power.table4_power(src, mean["none"], per_layer, n_draw), effect="the source's Table 4 continuations "
+                f"(LLaMA-2 13B, 80% retained) at the rows within 0.1 relative depth of layers {layers}",
+                basis="source: App E Table 4 (LLaMA-2 13B, the Tuatara prompt, Ψ and Ω_u at 80%)",
+                test="mean rep-3 Ψ − unfiltered ≥ 0.1 and Ω − unfiltered ≤ 0.1",
+                sample=f"{len(PROMPTS)} prompts × {len(layers)} layers, {g['new_tokens']} new tokens each",
                 method=f"simulation, {n_draw:,} draws of {per_layer} continuations per layer, rep-3 in this model's "
                        f"tokens over {g['new_tokens']} new tokens, against this run's unfiltered rep-3",
                 decide=(f"{n80} prompts per layer at {g['new_tokens']} new tokens" if n80 else
@@ -589,7 +618,10 @@ HMLV_METRICS = {"udr": ("U-dark ratio", "SF-9"), "kdp": ("key dot product with t
 @pytest.mark.parametrize("key", list(HMLV_METRICS), ids=["darker", "keys_like_token0"])
 def test_hmlv_tokens_stand_out(claim, study, hmlv_stats, key):
     """003 §7: HMLV tokens are darker (U-dark ratio) and their keys resemble token 0's, tested
-    across prompts (the statistics: `power.hmlv_test`)."""
+    across prompts (the statistics: `power.hmlv_test`). HMLV as the source meant it, the few
+    pairs that form attention bars: τ_σ is the source's, τ_μ marks the source's share of pairs
+    (12,236 / 404,748 = 3.0%) on this model (`sp.hmlv_mean_threshold`; the source's 0.018 would
+    mark 43–48% of them here)."""
     _needs_a_sink(claim, study)
     s, st = study, hmlv_stats
     (label, table_key), lay = HMLV_METRICS[key], st["layers"]
@@ -600,8 +632,14 @@ def test_hmlv_tokens_stand_out(claim, study, hmlv_stats, key):
     claim.corpus(s.corpus)
     claim.record(f"{s.name}: prompts × tokens for §7 (source: {SOURCE_CCNET} ≈ {sp.HMLV_PROMPT_LEN} each)",
                  "{} × {}".format(*h.shape))
-    claim.record(f"{s.name}: HMLV token-layer pairs / all, {len(lay['layer'])} layers with the sink in place "
+    claim.record(f"{s.name}: τ_μ marking the source's share of pairs HMLV (source: {sp.HMLV_MEAN}; τ_σ kept at "
+                 f"{sp.HMLV_VAR})", st["tau_mean"])
+    claim.record(f"{s.name}: share of pairs the source's τ_μ = {sp.HMLV_MEAN} would mark HMLV here",
+                 st["source_thresholds_share"])
+    claim.record(f"{s.name}: HMLV token-layer pairs / all, {len(s.sink.in_place)} layers with the sink in place "
                  f"(source 13B: {SOURCE_HMLV_PAIRS})", "{} / {}".format(*h.pairs))
+    claim.record(f"{s.name}: share of token-layer pairs marked HMLV (τ_μ set to mark the source's share)",
+                 h.pairs[0] / h.pairs[1], source=round(sp.HMLV_SHARE, 4))
     if h.layer_wins:
         claim.record(f"{s.name}: layers where the HMLV mean {label} > all tokens' (context: layers are not independent)",
                      "{}/{}".format(*h.layer_wins))
@@ -609,10 +647,7 @@ def test_hmlv_tokens_stand_out(claim, study, hmlv_stats, key):
         claim.not_reproduced(f"{s.name}: too few prompts with an HMLV token to test across prompts.")
         claim.check(f"{s.name}: prompts with an HMLV token", h.n, power.SF9_MIN_PROMPTS, compare="ge",
                     why=f"a test across prompts needs ≥ {power.SF9_MIN_PROMPTS}")
-    claim.power(h.power_at(h.n), effect=f"HMLV tokens {power.SF9_EFFECT} population sd above the other tokens of their "
-                "prompt and layer (the text gives no number: our reading of 'much larger' / 'grows considerably')",
-                method=f"normal approximation and noncentral t, per-prompt sd {h.sd:.3f} over {h.n} prompts with an HMLV "
-                       "token, product of the two checks' powers", decide=h.decide())
+    claim.power(**h.power_record())
     claim.not_reproduced_if(NOT_REPRODUCED, (table_key, s.name), f"HMLV − other tokens {float(h.contrast.mean()):.3f} sd "
                                                                   f"over {h.n} prompts, p = {h.p:.3g}")
     claim.check(f"{s.name}: HMLV {label} − the other tokens' of their prompt and layer, mean over {h.n} prompts (in "
@@ -647,9 +682,14 @@ def test_token0_value_projection_is_small(claim, study):
                  f"{s.name}_fig21")
     claim.record(f"{s.name}: heads × layers (sink in place: layers {layers[0]}–{layers[-1]})", int(r.size))
     claim.record(f"{s.name}: largest ratio", float(r.max()))
-    _deterministic_power(claim, "token 0's W_vW_o projection much smaller than other tokens' in every head (App D); "
-                                f"the median over {s.ids.shape[0] * (s.ids.shape[1] - 1)} other tokens per head is "
-                                "the only sampled quantity")
+    D = power.Declared
+    claim.power(**power.deterministic([
+        D("median ratio token 0 / median token", 0.5, 0.5, "le", "interest: 'much smaller' (Fig 21, different scales) "
+          "read as at most half"),
+        D("share of heads where token 0's projection is below the median token's", 1.0, 1.0, "ge",
+          "source: App D, Fig 21 ('for all H')")],
+        sample=f"{r.size} heads × layers; token 0's stream is the same in every prompt, the median over "
+               f"{s.ids.shape[0] * (s.ids.shape[1] - 1)} other tokens per head the only sampled quantity"))
     claim.not_reproduced_if(NOT_REPRODUCED, ("SF-10", s.name), f"{int((r >= 1).sum())} of {r.size} heads ≥ 1, largest {r.max():.2f}")
     ctl = f"token {mid} (mid-prompt) in place of token 0"
     claim.check(f"{s.name}: share of heads where token 0's W_vW_o norm is below the median token's", float((r < 1).mean()),

@@ -3,7 +3,8 @@
 Each baseline is a whole claims run of one configuration, so what it says holds for the suite
 as committed: every claim has a verdict from the current set; every *reproduced* claim ran at
 least one negative control and the control was rejected; every *contradicted* claim recorded a
-power ≥ 0.8 at the source's effect; every *inconclusive* claim recorded its power and the sizes
+power ≥ 0.8 at a declared effect and a family-wise size ≤ 0.05; every power record states its effect,
+basis, test, sample, method, sizes for 80% and size; every *inconclusive* claim recorded its power and the sizes
 at which it would reach 80% (or says why no power is computable). `audit` is run on a doctored
 baseline too, so the assertion is shown able to fail.
 """
@@ -38,6 +39,14 @@ def audit(data: dict) -> list[str]:
         if verdict == report.CONTRADICTED and not any(
                 isinstance(r["measured"], (int, float)) and r["measured"] >= report.POWER_ENOUGH for r in powers):
             problems.append(f"{cid}: contradicted without a recorded power >= {report.POWER_ENOUGH}")
+        if verdict == report.CONTRADICTED and not (isinstance(c.get("size"), (int, float))
+                                                   and c["size"] <= report.SIZE_ENOUGH + 1e-12):
+            problems.append(f"{cid}: contradicted without a family-wise size <= {report.SIZE_ENOUGH}")
+        for r in powers:
+            d = r.get("power") or {}
+            missing = [f for f in ("effect", "basis", "test", "sample", "method", "decide", "size") if d.get(f) in (None, "")]
+            if missing:
+                problems.append(f"{cid}: a power record without its declaration ({', '.join(missing)})")
         if verdict in (report.INCONCLUSIVE, report.PARTLY) and any(t.get("outcome") == "xfailed" for t in c["tests"]):
             if not powers and not any("no power" in (t.get("reason") or "").lower() for t in c["tests"]):
                 problems.append(f"{cid}: {verdict} without a recorded power (or the reason none is computable)")
@@ -80,6 +89,15 @@ def test_audit_rejects_a_doctored_baseline(path):
             if r.get("role") == "power":
                 r["measured"] = 0.5
         assert any("contradicted without" in p for p in audit(weak))
+        loose = copy.deepcopy(data)
+        loose["claims"][j]["size"] = 0.2  # power 0.8: a true claim read as contradicted one time in five
+        assert any("family-wise size" in p for p in audit(loose))
+    undeclared = copy.deepcopy(data)
+    k = next(i for i, c in enumerate(undeclared["claims"]) if any(r.get("role") == "power" for r in c["records"]))
+    for r in undeclared["claims"][k]["records"]:
+        if r.get("role") == "power":
+            r["power"] = None
+    assert any("without its declaration" in p for p in audit(undeclared))
     failed = copy.deepcopy(data)
     failed["claims"][0]["verdict"] = report.FAILED
     assert audit(failed)

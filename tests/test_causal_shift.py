@@ -76,9 +76,13 @@ def test_alignment_profile_on_a_model_whose_answer_is_known():
     assert p.target_match[:, 2].eq(1).all() and p.target_match[:, :2].eq(0).all()
     s = cs.switch_layers(p)
     assert 1 < s["match"] <= 2 and 1 < s["projection"] <= 2
-    assert p.mean("projection")[0] == pytest.approx(0.0, abs=1e-6)
+    # the lens projection σ(z_out − z_in), E = I untied-free and no norm: h = e → σ(0 − 1);
+    # h = e + 3e' → σ(3 − 1)
+    assert p.mean("projection")[0] == pytest.approx(1 / (1 + math.e), abs=1e-6)
+    assert p.mean("projection")[2] == pytest.approx(1 / (1 + math.exp(-2)), abs=1e-5)
+    assert p.mean("unit_projection")[0] == pytest.approx(0.0, abs=1e-6)
     # ĥ = (e + 3e')/√10: t = ⟨ĥ − e, e' − e⟩ / 2 = (1 + 2/√10) / 2
-    assert p.mean("projection")[2] == pytest.approx((1 + 2 / math.sqrt(10)) / 2, abs=1e-5)
+    assert p.mean("unit_projection")[2] == pytest.approx((1 + 2 / math.sqrt(10)) / 2, abs=1e-5)
 
 
 def test_alignment_profile_rejects_untied():
@@ -271,20 +275,48 @@ def test_order_power_grows_with_seeds_and_vanishes_without_gains():
 
 
 def test_gate_power_by_hand():
-    """CS-5's power: a gate drifting exactly linearly (no noise) 0.01 per 100 steps from uniform
-    over 4 layers: token-proportional expectation, the 80% budget and our own trend by hand."""
+    """CS-5's power at our budget: a line through (0, 1/L) fitted to the largest π by hand, its
+    prediction at our last step, and the steps at which it clears the bar with 80%."""
     from repro.causal_shift import study
 
-    hist = {s: np.array([0.25 + 1e-4 * s, 0.25, 0.25, 0.25 - 1e-4 * s]) for s in (0, 100, 200)}
-    gp = study.gate_power(hist, tokens_per_step=1000, source_tokens=1e10, bar=0.5)
-    assert gp.se == pytest.approx(0.0, abs=1e-12)
-    assert gp.trend_per_step == pytest.approx(1e-4)
-    assert gp.expected == pytest.approx(0.25 + 0.75 * 200_000 / 1e10)
-    assert gp.power == 0.0  # deterministic and below the bar
-    assert gp.tokens_80 == pytest.approx(1e10 * 0.25 / 0.75)
-    assert gp.steps_to_bar == pytest.approx(2500)
-    # control: where the expectation clears the bar (our tokens = the source's), power is 1
-    assert study.gate_power(hist, tokens_per_step=5e7, source_tokens=1e10, bar=0.5).power == 1.0
-    # noise enters as the residual sd about the trend
-    noisy = {0: np.full(4, 0.25), 100: np.array([0.27, .25, .24, .24]), 200: np.array([0.27, .25, .24, .24])}
-    assert study.gate_power(noisy, 1000, 1e10, 0.5).se > 0
+    steps = (0, 100, 200, 300)
+    wobble = {0: 0.0, 100: 0.002, 200: -0.002, 300: 0.001}
+    hist = {s: np.array([0.25 + 1e-4 * s + wobble[s], 0.25, 0.25, 0.25 - 1e-4 * s - wobble[s]]) for s in steps}
+    gp = study.gate_power(hist, bar=0.5)
+    x = np.array([100.0, 200, 300])
+    d = 1e-4 * x + np.array([0.002, -0.002, 0.001])
+    slope = float((x * d).sum() / (x * x).sum())
+    noise = float(np.sqrt(((d - slope * x) ** 2).sum() / 2))
+    assert gp.trend_per_step == pytest.approx(slope) and gp.noise_sd == pytest.approx(noise)
+    assert gp.trend_se == pytest.approx(noise / math.sqrt((x * x).sum())) and gp.df == 2 and gp.steps == 300
+    assert gp.expected == pytest.approx(0.25 + slope * 300)
+    assert gp.power < 1e-3  # 0.28 predicted against the bar 0.5
+    # at steps_80 the prediction clears the bar with 80%, one step earlier it does not
+    assert gp.power_at(gp.steps_80, 0.5) >= 0.8 > gp.power_at(gp.steps_80 - 1, 0.5)
+    assert 0.25 / slope < gp.steps_80 < 2 * 0.25 / slope
+    # power grows with the steps towards P(T ≤ slope / se): a gate whose largest π rose once and
+    # fell back (slope 0.8 se, df 2: ≈ 0.75) never reaches 80%
+    back = {0: 0.0, 100: 0.004, 200: 0.001, 300: 0.0005}
+    flat = {s: np.array([0.25 + back[s], 0.25, 0.25, 0.25 - back[s]]) for s in steps}
+    assert study.gate_power(flat, bar=0.5).steps_80 == math.inf
+    with pytest.raises(ReproError, match="two snapshots"):
+        study.gate_power({0: np.full(4, 0.25), 100: np.full(4, 0.25)}, bar=0.5)
+
+
+def test_measures_power_by_hand():
+    """CS-2's power: the product of the three checks' normal powers at the declared effects with the
+    se of the per-sequence excess over the twin; p one-sided over sequences."""
+    from repro.causal_shift import study
+    from repro.core import stats
+
+    ours = {"proj": np.array([0.3, 0.32, 0.28, 0.31]), "falls": np.array([0.0, 0.02, -0.01, 0.01]),
+            "rises": np.array([0.1, 0.12, 0.09, 0.11])}
+    null = {k: np.zeros(4) for k in ours}
+    effects, bars = {"proj": 0.5, "falls": 0.1, "rises": 0.1}, {"proj": 0.1, "falls": 0.05, "rises": 0.05}
+    mp = study.measures_power(ours, null, effects, bars)
+    se = {k: float(np.std(v, ddof=1) / 2) for k, v in ours.items()}
+    assert mp.se == pytest.approx(se) and mp.n_seq == 4
+    want = np.prod([stats.power_threshold(effects[k], bars[k], se[k]) for k in ours])
+    assert mp.power == pytest.approx(want)
+    assert mp.p["proj"] < 0.01 and mp.p["falls"] > 0.05
+    assert mp.n_80 is not None and mp.n_80 <= 4

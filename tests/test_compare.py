@@ -48,6 +48,20 @@ def test_drift_is_measured_in_the_records_own_noise():
     assert not cmp.compare(_run(), b, k=5).regressed  # the threshold is k
 
 
+def test_a_record_computed_in_another_dtype_is_listed_not_drift():
+    """A baseline entry measured in float32 standing in for a bfloat16 configuration (a claim whose
+    test changed before a bf16-native machine re-recorded it): the number is listed as moved, never
+    a drift; the same move in one dtype drifts."""
+    a, b = _run(), _run()
+    b["claims"][1]["records"][0]["measured"] = -0.49 + 0.2  # 4 noise scales
+    a["claims"][1]["records"][0]["dtype"], b["claims"][1]["records"][0]["dtype"] = "float32", "bfloat16"
+    c = cmp.compare(a, b)
+    assert not c.drifts and not c.regressed
+    assert [(d["name"], d["dtypes"]) for d in c.moved] == [("slope", ["float32", "bfloat16"])]
+    b["claims"][1]["records"][0]["dtype"] = "float32"
+    assert [d["name"] for d in cmp.compare(a, b).drifts] == ["slope"]
+
+
 def test_verdict_regression_and_improvement():
     worse, better = _run(), _run()
     worse["claims"][0]["verdict"] = "partly reproduced"
@@ -266,7 +280,8 @@ def test_side_by_side_gives_a_column_per_model(tmp_path, capsys):
     embedded = {"schema": 2, "run": {"models": {"smollm2-135m": {}, "gemma3-270m": {}}}, "claims": [
         {"id": "SF-1", "verdict": "partly reproduced", "source_values": "σ1/σ2 ≫ 1", "records": [], "tests": [
             {"nodeid": "claims/t.py::test_x[smollm2-135m]", "verdict": "reproduced", "power": None},
-            {"nodeid": "claims/t.py::test_x[gemma3-270m]", "verdict": "contradicted", "power": 0.9}]},
+            {"nodeid": "claims/t.py::test_x[gemma3-270m]", "verdict": "contradicted", "power": 0.97,
+             "size": 0.03}]},
         {"id": "BB-4", "verdict": "reproduced", "source_values": "Prop 2", "records": [], "tests": [
             {"nodeid": "claims/t.py::test_rand", "verdict": "reproduced", "power": None}]}]}
     mine = {"schema": 2, "run": {"model": "/models/my-qwen"}, "claims": [
@@ -280,5 +295,6 @@ def test_side_by_side_gives_a_column_per_model(tmp_path, capsys):
     assert main(["side-by-side", str(a), str(b)]) == 0
     out = capsys.readouterr().out.splitlines()
     assert out[0] == "| claim | source's numbers | smollm2-135m (a) | gemma3-270m (a) | /models/my-qwen (b) |"
-    assert out[2] == "| SF-1 | σ1/σ2 ≫ 1 | reproduced | contradicted (power 0.9) | inconclusive at this scale (power 0.3) |"
+    assert out[2] == ("| SF-1 | σ1/σ2 ≫ 1 | reproduced | contradicted (power 0.97, size 0.03) "
+                      "| inconclusive at this scale (power 0.3) |")
     assert out[3] == "| BB-4 | Prop 2 | reproduced | reproduced | — |"

@@ -338,6 +338,36 @@ def test_attn0_stack_monte_carlo_matches_exact():
         assert abs(full.mean() - exact_full) < 5 * se + 1 / d
 
 
+def test_no_averaging_null_is_the_stack_with_identity_attention():
+    """BB-5's null (`_no_averaging_cosines`): the same ATTN_STACK model with every attention map
+    replaced by the identity, oracle-checked through the model's own forward with its aggregated
+    output (hook point `agg_unscaled`) replaced by the value vectors v = W_V LN(x). Float64, so the
+    two paths agree to rounding."""
+    T, d, H, L, N = 6, 16, 2, 3, 5
+    cfg = TinyConfig.merged(**ib.ATTN_STACK, d_model=d, n_head=H, n_layer=L, max_len=T)
+    model = TinyDecoder(cfg, generator(3)).double()
+    x = torch.randn(N, T, d, generator=generator(4), dtype=torch.float64)
+    values, handles = {}, []
+    for blk in model.blocks:
+        handles.append(blk.attn.v_proj.register_forward_hook(lambda m, i, o, blk=blk: values.__setitem__(blk, o)))
+        handles.append(blk.attn.agg_unscaled.register_forward_hook(
+            lambda m, i, o, blk=blk: values[blk].view(o.shape)))
+    with torch.no_grad():
+        hs = model(inputs_embeds=x, output_hidden_states=True).hidden_states
+    for h in handles:
+        h.remove()
+    off, absn = ib._no_averaging_cosines(model, x)
+    assert off.shape == (L, N) and absn.shape == (N,)
+    for l in range(L):
+        np.testing.assert_allclose(off[l], ib.intra_sequence_cosine(hs[l + 1])[0], rtol=0, atol=1e-12)
+    z = torch.nn.functional.normalize(hs[-1], dim=-1)
+    brute = [float(np.mean([abs(_cos(z[n, i].numpy(), z[n, j].numpy())) for i in range(T) for j in range(T) if i != j]))
+             for n in range(N)]
+    np.testing.assert_allclose(absn, brute, rtol=0, atol=1e-12)
+    with pytest.raises(ValueError):
+        ib._no_averaging_cosines(TinyDecoder(cfg.merged(residual=True)), x.float())
+
+
 # --------------------------------------------------------------------------- issue 19: exact depths, extrapolation
 
 
@@ -496,3 +526,59 @@ def test_bb5_stack_in_chunks_equals_one_pass(monkeypatch):
     np.testing.assert_allclose(full3, full1, rtol=0, atol=1e-9)
     other, _ = ib._stack_cosines(model, ib.gaussian_inputs(10, 8, 16, generator(2)))
     assert np.abs(other - off1).max() > 1e-3
+
+
+# --------------------------------------------------------------------------- issue 46: BB-1.3's held-out favourite
+
+
+def test_held_out_favourite_by_hand():
+    from repro.born_biased.preference_stats import held_out_favourite
+
+    a = np.array([3, 3, 1, 3, 2, 1, 3, 0])  # first half chooses 3 (3 of 4); held-out half: 2, 1, 3, 0
+    b = np.array([0, 0, 0, 0, 3, 3, 1, 1])  # the other model on the same sequences
+    fav = held_out_favourite(a, b, vocab_size=4)
+    assert (fav.token, fav.n_held) == (3, 4)
+    assert fav.own == pytest.approx(0.25) and fav.other == pytest.approx(0.5)
+    with pytest.raises(ValueError):
+        held_out_favourite(a, b[:-1], 4)
+
+
+def test_held_out_favourite_removes_the_winners_curse():
+    """Uniform draws (no favourite): chosen and counted on the same draws the top token's frequency
+    sits far above 1/V (the winner's curse); counted on the held-out half it is unbiased. 2,000
+    replicates of N = 200 over V = 50: the held-out mean's SE is ≈ √(0.02·0.98/100/2000) ≈ 3e-4,
+    so 5 SE ≈ 0.0016."""
+    from repro.born_biased.preference_stats import held_out_favourite
+
+    rng = np.random.default_rng(7)
+    V, N = 50, 200
+    held, same = [], []
+    for _ in range(2000):
+        a, b = rng.integers(0, V, N), rng.integers(0, V, N)
+        held.append(held_out_favourite(a, b, V).own)
+        same.append(np.bincount(a, minlength=V).max() / N)
+    assert abs(np.mean(held) - 1 / V) < 0.0016
+    assert np.mean(same) > 2 / V
+
+
+def test_held_out_power_matches_simulation():
+    """held_out_power against 4,000 simulated held-out checks: V = 200 tokens, a favourite at 5%
+    (the last id, so np.argmax's lowest-index tie-break loses every tie, as the closed form
+    counts them), the others uniform, N = 120. Tolerance: 4 SE (≈ 0.031) + 0.02 for the
+    Poissonised top count (token counts treated as independent)."""
+    from repro.born_biased.preference_stats import held_out_favourite, held_out_power
+
+    rng = np.random.default_rng(11)
+    V, N, rate, other = 200, 120, 0.05, 1 / 200
+    probs = np.full(V, (1 - rate) / (V - 1))
+    probs[-1] = rate
+    null_rates = probs.copy()
+    null_rates[-1] = 0.0
+    hits = 0
+    for _ in range(4000):
+        a = rng.choice(V, N, p=probs)
+        b = np.where(rng.random(N) < other, V - 1, rng.integers(0, V - 1, N))
+        f = held_out_favourite(a, b, V)
+        hits += f.token == V - 1 and (f.own - f.other) * f.n_held >= 1
+    sim, se = hits / 4000, math.sqrt(0.25 / 4000)
+    assert abs(held_out_power(N, rate, null_rates, other) - sim) < 4 * se + 0.02

@@ -238,6 +238,28 @@ def test_gemma_softcap_is_applied():
     torch.testing.assert_close(lensed, 30.0 * torch.tanh(uncapped / 30.0), rtol=0, atol=1e-5)
 
 
+def test_token_logits_and_axis_preference_match_the_full_lens():
+    """`token_logits` is `unembed` at one id per state (final norm, head row, soft-cap), and
+    `axis_preference` is σ(z_out − z_in) of those logits: checked against the full (N, V) lens on
+    a capped Gemma and a GPT-2 (a biased head is not needed: the maps' heads have none)."""
+    for model in (gemma3(30.0), hf("gpt2")):
+        c = lens.capture(model, tokens(11))
+        h = c.residual[:, 2].reshape(-1, c.residual.shape[-1])  # (B·T, d), pre-norm
+        g = torch.Generator().manual_seed(0)
+        a, b = torch.randint(0, V, (h.shape[0],), generator=g), torch.randint(0, V, (h.shape[0],), generator=g)
+        with torch.no_grad():
+            full = lens.unembed(model, h).float()
+            z = lens.token_logits(model, h, a)
+            normed = lens.token_logits(model, lens.final_norm(model)(h), a, normed=True)
+            pref = lens.axis_preference(model, h, a, b)
+        torch.testing.assert_close(z, full.gather(1, a[:, None])[:, 0], rtol=0, atol=1e-4)
+        torch.testing.assert_close(normed, z, rtol=0, atol=1e-5)
+        want = torch.sigmoid(full.gather(1, b[:, None])[:, 0] - full.gather(1, a[:, None])[:, 0])
+        same = a == b
+        torch.testing.assert_close(pref[~same], want[~same], rtol=0, atol=1e-4)
+        assert torch.isnan(lens.axis_preference(model, h[:2], a[:2], a[:2])).all()  # input = output token
+
+
 # --------------------------------------------------------------------------- pretrained
 
 

@@ -274,13 +274,29 @@ def test_control_that_passes_fails_the_claim(claim):
 
 @pytest.mark.claim("BB-6")
 def test_contradicted(claim):
-    claim.power(0.93, effect="the source's 58.5x", method="closed form")
+    claim.power(0.97, effect="the source's 58.5x", effect_value=58.5, basis="source: Table 3", test="ratio ≥ 10",
+                sample="8 seeds", method="closed form", decide="any size")
     claim.not_reproduced("measured 1.2")
     claim.check("ratio", 1.2, 10.0, compare="ge", source=58.5, why="stated")
 
 @pytest.mark.claim("BB-5")
 def test_inconclusive(claim):
-    claim.power(0.31, effect="a 2-nat step", method="200 simulations", decide="n_seq = 1600")
+    claim.power(0.31, effect="a 2-nat step", basis="interest: the least step worth reporting", test="step ≥ 1 nat",
+                sample="200 prompts", method="200 simulations", decide="n_seq = 1600")
+    claim.not_reproduced("measured 1.2")
+    claim.check("ratio", 1.2, 10.0, compare="ge", why="stated")
+
+@pytest.mark.claim("BB-3")
+def test_power_below_the_size_bar(claim):
+    claim.power(0.9, effect="the source's 58.5x", basis="source: Table 3", test="ratio ≥ 10", sample="8 seeds",
+                method="closed form", decide="12 seeds")
+    claim.not_reproduced("measured 1.2")
+    claim.check("ratio", 1.2, 10.0, compare="ge", why="stated")
+
+@pytest.mark.claim("BB-2.1")
+def test_observed_power(claim):
+    claim.power(0.0, effect="the measured ratio", effect_value=1.2, basis="source: Table 3", test="ratio ≥ 10",
+                sample="8 seeds", method="step function", decide="never")
     claim.not_reproduced("measured 1.2")
     claim.check("ratio", 1.2, 10.0, compare="ge", why="stated")
 
@@ -299,7 +315,7 @@ def test_check_controls_and_power_verdicts(pytester: pytest.Pytester):
     pytester.mkdir("claims")
     (pytester.path / "claims" / "test_checks.py").write_text(CHECK_TESTS)
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
-    result.assert_outcomes(passed=1, xfailed=2, failed=2)
+    result.assert_outcomes(passed=1, xfailed=3, failed=3)
     by_id = {c["id"]: c for c in _load(pytester)["claims"]}
     ok = by_id["BB-4"]
     assert ok["verdict"] == "reproduced" and ok["controls"] == [{"name": "ratio — control: same norms, no contraction",
@@ -310,9 +326,17 @@ def test_check_controls_and_power_verdicts(pytester: pytest.Pytester):
     assert by_id["BB-4.1"]["verdict"] == "failed"
     assert by_id["BB-4.1"]["controls"][0]["rejected"] is False
     assert "cannot tell the effect from its absence" in by_id["BB-4.1"]["tests"][0]["reason"]
-    assert by_id["BB-6"]["verdict"] == "contradicted" and by_id["BB-6"]["power"] == 0.93
+    assert by_id["BB-6"]["verdict"] == "contradicted" and by_id["BB-6"]["power"] == 0.97
+    assert by_id["BB-6"]["size"] == pytest.approx(0.03)
     assert by_id["BB-5"]["verdict"] == "inconclusive at this scale" and by_id["BB-5"]["power"] == 0.31
-    assert "n_seq = 1600" in [r for r in by_id["BB-5"]["records"] if r["role"] == "power"][0]["why"]
+    power = [r for r in by_id["BB-5"]["records"] if r["role"] == "power"][0]
+    assert "n_seq = 1600" in power["why"] and power["power"]["decide"] == "n_seq = 1600"
+    assert power["power"]["basis"].startswith("interest") and power["power"]["size"] == pytest.approx(0.69)
+    # power 0.9 at the source's effect: a true claim fails this test 10% of the time, more than 0.05
+    assert by_id["BB-3"]["verdict"] == "inconclusive at this scale" and by_id["BB-3"]["size"] == pytest.approx(0.1)
+    # a power whose effect is the run's own measurement is refused by the plugin
+    assert by_id["BB-2.1"]["verdict"] == "failed"
+    assert "observed power" in by_id["BB-2.1"]["tests"][0]["reason"]
     assert by_id["BB-7"]["verdict"] == "failed"
     assert "BB-7 p: 0.2 ≤ 0.05 does not hold" in by_id["BB-7"]["tests"][0]["reason"]
     md = (pytester.path / "artifacts" / "report.md").read_text()

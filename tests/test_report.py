@@ -11,9 +11,11 @@ from repro.harness import report
 from repro.harness.report import Record, verdict_of
 
 
-def _outcome(outcome: str, power: float | None = None) -> report.TestOutcome:
+def _outcome(outcome: str, power: float | None = None, **declared) -> report.TestOutcome:
+    """A test outcome with one power record; `declared`: Claim.power's declaration (size, basis,
+    direction_p …) when the test is about it (without: a schema-2 record, size 1 − power)."""
     recs = [] if power is None else [Record("BB-1", "power at the source's effect", power, 0.8, None, "m",
-                                            compare="ge", role="power").to_dict()]
+                                            compare="ge", role="power", power=declared or None).to_dict()]
     return report.TestOutcome("t", ["BB-1"], outcome, records=recs)
 
 
@@ -25,8 +27,11 @@ def _outcome(outcome: str, power: float | None = None) -> report.TestOutcome:
         ([("passed",), ("skipped",)], report.REPRODUCED),
         ([("xfailed",)], report.INCONCLUSIVE),  # no power recorded: cannot say "contradicted"
         ([("xfailed", 0.5)], report.INCONCLUSIVE),
-        ([("xfailed", 0.8)], report.CONTRADICTED),
-        ([("xfailed", 0.95), ("xfailed", 0.3)], report.CONTRADICTED),  # one setting had the power
+        # power ≥ 0.8 is not enough: a true claim at the declared effect would fail this test 20% of
+        # the time (size 1 − power = 0.2 > 0.05)
+        ([("xfailed", 0.8)], report.INCONCLUSIVE),
+        ([("xfailed", 0.95)], report.CONTRADICTED),
+        ([("xfailed", 0.96), ("xfailed", 0.3)], report.CONTRADICTED),  # one setting had the power
         ([("passed",), ("xfailed", 0.99)], report.PARTLY),
         ([("skipped",), ("skipped",)], report.SKIPPED),
         ([("passed",), ("failed",)], report.FAILED),
@@ -128,7 +133,7 @@ def test_the_headline_is_the_check_that_decided():
     one 25 lines down (issue 50): the headline of a claim that is not reproduced is its failing
     check, and the terminal line and the summary row show its number first."""
     ok, bad = _check("top-5 input match at the embeddings", 1.0, 0.5), _check("switch layer / L", 0.167, 0.5)
-    power = Record("CS-1", "power at the source's effect", 0.9, 0.8, None, "m", compare="ge", role="power").to_dict()
+    power = Record("CS-1", "power at the source's effect", 0.97, 0.8, None, "m", compare="ge", role="power").to_dict()
     xfailed = report.TestOutcome("claims/t.py::test_switch", ["CS-1"], "xfailed", records=[power, ok, bad])
     [result] = [r for r in report.build_results([xfailed]) if r.spec.id == "CS-1"]
     assert result.verdict == report.CONTRADICTED
@@ -173,3 +178,37 @@ def test_not_applicable_is_its_own_verdict():
     assert verdict_of([na.verdict()]) == report.NOT_APPLICABLE
     assert verdict_of([na.verdict(), ok.verdict()]) == report.REPRODUCED
     assert verdict_of([na.verdict(), report.SKIPPED]) == report.SKIPPED  # a missing resource says more
+
+
+@pytest.mark.parametrize(
+    "power, declared, verdict",
+    [
+        # a family of pair tests corrected by Holm: the contradiction has its own size, ≤ 0.05
+        (0.88, {"size": 0.05, "size_method": "Holm at 0.05"}, report.CONTRADICTED),
+        (0.88, {"size": 0.12, "size_method": "union bound"}, report.INCONCLUSIVE),
+        # the power alone is not enough, nor the size alone
+        (0.7, {"size": 0.01, "size_method": "Holm"}, report.INCONCLUSIVE),
+        # an invented bar cannot contradict an effect significant in the claimed direction
+        (0.99, {"size": 0.01, "size_method": "1 − power", "basis": "interest: our 0.2 sd", "direction_p": 7e-8},
+         report.INCONCLUSIVE),
+        (0.99, {"size": 0.01, "size_method": "1 − power", "basis": "interest: our 0.2 sd", "direction_p": 0.3},
+         report.CONTRADICTED),
+        # the source's own number: its significance in the claimed direction does not shield it
+        (0.99, {"size": 0.01, "size_method": "1 − power", "basis": "source: Table 7", "direction_p": 7e-8},
+         report.CONTRADICTED),
+    ],
+)
+def test_contradicted_needs_power_and_family_wise_size(power, declared, verdict):
+    t = _outcome("xfailed", power, **declared)
+    assert t.verdict() == verdict
+    assert t.size() == declared["size"]
+
+
+def test_the_claims_size_is_that_of_the_tests_that_contradicted_it():
+    spec = report.CATALOGUE["SF-7"]
+    tests = [_outcome("xfailed", 0.995), _outcome("xfailed", 0.5)]
+    r = report.ClaimResult(spec, verdict_of(t.verdict() for t in tests), tests)
+    assert r.verdict == report.CONTRADICTED and r.size() == pytest.approx(0.005)
+    data = report.to_json([r], {})
+    assert data["claims"][0]["size"] == pytest.approx(0.005)
+    assert [t["size"] for t in data["claims"][0]["tests"]] == [pytest.approx(0.005), pytest.approx(0.5)]

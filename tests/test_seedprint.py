@@ -567,3 +567,33 @@ def test_logits_feature_takes_the_hidden_modes_share_of_a_large_vocabulary():
     assert res.paper.same_lineage
     hidden = sp.seedprint(base, base, sp.SeedPrintConfig(n=48, length=8, m=4, null_trials=3, seed=0))
     assert hidden.info["m"] == 4  # the hidden feature keeps the given m
+
+
+# --------------------------------------------------------------------------- calibration: model-level bootstrap
+
+
+def _cal_rows(n_models: int, flagged: set[int]) -> list[dict]:
+    pairs = itertools.combinations([f"m{i}" for i in range(n_models)], 2)
+    return [dict(a=a, b=b, p_t=0.5, p_u=1e-4 if i in flagged else 0.5) for i, (a, b) in enumerate(pairs)]
+
+
+def test_model_bootstrap_p_bounds_and_determinism():
+    from repro.seedprint.study import BOOT_REPLICATES, Calibration
+
+    none = Calibration("none", _cal_rows(6, set()))
+    assert none.boot_p("p_u") == 1.0  # every resampled rate is 0
+    every = Calibration("all", _cal_rows(6, set(range(15))))
+    assert every.boot_p("p_u") == pytest.approx(1 / (1 + BOOT_REPLICATES), rel=0.05)  # no replicate at or below α
+    some = Calibration("some", _cal_rows(7, {0, 5}))
+    assert some.boot_p("p_u") == some.boot_p("p_u")  # seeded
+    assert 0.0 < some.boot_p("p_u") <= 1.0
+
+
+def test_model_bootstrap_is_wider_than_the_binomial_when_flags_share_a_model():
+    """Two flagged pairs among 21 of 7 models: the binomial test treats the pairs as independent;
+    resampling the models, the flags go with their models, so the evidence of an excess is weaker."""
+    from repro.seedprint.study import Calibration
+
+    c = Calibration("shared", _cal_rows(7, {0, 1}))  # (m0, m1) and (m0, m2): both through m0
+    assert c.binom_p("p_u") < 0.05 < c.boot_p("p_u")
+    assert c.binom_p_below("p_u") > 0.5  # the lower side: 2 of 21 is not "too few"

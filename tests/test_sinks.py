@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 import torch
 from hypothesis import given, settings
@@ -377,20 +378,66 @@ def test_a_variant_trained_in_the_pool_is_the_one_train_variant_loads():
         shutil.rmtree(run.checkpoint, ignore_errors=True)
 
 
-def test_sink_budget_by_hand():
-    """SK-2's estimated budget: a head grown from 0.1 to 0.15 at T = 32 over 1,000 tokens reaches
-    ε = 0.25 after 3,000; one that did not grow gives inf; one already past ε needs no more."""
+def _fake_trio(top0: float, top1: float, spread: float = 0.01, n: int = 20, tokens: int = 1000):
+    """A trio whose baseline has one head (of L·H = 2) with mean α¹ `top0` at init and `top1` at the
+    end at both lengths, per-sequence ±`spread`, after `tokens` training tokens."""
     from types import SimpleNamespace
 
-    from repro.sinks.trio import sink_budget
+    def curve(a):
+        al = torch.zeros(n, 1, 2)
+        al[:, 0, 0] = a + spread * torch.tensor([(-1.0) ** i for i in range(n)])
+        return sinks.SinkCurve((32, 64), {}, {"source": {32: al, 64: al}}, {"source": 0.25})
 
-    def curve(a32, a64):  # per-sequence per-head α (n = 2, L = 1, H = 2); the largest head's mean is aN
-        al = {n: torch.tensor([[[a, 0.0]], [[a, 0.0]]]) for n, a in ((32, a32), (64, a64))}
-        return sinks.SinkCurve((32, 64), {}, {"source": al}, {"source": 0.25})
+    cfg = SimpleNamespace(steps=10, batch_size=10, seq_len=tokens // 100)
+    return SimpleNamespace(cfg=cfg, curves={"baseline": curve(top1)}, init_curve=curve(top0), layers_heads=2)
 
-    cfg = SimpleNamespace(steps=10, batch_size=10, seq_len=10)
-    trio = SimpleNamespace(cfg=cfg, curves={"baseline": curve(0.15, 0.08)}, init_curve=curve(0.10, 0.08))
-    b = sink_budget(trio, "source")
-    assert b[32] == pytest.approx(3000.0) and b[64] == math.inf
-    trio.curves["baseline"] = curve(0.30, 0.30)
-    assert sink_budget(trio, "source") == {32: 1000, 64: 1000}
+
+def test_baseline_sink_power_by_hand():
+    """SK-2's power at a budget: a head grown from 0.10 to 0.15 over 1,000 tokens reaches ε = 0.25
+    (mean) after 3,000 and has every sequence above it (± 0.01) from 3,200 on: the rate then is one
+    head of two in every sequence. None below, at our budget or for a head that did not grow."""
+    from repro.sinks.trio import baseline_sink_power, first_budget
+
+    trio = _fake_trio(0.10, 0.15)
+    assert baseline_sink_power(trio, "source", 1000, reps=200) == 0.0
+    assert baseline_sink_power(trio, "source", 3000, reps=200) < 0.05
+    assert baseline_sink_power(trio, "source", 3400, reps=200) > 0.95
+    t80 = first_budget(lambda t: baseline_sink_power(trio, "source", t, reps=200), 1000, 1e6)
+    assert 3000 < t80 < 3400 * 2 ** 0.125
+    assert first_budget(lambda t: baseline_sink_power(_fake_trio(0.10, 0.10), "source", t, reps=200), 1000, 1e6) is None
+    assert baseline_sink_power(_fake_trio(0.10, 0.30), "source", 1000, reps=200) == 1.0
+
+
+def test_loss_gap_model_recovers_a_log_linear_gap():
+    """SK-3's budget model: per-step losses whose gap is a + b·ln(tokens) (+ alternating noise)
+    give back a, b over the second half of training, and the gap at a budget with its se."""
+    from types import SimpleNamespace
+
+    from repro.sinks.trio import loss_gap_model
+
+    steps, per_step = 120, 1000
+    x = np.log((np.arange(steps) + 0.5) * per_step)
+    base = np.full(steps, 5.0)
+    amp = base + 0.6 - 0.03 * x + 0.001 * (-1.0) ** np.arange(steps)
+    trio = SimpleNamespace(results={"baseline": SimpleNamespace(losses=base.tolist()),
+                                    "amplification": SimpleNamespace(losses=amp.tolist())},
+                           cfg=SimpleNamespace(steps=steps, batch_size=10, seq_len=100))
+    g = loss_gap_model(trio, "amplification", blocks=12)
+    assert (g.blocks, g.block_steps, g.first_step) == (6, 10, 60)
+    assert g.slope == pytest.approx(-0.03, abs=2e-3) and g.intercept == pytest.approx(0.6, abs=0.03)
+    d, se = g.at(steps * per_step)
+    assert d == pytest.approx(0.6 - 0.03 * math.log(steps * per_step), abs=2e-3) and 0 < se < 2e-3
+    assert g.at(1e9)[1] > se  # extrapolating widens the fit's uncertainty
+
+
+def test_ratio_bound_power_with_an_uncertain_effect():
+    """SK-3's power with a budget model: per-set effects, and the effect's own sd lowers the power
+    of a passing effect (and raises that of a failing one) towards ½."""
+    n, sds, margin = 200, (0.1, 0.1), 1.03
+    sure = sinks.ratio_bound_power([0.0, -0.02], sds, n, margin)
+    assert sure == pytest.approx(sinks.ratio_bound_power(0.0, [0.1], n, margin)
+                                 * sinks.ratio_bound_power(-0.02, [0.1], n, margin))
+    assert sinks.ratio_bound_power([0.0, -0.02], sds, n, margin, [0.05, 0.0]) < sure
+    assert sinks.ratio_bound_power(0.1, [0.1], n, margin, 0.5) > sinks.ratio_bound_power(0.1, [0.1], n, margin)
+    with pytest.raises(ReproError, match="2 sets but 3 effects"):
+        sinks.ratio_bound_power([0.0, 0.0, 0.0], sds, n, margin)

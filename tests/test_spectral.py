@@ -481,3 +481,23 @@ def test_step_rows_are_the_sink_layer_at_ci_and_every_layer_at_paper():
     assert ci.rows == [5, 6]  # SF-7's layer: round(0.3 · 18) = 5
     assert study((0.5,)).step_rows == [6, 9]
     assert study("all").step_rows == list(range(18)) == study("all").rows
+
+
+def test_hmlv_mean_threshold_marks_the_share():
+    """τ_μ marks the requested share of the valid pairs among those with variance < τ_σ; NaN and
+    invalid pairs are left out, and a share no τ_μ can reach is refused."""
+    g = torch.Generator().manual_seed(0)
+    mean = torch.rand(8, 40, generator=g)
+    var = torch.full_like(mean, 0.001)
+    var[:, :5] = 0.5  # high variance: never HMLV
+    valid = torch.ones_like(mean, dtype=torch.bool)
+    valid[:, 0] = False
+    mean[:, -4:] = float("nan")
+    tau = sp.hmlv_mean_threshold(mean, var, valid, share=0.1)
+    ok = valid & ~torch.isnan(mean)
+    marked = sp.hmlv(mean, var, tau) & ok
+    assert int(marked.sum()) == round(0.1 * int(ok.sum()))
+    with pytest.raises(ReproError):
+        sp.hmlv_mean_threshold(mean, var, valid, share=0.95)
+    assert 0.02 < sp.HMLV_SHARE < 0.04  # the source's 12,236 / 404,748
+

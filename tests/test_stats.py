@@ -215,7 +215,42 @@ def test_power_threshold_and_binomial():
     from repro.core.stats import power_binomial_excess, power_threshold
 
     assert power_threshold(1.0, 1.0, 0.1) == pytest.approx(0.5)
-    assert power_threshold(2.0, 1.0, 0.0) == 1.0 and power_threshold(0.5, 1.0, 0.0, "ge") == 0.0
+    assert power_threshold(0.2, 0.5, 0.1, "le") == pytest.approx(1 - power_threshold(0.2, 0.5, 0.1, "ge"))
     assert power_threshold(0.2, 0.5, 0.1, "le") > 0.99
     assert power_binomial_excess(100, 0.05, 0.05) <= 0.05 + 1e-9  # size of the test
     assert power_binomial_excess(400, 0.05, 0.15) > 0.99
+
+
+def test_a_power_that_cannot_vary_with_the_noise_is_refused():
+    """Issue 46: power_threshold(measured, bar, se=0) was SK-2's power — a step function of the
+    measurement that failed (0 whenever the test fails). It is refused; a noise-free quantity goes
+    through deterministic_power with a declared effect."""
+    from repro.core.stats import deterministic_power, power_threshold
+    from repro.harness.runtime import ReproError
+
+    for se in (0.0, -1.0, float("nan")):
+        with pytest.raises(ReproError, match="step function"):
+            power_threshold(0.3, 0.5, se)
+    assert deterministic_power(58.5, 10.0) == 1.0 and deterministic_power(5.0, 10.0) == 0.0
+    assert deterministic_power(0.02, 0.05, "le") == 1.0
+    # the power varies with the noise it is given
+    assert power_threshold(0.6, 0.5, 0.05) > power_threshold(0.6, 0.5, 0.2) > 0.5
+
+
+def test_holm_by_hand():
+    from repro.core.stats import holm
+
+    p = [0.01, 0.04, 0.03, 0.005]
+    # sorted 0.005, 0.01, 0.03, 0.04 × (4, 3, 2, 1) = 0.02, 0.03, 0.06, 0.04 → running max 0.02, 0.03, 0.06, 0.06
+    assert holm(p).tolist() == pytest.approx([0.03, 0.06, 0.06, 0.02])
+    assert holm([0.5, 0.9]).tolist() == [1.0, 1.0]  # 0.5·2 = 1, then the running maximum
+    assert holm([]).size == 0
+
+
+@given(st.lists(st.floats(0.0, 1.0), min_size=1, max_size=30))
+def test_holm_is_between_raw_and_bonferroni(p):
+    from repro.core.stats import holm
+
+    a = holm(p)
+    raw = np.asarray(p)
+    assert np.all(a >= raw - 1e-12) and np.all(a <= np.minimum(1.0, raw * len(p)) + 1e-12)

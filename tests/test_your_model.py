@@ -21,7 +21,8 @@ def test_holds(claim, model_name):
 
 @pytest.mark.claim("BB-5")
 def test_fails_with_power(claim, model_name):
-    claim.power(0.93, effect="the source's 10x (stated)", method="closed form")
+    claim.power(0.97, effect="the source's 10x (stated)", basis="source: Table 1", test="ratio ≥ 10",
+                sample="4 seeds", method="closed form", decide="any size")
     claim.check("ratio", 2.0, 10.0, compare="ge", why="stated")
 
 @pytest.mark.claim("BB-4")
@@ -69,7 +70,7 @@ def test_a_users_model_is_its_own_configuration(pytester: pytest.Pytester):
     by_id = {c["id"]: c for c in json.loads((pytester.path / "artifacts" / "model-my-qwen" / "claims.json")
                                             .read_text())["claims"]}
     assert by_id["BB-6"]["verdict"] == "reproduced"
-    assert by_id["BB-5"]["verdict"] == "contradicted" and by_id["BB-5"]["power"] == 0.93
+    assert by_id["BB-5"]["verdict"] == "contradicted" and by_id["BB-5"]["power"] == 0.97
     assert by_id["BB-4"]["verdict"] == "inconclusive at this scale"
     assert by_id["BB-7"]["verdict"] == "failed"  # a control that passes keeps "failed"
     assert by_id["SF-1"]["verdict"] == by_id["RS-2"]["verdict"] == "not applicable"

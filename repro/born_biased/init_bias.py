@@ -296,6 +296,9 @@ class IntraSequenceResult:
     attn0_seq_std: np.ndarray
     attn0_full: SeedCurves  # (seeds, L): mean over all T² pairs (A.3's ρ̄′(T, L))
     inputs: np.ndarray | None = None  # (seeds,) the same off-diagonal cosine of the inputs (0 layers)
+    # the null: the standard stack's own weights without the averaging (`_no_averaging_cosines`)
+    no_averaging: SeedCurves | None = None  # (seeds, L): off-diagonal mean after layer l
+    no_averaging_abs: np.ndarray | None = None  # (seeds,) mean |cosine| over pairs i ≠ j after the last layer
 
 
 ATTN_STACK = dict(block="attn", attention="softmax", norm="layernorm", residual=False, positions="rope",
@@ -321,14 +324,40 @@ def _stack_cosines(model: torch.nn.Module, x: torch.Tensor) -> tuple[np.ndarray,
     return np.concatenate(offs, axis=1), np.concatenate(fulls, axis=1)
 
 
+@torch.no_grad()
+def _no_averaging_cosines(model: torch.nn.Module, x: torch.Tensor) -> tuple[np.ndarray, np.ndarray]:
+    """The null of 001 Finding 5: `model`'s attention-only stack (pre-LN, no residual) with the
+    averaging removed — every token attends to itself alone (A = I), so each layer is
+    x_i ↦ W_O W_V LN(x_i): the same weights, norms and depth, no mixing across positions. Returns
+    `intra_sequence_cosine`'s off-diagonal mean after each layer, (L, N), and the mean |cosine|
+    over pairs i ≠ j after the last layer, (N,) — whether the per-token maps alone align the
+    tokens up to sign (a product of random matrices can collapse in rank; the signed mean of an
+    odd map of symmetric inputs cannot leave 0). BB5_CHUNK sequences per pass."""
+    cfg = model.config
+    if cfg.residual or cfg.block != "attn" or cfg.value_identity or cfg.agg_scale != "none":
+        raise ValueError("_no_averaging_cosines reads a pre-LN attention-only stack without residual (ATTN_STACK)")
+    offs, absn = [], []
+    for start in range(0, x.shape[0], BB5_CHUNK):
+        h, off = x[start:start + BB5_CHUNK], []
+        for block in model.blocks:
+            h = block.attn.o_proj(block.attn.v_proj(block.ln_1(h)))  # (B, T, d): attention = identity
+            off.append(intra_sequence_cosine(h)[0])
+        z = torch.nn.functional.normalize(h.double(), dim=-1)
+        T = z.shape[1]
+        absn.append(((z @ z.transpose(1, 2)).abs().sum((1, 2)) - T).div(T * (T - 1)).cpu().numpy())
+        offs.append(np.stack(off))
+    return np.concatenate(offs, axis=1), np.concatenate(absn)
+
+
 @memo.cached("bb-intra-sequence")
 def intra_sequence_stack(*, T: int, d_model: int, n_head: int, n_layer: int, n_seq: int, seeds,
                          device: torch.device | str = "cpu") -> IntraSequenceResult:
     """001 §4.4, Fig 8: one sequence of T isotropic Gaussian vectors through L stacked random-init
     self-attention sub-layers (softmax, App B.1 init, pre-LN, no residual — the residual stream
     would keep the input and hide the averaging) and through L Attn0 blocks; intra-sequence
-    cosine after each layer."""
-    rows: dict[str, list] = {"standard": [], "attn0": [], "attn0_full": [], "inputs": []}
+    cosine after each layer. The null: the standard stack's weights without the averaging
+    (`_no_averaging_cosines`), on the same inputs."""
+    rows: dict[str, list] = {"standard": [], "attn0": [], "attn0_full": [], "inputs": [], "no_avg": [], "no_avg_abs": []}
     per_seq: dict[str, list] = {"standard": [], "attn0": []}
     std_cfg = TinyConfig.merged(**ATTN_STACK, d_model=d_model, n_head=n_head, n_layer=n_layer, max_len=T)
     a0_cfg = TinyConfig.attn0_stack(d_model=d_model, n_layer=n_layer, max_len=T, n_head=1)
@@ -343,13 +372,17 @@ def intra_sequence_stack(*, T: int, d_model: int, n_head: int, n_layer: int, n_s
             per_seq[name].append(off)
             if name == "attn0":
                 rows["attn0_full"].append([f.mean() for f in full])
+            else:
+                off, absn = _no_averaging_cosines(model, x)
+                rows["no_avg"].append([o.mean() for o in off])
+                rows["no_avg_abs"].append(absn.mean())
             del model
     sizes = dict(T=T, d_model=d_model, n_head=n_head, n_layer=n_layer, n_seq=n_seq, seeds=list(seeds))
     return IntraSequenceResult(
         T, sizes, SeedCurves(np.array(rows["standard"])), SeedCurves(np.array(rows["attn0"])),
         np.concatenate(per_seq["standard"], axis=1).std(1, ddof=1),
         np.concatenate(per_seq["attn0"], axis=1).std(1, ddof=1), SeedCurves(np.array(rows["attn0_full"])),
-        np.array(rows["inputs"]))
+        np.array(rows["inputs"]), SeedCurves(np.array(rows["no_avg"])), np.array(rows["no_avg_abs"]))
 
 
 # --------------------------------------------------------------------------- LN and GELU (Fig 6)

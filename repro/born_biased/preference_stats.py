@@ -1,4 +1,4 @@
-"""The statistics 001 §3's preference claims (BB-1, BB-1.1, BB-1.2) read over the cells of
+"""The statistics 001 §3's preference claims (BB-1, BB-1.1, BB-1.2, BB-1.3) read over the cells of
 Table 1's probes: one cell per (seed, probe length) of a `init_bias.PreferenceRun`.
 
 Significance is App B.2's Bonferroni test of a cell's top-1 count, against the head's own null
@@ -6,10 +6,15 @@ Significance is App B.2's Bonferroni test of a cell's top-1 count, against the h
 than exact uniformity; the negative control is each model's draw of N isotropic final states
 through its own norm and head. Power is stated at the source's effect: its weakest Table 1
 frequency (every cell), or its length and size trends (the pooled-share tests of BB-1.2).
+BB-1.3's favourite is chosen on one half of the probes and counted on the other
+(`held_out_favourite`, its power `held_out_power`).
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
+import scipy.stats
 
 from repro.born_biased import init_bias
 from repro.core import stats
@@ -107,3 +112,48 @@ def trend_power(m: int, *, n_seeds: int, n_lengths: int, length_ratio: float, f_
     b = init_bias.power_pooled_share(m * n_seeds * n_lengths, min(1.0, size_ratio * f_small),
                                      m * n_seeds * n_lengths, f_small, alpha)
     return a * b
+
+
+@dataclass(frozen=True)
+class HeldOutFavourite:
+    """A favourite chosen on one half of the probes and counted on the other (`held_out_favourite`)."""
+
+    token: int  # the most predicted token on the selection half
+    own: float  # its frequency in the selecting model, held-out half
+    other: float  # its frequency in the other model, the same held-out sequences
+    n_held: int  # sequences in the held-out half
+
+
+def held_out_favourite(selecting: np.ndarray, other: np.ndarray, vocab_size: int) -> HeldOutFavourite:
+    """001 Table 1 / Finding 1.3 ("different seeds, different top-1 IDs"): the favourite of one
+    model's predictions `selecting` (N,) chosen on the first half of the probes and its frequency
+    counted on the second half, in that model and in `other` (N,), another model's predictions
+    on the same sequences (App B.2's probes are shared by every seed, `init_bias.random_token_inputs`).
+    Choosing and counting on the same probes would count the selection's own luck (winner's
+    curse: the top of N null draws sits above its rate); the halves are independent i.i.d.
+    sequences, so the held-out count is the chosen token's rate, unbiased."""
+    selecting, other = np.asarray(selecting), np.asarray(other)
+    if selecting.shape != other.shape or selecting.ndim != 1 or selecting.size < 2:
+        raise ValueError(f"held_out_favourite needs two (N,) prediction arrays, N >= 2; got {selecting.shape}, {other.shape}")
+    half = selecting.size // 2
+    token = int(np.argmax(np.bincount(selecting[:half], minlength=vocab_size)))
+    held = slice(half, None)
+    return HeldOutFavourite(token, float(np.mean(selecting[held] == token)), float(np.mean(other[held] == token)),
+                            selecting.size - half)
+
+
+def held_out_power(n: int, rate: float, null_rates, other_rate: float) -> float:
+    """Power of one `held_out_favourite` check (001 Finding 1.3): P[the selection half's top token
+    is the favourite and the held-out half counts it at least once more in its own model than in
+    the other] when the favourite's rate is `rate`, the other tokens follow the head's null rates
+    (`null_rates`, init_bias.gaussian_argmax_rates) and the other model predicts it at
+    `other_rate`. A tie at the top, or a wrong token chosen, counts as a miss (a lower bound)."""
+    half = n // 2
+    held = n - half
+    k = np.arange(1, half + 1)
+    pk = scipy.stats.binom.pmf(k, half, rate)
+    keep = pk > 1e-12  # the rest carries < 1e-9 of the mass
+    select = float(sum(p * init_bias.null_top_count_cdf(j - 1, half, null_rates) for j, p in zip(k[keep], pk[keep])))
+    y = np.arange(held + 1)
+    count = float((scipy.stats.binom.pmf(y, held, other_rate) * scipy.stats.binom.sf(y, held, rate)).sum())
+    return select * count

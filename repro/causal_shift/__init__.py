@@ -4,13 +4,14 @@ Reproduces 000 (input–output alignment shift in autoregressive transformers) �
 Figs 2–3) and §IV (residual attenuation, Figs 4–5, Table II) for `claims/test_causal_shift.py`.
 
 - `experiments`: alignment profiles (every layer decoded through the tied dictionary; cosines
-  and the input→output projection), switch layers with bootstrap CIs, `ResidualGate` (fixed
-  cut or learned gate, by forward hooks on any model's blocks), the Table II evaluators, and
-  the trained variants (through `repro.core.train`, or `repro.harness.launch` with
-  ``--train-procs``).
+  and the input→output projection as the logit lens reads it), switch layers with bootstrap
+  CIs, `ResidualGate` (fixed cut or learned gate, by forward hooks on any model's blocks), the
+  Table II evaluators, and the trained variants (through `repro.core.train`, or
+  `repro.harness.launch` with ``--train-procs``).
 - `study`: the experiments the claims read, one call per fixture of the claim file: a
   pretrained model's §III reading (profile, random-init twins, switch layers, Table I panel)
-  and Fig 3's early-to-late changes, §IV's trained variants, Table II's scores. Models and
-  windows go on the run's `--device`.
+  and Fig 3's early-to-late changes, §IV's trained variants, Table II's scores, and the powers
+  of CS-2, CS-5 (at our budget, from our own gate's snapshots) and CS-6. Models and windows go
+  on the run's `--device`.
 - `figures`: the builders of Figs 2–5 and Table II.
 """

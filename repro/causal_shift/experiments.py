@@ -2,10 +2,12 @@
 
 §III — where hidden states stop looking like the input token and start looking like the next
 one: every layer's states decoded in the tied dictionary (lens.nearest_tokens, top-5), and three
-continuous measures (cosine to the input and to the output embedding, normalised projection on
-the input→output axis). The switch layer is where the target-match curve overtakes the
-input-match curve (linearly interpolated between layers), and where the projection first
-reaches 0.5; both with a bootstrap CI over sequences.
+continuous measures (cosine to the input and to the output embedding, and the projection on the
+input→output axis, 0 at the input token and 1 at the output token, as the logit lens reads it:
+σ of the output token's logit minus the input token's, lens.axis_preference). The switch layer is
+where the target-match curve overtakes the input-match curve (linearly interpolated between
+layers), and where the projection first reaches 0.5 (the lens prefers the output token); both
+with a bootstrap CI over sequences.
 
 §IV — residual attenuation x_{l+1} = α_l·x_l + F_l(x_l), F_l the block's whole residual update,
 as a module attached to any model's blocks (TinyDecoder or HF) by forward hooks:
@@ -40,7 +42,13 @@ GATE_MODES = ("none", "cut", "all", "learned")
 @dataclass
 class AlignmentProfile:
     """Per sequence s and layer l = 0 … L (0: the embeddings, L: the last block's output,
-    before the final norm): (S, L+1) means over the sequence's tokens (position 0 excluded)."""
+    before the final norm): (S, L+1) means over the sequence's tokens (position 0 excluded).
+
+    `projection`: Fig 3's input→output projection as the logit lens reads it
+    (`lens.axis_preference`: σ(z_out − z_in), 0 = decodes as the input token, 1 = as the output
+    token); `unit_projection`: the same axis with every vector scaled to unit length
+    (`lens.axis_projection`, ≈ 0.5 + (cos_out − cos_in)/2 for unrelated tokens), kept for
+    comparison: its output end needs cos(h, e_out) = 1, which no real model's layer reaches."""
 
     input_match: torch.Tensor
     target_match: torch.Tensor
@@ -50,7 +58,9 @@ class AlignmentProfile:
     n_tokens: int
     k: int
 
-    MEASURES = ("input_match", "target_match", "cos_in", "cos_out", "projection")
+    unit_projection: torch.Tensor
+
+    MEASURES = ("input_match", "target_match", "cos_in", "cos_out", "projection", "unit_projection")
 
     @property
     def n_layers(self) -> int:
@@ -92,7 +102,8 @@ def alignment_profile(model: nn.Module, ids: torch.Tensor, *, k: int = 5, skip_f
     for layer in range(L1):
         h = fnorm(resid[:, layer, skip_first:].reshape(-1, d))
         per = {"cos_in": lens.cosine_to(h, D, flat_in), "cos_out": lens.cosine_to(h, D, flat_out),
-               "projection": lens.axis_projection(h, e_in, e_out)}
+               "projection": lens.axis_preference(model, h, flat_in, flat_out, normed=space == "lens"),
+               "unit_projection": lens.axis_projection(h, e_in, e_out)}
         if top_k:
             top = lens.nearest_tokens(h, D, k, metric=metric, compute_dtype=compute_dtype)
             per.update(input_match=lens.top_k_match(top, flat_in).float(),

@@ -22,8 +22,9 @@ def alignment_matches(profile, switch: float, title: str) -> plt.Figure:
 
 
 def alignment_measures(profiles: dict, title: str) -> plt.Figure:
-    """000 Fig 3: cosine to the input / output embedding and the normalised input→output
-    projection by relative depth, one line per model."""
+    """000 Fig 3: cosine to the input / output embedding and the input→output projection as the
+    logit lens reads it (σ(z_out − z_in): 0 = the input token, 1 = the output token) by relative
+    depth, one line per model."""
     fig, (a, b) = plt.subplots(1, 2, figsize=(8.4, 3.2))
     for i, (name, p) in enumerate(profiles.items()):
         x = np.arange(p.n_layers + 1) / p.n_layers
@@ -32,7 +33,7 @@ def alignment_measures(profiles: dict, title: str) -> plt.Figure:
         b.plot(x, p.mean("projection"), color=f"C{i}", label=name)
     a.set(xlabel="relative depth", ylabel="cosine")
     b.axhline(0.5, color="grey", lw=0.6)
-    b.set(xlabel="relative depth", ylabel="projection (0 = input, 1 = output)")
+    b.set(xlabel="relative depth", ylabel="lens projection σ(z_out − z_in) (0 = input, 1 = output)")
     a.legend(fontsize=6)
     b.legend(fontsize=7)
     fig.suptitle(title, fontsize=9)

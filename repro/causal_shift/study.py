@@ -3,19 +3,22 @@
 - `read_alignment` / `Reading`: 000 §III on one pretrained model — its alignment profile over
   <bos>-led test windows of the run's corpus, two random-init twins (the null and its control),
   the switch layers with their bootstrap CIs and Table I's decoded panel (CS-1, CS-2);
-  `depth_changes`: Fig 3's three continuous measures, early against late layers.
+  `depth_changes` (and `depth_changes_per_sequence`): Fig 3's three continuous measures, early
+  against late layers; `measures_power`: CS-2's power at declared changes over the twin's.
 - `train_runs` / `Runs`: 000 §IV's trained variants — the baseline per seed, a fixed cut at
   every layer, the cut at layer 0 per seed, α = 0 at the middle layer per seed, and the learned
   gate (CS-3 … CS-6).
 - `table2`: 000 Table II — baseline, best fixed cut and gating on held-out text of the run's
   corpus, on stdlib code (the shifted benchmark, whatever `--corpus` says) and on last words,
-  with each benchmark's seed spread.
+  with each benchmark's seed spread; `order_power`: CS-6's power; `gate_power`: CS-5's power at
+  our budget, from a line fitted to our own gate's snapshots.
 
 Models and token windows go on `device` (the run's `--device`; CPU by default); the device itself
 is in no checkpoint key (`repro.core.train` keys the dtype that ran).
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -26,7 +29,7 @@ from repro.core import data
 from repro.core import train as T
 from repro.core import stats
 from repro.core.models.hf import random_init_twin
-from repro.harness.runtime import resolve_dtype
+from repro.harness.runtime import ReproError, resolve_dtype
 
 
 # --------------------------------------------------------------------------- §III: CS-1, CS-2
@@ -67,6 +70,47 @@ def depth_changes(prof: cs.AlignmentProfile, early: slice, late: slice) -> dict[
     return {"falls": float(m["cos_in"][early].mean() - m["cos_in"][late].mean()),
             "rises": float(m["cos_out"][late].mean() - m["cos_out"][early].mean()),
             "proj": float(m["projection"][late].mean() - m["projection"][early].mean())}
+
+
+def depth_changes_per_sequence(prof: cs.AlignmentProfile, early: slice, late: slice) -> dict[str, np.ndarray]:
+    """`depth_changes` per sequence: name → (S,) the change of each sequence's layer means."""
+    m = {k: getattr(prof, k).numpy() for k in ("cos_in", "cos_out", "projection")}
+    def mean(x, sl):
+        return np.nanmean(x[:, sl], axis=1)
+    return {"falls": mean(m["cos_in"], early) - mean(m["cos_in"], late),
+            "rises": mean(m["cos_out"], late) - mean(m["cos_out"], early),
+            "proj": mean(m["projection"], late) - mean(m["projection"], early)}
+
+
+@dataclass
+class MeasuresPower:
+    """CS-2's power (see `measures_power`)."""
+
+    power: float  # P(every check passes | each change at its declared effect)
+    se: dict  # name → se of the mean excess over the twin, over sequences
+    p: dict  # name → one-sided p of the excess > 0 (the claimed direction), over sequences
+    n_seq: int
+    n_80: int | None  # sequences for 80% power (None: more than 100,000)
+
+
+def measures_power(ours: dict[str, np.ndarray], null: dict[str, np.ndarray], effects: dict[str, float],
+                   bars: dict[str, float]) -> MeasuresPower:
+    """CS-2's power: its rule is that every change (name → (S,) per sequence, `ours` minus the
+    random-init twin's `null`, paired by sequence: the same windows) reaches its bar. Each mean
+    excess is normal around its declared effect with the se of the per-sequence excesses (the
+    twin's own seed-to-seed spread, the control's, is far smaller); the power is the product of
+    the checks' powers (their passing is positively correlated through shared sequences, so the
+    product is a lower bound, and 1 − it an upper bound on the size). Also the one-sided p of each
+    excess in the claimed direction (one-sample t over sequences), for the direction shield."""
+    diff = {k: np.asarray(ours[k], float) - np.asarray(null[k], float) for k in effects}
+    n = min(int(np.isfinite(d).sum()) for d in diff.values())
+    se = {k: float(np.nanstd(d, ddof=1) / np.sqrt(np.isfinite(d).sum())) for k, d in diff.items()}
+    p = {k: float(stats.one_sample_t(d[np.isfinite(d)], 0.0, "greater").p) for k, d in diff.items()}
+
+    def power_at(m: int) -> float:
+        return float(np.prod([stats.power_threshold(effects[k], bars[k], se[k] * np.sqrt(n / m)) for k in effects]))
+
+    return MeasuresPower(power_at(n), se, p, n, stats.n_for_power(power_at))
 
 
 # --------------------------------------------------------------------------- §IV: CS-3 … CS-6
@@ -183,36 +227,63 @@ def order_power(base: np.ndarray, higher_is_better: np.ndarray, seed_sd: np.ndar
 
 @dataclass
 class GatePower:
-    """CS-5's power (see `gate_power`): the largest π expected at our token count if the gate
-    concentrates as the source's does, its noise, and the budgets that would decide the claim."""
+    """CS-5's power at our budget (see `gate_power`): the straight line fitted to our own gate's
+    largest π over its snapshots, what it predicts at our last step and how uncertain that is,
+    and the budget at which it would clear the bar with 80% power."""
 
-    power: float
-    expected: float  # largest π expected at our tokens under token-proportional progress
-    se: float  # the gate's own noise: residual sd of its largest π about a linear trend in steps
-    tokens_80: float  # tokens at which the source-scaled expectation clears the bar with 80% power
-    trend_per_step: float  # our gate's own drift of the largest π away from uniform, per step
-    steps_to_bar: float  # steps at which our own trend reaches the bar (inf without drift)
+    power: float  # P(largest π ≥ bar at our last step) under the fitted line, slope uncertainty included
+    expected: float  # largest π the fitted line gives at our last step (the effect at our budget)
+    trend_per_step: float  # fitted drift of the largest π away from uniform, per step
+    trend_se: float  # its standard error
+    noise_sd: float  # residual sd of the largest π about the line
+    df: int  # the residual degrees of freedom (snapshots after init − 1)
+    steps: int  # our last step
+    steps_80: float  # steps at which the fitted line clears the bar with 80% power (inf: never)
+
+    def power_at(self, steps: float, bar: float) -> float:
+        """P(largest π ≥ `bar` after `steps`) under the fitted line: a prediction, Student t with
+        `df` degrees of freedom around 1/L + trend·steps, with sd √(noise² + steps²·trend_se²)."""
+        return _prediction_power(self.expected - self.trend_per_step * self.steps, self.trend_per_step,
+                                 self.trend_se, self.noise_sd, self.df, steps, bar)
 
 
-def gate_power(hist: dict[int, np.ndarray], tokens_per_step: int, source_tokens: float, bar: float) -> GatePower:
-    """CS-5's power at the source's effect. 000 Fig 5 shows the gate going from uniform (1/L)
-    to all its mass on one layer over the source's training (`source_tokens`) and gives no step
-    axis, so the stated assumption is progress in proportion to tokens seen: after n tokens the
-    largest π is 1/L + (1 − 1/L)·n/source_tokens. The gate's noise is measured on our run (one
-    gate): the residual sd of its largest π about a least-squares line through (0, 1/L) over the
-    snapshots (`hist`: step → π). Power: that expectation ≥ `bar` under normal noise of that sd
-    (`stats.power_threshold`). Also returned: the tokens at which the expectation clears the bar
-    with 80% power, and where our own gate's linear trend would reach it (what to try first)."""
+def _prediction_power(start: float, slope: float, slope_se: float, noise: float, df: int, steps: float,
+                      bar: float) -> float:
+    sd = math.sqrt(noise ** 2 + (steps * slope_se) ** 2)
+    z = (start + slope * steps - bar) / sd
+    p2 = float(stats.t_two_sided_p(z, df))  # P(|T| ≥ |z|)
+    return 1 - p2 / 2 if z >= 0 else p2 / 2  # P(T ≤ z): the prediction clears the bar
+
+
+def gate_power(hist: dict[int, np.ndarray], bar: float, *, max_steps: float = 1e9) -> GatePower:
+    """CS-5's power at *our* budget (basis "budget"). 000 Fig 5 shows the gate going from uniform
+    (1/L) to all its mass on one layer over the source's training and has no step axis, so the
+    effect at our budget is modelled on our own gate (`hist`: step → π over its snapshots): the
+    drift of its largest π from 1/L as a straight line through (0, 1/L) in steps (least squares;
+    the init is exactly uniform), with the slope's standard error and the residual sd as the gate's
+    own noise. The claim's check (largest π ≥ `bar` at the last step) then passes with the
+    probability that the line's prediction there clears the bar — a prediction interval: Student
+    t with (snapshots after init − 1) degrees of freedom, sd √(noise² + steps²·se(slope)²), so the
+    slope's uncertainty grows with the extrapolation. `steps_80`: the smallest step count at which
+    that reaches 80% (inf when it never does within `max_steps`: the slope is too uncertain or
+    not positive). The snapshots of one run are one trajectory, not independent draws: its
+    residuals are correlated, so se(slope) is if anything too small (an optimistic power)."""
     steps = np.array(sorted(hist), dtype=float)
-    top = np.array([float(hist[s].max()) for s in sorted(hist)])
     L = len(hist[min(hist)])
-    drift = top - 1.0 / L                                                 # (snapshots,)
-    slope = float((steps * drift).sum() / (steps * steps).sum()) if steps.any() else 0.0
-    resid = drift - slope * steps
-    se = float(np.sqrt((resid ** 2).sum() / max(len(steps) - 1, 1)))
-    n_tok = float(steps.max()) * tokens_per_step
-    expected = 1.0 / L + (1.0 - 1.0 / L) * n_tok / source_tokens
-    z80 = 0.8416212335729143  # the standard normal's 80% quantile
-    tokens_80 = source_tokens * (bar + z80 * se - 1.0 / L) / (1.0 - 1.0 / L)
-    steps_to_bar = (bar - 1.0 / L) / slope if slope > 0 else float("inf")
-    return GatePower(stats.power_threshold(expected, bar, se), expected, se, tokens_80, slope, steps_to_bar)
+    drift = np.array([float(hist[s].max()) for s in sorted(hist)]) - 1.0 / L  # (snapshots,)
+    pos = steps > 0
+    if pos.sum() < 2:
+        raise ReproError(f"CS-5's gate power needs at least two snapshots after init, got steps {steps.tolist()}")
+    s, d = steps[pos], drift[pos]
+    ss = float((s * s).sum())
+    slope = float((s * d).sum() / ss)
+    df = int(pos.sum()) - 1
+    noise = float(np.sqrt(((d - slope * s) ** 2).sum() / df))
+    slope_se = noise / math.sqrt(ss)
+    last = float(steps.max())
+    expected = 1.0 / L + slope * last
+    gp = GatePower(0.0, expected, slope, slope_se, noise, df, int(last), math.inf)
+    gp.power = gp.power_at(last, bar)
+    if gp.power_at(max_steps, bar) >= 0.8:
+        gp.steps_80 = float(stats.n_for_power(lambda n: gp.power_at(n, bar), n_max=int(max_steps) * 2))
+    return gp

@@ -698,3 +698,43 @@ def axis_projection(h: torch.Tensor, e_in: torch.Tensor, e_out: torch.Tensor) ->
     den = (axis * axis).sum(-1)
     t = ((x - a) * axis).sum(-1) / den
     return t.masked_fill(den < 1e-12, float("nan"))
+
+
+def token_logits(model: nn.Module, h: torch.Tensor, ids: torch.Tensor, *, normed: bool = False,
+                 amap: ArchMap | None = None) -> torch.Tensor:
+    """The logits `unembed` gives states h (N, d) for one token each, ids (N,) → (N,) float32,
+    without the (N, V) matmul: final norm (unless `normed`), the LM head's row (and bias) of each
+    id, the model's final soft-cap if it has one."""
+    amap = amap or arch_map(model)
+    if not normed:
+        h = final_norm(model, amap)(h)
+    head = resolve(model, amap.lm_head)
+    z = (h.float() * head.weight[ids].float()).sum(-1)
+    bias = getattr(head, "bias", None)
+    if bias is not None:
+        z = z + bias[ids].float()
+    cap = getattr(_config(model), amap.softcap_attr, None) if amap.softcap_attr else None
+    if cap:
+        z = torch.tanh(z / cap) * cap
+    return z
+
+
+def axis_preference(model: nn.Module, h: torch.Tensor, in_ids: torch.Tensor, out_ids: torch.Tensor, *,
+                    normed: bool = False) -> torch.Tensor:
+    """Position of each state on its input→output axis as the logit lens reads it (000 §III,
+    Fig 3's projection, 0: the input token, 1: the output token): σ(z_out − z_in), the logit
+    lens's probability of the output token against the input token, where z_out − z_in =
+    ⟨norm(h), u_out − u_in⟩ is the (un-normalised) projection of the lens-space state on the
+    axis between the two tokens' unembedding rows. A state that decodes as the input token scores
+    ≈ 0, one that decodes as the output token ≈ 1, one indifferent between them 0.5; the model's
+    own last layer scores its own preference for the target over repeating the input, so the
+    whole 0 … 1 range is within a model's reach — unlike `axis_projection`, whose unit vectors
+    put the output end at cos(h, e_out) = 1, which no layer of a real model approaches.
+    h (N, d) pre-norm states (`normed`: already through the final norm), ids (N,) → (N,)
+    float32; NaN where the input and output token are the same."""
+    amap = arch_map(model)
+    if not normed:
+        h = final_norm(model, amap)(h)
+    z_out = token_logits(model, h, out_ids, normed=True, amap=amap)
+    z_in = token_logits(model, h, in_ids, normed=True, amap=amap)
+    return torch.sigmoid(z_out - z_in).masked_fill(in_ids == out_ids, float("nan"))

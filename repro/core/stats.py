@@ -399,16 +399,50 @@ def n_for_power(power_at: Callable[[int], float], target: float = 0.8, n_max: in
 
 def power_threshold(effect: float, threshold: float, se: float, compare: str = "ge") -> float:
     """Power of "measured ≥ threshold" (or ≤ for compare="le") when the measurement is normal
-    around the source's `effect` with standard error `se` (se = 0: a deterministic quantity,
-    power 0 or 1)."""
+    around the declared `effect` with standard error `se` > 0.
+
+    A standard error of 0 (or nan) is refused: the "power" would be a step function — 0 or 1 by
+    which side of the threshold `effect` sits — and when `effect` is this run's measurement it is
+    observed power, 0 exactly when the test failed, so the verdict could never read contradicted.
+    A quantity without sampling noise (a fixed model's weights) states so through
+    `deterministic_power`, with an effect that is declared, not measured."""
     from scipy import stats as sps
 
     if compare not in ("ge", "le"):
         raise ValueError(f"compare must be 'ge' or 'le', not {compare!r}")
+    if not (se > 0 and math.isfinite(se)):
+        raise ReproError(f"power_threshold: standard error {se!r} — a power that cannot vary with the data's noise "
+                         "is a step function of the effect (observed power when the effect is the measurement); "
+                         "model the noise, or use stats.deterministic_power for a noise-free quantity")
     margin = (effect - threshold) if compare == "ge" else (threshold - effect)
-    if se <= 0:
-        return 1.0 if margin >= 0 else 0.0
     return float(sps.norm.cdf(margin / se))
+
+
+def deterministic_power(declared_effect: float, threshold: float, compare: str = "ge") -> float:
+    """Power of a check on a quantity with no sampling noise (weights of a fixed pretrained model,
+    a closed-form spectrum): a model with the *declared* effect (the source's number or a named
+    effect of interest, never this run's measurement) passes "≥ threshold" (or ≤) with probability 1
+    if the effect clears the threshold, else 0. Its size (a true claim read as not reproduced) is then
+    0: such a check contradicts the claim exactly as far as the threshold reads the claim, which is
+    why the threshold's basis is stated with the power (`Claim.power(basis=...)`)."""
+    if compare not in ("ge", "le"):
+        raise ValueError(f"compare must be 'ge' or 'le', not {compare!r}")
+    margin = (declared_effect - threshold) if compare == "ge" else (threshold - declared_effect)
+    return 1.0 if margin >= 0 else 0.0
+
+
+def holm(pvalues: Sequence[float]) -> np.ndarray:
+    """Holm's step-down adjusted p-values (strong family-wise error control under any dependence):
+    reject H_i at family-wise level α when the adjusted p_i ≤ α. Same order as the input."""
+    p = np.asarray(pvalues, float).reshape(-1)
+    m = p.size
+    if m == 0:
+        return p
+    order = np.argsort(p, kind="stable")
+    adj = np.minimum(1.0, np.maximum.accumulate((m - np.arange(m)) * p[order]))
+    out = np.empty(m)
+    out[order] = adj
+    return out
 
 
 def power_binomial_excess(n: int, p0: float, p1: float, alpha: float = 0.05) -> float:

@@ -9,7 +9,10 @@ the source's value). Per-item records (per seed, per window) kept by both runs a
 paired t-test and drift when it rejects at 1% and the mean moved by more than one noise scale.
 A record without one (a one-sided threshold at 0, a context number) is
 compared but never counted as drift: it is listed as "moved" when its value changed by more
-than the 7 significant digits claims.json keeps.
+than the 7 significant digits claims.json keeps. So is a record computed in another dtype on each
+side (its `dtype` field: a bfloat16 measurement against a float32 one is two configurations' numbers,
+e.g. a baseline entry standing in for a dtype not yet re-recorded); its verdict and its presence
+still count.
 
 Records are matched by their stable key (`report.record_keys`: the test's `key`, else the label
 with its numbers masked, repeats numbered in order), never by their prose label alone, so a
@@ -203,6 +206,10 @@ def compare(a: dict[str, Any], b: dict[str, Any], *, k: float = DEFAULT_K,
             out.only_b.append({"claim": key[0], "key": key[1], "name": rec["name"], "role": rec.get("role", "context")})
             continue
         x, y = _number(ra[key]["measured"]), _number(rec["measured"])
+        # computed in two dtypes (a baseline entry standing in for another dtype's measurement): the
+        # move is listed, never a drift — the verdict and the presence of the record still count
+        dtypes = (ra[key].get("dtype"), rec.get("dtype"))
+        cross = dtypes[0] is not None and dtypes[1] is not None and dtypes[0] != dtypes[1]
         pair = _paired(ra[key]["measured"], rec["measured"])
         if pair is not None:
             # significance from the paired test, size from the record's own noise scale: a shift
@@ -211,7 +218,9 @@ def compare(a: dict[str, Any], b: dict[str, Any], *, k: float = DEFAULT_K,
             noise = noise_scale(ra[key]) or noise_scale(rec)
             row = {"claim": key[0], "key": key[1], "name": rec["name"], "a": pair["mean_a"], "b": pair["mean_b"], "noise": noise,
                    "paired": pair}
-            drifted = pair["p"] < PAIRED_ALPHA and noise is not None and abs(pair["mean_diff"]) > noise
+            drifted = pair["p"] < PAIRED_ALPHA and noise is not None and abs(pair["mean_diff"]) > noise and not cross
+            if cross:
+                row["dtypes"] = list(dtypes)
             (out.drifts if drifted else out.moved).append(row)
             continue
         if x is None or y is None:
@@ -222,7 +231,9 @@ def compare(a: dict[str, Any], b: dict[str, Any], *, k: float = DEFAULT_K,
             continue
         noise = noise_scale(ra[key]) or noise_scale(rec)
         row = {"claim": key[0], "key": key[1], "name": rec["name"], "a": x, "b": y, "noise": noise}
-        if noise:
+        if cross:
+            row["dtypes"] = list(dtypes)
+        if noise and not cross:
             row["z"] = abs(y - x) / noise
             if row["z"] > k:
                 out.drifts.append(row)

@@ -16,10 +16,11 @@ import platform
 import re
 import subprocess
 import sys
+import math
 import time
 from importlib import metadata
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterable
 
 import pytest
 
@@ -368,7 +369,7 @@ class Claim:
     def record(self, name: str, measured: Any, expected: Any = None, tol: float | None = None,
                why: str = "", *, compare: str = "abs", unit: str = "", claim_id: str | None = None,
                dtype: str | None = None, source: Any = None, role: str = "context",
-               key: str | None = None) -> reporting.Record:
+               key: str | None = None, power: dict | None = None) -> reporting.Record:
         """Record one number for the report, not asserted (context; asserting goes through
         `check`). `expected`/`tol`/`compare`: a threshold to show beside it; `source`: the
         source's number. `why` says where a tolerance comes from (required with a tol).
@@ -379,7 +380,7 @@ class Claim:
             raise ValueError(f"record {name!r}: a tolerance needs its reason (why=...)")
         rec = reporting.Record(self._id(claim_id), name, measured, expected, tol, why, compare, unit,
                                dtype=str(dtype or self.dtype).removeprefix("torch."), source=source, role=role,
-                               key=key)
+                               key=key, power=power)
         self.item.user_properties.append((PROP_RECORD, rec.to_dict()))
         return rec
 
@@ -420,17 +421,52 @@ class Claim:
             raise AssertionError(f"{rec.claim} {name}: {rec.shown()} does not hold ({why})")
         return rec
 
-    def power(self, value: float, *, effect: str, method: str, decide: str = "", claim_id: str | None = None) -> reporting.Record:
-        """Record the test's power: the probability that this test, at this run's sizes, passes
-        when the source's effect (`effect`, stated) is real; `method` says how it was computed
-        (closed form, simulation with its count); `decide`: the sizes at which it reaches 80%
-        (the input for a larger profile). A strict xfail with power ≥ 0.8 reads *contradicted*,
-        lower *inconclusive at this scale* (report.POWER_ENOUGH)."""
+    def power(self, value: float, *, effect: str, basis: str, test: str, sample: str, method: str, decide: str,
+              effect_value: float | None = None, size: float | None = None, size_method: str = "",
+              direction_p: float | None = None, claim_id: str | None = None) -> reporting.Record:
+        """Record the test's power at a *declared* effect: the probability that this test, at this
+        run's sizes, passes when the claim holds with `effect` (stated in words, with its number;
+        `effect_value` the number alone where there is one). Never observed power: the effect may not
+        be this run's measurement (the plugin fails a test whose power effect equals one of its
+        checks' measured values).
+
+        `basis` says where the effect comes from (`reporting.POWER_BASES`): "source: <table/figure>"
+        (the source's number), "interest: <reason>" (a smallest effect of interest we name, e.g. a
+        threshold the source does not give), "budget: <model>" (the effect expected at *our*
+        training budget, e.g. fitted to our own measured trajectory, with its uncertainty).
+        `test`: the test whose power this is (e.g. "one-sided paired t at α = 0.05"); `sample`: what
+        it is run on (e.g. "8 seeds", "400 prompts"); `method`: how the power was computed (closed
+        form, or a simulation with its replicate count); `decide`: the sizes at which it reaches 80%.
+
+        `size`: the family-wise size of reading *contradicted* — the probability that this test is
+        not reproduced although the claim holds. By default 1 − power (the declared effect is the
+        boundary of the claim: a true claim at that effect fails with probability 1 − power); a test
+        whose contradiction rests on its own rule (e.g. Holm over a family of pairs) passes it with
+        `size_method`. `direction_p`: for an effect of interest we invented, the p-value of the effect
+        in the claimed direction; when it is ≤ `reporting.SIZE_ENOUGH` the invented bar alone cannot
+        contradict the claim (the test reads inconclusive). A strict xfail reads *contradicted* only
+        with power ≥ POWER_ENOUGH and size ≤ SIZE_ENOUGH (report.TestOutcome.verdict)."""
         if not 0.0 <= float(value) <= 1.0:
             raise ValueError(f"power must lie in [0, 1], got {value}")
-        why = f"at the source's effect ({effect}); {method}" + (f"; 80% power at: {decide}" if decide else "")
-        return self.record("power at the source's effect", float(value), reporting.POWER_ENOUGH, None, why,
-                           compare="ge", claim_id=claim_id, role="power")
+        kind = basis.split(":", 1)[0].strip()
+        if kind not in reporting.POWER_BASES or (kind != "source" and not basis.split(":", 1)[1:]):
+            raise ValueError(f"power basis {basis!r}: one of 'source: <where>', 'interest: <reason>', 'budget: <model>'")
+        for name, text in (("effect", effect), ("test", test), ("sample", sample), ("method", method), ("decide", decide)):
+            if not str(text).strip():
+                raise ValueError(f"power: state the {name} (a power record says effect, basis, test, sample, method "
+                                 "and the sizes for 80%)")
+        if size is None:
+            size, size_method = 1.0 - float(value), size_method or "1 − power: a true claim at the declared effect fails with that probability"
+        elif not size_method:
+            raise ValueError("power: a size given explicitly needs its size_method")
+        detail = {"effect": effect, "effect_value": None if effect_value is None else float(effect_value),
+                  "basis": basis, "test": test, "sample": sample, "method": method, "decide": decide,
+                  "size": float(size), "size_method": size_method,
+                  "direction_p": None if direction_p is None else float(direction_p)}
+        why = f"at the declared effect ({effect}; {basis}); {test} on {sample}; {method}; 80% power at: {decide}"
+        return self.record("power at the declared effect", float(value), reporting.POWER_ENOUGH, None, why,
+                           compare="ge", claim_id=claim_id, role="power", key="power at the source's effect",
+                           power=detail)
 
     def figure(self, fig: Any, name: str, *, claim_id: str | None = None) -> Path:
         """Save a matplotlib figure as artifacts/figures/<ID>_<name>.png (atomic) and close it."""
@@ -654,12 +690,37 @@ def pytest_runtest_call(item: pytest.Item):
         pytest.xfail(f"{model} (no recorded expectation): {_first_line(str(err))}")
 
 
+def observed_power(records: Iterable[dict]) -> str | None:
+    """Why a test's power is observed power (its declared effect is one of its own checks' measured
+    values, so the power is a function of the measurement that decided the test), or None."""
+    recs = list(records)
+    measured = [(r["name"], r["measured"]) for r in recs if r.get("role") == "check"
+                and isinstance(r.get("measured"), (int, float)) and not isinstance(r.get("measured"), bool)]
+    for r in recs:
+        eff = (r.get("power") or {}).get("effect_value")
+        if r.get("role") != "power" or eff is None:
+            continue
+        for name, m in measured:
+            if math.isclose(eff, m, rel_tol=1e-9, abs_tol=1e-12):
+                return (f"{r['claim']}: the power's effect ({reporting.fmt(eff)}) is this run's measurement '{name}': "
+                        "observed power (0 whenever the test fails) cannot decide a verdict; declare the effect")
+    return None
+
+
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     """The harness's cross-check: a claim test that passed while one of its asserted records
     (`claim.check`) does not hold is a failure of the harness, whatever the assertion mode
     (`python -O`, `--assert=plain`) or whatever caught the check's AssertionError."""
     rep = yield
+    if rep.when == "call":
+        observed = observed_power(r for k, r in item.user_properties if k == PROP_RECORD)
+        if observed:
+            rep.outcome = "failed"
+            rep.longrepr = f"harness: {observed}"
+            if hasattr(rep, "wasxfail"):  # a strict xfail does not absorb it
+                del rep.wasxfail
+            return rep
     if rep.when == "call" and rep.passed:  # a non-strict xfail that passed (a user's model) too
         bad = [r for k, r in item.user_properties if k == PROP_RECORD and r.get("role") == "check"
                and r.get("within") is not True]

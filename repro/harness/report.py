@@ -39,6 +39,12 @@ NOT_ENCODED = "not yet encoded"
 VERDICTS = (REPRODUCED, PARTLY, CONTRADICTED, INCONCLUSIVE, FAILED, SKIPPED, NOT_APPLICABLE, NOT_RUN, NOT_ENCODED)
 NOT_REPRODUCED = (CONTRADICTED, INCONCLUSIVE)  # schema 1's single "not reproduced" split in two
 POWER_ENOUGH = 0.8
+# "contradicted" also needs the family-wise size of that reading — the probability that the test is
+# not reproduced although the claim holds at the declared effect — at most this (Claim.power's size)
+SIZE_ENOUGH = 0.05
+# where a power's declared effect comes from (Claim.power's basis): the source's number, a smallest
+# effect of interest we name (with its reason), or the effect expected at our own training budget
+POWER_BASES = ("source", "interest", "budget")
 
 COMPARES = ("abs", "rel", "le", "ge", "true", "none")
 # what a record is: context (shown, not asserted); check (asserted by claim.check: the row that
@@ -98,6 +104,9 @@ class Record:
     # how far the comparison stayed from flipping, in units of the threshold's scale (`margin`):
     # > 0 it fails (a rejected control), < 0 it holds
     margin: float | None = None
+    # a power record's declaration (Claim.power): effect, effect_value, basis, test, sample, method,
+    # decide, size, size_method, direction_p
+    power: dict | None = None
 
     def __post_init__(self) -> None:
         if self.compare not in COMPARES:
@@ -203,13 +212,36 @@ class TestOutcome:
     tables: list[dict[str, Any]] = field(default_factory=list)
     corpora: list[dict[str, Any]] = field(default_factory=list)  # claim.corpus: {claims, read, shift}
 
+    def _powers(self) -> list[dict[str, Any]]:
+        return [r for r in self.records if r.get("role") == "power" and isinstance(r["measured"], (int, float))]
+
     def power(self) -> float | None:
         """The smallest power the test recorded (None: none recorded)."""
-        p = [r["measured"] for r in self.records if r.get("role") == "power" and isinstance(r["measured"], (int, float))]
+        p = [r["measured"] for r in self._powers()]
         return min(p) if p else None
 
+    def size(self) -> float | None:
+        """The family-wise size of reading this test as contradicted: the largest its power records
+        state (1 − power for a record without a declaration, as schema 2 runs wrote them); None
+        without a power."""
+        s = [(r.get("power") or {}).get("size", 1.0 - r["measured"]) for r in self._powers()]
+        return max(s) if s else None
+
+    def shielded(self) -> str | None:
+        """Why an invented bar cannot contradict: a power whose effect is ours ("interest") while the
+        effect is significant in the claimed direction (direction_p ≤ SIZE_ENOUGH)."""
+        for r in self._powers():
+            d = r.get("power") or {}
+            if str(d.get("basis", "")).startswith("interest") and d.get("direction_p") is not None \
+                    and d["direction_p"] <= SIZE_ENOUGH:
+                return (f"the bar is ours ({d['basis']}) and the effect is significant in the claimed direction "
+                        f"(p = {fmt(d['direction_p'])})")
+        return None
+
     def verdict(self) -> str:
-        """This test's own verdict (a strict xfail splits by its recorded power)."""
+        """This test's own verdict: a strict xfail reads contradicted only with power ≥ POWER_ENOUGH at a
+        declared effect, a family-wise size ≤ SIZE_ENOUGH, and not on an invented bar alone while the
+        effect is significant in the claimed direction (`shielded`); otherwise inconclusive."""
         o = self.outcome
         if o in ("failed", "error"):
             return FAILED
@@ -217,8 +249,10 @@ class TestOutcome:
             return NOT_APPLICABLE if self.reason.startswith(NOT_APPLICABLE_PREFIX) else SKIPPED
         if o in ("passed", "xpassed"):
             return REPRODUCED
-        p = self.power()
-        return CONTRADICTED if p is not None and p >= POWER_ENOUGH else INCONCLUSIVE
+        p, s = self.power(), self.size()
+        if p is None or p < POWER_ENOUGH or s is None or s > SIZE_ENOUGH + 1e-12 or self.shielded():
+            return INCONCLUSIVE
+        return CONTRADICTED
 
 
 @dataclass
@@ -262,6 +296,15 @@ class ClaimResult:
             tests = [t for t in tests if t.verdict() == CONTRADICTED]
         ps = [p for p in (t.power() for t in tests) if p is not None]
         return min(ps) if ps else None
+
+    def size(self) -> float | None:
+        """The family-wise size behind the verdict: for a contradicted claim the largest among the
+        tests that contradicted it (each ≤ SIZE_ENOUGH); otherwise the largest any test recorded."""
+        tests = self.tests
+        if self.verdict == CONTRADICTED:
+            tests = [t for t in tests if t.verdict() == CONTRADICTED]
+        ss = [s for s in (t.size() for t in tests) if s is not None]
+        return max(ss) if ss else None
 
     def wall_s(self) -> float:
         """Seconds of its tests (set-up included: a module fixture is charged to the first test
@@ -351,9 +394,11 @@ def to_json(results: list[ClaimResult], run: dict[str, Any]) -> dict[str, Any]:
                 "corpus": r.corpus(),
                 "tests": [
                     {"nodeid": t.nodeid, "outcome": t.outcome, "verdict": t.verdict(), "power": t.power(),
-                     "reason": t.reason} for t in r.tests
+                     "size": t.size(), "reason": t.reason} for t in r.tests
                 ],
                 "power": r.power(),
+                # the family-wise size of a "contradicted" reading (Claim.power's size)
+                "size": r.size(),
                 "controls": [{"name": c["name"], "key": c["key"], "rejected": c["within"] is False,
                               "margin": c.get("margin")} for c in r.controls()],
                 "records": r.records(),
@@ -381,7 +426,7 @@ def history_rows(results: list[ClaimResult], run: dict[str, Any]) -> list[dict[s
                      "date": run.get("started"), "profile": run.get("profile"), "device": run.get("device"),
                      "model": run.get("model"), "selection": run.get("selection"),
                      "dtype": (run.get("dtype_policy") or {}).get("auto"), "verdict": r.verdict,
-                     "power": r.power(), "headline": checks, "wall_s": round(r.wall_s(), 2)})
+                     "power": r.power(), "size": r.size(), "headline": checks, "wall_s": round(r.wall_s(), 2)})
     return rows
 
 
@@ -513,13 +558,16 @@ def to_markdown(results: list[ClaimResult], run: dict[str, Any], figures_rel: st
         "",
         "## Summary",
         "",
-        "Verdicts: *contradicted* — not seen although the test's recorded power at the source's effect "
-        f"was ≥ {POWER_ENOUGH}; *inconclusive at this scale* — not seen, and the power was lower (or not "
-        "recorded): the record names the sizes that would decide it. `threshold` is ours; `source` is the "
+        "Verdicts: *contradicted* — not seen although the test's power at a declared effect (the source's "
+        f"number, an effect of interest we name, or the effect expected at our budget) was ≥ {POWER_ENOUGH} "
+        f"and the family-wise size of that reading (a true claim read as not reproduced) ≤ {SIZE_ENOUGH}; "
+        "*inconclusive at this scale* — not seen, and the power was lower, the size larger, or the bar ours "
+        "while the effect is significant in the claimed direction: the power record names the sizes that "
+        "would decide it. `threshold` is ours; `source` is the "
         "source's number. Rows marked *asserted* decided the test; a *control* is the same assertion on an "
         "input where the effect must be absent, and must be rejected.",
         "",
-        "| claim | states | verdict | decided by: measured vs threshold | source | power | controls "
+        "| claim | states | verdict | decided by: measured vs threshold | source | power / size | controls "
         "(smallest margin) | vs baseline | wall s |",
         "|---|---|---|---|---|---|---|---|---|",
     ]
@@ -529,7 +577,7 @@ def to_markdown(results: list[ClaimResult], run: dict[str, Any], figures_rel: st
         cells = ("", "") if h is None else (_cell(headline_text(h)), _source(h))
         wall = f"{r.wall_s():.1f}" if r.tests else ""
         lines.append(f"| {r.spec.id} | {_cell(short_statement(r.spec.statement))} | {r.verdict} | {cells[0]} "
-                     f"| {cells[1]} | {fmt(r.power())} | {_controls_cell(r)} "
+                     f"| {cells[1]} | {_power_cell(r)} | {_controls_cell(r)} "
                      f"| {bl['claims'].get(r.spec.id, '—' if base is None else '=')} | {wall} |")
     lines += ["", "## Claims", ""]
     topic = None
@@ -589,6 +637,12 @@ def to_markdown(results: list[ClaimResult], run: dict[str, Any], figures_rel: st
     return "\n".join(lines) + "\n"
 
 
+def _power_cell(r: ClaimResult) -> str:
+    """'power / size' of the verdict's tests ('—' without a power)."""
+    p, sz = r.power(), r.size()
+    return "—" if p is None else f"{fmt(p)} / {fmt(sz)}"
+
+
 def _controls_cell(r: ClaimResult) -> str:
     cs = r.controls()
     if not cs:
@@ -634,7 +688,7 @@ def terminal_lines(results: list[ClaimResult], width: int = 100, run: dict[str, 
         detail = headline_text(rec) if rec is not None else "; ".join(r.reasons())
         if r.verdict in (CONTRADICTED, INCONCLUSIVE, PARTLY) and r.power() is not None:
             number, _, name = detail.partition(" — ")
-            detail = f"{number} (power {fmt(r.power())})" + (f" — {name}" if name else "")
+            detail = f"{number} (power {fmt(r.power())}, size {fmt(r.size())})" + (f" — {name}" if name else "")
         out.append(f"{r.spec.id:<9} {r.verdict:<26} {r.wall_s():>7.1f}  {detail}"[:width])
     counts = summary(results)
     out.append(", ".join(f"{n} {v}" for v, n in counts.items() if n))

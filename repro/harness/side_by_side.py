@@ -34,7 +34,7 @@ def _model_of(nodeid: str, models: list[str]) -> str | None:
 
 
 def cells(data: dict[str, Any]) -> dict[str, dict[str, str]]:
-    """claim ID → model → 'verdict (power p)' for one run; claims not decided there are absent."""
+    """claim ID → model → 'verdict (power p, size s)' for one run; claims not decided there are absent."""
     models = models_of(data)
     out: dict[str, dict[str, str]] = {}
     for c in data["claims"]:
@@ -50,10 +50,13 @@ def cells(data: dict[str, Any]) -> dict[str, dict[str, str]]:
             if not tests:
                 continue
             verdict = reporting.verdict_of(t.get("verdict", reporting.FAILED) for t in tests)
-            powers = [t["power"] for t in tests if isinstance(t.get("power"), (int, float))
-                      and t.get("verdict") != reporting.REPRODUCED]
-            row[m] = verdict + (f" (power {reporting.fmt(min(powers))})" if powers and verdict != reporting.REPRODUCED
-                                else "")
+            undecided = [t for t in tests if isinstance(t.get("power"), (int, float))
+                         and t.get("verdict") != reporting.REPRODUCED]
+            sizes = [t["size"] for t in undecided if isinstance(t.get("size"), (int, float))]
+            row[m] = verdict
+            if undecided and verdict != reporting.REPRODUCED:
+                row[m] += (f" (power {reporting.fmt(min(t['power'] for t in undecided))}"
+                           + (f", size {reporting.fmt(max(sizes))}" if sizes else "") + ")")
         out[c["id"]] = row
     return out
 

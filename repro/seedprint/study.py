@@ -10,10 +10,12 @@ What the SP claims (and BB-7) read, built once per module by the claim file's fi
   the four baselines of App B.3.2.
 - `Calibration` (`calibrate`, `null_responses`, `null_pairs`): Algorithm 1's false-positive rate
   on pairs of unrelated models — independent inits (App B.3.1, Fig 13) and the zoo's trained
-  models of different seeds (where Tables 4c and 5 apply the Gaussian null) — with the exact
-  binomial test of that rate against α.
+  models of different seeds (where Tables 4c and 5 apply the Gaussian null) — with the test of
+  that rate against α with the models resampled (`boot_p`; pairs share models), and the exact
+  binomial tests as context.
 - `Descendant` (`finetune_descendants`): Table 6 at our scale — an embedded pretrained model
-  against its code fine-tune and against a random-init model of its config.
+  against its code fine-tune, against a random-init model of its config and, where the profile
+  trains one, against an unrelated trained model of its config (the real null).
 - `Persistence` (`persistence`): §5 / Fig 11 — τ between init 42 and each checkpoint of its own
   training against seed 123's checkpoints.
 
@@ -33,7 +35,7 @@ import torch
 from repro.core import stats
 from repro.core import train as T
 from repro.core.models.hf import random_init_twin
-from repro.harness.runtime import autocast
+from repro.harness.runtime import autocast, derive_seed
 from repro.seedprint import algorithm as sp
 from repro.seedprint import fingerprint_baselines as fb
 from repro.seedprint.lineage import Lineage, finetune_pretrained, heldout_windows, weight_change
@@ -128,10 +130,17 @@ def table5_pairs(zoo: Zoo, reef_inputs: torch.Tensor) -> list[dict]:
 # --------------------------------------------------------------------------- null calibration (App B.3.1)
 
 
+BOOT_REPLICATES = 2000  # model-level bootstrap of a false-positive rate (Calibration.boot_p)
+
+
 @dataclass
 class Calibration:
     """Algorithm 1's verdicts over pairs of unrelated models (different seeds): how often each
-    test flags one (a false positive) against the α it promises (001 App B.3.1's null)."""
+    test flags one (a false positive) against the α it promises (001 App B.3.1's null).
+
+    Pairs share models (7 trained models give 17 pairs), so their verdicts are not independent:
+    the exact binomial test (`binom_p`) is context only; the rate is tested with the models
+    resampled (`boot_p`: every row names its two models, `a` and `b`)."""
 
     kind: str
     rows: list[dict]
@@ -140,6 +149,10 @@ class Calibration:
     def n(self) -> int:
         return len(self.rows)
 
+    @property
+    def models(self) -> list[str]:
+        return sorted({str(r[k]) for r in self.rows for k in ("a", "b")})
+
     def k(self, key: str) -> int:
         return int(sum(r[key] < ALPHA for r in self.rows))
 
@@ -147,24 +160,54 @@ class Calibration:
         return stats.binomial_ci(self.k(key), self.n)
 
     def binom_p(self, key: str) -> float:
-        """One-sided exact binomial p of k or more false positives in n pairs at rate α."""
+        """One-sided exact binomial p of k or more false positives in n pairs at rate α, as if the
+        pairs were independent (context: they share models)."""
         return stats.binomial_tail(self.k(key), self.n, ALPHA)
 
-    def size(self) -> float:
-        """P(binom_p < CAL_LEVEL) when the rate is exactly α: the test's own false alarm."""
-        k = next(k for k in range(self.n + 2) if stats.binomial_tail(k, self.n, ALPHA) < CAL_LEVEL)
-        return stats.binomial_tail(k, self.n, ALPHA)
+    def binom_p_below(self, key: str) -> float:
+        """The other side: exact binomial p of k or fewer false positives at rate α (independent pairs)."""
+        return 1.0 - stats.binomial_tail(self.k(key) + 1, self.n, ALPHA)
+
+    def boot_rates(self, key: str, replicates: int = BOOT_REPLICATES) -> np.ndarray:
+        """The false-positive rate under a model-level bootstrap: the M models are drawn M times
+        with replacement, each pair of the data weighs (copies of a) × (copies of b), and the
+        rate is the weighted share of flagged pairs; replicates that keep no pair are dropped.
+        Seeded by the kind and the test (deterministic)."""
+        models = self.models
+        idx = {m: i for i, m in enumerate(models)}
+        ia = np.array([idx[str(r["a"])] for r in self.rows])
+        ib = np.array([idx[str(r["b"])] for r in self.rows])
+        flags = np.array([r[key] < ALPHA for r in self.rows], dtype=float)
+        rng = np.random.default_rng(derive_seed("seedprint-calibration-boot", self.kind, key, replicates))
+        counts = rng.multinomial(len(models), np.full(len(models), 1.0 / len(models)), size=replicates).astype(float)
+        w = counts[:, ia] * counts[:, ib]
+        total = w.sum(1)
+        keep = total > 0
+        return (w[keep] @ flags) / total[keep]
+
+    def boot_p(self, key: str, replicates: int = BOOT_REPLICATES) -> float:
+        """One-sided p of "the rate is at most α", pairs resampled at the model level: the share
+        of bootstrap rates at or below α, (1 + count) / (1 + replicates). No false positive at
+        all gives 1 (every resampled rate is 0)."""
+        rates = self.boot_rates(key, replicates)
+        return float((1 + np.sum(rates <= ALPHA)) / (1 + len(rates)))
+
+    def family_p(self, replicates: int = BOOT_REPLICATES) -> dict[str, float]:
+        """`boot_p` of each of Algorithm 1's tests (TESTS' keys)."""
+        return {key: self.boot_p(key, replicates) for key, _ in TESTS}
 
     def miscalibrated(self, key: str) -> bool:
-        return self.binom_p(key) < CAL_LEVEL
+        """The rate exceeds α at CAL_LEVEL with the models resampled (not Holm-corrected: a caveat)."""
+        return self.boot_p(key) < CAL_LEVEL
 
     def summary(self) -> str:
         parts = []
         for key, label in TESTS:
             ci = self.ci(key)
             parts.append(f"{label} {self.k(key)}/{self.n} (Wilson 95% {ci.low:.3f}–{ci.high:.3f}, binomial p "
-                         f"{self.binom_p(key):.2g}{': miscalibrated' if self.miscalibrated(key) else ''})")
-        return f"{self.kind}: " + "; ".join(parts)
+                         f"{self.binom_p(key):.2g} as if independent, model-level bootstrap p {self.boot_p(key):.2g}"
+                         f"{': miscalibrated' if self.miscalibrated(key) else ''})")
+        return f"{self.kind} ({len(self.models)} models): " + "; ".join(parts)
 
 
 def null_responses(lab: Lineage, n_models: int, inputs: torch.Tensor) -> dict[int, torch.Tensor]:
@@ -201,7 +244,7 @@ def null_pairs(null_responses: dict[int, torch.Tensor], cfg: sp.SeedPrintConfig
     rows, pooled, by_pair = [], [], {}
     for a, b in itertools.combinations(seeds, 2):
         r = sp.compare(null_responses[a], null_responses[b], cfg)
-        rows.append(dict(p_t=r.paper.p_t, p_u=r.paper.p_u, p_released=r.released.p))
+        rows.append(dict(a=f"null{a}", b=f"null{b}", p_t=r.paper.p_t, p_u=r.paper.p_u, p_released=r.released.p))
         pooled.extend(r.paper.taus.tolist())
         by_pair[(a, b)] = r.paper.taus
     disjoint = np.concatenate([by_pair[(seeds[i], seeds[i + 1])] for i in range(0, len(seeds) - 1, 2)])
@@ -238,6 +281,10 @@ class Descendant(Movement):
     pair: dict | None = None  # original vs its fine-tune
     null: dict | None = None  # original vs a random-init model of the same config (one width, one tokenizer)
     one_minus_pcs: float = float("nan")  # 1 − PCS over the fine-tuned parameters (Table 6's PCS column)
+    # original vs an unrelated *trained* model of the same config (the random-init twin trained on
+    # the shift corpus): the null that could pass; None where the profile trains none
+    trained_null: dict | None = None
+    null_tokens: int = 0  # the tokens that trained null saw
 
 
 def finetune_measured(base: torch.nn.Module, tok: Any, *, name: str, ps: dict,
@@ -262,7 +309,10 @@ def finetune_descendants(pretrained: Callable[[str], tuple[torch.nn.Module, Any]
                          device: torch.device | str, procs: int = 1) -> tuple[sp.SeedPrintConfig, dict[str, Descendant]]:
     """Each of `names` (loaded by `pretrained(name)` on `device`) fine-tuned and measured
     (`finetune_measured`), and Algorithm 1 against the fine-tune and against a random-init model
-    of its config. `ps`: the profile's "pretrained" row. `procs` (--train-procs) is not honoured,
+    of its config and, where the profile's row sets `null_train_steps` and `null_train_lr`, against
+    that twin trained on the shift corpus (the fine-tune's batch and length; token embedding frozen
+    as in the fine-tune): an unrelated trained model of the same config, Table 6's real null.
+    `ps`: the profile's "pretrained" row. `procs` (--train-procs) is not honoured,
     with a warning: the fine-tunes start from a model loaded in this process (whatever --model
     names), not from a launch job's factory, so they train here."""
     if procs > 1:
@@ -280,11 +330,21 @@ def finetune_descendants(pretrained: Callable[[str], tuple[torch.nn.Module, Any]
         twin = random_init_twin(base, seed=0).to(device)
         x = sp.random_inputs(base, cfg).to(device)
         f_base, f_tuned, f_twin = (sp.responses(m, x, batch_size=50) for m in (base, tuned, twin))
+        trained_null, null_tokens = None, 0
+        if ps.get("null_train_steps"):
+            steps = ps["null_train_steps"]
+            finetune_pretrained(twin, tok, name=f"random-init {name} (seed 0)", corpus=SHIFT, steps=steps,
+                                lr=ps["null_train_lr"], batch_size=ps["finetune_batch"], seq_len=ps["finetune_seq_len"])
+            twin.eval()
+            null_tokens = steps * ps["finetune_batch"] * ps["finetune_seq_len"]
+            trained_null = pair_row(name, f"unrelated trained {name}-config model",
+                                    sp.compare(f_base, sp.responses(twin, x, batch_size=50), cfg), same=False)
         out[name] = Descendant(
             mv.tokens, mv.nll_before, mv.nll_after, mv.rel_change, name=name,
             pair=pair_row(name, f"{name}+code ft", sp.compare(f_base, f_tuned, cfg), same=True),
             null=pair_row(name, f"random-init {name}", sp.compare(f_base, f_twin, cfg), same=False),
-            one_minus_pcs=1.0 - fb.pcs(base, tuned, exclude=SKIP_EMBED).similarity)
+            one_minus_pcs=1.0 - fb.pcs(base, tuned, exclude=SKIP_EMBED).similarity,
+            trained_null=trained_null, null_tokens=null_tokens)
         del tuned, twin
     return cfg, out
 

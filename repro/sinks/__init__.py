@@ -10,7 +10,9 @@ LLaMA pre-training of App B.4) for `claims/test_sinks.py`.
   (SK-1), the nano LLaMA variants trained through `repro.core.train`, and SK-3's perplexity
   ratio bound and its power.
 - `trio`: SK-2/SK-3's trained trio (baseline, amplification, attenuation) with its sink curves
-  and held-out NLL, its description, and SK-2's paired test of amplification against the
-  baseline.
+  and held-out NLL, its description, SK-2's paired test of amplification against the
+  baseline, the effect models at our training budget behind SK-2/SK-3's power (the baseline's
+  first-token attention and the variants' training-loss gap, fitted to the trio's own
+  trajectory), and SK-3's negative controls (models of the same run a real harm makes worse).
 - `figures`: the sink rate against sequence length (Fig 12).
 """

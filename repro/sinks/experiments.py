@@ -36,6 +36,7 @@ import traceback
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import torch
 from torch import nn
 
@@ -435,11 +436,13 @@ def ratio_bound(d: torch.Tensor) -> tuple[float, float, float]:
     return math.exp(mean), math.exp(mean + t_quantile(0.95, len(x) - 1) * sd / math.sqrt(len(x))), sd
 
 
-def ratio_bound_power(log_effect: float, sds, n: int, margin: float) -> float:
+def ratio_bound_power(log_effect, sds, n: int, margin: float, effect_sd=0.0) -> float:
     """Power of SK-3's assertion: P(on every held-out set, exp(upper one-sided 95% t bound of
     the mean per-window NLL difference) ≤ `margin`) with n windows per set, when the true mean
-    difference is `log_effect` nats on each and the per-window sd on each set is in `sds`
-    (normal approximation of the mean, sets independent)."""
+    difference is `log_effect` nats (one number for every set, or one per set) and the per-window
+    sd on each set is in `sds` (normal approximation of the mean, sets independent).
+    `effect_sd` (one number or one per set): the uncertainty of the effect itself (e.g. a budget
+    model's fit), added in quadrature to the mean's standard error."""
     import math
 
     from scipy import stats as sps
@@ -447,11 +450,16 @@ def ratio_bound_power(log_effect: float, sds, n: int, margin: float) -> float:
     from repro.core.stats import power_threshold
 
     n = max(int(n), 2)
+    k = len(sds)
+    effects = [float(log_effect)] * k if np.ndim(log_effect) == 0 else [float(e) for e in log_effect]
+    spreads = [float(effect_sd)] * k if np.ndim(effect_sd) == 0 else [float(e) for e in effect_sd]
+    if len(effects) != k or len(spreads) != k:
+        raise ReproError(f"ratio_bound_power: {k} sets but {len(effects)} effects and {len(spreads)} effect sds")
     t = float(sps.t.ppf(0.95, n - 1))
     out = 1.0
-    for sd in sds:
+    for sd, eff, esd in zip(sds, effects, spreads):
         se = float(sd) / math.sqrt(n)
-        out *= power_threshold(float(log_effect), math.log(margin) - t * se, se, "le")
+        out *= power_threshold(eff, math.log(margin) - t * se, math.sqrt(se ** 2 + esd ** 2), "le")
     return out
 
 

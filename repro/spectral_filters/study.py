@@ -165,7 +165,9 @@ def hmlv_statistics(s: Study, draws: int = RANDOM_DRAWS) -> dict[str, Any]:
     attention scales like 1/T, so on the study's longer prompts the same thresholds would select
     other tokens. As many prompts as the study's token budget gives (ci: 6 × 128 → 23 × 33): one
     more forward pass, with attention maps. The layers are those where token 0's sink is in place
-    (token 0's stream is the same in every prompt). Per layer: the figure's means (HMLV vs all);
+    (token 0's stream is the same in every prompt). HMLV: variance below the source's τ_σ and mean
+    above τ_μ = `sp.hmlv_mean_threshold`, the threshold that marks the source's share of pairs
+    (3.0%) on this model; the share the source's own τ_μ = 0.018 marks is returned too. Per layer: the figure's means (HMLV vs all);
     per prompt, summed over layers: the HMLV tokens' contrast with the prompt's other tokens in
     population sds (`sp.hmlv_contrast`), and the same for random tokens of the same count
     (`sp.matched_random_mask`, averaged over `draws` draws): the negative control."""
@@ -182,16 +184,22 @@ def hmlv_statistics(s: Study, draws: int = RANDOM_DRAWS) -> dict[str, Any]:
     B = ids.shape[0]
     per_layer = {k: [] for k in ("layer", "n", "n_all", "udr_h", "udr_all", "kdp_h", "kdp_all")}
     acc = {k: torch.zeros(B, dtype=torch.float64) for k in ("udr", "kdp", "udr_rnd", "kdp_rnd", "n")}
+    received = {}
     for layer in s.sink.in_place:
         mean, var = sp.received_attention(cap.attentions[layer])
         valid = ~torch.isnan(mean)
         valid[:, 0] = False
-        mask = sp.hmlv(mean, var) & valid
+        received[layer] = (mean.cpu(), var.cpu(), valid.cpu())
+    source_share = float(sum(int(sp.hmlv(m, v)[ok].sum()) for m, v, ok in received.values())
+                         / max(1, sum(int(ok.sum()) for _, _, ok in received.values())))
+    tau_mean = sp.hmlv_mean_threshold(*(torch.stack([r[i] for r in received.values()]) for i in range(3)))
+    for layer, (mean, var, valid) in received.items():
+        mask = sp.hmlv(mean, var, tau_mean) & valid
         with torch.no_grad():
             u = sp.udr(cap.residual[:, layer], D)
             attn = lens.resolve(blocks[layer], lens.arch_map(s.model).attn)
             kdp = sp.key_dot_products(sp.head_keys(attn, cap.modules["attn_in"][layer]))
-        u, kdp, valid, mask = u.cpu(), kdp.float().cpu(), valid.cpu(), mask.cpu()
+        u, kdp = u.cpu(), kdp.float().cpu()
         random_masks = [sp.matched_random_mask(mask, valid, g) for _ in range(draws)]
         for key, x in (("udr", u), ("kdp", kdp)):
             acc[key] += sp.hmlv_contrast(x, mask, valid)[0]
@@ -207,4 +215,5 @@ def hmlv_statistics(s: Study, draws: int = RANDOM_DRAWS) -> dict[str, Any]:
     has = acc["n"] > 0
     prompts = {k: (acc[k][has] / acc["n"][has]).numpy() for k in ("udr", "kdp", "udr_rnd", "kdp_rnd")}
     return {"layers": {k: np.array(v) for k, v in per_layer.items()}, "prompts": prompts, "shape": tuple(ids.shape),
-            "n_prompts_with": int(has.sum())}
+            "n_prompts_with": int(has.sum()), "tau_mean": tau_mean, "source_thresholds_share": source_share,
+            "pairs": (int(acc["n"].sum()), sum(int(ok.sum()) for _, _, ok in received.values()))}
