@@ -13,7 +13,7 @@ PYTEST_ARGS ?=
 # that share a module fixture (a pretrained model, a trained trio) stay on one process
 # (--dist loadgroup, groups in repro/harness/plugin.py). Default 1 (the pytest process itself):
 # on the 2-core reference machine `-n 2` (one thread each) showed no gain on this mostly
-# matmul-bound run (measured 2026-11-23, see README); use it on machines with more cores.
+# matmul-bound run (measured 2026-11-23, see results/reference-machine.md); use it on machines with more cores.
 CLAIMS_PROCS ?= 1
 CLAIMS_XDIST := $(if $(filter 1,$(CLAIMS_PROCS)),,-n $(CLAIMS_PROCS) --dist loadgroup)
 
