@@ -314,7 +314,7 @@ def test_llama_preference_is_far_weaker(claim, table1, profile):
     pooled counts is Bin(total, ≥ 1/3): one-sided exact test at 1%. Control: the same test between
     the two RoPE GPT-2 seeds (one architecture, not far weaker; a test of the sign alone — share
     < 1/2 — let this control pass at the paper's N = 10,000: seeds 42 and 43 differ, 739 vs 905,
-    p = 2e-5, H100 run of 2026-11-25). Power, at the source's effect only (no measured count
+    p = 2e-5 at the paper profile, results/h100-2026-11-25/). Power, at the source's effect only (no measured count
     enters it): RoPE GPT-2's favourite at Table 1(a)'s weakest frequency (T = 64) moved to each of
     our lengths by Table 1(a)'s own length trend; at the source's ratio (≈ 0.015) LLaMA's favourite
     is below its head's noise floor, so its pooled top count is that floor's expectation (the top

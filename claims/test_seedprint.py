@@ -55,8 +55,6 @@ TABLE4C = catalogue.number("SP-3", "table4c")
 TABLE5 = catalogue.number("SP-4", "table5")  # "the_stack (1000)": the true descendant, "(123)": the distractor
 SOURCE_BASELINES_WRONG = catalogue.number("SP-4", "baselines_wrong")  # Table 5: all four err on The Stack
 
-# Source numbers this file needs that repro/harness/catalogue.py's NUMBERS does not hold yet (issue 46;
-# to move there, then read with catalogue.number): (claim, key) → (value, citation)
 # (claim, profile) → why the claim does not hold at that profile, decided from earlier runs; the
 # run's own numbers are appended (Claim.not_reproduced_if)
 NOT_REPRODUCED: dict[tuple[str, str], str] = {

@@ -22,7 +22,7 @@ test records its power at the source's effect, so a strict xfail reads *contradi
 prompt-independent stream are deterministic (`power.deterministic`: `stats.deterministic_power` at
 each check's declared effect, the source's number or a named effect of interest); NLL quantities
 carry the spread of the per-prompt NLL difference (`power.sf3_power` …). Every power record
-states its effect, basis, test, sample, method and the sizes for 80% (issue 46).
+states its effect, basis, test, sample, method and the sizes for 80%.
 
 Where a model behaves differently from LLaMA-2 the test is a strict xfail for that model
 (`NOT_REPRODUCED`, decided from earlier measurements at ci), and its records carry what the
