@@ -21,6 +21,7 @@ figure, with the issue's performance ratios measured in this one run: the best e
 fraction of the ceiling at S = 512, its speed-up over masked_sdpa (S = 512) and naive
 (S = 256), its memory over output, and the log–log slopes of segment time and memory in k.
 """
+
 from __future__ import annotations
 
 import json
@@ -32,9 +33,9 @@ import torch
 
 from repro.context_axis import kernels as ca
 from repro.context_axis import whole_model as cl
-from repro.harness import native
+from repro.ground import native
+from repro.ground.runtime import atomic_path, generator
 from repro.harness.bench import InterleavedCeiling, mean_seconds, peak_memory_above
-from repro.harness.runtime import atomic_path, generator
 
 B, H, D = 1, 4, 64
 # S per device: on CUDA up to 2048 (issue 22 item 5: q, k, v are B·H·S·S·D floats, 4.3 GB each at 2048)
@@ -137,40 +138,65 @@ def _measure(benchmark, *, device: str, kernel: str, S: int, K: int | None, grou
     assert torch.allclose(got, want, atol=1e-4, rtol=1e-4)  # float32 kernels of different shapes
     flops = useful_flops(S, K if kernel == "segment" else None)
     info = benchmark.extra_info
-    info.update(device=device, kernel=kernel, S=S, k=K, heads=H, head_dim=D, batch=B, dtype="float32",
-                torch_threads=torch.get_num_threads(), useful_gflop=flops / 1e9,
-                output_mib=output_bytes(S, K if kernel == "segment" else None) / 2 ** 20,
-                matmul_gflop_per_s=ceiling.gflop_per_s)
+    info.update(
+        device=device,
+        kernel=kernel,
+        S=S,
+        k=K,
+        heads=H,
+        head_dim=D,
+        batch=B,
+        dtype="float32",
+        torch_threads=torch.get_num_threads(),
+        useful_gflop=flops / 1e9,
+        output_mib=output_bytes(S, K if kernel == "segment" else None) / 2**20,
+        matmul_gflop_per_s=ceiling.gflop_per_s,
+    )
     seconds = mean_seconds(benchmark)
     if seconds is None:
         return
-    info.update(seconds=seconds, gflop_per_s=flops / seconds / 1e9,
-                fraction_of_ceiling=flops / seconds / 1e9 / ceiling.gflop_per_s)
+    info.update(
+        seconds=seconds,
+        gflop_per_s=flops / seconds / 1e9,
+        fraction_of_ceiling=flops / seconds / 1e9 / ceiling.gflop_per_s,
+    )
     if device == "cuda":  # peak the caching allocator saw above the inputs (output included)
         above = torch.cuda.max_memory_allocated() - held
-        info.update(peak_mib_above_inputs=above / 2 ** 20, memory_over_output=above / output_bytes(
-            S, K if kernel == "segment" else None))
+        info.update(
+            peak_mib_above_inputs=above / 2**20,
+            memory_over_output=above / output_bytes(S, K if kernel == "segment" else None),
+        )
     elif device == "cpu":
         shape = (B, H, S, S, D) if kernel != "segment" else (B, H, min(K, S), S, D)
         call = "ca.segment(q, k, v)" if kernel == "segment" else f"ca.attend(q, k, v, kernel={kernel!r})"
         above = peak_memory_above(_SETUP.format(S=S, shape=shape), f"with torch.no_grad(): out = {call}")
-        info.update(peak_mib_above_inputs=above / 2 ** 20, memory_over_output=above / output_bytes(
-            S, K if kernel == "segment" else None))
+        info.update(
+            peak_mib_above_inputs=above / 2**20,
+            memory_over_output=above / output_bytes(S, K if kernel == "segment" else None),
+        )
     RESULTS[key] = dict(info)
 
 
 @pytest.mark.parametrize("kernel", KERNELS)
 def test_kernel(benchmark, device, kernel, S):
     K = SEGMENT if kernel == "segment" else None
-    _measure(benchmark, device=device, kernel=kernel, S=S, K=K, group=f"context axis {device} S={S}",
-             key=(device, kernel, S))
+    _measure(
+        benchmark, device=device, kernel=kernel, S=S, K=K, group=f"context axis {device} S={S}", key=(device, kernel, S)
+    )
 
 
 @pytest.mark.parametrize("device", DEVICES)
 def test_segment_in_k(benchmark, request, device, K):
     S = SMOKE_SEG_S if _smoke(request.config) else SEG_S
-    _measure(benchmark, device=device, kernel="segment", S=S, K=K,
-             group=f"segment(k) {device} S={S}", key=(device, "segment-k", S, K))
+    _measure(
+        benchmark,
+        device=device,
+        kernel="segment",
+        S=S,
+        K=K,
+        group=f"segment(k) {device} S={S}",
+        key=(device, "segment-k", S, K),
+    )
 
 
 # --------------------------------------------------------------------------- a small LM
@@ -225,8 +251,12 @@ def test_summary(request, capsys):
         s_max = max(s for _, s in rows)
         exact = {kn: rows[(kn, s_max)] for kn in EXACT if (kn, s_max) in rows}
         best = min(exact, key=lambda kn: exact[kn]["seconds"])
-        d: dict = {"S_max": s_max, "best_exact": best, "best_fraction_of_ceiling": exact[best]["fraction_of_ceiling"],
-                   "best_gflop_per_s": exact[best]["gflop_per_s"]}
+        d: dict = {
+            "S_max": s_max,
+            "best_exact": best,
+            "best_fraction_of_ceiling": exact[best]["fraction_of_ceiling"],
+            "best_gflop_per_s": exact[best]["gflop_per_s"],
+        }
         if ("masked_sdpa", s_max) in rows:
             d["speedup_vs_masked_sdpa"] = rows[("masked_sdpa", s_max)]["seconds"] / exact[best]["seconds"]
         s_naive = max((s for kn, s in rows if kn == "naive"), default=None)
@@ -241,12 +271,21 @@ def test_summary(request, capsys):
             d["segment_time_slope_in_k"] = _slope(ks, [v["seconds"] for _, v in seg])
             if all("peak_mib_above_inputs" in v for _, v in seg):
                 d["segment_memory_slope_in_k"] = _slope(ks, [max(v["peak_mib_above_inputs"], 1e-3) for _, v in seg])
-        d["table"] = [dict(kernel=kn, S=s, ms=1e3 * v["seconds"], gflop_per_s=v["gflop_per_s"],
-                           fraction_of_ceiling=v["fraction_of_ceiling"],
-                           peak_mib_above_inputs=v.get("peak_mib_above_inputs"), output_mib=v["output_mib"])
-                      for (kn, s), v in sorted(rows.items(), key=lambda kv: (kv[0][0], kv[0][1]))]
-        d["segment_k"] = [dict(k=k, ms=1e3 * v["seconds"], peak_mib_above_inputs=v.get("peak_mib_above_inputs"))
-                          for k, v in seg]
+        d["table"] = [
+            dict(
+                kernel=kn,
+                S=s,
+                ms=1e3 * v["seconds"],
+                gflop_per_s=v["gflop_per_s"],
+                fraction_of_ceiling=v["fraction_of_ceiling"],
+                peak_mib_above_inputs=v.get("peak_mib_above_inputs"),
+                output_mib=v["output_mib"],
+            )
+            for (kn, s), v in sorted(rows.items(), key=lambda kv: (kv[0][0], kv[0][1]))
+        ]
+        d["segment_k"] = [
+            dict(k=k, ms=1e3 * v["seconds"], peak_mib_above_inputs=v.get("peak_mib_above_inputs")) for k, v in seg
+        ]
         out["devices"][dev] = d
     model = {m: RESULTS[("model", m)]["seconds"] for m in MODEL_MODES if ("model", m) in RESULTS}
     if "causal" in model:
@@ -262,18 +301,32 @@ def test_summary(request, capsys):
             curves.setdefault(row["kernel"], ([], []))
             curves[row["kernel"]][0].append(row["S"])
             curves[row["kernel"]][1].append(row["ms"])
-        fig = figures.cost_vs_length(curves, f"context-axis kernels on {dev}: time vs S (H={H}, d={D})", "ms",
-                                     {n: _slope(*c) for n, c in curves.items() if len(c[0]) > 1})
+        fig = figures.cost_vs_length(
+            curves,
+            f"context-axis kernels on {dev}: time vs S (H={H}, d={D})",
+            "ms",
+            {n: _slope(*c) for n, c in curves.items() if len(c[0]) > 1},
+        )
         with atomic_path(target / f"context_axis_time_vs_S_{dev}.png") as tmp:
             fig.savefig(tmp, format="png", dpi=110, bbox_inches="tight", metadata={"Software": None})
         figures.plt.close(fig)
     with capsys.disabled():
-        print("\n" + json.dumps({dev: {k: v for k, v in d.items() if k not in ("table", "segment_k")}
-                                 for dev, d in out["devices"].items()}, indent=1))
+        print(
+            "\n"
+            + json.dumps(
+                {
+                    dev: {k: v for k, v in d.items() if k not in ("table", "segment_k")}
+                    for dev, d in out["devices"].items()
+                },
+                indent=1,
+            )
+        )
         for dev, d in out["devices"].items():
             for row in d["table"]:
                 mem = row["peak_mib_above_inputs"]
-                print(f"{dev:5s} {row['kernel']:12s} S={row['S']:4d} {row['ms']:9.1f} ms {row['gflop_per_s']:7.1f} "
-                      f"GFLOP/s {row['fraction_of_ceiling']:5.2f} of ceiling  mem "
-                      f"{'—' if mem is None else f'{mem:.0f}'} MiB (output {row['output_mib']:.0f} MiB)")
+                print(
+                    f"{dev:5s} {row['kernel']:12s} S={row['S']:4d} {row['ms']:9.1f} ms {row['gflop_per_s']:7.1f} "
+                    f"GFLOP/s {row['fraction_of_ceiling']:5.2f} of ceiling  mem "
+                    f"{'—' if mem is None else f'{mem:.0f}'} MiB (output {row['output_mib']:.0f} MiB)"
+                )
         print(out.get("model_ratio_to_causal"))

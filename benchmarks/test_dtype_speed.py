@@ -15,6 +15,7 @@ Workloads, at the ci profile's shapes:
 - probe forward: `repro.born_biased.preference_probe.probe` on a 4-layer slice of 001 §3's 768-wide RoPE GPT-2
   (V = 50,257), 32 random sequences of 64 tokens, weights in the dtype (as `preference_run`).
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -28,8 +29,8 @@ from repro.causal_shift.experiments import gpt2_style
 from repro.core import train as T
 from repro.core.models.hf import build_model
 from repro.core.models.tiny import TinyDecoder
+from repro.ground.runtime import atomic_write_json, cpu_capability, dtype_name, generator, resolve_dtype
 from repro.harness.bench import mean_seconds
-from repro.harness.runtime import atomic_write_json, cpu_capability, dtype_name, generator, resolve_dtype
 
 DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16}
 RESULTS: dict[tuple[str, str], float] = {}  # (workload, dtype) → mean seconds, read by the summary
@@ -47,8 +48,9 @@ def tokens() -> torch.Tensor:
 
 @pytest.mark.parametrize("name", list(DTYPES))
 def test_train_step(benchmark, tokens, name):
-    model = TinyDecoder(gpt2_style(vocab_size=TR_V, d_model=TR_D, n_layer=TR_L, n_head=TR_H, max_len=TR_T),
-                        generator(1))
+    model = TinyDecoder(
+        gpt2_style(vocab_size=TR_V, d_model=TR_D, n_layer=TR_L, n_head=TR_H, max_len=TR_T), generator(1)
+    )
     cfg = T.TrainConfig(autocast=None if name == "float32" else "bfloat16", vocab_size=TR_V)
     opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
 
@@ -67,8 +69,17 @@ def test_train_step(benchmark, tokens, name):
 
 @pytest.mark.parametrize("name", list(DTYPES))
 def test_probe_forward(benchmark, name):
-    model = build_model("rope-gpt2", n_layer=PR_L, n_head=PR_H, d_model=PR_D, vocab_size=PR_V, seed=0,
-                        n_positions=PR_T, attn_implementation="sdpa", dtype=DTYPES[name])
+    model = build_model(
+        "rope-gpt2",
+        n_layer=PR_L,
+        n_head=PR_H,
+        d_model=PR_D,
+        vocab_size=PR_V,
+        seed=0,
+        n_positions=PR_T,
+        attn_implementation="sdpa",
+        dtype=DTYPES[name],
+    )
     ids = random_token_inputs(PR_N, PR_T, PR_V)
     benchmark.group = f"probe forward: rope-gpt2 {PR_L}L d={PR_D} V={PR_V}, {PR_N}×{PR_T} tokens"
     res = benchmark.pedantic(probe, args=(model, ids), kwargs=dict(keep_states=False), rounds=3, warmup_rounds=1)
@@ -89,16 +100,27 @@ def test_dtype_summary(request, capsys):
     if not RESULTS:
         pytest.skip("benchmarking disabled (smoke run): no times to summarise")
     cpu = cpu_capability()
-    out = {"cpu": cpu, "policy_dtype": dtype_name(resolve_dtype("auto")), "torch_threads": torch.get_num_threads(),
-           "workloads": {}}
+    out = {
+        "cpu": cpu,
+        "policy_dtype": dtype_name(resolve_dtype("auto")),
+        "torch_threads": torch.get_num_threads(),
+        "workloads": {},
+    }
     for workload in sorted({w for w, _ in RESULTS}):
         f32, b16 = RESULTS.get((workload, "float32")), RESULTS.get((workload, "bfloat16"))
-        out["workloads"][workload] = {"float32_s": f32, "bfloat16_s": b16,
-                                      "bf16_over_f32": None if not (f32 and b16) else b16 / f32}
+        out["workloads"][workload] = {
+            "float32_s": f32,
+            "bfloat16_s": b16,
+            "bf16_over_f32": None if not (f32 and b16) else b16 / f32,
+        }
     atomic_write_json(Path(request.config.rootpath) / "artifacts" / "benchmarks" / "dtype_summary.json", out)
     with capsys.disabled():
         print(f"\n[dtype] native bf16: {cpu['native_bf16']} ({' '.join(cpu['flags'])}); policy: {out['policy_dtype']}")
         for workload, w in out["workloads"].items():
             ratio = w["bf16_over_f32"]
-            print(f"[dtype] {workload:14s} float32 {w['float32_s']:.3f} s, bfloat16 {w['bfloat16_s']:.3f} s, "
-                  f"bf16/f32 = {ratio:.2f}" if ratio else f"[dtype] {workload}: incomplete")
+            print(
+                f"[dtype] {workload:14s} float32 {w['float32_s']:.3f} s, bfloat16 {w['bfloat16_s']:.3f} s, "
+                f"bf16/f32 = {ratio:.2f}"
+                if ratio
+                else f"[dtype] {workload}: incomplete"
+            )

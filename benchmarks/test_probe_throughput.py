@@ -18,8 +18,8 @@ and compare across changes are in each benchmark's ``extra_info``:
 The last group keeps the plain HF forward's last-position vs all-positions comparison (the
 reason `probe` never computes logits over all T positions).
 """
-from __future__ import annotations
 
+from __future__ import annotations
 
 import pytest
 import torch
@@ -28,8 +28,8 @@ from repro.born_biased.init_bias import random_token_inputs
 from repro.born_biased.preference_probe import probe
 from repro.core.data import random_tokens
 from repro.core.models.hf import build_model, default_d_ff
+from repro.ground.runtime import generator, resolve_dtype
 from repro.harness.bench import mean_seconds, time_matmul
-from repro.harness.runtime import generator, resolve_dtype
 
 # --------------------------------------------------------------------------- sizes
 
@@ -46,8 +46,9 @@ def _dtype_name(dtype: torch.dtype) -> str:
     return str(dtype).removeprefix("torch.")
 
 
-def probe_flops(*, n_layer: int, d_model: int, d_ff: int, vocab_size: int, n_seq: int, T: int,
-                n_lengths: int) -> dict[str, float]:
+def probe_flops(
+    *, n_layer: int, d_model: int, d_ff: int, vocab_size: int, n_seq: int, T: int, n_lengths: int
+) -> dict[str, float]:
     """Useful FLOPs of one `probe` call (multiply-add = 2 FLOPs; norms, activations, softmax,
     RoPE and the embedding lookup are not counted):
 
@@ -61,8 +62,7 @@ def probe_flops(*, n_layer: int, d_model: int, d_ff: int, vocab_size: int, n_seq
     proj = tokens * n_layer * 2 * (4 * d_model**2 + 2 * d_model * d_ff)
     attn = tokens * n_layer * 2 * 2 * ((T + 1) / 2) * d_model
     head = n_seq * n_lengths * 2 * d_model * vocab_size
-    return dict(projections=float(proj), attention=float(attn), lm_head=float(head),
-                total=float(proj + attn + head))
+    return dict(projections=float(proj), attention=float(attn), lm_head=float(head), total=float(proj + attn + head))
 
 
 # --------------------------------------------------------------------------- matmul reference
@@ -90,9 +90,18 @@ def probe_models():
 
     def get(dtype: torch.dtype) -> torch.nn.Module:
         if dtype not in cache:
-            cache[dtype] = build_model(ARCH, n_layer=N_LAYER, n_head=N_HEAD, d_model=D_MODEL, vocab_size=VOCAB,
-                                       seed=0, embedding_seed=0, n_positions=T, attn_implementation="sdpa",
-                                       dtype=dtype)
+            cache[dtype] = build_model(
+                ARCH,
+                n_layer=N_LAYER,
+                n_head=N_HEAD,
+                d_model=D_MODEL,
+                vocab_size=VOCAB,
+                seed=0,
+                embedding_seed=0,
+                n_positions=T,
+                attn_implementation="sdpa",
+                dtype=dtype,
+            )
         return cache[dtype]
 
     yield get
@@ -103,15 +112,22 @@ def probe_models():
 def test_probe_throughput(benchmark, capsys, matmul_rate, probe_models, probe_inputs, dtype_name):
     dtype = DTYPES[dtype_name]
     if dtype != torch.float32 and AUTO_DTYPE != dtype:
-        pytest.skip(f"resolve_dtype('auto') is {_dtype_name(AUTO_DTYPE)} on this machine ({dtype_name} not native, "
-                    "or native but measured slower than float32 — `repro env`): probes never run in "
-                    f"{dtype_name} here")
+        pytest.skip(
+            f"resolve_dtype('auto') is {_dtype_name(AUTO_DTYPE)} on this machine ({dtype_name} not native, "
+            "or native but measured slower than float32 — `repro env`): probes never run in "
+            f"{dtype_name} here"
+        )
     model = probe_models(dtype)
 
-    benchmark.group = (f"probe(): {ARCH} {N_LAYER}L d={D_MODEL} V={VOCAB}, "
-                       f"{N_SEQ}×{T} tokens, lengths {LENGTHS}")
-    res = benchmark.pedantic(probe, args=(model, probe_inputs), kwargs=dict(lengths=LENGTHS, keep_states=False),
-                             rounds=PROBE_ROUNDS, warmup_rounds=1, iterations=1)
+    benchmark.group = f"probe(): {ARCH} {N_LAYER}L d={D_MODEL} V={VOCAB}, {N_SEQ}×{T} tokens, lengths {LENGTHS}"
+    res = benchmark.pedantic(
+        probe,
+        args=(model, probe_inputs),
+        kwargs=dict(lengths=LENGTHS, keep_states=False),
+        rounds=PROBE_ROUNDS,
+        warmup_rounds=1,
+        iterations=1,
+    )
 
     n_len = len(LENGTHS)
     assert res.next_token.shape == (n_len, N_SEQ)
@@ -120,16 +136,33 @@ def test_probe_throughput(benchmark, capsys, matmul_rate, probe_models, probe_in
     assert res.states is None
     assert res.info["dtype"] == str(dtype)
 
-    flops = probe_flops(n_layer=N_LAYER, d_model=D_MODEL, d_ff=default_d_ff(ARCH, D_MODEL), vocab_size=VOCAB,
-                        n_seq=N_SEQ, T=T, n_lengths=n_len)
+    flops = probe_flops(
+        n_layer=N_LAYER,
+        d_model=D_MODEL,
+        d_ff=default_d_ff(ARCH, D_MODEL),
+        vocab_size=VOCAB,
+        n_seq=N_SEQ,
+        T=T,
+        n_lengths=n_len,
+    )
     mm = matmul_rate[dtype_name]
     info = benchmark.extra_info
-    info.update(arch=ARCH, n_layer=N_LAYER, d_model=D_MODEL, vocab_size=VOCAB, n_seq=N_SEQ, T=T,
-                lengths=list(LENGTHS), dtype=dtype_name, torch_threads=torch.get_num_threads(),
-                useful_gflop=flops["total"] / 1e9,
-                useful_gflop_split={k: v / 1e9 for k, v in flops.items() if k != "total"},
-                matmul_gflop_per_s=mm["gflop_per_s"], matmul_best_gflop_per_s=mm["best_gflop_per_s"],
-                matmul_shape=mm["shape"])
+    info.update(
+        arch=ARCH,
+        n_layer=N_LAYER,
+        d_model=D_MODEL,
+        vocab_size=VOCAB,
+        n_seq=N_SEQ,
+        T=T,
+        lengths=list(LENGTHS),
+        dtype=dtype_name,
+        torch_threads=torch.get_num_threads(),
+        useful_gflop=flops["total"] / 1e9,
+        useful_gflop_split={k: v / 1e9 for k, v in flops.items() if k != "total"},
+        matmul_gflop_per_s=mm["gflop_per_s"],
+        matmul_best_gflop_per_s=mm["best_gflop_per_s"],
+        matmul_shape=mm["shape"],
+    )
     seconds = mean_seconds(benchmark)
     if seconds is None:
         return
@@ -137,13 +170,20 @@ def test_probe_throughput(benchmark, capsys, matmul_rate, probe_models, probe_in
     # the matmul again, right after the probe: a ratio far from 1 means the machine's load
     # changed during the run (other processes), and this run's efficiency is not comparable
     after = time_matmul(dtype)["gflop_per_s"]
-    info.update(seconds_per_probe=seconds, tokens_per_s=N_SEQ * T / seconds, useful_gflop_per_s=useful,
-                efficiency=useful / mm["gflop_per_s"], matmul_gflop_per_s_after=after,
-                matmul_drift=after / mm["gflop_per_s"])
+    info.update(
+        seconds_per_probe=seconds,
+        tokens_per_s=N_SEQ * T / seconds,
+        useful_gflop_per_s=useful,
+        efficiency=useful / mm["gflop_per_s"],
+        matmul_gflop_per_s_after=after,
+        matmul_drift=after / mm["gflop_per_s"],
+    )
     with capsys.disabled():
-        print(f"\n[probe {dtype_name}] {info['tokens_per_s']:,.0f} tokens/s, {useful:.1f} useful GFLOP/s, "
-              f"matmul {mm['gflop_per_s']:.1f} GFLOP/s, efficiency {info['efficiency']:.2f} "
-              f"({seconds:.3f} s/probe, {info['useful_gflop']:.1f} GFLOP; matmul after/before {info['matmul_drift']:.2f})")
+        print(
+            f"\n[probe {dtype_name}] {info['tokens_per_s']:,.0f} tokens/s, {useful:.1f} useful GFLOP/s, "
+            f"matmul {mm['gflop_per_s']:.1f} GFLOP/s, efficiency {info['efficiency']:.2f} "
+            f"({seconds:.3f} s/probe, {info['useful_gflop']:.1f} GFLOP; matmul after/before {info['matmul_drift']:.2f})"
+        )
 
 
 # --------------------------------------------------------------------------- plain HF forward

@@ -17,22 +17,21 @@ dropped (CA-1), the plain causal mask against Fig 1 (CA-2), the mask with one fu
 through (CA-3, CA-5), another function of the same weights (CA-4), segment k = 2 for k = 1
 (CA-6), a kernel of the other order for each growth exponent (CA-7).
 """
-from __future__ import annotations
 
+from __future__ import annotations
 
 import numpy as np
 import pytest
 import torch
 
 from repro.context_axis import exactness, experiments, figures
-from repro.context_axis.experiments import VARIANTS, Experiment, PretrainedRun
 from repro.context_axis import kernels as ca
+from repro.context_axis.experiments import VARIANTS, Experiment, PretrainedRun
 from repro.core import data, plotting
 from repro.core.stats import loglog_slope, n_for_power, paired_seed_difference, paired_t, tail_slope
 
 # 004 Figure 1 (L = 5), 1 = masked: (a) context axis 2, (b) context axis 3
-FIG1 = {2: [[0, 0, 0, 1, 1]] * 3 + [[0, 0, 0, 0, 1], [0, 0, 0, 0, 0]],
-        3: [[0, 0, 0, 0, 1]] * 4 + [[0, 0, 0, 0, 0]]}
+FIG1 = {2: [[0, 0, 0, 1, 1]] * 3 + [[0, 0, 0, 0, 1], [0, 0, 0, 0, 0]], 3: [[0, 0, 0, 0, 1]] * 4 + [[0, 0, 0, 0, 0]]}
 
 # float64 throughout CA-3/5/6: two exact formulations of one function differ only by the
 # order of floating-point sums (≈ 1e-16 relative); 1e-9 on logits of size ≈ 1 leaves 10⁶×
@@ -49,7 +48,8 @@ NOT_REPRODUCED: dict[tuple[str, str], str] = {
         "the differences lie within the seed-to-seed spread. The ci profile's models are small and briefly trained "
         "on CPU; their NLL barely moves between causal, segment and full inference (they hardly re-read the past), "
         "so the axis has little to add here. The power row gives the seeds this comparison would need; a deeper "
-        "model trained longer (the paper profile, a GPU) is the test this leaves open."),
+        "model trained longer (the paper profile, a GPU) is the test this leaves open."
+    )
 }
 
 
@@ -80,12 +80,20 @@ def test_algorithm1_mask(claim):
         n += x.shape[0]
     claim.record("sequences checked (S = 1 … 6, every sequence over 3 symbols)", n)
     M5 = ca.algorithm1_mask(torch.ones(1, 5, dtype=torch.long))[0, 0].int()
-    claim.figure(figures.mask_slices(M5.numpy(), [0, 2, 3, 4], "004 Algorithm 1, L = 5: M[c] (1 = masked)"),
-                 "mask_slices")
+    claim.figure(
+        figures.mask_slices(M5.numpy(), [0, 2, 3, 4], "004 Algorithm 1, L = 5: M[c] (1 = masked)"), "mask_slices"
+    )
     claim.check("shape (B, 1, S, S, S) and dtype bool on every S", bool(shapes_ok), compare="true", why="exact")
-    claim.check("mask entries differing from the closed form", worst, 0, compare="abs", tol=0,
-                why="an exact boolean construction", control=control,
-                control_name="causal mask C alone over every slice (Algorithm 1 without the context mask T)")
+    claim.check(
+        "mask entries differing from the closed form",
+        worst,
+        0,
+        compare="abs",
+        tol=0,
+        why="an exact boolean construction",
+        control=control,
+        control_name="causal mask C alone over every slice (Algorithm 1 without the context mask T)",
+    )
 
 
 @pytest.mark.claim("CA-2")
@@ -104,10 +112,20 @@ def test_figure1_slices(claim):
     claim.figure(figures.mask_slices(M.numpy(), [2, 3], "004 Fig 1 (a) c = 2, (b) c = 3, L = 5 (ours)"), "fig1")
     # Fig 2: every slot of the (context, causal) grid is computed; the diagonal is read out
     grid = np.tile(np.arange(6)[:, None], (1, 6))
-    claim.figure(figures.axis_layout(grid, np.ones((6, 6)), "004 Fig 2: output states h_{c,t} (diagonal read out)",
-                                     "computed"), "fig2_layout")
-    claim.check("entries differing from Fig 1 (a), (b)", fig_diff, 0, compare="abs", tol=0, why="exact",
-                control=fig_control, control_name="the ordinary causal mask in every slice (no context axis)")
+    claim.figure(
+        figures.axis_layout(grid, np.ones((6, 6)), "004 Fig 2: output states h_{c,t} (diagonal read out)", "computed"),
+        "fig2_layout",
+    )
+    claim.check(
+        "entries differing from Fig 1 (a), (b)",
+        fig_diff,
+        0,
+        compare="abs",
+        tol=0,
+        why="exact",
+        control=fig_control,
+        control_name="the ordinary causal mask in every slice (no context axis)",
+    )
     claim.check("diagonal rows differing from the causal mask", diag_diff, 0, compare="abs", tol=0, why="exact")
     claim.check("queries whose last visible key is not max(i, c)", up_to_c, 0, compare="abs", tol=0, why="exact")
     claim.check("entries masked in the last slice", int(M[S - 1].sum()), 0, compare="abs", tol=0, why="exact")
@@ -125,20 +143,43 @@ def test_diagonal_is_autoregressive(claim, sizes, device):
     stats = exactness.diagonal_stats(sizes["check"], device)
     claim.record("random models × sequences checked", stats["n"])
     exact = "float64, exact construction (see EXACT)"
-    claim.check("max |Δ diagonal logit ≤ t| when tokens after t change", stats["future"], 0.0, compare="abs",
-                tol=EXACT, why=exact, control=stats["leak"],
-                control_name="Algorithm 1's mask with one future key let through (slice c sees key c + 1)")
-    claim.check("max |full axis − per-prefix bidirectional oracle|", stats["oracle"], 0.0, compare="abs", tol=EXACT,
-                why=exact)
-    claim.check("max |bucketed full axis − Algorithm 1 masked formulation|", stats["masked"], 0.0, compare="abs",
-                tol=EXACT, why=exact)
+    claim.check(
+        "max |Δ diagonal logit ≤ t| when tokens after t change",
+        stats["future"],
+        0.0,
+        compare="abs",
+        tol=EXACT,
+        why=exact,
+        control=stats["leak"],
+        control_name="Algorithm 1's mask with one future key let through (slice c sees key c + 1)",
+    )
+    claim.check(
+        "max |full axis − per-prefix bidirectional oracle|", stats["oracle"], 0.0, compare="abs", tol=EXACT, why=exact
+    )
+    claim.check(
+        "max |bucketed full axis − Algorithm 1 masked formulation|",
+        stats["masked"],
+        0.0,
+        compare="abs",
+        tol=EXACT,
+        why=exact,
+    )
     med = float(np.median(stats["vs_causal"]))
     # control: one-layer models, where the last diagonal query reads the embeddings exactly as
     # causal attention does (only when the examples drew some)
-    ctl = dict(control=float(np.median(stats["one_layer"])), control_name="one-layer models (nothing to re-read)") \
-        if stats["one_layer"] else {}
-    claim.check("median |diagonal − causal| logit at the last position, ≥ 2 layers (not causal attention)", med,
-                1e-3, compare="ge", why="re-reading the past must move the output well above rounding", **ctl)
+    ctl = (
+        dict(control=float(np.median(stats["one_layer"])), control_name="one-layer models (nothing to re-read)")
+        if stats["one_layer"]
+        else {}
+    )
+    claim.check(
+        "median |diagonal − causal| logit at the last position, ≥ 2 layers (not causal attention)",
+        med,
+        1e-3,
+        compare="ge",
+        why="re-reading the past must move the output well above rounding",
+        **ctl,
+    )
 
 
 # --------------------------------------------------------------------------- CA-4
@@ -169,24 +210,45 @@ def test_pretrained_weights_run_unchanged(claim, pretrained_run, sizes):
     # PRETRAINED_TOL keeps ≥ 35× headroom over those measurements and stays 10⁴× under a real
     # leak (the controls: 11–35 in logits)
     tol = PRETRAINED_TOL
-    why = (f"{r.dtype} states with float32 norms and rotary tables (transformers): rounding of one function "
-           "through differently shaped kernels (logits ≈ 10–30)")
+    why = (
+        f"{r.dtype} states with float32 norms and rotary tables (transformers): rounding of one function "
+        "through differently shaped kernels (logits ≈ 10–30)"
+    )
     for mode, v in r.nll.items():
         claim.record(f"{data.corpus_title(r.corpus)} test NLL, {mode} inference", v, unit="nats/token")
-    claim.record("NLL cost of running the causal weights on the full axis", r.nll["full"] - r.nll["causal"],
-                 unit="nats/token")
-    claim.table(f"CA-4 {r.name}: held-out NLL of the pretrained weights by inference mode",
-                ["mode", "NLL (nats/token)"], [[k, round(v, 4)] for k, v in r.nll.items()])
+    claim.record(
+        "NLL cost of running the causal weights on the full axis", r.nll["full"] - r.nll["causal"], unit="nats/token"
+    )
+    claim.table(
+        f"CA-4 {r.name}: held-out NLL of the pretrained weights by inference mode",
+        ["mode", "NLL (nats/token)"],
+        [[k, round(v, 4)] for k, v in r.nll.items()],
+    )
     claim.check("parameters after / before", r.params[1] / r.params[0], 1.0, compare="abs", tol=0, why="exact")
     claim.check("state dict unchanged", r.state_unchanged, compare="true", why="exact")
     claim.check("attention implementation restored", r.impl_restored, compare="true", why="exact")
     seg = next(m for m in r.nll if m.startswith("segment:"))
-    claim.check("max |bucketed full axis − per-prefix oracle| (logits)", r.max_full_vs_oracle, 0.0, compare="abs",
-                tol=tol, why=why, control=r.max_causal_vs_oracle,
-                control_name="the causal logits in place of the full axis (another function of the same weights)")
+    claim.check(
+        "max |bucketed full axis − per-prefix oracle| (logits)",
+        r.max_full_vs_oracle,
+        0.0,
+        compare="abs",
+        tol=tol,
+        why=why,
+        control=r.max_causal_vs_oracle,
+        control_name="the causal logits in place of the full axis (another function of the same weights)",
+    )
     claim.check("max |segment k = S − oracle| (logits)", r.max_segS_vs_oracle, 0.0, compare="abs", tol=tol, why=why)
-    claim.check("max |segment k = 1 − causal| (logits)", r.max_seg1_vs_causal, 0.0, compare="abs", tol=tol, why=why,
-                control=r.max_segk_vs_causal, control_name=f"{seg} in place of k = 1")
+    claim.check(
+        "max |segment k = 1 − causal| (logits)",
+        r.max_seg1_vs_causal,
+        0.0,
+        compare="abs",
+        tol=tol,
+        why=why,
+        control=r.max_segk_vs_causal,
+        control_name=f"{seg} in place of k = 1",
+    )
 
 
 # --------------------------------------------------------------------------- CA-5
@@ -206,14 +268,29 @@ def test_upper_triangle_is_never_read(claim, sizes, device):
     m = exactness.tiny_model("llama", 1, 0, device)
     h = experiments.per_slice_states(m, exactness.random_ids(0, (1, 6), device), kernel="trimmed").cpu()
     src = np.where(np.tril(np.ones((6, 6))) > 0, np.arange(6)[:, None], -1)
-    claim.figure(figures.axis_layout(src, h.norm(dim=-1).numpy(), "004 Fig 3: strictly upper part zero "
-                                     "(1-layer attention, trimmed kernel)", "‖attention output‖"), "fig3_layout")
+    claim.figure(
+        figures.axis_layout(
+            src,
+            h.norm(dim=-1).numpy(),
+            "004 Fig 3: strictly upper part zero (1-layer attention, trimmed kernel)",
+            "‖attention output‖",
+        ),
+        "fig3_layout",
+    )
     exact = "float64, exact construction (see EXACT)"
-    claim.check("max |Δ diagonal logit| with the upper triangle zeroed in every layer", stats["model"], 0.0,
-                compare="abs", tol=EXACT, why=exact, control=stats["leak"],
-                control_name="Algorithm 1's mask with one future key let through (slice c sees key c + 1)")
-    claim.check("max |trimmed − upper-zeroed naive| (kernel outputs)", stats["kernel"], 0.0, compare="abs", tol=EXACT,
-                why=exact)
+    claim.check(
+        "max |Δ diagonal logit| with the upper triangle zeroed in every layer",
+        stats["model"],
+        0.0,
+        compare="abs",
+        tol=EXACT,
+        why=exact,
+        control=stats["leak"],
+        control_name="Algorithm 1's mask with one future key let through (slice c sees key c + 1)",
+    )
+    claim.check(
+        "max |trimmed − upper-zeroed naive| (kernel outputs)", stats["kernel"], 0.0, compare="abs", tol=EXACT, why=exact
+    )
 
 
 # --------------------------------------------------------------------------- CA-6, CA-7: counted cost
@@ -222,8 +299,6 @@ def test_upper_triangle_is_never_read(claim, sizes, device):
 @pytest.fixture(scope="module")
 def cost(sizes):
     return experiments.counted_cost(sizes["cost"])
-
-
 
 
 @pytest.mark.claim("CA-6")
@@ -239,28 +314,71 @@ def test_segment_level_sparsity(claim, sizes, cost, device):
     st_ = np.array([r[2] for r in cost["seg"]], dtype=float)
     fl_slope, st_slope = loglog_slope(ks, fl).slope, loglog_slope(ks, st_).slope
     claim.record("random models checked", stats["n"])
-    claim.table("CA-6: segment kernel cost at fixed S", ["k", "GFLOP", "states per head (K·S)"],
-                [[int(k), round(f / 1e9, 4), int(s)] for k, f, s in zip(ks, fl, st_)])
+    claim.table(
+        "CA-6: segment kernel cost at fixed S",
+        ["k", "GFLOP", "states per head (K·S)"],
+        [[int(k), round(f / 1e9, 4), int(s)] for k, f, s in zip(ks, fl, st_)],
+    )
     src = np.where(np.tril(np.ones((6, 6))) > 0, np.minimum(np.arange(6)[:, None], np.arange(6)[None, :] + 2), -1)
-    claim.figure(figures.axis_layout(src, (src >= 0) * (1 + (np.arange(6)[:, None] <= np.arange(6)[None, :] + 2)),
-                                     "004 Fig 4: segment size 3 (slots c ≥ t + 3 reuse h_{t+2,t})",
-                                     "stored (2) / reused (1) / zero (0)"), "fig4_layout")
+    claim.figure(
+        figures.axis_layout(
+            src,
+            (src >= 0) * (1 + (np.arange(6)[:, None] <= np.arange(6)[None, :] + 2)),
+            "004 Fig 4: segment size 3 (slots c ≥ t + 3 reuse h_{t+2,t})",
+            "stored (2) / reused (1) / zero (0)",
+        ),
+        "fig4_layout",
+    )
     fig_curves = {"FLOPs": (ks, fl), "states": (ks, st_)}
-    claim.figure(figures.cost_vs_length(fig_curves, f"CA-6 segment kernel at S = {cost['S']}: cost vs k",
-                                        "count", {"FLOPs": fl_slope, "states": st_slope}), "cost_vs_k")
+    claim.figure(
+        figures.cost_vs_length(
+            fig_curves,
+            f"CA-6 segment kernel at S = {cost['S']}: cost vs k",
+            "count",
+            {"FLOPs": fl_slope, "states": st_slope},
+        ),
+        "cost_vs_k",
+    )
     exact = "float64, exact construction (see EXACT)"
-    claim.check("max |segment k = 1 − causal decoding| (logits)", stats["k1"], 0.0, compare="abs", tol=EXACT,
-                why=exact, control=stats["k2"], control_name="segment k = 2 in place of k = 1")
-    claim.check("max |segment k = S − full axis (oracle)| (logits)", stats["kS"], 0.0, compare="abs", tol=EXACT,
-                why=exact)
-    claim.check("max |segment k (KV cache) − masked formulation with Fig 4 reuse| (logits)", stats["k"], 0.0,
-                compare="abs", tol=EXACT, why=exact)
+    claim.check(
+        "max |segment k = 1 − causal decoding| (logits)",
+        stats["k1"],
+        0.0,
+        compare="abs",
+        tol=EXACT,
+        why=exact,
+        control=stats["k2"],
+        control_name="segment k = 2 in place of k = 1",
+    )
+    claim.check(
+        "max |segment k = S − full axis (oracle)| (logits)", stats["kS"], 0.0, compare="abs", tol=EXACT, why=exact
+    )
+    claim.check(
+        "max |segment k (KV cache) − masked formulation with Fig 4 reuse| (logits)",
+        stats["k"],
+        0.0,
+        compare="abs",
+        tol=EXACT,
+        why=exact,
+    )
     # counted, deterministic; the frozen-key GEMMs of a chunk (16 slices) run to the chunk's
     # last slice, a waste that shrinks as k grows: 0.85–1.0 is linear for k ≥ 1
-    claim.check(f"log–log slope of segment FLOPs in k (S = {cost['S']})", fl_slope, 1.0, compare="abs", tol=0.15,
-                why="counted FLOPs; chunking waste ≤ 15% at k = 1")
-    claim.check(f"log–log slope of stored states in k (S = {cost['S']})", st_slope, 1.0, compare="abs", tol=0.02,
-                why="K·S states by construction (min(k, S) = k here)")
+    claim.check(
+        f"log–log slope of segment FLOPs in k (S = {cost['S']})",
+        fl_slope,
+        1.0,
+        compare="abs",
+        tol=0.15,
+        why="counted FLOPs; chunking waste ≤ 15% at k = 1",
+    )
+    claim.check(
+        f"log–log slope of stored states in k (S = {cost['S']})",
+        st_slope,
+        1.0,
+        compare="abs",
+        tol=0.02,
+        why="K·S states by construction (min(k, S) = k here)",
+    )
 
 
 @pytest.mark.claim("CA-7")
@@ -272,30 +390,68 @@ def test_cost_grows_cubically_and_sparsity_brings_it_down(claim, cost):
     slopes = {n: tail_slope([r[0] for r in v], [r[1] for r in v]) for n, v in rows.items() if len(v) > 1}
     at = {n: dict(v)[S] for n, v in rows.items() if S in dict(v)}
     claim.record(f"FLOPs segment k=4 / masked_sdpa at S = {S}", at["segment k=4"] / at["masked_sdpa"])
-    claim.table(f"CA-7: counted GFLOP by kernel (H = {cost['H']}, d = {cost['d']}, batch 1)",
-                ["S", *rows], [[s, *[round(dict(v).get(s, float("nan")) / 1e9, 5) for v in rows.values()]]
-                               for s in sorted({r[0] for v in rows.values() for r in v})])
+    claim.table(
+        f"CA-7: counted GFLOP by kernel (H = {cost['H']}, d = {cost['d']}, batch 1)",
+        ["S", *rows],
+        [
+            [s, *[round(dict(v).get(s, float("nan")) / 1e9, 5) for v in rows.values()]]
+            for s in sorted({r[0] for v in rows.values() for r in v})
+        ],
+    )
     curves = {n: ([r[0] for r in v], [r[1] for r in v]) for n, v in rows.items()}
-    claim.figure(figures.cost_vs_length(curves, "CA-7: attention FLOPs per layer vs S (counted)", "FLOPs", slopes),
-                 "flops_vs_S")
+    claim.figure(
+        figures.cost_vs_length(curves, "CA-7: attention FLOPs per layer vs S (counted)", "FLOPs", slopes), "flops_vs_S"
+    )
     st_curves = {n: ([r[0] for r in v], [r[1] for r in v]) for n, v in cost["states"].items()}
-    claim.figure(figures.cost_vs_length(st_curves, "CA-7: states stored per head vs S", "states",
-                                        {n: tail_slope(*c) for n, c in st_curves.items()}), "states_vs_S")
+    claim.figure(
+        figures.cost_vs_length(
+            st_curves, "CA-7: states stored per head vs S", "states", {n: tail_slope(*c) for n, c in st_curves.items()}
+        ),
+        "states_vs_S",
+    )
     # every comparison shown is asserted. Controls: the slope of a kernel of the other order
     # through the same comparison (the S² causal decoder as "cubic", the S³ kernel as "quadratic")
     why = "counted FLOPs; the lower-order terms left between the two largest S move the slope by < 0.15"
-    for name, want, ctl in (("masked_sdpa", 3.0, "causal"), ("trimmed", 3.0, None), ("segment k=4", 2.0, "masked_sdpa"),
-                            ("causal", 2.0, None)):
+    for name, want, ctl in (
+        ("masked_sdpa", 3.0, "causal"),
+        ("trimmed", 3.0, None),
+        ("segment k=4", 2.0, "masked_sdpa"),
+        ("causal", 2.0, None),
+    ):
         control = dict(control=slopes[ctl], control_name=f"the {ctl} kernel's slope") if ctl else {}
-        claim.check(f"log–log slope of FLOPs in S (two largest S), {name}", slopes[name], want, compare="abs",
-                    tol=0.15, why=why, **control)
-    claim.check(f"FLOPs masked_sdpa / causal at S = {S}", at["masked_sdpa"] / at["causal"], S, compare="rel", tol=0.01,
-                why="S slices of the S × S work, counted exactly")
-    naive = dict(control=at["naive"] / at["masked_sdpa"], control_name="the naive kernel, which computes the upper "
-                 "triangle") if "naive" in at else {}  # (naive runs up to ca.NAIVE_MAX_S)
-    claim.check(f"FLOPs trimmed / masked_sdpa at S = {S} (upper triangle never computed)",
-                at["trimmed"] / at["masked_sdpa"], (S + 1) * (2 * S + 1) / (6 * S * S), compare="rel", tol=0.01,
-                why="Σ (c+1)² / S³ exactly", **naive)
+        claim.check(
+            f"log–log slope of FLOPs in S (two largest S), {name}",
+            slopes[name],
+            want,
+            compare="abs",
+            tol=0.15,
+            why=why,
+            **control,
+        )
+    claim.check(
+        f"FLOPs masked_sdpa / causal at S = {S}",
+        at["masked_sdpa"] / at["causal"],
+        S,
+        compare="rel",
+        tol=0.01,
+        why="S slices of the S × S work, counted exactly",
+    )
+    naive = (
+        dict(
+            control=at["naive"] / at["masked_sdpa"], control_name="the naive kernel, which computes the upper triangle"
+        )
+        if "naive" in at
+        else {}
+    )  # (naive runs up to ca.NAIVE_MAX_S)
+    claim.check(
+        f"FLOPs trimmed / masked_sdpa at S = {S} (upper triangle never computed)",
+        at["trimmed"] / at["masked_sdpa"],
+        (S + 1) * (2 * S + 1) / (6 * S * S),
+        compare="rel",
+        tol=0.01,
+        why="Σ (c+1)² / S³ exactly",
+        **naive,
+    )
 
 
 # --------------------------------------------------------------------------- CA-8
@@ -336,35 +492,56 @@ def test_context_axis_training_gives_better_representations(claim, experiment, s
     for v in VARIANTS:
         table[v] = {m: (float(e.nll[v][m].mean(1).mean()), float(e.nll[v][m].mean(1).std(ddof=1))) for m in e.modes}
         rows.append([v, *[f"{table[v][m][0]:.4f} ± {table[v][m][1]:.4f}" for m in e.modes]])
-    claim.table(f"CA-8: held-out NLL (nats/token), mean ± sd over seeds {list(e.seeds)}; {e.n_windows} "
-                f"{data.corpus_title(e.corpus)} validation windows of {e.seq_len} tokens", ["trained as", *e.modes], rows)
+    claim.table(
+        f"CA-8: held-out NLL (nats/token), mean ± sd over seeds {list(e.seeds)}; {e.n_windows} "
+        f"{data.corpus_title(e.corpus)} validation windows of {e.seq_len} tokens",
+        ["trained as", *e.modes],
+        rows,
+    )
     claim.record("seeds", len(e.seeds))
     claim.record("causal model, causal inference (the baseline)", float(base.mean()), unit="nats/token")
     deltas = {}
-    for v, mode in (("context axis", "full"), ("axis drop", "full"), ("context axis", "causal"),
-                    ("axis drop", "causal"), ("axis drop", e.modes[-2]), ("causal", "full")):
+    for v, mode in (
+        ("context axis", "full"),
+        ("axis drop", "full"),
+        ("context axis", "causal"),
+        ("axis drop", "causal"),
+        ("axis drop", e.modes[-2]),
+        ("causal", "full"),
+    ):
         deltas[(v, mode)] = paired_seed_difference(e.nll[v][mode], base)
         d, _, p = deltas[(v, mode)]
-        claim.record(f"Δ NLL: {v} model, {mode} inference − baseline (paired t over seeds: p = {p:.3g})", d,
-                     unit="nats/token")
+        claim.record(
+            f"Δ NLL: {v} model, {mode} inference − baseline (paired t over seeds: p = {p:.3g})", d, unit="nats/token"
+        )
     dropped = [x / sizes["train"]["steps"] for x in e.dropped["axis drop"]]
-    claim.record(f"axis drop: share of batches trained causally (drawn with p = {sizes['axis_drop']})",
-                 float(np.mean(dropped)))
+    claim.record(
+        f"axis drop: share of batches trained causally (drawn with p = {sizes['axis_drop']})", float(np.mean(dropped))
+    )
     # our own check (not the source's claim): the training–inference mismatch of each model
     seed_sd = float(base.mean(1).std(ddof=1))
     mismatch = experiments.train_inference_mismatch(e)
     worst = max(mismatch.values())
     for (v, mode), d in mismatch.items():
-        claim.record(f"our check, not the source's claim — {v} model: max over seeds |NLL({mode}) − "
-                     f"NLL(training mode)|", d, unit="nats/token")
-    claim.record("our check, not the source's claim — seed-to-seed sd of the causal baseline", seed_sd,
-                 unit="nats/token")
+        claim.record(
+            f"our check, not the source's claim — {v} model: max over seeds |NLL({mode}) − NLL(training mode)|",
+            d,
+            unit="nats/token",
+        )
+    claim.record(
+        "our check, not the source's claim — seed-to-seed sd of the causal baseline", seed_sd, unit="nats/token"
+    )
     claim.record("our check, not the source's claim — largest mismatch / baseline seed sd", worst / seed_sd)
-    claim.figure(figures.nll_by_inference(table, e.modes, "CA-8: held-out NLL by training and inference mode",
-                                          reference=float(base.mean())), "nll_by_mode")
+    claim.figure(
+        figures.nll_by_inference(
+            table, e.modes, "CA-8: held-out NLL by training and inference mode", reference=float(base.mean())
+        ),
+        "nll_by_mode",
+    )
     curves = {f"{v} (seed {s})": r.losses for v in VARIANTS for s, r in zip(e.seeds, e.results[v])}
-    claim.figure(plotting.training_curves(curves, "CA-8: training loss (each model in its own training mode)"),
-                 "training")
+    claim.figure(
+        plotting.training_curves(curves, "CA-8: training loss (each model in its own training mode)"), "training"
+    )
     # power: the two asserted comparisons, each a one-sided paired t at α/2 with the paired sd
     # measured here (3 seeds: a rough sd), passing together. They share the baseline, so they
     # are positively correlated: the product (independence) is a lower bound on the joint
@@ -378,31 +555,58 @@ def test_context_axis_training_gives_better_representations(claim, experiment, s
         # the shield of an invented effect: each comparison's one-sided paired-t p in the claimed
         # direction (better than the baseline); the claim needs both, so the larger one
         direction_p = max(paired_t(e.nll[v][m].mean(1), base.mean(1), alternative="less").p for v, m in tested)
-        claim.power(joint(n), effect=f"{EFFECT_NATS} nats/token better held-out NLL in both comparisons",
-                    effect_value=EFFECT_NATS,
-                    basis="interest: the source states no size; the least benefit worth the axis's S-fold cost "
-                          "(≈ 1% perplexity)",
-                    test=f"two one-sided paired t-tests at α = {ALPHA_TWO_SIDED / 2} (two-sided {ALPHA_TWO_SIDED} "
-                         "with the sign), both must pass",
-                    sample=f"{n} paired seeds × {e.n_windows} held-out windows of {e.seq_len} tokens",
-                    method=f"closed form: noncentral t; nuisance: paired sd over the {n} seeds (plug-in) "
-                           f"{sds[0]:.4f} (full) / {sds[1]:.4f} (axis drop, causal); product of the two "
-                           f"(lower bound; upper bound {min(each):.3f})",
-                    decide=f"{n80} paired seeds at this model size and budget" if n80 else
-                    "more than 100,000 paired seeds", direction_p=direction_p)
+        claim.power(
+            joint(n),
+            effect=f"{EFFECT_NATS} nats/token better held-out NLL in both comparisons",
+            effect_value=EFFECT_NATS,
+            basis="interest: the source states no size; the least benefit worth the axis's S-fold cost "
+            "(≈ 1% perplexity)",
+            test=f"two one-sided paired t-tests at α = {ALPHA_TWO_SIDED / 2} (two-sided {ALPHA_TWO_SIDED} "
+            "with the sign), both must pass",
+            sample=f"{n} paired seeds × {e.n_windows} held-out windows of {e.seq_len} tokens",
+            method=f"closed form: noncentral t; nuisance: paired sd over the {n} seeds (plug-in) "
+            f"{sds[0]:.4f} (full) / {sds[1]:.4f} (axis drop, causal); product of the two "
+            f"(lower bound; upper bound {min(each):.3f})",
+            decide=f"{n80} paired seeds at this model size and budget" if n80 else "more than 100,000 paired seeds",
+            direction_p=direction_p,
+        )
     # (with fewer than 2 seeds or no spread, power cannot be computed: the verdict stays inconclusive)
     full_d, _, full_p = deltas[tested[0]]
     drop_d, _, drop_p = deltas[tested[1]]
-    measured = (f"Δ NLL context axis (full inference) {full_d:+.4f} nats, p = {full_p:.2g}; Δ NLL axis drop "
-                f"(causal inference) {drop_d:+.4f} nats, p = {drop_p:.2g}; largest train–inference mismatch "
-                f"{worst / seed_sd:.2f} × the seed sd")
+    measured = (
+        f"Δ NLL context axis (full inference) {full_d:+.4f} nats, p = {full_p:.2g}; Δ NLL axis drop "
+        f"(causal inference) {drop_d:+.4f} nats, p = {drop_p:.2g}; largest train–inference mismatch "
+        f"{worst / seed_sd:.2f} × the seed sd"
+    )
     claim.not_reproduced_if(NOT_REPRODUCED, ("CA-8", profile.name), measured)
     better = "the premise: better held-out NLL than the identical causal model"
-    claim.check("Δ NLL: context axis model, full inference − baseline (mean over seeds)", full_d, 0.0, compare="le",
-                unit="nats/token", why=better)
-    claim.check("paired t p (two-sided, over seeds): context axis model, full inference vs baseline", full_p,
-                ALPHA_TWO_SIDED, compare="le", why="significant over paired seeds, conventional α")
-    claim.check("Δ NLL: axis drop model, causal inference − baseline (mean over seeds)", drop_d, 0.0, compare="le",
-                unit="nats/token", why=better + ", under KV-cache-compatible inference")
-    claim.check("paired t p (two-sided, over seeds): axis drop model, causal inference vs baseline", drop_p,
-                ALPHA_TWO_SIDED, compare="le", why="significant over paired seeds, conventional α")
+    claim.check(
+        "Δ NLL: context axis model, full inference − baseline (mean over seeds)",
+        full_d,
+        0.0,
+        compare="le",
+        unit="nats/token",
+        why=better,
+    )
+    claim.check(
+        "paired t p (two-sided, over seeds): context axis model, full inference vs baseline",
+        full_p,
+        ALPHA_TWO_SIDED,
+        compare="le",
+        why="significant over paired seeds, conventional α",
+    )
+    claim.check(
+        "Δ NLL: axis drop model, causal inference − baseline (mean over seeds)",
+        drop_d,
+        0.0,
+        compare="le",
+        unit="nats/token",
+        why=better + ", under KV-cache-compatible inference",
+    )
+    claim.check(
+        "paired t p (two-sided, over seeds): axis drop model, causal inference vs baseline",
+        drop_p,
+        ALPHA_TWO_SIDED,
+        compare="le",
+        why="significant over paired seeds, conventional α",
+    )

@@ -17,6 +17,7 @@ of the sum (RS-1, RS-2, RS-5), a post-norm stack (RS-4), a random-init twin (RS-
 without skip connections and the post-norm stacks (RS-3), the other depth (RS-7), a lens that
 reads nothing from the layer (RS-8).
 """
+
 from __future__ import annotations
 
 import math
@@ -27,10 +28,10 @@ import pytest
 
 from repro.core import lens, stats
 from repro.harness import catalogue
-from repro.residual_stream import figures, study
 from repro.residual_stream import decomposition as rs
+from repro.residual_stream import figures, study
 
-F32_U = 2.0 ** -24  # float32 unit roundoff
+F32_U = 2.0**-24  # float32 unit roundoff
 # 002 "Residual Stream Decomposition": 1 + L·H + L terms for (L, H) = (32, 32) (the source's
 # example) and (24, 16) (its exercise)
 SOURCE_TERMS = catalogue.number("RS-1", "terms")
@@ -41,16 +42,21 @@ _POST_NORM = (
     "at the source's init (Xavier weights, embeddings read ×√d, as in the original Transformer) the post-norm "
     "stack has lost the direct gradient path, as the source says, but not the gradient itself: the first block's "
     "weight gradient is about as large as the last block's at every depth measured, the deepest included, so "
-    "deep post-norm stacks do not lose gradient at early layers at initialisation in this decoder-only model.")
+    "deep post-norm stacks do not lose gradient at early layers at initialisation in this decoder-only model."
+)
 _POST_NORM_PAPER = (
     "at the source's init and the paper row's sizes (width 768, 6 … 96 layers, 5 seeds; one H200, 2026-11-26, "
     "results/h200-2026-11-26b) the post-norm stack has lost the direct gradient path (coefficient −0.001 at L = 96), "
     "as the source says, and from L = 12 its first block gets less weight gradient than its last (geometric means "
     "0.74, 0.67, 0.67, 0.92 at L = 12, 24, 48, 96; pre-norm's grow 2.6 → 6.1), but never at most half of it, and the "
     "ratio does not fall with depth: deep post-norm stacks do not lose gradient at early layers at initialisation "
-    "in this decoder-only model at the source's scale either.")
-NOT_REPRODUCED: dict[tuple[str, str], str] = {("RS-3", "ci"): _POST_NORM, ("RS-3", "long"): _POST_NORM,
-                                              ("RS-3", "paper"): _POST_NORM_PAPER}
+    "in this decoder-only model at the source's scale either."
+)
+NOT_REPRODUCED: dict[tuple[str, str], str] = {
+    ("RS-3", "ci"): _POST_NORM,
+    ("RS-3", "long"): _POST_NORM,
+    ("RS-3", "paper"): _POST_NORM_PAPER,
+}
 
 
 @pytest.fixture(scope="module")
@@ -88,14 +94,27 @@ def test_final_residual_is_sum_of_terms(claim, decomposed, corpus_name):
     # the count formula from the configs of the source's two examples (32 × 32; the exercise's 24 × 16)
     for (L, H), n in SOURCE_TERMS.items():
         cfg = LlamaConfig(num_hidden_layers=L, num_attention_heads=H) if L == 32 else GPT2Config(n_layer=L, n_head=H)
-        claim.check(f"terms for a {L}-layer × {H}-head model", rs.count_terms(cfg), n, compare="abs", tol=0,
-                    source=n, why="exact count: 1 + L·H + L")
+        claim.check(
+            f"terms for a {L}-layer × {H}-head model",
+            rs.count_terms(cfg),
+            n,
+            compare="abs",
+            tol=0,
+            source=n,
+            why="exact count: 1 + L·H + L",
+        )
 
-    for i, (name, (model, _, dec)) in enumerate(decomposed.items()):
+    for _i, (name, (model, _, dec)) in enumerate(decomposed.items()):
         n_terms = len(dec.names())
         expected = rs.count_terms(model.config) + rs.bias_terms(model)
-        claim.check(f"{name}: terms (1 + L·H + L + bias terms)", n_terms, expected, compare="abs", tol=0,
-                    why=f"count_terms + {rs.bias_terms(model)} b_O terms")
+        claim.check(
+            f"{name}: terms (1 + L·H + L + bias terms)",
+            n_terms,
+            expected,
+            compare="abs",
+            tol=0,
+            why=f"count_terms + {rs.bias_terms(model)} b_O terms",
+        )
         # per position: max-abs error relative to the position's max |x|. Tolerance: n float32
         # additions of terms no larger than |x| (before cancellation) give ≤ n·u relative error
         # in the worst case (Higham 2002 §3.1); we allow that bound with u = 2^-24.
@@ -106,15 +125,26 @@ def test_final_residual_is_sum_of_terms(claim, decomposed, corpus_name):
         # smallest (the hardest to miss): the exactness check must then fail
         l, h = rs.smallest_head(dec.heads[0].norm(dim=-1).amax(-1))
         ctl = rs.relative_error(total - dec.heads[:, l, h].double(), dec.residual)
-        claim.check(f"{name}: max relative |Σ terms − x^(L)|", err, 0.0, compare="abs", tol=tol,
-                    why=f"2·n·u worst-case float32 accumulation over n = {n_terms} terms",
-                    control=ctl, control_name=f"Σ terms without one term (L{l}H{h}, the smallest head output)")
+        claim.check(
+            f"{name}: max relative |Σ terms − x^(L)|",
+            err,
+            0.0,
+            compare="abs",
+            tol=tol,
+            why=f"2·n·u worst-case float32 accumulation over n = {n_terms} terms",
+            control=ctl,
+            control_name=f"Σ terms without one term (L{l}H{h}, the smallest head output)",
+        )
     name, (_, _, dec) = next(iter(decomposed.items()))
     t = dec.residual.shape[1] - 1  # the last token of the passage
-    claim.figure(figures.term_norm_heatmap(dec.heads[0, :, :, t].norm(dim=-1).cpu().numpy(),
-                                           dec.ffn[0, :, t].norm(dim=-1).cpu().numpy(),
-                                           f"{name}: log10 ‖term‖ at the last token\n"
-                                           f"{len(dec.names())} terms sum to x^(L)"), "term_norms")
+    claim.figure(
+        figures.term_norm_heatmap(
+            dec.heads[0, :, :, t].norm(dim=-1).cpu().numpy(),
+            dec.ffn[0, :, t].norm(dim=-1).cpu().numpy(),
+            f"{name}: log10 ‖term‖ at the last token\n{len(dec.names())} terms sum to x^(L)",
+        ),
+        "term_norms",
+    )
 
 
 @pytest.mark.claim("RS-2")
@@ -124,10 +154,17 @@ def test_direct_logit_attribution_sums_to_logit(claim, decomposed, corpus_name):
     for name, (model, ids, dec) in decomposed.items():
         gain = lens.frozen_norm(lens.final_norm(model)).gain
         if gain is not None:  # the claim is about models whose final-norm gains are not 1
-            claim.applies(float(gain.std()) >= 0.01, f"{name}'s final-norm gain is constant (std "
-                          f"{float(gain.std()):.2g}): freezing it tests nothing")
-            claim.check(f"{name}: final-norm gain, std over dimensions", float(gain.std()), 0.01, compare="ge",
-                        why="gains that differ from 1, so freezing the norm's scale is put to the test")
+            claim.applies(
+                float(gain.std()) >= 0.01,
+                f"{name}'s final-norm gain is constant (std {float(gain.std()):.2g}): freezing it tests nothing",
+            )
+            claim.check(
+                f"{name}: final-norm gain, std over dimensions",
+                float(gain.std()),
+                0.01,
+                compare="ge",
+                why="gains that differ from 1, so freezing the norm's scale is put to the test",
+            )
         att = rs.direct_logit_attribution(model, dec, ids[:, 1:])
         logits = dec.output.logits.double().gather(-1, ids[:, 1:].unsqueeze(-1)).squeeze(-1)
         total = att.total()
@@ -140,17 +177,29 @@ def test_direct_logit_attribution_sums_to_logit(claim, decomposed, corpus_name):
         heads = [i for i, t in enumerate(att.names) if re.fullmatch(r"L\d+H\d+", t)]
         k = heads[int(att.per_term[0, heads].abs().amax(-1).argmin())]
         ctl = ((total - att.per_term[:, k].double() - logits).abs().max() / scale).item()
-        claim.check(f"{name}: max |Σ DLA − logit| / max |logit|", err, 0.0, compare="abs", tol=tol,
-                    why=f"2·n·u float32 accumulation, n = {n} terms",
-                    control=ctl, control_name=f"Σ DLA without one term ({att.names[k]}, the smallest head attribution)")
+        claim.check(
+            f"{name}: max |Σ DLA − logit| / max |logit|",
+            err,
+            0.0,
+            compare="abs",
+            tol=tol,
+            why=f"2·n·u float32 accumulation, n = {n} terms",
+            control=ctl,
+            control_name=f"Σ DLA without one term ({att.names[k]}, the smallest head attribution)",
+        )
         if shown is None:
             shown = (name, att, logits)
     name, att, logits = shown
     t = att.per_term.shape[-1] - 1
-    claim.figure(figures.dla_bars(att.names + ["norm/head bias"],
-                                  att.per_term[0, :, t].tolist() + [float(att.constant[0, t])],
-                                  float(logits[0, t]), f"{name}: DLA of the next token at the last position"),
-                 "dla_top_terms")
+    claim.figure(
+        figures.dla_bars(
+            att.names + ["norm/head bias"],
+            att.per_term[0, :, t].tolist() + [float(att.constant[0, t])],
+            float(logits[0, t]),
+            f"{name}: DLA of the next token at the last position",
+        ),
+        "dla_top_terms",
+    )
 
 
 # --------------------------------------------------------------------------- RS-3
@@ -177,20 +226,41 @@ def test_pre_norm_keeps_gradient_at_first_layer(claim, gradients, corpus_name):
     post_deep = next(r for r in g.rows if r["position"] == "post" and r["depth"] == deep)
     pre_deep = next(r for r in mine if r["depth"] == deep)
     why = "'a direct path … with no multiplicative degradation': it arrives at least at half strength"
-    claim.check("pre-norm: coefficient of ∂L/∂x^(L) in ∂L/∂x^(1), smallest over depths and seeds",
-                min(min(r["share"]) for r in mine), 0.5, compare="ge", why=why,
-                control=min(g.no_skip["share"]), control_name=f"the pre-norm stacks at L={deep} without skip connections")
-    claim.check(f"pre-norm L={deep}: coefficient of ∂L/∂x^(L) in ∂L/∂x^(1), mean over seeds",
-                float(np.mean(pre_deep["share"])), 0.5, compare="ge", why=why,
-                control=float(np.mean(post_deep["share"])),
-                control_name=f"post-norm at L={deep} ('this direct path does not exist in post-norm')")
+    claim.check(
+        "pre-norm: coefficient of ∂L/∂x^(L) in ∂L/∂x^(1), smallest over depths and seeds",
+        min(min(r["share"]) for r in mine),
+        0.5,
+        compare="ge",
+        why=why,
+        control=min(g.no_skip["share"]),
+        control_name=f"the pre-norm stacks at L={deep} without skip connections",
+    )
+    claim.check(
+        f"pre-norm L={deep}: coefficient of ∂L/∂x^(L) in ∂L/∂x^(1), mean over seeds",
+        float(np.mean(pre_deep["share"])),
+        0.5,
+        compare="ge",
+        why=why,
+        control=float(np.mean(post_deep["share"])),
+        control_name=f"post-norm at L={deep} ('this direct path does not exist in post-norm')",
+    )
     # "O(1)": the gradient reaching layer 1 does not shrink with depth — a decay like c^L with
     # c < 1 would miss both marks by orders of magnitude at L = 48
     first = float(np.mean(mine[0]["ratio"]))
-    claim.check(f"pre-norm ratio at L={deep} / at L={mine[0]['depth']}", float(np.mean(pre_deep["ratio"])) / first,
-                0.5, compare="ge", why="no decay with depth: at least half")
-    claim.check("pre-norm ‖∂L/∂x^(1)‖/‖∂L/∂x^(L−1)‖, smallest over depths and seeds",
-                min(min(r["ratio"]) for r in mine), 0.5, compare="ge", why="the gradient reaches layer 1: at least half")
+    claim.check(
+        f"pre-norm ratio at L={deep} / at L={mine[0]['depth']}",
+        float(np.mean(pre_deep["ratio"])) / first,
+        0.5,
+        compare="ge",
+        why="no decay with depth: at least half",
+    )
+    claim.check(
+        "pre-norm ‖∂L/∂x^(1)‖/‖∂L/∂x^(L−1)‖, smallest over depths and seeds",
+        min(min(r["ratio"]) for r in mine),
+        0.5,
+        compare="ge",
+        why="the gradient reaches layer 1: at least half",
+    )
 
 
 @pytest.mark.claim("RS-3")
@@ -206,9 +276,11 @@ def test_post_norm_loses_gradient_at_depth(claim, gradients, profile, corpus_nam
     g = gradients
     mine = study.record_gradients(claim, g, "post")
     deep = mine[-1]
-    claim.record(f"post-norm L={deep['depth']} at 001 App B.1's init (std 0.02, seed {g.b1['seeds'][0]}): coefficient of "
-                 "∂L/∂x^(L) in ∂L/∂x^(1) / first-last weight-gradient ratio",
-                 f"{g.b1['share'][0]:.3f} / {g.b1['param_ratio'][0]:.3f}")
+    claim.record(
+        f"post-norm L={deep['depth']} at 001 App B.1's init (std 0.02, seed {g.b1['seeds'][0]}): coefficient of "
+        "∂L/∂x^(L) in ∂L/∂x^(1) / first-last weight-gradient ratio",
+        f"{g.b1['share'][0]:.3f} / {g.b1['param_ratio'][0]:.3f}",
+    )
     # power: the source gives no number; its "lose gradient" is read as the first block getting
     # at most a quarter of the last block's weight gradient at the deepest depth (a factor 4,
     # twice our bar of 2). Noise: the seeds' spread of log(ratio) (multiplicative noise)
@@ -219,22 +291,32 @@ def test_post_norm_loses_gradient_at_depth(claim, gradients, profile, corpus_nam
     if np.isfinite(sd) and sd > 0:
         at = lambda k: stats.power_threshold(effect, bar, sd / math.sqrt(k), "le")  # noqa: E731
         n80 = stats.n_for_power(at)
-        claim.power(at(n), effect=f"first/last block weight-gradient ratio 0.25 at L={deep['depth']}", effect_value=0.25,
-                    basis="interest: the source gives no number; 'lose gradient' read as a factor 4 (twice our bar "
-                          "of 2)",
-                    test="geometric mean over seeds of the first/last weight-gradient ratio ≤ 0.5",
-                    sample=f"{n} seeds at L={deep['depth']}",
-                    method=f"closed form: normal approximation on the mean log ratio; nuisance: its sd over the "
-                           f"{n} seeds (plug-in) {sd:.3f}",
-                    decide=f"{n80} seeds" if n80 else "more than 100,000 seeds",
-                    direction_p=stats.one_sample_t(logs, 0.0, alternative="less").p)
-    claim.not_reproduced_if(NOT_REPRODUCED, ("RS-3", profile.name),
-                            "first/last block weight-gradient ratio (geometric mean over seeds) "
-                            + ", ".join(f"L={r['depth']}: {study.gmean(r['param_ratio']):.2f}" for r in mine)
-                            + f"; coefficient of the direct path at L={deep['depth']}: {np.mean(deep['share']):.3f}")
-    claim.check(f"post-norm L={deep['depth']}: ‖∇W block 1‖ / ‖∇W block L‖, geometric mean over seeds",
-                study.gmean(deep["param_ratio"]), 0.5, compare="le",
-                why="'lose gradient at early layers': the first block gets at most half the last block's weight gradient")
+        claim.power(
+            at(n),
+            effect=f"first/last block weight-gradient ratio 0.25 at L={deep['depth']}",
+            effect_value=0.25,
+            basis="interest: the source gives no number; 'lose gradient' read as a factor 4 (twice our bar of 2)",
+            test="geometric mean over seeds of the first/last weight-gradient ratio ≤ 0.5",
+            sample=f"{n} seeds at L={deep['depth']}",
+            method=f"closed form: normal approximation on the mean log ratio; nuisance: its sd over the "
+            f"{n} seeds (plug-in) {sd:.3f}",
+            decide=f"{n80} seeds" if n80 else "more than 100,000 seeds",
+            direction_p=stats.one_sample_t(logs, 0.0, alternative="less").p,
+        )
+    claim.not_reproduced_if(
+        NOT_REPRODUCED,
+        ("RS-3", profile.name),
+        "first/last block weight-gradient ratio (geometric mean over seeds) "
+        + ", ".join(f"L={r['depth']}: {study.gmean(r['param_ratio']):.2f}" for r in mine)
+        + f"; coefficient of the direct path at L={deep['depth']}: {np.mean(deep['share']):.3f}",
+    )
+    claim.check(
+        f"post-norm L={deep['depth']}: ‖∇W block 1‖ / ‖∇W block L‖, geometric mean over seeds",
+        study.gmean(deep["param_ratio"]),
+        0.5,
+        compare="le",
+        why="'lose gradient at early layers': the first block gets at most half the last block's weight gradient",
+    )
 
 
 # --------------------------------------------------------------------------- RS-4
@@ -263,12 +345,26 @@ def test_residual_norm_grows_with_depth(claim, norm_curves, sizes, corpus_name):
         tau, p = study.one_sided_tau_p(norms[1:], "up")
         claim.record(f"{name}: median ‖x^(L)‖ / ‖x^(0)‖", float(norms[-1] / norms[0]))
         claim.record(f"{name}: Kendall τ(layer, median norm), layers 1…L", tau)
-        control = dict(control=ctl_p, control_name=f"a post-norm stack ({s['n_layer']} layers, random init, same windows)") \
-            if i == 0 else {}
-        claim.check(f"{name}: one-sided p of Kendall τ(layer, median ‖x^(l)‖) > 0, layers 1…L", p, 0.01,
-                    compare="le", why="growth: τ > 0 with one-sided p ≤ 0.01", **control)
-        claim.check(f"{name}: median ‖x^(L)‖ / ‖x^(1)‖", float(norms[-1] / norms[1]), 1.0, compare="ge",
-                    why="the last layer's norm above the first block's output")
+        control = (
+            dict(control=ctl_p, control_name=f"a post-norm stack ({s['n_layer']} layers, random init, same windows)")
+            if i == 0
+            else {}
+        )
+        claim.check(
+            f"{name}: one-sided p of Kendall τ(layer, median ‖x^(l)‖) > 0, layers 1…L",
+            p,
+            0.01,
+            compare="le",
+            why="growth: τ > 0 with one-sided p ≤ 0.01",
+            **control,
+        )
+        claim.check(
+            f"{name}: median ‖x^(L)‖ / ‖x^(1)‖",
+            float(norms[-1] / norms[1]),
+            1.0,
+            compare="ge",
+            why="the last layer's norm above the first block's output",
+        )
 
 
 # --------------------------------------------------------------------------- RS-5
@@ -284,12 +380,22 @@ def ffn(texts, sizes, device) -> study.FFNRewrite:
 def test_ffn_is_a_key_value_sum(claim, ffn, corpus_name):
     claim.corpus(corpus_name)
     for name, ratios in ffn.ratios.items():
-        claim.check(f"{name}: max |Σ_i c_i v_i − FFN(x)| / (F·u·Σ|c_i||v_i|) over layers", max(ratios), 1.0,
-                    compare="le", why="Higham's float32 dot-product bound", control=min(ffn.dropped[name]),
-                    control_name="the sum without one key–value pair (the median key), smallest over layers")
+        claim.check(
+            f"{name}: max |Σ_i c_i v_i − FFN(x)| / (F·u·Σ|c_i||v_i|) over layers",
+            max(ratios),
+            1.0,
+            compare="le",
+            why="Higham's float32 dot-product bound",
+            control=min(ffn.dropped[name]),
+            control_name="the sum without one key–value pair (the median key), smallest over layers",
+        )
     # the ReLU model's coefficients are literally max(w1_i·x, 0)
-    claim.check("tiny ReLU: coefficients equal max(w1_i·x, 0) bit for bit", ffn.relu_literal,
-                compare="true", why="the source's form, exactly")
+    claim.check(
+        "tiny ReLU: coefficients equal max(w1_i·x, 0) bit for bit",
+        ffn.relu_literal,
+        compare="true",
+        why="the source's form, exactly",
+    )
     claim.record("tiny ReLU: share of keys active (c_i > 0)", ffn.relu_active)
     claim.figure(figures.ffn_rewrite_error(ffn.ratios), "ffn_rewrite_error")
 
@@ -312,27 +418,48 @@ def test_logit_lens_rank_improves_with_depth(claim, texts, corpus_name):
         med, q1, q3, n_tok = study.rank_curve(t.model, t.resid, t.ids)
         curves[name] = (med, q1, q3)
         tau, p = study.one_sided_tau_p(med, "down")
-        claim.record(f"{name}: median rank at layer 0 / L/2 / L",
-                     f"{med[0]:.0f} / {med[len(med) // 2]:.0f} / {med[-1]:.0f}")
+        claim.record(
+            f"{name}: median rank at layer 0 / L/2 / L", f"{med[0]:.0f} / {med[len(med) // 2]:.0f} / {med[-1]:.0f}"
+        )
         claim.record(f"{name}: Kendall τ(layer, median rank)", tau)
         claim.record(f"{name}: tokens", n_tok)
         control = {}
         if i == 0:
             twin_med = study.twin_rank_curve(t, RS6_TWIN_TOKENS)
             twin_tau, twin_p = study.one_sided_tau_p(twin_med, "down")
-            claim.record(f"{name} random-init twin: median rank at layer 0 / L, Kendall τ",
-                         f"{twin_med[0]:.0f} / {twin_med[-1]:.0f}, {twin_tau:.2f}")
-            control = dict(control=twin_p, control_name=f"a random-init twin of {name} (same architecture, tied), "
-                                                         f"{RS6_TWIN_TOKENS - 1} tokens")
+            claim.record(
+                f"{name} random-init twin: median rank at layer 0 / L, Kendall τ",
+                f"{twin_med[0]:.0f} / {twin_med[-1]:.0f}, {twin_tau:.2f}",
+            )
+            control = dict(
+                control=twin_p,
+                control_name=f"a random-init twin of {name} (same architecture, tied), {RS6_TWIN_TOKENS - 1} tokens",
+            )
         # "toward 1 with depth": the trend (τ) and the end point — the last layer has the best
         # median rank of all layers (it need not be monotone on the way: Gemma's early layers
         # are worse than its embedding)
-        claim.check(f"{name}: one-sided p of Kendall τ(layer, median rank) < 0", p, 0.01, compare="le",
-                    why="improvement: τ < 0 with one-sided p ≤ 0.01", **control)
-        claim.check(f"{name}: median rank at the last layer − best median rank over layers", float(med[-1] - med.min()),
-                    0.0, compare="le", why="the last layer has the best median rank")
-        claim.check(f"{name}: median rank at the last layer / at layer 0", float(med[-1] / med[0]), 1.0, compare="le",
-                    why="better at the end than at the embeddings")
+        claim.check(
+            f"{name}: one-sided p of Kendall τ(layer, median rank) < 0",
+            p,
+            0.01,
+            compare="le",
+            why="improvement: τ < 0 with one-sided p ≤ 0.01",
+            **control,
+        )
+        claim.check(
+            f"{name}: median rank at the last layer − best median rank over layers",
+            float(med[-1] - med.min()),
+            0.0,
+            compare="le",
+            why="the last layer has the best median rank",
+        )
+        claim.check(
+            f"{name}: median rank at the last layer / at layer 0",
+            float(med[-1] / med[0]),
+            1.0,
+            compare="le",
+            why="better at the end than at the embeddings",
+        )
     claim.figure(figures.lens_rank_by_layer(curves), "rank_by_layer")
 
 
@@ -350,26 +477,42 @@ def test_induction_needs_two_layers(claim, induction_runs):
     cfg, runs, seeds, uniform = induction_runs.cfg, induction_runs.runs, induction_runs.seeds, induction_runs.uniform
     claim.record("reference: ln V (uniform guess)", uniform)
     claim.record("reference: copy a random earlier token (no K-composition)", induction_runs.copy_loss)
-    claim.record("config", f"V={cfg.vocab_size}, T={cfg.seq_len}, repeat {cfg.min_repeat}-{cfg.max_repeat}, "
-                           f"d={cfg.d_model}, H={cfg.n_head}, {cfg.steps} steps × {cfg.batch_size}")
+    claim.record(
+        "config",
+        f"V={cfg.vocab_size}, T={cfg.seq_len}, repeat {cfg.min_repeat}-{cfg.max_repeat}, "
+        f"d={cfg.d_model}, H={cfg.n_head}, {cfg.steps} steps × {cfg.batch_size}",
+    )
     one = np.array([runs[1, s_].final.repeat for s_ in seeds])
     two = np.array([runs[2, s_].final.repeat for s_ in seeds])
     for seed, a, b in zip(seeds, one, two):
         claim.record(f"seed {seed}: loss on repeated half, 1 layer / 2 layers", f"{a:.3f} / {b:.3f}")
     near_zero = 0.2  # ≤ 5% of ln V = 4.16: on average ≥ e^-0.2 = 82% (geometric) on the right token
     t = stats.paired_t(one, two, "greater")
-    curves = {(f"{n}-layer attention-only", seed): ([st for st, _ in r.curve], [l.repeat for _, l in r.curve])
-              for (n, seed), r in runs.items()}
+    curves = {
+        (f"{n}-layer attention-only", seed): ([st for st, _ in r.curve], [l.repeat for _, l in r.curve])
+        for (n, seed), r in runs.items()
+    }
     claim.figure(figures.induction_curves(curves, chance=uniform), "induction_loss_curves")
     # each half of the claim with the other depth as its negative control, through the same assertion
-    claim.check("2 layers: worst seed's loss on repeated half", float(two.max()), near_zero, compare="le",
-                why="'a two-layer one can': near zero, ≤ 0.2 nats (5% of ln V)",
-                control=float(one.max()), control_name="the 1-layer model (no K-composition), worst seed")
-    claim.check("1 layer: best seed's loss on repeated half", float(one.min()), 1.0, compare="ge",
-                why="'a one-layer model cannot': stays ≥ 1 nat (≥ 5× the 2-layer bar; context copying gives ≈ 2.8)",
-                control=float(two.min()), control_name="the 2-layer model, best seed")
-    claim.check("paired t-test over seeds, 1 layer > 2 layers: p", float(t.p), 0.01, compare="le",
-                why="α = 0.01")
+    claim.check(
+        "2 layers: worst seed's loss on repeated half",
+        float(two.max()),
+        near_zero,
+        compare="le",
+        why="'a two-layer one can': near zero, ≤ 0.2 nats (5% of ln V)",
+        control=float(one.max()),
+        control_name="the 1-layer model (no K-composition), worst seed",
+    )
+    claim.check(
+        "1 layer: best seed's loss on repeated half",
+        float(one.min()),
+        1.0,
+        compare="ge",
+        why="'a one-layer model cannot': stays ≥ 1 nat (≥ 5× the 2-layer bar; context copying gives ≈ 2.8)",
+        control=float(two.min()),
+        control_name="the 2-layer model, best seed",
+    )
+    claim.check("paired t-test over seeds, 1 layer > 2 layers: p", float(t.p), 0.01, compare="le", why="α = 0.01")
 
 
 # --------------------------------------------------------------------------- RS-8
@@ -391,8 +534,9 @@ def test_tuned_lens_beats_logit_lens(claim, texts, sizes, profile, corpus_name):
         t = texts[name]
         flat = lambda r: r[:, :, 1:].permute(0, 2, 1, 3).reshape(-1, r.shape[1], r.shape[-1])  # noqa: E731
         train, test = flat(t.train_resid), flat(t.resid)
-        tuned, losses = lens.fit_tuned_lens(t.model, train, steps=s["steps"], batch_tokens=s["batch_tokens"],
-                                            lr=s["lr"], seed=0)
+        tuned, losses = lens.fit_tuned_lens(
+            t.model, train, steps=s["steps"], batch_tokens=s["batch_tokens"], lr=s["lr"], seed=0
+        )
         kl_logit, kl_tuned = lens.lens_kl(t.model, test).cpu(), lens.lens_kl(t.model, test, tuned).cpu()  # (L, N)
         # (N,), the same at every layer; on the CPU like the two above (it stayed on CUDA: the
         # paper run on an H200 failed on the mixed devices, 2026-11-26)
@@ -400,23 +544,46 @@ def test_tuned_lens_beats_logit_lens(claim, texts, sizes, profile, corpus_name):
         curves[name] = (kl_logit.mean(1).cpu().numpy(), kl_tuned.mean(1).cpu().numpy())
         L = kl_logit.shape[0]
         # one-sided Wilcoxon signed-rank per layer over held-out tokens, Bonferroni over layers
-        ps = [stats.wilcoxon_signed_rank(kl_tuned[l].cpu().numpy(), kl_logit[l].cpu().numpy(), alternative="less").p
-              for l in range(L)]
-        ps_const = [stats.wilcoxon_signed_rank(kl_const.cpu().numpy(), kl_logit[l].cpu().numpy(), alternative="less").p
-                    for l in range(L)]
+        ps = [
+            stats.wilcoxon_signed_rank(kl_tuned[l].cpu().numpy(), kl_logit[l].cpu().numpy(), alternative="less").p
+            for l in range(L)
+        ]
+        ps_const = [
+            stats.wilcoxon_signed_rank(kl_const.cpu().numpy(), kl_logit[l].cpu().numpy(), alternative="less").p
+            for l in range(L)
+        ]
         worst = int(np.argmax(ps))
         claim.record(f"{name}: held-out tokens / training tokens", f"{test.shape[0]} / {train.shape[0]}")
-        claim.record(f"{name}: mean KL logit → tuned lens, layer 0 / L/2 / L−1",
-                     " / ".join(f"{kl_logit[l].mean():.2f}→{kl_tuned[l].mean():.2f}" for l in (0, L // 2, L - 1)))
+        claim.record(
+            f"{name}: mean KL logit → tuned lens, layer 0 / L/2 / L−1",
+            " / ".join(f"{kl_logit[l].mean():.2f}→{kl_tuned[l].mean():.2f}" for l in (0, L // 2, L - 1)),
+        )
         claim.record(f"{name}: mean KL of the state-independent lens (control)", float(kl_const.mean()))
-        claim.record(f"{name}: layers where the state-independent lens beats the logit lens (mean KL)",
-                     f"{int((kl_const.mean() < kl_logit.mean(1)).sum())}/{L}")
-        claim.record(f"{name}: layers where the tuned lens beats the state-independent lens (mean KL)",
-                     f"{int((kl_tuned.mean(1) < kl_const.mean()).sum())}/{L}")
+        claim.record(
+            f"{name}: layers where the state-independent lens beats the logit lens (mean KL)",
+            f"{int((kl_const.mean() < kl_logit.mean(1)).sum())}/{L}",
+        )
+        claim.record(
+            f"{name}: layers where the tuned lens beats the state-independent lens (mean KL)",
+            f"{int((kl_tuned.mean(1) < kl_const.mean()).sum())}/{L}",
+        )
         ctl = "a lens that reads nothing from the layer (the mean final distribution of the training tokens)"
-        claim.check(f"{name}: layers where mean tuned KL < mean logit KL", int((kl_tuned.mean(1) < kl_logit.mean(1)).sum()),
-                    L, compare="ge", why=f"better at every layer: {L} of {L}",
-                    control=int((kl_const.mean() < kl_logit.mean(1)).sum()), control_name=ctl)
-        claim.check(f"{name}: largest per-layer Wilcoxon p (layer {worst})", float(ps[worst]), 0.01 / L, compare="le",
-                    why=f"α = 0.01, Bonferroni over {L} layers", control=float(max(ps_const)), control_name=ctl)
+        claim.check(
+            f"{name}: layers where mean tuned KL < mean logit KL",
+            int((kl_tuned.mean(1) < kl_logit.mean(1)).sum()),
+            L,
+            compare="ge",
+            why=f"better at every layer: {L} of {L}",
+            control=int((kl_const.mean() < kl_logit.mean(1)).sum()),
+            control_name=ctl,
+        )
+        claim.check(
+            f"{name}: largest per-layer Wilcoxon p (layer {worst})",
+            float(ps[worst]),
+            0.01 / L,
+            compare="le",
+            why=f"α = 0.01, Bonferroni over {L} layers",
+            control=float(max(ps_const)),
+            control_name=ctl,
+        )
     claim.figure(figures.lens_kl_by_layer(curves), "tuned_vs_logit_kl")

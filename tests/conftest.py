@@ -1,4 +1,5 @@
 """Shared fixtures of the unit tests."""
+
 from __future__ import annotations
 
 import numpy.fft  # noqa: F401  (see below)

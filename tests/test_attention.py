@@ -1,4 +1,5 @@
 """repro.core.models.attention: attention in float32 inside a bf16 autocast on a CPU (issue 18)."""
+
 from __future__ import annotations
 
 import torch
@@ -7,7 +8,7 @@ import torch.nn.functional as F
 from repro.core import train as T
 from repro.core.models.attention import SDPA, sdpa
 from repro.core.models.hf import build_model
-from repro.harness import runtime
+from repro.ground import runtime
 
 
 def qkv(dtype=torch.float32):
@@ -24,18 +25,21 @@ def test_under_a_bf16_autocast_attention_runs_in_float32():
     q, k, v = qkv(torch.bfloat16)
     with runtime.autocast("bfloat16"):
         out = sdpa(q, k, v, is_causal=True)
-        lowered = F.scaled_dot_product_attention(q, k, v, is_causal=True)   # what autocast does alone
+        lowered = F.scaled_dot_product_attention(q, k, v, is_causal=True)  # what autocast does alone
     want = F.scaled_dot_product_attention(q.float(), k.float(), v.float(), is_causal=True)
-    assert out.dtype is torch.bfloat16                                       # returned in the inputs' dtype
-    assert torch.equal(out, want.to(torch.bfloat16))                         # computed in float32
-    assert not torch.equal(lowered, out)                                     # control: bf16 SDPA differs
+    assert out.dtype is torch.bfloat16  # returned in the inputs' dtype
+    assert torch.equal(out, want.to(torch.bfloat16))  # computed in float32
+    assert not torch.equal(lowered, out)  # control: bf16 SDPA differs
 
 
 def test_hf_models_take_the_same_rule():
     kw = dict(n_layer=2, n_head=2, d_model=32, vocab_size=64, seed=0, n_positions=16)
-    ours, theirs = build_model("llama", attn_implementation=SDPA, **kw), build_model("llama", attn_implementation="sdpa", **kw)
+    ours, theirs = (
+        build_model("llama", attn_implementation=SDPA, **kw),
+        build_model("llama", attn_implementation="sdpa", **kw),
+    )
     ids = torch.randint(0, 64, (2, 16), generator=runtime.generator(1))
-    assert torch.equal(ours(ids).logits, theirs(ids).logits)                 # float32: identical
+    assert torch.equal(ours(ids).logits, theirs(ids).logits)  # float32: identical
     assert ours.config._attn_implementation == SDPA
 
 

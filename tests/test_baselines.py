@@ -8,6 +8,7 @@ basis, test, sample, method, sizes for 80% and size; every *inconclusive* claim 
 at which it would reach 80% (or says why no power is computable). `audit` is run on a doctored
 baseline too, so the assertion is shown able to fail.
 """
+
 from __future__ import annotations
 
 import copy
@@ -37,21 +38,26 @@ def audit(data: dict) -> list[str]:
             elif any(r.get("within") is not False for r in controls):
                 problems.append(f"{cid}: a negative control passed the claim's assertion")
         if verdict == report.CONTRADICTED and not any(
-                isinstance(r["measured"], (int, float)) and r["measured"] >= report.POWER_ENOUGH for r in powers):
+            isinstance(r["measured"], (int, float)) and r["measured"] >= report.POWER_ENOUGH for r in powers
+        ):
             problems.append(f"{cid}: contradicted without a recorded power >= {report.POWER_ENOUGH}")
-        if verdict == report.CONTRADICTED and not (isinstance(c.get("size"), (int, float))
-                                                   and c["size"] <= report.SIZE_ENOUGH + 1e-12):
+        if verdict == report.CONTRADICTED and not (
+            isinstance(c.get("size"), (int, float)) and c["size"] <= report.SIZE_ENOUGH + 1e-12
+        ):
             problems.append(f"{cid}: contradicted without a family-wise size <= {report.SIZE_ENOUGH}")
         for r in powers:
             d = r.get("power") or {}
-            missing = [f for f in ("effect", "basis", "test", "sample", "method", "decide", "size") if d.get(f) in (None, "")]
+            missing = [
+                f for f in ("effect", "basis", "test", "sample", "method", "decide", "size") if d.get(f) in (None, "")
+            ]
             if missing:
                 problems.append(f"{cid}: a power record without its declaration ({', '.join(missing)})")
         if verdict in (report.INCONCLUSIVE, report.PARTLY) and any(t.get("outcome") == "xfailed" for t in c["tests"]):
             if not powers and not any("no power" in (t.get("reason") or "").lower() for t in c["tests"]):
                 problems.append(f"{cid}: {verdict} without a recorded power (or the reason none is computable)")
-            elif powers and not any("80% power at" in (r.get("why") or "") or r["measured"] >= report.POWER_ENOUGH
-                                    for r in powers):
+            elif powers and not any(
+                "80% power at" in (r.get("why") or "") or r["measured"] >= report.POWER_ENOUGH for r in powers
+            ):
                 problems.append(f"{cid}: its power record does not say at which sizes it would reach 80%")
     return problems
 

@@ -1,10 +1,11 @@
 """repro.harness.bench: the peak-memory probe sees torch allocations and not the setup's."""
+
 from __future__ import annotations
 
 import pytest
 
+from repro.ground.runtime import ReproError
 from repro.harness.bench import InterleavedCeiling, peak_memory_above, time_matmul
-from repro.harness.runtime import ReproError
 
 
 def test_peak_memory_counts_the_run_not_the_setup():

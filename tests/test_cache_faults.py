@@ -10,6 +10,7 @@ read-only test compares the cache's listing, sizes, modes and mtimes before and 
 random Llamas written where the SmolLM2 cache goes and stamped by the loader's own stamp writer
 (what a completed build leaves); one test rebuilds the real SmolLM2 from its GGUF.
 """
+
 from __future__ import annotations
 
 import functools
@@ -28,8 +29,8 @@ import torch
 from repro.core import data
 from repro.core.models import pretrained
 from repro.core.models.pretrained import check_model_cache, ensure_model_cache, load_pretrained, model_cache_dir
-from repro.harness import fixtures, runtime
-from repro.harness.runtime import CacheUnusable, MissingFixture, ReproError
+from repro.ground import resources, runtime
+from repro.ground.runtime import CacheUnusable, MissingFixture, ReproError
 
 MODEL = "smollm2-135m"
 REPRO = Path(sys.executable).with_name("repro")  # the console script of this virtualenv
@@ -45,9 +46,23 @@ def _no_denial() -> str | None:
         return None
     if SETPRIV is None:
         return "running as root without setpriv: file modes do not stop root's writes"
-    probe = subprocess.run([SETPRIV, f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups", sys.executable,
-                            "-c", "import repro.harness.runtime"], capture_output=True, text=True, timeout=120,
-                           cwd="/", env={**os.environ, "HOME": "/"}, stdin=subprocess.DEVNULL)
+    probe = subprocess.run(
+        [
+            SETPRIV,
+            f"--reuid={NOBODY}",
+            f"--regid={NOBODY}",
+            "--clear-groups",
+            sys.executable,
+            "-c",
+            "import repro.ground.runtime",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd="/",
+        env={**os.environ, "HOME": "/"},
+        stdin=subprocess.DEVNULL,
+    )
     if probe.returncode != 0:
         tail = (probe.stderr.strip().splitlines() or ["?"])[-1]
         return f"running as root, and user nobody cannot run this interpreter ({tail})"
@@ -61,7 +76,7 @@ def _needs_denial(why: str = "") -> None:
 
 @pytest.fixture(scope="module")
 def real_brown() -> Path:
-    return fixtures.fetch("brown")
+    return resources.fetch("brown")
 
 
 @pytest.fixture(scope="module")
@@ -79,7 +94,7 @@ def shared_tmp():
     home.mkdir()
     home.chmod(0o777)
     yield root
-    for dirpath, dirnames, filenames in os.walk(root):
+    for dirpath, dirnames, _filenames in os.walk(root):
         os.chmod(dirpath, 0o755)
         for name in dirnames:
             os.chmod(os.path.join(dirpath, name), 0o755)
@@ -99,8 +114,15 @@ def _tiny_entry(bpe, vocab: int = 4096, width: int = 256) -> Path:
     from transformers import LlamaConfig, LlamaForCausalLM
 
     torch.manual_seed(0)
-    cfg = LlamaConfig(vocab_size=vocab, hidden_size=width, intermediate_size=2 * width, num_hidden_layers=2,
-                      num_attention_heads=4, num_key_value_heads=4, max_position_embeddings=64)
+    cfg = LlamaConfig(
+        vocab_size=vocab,
+        hidden_size=width,
+        intermediate_size=2 * width,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=4,
+        max_position_embeddings=64,
+    )
     target = model_cache_dir(MODEL)
     target.mkdir(parents=True)
     LlamaForCausalLM(cfg).save_pretrained(target)
@@ -116,8 +138,12 @@ def _snapshot(root: Path) -> dict[str, tuple]:
         for name in [*dirnames, *filenames]:
             path = Path(dirpath, name)
             st = path.lstat()
-            out[str(path.relative_to(root))] = (stat.S_IFMT(st.st_mode), st.st_size if path.is_file() else 0,
-                                                stat.S_IMODE(st.st_mode), st.st_mtime_ns)
+            out[str(path.relative_to(root))] = (
+                stat.S_IFMT(st.st_mode),
+                st.st_size if path.is_file() else 0,
+                stat.S_IMODE(st.st_mode),
+                st.st_mtime_ns,
+            )
     return out
 
 
@@ -133,12 +159,16 @@ def _deny_writes(root: Path) -> None:
 
 def _as_reader(cmd: list[str], cache: Path, home: Path) -> subprocess.CompletedProcess[str]:
     """Run `cmd` with REPRO_CACHE=cache as a process that cannot write there (see module doc)."""
-    env = {**os.environ, "REPRO_CACHE": str(cache), "HOME": str(home), "HF_HUB_OFFLINE": "1",
-           "PYTHONDONTWRITEBYTECODE": "1"}
+    env = {
+        **os.environ,
+        "REPRO_CACHE": str(cache),
+        "HOME": str(home),
+        "HF_HUB_OFFLINE": "1",
+        "PYTHONDONTWRITEBYTECODE": "1",
+    }
     if os.geteuid() == 0 and _no_denial() is None:
         cmd = [SETPRIV, f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups", *cmd]
-    return subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300, cwd=home,
-                          stdin=subprocess.DEVNULL)
+    return subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300, cwd=home, stdin=subprocess.DEVNULL)
 
 
 def _python(code: str) -> list[str]:
@@ -160,8 +190,12 @@ def test_cache_path_that_cannot_be_a_directory_is_one_reproerror_line(tmp_path, 
     blocker.write_text("x")
     root = blocker / "cache" if where == "under a file" else blocker
     monkeypatch.setenv("REPRO_CACHE", str(root))
-    for call in (lambda: runtime.cache_dir("fixtures"), lambda: runtime.cache_dir("models", create=False),
-                 lambda: fixtures.fixture_path("brown"), lambda: load_pretrained(MODEL)):
+    for call in (
+        lambda: runtime.cache_dir("fixtures"),
+        lambda: runtime.cache_dir("models", create=False),
+        lambda: resources.fixture_path("brown"),
+        lambda: load_pretrained(MODEL),
+    ):
         with pytest.raises(ReproError) as err:
             call()
         assert type(err.value) is CacheUnusable  # not MissingFixture: fetching would not help
@@ -174,8 +208,14 @@ def test_cache_path_that_cannot_be_a_directory_is_one_reproerror_line(tmp_path, 
 def test_repro_fetch_under_a_file_exits_2_with_one_line(tmp_path):
     blocker = tmp_path / "not-a-dir"
     blocker.write_text("x")
-    proc = subprocess.run([str(REPRO), "fetch"], env={**os.environ, "REPRO_CACHE": str(blocker / "cache")},
-                          capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+    proc = subprocess.run(
+        [str(REPRO), "fetch"],
+        env={**os.environ, "REPRO_CACHE": str(blocker / "cache")},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+    )
     assert proc.returncode == 2, proc.stderr
     line = _one_line(proc.stderr)
     assert "Traceback" not in proc.stderr and line.startswith("repro: error: cache directory ")
@@ -199,7 +239,7 @@ def test_unwritable_write_is_one_line_naming_the_path(tmp_path):
 
 def test_missing_fixture_is_missingfixture_naming_the_fetch_command(tmp_cache):
     with pytest.raises(MissingFixture) as err:
-        fixtures.fixture_path("brown")
+        resources.fixture_path("brown")
     assert "run `repro fetch brown` (or `make fixtures`)" in _one_line(str(err.value))
     with pytest.raises(MissingFixture, match=r"run `repro fetch gemma3-270m` \(or `make fixtures`\)"):
         load_pretrained("gemma3-270m")  # no dequantised cache either: the build needs the GGUF
@@ -227,9 +267,9 @@ def _populate(cache: Path, real_brown: Path, bpe, *, copied: bool) -> None:
 
 READER = """
 import json
-from repro.harness import fixtures
+from repro.ground import resources
 from repro.core.models.pretrained import load_pretrained
-out = {"brown": str(fixtures.fixture_path("brown")), "fetch": fixtures.fetch_status("brown").status}
+out = {"brown": str(resources.fixture_path("brown")), "fetch": resources.fetch_status("brown").status}
 model, tok = load_pretrained("smollm2-135m")
 out["width"], out["ids"] = model.config.hidden_size, tok("The jury said", add_special_tokens=False)["input_ids"]
 print(json.dumps(out))
@@ -237,8 +277,7 @@ print(json.dumps(out))
 
 
 @pytest.mark.parametrize("copied", [False, True], ids=["as-built", "copied"])
-def test_read_only_cache_serves_fixtures_and_models_without_writing(shared_tmp, monkeypatch, real_brown, bpe,
-                                                                    copied):
+def test_read_only_cache_serves_fixtures_and_models_without_writing(shared_tmp, monkeypatch, real_brown, bpe, copied):
     """A populated cache that cannot be written (a shared, pre-fetched one) verifies its fixture
     and loads its model; nothing is created or changed in it — no lock file, no stamp refresh."""
     if copied:
@@ -335,7 +374,7 @@ def test_corrupt_model_in_a_writable_cache_is_rebuilt_not_served(tmp_cache, bpe)
 @pytest.fixture(scope="module")
 def real_gguf_dir() -> Path:
     """The real SmolLM2 fixture's directory in the user's cache (fetched: a cache hit after `make fixtures`)."""
-    return fixtures.fetch(MODEL).parent
+    return resources.fetch(MODEL).parent
 
 
 @pytest.mark.pretrained
@@ -364,15 +403,19 @@ def test_corrupt_model_in_a_read_only_cache_is_one_error_line(shared_tmp, monkey
     _flip(weights, weights.stat().st_size // 2, 4096 * 64, keep_mtime=False)
     _deny_writes(cache)
     before = _snapshot(cache)
-    code = ("from repro.core.models.pretrained import load_pretrained\n"
-            "from repro.harness.runtime import ReproError\n"
-            "try:\n    load_pretrained('smollm2-135m')\n"
-            "except ReproError as e:\n    print(type(e).__name__, e, sep=': ')\n")
+    code = (
+        "from repro.core.models.pretrained import load_pretrained\n"
+        "from repro.ground.runtime import ReproError\n"
+        "try:\n    load_pretrained('smollm2-135m')\n"
+        "except ReproError as e:\n    print(type(e).__name__, e, sep=': ')\n"
+    )
     proc = _as_reader(_python(code), cache, shared_tmp / "home")
     assert proc.returncode == 0, proc.stderr[-3000:]
     line = _one_line(proc.stdout)
-    assert line.startswith(f"ReproError: cached model {MODEL} at {target} is corrupt (sha256 mismatch in "
-                           "model.safetensors); the cache is not writable")
+    assert line.startswith(
+        f"ReproError: cached model {MODEL} at {target} is corrupt (sha256 mismatch in "
+        "model.safetensors); the cache is not writable"
+    )
     assert f"rm -rf {target}" in line and "REPRO_CACHE" in line
     assert _snapshot(cache) == before
 

@@ -83,8 +83,7 @@ def test_get_returns_the_spec():
 
 
 @pytest.mark.parametrize(
-    ("wrong", "expected"),
-    [("BB-4.3", "BB-4.2"), ("bb-4.2", "BB-4.2"), ("BB-3.2", "BB-3.2a"), ("SF-11", "SF-10")],
+    ("wrong", "expected"), [("BB-4.3", "BB-4.2"), ("bb-4.2", "BB-4.2"), ("BB-3.2", "BB-3.2a"), ("SF-11", "SF-10")]
 )
 def test_unknown_id_raises_with_suggestions(wrong, expected):
     with pytest.raises(KeyError) as info:
@@ -179,8 +178,7 @@ def test_source_values_match_claims_md(claims_md_rows):
     diff = {
         row["id"]: (row["numbers"], CATALOGUE[row["id"]].source_values)
         for row in claims_md_rows
-        if row["id"] in CATALOGUE
-        and norm(row["numbers"]) != norm(CATALOGUE[row["id"]].source_values)
+        if row["id"] in CATALOGUE and norm(row["numbers"]) != norm(CATALOGUE[row["id"]].source_values)
     }
     assert not diff, f"source values drifted from CLAIMS.md (CLAIMS.md, catalogue): {diff}"
 
@@ -322,17 +320,27 @@ def _is_literal(node: ast.AST) -> bool:
     if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
         return bool(node.elts) and all(_is_literal(e) for e in node.elts)
     if isinstance(node, ast.Dict):
-        return (bool(node.values) and all(k is not None and _is_literal(k) for k in node.keys)
-                and all(_is_literal(v) for v in node.values))
+        return (
+            bool(node.values)
+            and all(k is not None and _is_literal(k) for k in node.keys)
+            and all(_is_literal(v) for v in node.values)
+        )
     if isinstance(node, ast.Call):  # round(11 / 12, 3)
-        return (isinstance(node.func, ast.Name) and node.func.id in _LITERAL_CALLS and bool(node.args)
-                and not node.keywords and all(_is_literal(a) for a in node.args))
+        return (
+            isinstance(node.func, ast.Name)
+            and node.func.id in _LITERAL_CALLS
+            and bool(node.args)
+            and not node.keywords
+            and all(_is_literal(a) for a in node.args)
+        )
     return False
 
 
 def _has_number(node: ast.AST) -> bool:
-    return any(isinstance(n, ast.Constant) and isinstance(n.value, (int, float, complex))
-               and not isinstance(n.value, bool) for n in ast.walk(node))
+    return any(
+        isinstance(n, ast.Constant) and isinstance(n.value, (int, float, complex)) and not isinstance(n.value, bool)
+        for n in ast.walk(node)
+    )
 
 
 def _written_out(value: ast.AST) -> bool:
@@ -362,7 +370,7 @@ def source_number_copies(text: str, filename: str = "<string>") -> list[str]:
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
             args = node.args
             positional = args.posonlyargs + args.args
-            defaults = list(zip(positional[len(positional) - len(args.defaults):], args.defaults))
+            defaults = list(zip(positional[len(positional) - len(args.defaults) :], args.defaults))
             defaults += [(a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None]
             for arg, default in defaults:
                 if arg.arg.lower().startswith("source") and _is_literal(default) and _has_number(default):
@@ -378,10 +386,14 @@ def _scanned_files() -> list[Path]:
 def test_no_copy_of_a_source_number_in_claims_or_library():
     files = _scanned_files()
     assert any(path.parent.name == "claims" for path in files) and len(files) > 20, files
-    copies = [hit for path in files
-              for hit in source_number_copies(path.read_text(encoding="utf-8"), str(path.relative_to(REPO)))]
-    assert not copies, ("source numbers written out instead of read from repro/harness/catalogue.py "
-                        f"(catalogue.number): {copies}")
+    copies = [
+        hit
+        for path in files
+        for hit in source_number_copies(path.read_text(encoding="utf-8"), str(path.relative_to(REPO)))
+    ]
+    assert not copies, (
+        f"source numbers written out instead of read from repro/harness/catalogue.py (catalogue.number): {copies}"
+    )
 
 
 def test_the_scan_catches_written_out_numbers():
@@ -396,7 +408,8 @@ def test_the_scan_catches_written_out_numbers():
         "    claim.record('z', 2.0, source=(0.0, 3.09e-69))\n"  # 8: a tuple
         "    claim.record('w', 2.0, source=round(11 / 12, 3))\n"  # 9: arithmetic on literals
         "def fig(res, source_rate: float = 0.76):\n"  # 10: a default
-        "    pass\n")
+        "    pass\n"
+    )
     assert sorted(int(hit.split(":")[1]) for hit in caught) == [1, 2, 3, 5, 6, 7, 8, 9, 10], caught
     clean = source_number_copies(
         "SOURCE_TABLE9 = catalogue.number('BB-3', 'table2')\n"
@@ -406,7 +419,8 @@ def test_the_scan_catches_written_out_numbers():
         "def test(claim):\n"
         "    source = SOURCE_TABLE9\n"
         "    claim.check('x', 1.0, 0.5, compare='ge', source=round(SOURCE_STEP, 2))\n"
-        "    claim.record('y', 2.0, source=None)\n")
+        "    claim.record('y', 2.0, source=None)\n"
+    )
     assert clean == []
 
 
@@ -442,8 +456,13 @@ def _significant_digits(x) -> int:
     return len(repr(x).lower().split("e")[0].replace("-", "").replace(".", "").strip("0"))
 
 
-DISTINCTIVE = {x for entries in catalogue.NUMBERS.values() for n in entries.values() for x in _leaves(n.value)
-               if _significant_digits(x) >= 4}
+DISTINCTIVE = {
+    x
+    for entries in catalogue.NUMBERS.values()
+    for n in entries.values()
+    for x in _leaves(n.value)
+    if _significant_digits(x) >= 4
+}
 
 
 def _docstring_lines(tree: ast.AST) -> set[int]:
@@ -452,7 +471,11 @@ def _docstring_lines(tree: ast.AST) -> set[int]:
         body = getattr(node, "body", None)
         if isinstance(node, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and body:
             first = body[0]
-            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str):
+            if (
+                isinstance(first, ast.Expr)
+                and isinstance(first.value, ast.Constant)
+                and isinstance(first.value.value, str)
+            ):
                 lines.update(range(first.lineno, first.end_lineno + 1))
     return lines
 
@@ -487,14 +510,20 @@ def test_the_distinctive_scan_sees_copies_in_strings_and_numbers():
     """The scan's negative control: the copies issue 19's audit found (a record label with §7's
     pair counts, ccnet-405's size, Table II's scores) are caught; a docstring or comment citing
     them, and a number that merely contains the digits, are not."""
-    text = ('"""Cites 12,236 / 404,748 (003 §7)."""\n'
-            'x = 28.46  # Table II\n'
-            'label = f"(source 13B: 12,236 / 404,748)"\n'
-            'other = "405 prompts, 13,268 tokens"\n'
-            'fine = 128.46 + 0.25  # 13,268 in a comment\n')
+    text = (
+        '"""Cites 12,236 / 404,748 (003 §7)."""\n'
+        "x = 28.46  # Table II\n"
+        'label = f"(source 13B: 12,236 / 404,748)"\n'
+        'other = "405 prompts, 13,268 tokens"\n'
+        "fine = 128.46 + 0.25  # 13,268 in a comment\n"
+    )
     found = distinctive_number_copies(text, "t.py")
-    assert sorted(found) == ["t.py:2: 28.46", "t.py:3: '12,236' in a string", "t.py:3: '404,748' in a string",
-                             "t.py:4: '13,268' in a string"]
+    assert sorted(found) == [
+        "t.py:2: 28.46",
+        "t.py:3: '12,236' in a string",
+        "t.py:3: '404,748' in a string",
+        "t.py:4: '13,268' in a string",
+    ]
     assert {12236, 404748, 13268, 28.46} <= DISTINCTIVE
 
 

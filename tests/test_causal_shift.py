@@ -1,6 +1,7 @@
 """repro.causal_shift.experiments and the tied-dictionary lens (000): the lens on a hand-built model whose
 answer is known, switch-layer estimation, the residual gate (uniform at init, sums to one,
 α = 1 is the unmodified model exactly, a fixed cut is y − (1 − α)x), and the evaluators."""
+
 from __future__ import annotations
 
 import math
@@ -16,7 +17,7 @@ from repro.core import lens
 from repro.core import train as T
 from repro.core.models.hf import build_model
 from repro.core.models.tiny import TinyConfig, TinyDecoder
-from repro.harness.runtime import ReproError, generator
+from repro.ground.runtime import ReproError, generator
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
@@ -50,8 +51,19 @@ def test_alignment_profile_on_a_model_whose_answer_is_known():
     (the next token of the sequence 0, 1, 2, …). Layers 0 and 1 decode to the input, layer 2 to
     the target; the switch lies between layers 1 and 2."""
     V = d = 16
-    tc = TinyConfig(vocab_size=V, d_model=d, n_layer=2, n_head=1, block="attn", positions="none", norm="none",
-                    final_norm=False, bias=False, tie_embeddings=True, max_len=32)
+    tc = TinyConfig(
+        vocab_size=V,
+        d_model=d,
+        n_layer=2,
+        n_head=1,
+        block="attn",
+        positions="none",
+        norm="none",
+        final_norm=False,
+        bias=False,
+        tie_embeddings=True,
+        max_len=32,
+    )
     m = TinyDecoder(tc, generator(0))
     shift = torch.roll(torch.eye(d), 1, dims=0)  # row convention: e_i @ shift.T = e_{i+1}
     with torch.no_grad():
@@ -99,11 +111,11 @@ def test_crossing_finds_sign_change(xs):
     c = cs.crossing(a, b)
     if math.isnan(c):
         neg = np.nonzero(b < 0)[0]
-        assert neg.size == 0 or (b[neg[0]:] < 0).all()
+        assert neg.size == 0 or (b[neg[0] :] < 0).all()
     else:
         l = int(math.floor(c))
         assert b[l] < 0 <= b[min(l + 1, len(b) - 1)] or c == l
-        assert (b[:l + 1] < 0).any()
+        assert (b[: l + 1] < 0).any()
 
 
 def test_crossing_interpolates():
@@ -124,7 +136,11 @@ def test_gate_alpha_one_is_the_unmodified_model():
     ref = _tiny()
     with torch.no_grad():
         want = ref(ids).logits
-    for variant in (cs.Variant("none"), cs.Variant("cut", "cut", layer=1, alpha=1.0), cs.Variant("all", "all", alpha=1.0)):
+    for variant in (
+        cs.Variant("none"),
+        cs.Variant("cut", "cut", layer=1, alpha=1.0),
+        cs.Variant("all", "all", alpha=1.0),
+    ):
         m = variant.gate(3).attach(_tiny())
         with torch.no_grad():
             assert torch.equal(m(ids).logits, want), variant
@@ -235,16 +251,18 @@ def test_last_word_items():
         def __call__(self, text, add_special_tokens=False):
             return {"input_ids": [len(w) for w in text.split()]}
 
-    items = cs.last_word_items(Tok(), ["one two three four five six seven eight. too short. "
-                                       "a b c d e f g h9"], min_words=8)
+    items = cs.last_word_items(
+        Tok(), ["one two three four five six seven eight. too short. a b c d e f g h9"], min_words=8
+    )
     assert items == [([3, 3, 5, 4, 4, 3, 5], [5])]
 
 
 def test_variant_key_differs_and_gate_history(tmp_path, monkeypatch):
     monkeypatch.setenv("REPRO_CACHE", str(tmp_path))
     tc = cs.gpt2_style(vocab_size=40, d_model=16, n_layer=2, n_head=2, max_len=16)
-    cfg = T.TrainConfig(steps=4, batch_size=2, seq_len=8, eval_every=4, eval_batches=1, warmup_steps=0,
-                        snapshot_steps=(0, 4))
+    cfg = T.TrainConfig(
+        steps=4, batch_size=2, seq_len=8, eval_every=4, eval_batches=1, warmup_steps=0, snapshot_steps=(0, 4)
+    )
     tokens = torch.randint(0, 40, (400,), generator=generator(6))
     a = cs.train_variant(tc, cfg, cs.Variant("base"), 0, train_tokens=tokens, val_tokens=tokens)
     b = cs.train_variant(tc, cfg, cs.Variant("gate", "learned"), 0, train_tokens=tokens, val_tokens=tokens)
@@ -267,8 +285,11 @@ def test_order_power_grows_with_seeds_and_vanishes_without_gains():
     gains = (0.0058, 0.0083)
     one = study.order_power(base, higher, sd, gains)
     assert one == study.order_power(base, higher, sd, gains)  # a fixed generator: the same every run
-    assert one < study.order_power(base, higher, sd, gains, seeds=16) < study.order_power(base, higher, sd, gains,
-                                                                                         seeds=256)
+    assert (
+        one
+        < study.order_power(base, higher, sd, gains, seeds=16)
+        < study.order_power(base, higher, sd, gains, seeds=256)
+    )
     n80 = stats.n_for_power(lambda n: study.order_power(base, higher, sd, gains, seeds=n, draws=4_000), n_max=4096)
     assert n80 is not None and study.order_power(base, higher, sd, gains, seeds=n80, draws=4_000) >= 0.8
     assert study.order_power(base, higher, sd, (0.0, 0.0), seeds=64) < 0.02
@@ -309,8 +330,11 @@ def test_measures_power_by_hand():
     from repro.causal_shift import study
     from repro.core import stats
 
-    ours = {"proj": np.array([0.3, 0.32, 0.28, 0.31]), "falls": np.array([0.0, 0.02, -0.01, 0.01]),
-            "rises": np.array([0.1, 0.12, 0.09, 0.11])}
+    ours = {
+        "proj": np.array([0.3, 0.32, 0.28, 0.31]),
+        "falls": np.array([0.0, 0.02, -0.01, 0.01]),
+        "rises": np.array([0.1, 0.12, 0.09, 0.11]),
+    }
     null = {k: np.zeros(4) for k in ours}
     effects, bars = {"proj": 0.5, "falls": 0.1, "rises": 0.1}, {"proj": 0.1, "falls": 0.05, "rises": 0.05}
     mp = study.measures_power(ours, null, effects, bars)

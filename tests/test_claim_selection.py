@@ -2,6 +2,7 @@
 
 The selection tests collect the real `claims/` directory (no test runs): what a newcomer types is
 what is tested, including the README's own examples."""
+
 from __future__ import annotations
 
 import json
@@ -17,8 +18,13 @@ ROOT = Path(__file__).resolve().parents[1]
 def _collect(*args: str) -> tuple[int, list[str], str]:
     """(exit status, selected node IDs, output) of `pytest claims/ --collect-only -q ARGS` run as
     the README runs it, from the repository root."""
-    proc = subprocess.run([sys.executable, "-m", "pytest", "claims/", "--collect-only", "-q", "-p", "no:cacheprovider",
-                           *args], cwd=ROOT, capture_output=True, text=True, timeout=600)
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", "claims/", "--collect-only", "-q", "-p", "no:cacheprovider", *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     ids = [ln for ln in proc.stdout.splitlines() if ln.startswith("claims/") and "::" in ln]
     return proc.returncode, ids, proc.stdout + proc.stderr
 
@@ -72,7 +78,7 @@ def test_readme_examples_select_what_they_say(all_ids):
 
 CONFTEST = 'pytest_plugins = ("repro.harness.plugin",)\n'
 
-SWALLOWED = '''
+SWALLOWED = """
 import pytest
 
 @pytest.mark.claim("BB-4")
@@ -85,7 +91,7 @@ def test_swallowed_check(claim):
 @pytest.mark.claim("CA-1")
 def test_plain_failing_check(claim):
     claim.check("max |difference|", 0.5, 1e-6, compare="le", why="float64 exactness")
-'''
+"""
 
 
 def test_a_passed_test_with_a_failed_check_fails_under_python_O(tmp_path: Path):
@@ -95,9 +101,25 @@ def test_a_passed_test_with_a_failed_check_fails_under_python_O(tmp_path: Path):
     (tmp_path / "conftest.py").write_text(CONFTEST)
     (tmp_path / "claims").mkdir()
     (tmp_path / "claims" / "test_o.py").write_text(SWALLOWED)
-    proc = subprocess.run([sys.executable, "-O", "-m", "pytest", "--assert=plain", "-p", "no:cacheprovider",
-                           "--baseline", "off", "-p", "no:xdist"], cwd=tmp_path, capture_output=True, text=True,
-                          timeout=300)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-O",
+            "-m",
+            "pytest",
+            "--assert=plain",
+            "-p",
+            "no:cacheprovider",
+            "--baseline",
+            "off",
+            "-p",
+            "no:xdist",
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert "2 failed" in proc.stdout
     data = json.loads((tmp_path / "artifacts" / "claims.json").read_text())
@@ -106,14 +128,14 @@ def test_a_passed_test_with_a_failed_check_fails_under_python_O(tmp_path: Path):
     assert by_id["CA-1"]["verdict"] == "failed" and "does not hold" in by_id["CA-1"]["tests"][0]["reason"]
 
 
-MISSING = '''
+MISSING = """
 import pytest
-from repro.harness import fixtures
+from repro.ground import resources
 
 @pytest.mark.claim("RS-2")
 def test_needs_a_fixture(claim):
-    fixtures.fixture_path("smollm2-135m")
-'''
+    resources.fixture_path("smollm2-135m")
+"""
 
 
 def test_a_fixture_never_fetched_skips_its_claim(tmp_path: Path):
@@ -123,8 +145,14 @@ def test_a_fixture_never_fetched_skips_its_claim(tmp_path: Path):
     (tmp_path / "claims").mkdir()
     (tmp_path / "claims" / "test_m.py").write_text(MISSING)
     env = {**__import__("os").environ, "REPRO_CACHE": str(tmp_path / "empty-cache")}
-    proc = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--baseline", "off",
-                           "-p", "no:xdist"], cwd=tmp_path, capture_output=True, text=True, timeout=300, env=env)
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--baseline", "off", "-p", "no:xdist"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     [rs2] = [c for c in json.loads((tmp_path / "artifacts" / "claims.json").read_text())["claims"] if c["id"] == "RS-2"]
     assert rs2["verdict"] == "skipped" and "repro fetch smollm2-135m" in rs2["tests"][0]["reason"]

@@ -5,6 +5,7 @@ by repro.core.train.train, clear errors for corrupt or foreign ones).
 Tiny random Llamas (2 layers, width 64, vocabulary 256) and SeedPrint at n = 64 inputs of length
 8, m = 16: the whole file runs in seconds on one CPU thread.
 """
+
 from __future__ import annotations
 
 import json
@@ -21,8 +22,8 @@ from repro.core.models.hf import build_model
 from repro.core.models.pretrained import load_model_any, load_pretrained
 from repro.core.models.tiny import TinyConfig, TinyDecoder
 from repro.core.train import TrainConfig, train
+from repro.ground.runtime import ReproError
 from repro.harness.cli import main
-from repro.harness.runtime import ReproError
 
 # A model against itself gives τ = 1 on every identity dim: scipy's t-test warns about the
 # zero-variance sample (seedprint.algorithm_one passes it through; the p-value is still tiny).
@@ -33,8 +34,6 @@ pytestmark = [
 
 QUICK = ["--n", "64", "--length", "8", "--m", "16", "--device", "cpu", "--dtype", "float32"]
 TRAIN_CFG = TrainConfig(steps=2, batch_size=2, seq_len=8, eval_every=1, eval_batches=1, warmup_steps=0)
-
-
 
 
 def _llama(seed: int, d_model: int = 64):
@@ -68,8 +67,13 @@ def trained(tmp_path_factory: pytest.TempPathFactory):
         mp.setenv("REPRO_CACHE", str(cache))
         runs = {
             "llama": train(_llama(2), TRAIN_CFG, train_tokens=train_tokens, val_tokens=val_tokens, progress=False),
-            "tiny": train(TinyDecoder(TinyConfig(vocab_size=256, d_model=64, n_layer=2, n_head=4)), TRAIN_CFG,
-                          train_tokens=train_tokens, val_tokens=val_tokens, progress=False),
+            "tiny": train(
+                TinyDecoder(TinyConfig(vocab_size=256, d_model=64, n_layer=2, n_head=4)),
+                TRAIN_CFG,
+                train_tokens=train_tokens,
+                val_tokens=val_tokens,
+                progress=False,
+            ),
         }
     for run in runs.values():
         assert run.checkpoint is not None and run.checkpoint.is_relative_to(cache)
@@ -169,8 +173,9 @@ def test_a_bad_suspect_is_refused_before_the_base_loads(tmp_path: Path, capsys) 
     (line,) = _error_lines(err)
     assert line.startswith(f"repro: error: SUSPECT: unknown model '{suspect}'")
     start = time.perf_counter()
-    r = subprocess.run([*_repro(), "seedprint", "smollm2-135m", str(suspect)], capture_output=True, text=True,
-                       timeout=300)
+    r = subprocess.run(
+        [*_repro(), "seedprint", "smollm2-135m", str(suspect)], capture_output=True, text=True, timeout=300
+    )
     print(f"repro seedprint smollm2-135m <no such path>: exit {r.returncode} in {time.perf_counter() - start:.2f} s")
     assert (r.returncode, r.stdout) == (2, "") and r.stderr.splitlines() == [line]
 
@@ -234,11 +239,14 @@ def test_truncated_checkpoint_is_a_clear_error(trained, tmp_path: Path) -> None:
     assert str(weights) in str(err.value) and "\n" not in str(err.value)
 
 
-@pytest.mark.parametrize("cls, message", [
-    ("os.system", r"names model class 'os.system'; only transformers\.\* and repro\.core\.models\.\*"),
-    ("transformers.NoSuchForCausalLM", r"unknown model class 'transformers.NoSuchForCausalLM'"),
-    ("repro.core.models.hf.ARCHS", r"not a torch model class"),
-])
+@pytest.mark.parametrize(
+    "cls, message",
+    [
+        ("os.system", r"names model class 'os.system'; only transformers\.\* and repro\.core\.models\.\*"),
+        ("transformers.NoSuchForCausalLM", r"unknown model class 'transformers.NoSuchForCausalLM'"),
+        ("repro.core.models.hf.ARCHS", r"not a torch model class"),
+    ],
+)
 def test_foreign_or_unknown_model_class_is_refused(trained, tmp_path: Path, cls: str, message: str) -> None:
     ckpt = tmp_path / "ckpt"
     shutil.copytree(trained["llama"].checkpoint, ckpt)
@@ -285,8 +293,22 @@ def test_align_sees_through_a_permuted_residual_basis(models, tmp_path: Path, ca
     m = load_model_any(str(models["seed0"]))
     tf.permute_residual(m, torch.randperm(64, generator=torch.Generator().manual_seed(3)))
     m.save_pretrained(tmp_path / "permuted")
-    args = ["--n", "200", "--length", "8", "--m", "16", "--device", "cpu", "--dtype", "float32", "--align", "--json",
-            "--variant", "both"]
+    args = [
+        "--n",
+        "200",
+        "--length",
+        "8",
+        "--m",
+        "16",
+        "--device",
+        "cpu",
+        "--dtype",
+        "float32",
+        "--align",
+        "--json",
+        "--variant",
+        "both",
+    ]
     code, out, _ = _run(capsys, models["seed0"], tmp_path / "permuted", *args)
     r = json.loads(out)
     assert code == 0 and r["aligned"]["same_lineage"] is True and r["paper"]["same_lineage"] is False
@@ -316,7 +338,10 @@ def test_matched_variant_sees_through_a_permuted_residual_basis(models, tmp_path
     r = json.loads(out)
     assert r["matched"]["same_lineage"] is False and "paper" not in r and r["verdict"] == "different lineage"
     code, out, _ = _run(capsys, models["seed0"], tmp_path / "permuted", *args[:-1], "--variant", "matched")
-    assert "matched variant" in out and out.rstrip().splitlines()[-1] == "verdict: same lineage (matched variant, α = 0.01)"
+    assert (
+        "matched variant" in out
+        and out.rstrip().splitlines()[-1] == "verdict: same lineage (matched variant, α = 0.01)"
+    )
     code, _, err = _run(capsys, models["seed0"], models["seed1"], *QUICK, "--variant", "matched", "--feature", "logits")
     assert code == 2 and "matches hidden dimensions" in err and "loading" not in err
     code, _, err = _run(capsys, models["seed0"], models["seed1"], *QUICK, "--variant", "matched", "--rotations", "20")

@@ -4,6 +4,7 @@ modules a fresh process holds after building them, not by a timed assertion; the
 printed (`pytest -rP` shows them). The parsers' choices and defaults that live in torch-importing
 modules are read from those modules' source (`cli._const`): each one read equals the imported value.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -44,14 +45,25 @@ def _repro() -> list[str]:
 def test_every_help_is_built_without_torch() -> None:
     r = subprocess.run([sys.executable, "-c", _PROBE], capture_output=True, text=True, timeout=120, check=True)
     probe = json.loads(r.stdout)
-    assert set(probe["codes"]) >= {"", "fetch", "seedprint", "env", "compare", "baseline", "history", "plan",
-                                   "seedprint-eval"}
+    assert set(probe["codes"]) >= {
+        "",
+        "fetch",
+        "seedprint",
+        "env",
+        "compare",
+        "baseline",
+        "history",
+        "plan",
+        "seedprint-eval",
+    }
     assert set(probe["codes"].values()) == {0}
     assert probe["heavy"] == [], f"building the parsers imported {probe['heavy']}"
     start = time.perf_counter()
     subprocess.run([*_repro(), "--help"], capture_output=True, timeout=120, check=True)
-    print(f"every parser and help in one process: {probe['seconds']:.3f} s; "
-          f"`repro --help` as a command: {time.perf_counter() - start:.3f} s")
+    print(
+        f"every parser and help in one process: {probe['seconds']:.3f} s; "
+        f"`repro --help` as a command: {time.perf_counter() - start:.3f} s"
+    )
 
 
 def _imported(module: str, name: str):
@@ -78,7 +90,8 @@ def test_constants_read_from_source_equal_the_imported_ones() -> None:
 def test_module_constants_reads_literals_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     (tmp_path / "consts_probe.py").write_text(
         "import os\nA = 3\nB: tuple = ('x', 'y')\nC = A\nD = os.sep\nE = {'k': {'v': 1.5}}\n"
-        "class K:\n    n: int = 10_000\n    a: float = A\n    f: list = field(default_factory=list)\n")
+        "class K:\n    n: int = 10_000\n    a: float = A\n    f: list = field(default_factory=list)\n"
+    )
     monkeypatch.syspath_prepend(str(tmp_path))
     found = cli._module_constants("consts_probe")
     assert found == {"A": 3, "B": ("x", "y"), "C": 3, "E": {"k": {"v": 1.5}}, "K.n": 10_000, "K.a": 3}
@@ -87,11 +100,12 @@ def test_module_constants_reads_literals_only(tmp_path: Path, monkeypatch: pytes
 
 def test_a_repro_error_is_one_line_and_anything_else_a_traceback(monkeypatch: pytest.MonkeyPatch, capsys) -> None:
     """main() tells a ReproError apart without importing it at start-up (`cli._repro_error`)."""
-    from repro.harness.runtime import ReproError
+    from repro.ground.runtime import ReproError
 
     def handler(exc: Exception):
         def raise_it(args) -> int:
             raise exc
+
         return raise_it
 
     monkeypatch.setattr(cli, "_cmd_history", handler(ReproError("no such claim")))

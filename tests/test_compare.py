@@ -1,4 +1,5 @@
 """`repro compare`: verdict changes, drift in each record's own noise, exit statuses."""
+
 from __future__ import annotations
 
 import copy
@@ -6,23 +7,39 @@ import json
 
 import pytest
 
+from repro.ground.runtime import ReproError
 from repro.harness import compare as cmp
 from repro.harness.cli import main
-from repro.harness.runtime import ReproError
 
 
 def _run(**over) -> dict:
     base = {
         "schema": 1,
-        "run": {"profile": "ci", "device": "cpu", "dtype_policy": {"auto": "bfloat16"},
-                "test_durations_s": {"claims/t.py::a": 2.0, "claims/t.py::b": 4.0}},
+        "run": {
+            "profile": "ci",
+            "device": "cpu",
+            "dtype_policy": {"auto": "bfloat16"},
+            "test_durations_s": {"claims/t.py::a": 2.0, "claims/t.py::b": 4.0},
+        },
         "claims": [
-            {"id": "BB-4", "verdict": "reproduced", "tests": [{"nodeid": "claims/t.py::a"}],
-             "records": [{"name": "rho", "measured": 0.318, "expected": 0.318, "tol": 0.02, "compare": "abs"},
-                         {"name": "ctx", "measured": "8 × 64", "expected": None, "tol": None, "compare": "abs"}]},
-            {"id": "BB-6", "verdict": "not reproduced", "tests": [{"nodeid": "claims/t.py::b"}],
-             "records": [{"name": "slope", "measured": -0.49, "expected": -0.5, "tol": 0.1, "compare": "rel"},
-                         {"name": "p", "measured": 0.2, "expected": 0.01, "tol": 0.0, "compare": "le"}]},
+            {
+                "id": "BB-4",
+                "verdict": "reproduced",
+                "tests": [{"nodeid": "claims/t.py::a"}],
+                "records": [
+                    {"name": "rho", "measured": 0.318, "expected": 0.318, "tol": 0.02, "compare": "abs"},
+                    {"name": "ctx", "measured": "8 × 64", "expected": None, "tol": None, "compare": "abs"},
+                ],
+            },
+            {
+                "id": "BB-6",
+                "verdict": "not reproduced",
+                "tests": [{"nodeid": "claims/t.py::b"}],
+                "records": [
+                    {"name": "slope", "measured": -0.49, "expected": -0.5, "tol": 0.1, "compare": "rel"},
+                    {"name": "p", "measured": 0.2, "expected": 0.01, "tol": 0.0, "compare": "le"},
+                ],
+            },
         ],
     }
     for k, v in over.items():
@@ -38,9 +55,9 @@ def test_identical_runs_compare_clean():
 
 def test_drift_is_measured_in_the_records_own_noise():
     b = _run()
-    b["claims"][0]["records"][0]["measured"] = 0.318 + 0.05   # 2.5 × its tolerance 0.02: within k = 3
-    b["claims"][1]["records"][0]["measured"] = -0.49 + 0.2    # rel tol 0.1 × |−0.5| = 0.05: 4 scales
-    b["claims"][1]["records"][1]["measured"] = 0.5             # no noise scale: listed, never drift
+    b["claims"][0]["records"][0]["measured"] = 0.318 + 0.05  # 2.5 × its tolerance 0.02: within k = 3
+    b["claims"][1]["records"][0]["measured"] = -0.49 + 0.2  # rel tol 0.1 × |−0.5| = 0.05: 4 scales
+    b["claims"][1]["records"][1]["measured"] = 0.5  # no noise scale: listed, never drift
     c = cmp.compare(_run(), b)
     assert [d["name"] for d in c.drifts] == ["slope"] and c.drifts[0]["z"] == pytest.approx(4.0)
     assert {d["name"] for d in c.moved} == {"rho", "p"}
@@ -168,14 +185,18 @@ def test_per_item_records_use_a_paired_test():
     shift of a per-item record that states no noise scale (a context row, as for scalars)."""
     a, shifted, noisy, tiny = _run(), _run(), _run(), _run()
     seeds = [2.31, 2.95, 2.52, 3.40, 2.77]
-    a["claims"][0]["records"].append({"name": "per seed", "measured": seeds, "expected": 2.8, "tol": 0.01,
-                                      "compare": "abs"})
-    shifted["claims"][0]["records"].append({**a["claims"][0]["records"][-1],
-                                            "measured": [v + 0.02 + 0.001 * i for i, v in enumerate(seeds)]})
-    noisy["claims"][0]["records"].append({**a["claims"][0]["records"][-1],
-                                          "measured": [v + d for v, d in zip(seeds, [0.02, -0.03, 0.01, -0.01, 0.005])]})
-    tiny["claims"][0]["records"].append({**a["claims"][0]["records"][-1],
-                                         "measured": [v + 1e-6 * (1 + 0.1 * i) for i, v in enumerate(seeds)]})
+    a["claims"][0]["records"].append(
+        {"name": "per seed", "measured": seeds, "expected": 2.8, "tol": 0.01, "compare": "abs"}
+    )
+    shifted["claims"][0]["records"].append(
+        {**a["claims"][0]["records"][-1], "measured": [v + 0.02 + 0.001 * i for i, v in enumerate(seeds)]}
+    )
+    noisy["claims"][0]["records"].append(
+        {**a["claims"][0]["records"][-1], "measured": [v + d for v, d in zip(seeds, [0.02, -0.03, 0.01, -0.01, 0.005])]}
+    )
+    tiny["claims"][0]["records"].append(
+        {**a["claims"][0]["records"][-1], "measured": [v + 1e-6 * (1 + 0.1 * i) for i, v in enumerate(seeds)]}
+    )
     c = cmp.compare(a, shifted)
     assert [d["name"] for d in c.drifts] == ["per seed"] and c.drifts[0]["paired"]["p"] < 0.01 and c.regressed
     assert "paired t-test over 5 items" in "\n".join(cmp.lines(c))
@@ -195,8 +216,14 @@ def test_a_negative_control_never_drifts():
     far from it: its value moving (float error across CPUs or dtypes) is listed, not a drift;
     the same move on the check row itself is a drift."""
     a, b = _run(), _run()
-    row = {"name": "max |Δ| — control: one future key", "measured": 0.135, "expected": 1e-9, "tol": 1e-9,
-           "compare": "le", "role": "control"}
+    row = {
+        "name": "max |Δ| — control: one future key",
+        "measured": 0.135,
+        "expected": 1e-9,
+        "tol": 1e-9,
+        "compare": "le",
+        "role": "control",
+    }
     a["claims"][0]["records"].append(dict(row))
     b["claims"][0]["records"].append({**row, "measured": 0.131})
     c = cmp.compare(a, b)
@@ -227,7 +254,9 @@ def test_a_repeated_label_is_compared_not_dropped():
     c = cmp.compare(_two_models_run(0.5), _two_models_run(0.5 + 500 * 0.01))
     assert c.regressed and [d["key"] for d in c.drifts] == ["Δ NLL full − causal #2"]
     assert c.drifts[0]["z"] == pytest.approx(500.0)
-    first_wins = {(cl["id"], r["name"]): r for cl in _two_models_run(0.5 + 5)["claims"] for r in reversed(cl["records"])}
+    first_wins = {
+        (cl["id"], r["name"]): r for cl in _two_models_run(0.5 + 5)["claims"] for r in reversed(cl["records"])
+    }
     assert first_wins[("BB-4", "Δ NLL full − causal")]["measured"] == 0.5  # what the old matching compared
 
 
@@ -256,13 +285,17 @@ def test_a_lost_asserted_record_is_a_regression():
     assert not cmp.compare(a, b).lost
 
 
-@pytest.mark.parametrize("corrupt", [
-    lambda d: d.__setitem__("claims", {"BB-4": {}}),
-    lambda d: d["claims"][0].pop("records"),
-    lambda d: d["claims"][0]["records"][0].pop("name"),
-    lambda d: d["claims"].__setitem__(0, "BB-4"),
-    lambda d: d.__setitem__("run", []),
-], ids=["claims-a-dict", "claim-without-records", "record-without-name", "claim-not-an-object", "run-not-an-object"])
+@pytest.mark.parametrize(
+    "corrupt",
+    [
+        lambda d: d.__setitem__("claims", {"BB-4": {}}),
+        lambda d: d["claims"][0].pop("records"),
+        lambda d: d["claims"][0]["records"][0].pop("name"),
+        lambda d: d["claims"].__setitem__(0, "BB-4"),
+        lambda d: d.__setitem__("run", []),
+    ],
+    ids=["claims-a-dict", "claim-without-records", "record-without-name", "claim-not-an-object", "run-not-an-object"],
+)
 def test_a_schema_problem_is_one_line_and_exit_2(tmp_path, capsys, corrupt):
     a, b = tmp_path / "a.json", tmp_path / "b.json"
     a.write_text(json.dumps(_run()))
@@ -277,17 +310,54 @@ def test_a_schema_problem_is_one_line_and_exit_2(tmp_path, capsys, corrupt):
 def test_side_by_side_gives_a_column_per_model(tmp_path, capsys):
     """`repro side-by-side`: the embedded run's two models and a --model run's one, a row per
     claim with the source's numbers; a test without a model counts for every model of its run."""
-    embedded = {"schema": 2, "run": {"models": {"smollm2-135m": {}, "gemma3-270m": {}}}, "claims": [
-        {"id": "SF-1", "verdict": "partly reproduced", "source_values": "σ1/σ2 ≫ 1", "records": [], "tests": [
-            {"nodeid": "claims/t.py::test_x[smollm2-135m]", "verdict": "reproduced", "power": None},
-            {"nodeid": "claims/t.py::test_x[gemma3-270m]", "verdict": "contradicted", "power": 0.97,
-             "size": 0.03}]},
-        {"id": "BB-4", "verdict": "reproduced", "source_values": "Prop 2", "records": [], "tests": [
-            {"nodeid": "claims/t.py::test_rand", "verdict": "reproduced", "power": None}]}]}
-    mine = {"schema": 2, "run": {"model": "/models/my-qwen"}, "claims": [
-        {"id": "SF-1", "verdict": "inconclusive at this scale", "source_values": "σ1/σ2 ≫ 1", "records": [], "tests": [
-            {"nodeid": "claims/t.py::test_x[/models/my-qwen]", "verdict": "inconclusive at this scale", "power": 0.3}]},
-        {"id": "BB-4", "verdict": "not run", "source_values": "Prop 2", "records": [], "tests": []}]}
+    embedded = {
+        "schema": 2,
+        "run": {"models": {"smollm2-135m": {}, "gemma3-270m": {}}},
+        "claims": [
+            {
+                "id": "SF-1",
+                "verdict": "partly reproduced",
+                "source_values": "σ1/σ2 ≫ 1",
+                "records": [],
+                "tests": [
+                    {"nodeid": "claims/t.py::test_x[smollm2-135m]", "verdict": "reproduced", "power": None},
+                    {
+                        "nodeid": "claims/t.py::test_x[gemma3-270m]",
+                        "verdict": "contradicted",
+                        "power": 0.97,
+                        "size": 0.03,
+                    },
+                ],
+            },
+            {
+                "id": "BB-4",
+                "verdict": "reproduced",
+                "source_values": "Prop 2",
+                "records": [],
+                "tests": [{"nodeid": "claims/t.py::test_rand", "verdict": "reproduced", "power": None}],
+            },
+        ],
+    }
+    mine = {
+        "schema": 2,
+        "run": {"model": "/models/my-qwen"},
+        "claims": [
+            {
+                "id": "SF-1",
+                "verdict": "inconclusive at this scale",
+                "source_values": "σ1/σ2 ≫ 1",
+                "records": [],
+                "tests": [
+                    {
+                        "nodeid": "claims/t.py::test_x[/models/my-qwen]",
+                        "verdict": "inconclusive at this scale",
+                        "power": 0.3,
+                    }
+                ],
+            },
+            {"id": "BB-4", "verdict": "not run", "source_values": "Prop 2", "records": [], "tests": []},
+        ],
+    }
     a, b = tmp_path / "a" / "claims.json", tmp_path / "b" / "claims.json"
     for path, data in ((a, embedded), (b, mine)):
         path.parent.mkdir()
@@ -295,6 +365,8 @@ def test_side_by_side_gives_a_column_per_model(tmp_path, capsys):
     assert main(["side-by-side", str(a), str(b)]) == 0
     out = capsys.readouterr().out.splitlines()
     assert out[0] == "| claim | source's numbers | smollm2-135m (a) | gemma3-270m (a) | /models/my-qwen (b) |"
-    assert out[2] == ("| SF-1 | σ1/σ2 ≫ 1 | reproduced | contradicted (power 0.97, size 0.03) "
-                      "| inconclusive at this scale (power 0.3) |")
+    assert out[2] == (
+        "| SF-1 | σ1/σ2 ≫ 1 | reproduced | contradicted (power 0.97, size 0.03) "
+        "| inconclusive at this scale (power 0.3) |"
+    )
     assert out[3] == "| BB-4 | Prop 2 | reproduced | reproduced | — |"

@@ -2,6 +2,7 @@
 examples), the kernels agree with each other and with the per-prefix oracle, the diagonal never
 sees the future (CA-3), segment size k between causal (k = 1) and the full axis (k = S), and
 the whole-model modes run a model's own weights and restore it (CA-4)."""
+
 from __future__ import annotations
 
 import pytest
@@ -13,7 +14,7 @@ from hypothesis import strategies as st
 from repro.context_axis import kernels as ca
 from repro.context_axis import whole_model as cl
 from repro.core.models.hf import build_model
-from repro.harness.runtime import ReproError, generator
+from repro.ground.runtime import ReproError, generator
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
@@ -62,7 +63,9 @@ def test_kernels_agree_on_everything_that_reaches_the_diagonal(S):
     assert torch.allclose(ref, sd, atol=1e-10)
     # trimmed computes positions ≤ c only; they equal the reference there, the rest is zero
     assert torch.allclose(ca.upper_zeroed(ref), tr, atol=1e-10)
-    assert torch.equal(ca.diagonal(tr), ca.diagonal(ref)) or torch.allclose(ca.diagonal(tr), ca.diagonal(ref), atol=1e-10)
+    assert torch.equal(ca.diagonal(tr), ca.diagonal(ref)) or torch.allclose(
+        ca.diagonal(tr), ca.diagonal(ref), atol=1e-10
+    )
 
 
 def test_kernels_with_padding_agree():
@@ -241,24 +244,31 @@ def _bidirectional_stack(x: torch.Tensor, weights) -> torch.Tensor:
 
 
 @settings(max_examples=20, deadline=None)
-@given(S=st.integers(2, 8), L=st.integers(1, 3), seed=st.integers(0, 2 ** 16), t=st.integers(0, 7),
-       kernel=st.sampled_from(list(ca.KERNELS)))
+@given(
+    S=st.integers(2, 8),
+    L=st.integers(1, 3),
+    seed=st.integers(0, 2**16),
+    t=st.integers(0, 7),
+    kernel=st.sampled_from(list(ca.KERNELS)),
+)
 def test_diagonal_never_sees_the_future_and_equals_the_prefix_oracle(S, L, seed, t, kernel):
     t = t % S
     g = generator(seed)
     d = 6
-    weights = [tuple(torch.randn(d, d, generator=g, dtype=torch.float64) / d ** 0.5 for _ in range(4)) for _ in range(L)]
+    weights = [tuple(torch.randn(d, d, generator=g, dtype=torch.float64) / d**0.5 for _ in range(4)) for _ in range(L)]
     x = torch.randn(2, S, d, generator=g, dtype=torch.float64)
     out = _stack(x, weights, kernel)
     y = x.clone()
-    y[:, t + 1:] = torch.randn(2, S - t - 1, d, generator=g, dtype=torch.float64)  # change the future
+    y[:, t + 1 :] = torch.randn(2, S - t - 1, d, generator=g, dtype=torch.float64)  # change the future
     assert torch.allclose(_stack(y, weights, kernel)[:, t], out[:, t], atol=1e-10)
-    assert torch.allclose(out[:, t], _bidirectional_stack(x[:, :t + 1], weights), atol=1e-10)
+    assert torch.allclose(out[:, t], _bidirectional_stack(x[:, : t + 1], weights), atol=1e-10)
     if L > 1 and t >= 2:  # not causal attention: the past is re-read in light of the present
         causal_h = x
         for Wq, Wk, Wv, Wo in weights:
-            causal_h = causal_h + F.scaled_dot_product_attention(causal_h @ Wq, causal_h @ Wk, causal_h @ Wv,
-                                                                 is_causal=True) @ Wo
+            causal_h = (
+                causal_h
+                + F.scaled_dot_product_attention(causal_h @ Wq, causal_h @ Wk, causal_h @ Wv, is_causal=True) @ Wo
+            )
         assert not torch.allclose(out[:, t], causal_h[:, t], atol=1e-6)
 
 
@@ -291,7 +301,7 @@ def test_prefix_oracle_uses_the_models_own_weights(arch):
 
 
 @settings(max_examples=15, deadline=None)
-@given(S=st.integers(2, 7), L=st.integers(1, 3), seed=st.integers(0, 2 ** 16))
+@given(S=st.integers(2, 7), L=st.integers(1, 3), seed=st.integers(0, 2**16))
 def test_segment_one_is_causal_and_segment_s_is_the_full_axis(S, L, seed):
     """CA-6 (derivable): k = 1 is exactly causal attention, k = S the full context axis."""
     g = generator(seed)
@@ -300,8 +310,9 @@ def test_segment_one_is_causal_and_segment_s_is_the_full_axis(S, L, seed):
     x = torch.randn(1, S, d, generator=g, dtype=torch.float64)
     causal_h = x
     for Wq, Wk, Wv, Wo in weights:
-        causal_h = causal_h + F.scaled_dot_product_attention(causal_h @ Wq, causal_h @ Wk, causal_h @ Wv,
-                                                             is_causal=True) @ Wo
+        causal_h = (
+            causal_h + F.scaled_dot_product_attention(causal_h @ Wq, causal_h @ Wk, causal_h @ Wv, is_causal=True) @ Wo
+        )
     assert torch.allclose(_stack(x, weights, "naive", k=1), causal_h, atol=1e-10)
     assert torch.allclose(_stack(x, weights, "naive", k=S), _stack(x, weights, "naive"), atol=1e-12)
     # the band kernel: the same at k = 1 and k = S, and Fig 4's reuse in between
@@ -371,13 +382,27 @@ def test_segment_kernel_with_padding_and_errors():
 
 
 def _tiny_hf(arch: str, seed: int, n_layer: int = 2):
-    return build_model(arch, n_layer=n_layer, n_head=4, d_model=32, vocab_size=50, seed=seed, perturb_norms=0.1,
-                       attn_implementation="sdpa", dtype=torch.float64)
+    return build_model(
+        arch,
+        n_layer=n_layer,
+        n_head=4,
+        d_model=32,
+        vocab_size=50,
+        seed=seed,
+        perturb_norms=0.1,
+        attn_implementation="sdpa",
+        dtype=torch.float64,
+    )
 
 
 @settings(max_examples=12, deadline=None)
-@given(arch=st.sampled_from(["llama", "gpt2"]), S=st.integers(2, 9), L=st.integers(1, 3),
-       seed=st.integers(0, 2 ** 16), bucket=st.integers(1, 5))
+@given(
+    arch=st.sampled_from(["llama", "gpt2"]),
+    S=st.integers(2, 9),
+    L=st.integers(1, 3),
+    seed=st.integers(0, 2**16),
+    bucket=st.integers(1, 5),
+)
 def test_model_modes_agree_with_the_oracle(arch, S, L, seed, bucket):
     """Every way to the diagonal agrees: the source's masked formulation, the bucketed full
     axis, segment k = S — with the per-prefix oracle; k = 1 with causal decoding; segment k

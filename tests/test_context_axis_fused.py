@@ -2,6 +2,7 @@
 (fused.cpp) returns what `trimmed` returns — prefix attention per slice, the upper triangle zero,
 padding keys ignored, all-padding rows NaN — up to float rounding; wrong input gets one message.
 Skipped where the op cannot be built here (no C++ compiler or ninja): the reason is shown."""
+
 from __future__ import annotations
 
 import math
@@ -10,8 +11,8 @@ import pytest
 import torch
 
 from repro.context_axis import kernels as ca
-from repro.harness import native
-from repro.harness.runtime import ReproError, generator
+from repro.ground import native
+from repro.ground.runtime import ReproError, generator
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
@@ -44,7 +45,7 @@ def test_fused_is_trimmed(op, S):
     q, k, v = _qkv(2, 3, S, 16, S)
     pad = torch.zeros(2, S, dtype=torch.bool)
     pad[0, ::3] = True  # key 0 of sample 0 is padding: slice 0's only row is all padding (NaN in both)
-    pad[1, S // 2:] = True
+    pad[1, S // 2 :] = True
     with torch.no_grad():
         for p in (None, pad):
             got, want = ca.fused(q, k, v, p), ca.trimmed(q, k, v, p)

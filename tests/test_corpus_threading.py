@@ -8,6 +8,7 @@ claim test whose numbers come from text states its corpus with `claim.corpus(...
 shown able to fail on snippets. Then the topic functions that took a `corpus` parameter are shown
 reading a local directory of text files (window and token reading only: nothing is trained).
 """
+
 from __future__ import annotations
 
 import ast
@@ -18,8 +19,12 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 CLAIM_FILES = sorted((ROOT / "claims").glob("test_*.py"))
-TOPIC_FILES = sorted(p for d in sorted((ROOT / "repro").iterdir())
-                     if d.is_dir() and d.name not in ("core", "harness", "__pycache__") for p in d.glob("*.py"))
+TOPIC_FILES = sorted(
+    p
+    for d in sorted((ROOT / "repro").iterdir())
+    if d.is_dir() and d.name not in ("core", "harness", "__pycache__")
+    for p in d.glob("*.py")
+)
 
 # calls that read a corpus's text → (position of the corpus argument, its keyword); position
 # None: keyword only
@@ -39,9 +44,7 @@ FORBIDDEN = ("brown_split", "brown_documents")
 # (CS-6's code benchmark, SK-3's second held-out set, SP-4/SP-5's continual training and fine-tunes)
 FIXED_SHIFT = ("stdlib-code",)
 # claim tests that take a fixture that read text but whose numbers do not come from it
-NO_TEXT = {
-    "test_components_read_and_write_dark": "SF-2 reads the weights only (dark shares of W_q … W_2)",
-}
+NO_TEXT = {"test_components_read_and_write_dark": "SF-2 reads the weights only (dark shares of W_q … W_2)"}
 
 
 def _name(node: ast.AST) -> str | None:
@@ -75,7 +78,9 @@ def reader_problems(tree: ast.AST, where: str) -> list[str]:
         name = _name(call)
         at = f"{where}:{call.lineno}"
         if name in FORBIDDEN:
-            out.append(f"{at}: {name}(...) reads Brown whatever --corpus says (use data.corpus_documents(corpus, split))")
+            out.append(
+                f"{at}: {name}(...) reads Brown whatever --corpus says (use data.corpus_documents(corpus, split))"
+            )
             continue
         for arg in [*call.args, *(k.value for k in call.keywords)]:
             if isinstance(arg, ast.Constant) and arg.value == "brown":
@@ -85,8 +90,10 @@ def reader_problems(tree: ast.AST, where: str) -> list[str]:
             if value is None:
                 out.append(f"{at}: {name}(...) without its corpus: it falls back to Brown (pass corpus=corpus_name)")
             elif isinstance(value, ast.Constant) and value.value not in (*FIXED_SHIFT, "brown"):
-                out.append(f"{at}: {name}(...) reads the literal corpus {value.value!r} (pass corpus_name, or a "
-                           f"fixed shift: {', '.join(FIXED_SHIFT)})")
+                out.append(
+                    f"{at}: {name}(...) reads the literal corpus {value.value!r} (pass corpus_name, or a "
+                    f"fixed shift: {', '.join(FIXED_SHIFT)})"
+                )
     return out
 
 
@@ -107,9 +114,14 @@ def record_problems(tree: ast.Module, where: str) -> list[str]:
         return {_name(c) for c in _calls(node)} - {None}
 
     reads = {k for k, n in defs.items() if called(n) & set(READERS)}
-    records = {k for k, n in defs.items()
-               if any(_name(c) == "corpus" and isinstance(c.func, ast.Attribute) and ast.unparse(c.func.value) == "claim"
-                      for c in _calls(n))}
+    records = {
+        k
+        for k, n in defs.items()
+        if any(
+            _name(c) == "corpus" and isinstance(c.func, ast.Attribute) and ast.unparse(c.func.value) == "claim"
+            for c in _calls(n)
+        )
+    }
     changed = True
     while changed:  # to a fixed point: through fixtures (parameters) and helpers (calls)
         changed = False
@@ -126,8 +138,10 @@ def record_problems(tree: ast.Module, where: str) -> list[str]:
             continue
         from_text = (params(n) & reads & fixtures) or (called(n) & reads) or (called(n) & set(READERS))
         if from_text and k not in records and k not in NO_TEXT:
-            out.append(f"{where}:{n.lineno}: {k} reads text ({', '.join(sorted(from_text))}) but never states it: "
-                       "claim.corpus(corpus_name[, shift=...])")
+            out.append(
+                f"{where}:{n.lineno}: {k} reads text ({', '.join(sorted(from_text))}) but never states it: "
+                "claim.corpus(corpus_name[, shift=...])"
+            )
     return out
 
 
@@ -155,7 +169,7 @@ def test_no_text_exemptions_name_existing_tests():
     assert set(NO_TEXT) <= names
 
 
-GOOD = '''
+GOOD = """
 import pytest
 from repro.core import data
 from repro.core import train as T
@@ -186,7 +200,7 @@ def test_b(claim, derived, corpus_name):
 @pytest.mark.claim("BB-5")
 def test_c(claim, sizes):
     claim.record("x", 1.0)
-'''
+"""
 
 
 def _problems(src: str) -> list[str]:
@@ -198,15 +212,29 @@ def test_the_scan_passes_a_threaded_module():
     assert _problems(GOOD) == []
 
 
-@pytest.mark.parametrize("old, new, message", [
-    ('data.windows(tok, "test", 4, 16, corpus=corpus_name)', 'data.windows(tok, "test", 4, 16)', "without its corpus"),
-    ('T.corpus_tokens(corpus_name, 4096), T', 'T.corpus_tokens("brown", 4096), T', "names Brown"),
-    ('T.corpus_tokens(corpus_name, 4096), T', 'T.corpus_tokens("wikitext-2", 4096), T', "literal corpus 'wikitext-2'"),
-    ('return data.windows(tok, "test", 4, 16, corpus=corpus_name)',
-     'return data.token_ids(tok, data.brown_split("test"))', "brown_split(...) reads Brown"),
-    ('    claim.corpus(corpus_name)\n', '    pass\n', "test_a reads text (ids)"),
-    ('    claim.corpus(corpus, shift="stdlib-code")\n', '    pass\n', "test_b reads text (derived)"),
-])
+@pytest.mark.parametrize(
+    "old, new, message",
+    [
+        (
+            'data.windows(tok, "test", 4, 16, corpus=corpus_name)',
+            'data.windows(tok, "test", 4, 16)',
+            "without its corpus",
+        ),
+        ("T.corpus_tokens(corpus_name, 4096), T", 'T.corpus_tokens("brown", 4096), T', "names Brown"),
+        (
+            "T.corpus_tokens(corpus_name, 4096), T",
+            'T.corpus_tokens("wikitext-2", 4096), T',
+            "literal corpus 'wikitext-2'",
+        ),
+        (
+            'return data.windows(tok, "test", 4, 16, corpus=corpus_name)',
+            'return data.token_ids(tok, data.brown_split("test"))',
+            "brown_split(...) reads Brown",
+        ),
+        ("    claim.corpus(corpus_name)\n", "    pass\n", "test_a reads text (ids)"),
+        ('    claim.corpus(corpus, shift="stdlib-code")\n', "    pass\n", "test_b reads text (derived)"),
+    ],
+)
 def test_the_scan_catches_a_claim_that_misses_the_corpus(old, new, message):
     assert old in GOOD
     problems = _problems(GOOD.replace(old, new, 1))
@@ -225,13 +253,13 @@ def test_the_scan_catches_a_lineage_on_brown():
 def local_corpus(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """60 small text files (a --corpus directory) and a private REPRO_CACHE holding a copy of the
     Brown BPE (so that nothing is trained and the shared cache gets no token files)."""
-    from repro.harness import fixtures
-    from repro.harness.runtime import cache_dir
+    from repro.ground import resources
+    from repro.ground.runtime import cache_dir
 
     try:
         src = next(cache_dir("tokenizers").glob("brown-bpe-4096-*.json"))
     except StopIteration:
-        fixtures.fetch("brown")
+        resources.fetch("brown")
         from repro.core.data import brown_tokenizer
 
         brown_tokenizer(4096)
@@ -243,8 +271,9 @@ def local_corpus(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     root = tmp_path / "corpus"
     root.mkdir()
     for i in range(60):
-        (root / f"doc{i:02d}.txt").write_text(f"Zebra{i} quokka document {i}. " + "Saltmarsh lanterns drift over "
-                                              "the quiet harbour at dusk. " * 30)
+        (root / f"doc{i:02d}.txt").write_text(
+            f"Zebra{i} quokka document {i}. " + "Saltmarsh lanterns drift over the quiet harbour at dusk. " * 30
+        )
     return root
 
 

@@ -1,4 +1,5 @@
 """Corpora and probes (repro/core/data.py): Brown parsing and splits, stdlib code, tokenizers, probes."""
+
 from __future__ import annotations
 
 import re
@@ -9,7 +10,6 @@ import pytest
 import torch
 
 from repro.core import data
-from repro.harness import fixtures
 from repro.core.data import (
     CORPORA,
     Document,
@@ -25,29 +25,40 @@ from repro.core.data import (
     strip_tag,
     token_ids,
 )
-from repro.harness.runtime import ReproError, generator, read_json_or_none
+from repro.ground import resources
+from repro.ground.runtime import ReproError, generator, read_json_or_none
 
 
 @pytest.fixture(scope="session")
 def brown() -> list[Document]:
-    fixtures.fetch("brown")  # a cache hit after `make fixtures`
+    resources.fetch("brown")  # a cache hit after `make fixtures`
     return brown_documents()
 
 
 @pytest.fixture(scope="session")
 def bpe():
-    fixtures.fetch("brown")
+    resources.fetch("brown")
     return brown_tokenizer()
 
 
 # --------------------------------------------------------------------------- Brown parsing
 
 
-@pytest.mark.parametrize("token, word", [
-    ("The/at", "The"), ("1/2/cd", "1/2"), ("and/or/cc", "and/or"), ("//in", "/"),
-    ("AAb//nn", "AAb/"), ("Atlanta's/np$", "Atlanta's"), ("./.", "."), ("``/``", "``"),
-    ("didn't/dod*", "didn't"), ("no-tag", "no-tag"),
-])
+@pytest.mark.parametrize(
+    "token, word",
+    [
+        ("The/at", "The"),
+        ("1/2/cd", "1/2"),
+        ("and/or/cc", "and/or"),
+        ("//in", "/"),
+        ("AAb//nn", "AAb/"),
+        ("Atlanta's/np$", "Atlanta's"),
+        ("./.", "."),
+        ("``/``", "``"),
+        ("didn't/dod*", "didn't"),
+        ("no-tag", "no-tag"),
+    ],
+)
 def test_strip_tag_removes_only_the_last_tag(token: str, word: str) -> None:
     assert strip_tag(token) == word
 
@@ -139,7 +150,7 @@ def test_corpus_brown_is_the_brown_split(brown: list[Document]) -> None:
 
 
 def test_hub_corpus_offline_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(fixtures, "hub_reachable", lambda timeout=3.0: False)
+    monkeypatch.setattr(resources, "hub_reachable", lambda timeout=3.0: False)
     monkeypatch.setattr("huggingface_hub.constants.HF_HUB_OFFLINE", False)
     with pytest.raises(ReproError, match=r"cannot load corpus 'wikitext-2': the Hugging Face hub is unreachable"):
         corpus_documents("wikitext-2")
@@ -182,8 +193,8 @@ def test_brown_tokenizer_cache_rebuilt_when_corrupt(bpe, real_cache_copy: Path) 
 @pytest.fixture
 def real_cache_copy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, bpe) -> Path:
     """A private REPRO_CACHE holding copies of the Brown fixture and the trained tokenizer."""
-    src_fixture = fixtures.fetch("brown")
-    src_tok = next(fixtures.cache_dir("tokenizers").glob("brown-bpe-4096-*.json"))
+    src_fixture = resources.fetch("brown")
+    src_tok = next(resources.cache_dir("tokenizers").glob("brown-bpe-4096-*.json"))
     root = tmp_path / "cache"
     shutil.copytree(src_fixture, root / "fixtures" / "brown")
     (root / "tokenizers").mkdir(parents=True)
@@ -230,7 +241,7 @@ def test_gaussian_inputs() -> None:
 
 def test_bos_windows_needs_a_bos():
     from repro.core.data import bos_windows
-    from repro.harness.runtime import ReproError
+    from repro.ground.runtime import ReproError
 
     with pytest.raises(ReproError, match="need a tokenizer with <bos>"):
         bos_windows(None, "test", 2, 8, who="CA-4's claims")
@@ -241,10 +252,12 @@ def test_local_corpus_directory_splits_by_path_and_feeds_windows_and_training(tm
     data.windows and train.corpus_tokens like an embedded corpus; bad directories get one line."""
     from repro.core import data
     from repro.core import train as T
-    from repro.harness.runtime import ReproError
+    from repro.ground.runtime import ReproError
 
     for i in range(60):
-        (tmp_path / f"doc{i:02d}.txt").write_text(f"Document {i}. " + "The quick brown fox jumps over the lazy dog. " * 40)
+        (tmp_path / f"doc{i:02d}.txt").write_text(
+            f"Document {i}. " + "The quick brown fox jumps over the lazy dog. " * 40
+        )
     splits = {s: data.corpus_documents(str(tmp_path), s) for s in ("train", "validation", "test")}
     assert sum(len(d) for d in splits.values()) == 60 and all(splits.values())
     assert not ({d.doc_id for d in splits["train"]} & {d.doc_id for d in splits["test"]})

@@ -1,5 +1,6 @@
 """Determinism as a test (issue 21): a cheap real claim run twice, and once on two xdist
 workers, gives byte-identical claims.json outside "run" (what a baseline compares)."""
+
 from __future__ import annotations
 
 import json
@@ -15,8 +16,26 @@ SELECT = ["claims/test_context_axis.py", "-k", "algorithm1 or figure1"]
 
 def _run(tmp: Path, *extra: str) -> dict:
     out = tmp / "art"
-    subprocess.run([sys.executable, "-m", "pytest", *SELECT, "-q", "-p", "no:cacheprovider", "--baseline", "off",
-                    "--artifacts", str(out), *extra], cwd=ROOT, check=True, capture_output=True, timeout=600)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            *SELECT,
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "--baseline",
+            "off",
+            "--artifacts",
+            str(out),
+            *extra,
+        ],
+        cwd=ROOT,
+        check=True,
+        capture_output=True,
+        timeout=600,
+    )
     data = json.loads((out / "claims.json").read_text())
     data.pop("run")
     return data

@@ -7,6 +7,7 @@ fixture that builds no model and holds no tensor an experiment computes on is li
 the reason. What the packages do with the device is tested in their own unit tests; this scan
 catches a new fixture that forgets it (as the SK trio and the RS models did before).
 """
+
 import ast
 from pathlib import Path
 
@@ -21,8 +22,11 @@ NO_MODEL = {
 
 def _fixtures(path: Path) -> dict[str, list[str]]:
     tree = ast.parse(path.read_text("utf-8"))
-    return {node.name: [a.arg for a in node.args.args] for node in tree.body
-            if isinstance(node, ast.FunctionDef) and any("fixture" in ast.unparse(d) for d in node.decorator_list)}
+    return {
+        node.name: [a.arg for a in node.args.args]
+        for node in tree.body
+        if isinstance(node, ast.FunctionDef) and any("fixture" in ast.unparse(d) for d in node.decorator_list)
+    }
 
 
 def _on_device(fixtures: dict[str, list[str]]) -> set[str]:
@@ -51,13 +55,15 @@ def test_every_experiment_fixture_resolves_its_device():
 
 
 def test_the_allowlist_names_fixtures_that_exist():
-    for (file, name) in NO_MODEL:
+    for file, name in NO_MODEL:
         assert name in _fixtures(ROOT / "claims" / file), f"{file}::{name} is gone: drop it from NO_MODEL"
 
 
 def test_the_scan_catches_a_fixture_without_the_device(tmp_path):
     f = tmp_path / "test_x.py"
-    f.write_text("import pytest\n@pytest.fixture\ndef sizes(profile):\n    return 1\n"
-                 "@pytest.fixture\ndef trio(sizes):\n    return 2\n@pytest.fixture\ndef runs(sizes, device):\n    return 3\n")
+    f.write_text(
+        "import pytest\n@pytest.fixture\ndef sizes(profile):\n    return 1\n"
+        "@pytest.fixture\ndef trio(sizes):\n    return 2\n@pytest.fixture\ndef runs(sizes, device):\n    return 3\n"
+    )
     fx = _fixtures(f)
     assert _on_device(fx) == {"runs"}

@@ -6,6 +6,7 @@ The tests pretend the CPU multiplies bf16 natively (`native_bf16`: what makes th
 measurement at all) and stand in for the one-second timing with fixed seconds, counting calls or
 failing if called; the record, its cache file, the lock and the policy are the real ones.
 """
+
 from __future__ import annotations
 
 import json
@@ -17,10 +18,24 @@ from pathlib import Path
 import pytest
 import torch
 
-from repro.harness import runtime
+from repro.ground import runtime
 
-KEYS = {"cpu", "machine", "torch", "flags", "native_bf16", "bf16_speedup", "float32_s", "bfloat16_s",
-        "bf16_min_speedup", "decision", "measured_at", "source", "cache_file", "note"}
+KEYS = {
+    "cpu",
+    "machine",
+    "torch",
+    "flags",
+    "native_bf16",
+    "bf16_speedup",
+    "float32_s",
+    "bfloat16_s",
+    "bf16_min_speedup",
+    "decision",
+    "measured_at",
+    "source",
+    "cache_file",
+    "note",
+}
 
 
 @pytest.fixture
@@ -68,14 +83,15 @@ def test_decision_is_recorded_and_reused_by_a_later_process(monkeypatch, machine
     _untimed(monkeypatch)
     again = runtime.dtype_decision()
     assert again["source"] == "cache" and again["decision"] == "bfloat16"
-    assert {k: again[k] for k in ("bf16_speedup", "measured_at", "cache_file")} == \
-           {k: first[k] for k in ("bf16_speedup", "measured_at", "cache_file")}
+    assert {k: again[k] for k in ("bf16_speedup", "measured_at", "cache_file")} == {
+        k: first[k] for k in ("bf16_speedup", "measured_at", "cache_file")
+    }
     assert runtime.resolve_dtype("auto", "cpu") is torch.bfloat16 and runtime.bf16_fast()
 
 
 SCRIPT = """
 import json, sys
-from repro.harness import runtime
+from repro.ground import runtime
 runtime.native_bf16 = lambda: True
 if sys.argv[1] == "measure":
     runtime._time_matmuls = lambda rounds=5: (0.010, 0.0080)
@@ -92,8 +108,9 @@ def test_separate_processes_share_one_measurement(tmp_path):
     env.pop(runtime.DTYPE_ENV, None)
     out = []
     for step in ("measure", "read"):
-        proc = subprocess.run([sys.executable, "-c", SCRIPT, step], env=env, capture_output=True, text=True,
-                              timeout=120)
+        proc = subprocess.run(
+            [sys.executable, "-c", SCRIPT, step], env=env, capture_output=True, text=True, timeout=120
+        )
         assert proc.returncode == 0, proc.stderr[-2000:]
         out.append(json.loads(proc.stdout.strip().splitlines()[-1]))
     first, second = out

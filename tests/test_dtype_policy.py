@@ -1,6 +1,7 @@
 """The dtype policy (issue 18): every forward pass and training autocast takes its dtype from
-repro.harness.runtime.resolve_dtype; REPRO_DTYPE=float32 forces float32 everywhere; no profile row,
+repro.ground.runtime.resolve_dtype; REPRO_DTYPE=float32 forces float32 everywhere; no profile row,
 training default or lens default names bfloat16 without a stated reason."""
+
 from __future__ import annotations
 
 import ast
@@ -14,8 +15,9 @@ import torch
 from repro.core import lens
 from repro.core import train as T
 from repro.core.models.tiny import TinyConfig, TinyDecoder
-from repro.harness import profiles, runtime
-from repro.harness.runtime import ReproError
+from repro.ground import runtime
+from repro.ground.runtime import ReproError
+from repro.harness import profiles
 from repro.seedprint import lineage
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -59,7 +61,7 @@ def test_defaults_go_through_the_policy():
 
 
 def test_no_dtype_decision_bypasses_the_policy():
-    """Outside repro/harness/runtime.py no code in repro/ or claims/ opens an autocast, picks accelerate's
+    """Outside repro/ground/runtime.py no code in repro/ or claims/ opens an autocast, picks accelerate's
     mixed precision or names torch.bfloat16 itself (comments and strings aside)."""
     offenders = []
     for path in sorted([*ROOT.joinpath("repro").rglob("*.py"), *ROOT.joinpath("claims").glob("*.py")]):
@@ -68,16 +70,25 @@ def test_no_dtype_decision_bypasses_the_policy():
         tree = ast.parse(path.read_text("utf-8"))
         for node in ast.walk(tree):
             text = ast.unparse(node) if isinstance(node, (ast.Attribute, ast.keyword)) else ""
-            if isinstance(node, ast.Attribute) and text in ("torch.bfloat16", "torch.autocast", "torch.half",
-                                                            "torch.float16"):
+            if isinstance(node, ast.Attribute) and text in (
+                "torch.bfloat16",
+                "torch.autocast",
+                "torch.half",
+                "torch.float16",
+            ):
                 offenders.append(f"{path.relative_to(ROOT)}:{node.lineno}: {text}")
-            if isinstance(node, ast.keyword) and node.arg == "mixed_precision" and not isinstance(node.value, ast.IfExp):
+            if (
+                isinstance(node, ast.keyword)
+                and node.arg == "mixed_precision"
+                and not isinstance(node.value, ast.IfExp)
+            ):
                 offenders.append(f"{path.relative_to(ROOT)}:{node.value.lineno}: {text}")
-    assert not offenders, "dtype chosen outside repro.harness.runtime.resolve_dtype:\n" + "\n".join(offenders)
+    assert not offenders, "dtype chosen outside repro.ground.runtime.resolve_dtype:\n" + "\n".join(offenders)
 
 
-@pytest.mark.parametrize("forced, dtype, autocast", [("float32", torch.float32, None),
-                                                     ("bfloat16", torch.bfloat16, "bfloat16")])
+@pytest.mark.parametrize(
+    "forced, dtype, autocast", [("float32", torch.float32, None), ("bfloat16", torch.bfloat16, "bfloat16")]
+)
 def test_repro_dtype_forces_every_decision(monkeypatch, forced, dtype, autocast):
     monkeypatch.setenv(runtime.DTYPE_ENV, forced)
     for device in ("cpu", "cuda"):  # the override wins over the hardware, GPU included
@@ -122,11 +133,14 @@ def fresh_speed(monkeypatch, tmp_path):
     runtime.bf16_speedup.cache_clear()
 
 
-@pytest.mark.parametrize("f32_s, bf16_s, want", [
-    (0.010, 0.0027, torch.bfloat16),  # 3.7×: the AVX512-BF16 EPYC's forward
-    (0.010, 0.018, torch.float32),    # 0.55×: the Xeon whose bf16 matmul is slower than float32's
-    (0.010, 0.0080, torch.float32),   # 1.25×: native, faster, but under the bar
-])
+@pytest.mark.parametrize(
+    "f32_s, bf16_s, want",
+    [
+        (0.010, 0.0027, torch.bfloat16),  # 3.7×: the AVX512-BF16 EPYC's forward
+        (0.010, 0.018, torch.float32),  # 0.55×: the Xeon whose bf16 matmul is slower than float32's
+        (0.010, 0.0080, torch.float32),  # 1.25×: native, faster, but under the bar
+    ],
+)
 def test_native_bf16_is_used_only_where_measured_faster(monkeypatch, fresh_speed, f32_s, bf16_s, want):
     """Native bf16 instructions are necessary, not sufficient: "auto" follows the measured speed-up."""
     monkeypatch.setattr(runtime, "native_bf16", lambda: True)
@@ -176,12 +190,14 @@ def test_training_key_names_the_dtype_that_ran(monkeypatch, tmp_path):
     monkeypatch.setenv("REPRO_CACHE", str(tmp_path))
     monkeypatch.setenv(runtime.DTYPE_ENV, "float32")
     tokens = torch.randint(0, 32, (400,), generator=runtime.generator(0))
-    cfg = T.TrainConfig(steps=2, batch_size=2, seq_len=8, warmup_steps=1, eval_every=2, eval_batches=1,
-                        vocab_size=32, autocast="auto")
+    cfg = T.TrainConfig(
+        steps=2, batch_size=2, seq_len=8, warmup_steps=1, eval_every=2, eval_batches=1, vocab_size=32, autocast="auto"
+    )
 
     def model():
-        return TinyDecoder(TinyConfig.merged(vocab_size=32, d_model=16, n_layer=1, n_head=2, max_len=8),
-                           runtime.generator(1))
+        return TinyDecoder(
+            TinyConfig.merged(vocab_size=32, d_model=16, n_layer=1, n_head=2, max_len=8), runtime.generator(1)
+        )
 
     a = T.train(model, cfg, train_tokens=tokens, val_tokens=tokens, progress=False)
     b = T.train(model, cfg.replace(autocast=None), train_tokens=tokens, val_tokens=tokens, progress=False)

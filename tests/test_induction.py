@@ -1,4 +1,5 @@
 """repro.residual_stream.induction: repeated-token data, masks, the induction loss, and the training glue."""
+
 from __future__ import annotations
 
 import math
@@ -7,7 +8,7 @@ import pytest
 import torch
 from torch import nn
 
-from repro.harness.runtime import ReproError, generator
+from repro.ground.runtime import ReproError, generator
 from repro.residual_stream import induction as I
 
 pytestmark = pytest.mark.usefixtures("one_thread")
@@ -17,8 +18,9 @@ SIZES = dict(seq_len=24, vocab_size=32, min_repeat=3, max_repeat=8)
 
 def data(n_seq: int = 64, seed: int = 0, **kw) -> I.RepeatedTokens:
     sizes = {**SIZES, **kw}
-    return I.repeated_tokens(n_seq, sizes["seq_len"], sizes["vocab_size"], sizes["min_repeat"],
-                             sizes["max_repeat"], generator(seed))
+    return I.repeated_tokens(
+        n_seq, sizes["seq_len"], sizes["vocab_size"], sizes["min_repeat"], sizes["max_repeat"], generator(seed)
+    )
 
 
 def test_shapes_and_determinism():
@@ -41,8 +43,8 @@ def test_structure_varies_per_sequence():
 def test_second_copy_equals_first_and_fresh_tokens_are_distinct():
     d = data()
     for row, p, n in zip(d.tokens, d.start.tolist(), d.period.tolist()):
-        assert torch.equal(row[p + n:p + 2 * n], row[p:p + n])
-        fresh = torch.cat([row[:p + n], row[p + 2 * n:]])
+        assert torch.equal(row[p + n : p + 2 * n], row[p : p + n])
+        fresh = torch.cat([row[: p + n], row[p + 2 * n :]])
         assert len(fresh.unique()) == len(fresh)
 
 
@@ -58,13 +60,16 @@ def test_masks_mark_exactly_the_predictable_targets():
         assert [t + 1 for t in range(24) if first[t]] == [j for j in range(p, p + n) if j >= 1]
 
 
-@pytest.mark.parametrize("bad", [
-    dict(min_repeat=5, max_repeat=4),
-    dict(min_repeat=1, max_repeat=4),
-    dict(max_repeat=13),           # 2n > seq_len + 1
-    dict(vocab_size=10),           # fresh tokens cannot all be distinct
-    dict(n_seq=0),
-])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        dict(min_repeat=5, max_repeat=4),
+        dict(min_repeat=1, max_repeat=4),
+        dict(max_repeat=13),  # 2n > seq_len + 1
+        dict(vocab_size=10),  # fresh tokens cannot all be distinct
+        dict(n_seq=0),
+    ],
+)
 def test_bad_sizes_are_clear_errors(bad):
     with pytest.raises(ReproError):
         data(**bad)
@@ -117,8 +122,9 @@ def test_context_copy_loss_by_hand():
 def test_malformed_data_is_a_clear_error():
     d = data(n_seq=4)
     with pytest.raises(ReproError, match="masks"):
-        I.induction_loss(OracleInduction(32, 1.0), I.RepeatedTokens(d.tokens, d.repeat[:, 1:], d.first,
-                                                                    d.start, d.period))
+        I.induction_loss(
+            OracleInduction(32, 1.0), I.RepeatedTokens(d.tokens, d.repeat[:, 1:], d.first, d.start, d.period)
+        )
     with pytest.raises(ReproError, match="mark some"):
         I.context_copy_loss(I.RepeatedTokens(d.tokens, torch.zeros_like(d.repeat), d.first, d.start, d.period))
 
@@ -144,8 +150,17 @@ def test_train_config_draws_whole_sequences():
 
 def test_train_induction_smoke(tmp_path, monkeypatch):
     monkeypatch.setenv("REPRO_CACHE", str(tmp_path))
-    cfg = I.InductionConfig(**SIZES, n_train_seq=64, n_eval_seq=16, d_model=16, n_head=2, steps=4,
-                            batch_size=8, warmup_steps=1, curve_every=2)
+    cfg = I.InductionConfig(
+        **SIZES,
+        n_train_seq=64,
+        n_eval_seq=16,
+        d_model=16,
+        n_head=2,
+        steps=4,
+        batch_size=8,
+        warmup_steps=1,
+        curve_every=2,
+    )
     run = I.train_induction(cfg, 2, seed=0)
     assert run.trained and [s for s, _ in run.curve] == [0, 2, 4]
     assert run.curve[-1][1] == run.final and math.isfinite(run.final.repeat)

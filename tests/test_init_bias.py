@@ -5,6 +5,7 @@ Tolerances: cosine helpers run in float64, so brute force and the library agree 
 pair; 1e-12 leaves room for the summation order. Quadrature targets 1e-11 absolute error, so
 1e-8 is loose. The Monte-Carlo check uses 5 standard errors (see its comment).
 """
+
 from __future__ import annotations
 
 import math
@@ -21,7 +22,7 @@ from hypothesis.extra import numpy as hnp
 from repro.born_biased import init_bias as ib
 from repro.core import stats
 from repro.core.models.tiny import TinyConfig, TinyDecoder
-from repro.harness.runtime import generator
+from repro.ground.runtime import generator
 
 FAST = settings(max_examples=30, deadline=None)
 
@@ -39,8 +40,7 @@ def _rows(min_n: int = 2, max_n: int = 8, max_d: int = 6):
     """(N, d) float64 arrays whose rows are clearly non-zero (normalize's eps never matters)."""
     shape = st.tuples(st.integers(min_n, max_n), st.integers(1, max_d))
     elems = st.floats(-100, 100, allow_nan=False, allow_subnormal=False)
-    return hnp.arrays(np.float64, shape, elements=elems).filter(
-        lambda a: np.linalg.norm(a, axis=-1).min() > 1e-3)
+    return hnp.arrays(np.float64, shape, elements=elems).filter(lambda a: np.linalg.norm(a, axis=-1).min() > 1e-3)
 
 
 # --------------------------------------------------------------------------- mean_pairwise_cosine
@@ -69,7 +69,8 @@ def test_mean_pairwise_cosine_is_brute_force_mean(x):
 def test_mean_pairwise_cosine_ignores_positive_row_scale(x, data):
     scale = data.draw(hnp.arrays(np.float64, (len(x), 1), elements=st.floats(1e-3, 1e3)))
     assert ib.mean_pairwise_cosine(torch.from_numpy(x * scale)) == pytest.approx(
-        ib.mean_pairwise_cosine(torch.from_numpy(x)), abs=1e-12)
+        ib.mean_pairwise_cosine(torch.from_numpy(x)), abs=1e-12
+    )
 
 
 def test_mean_pairwise_cosine_accepts_float32_and_bfloat16():
@@ -189,7 +190,13 @@ def _relu_kernel_by_quadrature(rho: float) -> float:
 
     num, _ = scipy.integrate.dblquad(
         lambda z2, z1: z1 * (rho * z1 + s * z2) * phi(z1) * phi(z2),
-        0.0, 12.0, lambda z1: -rho * z1 / s, lambda z1: 12.0, epsabs=1e-11, epsrel=1e-11)
+        0.0,
+        12.0,
+        lambda z1: -rho * z1 / s,
+        lambda z1: 12.0,
+        epsabs=1e-11,
+        epsrel=1e-11,
+    )
     den, _ = scipy.integrate.quad(lambda z: z * z * phi(z), 0.0, 12.0, epsabs=1e-12)  # = 1/2
     return num / den
 
@@ -350,8 +357,7 @@ def test_no_averaging_null_is_the_stack_with_identity_attention():
     values, handles = {}, []
     for blk in model.blocks:
         handles.append(blk.attn.v_proj.register_forward_hook(lambda m, i, o, blk=blk: values.__setitem__(blk, o)))
-        handles.append(blk.attn.agg_unscaled.register_forward_hook(
-            lambda m, i, o, blk=blk: values[blk].view(o.shape)))
+        handles.append(blk.attn.agg_unscaled.register_forward_hook(lambda m, i, o, blk=blk: values[blk].view(o.shape)))
     with torch.no_grad():
         hs = model(inputs_embeds=x, output_hidden_states=True).hidden_states
     for h in handles:
@@ -361,8 +367,10 @@ def test_no_averaging_null_is_the_stack_with_identity_attention():
     for l in range(L):
         np.testing.assert_allclose(off[l], ib.intra_sequence_cosine(hs[l + 1])[0], rtol=0, atol=1e-12)
     z = torch.nn.functional.normalize(hs[-1], dim=-1)
-    brute = [float(np.mean([abs(_cos(z[n, i].numpy(), z[n, j].numpy())) for i in range(T) for j in range(T) if i != j]))
-             for n in range(N)]
+    brute = [
+        float(np.mean([abs(_cos(z[n, i].numpy(), z[n, j].numpy())) for i in range(T) for j in range(T) if i != j]))
+        for n in range(N)
+    ]
     np.testing.assert_allclose(absn, brute, rtol=0, atol=1e-12)
     with pytest.raises(ValueError):
         ib._no_averaging_cosines(TinyDecoder(cfg.merged(residual=True)), x.float())
@@ -433,8 +441,9 @@ def test_gaussian_argmax_rates_match_monte_carlo():
 @given(st.integers(2, 30), st.integers(1, 2000), st.integers(10, 60000))
 def test_null_top_log10_p_with_uniform_rates_is_app_b2(k, n, V):
     assume(k <= n)
-    assert ib.null_top_log10_p(k, n, np.full(V, 1 / V)) == pytest.approx(stats.bonferroni_binomial_log10_p(k, n, V),
-                                                                           abs=1e-9)
+    assert ib.null_top_log10_p(k, n, np.full(V, 1 / V)) == pytest.approx(
+        stats.bonferroni_binomial_log10_p(k, n, V), abs=1e-9
+    )
 
 
 def test_null_top_log10_p_deep_tail_does_not_underflow():

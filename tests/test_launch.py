@@ -1,6 +1,7 @@
 """Training on N processes through torchrun (issue 22): 2 gloo processes on this CPU reach the
 same loss curve as one process (same global batch), the claim side loads the checkpoint rank 0
 wrote, and a rank that fails or hangs ends in one ReproError within a timeout."""
+
 from __future__ import annotations
 
 import shutil
@@ -9,9 +10,9 @@ import uuid
 import pytest
 
 from repro.causal_shift import experiments as cs
+from repro.core import launch
 from repro.core import train as T
-from repro.harness import launch
-from repro.harness.runtime import ReproError
+from repro.ground.runtime import ReproError
 
 # the suite's Brown BPE at the vocabulary the unit tests already cache (tests/test_train.py)
 TINY = dict(vocab_size=4096, d_model=32, n_layer=2, n_head=2, max_len=32)
@@ -19,8 +20,17 @@ TINY = dict(vocab_size=4096, d_model=32, n_layer=2, n_head=2, max_len=32)
 
 def _setup(tag: str = ""):
     tc = cs.gpt2_style(**TINY)
-    cfg = T.TrainConfig(steps=12, batch_size=8, seq_len=32, lr=3e-3, warmup_steps=2, eval_every=12, eval_batches=2,
-                        vocab_size=4096, autocast=None)
+    cfg = T.TrainConfig(
+        steps=12,
+        batch_size=8,
+        seq_len=32,
+        lr=3e-3,
+        warmup_steps=2,
+        eval_every=12,
+        eval_batches=2,
+        vocab_size=4096,
+        autocast=None,
+    )
     tr, va, ident = T.corpus_tokens("brown", 4096)
     return tc, cfg, tr, va, {**ident, "test": tag}
 
@@ -29,14 +39,22 @@ def test_two_gloo_processes_train_like_one():
     # a fresh cache key per run (the data identity carries a random tag), removed at the end
     tc, cfg, tr, va, ident = _setup(uuid.uuid4().hex)
     v = cs.Variant("baseline")
-    one = T.train(lambda s: cs.build(tc, v, s), cfg.replace(model_seed=0), train_tokens=tr, val_tokens=va,
-                  model_config=cs.job_model_config(tc, v), data_identity=ident, cache=False, progress=False)
+    one = T.train(
+        lambda s: cs.build(tc, v, s),
+        cfg.replace(model_seed=0),
+        train_tokens=tr,
+        val_tokens=va,
+        model_config=cs.job_model_config(tc, v),
+        data_identity=ident,
+        cache=False,
+        progress=False,
+    )
     two = cs.train_variant(tc, cfg, v, 0, train_tokens=tr, val_tokens=va, data_identity=ident, procs=2)
     try:
         assert not two.trained and two.checkpoint.exists()  # the claim side loaded what rank 0 wrote
         assert one.key == two.key
-    # same global batch, gradients averaged by all-reduce: the curves agree to float32 reduction
-    # order (measured max difference ≈ 1e-6; 1e-4 leaves room for other BLAS builds)
+        # same global batch, gradients averaged by all-reduce: the curves agree to float32 reduction
+        # order (measured max difference ≈ 1e-6; 1e-4 leaves room for other BLAS builds)
         assert two.losses == pytest.approx(one.losses, abs=1e-4)
         assert two.final_val_loss == pytest.approx(one.final_val_loss, abs=1e-4)
     finally:
@@ -52,12 +70,14 @@ def test_a_failed_or_hung_rank_is_one_clear_error(monkeypatch, mode, message, ti
     tag = f"REPRO_TEST_RUN={uuid.uuid4().hex}"
     monkeypatch.setenv(*tag.split("="))
     tc, cfg, *_ = _setup()
-    job = launch.job("repro.causal_shift.experiments:build_for_job", {"tiny": {**vars(tc)}, "variant": {"name": "baseline"}}, cfg)
+    job = launch.job(
+        "repro.causal_shift.experiments:build_for_job", {"tiny": {**vars(tc)}, "variant": {"name": "baseline"}}, cfg
+    )
     with pytest.raises(ReproError, match=message):
         launch.run(job, 2, timeout=timeout)
     import subprocess
 
-    found = subprocess.run(["pgrep", "-f", "repro.harness.launch /tmp/repro-job"], capture_output=True, text=True).stdout
+    found = subprocess.run(["pgrep", "-f", "repro.core.launch /tmp/repro-job"], capture_output=True, text=True).stdout
     left = [pid for pid in found.split() if tag in _environ(pid)]
     assert not left, f"ranks left behind: {left}"
 
@@ -95,9 +115,16 @@ def test_pool_trains_side_by_side_and_the_caller_loads():
         threads = torch.get_num_threads()
         torch.set_num_threads(1)
         try:
-            here = T.train(lambda s: cs.build(tc, variants[1][0], s), cfg.replace(model_seed=1), train_tokens=tr,
-                           val_tokens=va, model_config=cs.job_model_config(tc, variants[1][0]), data_identity=ident,
-                           cache=False, progress=False)
+            here = T.train(
+                lambda s: cs.build(tc, variants[1][0], s),
+                cfg.replace(model_seed=1),
+                train_tokens=tr,
+                val_tokens=va,
+                model_config=cs.job_model_config(tc, variants[1][0]),
+                data_identity=ident,
+                cache=False,
+                progress=False,
+            )
         finally:
             torch.set_num_threads(threads)
         assert here.key == loaded[1].key
@@ -149,7 +176,7 @@ def test_pool_processes_fill_every_core_in_the_last_round():
     """`launch.processes`: one process per core when the jobs divide evenly; otherwise the fewest
     processes ≥ cores (≤ 2·cores + 1) whose last round still has a job for every core, so equal
     jobs finish in n/cores job-lengths under the OS's sharing (13 on 2 cores: 6.5, not 7 rounds)."""
-    from repro.harness.launch import processes
+    from repro.core.launch import processes
 
     assert processes(13, 2) == 5 and processes(5, 2) == 3 and processes(3, 2) == 3 and processes(7, 2) == 4
     assert processes(2, 2) == 2 and processes(4, 2) == 2 and processes(1, 2) == 1 and processes(13, 16) == 13
@@ -175,8 +202,15 @@ def test_a_job_with_its_own_token_streams_pools_under_the_in_process_key():
     wrote (a cache hit under the key of an in-process run)."""
     from repro.residual_stream import induction
 
-    cfg = induction.InductionConfig(n_train_seq=64, n_eval_seq=8, steps=6, warmup_steps=2, curve_every=3, batch_size=8,
-                                    data_seed=uuid.uuid4().int % 10**6)  # a fresh key per run
+    cfg = induction.InductionConfig(
+        n_train_seq=64,
+        n_eval_seq=8,
+        steps=6,
+        warmup_steps=2,
+        curve_every=3,
+        batch_size=8,
+        data_seed=uuid.uuid4().int % 10**6,
+    )  # a fresh key per run
     jobs = [induction.train_job(cfg, n_layer, 0) for n_layer in (1, 2)]
     assert launch.pool(jobs, workers=2) == 2
     runs = [induction.train_induction(cfg, n_layer, 0) for n_layer in (1, 2)]
@@ -187,8 +221,12 @@ def test_a_job_with_its_own_token_streams_pools_under_the_in_process_key():
         for r in runs:
             shutil.rmtree(r.result.checkpoint, ignore_errors=True)
     with pytest.raises(ReproError, match="not importable"):
-        launch.job("repro.residual_stream.induction:build_for_job", {}, induction.train_config(cfg, 0),
-                   tokens=("repro.nowhere:streams", {}))
+        launch.job(
+            "repro.residual_stream.induction:build_for_job",
+            {},
+            induction.train_config(cfg, 0),
+            tokens=("repro.nowhere:streams", {}),
+        )
 
 
 def test_train_jobs_dispatches_to_the_pool_or_to_torchrun_per_job(monkeypatch):
@@ -234,18 +272,32 @@ def test_rs7_induction_models_train_on_two_gloo_processes_and_the_study_loads_th
     launched, real_run = [], launch.run
     monkeypatch.setattr(launch, "run", lambda job, procs: launched.append(procs) or real_run(job, procs))
     monkeypatch.setattr(launch, "pool", lambda *a, **k: pytest.fail("--train-procs 2 must not use the pool"))
-    s = {"config": dict(n_train_seq=64, n_eval_seq=8, steps=6, warmup_steps=2, curve_every=3, batch_size=8,
-                        data_seed=uuid.uuid4().int % 10**6),  # a fresh key per run
-         "seeds": [0]}
+    s = {
+        "config": dict(
+            n_train_seq=64,
+            n_eval_seq=8,
+            steps=6,
+            warmup_steps=2,
+            curve_every=3,
+            batch_size=8,
+            data_seed=uuid.uuid4().int % 10**6,
+        ),  # a fresh key per run
+        "seeds": [0],
+    }
     st = study.induction_study(s, procs=2)
     try:
         assert launched == [2, 2]  # each model on its own torchrun of 2 processes
         assert sorted(st.runs) == [(1, 0), (2, 0)]
         assert not any(r.trained for r in st.runs.values())  # loaded what rank 0 wrote
         cfg = st.cfg
-        one = T.train(lambda seed: induction.build_model(cfg, 2, seed), induction.train_config(cfg, 0),
-                      train_tokens=induction.train_stream(cfg), val_tokens=induction.eval_data(cfg).tokens.reshape(-1),
-                      cache=False, progress=False)
+        one = T.train(
+            lambda seed: induction.build_model(cfg, 2, seed),
+            induction.train_config(cfg, 0),
+            train_tokens=induction.train_stream(cfg),
+            val_tokens=induction.eval_data(cfg).tokens.reshape(-1),
+            cache=False,
+            progress=False,
+        )
         two = st.runs[(2, 0)].result
         assert one.key == two.key
         assert two.losses == pytest.approx(one.losses, abs=1e-4)
@@ -263,8 +315,17 @@ def test_a_ca8_job_has_the_key_of_train_lm():
     from repro.context_axis import whole_model as W
 
     model = dict(n_layer=1, n_head=2, d_model=32, vocab_size=4096)
-    cfg = T.TrainConfig(steps=2, batch_size=2, seq_len=8, lr=1e-3, warmup_steps=1, eval_every=2, eval_batches=1,
-                        vocab_size=4096, autocast=None)
+    cfg = T.TrainConfig(
+        steps=2,
+        batch_size=2,
+        seq_len=8,
+        lr=1e-3,
+        warmup_steps=1,
+        eval_every=2,
+        eval_batches=1,
+        vocab_size=4096,
+        autocast=None,
+    )
     tr, va, ident = T.corpus_tokens("brown", 4096)
     ident = {**ident, "test": uuid.uuid4().hex}  # a fresh key per run
     setup = dict(train_mode="full", axis_drop=0.5, bucket=4)
@@ -319,18 +380,36 @@ def test_every_training_topic_hands_its_jobs_and_procs_to_train_jobs(monkeypatch
     ci = profiles.get_profile("ci")
     lab = Lineage(LineageConfig(), procs=procs)
     topics = {
-        "causal_shift": (lambda: cs_study.train_runs(ci.sizes("causal_shift"), procs=procs),
-                         "repro.causal_shift.experiments:build_for_job", 13, True),
-        "sinks": (lambda: trio.train_trio(ci.sizes("sinks"), "ci", "brown", procs=procs),
-                  "repro.sinks.experiments:build_for_job", 3, True),
-        "seedprint": (lambda: lab.pretrain([lab.base_job(0), lab.base_job(1)]),
-                      "repro.seedprint.lineage:init_for_job", 2, True),
-        "residual_stream": (lambda: rs_study.induction_study(ci.sizes("residual_stream")["induction"], procs=procs),
-                            "repro.residual_stream.induction:build_for_job",
-                            2 * len(ci.sizes("residual_stream")["induction"]["seeds"]), True),
-        "context_axis": (lambda: ca.ca8_experiment(ci.sizes("context_axis"), procs=procs),
-                         "repro.context_axis.whole_model:build_for_job",
-                         3 * len(ci.sizes("context_axis")["seeds"]), False),
+        "causal_shift": (
+            lambda: cs_study.train_runs(ci.sizes("causal_shift"), procs=procs),
+            "repro.causal_shift.experiments:build_for_job",
+            13,
+            True,
+        ),
+        "sinks": (
+            lambda: trio.train_trio(ci.sizes("sinks"), "ci", "brown", procs=procs),
+            "repro.sinks.experiments:build_for_job",
+            3,
+            True,
+        ),
+        "seedprint": (
+            lambda: lab.pretrain([lab.base_job(0), lab.base_job(1)]),
+            "repro.seedprint.lineage:init_for_job",
+            2,
+            True,
+        ),
+        "residual_stream": (
+            lambda: rs_study.induction_study(ci.sizes("residual_stream")["induction"], procs=procs),
+            "repro.residual_stream.induction:build_for_job",
+            2 * len(ci.sizes("residual_stream")["induction"]["seeds"]),
+            True,
+        ),
+        "context_axis": (
+            lambda: ca.ca8_experiment(ci.sizes("context_axis"), procs=procs),
+            "repro.context_axis.whole_model:build_for_job",
+            3 * len(ci.sizes("context_axis")["seeds"]),
+            False,
+        ),
     }
     for name, (call, factory, n_jobs, pooled) in topics.items():
         seen.clear()

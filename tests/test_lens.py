@@ -1,5 +1,6 @@
 """repro.core.lens: architecture maps, hooks that leave no trace, and a logit lens whose last layer
 is the model's own logits."""
+
 from __future__ import annotations
 
 import pytest
@@ -8,7 +9,7 @@ import torch
 from repro.core import lens
 from repro.core.models.hf import build_model
 from repro.core.models.tiny import TinyConfig, TinyDecoder
-from repro.harness.runtime import ReproError, generator
+from repro.ground.runtime import ReproError, generator
 
 V, T, B = 97, 11, 2
 
@@ -20,17 +21,29 @@ def tokens(seed: int = 0, batch: int = B, length: int = T) -> torch.Tensor:
 def hf(arch: str, **kw):
     # perturbed norms so that "the lens applies the final norm" cannot pass by an accident of
     # identity weights
-    return build_model(arch, n_layer=3, n_head=2, d_model=32, vocab_size=V, seed=1, n_positions=64,
-                       perturb_norms=0.2, **kw)
+    return build_model(
+        arch, n_layer=3, n_head=2, d_model=32, vocab_size=V, seed=1, n_positions=64, perturb_norms=0.2, **kw
+    )
 
 
 def gemma3(softcap: float | None = 30.0):
     from transformers import Gemma3ForCausalLM, Gemma3TextConfig
 
-    cfg = Gemma3TextConfig(num_hidden_layers=2, num_attention_heads=2, num_key_value_heads=1, head_dim=16,
-                           hidden_size=32, intermediate_size=64, vocab_size=V, max_position_embeddings=64,
-                           final_logit_softcapping=softcap, attn_implementation="eager",
-                           bos_token_id=None, eos_token_id=None, pad_token_id=None)
+    cfg = Gemma3TextConfig(
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        num_key_value_heads=1,
+        head_dim=16,
+        hidden_size=32,
+        intermediate_size=64,
+        vocab_size=V,
+        max_position_embeddings=64,
+        final_logit_softcapping=softcap,
+        attn_implementation="eager",
+        bos_token_id=None,
+        eos_token_id=None,
+        pad_token_id=None,
+    )
     torch.manual_seed(0)  # HF's own init draws from the global RNG; only this test model uses it
     return Gemma3ForCausalLM(cfg).eval()
 
@@ -50,8 +63,9 @@ def model(request):
 
 
 def hook_counts(model: torch.nn.Module) -> list[tuple[int, int, int]]:
-    return [(len(m._forward_hooks), len(m._forward_pre_hooks), len(m._forward_hooks_with_kwargs))
-            for m in model.modules()]
+    return [
+        (len(m._forward_hooks), len(m._forward_pre_hooks), len(m._forward_hooks_with_kwargs)) for m in model.modules()
+    ]
 
 
 # --------------------------------------------------------------------------- arch map
@@ -142,8 +156,12 @@ def test_residual_is_sum_of_contributions(model):
     c = lens.capture(model, tokens(3))
     r = c.residual
     for layer in range(r.shape[1] - 1):
-        torch.testing.assert_close(r[:, layer + 1], r[:, layer] + c.modules["attn_out"][layer]
-                                   + c.modules["mlp_out"][layer], rtol=1e-5, atol=1e-5)
+        torch.testing.assert_close(
+            r[:, layer + 1],
+            r[:, layer] + c.modules["attn_out"][layer] + c.modules["mlp_out"][layer],
+            rtol=1e-5,
+            atol=1e-5,
+        )
 
 
 def test_attention_maps_are_causal_distributions(model):

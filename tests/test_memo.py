@@ -1,4 +1,5 @@
 """repro.core.memo: measurements cached by arguments, inputs, dtype policy and code."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -6,7 +7,7 @@ import pytest
 import torch
 
 from repro.core import memo
-from repro.harness.runtime import ReproError
+from repro.ground.runtime import ReproError
 
 
 @pytest.fixture
@@ -22,7 +23,7 @@ CALLS: list[tuple] = []
 @memo.cached("test-draw")
 def draw(n: int, *, scale: float = 1.0, x: torch.Tensor | None = None):
     CALLS.append((n, scale))
-    out = torch.rand(n) * scale          # consumes the global RNG, as careless code might
+    out = torch.rand(n) * scale  # consumes the global RNG, as careless code might
     return {"draw": out, "sum": None if x is None else float(x.sum())}
 
 
@@ -31,8 +32,8 @@ def test_second_call_is_served_from_the_cache(memo_on):
     a = draw(3, scale=2.0)
     b = draw(3, scale=2.0)
     assert len(CALLS) == 1 and torch.equal(a["draw"], b["draw"])
-    draw(3, scale=3.0)                   # another argument: computed
-    draw(n=3, scale=2.0)                 # the same binding spelled differently: cached
+    draw(3, scale=3.0)  # another argument: computed
+    draw(n=3, scale=2.0)  # the same binding spelled differently: cached
     assert CALLS == [(3, 2.0), (3, 3.0)]
 
 
@@ -65,7 +66,7 @@ def test_a_hit_leaves_the_global_rng_where_the_computation_left_it(memo_on):
     draw(4)
     after_cold = torch.rand(3)
     torch.manual_seed(0)
-    draw(4)                              # a hit: nothing drawn, the state is restored
+    draw(4)  # a hit: nothing drawn, the state is restored
     assert torch.equal(torch.rand(3), after_cold)
 
 
@@ -80,7 +81,7 @@ def test_a_computation_that_draws_nothing_leaves_the_rng_alone_on_a_hit(memo_on)
     torch.manual_seed(5)
     want = torch.rand(2)
     torch.manual_seed(5)
-    pure(3)                              # a hit must not rewind the RNG to the cold call's state
+    pure(3)  # a hit must not rewind the RNG to the cold call's state
     assert torch.equal(torch.rand(2), want)
 
 

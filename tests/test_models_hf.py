@@ -6,6 +6,7 @@ errors (a false alarm once in ~1.7 million checks for a correct init; the seeds 
 the test is deterministic anyway). A wrong init (e.g. forgetting the 1/√(2L) scaling, a
 factor of 2 at L = 2) is off by hundreds of standard errors.
 """
+
 from __future__ import annotations
 
 import math
@@ -15,7 +16,7 @@ import torch
 
 from repro.core.models import hf
 from repro.core.models.hf import ARCHS, build_config, build_model, init_gpt_style_, param_groups
-from repro.harness.runtime import ReproError, generator
+from repro.ground.runtime import ReproError, generator
 
 SMALL = dict(n_layer=2, n_head=4, d_model=64, vocab_size=500, n_positions=64)
 
@@ -150,7 +151,7 @@ def test_embedding_seed_shares_embedding_and_head_across_seeds(arch):
     assert torch.equal(a.get_output_embeddings().weight, b.get_output_embeddings().weight)
     for name in groups["linear"] + groups["residual_proj"]:
         assert not torch.equal(pa[name], pb[name]), name  # the blocks still follow `seed`
-        assert torch.equal(pa[name], pc[name]), name      # and only `seed`
+        assert torch.equal(pa[name], pc[name]), name  # and only `seed`
     if arch == "llama":  # untied: the head is its own draw, not a copy of the embedding
         assert not torch.equal(a.lm_head.weight, a.model.embed_tokens.weight)
 
@@ -203,11 +204,11 @@ def test_causal(arch, model):
     x = torch.randint(0, SMALL["vocab_size"], (2, 16), generator=g)
     y = x.clone()
     t = 9
-    y[:, t + 1:] = torch.randint(0, SMALL["vocab_size"], (2, 16 - t - 1), generator=g)
+    y[:, t + 1 :] = torch.randint(0, SMALL["vocab_size"], (2, 16 - t - 1), generator=g)
     with torch.no_grad():
         a, b = model(x).logits, model(y).logits
     torch.testing.assert_close(a[:, : t + 1], b[:, : t + 1], rtol=0, atol=1e-6)
-    assert not torch.allclose(a[:, t + 1:], b[:, t + 1:])
+    assert not torch.allclose(a[:, t + 1 :], b[:, t + 1 :])
 
 
 def test_logits_to_keep_one_is_the_last_position(model):
@@ -229,8 +230,9 @@ def test_rope_gpt2_is_a_sequential_gpt2_block_with_full_rotary():
     # x → h = x + Attn(LN1 x) → h + MLP(LN2 h), checked with hooks on one layer
     seen = {}
     hooks = [
-        layer.register_forward_hook(lambda m, a, k, o: seen.update(x=k.get("hidden_states", a[0] if a else None), y=o),
-                                    with_kwargs=True),
+        layer.register_forward_hook(
+            lambda m, a, k, o: seen.update(x=k.get("hidden_states", a[0] if a else None), y=o), with_kwargs=True
+        ),
         layer.attention.register_forward_hook(lambda m, a, o: seen.update(attn=o[0])),
         layer.mlp.register_forward_hook(lambda m, a, o: seen.update(mlp_in=a[0], mlp=o)),
     ]

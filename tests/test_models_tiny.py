@@ -4,6 +4,7 @@
 Init-statistics tolerance: 5 standard errors of the sample std (relative SE ≈ 1/√(2n)) and of
 the sample mean (σ/√n); see tests/test_models_hf.py.
 """
+
 from __future__ import annotations
 
 import math
@@ -15,10 +16,17 @@ from hypothesis import strategies as st
 
 from repro.core.models.hf import init_gpt_style_, param_groups
 from repro.core.models.tiny import (
-    ACTIVATIONS, AGG_SCALES, ATTENTIONS, BLOCKS, NORMS, POSITIONS,
-    TinyConfig, TinyConfigError, TinyDecoder,
+    ACTIVATIONS,
+    AGG_SCALES,
+    ATTENTIONS,
+    BLOCKS,
+    NORMS,
+    POSITIONS,
+    TinyConfig,
+    TinyConfigError,
+    TinyDecoder,
 )
-from repro.harness.runtime import ReproError, generator
+from repro.ground.runtime import ReproError, generator
 
 
 def _model(seed: int = 0, **overrides) -> TinyDecoder:
@@ -80,8 +88,9 @@ def test_seeding_and_no_global_rng():
 def test_perturb_norms_applies_to_tiny():
     model = _model()
     init_gpt_style_(model, 2, generator(0), perturb_norms=0.2)
-    w = torch.cat([p.flatten() for n, p in model.named_parameters() if n in param_groups(model)["norm"]
-                   and n.endswith("weight")])
+    w = torch.cat(
+        [p.flatten() for n, p in model.named_parameters() if n in param_groups(model)["norm"] and n.endswith("weight")]
+    )
     _assert_normal(w - 1, 0.2, "perturbed norm weights")
 
 
@@ -95,22 +104,24 @@ def test_tying():
 # --------------------------------------------------------------------------- causality
 
 
-configs = st.fixed_dictionaries({
-    "block": st.sampled_from(BLOCKS),
-    "norm": st.sampled_from(NORMS),
-    "activation": st.sampled_from(ACTIVATIONS),
-    "attention": st.sampled_from(ATTENTIONS),
-    "positions": st.sampled_from(POSITIONS),
-    "agg_scale": st.sampled_from(AGG_SCALES),
-    "residual": st.booleans(),
-    "value_identity": st.booleans(),
-    "bias": st.booleans(),
-    "final_norm": st.booleans(),
-    "tie_embeddings": st.booleans(),
-    "n_layer": st.integers(1, 3),
-    "n_head": st.sampled_from([1, 2, 4]),
-    "residual_alpha": st.sampled_from([1.0, 0.5]),
-})
+configs = st.fixed_dictionaries(
+    {
+        "block": st.sampled_from(BLOCKS),
+        "norm": st.sampled_from(NORMS),
+        "activation": st.sampled_from(ACTIVATIONS),
+        "attention": st.sampled_from(ATTENTIONS),
+        "positions": st.sampled_from(POSITIONS),
+        "agg_scale": st.sampled_from(AGG_SCALES),
+        "residual": st.booleans(),
+        "value_identity": st.booleans(),
+        "bias": st.booleans(),
+        "final_norm": st.booleans(),
+        "tie_embeddings": st.booleans(),
+        "n_layer": st.integers(1, 3),
+        "n_head": st.sampled_from([1, 2, 4]),
+        "residual_alpha": st.sampled_from([1.0, 0.5]),
+    }
+)
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -121,14 +132,14 @@ def test_every_variant_is_causal(cfg, T, data, attentions):
     g = generator(T)
     x = torch.randint(0, 97, (2, T), generator=g)
     y = x.clone()
-    y[:, t + 1:] = (x[:, t + 1:] + 1 + torch.randint(0, 96, (2, T - t - 1), generator=g)) % 97
+    y[:, t + 1 :] = (x[:, t + 1 :] + 1 + torch.randint(0, 96, (2, T - t - 1), generator=g)) % 97
     with torch.no_grad():
         a = model(x, output_hidden_states=True, output_attentions=attentions)
         b = model(y, output_hidden_states=True, output_attentions=attentions)
     for ha, hb in zip(a.hidden_states, b.hidden_states, strict=True):
         torch.testing.assert_close(ha[:, : t + 1], hb[:, : t + 1], rtol=0, atol=1e-6)
     torch.testing.assert_close(a.logits[:, : t + 1], b.logits[:, : t + 1], rtol=0, atol=1e-6)
-    assert not torch.equal(a.hidden_states[0][:, t + 1:], b.hidden_states[0][:, t + 1:])
+    assert not torch.equal(a.hidden_states[0][:, t + 1 :], b.hidden_states[0][:, t + 1 :])
     if attentions:
         for A in a.attentions:
             assert torch.all(A.triu(1) == 0)
@@ -175,8 +186,17 @@ def test_attn0_stack_is_a_running_mean():
 
 
 def test_uniform_attention_with_projections_averages_the_values():
-    model = _model(block="attn", attention="uniform", norm="none", residual=False, n_layer=1, bias=False,
-                   positions="none", vocab_size=0, final_norm=False)
+    model = _model(
+        block="attn",
+        attention="uniform",
+        norm="none",
+        residual=False,
+        n_layer=1,
+        bias=False,
+        positions="none",
+        vocab_size=0,
+        final_norm=False,
+    )
     attn = model.blocks[0].attn
     x = _gauss(2, 9, 32)
     with torch.no_grad():
@@ -195,25 +215,37 @@ def test_mlp0_stack_matches_the_formula(activation):
         y = x
         for layer, block in enumerate(model.blocks):
             W_up, W_down = block.mlp.up_proj.weight.T, block.mlp.down_proj.weight.T  # (d, F), (F, d)
-            y = phi(y @ W_up) @ W_down                                             # Y = φ(X W_up) W_down
+            y = phi(y @ W_up) @ W_down  # Y = φ(X W_up) W_down
             torch.testing.assert_close(out.hidden_states[layer + 1], y, rtol=1e-5, atol=1e-7)
 
 
 def test_swiglu_matches_the_formula():
-    model = _model(block="mlp", activation="swiglu", norm="none", residual=False, n_layer=1, bias=False,
-                   vocab_size=0, final_norm=False, positions="none")
+    model = _model(
+        block="mlp",
+        activation="swiglu",
+        norm="none",
+        residual=False,
+        n_layer=1,
+        bias=False,
+        vocab_size=0,
+        final_norm=False,
+        positions="none",
+    )
     mlp = model.blocks[0].mlp
     x = _gauss(2, 4, 32)
     with torch.no_grad():
-        ref = (torch.nn.functional.silu(x @ mlp.gate_proj.weight.T) * (x @ mlp.up_proj.weight.T)) @ mlp.down_proj.weight.T
+        ref = (
+            torch.nn.functional.silu(x @ mlp.gate_proj.weight.T) * (x @ mlp.up_proj.weight.T)
+        ) @ mlp.down_proj.weight.T
         torch.testing.assert_close(model(inputs_embeds=x).last_hidden_state, ref, rtol=1e-5, atol=1e-7)
 
 
 @pytest.mark.parametrize("norm", ["layernorm", "rmsnorm"])
 @pytest.mark.parametrize("alpha", [1.0, 0.25])
 def test_pre_norm_residual_block(norm, alpha):
-    model = _model(block="mlp", norm=norm, residual_alpha=alpha, n_layer=1, vocab_size=0, final_norm=False,
-                   positions="none")
+    model = _model(
+        block="mlp", norm=norm, residual_alpha=alpha, n_layer=1, vocab_size=0, final_norm=False, positions="none"
+    )
     init_gpt_style_(model, 1, generator(0), perturb_norms=0.3)  # norms must really be applied
     block = model.blocks[0]
     x = _gauss(2, 5, 32)
@@ -222,8 +254,9 @@ def test_pre_norm_residual_block(norm, alpha):
         torch.testing.assert_close(model(inputs_embeds=x).last_hidden_state, ref)
     no_res = _model(block="mlp", norm=norm, residual=False, n_layer=1, vocab_size=0, final_norm=False)
     with torch.no_grad():
-        torch.testing.assert_close(no_res(inputs_embeds=x).last_hidden_state,
-                                   no_res.blocks[0].mlp(no_res.blocks[0].ln_2(x)))
+        torch.testing.assert_close(
+            no_res(inputs_embeds=x).last_hidden_state, no_res.blocks[0].mlp(no_res.blocks[0].ln_2(x))
+        )
 
 
 # --------------------------------------------------------------------------- agg_scale and hooks
@@ -232,8 +265,10 @@ def test_pre_norm_residual_block(norm, alpha):
 def _capture(model, T, seed=0, **cfg_free):
     seen = {}
     attn = model.blocks[0].attn
-    hooks = [attn.agg_unscaled.register_forward_hook(lambda m, a, o: seen.__setitem__("raw", o)),
-             attn.agg.register_forward_hook(lambda m, a, o: seen.__setitem__("scaled", o))]
+    hooks = [
+        attn.agg_unscaled.register_forward_hook(lambda m, a, o: seen.__setitem__("raw", o)),
+        attn.agg.register_forward_hook(lambda m, a, o: seen.__setitem__("scaled", o)),
+    ]
     try:
         with torch.no_grad():
             out = model(inputs_embeds=_gauss(3, T, 32, seed=seed))
@@ -254,9 +289,9 @@ def test_agg_scale_multiplies_position_i(mode):
     i = torch.arange(1, T + 1, dtype=torch.float32)
     factor = i.sqrt() if mode == "amplify" else (i / max_len).sqrt()
     assert seen["raw"].shape == (3, T, 4, 8)  # (B, T, H, D)
-    torch.testing.assert_close(seen["raw"], plain["raw"])           # same weights, same o = A·V
+    torch.testing.assert_close(seen["raw"], plain["raw"])  # same weights, same o = A·V
     torch.testing.assert_close(seen["scaled"], seen["raw"] * factor.view(1, T, 1, 1))
-    torch.testing.assert_close(plain["scaled"], plain["raw"])       # "none" leaves o alone
+    torch.testing.assert_close(plain["scaled"], plain["raw"])  # "none" leaves o alone
 
 
 def test_amplified_attn0_restores_the_first_token_std():
@@ -335,8 +370,14 @@ def test_rope_scores_depend_on_relative_position_only():
 
 @pytest.mark.parametrize(
     "field, value, choices",
-    [("block", "both", BLOCKS), ("norm", "batchnorm", NORMS), ("activation", "silu", ACTIVATIONS),
-     ("attention", "linear", ATTENTIONS), ("positions", "alibi", POSITIONS), ("agg_scale", "double", AGG_SCALES)],
+    [
+        ("block", "both", BLOCKS),
+        ("norm", "batchnorm", NORMS),
+        ("activation", "silu", ACTIVATIONS),
+        ("attention", "linear", ATTENTIONS),
+        ("positions", "alibi", POSITIONS),
+        ("agg_scale", "double", AGG_SCALES),
+    ],
 )
 def test_unknown_choice_names_the_choices(field, value, choices):
     with pytest.raises(ValueError) as info:

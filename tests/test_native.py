@@ -1,4 +1,5 @@
-"""repro.harness.native: a C++ op built at first use, or one clear message saying why not."""
+"""repro.ground.native: a C++ op built at first use, or one clear message saying why not."""
+
 from __future__ import annotations
 
 import shutil
@@ -7,8 +8,8 @@ import sys
 
 import pytest
 
-from repro.harness import native
-from repro.harness.runtime import ReproError
+from repro.ground import native
+from repro.ground.runtime import ReproError
 
 
 def test_a_missing_source_is_named(tmp_path):
@@ -64,10 +65,10 @@ def test_a_lock_left_by_a_killed_build_does_not_block_the_next(tmp_path):
     forever; `load` clears it under its own lock. In a subprocess with a timeout, so that a
     regression fails instead of hanging the run."""
     src = tmp_path / "tiny.cpp"
-    src.write_text("extern \"C\" int repro_tiny() { return 1; }\n")
+    src.write_text('extern "C" int repro_tiny() { return 1; }\n')
     cache = tmp_path / "cache"
     code = (
-        "import sys; from pathlib import Path; from repro.harness import native\n"
+        "import sys; from pathlib import Path; from repro.ground import native\n"
         f"src = Path({str(src)!r}); folder = Path({str(cache)!r}) / 'native' / f'repro_tiny_{{native._key(src)}}'\n"
         "folder.mkdir(parents=True); (folder / 'lock').touch()\n"
         "ok, why = native.available(src); print(ok, why); sys.exit(0 if ok else 1)\n"

@@ -1,5 +1,6 @@
 """`repro plan`: parameter counts, FLOPs and memory against hand counts on tiny configs; the
 paper plan names what it lacks."""
+
 from __future__ import annotations
 
 import pytest
@@ -7,9 +8,9 @@ import torch
 
 from repro.core.models.hf import build_model
 from repro.core.models.tiny import TinyConfig, TinyDecoder
+from repro.ground.runtime import cache_dir
 from repro.harness import plan
 from repro.harness.cli import main
-from repro.harness.runtime import cache_dir
 
 CACHE = str(cache_dir())  # at import, before pytester moves HOME
 
@@ -22,8 +23,18 @@ def test_meta_device_count_equals_a_real_model(arch):
 
 
 def test_tiny_closed_form_equals_a_real_tiny_decoder():
-    tc = TinyConfig(vocab_size=50, d_model=16, n_layer=3, n_head=2, max_len=32, norm="layernorm", activation="gelu",
-                    positions="learned", tie_embeddings=True, bias=True)
+    tc = TinyConfig(
+        vocab_size=50,
+        d_model=16,
+        n_layer=3,
+        n_head=2,
+        max_len=32,
+        norm="layernorm",
+        activation="gelu",
+        positions="learned",
+        tie_embeddings=True,
+        bias=True,
+    )
     real = TinyDecoder(tc, torch.Generator().manual_seed(0))
     assert plan.tiny_params(50, 16, 3, max_len=32) == sum(p.numel() for p in real.parameters())
 
@@ -84,7 +95,7 @@ def test_cli(capsys):
 def test_cli_plans_for_the_device_the_run_would_use(capsys, monkeypatch):
     """`repro plan` without a GPU: this CPU at a matmul rate timed now, its RAM, the header naming
     both (not the H100 of `plan()`'s default); `--device h100`: the H100's datasheet figures."""
-    from repro.harness.runtime import cpu_capability
+    from repro.ground.runtime import cpu_capability
 
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
     assert main(["plan", "--profile", "ci"]) == 0
@@ -106,6 +117,7 @@ def test_cli_plans_for_the_device_the_run_would_use(capsys, monkeypatch):
 def test_plan_device_choices(monkeypatch):
     """auto is the GPU where torch sees one: a GPUS name inside its name gives the datasheet's rate,
     another GPU is timed; --tflops replaces the rate (nothing timed), --memory-gib the memory."""
+
     def no_timing(*args, **kwargs):
         raise AssertionError("timed a matmul although the rate was given")
 
@@ -132,7 +144,7 @@ def test_plan_device_choices(monkeypatch):
 
 
 def test_matmul_rate_is_timed_in_the_policy_dtype(monkeypatch):
-    from repro.harness.runtime import DTYPE_ENV
+    from repro.ground.runtime import DTYPE_ENV
 
     monkeypatch.setenv(DTYPE_ENV, "float32")
     tflops, what = plan.matmul_tflops("cpu")
@@ -178,7 +190,10 @@ def test_bb_5_by_hand():
     p = L * (d + 4 * d * d)  # 3,120
     real = TinyDecoder(TinyConfig.merged(**ATTN_STACK, d_model=d, n_head=H, n_layer=L, max_len=8))
     assert p == 3120 == sum(q.numel() for q in real.parameters())
-    assert [(j.models, j.params, j.L, j.T, j.tokens, j.batch) for j in jobs] == [(2, p, L, 4, 20, 5), (2, p, L, 8, 16, 2)]
+    assert [(j.models, j.params, j.L, j.T, j.tokens, j.batch) for j in jobs] == [
+        (2, p, L, 4, 20, 5),
+        (2, p, L, 8, 16, 2),
+    ]
     assert jobs[0].flops == 2 * (2 * 3120 * 20 + 2 * 3 * 4 * 16 * 20) == 264_960
     # held: the input and one pass's L + 1 hidden states, float32 (n, T, d) each (n ≤ BB5_CHUNK: one
     # pass); the mirrored chunk equals the topic's
@@ -200,8 +215,17 @@ def test_bb_4_and_bb_4_2_by_hand():
     d, f, L = 8, 32, 2
     (j,) = _one_row("bb_4", dict(d_model=d, d_ff=f, n_layer=L, n_seq=10, seeds=(0, 1, 2)))
     p = L * (2 * d * f + d)  # 1,040
-    mlp = dict(vocab_size=0, d_model=d, d_ff=f, n_layer=L, n_head=1, block="mlp", positions="none", final_norm=False,
-               bias=False)
+    mlp = dict(
+        vocab_size=0,
+        d_model=d,
+        d_ff=f,
+        n_layer=L,
+        n_head=1,
+        block="mlp",
+        positions="none",
+        final_norm=False,
+        bias=False,
+    )
     real = TinyDecoder(TinyConfig.merged(**mlp, **MLP_VARIANTS["standard"]))
     assert p == 1040 == sum(q.numel() for q in real.parameters())
     assert (j.models, j.params, j.tokens, j.T) == (9, p, 10, 1)
@@ -215,22 +239,49 @@ def test_bb_4_and_bb_4_2_by_hand():
 
 def test_bb_4_1_and_bb_6_params_equal_real_blocks():
     (j,) = _one_row("bb_4_1", dict(d_model=8, n_seq=5, seeds=(0, 1)))
-    gelu = TinyDecoder(TinyConfig.merged(vocab_size=0, d_model=8, n_layer=1, block="mlp", norm="layernorm",
-                                         activation="gelu", residual=False, positions="none", final_norm=False))
+    gelu = TinyDecoder(
+        TinyConfig.merged(
+            vocab_size=0,
+            d_model=8,
+            n_layer=1,
+            block="mlp",
+            norm="layernorm",
+            activation="gelu",
+            residual=False,
+            positions="none",
+            final_norm=False,
+        )
+    )
     assert j.params == sum(q.numel() for q in gelu.parameters()) and (j.models, j.tokens) == (4, 5)
     (j,) = _one_row("bb_6", dict(d_model=8, n_head=2, T=4, n_seq=3, seeds=(0,)))
-    attn = TinyDecoder(TinyConfig.merged(vocab_size=0, d_model=8, n_head=2, n_layer=1, block="attn", norm="layernorm",
-                                         residual=True, positions="rope", max_len=4, final_norm=False))
+    attn = TinyDecoder(
+        TinyConfig.merged(
+            vocab_size=0,
+            d_model=8,
+            n_head=2,
+            n_layer=1,
+            block="attn",
+            norm="layernorm",
+            residual=True,
+            positions="rope",
+            max_len=4,
+            final_norm=False,
+        )
+    )
     assert j.params == sum(q.numel() for q in attn.parameters()) and (j.tokens, j.L) == (12, 1)
 
 
 def _rs_row(**over) -> dict:
-    row = dict(text=dict(test_seqs=2, seq_len=8), dla_len=4,
-               grad=dict(depths=(2, 3), d_model=8, n_head=2, batch_size=2, seq_len=4, seeds=(0, 1)),
-               random_init=dict(archs=("gpt2",), n_layer=2, d_model=8, n_head=2, vocab_size=50, perturb_norms=0.3,
-                                n_seq=2, seq_len=4),
-               lens=dict(train_seqs=3, steps=5, batch_tokens=6, lr=1e-3, models=1),
-               induction=dict(config=dict(), seeds=(0, 1, 2)))
+    row = dict(
+        text=dict(test_seqs=2, seq_len=8),
+        dla_len=4,
+        grad=dict(depths=(2, 3), d_model=8, n_head=2, batch_size=2, seq_len=4, seeds=(0, 1)),
+        random_init=dict(
+            archs=("gpt2",), n_layer=2, d_model=8, n_head=2, vocab_size=50, perturb_norms=0.3, n_seq=2, seq_len=4
+        ),
+        lens=dict(train_seqs=3, steps=5, batch_tokens=6, lr=1e-3, models=1),
+        induction=dict(config=dict(), seeds=(0, 1, 2)),
+    )
     return {**row, **over}
 
 
@@ -275,8 +326,9 @@ def test_residual_stream_models_equal_the_topics(monkeypatch):
         real = induction.build_model(cfg, L, 0)
         assert (j.models, j.params, j.tokens) == (3, sum(q.numel() for q in real.parameters()), 1000 * 64 * 32)
     post = next(j for j in jobs if j.what.startswith("post-norm"))
-    real = TinyDecoder(TinyConfig(vocab_size=50, d_model=8, n_layer=2, n_head=2, max_len=4, norm_position="post",
-                                  final_norm=False))
+    real = TinyDecoder(
+        TinyConfig(vocab_size=50, d_model=8, n_layer=2, n_head=2, max_len=4, norm_position="post", final_norm=False)
+    )
     assert post.params == sum(q.numel() for q in real.parameters())
 
 
@@ -342,12 +394,12 @@ def test_pytest_plan_passes_the_run_corpus(pytester: pytest.Pytester, tmp_path, 
     pytester.makepyfile(test_sk='import pytest\n\n@pytest.mark.claim("SK-2")\ndef test_sk(claim):\n    pass\n')
     # "--corpus=DIR", one argument: a bare DIR would be taken for a test path before the plugin's
     # options are known, and pytest would then look for conftests there, not here
-    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--plan", "--profile", "paper",
-                                           f"--corpus={root}")
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--plan", "--profile", "paper", f"--corpus={root}")
     assert result.ret == 0
     tokens, _ = plan.corpus_train_tokens(str(root))
-    result.stdout.fnmatch_lines([f"plan for profile 'paper' on corpus '{root}'*",
-                                 f"*sinks (SK-2, SK-3; *{root} has {tokens:,} (*"])
+    result.stdout.fnmatch_lines(
+        [f"plan for profile 'paper' on corpus '{root}'*", f"*sinks (SK-2, SK-3; *{root} has {tokens:,} (*"]
+    )
     assert "brown has" not in result.stdout.str()
 
 
@@ -364,8 +416,9 @@ def test_bpe_vocabulary_bounds_by_hand(monkeypatch):
     words = plan.bpe_words(["aa ab", "aa"])
     assert words == {"aa": 2, "Ġab": 1}
     assert (plan.bpe_vocab_lower(words), plan.bpe_vocab_upper(words)) == (261, 262)
-    monkeypatch.setattr(data, "brown_split", lambda split: [data.Document("1", "x", "aa ab"),
-                                                            data.Document("2", "x", "aa")])
+    monkeypatch.setattr(
+        data, "brown_split", lambda split: [data.Document("1", "x", "aa ab"), data.Document("2", "x", "aa")]
+    )
     assert data._train_brown_bpe(10**6).get_vocab_size() == 262
 
 
@@ -382,8 +435,9 @@ def test_bpe_words_split_as_the_suites_tokenizer_does():
 def test_vocabulary_check_passes_on_brown_and_names_each_row_it_fails(monkeypatch):
     paper = plan.plan("paper")
     assert not any("vocab_size" in m for m in paper.missing)
-    assert any(line.startswith("vocabulary:") and "48,622" in line and "SK-2, SK-3: 32,000" in line
-               for line in paper.checked)
+    assert any(
+        line.startswith("vocabulary:") and "48,622" in line and "SK-2, SK-3: 32,000" in line for line in paper.checked
+    )
     monkeypatch.setattr(plan, "_brown_words", lambda: plan.bpe_words(["aa ab", "aa"]))
     tiny = plan.plan("paper")
     lines = [m for m in tiny.missing if "vocab_size" in m]

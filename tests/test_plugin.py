@@ -1,4 +1,5 @@
 """The claims plugin end to end, in a scratch project run by pytester in a subprocess."""
+
 from __future__ import annotations
 
 import json
@@ -10,7 +11,7 @@ from repro.harness.catalogue import CATALOGUE
 
 CONFTEST = 'pytest_plugins = ("repro.harness.plugin",)\n'
 
-CLAIM_TESTS = '''
+CLAIM_TESTS = """
 import pytest
 import matplotlib
 matplotlib.use("Agg")
@@ -39,7 +40,7 @@ def test_skipped(claim):
 def test_regression(claim):
     claim.record("value", 1.0, expected=0.0, tol=0.1, why="stated")
     assert False, "regressed"
-'''
+"""
 
 
 @pytest.fixture
@@ -119,8 +120,10 @@ def test_xdist_gives_the_same_claims(project: pytest.Pytester):
 def test_xdist_groups_follow_modules_and_models():
     from repro.harness.plugin import plain_nodeid
 
-    assert plain_nodeid("claims/test_x.py::test_a[gemma3-270m]@spectral_filters[gemma3-270m]") == \
-        "claims/test_x.py::test_a[gemma3-270m]"
+    assert (
+        plain_nodeid("claims/test_x.py::test_a[gemma3-270m]@spectral_filters[gemma3-270m]")
+        == "claims/test_x.py::test_a[gemma3-270m]"
+    )
     assert plain_nodeid("claims/test_x.py::test_a@born_biased-probes") == "claims/test_x.py::test_a"
     assert plain_nodeid("claims/test_x.py::test_a[1.0]") == "claims/test_x.py::test_a[1.0]"
 
@@ -133,7 +136,8 @@ def test_claim_tests_carry_their_xdist_group(pytester: pytest.Pytester):
         "@pytest.mark.claim('BB-4')\n"
         "def test_a(claim, model_name):\n    pass\n"
         "@pytest.mark.claim('BB-6')\ndef test_b(claim):\n    pass\n"
-        "@pytest.mark.claim('BB-5')\n@pytest.mark.xdist_group('mine')\ndef test_c(claim):\n    pass\n")
+        "@pytest.mark.claim('BB-5')\n@pytest.mark.xdist_group('mine')\ndef test_c(claim):\n    pass\n"
+    )
     items, _ = pytester.inline_genitems("claims", "-p", "no:cacheprovider")
     from repro.harness.plugin import xdist_group_of
 
@@ -149,7 +153,8 @@ def test_a_killed_run_leaves_what_it_decided(pytester: pytest.Pytester):
     (pytester.path / "claims" / "test_claims.py").write_text(
         "import os, pytest\n"
         "@pytest.mark.claim('BB-4')\ndef test_a(claim):\n    claim.check('v', 1.0, 1.0, compare='abs', why='exact')\n"
-        "@pytest.mark.claim('BB-6')\ndef test_b(claim):\n    os._exit(3)\n")
+        "@pytest.mark.claim('BB-6')\ndef test_b(claim):\n    os._exit(3)\n"
+    )
     pytester.runpytest_subprocess("-p", "no:cacheprovider")
     art = pytester.path / "artifacts"
     assert not (art / "claims.json").exists()
@@ -160,7 +165,8 @@ def test_a_killed_run_leaves_what_it_decided(pytester: pytest.Pytester):
     # a run that ends: claims.json, no partial file
     (pytester.path / "claims" / "test_claims.py").write_text(
         "import pytest\n@pytest.mark.claim('BB-4')\ndef test_a(claim):\n"
-        "    claim.check('v', 1.0, 1.0, compare='abs', why='exact')\n")
+        "    claim.check('v', 1.0, 1.0, compare='abs', why='exact')\n"
+    )
     pytester.runpytest_subprocess("-p", "no:cacheprovider").assert_outcomes(passed=1)
     assert (art / "claims.json").exists() and not (art / "claims.partial.json").exists()
     assert "partial" not in _load(pytester)["run"]
@@ -216,8 +222,10 @@ def test_cuda_requested_without_gpu(project: pytest.Pytester):
 
 def test_tolerance_without_reason_is_refused(pytester: pytest.Pytester):
     pytester.makeconftest(CONFTEST)
-    pytester.makepyfile('import pytest\n@pytest.mark.claim("BB-4")\ndef test_x(claim):\n'
-                        '    claim.record("v", 1.0, expected=1.0, tol=0.1)\n')
+    pytester.makepyfile(
+        'import pytest\n@pytest.mark.claim("BB-4")\ndef test_x(claim):\n'
+        '    claim.record("v", 1.0, expected=1.0, tol=0.1)\n'
+    )
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*a tolerance needs its reason*"])
@@ -234,7 +242,7 @@ def test_not_reproduced_from_inside_a_test_is_strict(pytester: pytest.Pytester):
     """claim.not_reproduced(reason): the failing assertion reads xfailed ("not reproduced"), a
     pass is a strict XPASS failure, and an error other than AssertionError stays a failure."""
     pytester.makeconftest(CONFTEST)
-    pytester.makepyfile('''
+    pytester.makepyfile("""
 import pytest
 
 @pytest.mark.claim("BB-6")
@@ -251,7 +259,7 @@ def test_passes_anyway(claim):
 def test_crashes(claim):
     claim.not_reproduced("measured x")
     raise RuntimeError("a bug, not a verdict")
-''')
+""")
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
     result.assert_outcomes(xfailed=1, failed=2)
     by_id = {c["id"]: c for c in _load(pytester)["claims"]}
@@ -259,7 +267,7 @@ def test_crashes(claim):
     assert by_id["BB-4"]["verdict"] == "failed" and by_id["BB-5"]["verdict"] == "failed"
 
 
-CHECK_TESTS = '''
+CHECK_TESTS = """
 import pytest
 
 @pytest.mark.claim("BB-4")
@@ -303,7 +311,7 @@ def test_observed_power(claim):
 @pytest.mark.claim("BB-7")
 def test_shown_equals_asserted(claim):
     claim.check("p", 0.2, 0.05, compare="le", why="conventional alpha")
-'''
+"""
 
 
 def test_check_controls_and_power_verdicts(pytester: pytest.Pytester):
@@ -318,9 +326,14 @@ def test_check_controls_and_power_verdicts(pytester: pytest.Pytester):
     result.assert_outcomes(passed=1, xfailed=3, failed=3)
     by_id = {c["id"]: c for c in _load(pytester)["claims"]}
     ok = by_id["BB-4"]
-    assert ok["verdict"] == "reproduced" and ok["controls"] == [{"name": "ratio — control: same norms, no contraction",
-                                                                 "key": "ratio — control: same norms, no contraction",
-                                                                 "rejected": True, "margin": 0.89}]
+    assert ok["verdict"] == "reproduced" and ok["controls"] == [
+        {
+            "name": "ratio — control: same norms, no contraction",
+            "key": "ratio — control: same norms, no contraction",
+            "rejected": True,
+            "margin": 0.89,
+        }
+    ]
     check = [r for r in ok["records"] if r["role"] == "check"][0]
     assert (check["source"], check["expected"], check["compare"], check["within"]) == (58.5, 10.0, "ge", True)
     assert by_id["BB-4.1"]["verdict"] == "failed"
@@ -348,8 +361,10 @@ def test_check_controls_and_power_verdicts(pytester: pytest.Pytester):
 
 def test_check_refuses_a_threshold_without_reason(pytester: pytest.Pytester):
     pytester.makeconftest(CONFTEST)
-    pytester.makepyfile('import pytest\n@pytest.mark.claim("BB-4")\ndef test_x(claim):\n'
-                        '    claim.check("x", 1.0, 0.5, compare="ge", why="")\n')
+    pytester.makepyfile(
+        'import pytest\n@pytest.mark.claim("BB-4")\ndef test_x(claim):\n'
+        '    claim.check("x", 1.0, 0.5, compare="ge", why="")\n'
+    )
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*say why this threshold*"])
@@ -360,7 +375,7 @@ def test_not_reproduced_if_and_model_name_parametrisation(pytester: pytest.Pytes
     with the measured numbers in the reason; `model_name` runs once per embedded model, or
     only for --model."""
     pytester.makeconftest(CONFTEST)
-    pytester.makepyfile('''
+    pytester.makepyfile("""
 import pytest
 
 KNOWN = {("BB-6", "gemma3-270m"): "known to differ"}
@@ -369,7 +384,7 @@ KNOWN = {("BB-6", "gemma3-270m"): "known to differ"}
 def test_per_model(claim, model_name):
     claim.not_reproduced_if(KNOWN, ("BB-6", model_name), "x = 3")
     assert model_name != "gemma3-270m"
-''')
+""")
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-rx")
     result.assert_outcomes(passed=1, xfailed=1)
     result.stdout.fnmatch_lines(["*gemma3-270m: known to differ Measured: x = 3*"])
@@ -377,7 +392,7 @@ def test_per_model(claim, model_name):
     result.assert_outcomes(passed=1)
 
 
-DTYPE_TESTS = '''
+DTYPE_TESTS = """
 import pytest
 
 @pytest.mark.claim("BB-4")
@@ -389,7 +404,7 @@ def test_plain(claim):
 def test_policy(claim):
     claim.record("policy", 1.0)
     claim.record("named", 1.0, dtype="float64")
-'''
+"""
 
 
 @pytest.mark.parametrize("forced", ["float32", "bfloat16"])
@@ -411,12 +426,16 @@ def test_records_say_their_dtype_and_run_says_the_policy(pytester: pytest.Pytest
     assert isinstance(pol["cpu"]["native_bf16"], bool) and "flags" in pol["cpu"]
     assert data["run"]["budget_s"] == 1800
     md = (pytester.path / "artifacts" / "report.md").read_text()
-    assert "of the ci budget of 1.8e+03 s" in md or "of the ci budget of 1800 s" in md and f'"auto" resolves to {forced}' in md
+    assert (
+        "of the ci budget of 1.8e+03 s" in md
+        or "of the ci budget of 1800 s" in md
+        and f'"auto" resolves to {forced}' in md
+    )
     assert "| claim | states | verdict | decided by" in md and "| wall s |" in md
     result.stdout.fnmatch_lines(["*wall s*", "BB-4 *reproduced *[0-9].[0-9]*", "wall time * of the ci budget*"])
 
 
-CORPUS_TESTS = '''
+CORPUS_TESTS = """
 import pytest
 
 @pytest.mark.claim("BB-4")
@@ -443,7 +462,7 @@ def test_unnamed(claim):
         claim.corpus("")
     with pytest.raises(ValueError, match="not among this test's claim markers"):
         claim.corpus("brown", claim_id="BB-1")
-'''
+"""
 
 
 def test_claims_record_the_corpus_they_read(pytester: pytest.Pytester):
@@ -468,12 +487,15 @@ def test_claims_record_the_corpus_they_read(pytester: pytest.Pytester):
     assert "Corpus (`--corpus`): brown;" in md
     assert "Text read: brown; shift: stdlib-code." in md and "Text read: the source's prompts." in md
     assert md.count("Text read:") == 2
-    assert baseline.key_of(data["run"]).endswith("-" + data["run"]["dtype_policy"]["auto"])  # the default's key: unchanged
+    assert baseline.key_of(data["run"]).endswith(
+        "-" + data["run"]["dtype_policy"]["auto"]
+    )  # the default's key: unchanged
 
     corpus = pytester.path / "corpora" / "my texts"
     corpus.mkdir(parents=True)
-    pytester.runpytest_subprocess("-p", "no:cacheprovider", "--baseline", "off", f"--corpus={corpus}",
-                                  "-k", "option").assert_outcomes(passed=1)
+    pytester.runpytest_subprocess(
+        "-p", "no:cacheprovider", "--baseline", "off", f"--corpus={corpus}", "-k", "option"
+    ).assert_outcomes(passed=1)
     data = _load(pytester, "selection/k-option")
     assert data["run"]["corpus"] == str(corpus)
     assert {c["id"]: c["corpus"] for c in data["claims"]}["BB-4"] == str(corpus)
@@ -537,7 +559,9 @@ def test_history_lines_and_trend_figure(project: pytest.Pytester):
     art = project.path / "artifacts"
     rows = [json.loads(x) for x in (art / "history.jsonl").read_text().splitlines()]
     assert len(rows) == 2 * 4 and {r["claim"] for r in rows} == {"BB-4", "BB-6", "BB-4.2", "BB-5"}
-    assert all({"commit", "date", "profile", "device", "dtype", "verdict", "headline", "wall_s"} <= set(r) for r in rows)
+    assert all(
+        {"commit", "date", "profile", "device", "dtype", "verdict", "headline", "wall_s"} <= set(r) for r in rows
+    )
     assert cli.main(["history", "BB-4", "--artifacts", str(art)]) == 0
     assert (art / "figures" / "history_BB-4.png").stat().st_size > 0
     assert cli.main(["history", "BB-44", "--artifacts", str(art)]) == 2
@@ -557,8 +581,14 @@ def test_plan_costs_the_selected_claims_and_runs_nothing(project: pytest.Pyteste
     without --plan runs that test and fails."""
     result = project.runpytest_subprocess("-p", "no:cacheprovider", "--plan", "--profile", "paper", "-k", "regression")
     assert result.ret == 0
-    result.stdout.fnmatch_lines(["*plan (paper profile; nothing was run)*", "claims selected: 1 (BB-5)",
-                                 "plan for profile 'paper'*", "total: * PFLOP*"])
+    result.stdout.fnmatch_lines(
+        [
+            "*plan (paper profile; nothing was run)*",
+            "claims selected: 1 (BB-5)",
+            "plan for profile 'paper'*",
+            "total: * PFLOP*",
+        ]
+    )
     assert "CS-3" not in result.stdout.str()  # other topics' jobs are left out
     assert not (project.path / "artifacts" / "claims.json").exists()
     control = project.runpytest_subprocess("-p", "no:cacheprovider", "--baseline", "off", "-k", "regression")

@@ -5,6 +5,7 @@ tested fast with a tiny random Llama standing in for the 25-second GGUF dequanti
 real SmolLM2 load, its facts and one real truncated-cache rebuild are `pretrained` tests.
 Gemma (a ~1-2 minute cold load) is checked only through its GGUF metadata and cache path.
 """
+
 from __future__ import annotations
 
 import json
@@ -18,7 +19,6 @@ import torch
 
 from repro.core.data import brown_split, brown_tokenizer, token_ids
 from repro.core.models import pretrained
-from repro.harness import fixtures
 from repro.core.models.pretrained import (
     EMBEDDED_MODELS,
     ensure_model_cache,
@@ -26,7 +26,8 @@ from repro.core.models.pretrained import (
     model_cache_dir,
     model_family,
 )
-from repro.harness.runtime import ReproError
+from repro.ground import resources
+from repro.ground.runtime import ReproError
 
 
 @pytest.fixture
@@ -38,7 +39,7 @@ def tmp_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 @pytest.fixture(scope="module")
 def bpe():
-    fixtures.fetch("brown")
+    resources.fetch("brown")
     return brown_tokenizer()
 
 
@@ -46,8 +47,15 @@ def _tiny_llama(vocab_size: int = 4096):
     from transformers import LlamaConfig, LlamaForCausalLM
 
     torch.manual_seed(0)
-    cfg = LlamaConfig(vocab_size=vocab_size, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
-                      num_attention_heads=4, num_key_value_heads=4, max_position_embeddings=64)
+    cfg = LlamaConfig(
+        vocab_size=vocab_size,
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=4,
+        max_position_embeddings=64,
+    )
     return LlamaForCausalLM(cfg).eval()
 
 
@@ -62,7 +70,7 @@ def _logits(model, ids: list[int]) -> torch.Tensor:
 def test_embedded_models_match_the_manifest() -> None:
     assert list(EMBEDDED_MODELS) == ["smollm2-135m", "gemma3-270m"]
     for name, spec in EMBEDDED_MODELS.items():
-        fixture = fixtures.EMBEDDED_FIXTURES[spec.fixture]
+        fixture = resources.EMBEDDED_FIXTURES[spec.fixture]
         assert fixture.output == spec.gguf_file
         assert model_cache_dir(name).name == f"{name}-{fixture.sha256[:12]}"
     assert EMBEDDED_MODELS["smollm2-135m"].tokenizer_adds_bos is False
@@ -70,7 +78,7 @@ def test_embedded_models_match_the_manifest() -> None:
 
 
 def test_model_family() -> None:
-    from transformers import GPT2Config, Gemma3TextConfig, GPTNeoXConfig, LlamaConfig
+    from transformers import Gemma3TextConfig, GPT2Config, GPTNeoXConfig, LlamaConfig
 
     assert model_family(LlamaConfig()) == "llama"
     assert model_family(Gemma3TextConfig()) == "gemma"
@@ -104,7 +112,7 @@ def test_offline_hub_id_is_a_clear_error_and_fast(monkeypatch: pytest.MonkeyPatc
 
 def test_unreachable_hub_is_detected_without_the_env_var(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
-    monkeypatch.setattr(fixtures, "hub_reachable", lambda timeout=3.0: False)
+    monkeypatch.setattr(resources, "hub_reachable", lambda timeout=3.0: False)
     with pytest.raises(ReproError, match="unreachable \\(offline\\)"):
         load_pretrained("gpt2")
 
@@ -112,7 +120,7 @@ def test_unreachable_hub_is_detected_without_the_env_var(monkeypatch: pytest.Mon
 def test_hub_probe_honours_hf_hub_offline(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     start = time.perf_counter()
-    assert fixtures.hub_reachable() is False
+    assert resources.hub_reachable() is False
     assert time.perf_counter() - start < 0.5
 
 
@@ -226,18 +234,21 @@ def test_missing_fixture_says_to_fetch(tmp_cache: Path) -> None:
 
 def test_gguf_checksum_mismatch_stops_before_dequantising(tmp_cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     spec = EMBEDDED_MODELS["smollm2-135m"]
-    corrupt = fixtures.fixture_dir(spec.fixture) / spec.gguf_file
+    corrupt = resources.fixture_dir(spec.fixture) / spec.gguf_file
     corrupt.parent.mkdir(parents=True)
     corrupt.write_bytes(b"GGUF" + b"\0" * 4096)  # e.g. a truncated download copied in by hand
     import transformers
 
-    monkeypatch.setattr(transformers.AutoModelForCausalLM, "from_pretrained",
-                        lambda *a, **k: pytest.fail("dequantised a file that failed its checksum"))
+    monkeypatch.setattr(
+        transformers.AutoModelForCausalLM,
+        "from_pretrained",
+        lambda *a, **k: pytest.fail("dequantised a file that failed its checksum"),
+    )
     with pytest.raises(ReproError) as err:
         load_pretrained("smollm2-135m")
     msg = str(err.value)
     assert msg.startswith("checksum mismatch for fixture 'smollm2-135m'") and str(corrupt) in msg
-    assert fixtures.EMBEDDED_FIXTURES["smollm2-135m"].sha256 in msg and "repro fetch smollm2-135m" in msg
+    assert resources.EMBEDDED_FIXTURES["smollm2-135m"].sha256 in msg and "repro fetch smollm2-135m" in msg
     assert not model_cache_dir("smollm2-135m").exists()
 
 
@@ -246,7 +257,7 @@ def test_gguf_checksum_mismatch_stops_before_dequantising(tmp_cache: Path, monke
 
 @pytest.fixture(scope="module")
 def smollm2():
-    fixtures.fetch("smollm2-135m")
+    resources.fetch("smollm2-135m")
     return load_pretrained("smollm2-135m")
 
 
@@ -256,7 +267,11 @@ def test_smollm2_matches_its_facts(smollm2) -> None:
     spec = EMBEDDED_MODELS["smollm2-135m"]
     cfg = model.config
     assert (cfg.num_hidden_layers, cfg.hidden_size, cfg.num_attention_heads, cfg.vocab_size) == (
-        spec.n_layers, spec.d_model, spec.n_heads, spec.vocab_size)
+        spec.n_layers,
+        spec.d_model,
+        spec.n_heads,
+        spec.vocab_size,
+    )
     assert model_family(model) == spec.family and cfg.tie_word_embeddings
     assert model.dtype == torch.float32 and not model.training and cfg._attn_implementation == "eager"
     assert not hasattr(model, "hf_quantizer") or model.hf_quantizer is None
@@ -287,7 +302,7 @@ def test_warm_load_is_fast_and_identical(smollm2) -> None:
 @pytest.fixture(scope="module")
 def smollm2_paths(smollm2) -> tuple[Path, Path]:
     """The real fixture directory and dequantised cache (resolved before any test's tmp cache)."""
-    return fixtures.fixture_dir("smollm2-135m"), model_cache_dir("smollm2-135m")
+    return resources.fixture_dir("smollm2-135m"), model_cache_dir("smollm2-135m")
 
 
 @pytest.mark.pretrained
@@ -310,11 +325,13 @@ def test_real_truncated_cache_is_rebuilt(smollm2, smollm2_paths: tuple[Path, Pat
 
 
 @pytest.mark.pretrained
-def test_a_gguf_file_path_loads_as_the_embedded_model(smollm2, smollm2_paths: tuple[Path, Path], tmp_path: Path) -> None:
+def test_a_gguf_file_path_loads_as_the_embedded_model(
+    smollm2, smollm2_paths: tuple[Path, Path], tmp_path: Path
+) -> None:
     """A user's own .gguf file (here the embedded SmolLM2's, ≈ 20 s to dequantise) loads by its
     path — the same logits as the embedded name; a truncated copy is one clear error (control)."""
     model, tok = smollm2
-    gguf = fixtures.fixture_dir("smollm2-135m") / EMBEDDED_MODELS["smollm2-135m"].gguf_file
+    gguf = resources.fixture_dir("smollm2-135m") / EMBEDDED_MODELS["smollm2-135m"].gguf_file
     loaded, tok2 = load_pretrained(str(gguf))
     ids = tok("A GGUF file is a model too.")["input_ids"]
     assert tok2(["x"])["input_ids"] == tok(["x"])["input_ids"]
@@ -329,8 +346,8 @@ def test_a_gguf_file_path_loads_as_the_embedded_model(smollm2, smollm2_paths: tu
 def test_gguf_metadata_of_both_models() -> None:
     """The facts of EMBEDDED_MODELS, read from the GGUF headers (no dequantisation; < 1 s,
     where gguf.GGUFReader takes 12 s on Gemma's 262k-token vocabulary)."""
-    for name, spec in EMBEDDED_MODELS.items():
-        meta = _gguf_metadata(fixtures.fetch(spec.fixture))
+    for _name, spec in EMBEDDED_MODELS.items():
+        meta = _gguf_metadata(resources.fetch(spec.fixture))
         arch = meta["general.architecture"]
         assert {"llama": "llama", "gemma3": "gemma"}[arch] == spec.family
         assert meta[f"{arch}.block_count"] == spec.n_layers

@@ -1,11 +1,12 @@
 """repro.born_biased.preference_probe on tiny random-init models (HF and the ablation decoder) against direct forward
-passes, the prefix trick, tie breaking, rank counts, input validation; repro.harness.runtime.resolve_dtype.
+passes, the prefix trick, tie breaking, rank counts, input validation; repro.ground.runtime.resolve_dtype.
 
 Tolerance for float32 states: the probe reads the same forward pass through hooks, so states
 of a direct pass over the same inputs agree to rounding; a different sequence length or batch
 split changes matmul shapes and hence the summation order, ~1e-7 relative per op on O(1)
 LayerNorm outputs over 2 layers of width 32 — atol = rtol = 1e-5 is a generous bound.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -19,7 +20,7 @@ from repro.born_biased import preference_probe as probe
 from repro.core import lens
 from repro.core.models.hf import ARCHS, build_model
 from repro.core.models.tiny import TinyConfig, TinyDecoder
-from repro.harness.runtime import ReproError, generator, resolve_dtype
+from repro.ground.runtime import ReproError, generator, resolve_dtype
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
@@ -32,10 +33,9 @@ def _hf(arch: str = "rope-gpt2", dtype: torch.dtype = torch.float32):
 
 
 def _tiny(vocab_size: int = V) -> TinyDecoder:
-    return TinyDecoder(TinyConfig.merged(vocab_size=vocab_size, d_model=D, n_layer=L, n_head=2, max_len=T),
-                       generator(0))
-
-
+    return TinyDecoder(
+        TinyConfig.merged(vocab_size=vocab_size, d_model=D, n_layer=L, n_head=2, max_len=T), generator(0)
+    )
 
 
 @pytest.fixture(scope="module", params=[*ARCHS, "tiny"])
@@ -149,8 +149,9 @@ def test_bfloat16_near_tie_is_resolved_in_float32():
     """Two LM-head rows that differ by 2⁻⁶ in one coordinate: their logits (|z| ≈ 4, where the
     bf16 spacing is 2⁻⁵) differ by 2⁻⁶·h₀, below bf16 resolution but not float32's. The probe
     must pick by the float32 logits; a bf16 head would tie (→ token 0) or flip many rows."""
-    model = TinyDecoder(TinyConfig.merged(vocab_size=2, d_model=D, n_layer=1, n_head=2, max_len=4,
-                                          tie_embeddings=False), generator(0)).to(torch.bfloat16)
+    model = TinyDecoder(
+        TinyConfig.merged(vocab_size=2, d_model=D, n_layer=1, n_head=2, max_len=4, tie_embeddings=False), generator(0)
+    ).to(torch.bfloat16)
     w = torch.randn(D, generator=generator(1)).bfloat16()
     w[0] = 0
     W = torch.stack([w, w.clone()])
@@ -173,14 +174,17 @@ def test_bfloat16_tiny_decoder_accepts_float32_embeddings():
 # --------------------------------------------------------------------------- bad inputs
 
 
-@pytest.mark.parametrize("bad", [
-    dict(inputs=torch.zeros(T, dtype=torch.long)),  # 1-D
-    dict(inputs=torch.zeros(2, T, D, 1)),  # 4-D
-    dict(lengths=(0, 4)),
-    dict(lengths=(-1,)),
-    dict(lengths=(T + 1,)),
-    dict(batch_size=0),
-])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        dict(inputs=torch.zeros(T, dtype=torch.long)),  # 1-D
+        dict(inputs=torch.zeros(2, T, D, 1)),  # 4-D
+        dict(lengths=(0, 4)),
+        dict(lengths=(-1,)),
+        dict(lengths=(T + 1,)),
+        dict(batch_size=0),
+    ],
+)
 def test_bad_inputs_raise(bad):
     kw = {"inputs": torch.zeros(2, T, dtype=torch.long), **bad}
     with pytest.raises(ReproError):
@@ -191,8 +195,10 @@ def test_bad_inputs_raise(bad):
 
 
 @settings(max_examples=30, deadline=None)
-@given(x=hnp.arrays(np.int64, st.tuples(st.integers(1, 20), st.integers(1, 8)), elements=st.integers(0, 3)),
-       seed=st.integers(0, 2**31))
+@given(
+    x=hnp.arrays(np.int64, st.tuples(st.integers(1, 20), st.integers(1, 8)), elements=st.integers(0, 3)),
+    seed=st.integers(0, 2**31),
+)
 def test_argmax_random_ties_picks_a_maximum(x, seed):
     t = torch.from_numpy(x).float()  # few distinct values: ties are common
     idx = probe.argmax_random_ties(t, seed)
@@ -278,8 +284,9 @@ def test_head_logit_scales_predict_isotropic_logit_spread(arch):
 
 
 def test_head_logit_scales_refuse_a_norm_bias():
-    model = build_model("rope-gpt2", n_layer=1, n_head=2, d_model=D, vocab_size=V, seed=0, n_positions=T,
-                        perturb_norms=0.1)
+    model = build_model(
+        "rope-gpt2", n_layer=1, n_head=2, d_model=D, vocab_size=V, seed=0, n_positions=T, perturb_norms=0.1
+    )
     with pytest.raises(ReproError):
         probe.head_logit_scales(model)
 

@@ -1,12 +1,13 @@
 """Typed sizes (issue 20 item 4): every profile row has its ci row's keys, `long` is overrides of
 ci, and a size that is not there is one clear error."""
+
 import copy
 import json
 
 import pytest
 
+from repro.ground.runtime import ReproError
 from repro.harness import profiles as P
-from repro.harness.runtime import ReproError
 
 
 def test_committed_rows_agree_with_their_ci_rows():
@@ -39,8 +40,9 @@ def test_long_is_ci_with_its_overrides():
             assert long.sizes(exp) == ci.sizes(exp)
     s, c = long.sizes("sinks"), ci.sizes("sinks")
     assert s["train"]["steps"] == 1600 and s["train"]["batch_size"] == 64 and s["train"]["warmup_steps"] == 100
-    assert {k: v for k, v in s["train"].items() if k not in ("steps", "batch_size", "warmup_steps")} == \
-        {k: v for k, v in c["train"].items() if k not in ("steps", "batch_size", "warmup_steps")}
+    assert {k: v for k, v in s["train"].items() if k not in ("steps", "batch_size", "warmup_steps")} == {
+        k: v for k, v in c["train"].items() if k not in ("steps", "batch_size", "warmup_steps")
+    }
     assert s["model"] == c["model"] and s["eval"] == c["eval"]
 
 

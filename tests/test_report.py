@@ -1,4 +1,5 @@
 """Verdict rules and record comparisons of repro.harness.report."""
+
 from __future__ import annotations
 
 import math
@@ -14,8 +15,23 @@ from repro.harness.report import Record, verdict_of
 def _outcome(outcome: str, power: float | None = None, **declared) -> report.TestOutcome:
     """A test outcome with one power record; `declared`: Claim.power's declaration (size, basis,
     direction_p …) when the test is about it (without: a schema-2 record, size 1 − power)."""
-    recs = [] if power is None else [Record("BB-1", "power at the source's effect", power, 0.8, None, "m",
-                                            compare="ge", role="power", power=declared or None).to_dict()]
+    recs = (
+        []
+        if power is None
+        else [
+            Record(
+                "BB-1",
+                "power at the source's effect",
+                power,
+                0.8,
+                None,
+                "m",
+                compare="ge",
+                role="power",
+                power=declared or None,
+            ).to_dict()
+        ]
+    )
     return report.TestOutcome("t", ["BB-1"], outcome, records=recs)
 
 
@@ -58,8 +74,9 @@ def test_a_contradicted_claim_shows_the_power_that_contradicted_it():
 
 def test_power_is_the_smallest_recorded():
     t = _outcome("xfailed", 0.9)
-    t.records.append(Record("BB-1", "power at the source's effect", 0.7, 0.8, None, "m", compare="ge",
-                            role="power").to_dict())
+    t.records.append(
+        Record("BB-1", "power at the source's effect", 0.7, 0.8, None, "m", compare="ge", role="power").to_dict()
+    )
     assert t.power() == 0.7 and t.verdict() == report.INCONCLUSIVE
 
 
@@ -104,11 +121,22 @@ def test_a_claim_says_the_text_its_tests_read():
     from repro.harness.catalogue import CATALOGUE
 
     assert report.corpus_text([]) is None
-    assert report.corpus_text([{"claims": ["SK-3"], "read": "brown", "shift": None},
-                               {"claims": ["SK-3"], "read": "brown", "shift": "stdlib-code"}]) == "brown; shift: stdlib-code"
+    assert (
+        report.corpus_text(
+            [
+                {"claims": ["SK-3"], "read": "brown", "shift": None},
+                {"claims": ["SK-3"], "read": "brown", "shift": "stdlib-code"},
+            ]
+        )
+        == "brown; shift: stdlib-code"
+    )
     assert report.corpus_text([{"read": "a", "shift": None}, {"read": "b", "shift": None}]) == "a, b"
-    t1 = report.TestOutcome("claims/t.py::a", ["SK-3"], "passed",
-                            corpora=[{"claims": ["SK-3"], "read": "wikitext-2", "shift": "stdlib-code"}])
+    t1 = report.TestOutcome(
+        "claims/t.py::a",
+        ["SK-3"],
+        "passed",
+        corpora=[{"claims": ["SK-3"], "read": "wikitext-2", "shift": "stdlib-code"}],
+    )
     t2 = report.TestOutcome("claims/t.py::b", ["SK-1"], "passed")
     results = report.build_results([t1, t2])
     by_id = {c["id"]: c for c in report.to_json(results, {"corpus": "wikitext-2"})["claims"]}
@@ -118,8 +146,9 @@ def test_a_claim_says_the_text_its_tests_read():
     assert "Corpus (`--corpus`): wikitext-2;" in md and md.count("Text read: ") == 1
     assert "Text read: wikitext-2; shift: stdlib-code." in md.split("#### SK-3")[1].split("####")[0]
     # an entry names the claims it is for: another claim's test does not lend it its corpus
-    t3 = report.TestOutcome("claims/t.py::c", ["SK-1", "SK-2"], "passed",
-                            corpora=[{"claims": ["SK-2"], "read": "brown", "shift": None}])
+    t3 = report.TestOutcome(
+        "claims/t.py::c", ["SK-1", "SK-2"], "passed", corpora=[{"claims": ["SK-2"], "read": "brown", "shift": None}]
+    )
     got = {r.spec.id: r.corpus() for r in report.build_results([t3])}
     assert got["SK-2"] == "brown" and got["SK-1"] is None
 
@@ -140,8 +169,9 @@ def test_the_headline_is_the_check_that_decided():
     assert report.headline(result)["name"] == "switch layer / L"
     line = next(ln for ln in report.terminal_lines(report.build_results([xfailed]), width=80) if ln.startswith("CS-1"))
     assert "0.167 vs ≥ 0.5 ✗" in line  # the number survives the cut
-    row = next(ln for ln in report.to_markdown(report.build_results([xfailed]), {}).splitlines()
-               if ln.startswith("| CS-1 |"))
+    row = next(
+        ln for ln in report.to_markdown(report.build_results([xfailed]), {}).splitlines() if ln.startswith("| CS-1 |")
+    )
     assert "0.167 vs ≥ 0.5 ✗ — switch layer / L" in row
     assert report.short_statement(result.spec.statement) in row  # what the claim states, in short
     # a reproduced claim keeps its first asserted check
@@ -151,19 +181,26 @@ def test_the_headline_is_the_check_that_decided():
 
 
 def test_record_keys_are_unique_and_mask_numbers():
-    recs = [{"name": "seed 3: Kendall p"}, {"name": "seed 4: Kendall p"}, {"name": "after ℓ* = 5", "key": "step"},
-            {"name": "other", "key": "step"}]
+    recs = [
+        {"name": "seed 3: Kendall p"},
+        {"name": "seed 4: Kendall p"},
+        {"name": "after ℓ* = 5", "key": "step"},
+        {"name": "other", "key": "step"},
+    ]
     assert report.record_keys(recs) == ["seed #: Kendall p", "seed #: Kendall p #2", "step", "step #2"]
     assert report.key_of_label("({n} tokens)".format(n=1_024)) == report.key_of_label("(2048 tokens)")
 
 
-@pytest.mark.parametrize("compare, measured, threshold, tol, margin", [
-    ("ge", 5.0, 10.0, 0.0, 0.5),     # a control at 5 against ≥ 10: half the threshold short of passing
-    ("ge", 12.0, 10.0, 0.0, -0.2),   # passes by 0.2 thresholds
-    ("le", 0.2, 0.05, 0.0, 3.0),
-    ("abs", 1.3, 1.0, 0.1, 2.0),     # 0.3 from 1.0 with tol 0.1: two tolerances outside
-    ("rel", 1.5, 1.0, 0.25, 1.0),
-])
+@pytest.mark.parametrize(
+    "compare, measured, threshold, tol, margin",
+    [
+        ("ge", 5.0, 10.0, 0.0, 0.5),  # a control at 5 against ≥ 10: half the threshold short of passing
+        ("ge", 12.0, 10.0, 0.0, -0.2),  # passes by 0.2 thresholds
+        ("le", 0.2, 0.05, 0.0, 3.0),
+        ("abs", 1.3, 1.0, 0.1, 2.0),  # 0.3 from 1.0 with tol 0.1: two tolerances outside
+        ("rel", 1.5, 1.0, 0.25, 1.0),
+    ],
+)
 def test_margin_is_the_distance_from_passing_in_threshold_units(compare, measured, threshold, tol, margin):
     rec = Record("BB-4", "x", measured, threshold, tol, "stated", compare=compare, role="control")
     assert rec.margin == pytest.approx(margin) and (rec.margin > 0) == (rec.within is False)
@@ -189,13 +226,22 @@ def test_not_applicable_is_its_own_verdict():
         # the power alone is not enough, nor the size alone
         (0.7, {"size": 0.01, "size_method": "Holm"}, report.INCONCLUSIVE),
         # an invented bar cannot contradict an effect significant in the claimed direction
-        (0.99, {"size": 0.01, "size_method": "1 − power", "basis": "interest: our 0.2 sd", "direction_p": 7e-8},
-         report.INCONCLUSIVE),
-        (0.99, {"size": 0.01, "size_method": "1 − power", "basis": "interest: our 0.2 sd", "direction_p": 0.3},
-         report.CONTRADICTED),
+        (
+            0.99,
+            {"size": 0.01, "size_method": "1 − power", "basis": "interest: our 0.2 sd", "direction_p": 7e-8},
+            report.INCONCLUSIVE,
+        ),
+        (
+            0.99,
+            {"size": 0.01, "size_method": "1 − power", "basis": "interest: our 0.2 sd", "direction_p": 0.3},
+            report.CONTRADICTED,
+        ),
         # the source's own number: its significance in the claimed direction does not shield it
-        (0.99, {"size": 0.01, "size_method": "1 − power", "basis": "source: Table 7", "direction_p": 7e-8},
-         report.CONTRADICTED),
+        (
+            0.99,
+            {"size": 0.01, "size_method": "1 − power", "basis": "source: Table 7", "direction_p": 7e-8},
+            report.CONTRADICTED,
+        ),
     ],
 )
 def test_contradicted_needs_power_and_family_wise_size(power, declared, verdict):

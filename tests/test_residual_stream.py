@@ -1,6 +1,7 @@
 """repro.residual_stream.decomposition: the 1 + L·H + L decomposition, direct logit attribution with a frozen
 final norm, the FFN key–value rewrite, gradient flow, residual norms — on hand-built and
 random small models of every supported family (hypothesis over layers, heads, widths, gains)."""
+
 from __future__ import annotations
 
 import pytest
@@ -12,13 +13,13 @@ from torch import nn
 from repro.core.lens import arch_map, capture, frozen_norm, resolve
 from repro.core.models.hf import build_model
 from repro.core.models.tiny import TinyConfig, TinyDecoder
-from repro.harness.runtime import ReproError, generator
+from repro.ground.runtime import ReproError, generator
 from repro.residual_stream import decomposition as rs
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
 V = 61
-U = 2.0 ** -24
+U = 2.0**-24
 
 
 def tokens(n: int = 2, T: int = 9, seed: int = 0) -> torch.Tensor:
@@ -28,9 +29,20 @@ def tokens(n: int = 2, T: int = 9, seed: int = 0) -> torch.Tensor:
 def gemma3(layers: int = 2, heads: int = 2, perturb: float = 0.3):
     from transformers import Gemma3ForCausalLM, Gemma3TextConfig
 
-    cfg = Gemma3TextConfig(num_hidden_layers=layers, num_attention_heads=heads, num_key_value_heads=1, head_dim=16,
-                           hidden_size=32, intermediate_size=64, vocab_size=V, max_position_embeddings=64,
-                           attn_implementation="eager", bos_token_id=None, eos_token_id=None, pad_token_id=None)
+    cfg = Gemma3TextConfig(
+        num_hidden_layers=layers,
+        num_attention_heads=heads,
+        num_key_value_heads=1,
+        head_dim=16,
+        hidden_size=32,
+        intermediate_size=64,
+        vocab_size=V,
+        max_position_embeddings=64,
+        attn_implementation="eager",
+        bos_token_id=None,
+        eos_token_id=None,
+        pad_token_id=None,
+    )
     torch.manual_seed(0)  # HF's own init draws from the global RNG; only this test model uses it
     model = Gemma3ForCausalLM(cfg).eval()
     with torch.no_grad():  # Gemma's norm weights start at 0 (gain 1 + w): make the gains differ from 1
@@ -41,8 +53,16 @@ def gemma3(layers: int = 2, heads: int = 2, perturb: float = 0.3):
 
 
 def hf(arch: str, layers: int = 2, heads: int = 2, width: int = 32, perturb: float = 0.3, seed: int = 1):
-    return build_model(arch, n_layer=layers, n_head=heads, d_model=width, vocab_size=V, seed=seed,
-                       n_positions=64, perturb_norms=perturb)
+    return build_model(
+        arch,
+        n_layer=layers,
+        n_head=heads,
+        d_model=width,
+        vocab_size=V,
+        seed=seed,
+        n_positions=64,
+        perturb_norms=perturb,
+    )
 
 
 def tiny(**kw):
@@ -151,6 +171,7 @@ def test_residual_is_the_pre_norm_state(model):
         assert torch.allclose(dec.residual, ref)
     else:  # HF: the last hidden state is after the final norm, so norm(x^(L)) must equal it
         from repro.core.lens import final_norm
+
         ref = model(input_ids=ids, output_hidden_states=True).hidden_states[-1]
         with torch.no_grad():
             assert torch.allclose(final_norm(model)(dec.residual), ref, atol=1e-5)
@@ -201,13 +222,20 @@ def test_decompose_needs_out_projection_and_ffn():
 
 
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(arch=st.sampled_from(["gpt2", "llama", "tiny"]), layers=st.integers(1, 3), heads=st.sampled_from([1, 2, 4]),
-       head_dim=st.sampled_from([4, 8]), perturb=st.floats(0.0, 1.0), seed=st.integers(0, 10_000))
+@given(
+    arch=st.sampled_from(["gpt2", "llama", "tiny"]),
+    layers=st.integers(1, 3),
+    heads=st.sampled_from([1, 2, 4]),
+    head_dim=st.sampled_from([4, 8]),
+    perturb=st.floats(0.0, 1.0),
+    seed=st.integers(0, 10_000),
+)
 def test_decomposition_and_dla_on_random_configs(arch, layers, heads, head_dim, perturb, seed):
     width = heads * head_dim
     if arch == "tiny":
-        model = TinyDecoder(TinyConfig(vocab_size=V, d_model=width, n_layer=layers, n_head=heads, max_len=32),
-                            generator(seed))
+        model = TinyDecoder(
+            TinyConfig(vocab_size=V, d_model=width, n_layer=layers, n_head=heads, max_len=32), generator(seed)
+        )
         with torch.no_grad():
             for name, p in model.named_parameters():
                 if "ln" in name:
@@ -258,9 +286,14 @@ def test_dla_of_the_embedding_alone_is_its_frozen_logit():
 
 @pytest.mark.parametrize("name", ["gpt2", "llama", "gemma3", "tiny-gelu", "tiny-relu", "tiny-swiglu"])
 def test_ffn_key_value_rewrite_is_exact(name):
-    model = {"gpt2": lambda: hf("gpt2"), "llama": lambda: hf("llama"), "gemma3": gemma3,
-             "tiny-gelu": lambda: tiny(), "tiny-relu": lambda: tiny(activation="relu"),
-             "tiny-swiglu": lambda: tiny(activation="swiglu")}[name]()
+    model = {
+        "gpt2": lambda: hf("gpt2"),
+        "llama": lambda: hf("llama"),
+        "gemma3": gemma3,
+        "tiny-gelu": lambda: tiny(),
+        "tiny-relu": lambda: tiny(activation="relu"),
+        "tiny-swiglu": lambda: tiny(activation="swiglu"),
+    }[name]()
     amap = arch_map(model)
     mlp = resolve(amap.blocks(model)[0], amap.mlp)
     x = torch.randn(3, 5, 32, generator=generator(9))
@@ -322,7 +355,7 @@ def test_gradient_flow_identity_share_pre_vs_post_and_no_skip():
     def share(**kw):
         model = tiny(n_layer=8, **kw)
         rs.xavier_init_(model, generator(5))
-        return rs.gradient_flow(model.train(), ids, embed_scale=32 ** 0.5).identity_share
+        return rs.gradient_flow(model.train(), ids, embed_scale=32**0.5).identity_share
 
     assert share() == pytest.approx(1.0, abs=0.1)
     assert abs(share(residual=False)) < 0.3
@@ -361,7 +394,7 @@ def test_xavier_init_scales_and_tied_head():
     up = model.blocks[0].mlp.up_proj.weight.detach()
     assert float(up.std()) == pytest.approx((2 / (d + 96)) ** 0.5, rel=0.1)
     assert float(model.blocks[1].attn.o_proj.weight.detach().std()) == pytest.approx((2 / (2 * d)) ** 0.5, rel=0.1)
-    assert float(model.wte.weight.detach().std()) == pytest.approx(d ** -0.5, rel=0.1)
+    assert float(model.wte.weight.detach().std()) == pytest.approx(d**-0.5, rel=0.1)
     assert model.lm_head.weight is model.wte.weight
     assert all(float(b.attn.q_proj.bias.detach().abs().max()) == 0 for b in model.blocks)
     assert torch.equal(model.blocks[0].ln_1.weight, torch.ones(d))
@@ -376,8 +409,9 @@ def test_xavier_init_overwrites_every_parameter(position):
     (a missed one would hold whatever torch.empty returned)."""
     from repro.core.models.tiny import TinyConfig, TinyDecoder
 
-    cfg = TinyConfig(vocab_size=50, d_model=32, n_layer=3, n_head=4, max_len=16, norm_position=position,
-                     final_norm=position == "pre")
+    cfg = TinyConfig(
+        vocab_size=50, d_model=32, n_layer=3, n_head=4, max_len=16, norm_position=position, final_norm=position == "pre"
+    )
     a = rs.xavier_init_(TinyDecoder(cfg, generator(3)), generator(4))
     b = TinyDecoder(cfg, generator(3), init=False)
     with torch.no_grad():
@@ -420,5 +454,5 @@ def test_residual_norms_skip_first_position():
     r[:, :, 0] = 1000.0  # a massive-activation token at position 0
     r[:, 2] *= 2
     norms = rs.residual_norms(r)
-    assert torch.allclose(norms, torch.tensor([8 ** 0.5, 8 ** 0.5, 2 * 8 ** 0.5]))
-    assert rs.residual_norms(r, skip_first=0)[0] == pytest.approx(8 ** 0.5)  # the median ignores one outlier
+    assert torch.allclose(norms, torch.tensor([8**0.5, 8**0.5, 2 * 8**0.5]))
+    assert rs.residual_norms(r, skip_first=0)[0] == pytest.approx(8**0.5)  # the median ignores one outlier

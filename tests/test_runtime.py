@@ -1,4 +1,5 @@
 """runtime: device choice, seeded generators, cache dir, atomic writes."""
+
 from __future__ import annotations
 
 import json
@@ -6,8 +7,8 @@ import json
 import pytest
 import torch
 
-from repro.harness import runtime
-from repro.harness.runtime import ReproError
+from repro.ground import runtime
+from repro.ground.runtime import ReproError
 
 
 def test_unknown_device_and_missing_cuda():

@@ -17,6 +17,7 @@ bounds are 4 Monte Carlo standard errors, derived where used. Every random draw 
 every statistical check is deterministic; the margins are chosen so that it would also pass for
 nearly every other seed (it is not tuned to a lucky one).
 """
+
 from __future__ import annotations
 
 import copy
@@ -33,7 +34,7 @@ from scipy import stats
 
 from repro.core import lens
 from repro.core.models.hf import build_model
-from repro.harness.runtime import ReproError, generator
+from repro.ground.runtime import ReproError, generator
 from repro.seedprint import algorithm as sp
 
 pytestmark = pytest.mark.usefixtures("one_thread")
@@ -41,8 +42,6 @@ pytestmark = pytest.mark.usefixtures("one_thread")
 V = 256
 D = 64
 FAST = settings(max_examples=40, deadline=None)
-
-
 
 
 def randn(*shape, seed: int = 0, dtype=torch.float32) -> torch.Tensor:
@@ -89,8 +88,12 @@ def _matrix(kind: str, n: int, d: int, seed: int) -> np.ndarray:
 
 
 @FAST
-@given(kind=st.sampled_from(["int", "bf16", "continuous"]), n=st.integers(3, 14), d=st.integers(1, 5),
-       seed=st.integers(0, 2**31 - 1))
+@given(
+    kind=st.sampled_from(["int", "bf16", "continuous"]),
+    n=st.integers(3, 14),
+    d=st.integers(1, 5),
+    seed=st.integers(0, 2**31 - 1),
+)
 def test_kendall_per_dim_is_tau_b_with_ties(kind, n, d, seed):
     a = _matrix(kind, n, d, seed)
     b = _matrix(kind, n, d, seed + 1)
@@ -155,7 +158,7 @@ def test_tau_std_is_exact_by_enumeration(n):
     i, j = np.triu_indices(n, 1)
     taus = np.sign(perms[:, j] - perms[:, i]).sum(1) / (n * (n - 1) / 2)
     assert taus.mean() == pytest.approx(0.0, abs=1e-12)
-    assert sp.tau_std(n) == pytest.approx(math.sqrt((taus ** 2).mean()), rel=1e-12)
+    assert sp.tau_std(n) == pytest.approx(math.sqrt((taus**2).mean()), rel=1e-12)
 
 
 def test_tau_std_closed_form_and_monte_carlo():
@@ -222,7 +225,8 @@ def test_gaussian_null_taus_are_null_distributed():
 
 
 SCIPY_ZERO_VARIANCE = pytest.mark.filterwarnings(  # ttest_ind on a set of τ's that are all 1.0
-    "ignore:Precision loss occurred in moment calculation:RuntimeWarning")
+    "ignore:Precision loss occurred in moment calculation:RuntimeWarning"
+)
 
 
 @SCIPY_ZERO_VARIANCE
@@ -254,8 +258,9 @@ def test_algorithm_one_independent_rejection_rate_is_consistent_with_alpha():
     seeds, alpha = range(40), 0.01
     rej_t = rej_u = rej = 0
     for s in seeds:
-        res = sp.algorithm_one(randn(60, 48, seed=1000 + s), randn(60, 48, seed=2000 + s), m=16,
-                               null_trials=10, alpha=alpha, seed=s)
+        res = sp.algorithm_one(
+            randn(60, 48, seed=1000 + s), randn(60, 48, seed=2000 + s), m=16, null_trials=10, alpha=alpha, seed=s
+        )
         rej_t += res.same_lineage_t
         rej_u += res.same_lineage_u
         rej += res.same_lineage
@@ -333,8 +338,18 @@ def test_p_values_decrease_as_the_shared_component_grows():
 
 
 def test_default_k():
-    for width, k in [(1, 2), (10, 2), (20, 2), (64, 6), (100, 10), (1000, 100), (2000, 200), (3999, 400),
-                     (4096, 400), (8192, 400)]:
+    for width, k in [
+        (1, 2),
+        (10, 2),
+        (20, 2),
+        (64, 6),
+        (100, 10),
+        (1000, 100),
+        (2000, 200),
+        (3999, 400),
+        (4096, 400),
+        (8192, 400),
+    ]:
         assert sp.default_k(width) == k, width
 
 
@@ -380,23 +395,26 @@ def test_released_variant_default_k_is_clamped_to_width():
 # --------------------------------------------------------------------------- config
 
 
-@pytest.mark.parametrize("kw, match", [
-    (dict(n=2), r"n ≥ 3"),
-    (dict(n=0), r"SeedPrintConfig.n must be ≥ 1"),
-    (dict(length=0), r"SeedPrintConfig.length must be ≥ 1"),
-    (dict(m=0), r"SeedPrintConfig.m must be ≥ 2"),
-    (dict(m=1), r"SeedPrintConfig.m must be ≥ 2"),
-    (dict(null_trials=0), r"null_trials must be ≥ 1"),
-    (dict(batch_size=0), r"batch_size must be ≥ 1"),
-    (dict(inputs="uniform"), r"unknown SeedPrint inputs 'uniform'; choose one of tokens, gaussian"),
-    (dict(feature="probs"), r"unknown SeedPrint feature 'probs'; choose one of hidden, logits"),
-    (dict(alpha=0.0), r"alpha must lie in \(0, 1\)"),
-    (dict(alpha=1.0), r"alpha must lie in \(0, 1\)"),
-    (dict(alpha=float("nan")), r"alpha must lie in \(0, 1\)"),
-    (dict(k=0), r"k must be ≥ 1"),
-    (dict(temperature=0.0), r"temperature must be > 0"),
-    (dict(temperature=-1.0), r"temperature must be > 0"),
-])
+@pytest.mark.parametrize(
+    "kw, match",
+    [
+        (dict(n=2), r"n ≥ 3"),
+        (dict(n=0), r"SeedPrintConfig.n must be ≥ 1"),
+        (dict(length=0), r"SeedPrintConfig.length must be ≥ 1"),
+        (dict(m=0), r"SeedPrintConfig.m must be ≥ 2"),
+        (dict(m=1), r"SeedPrintConfig.m must be ≥ 2"),
+        (dict(null_trials=0), r"null_trials must be ≥ 1"),
+        (dict(batch_size=0), r"batch_size must be ≥ 1"),
+        (dict(inputs="uniform"), r"unknown SeedPrint inputs 'uniform'; choose one of tokens, gaussian"),
+        (dict(feature="probs"), r"unknown SeedPrint feature 'probs'; choose one of hidden, logits"),
+        (dict(alpha=0.0), r"alpha must lie in \(0, 1\)"),
+        (dict(alpha=1.0), r"alpha must lie in \(0, 1\)"),
+        (dict(alpha=float("nan")), r"alpha must lie in \(0, 1\)"),
+        (dict(k=0), r"k must be ≥ 1"),
+        (dict(temperature=0.0), r"temperature must be > 0"),
+        (dict(temperature=-1.0), r"temperature must be > 0"),
+    ],
+)
 def test_config_rejects_bad_values(kw, match):
     with pytest.raises(ReproError, match=match):
         sp.SeedPrintConfig(**kw)
@@ -424,10 +442,20 @@ def llama(seed: int = 1, **kw):
 def gemma3():
     from transformers import Gemma3ForCausalLM, Gemma3TextConfig
 
-    cfg = Gemma3TextConfig(num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=1, head_dim=16,
-                           hidden_size=D, intermediate_size=128, vocab_size=V, max_position_embeddings=64,
-                           attn_implementation="eager", bos_token_id=None, eos_token_id=None,
-                           pad_token_id=None)
+    cfg = Gemma3TextConfig(
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=1,
+        head_dim=16,
+        hidden_size=D,
+        intermediate_size=128,
+        vocab_size=V,
+        max_position_embeddings=64,
+        attn_implementation="eager",
+        bos_token_id=None,
+        eos_token_id=None,
+        pad_token_id=None,
+    )
     with torch.random.fork_rng():  # HF's own init draws from the global RNG
         torch.manual_seed(0)
         return Gemma3ForCausalLM(cfg).eval()

@@ -1,5 +1,6 @@
 """The cross-fitted alignment of `repro seedprint-eval`: it finds a descendant whose hidden
 dimensions were relabelled, and it does not manufacture a match between unrelated responses."""
+
 from __future__ import annotations
 
 import json
@@ -7,7 +8,7 @@ import json
 import pytest
 import torch
 
-from repro.harness.runtime import ReproError
+from repro.ground.runtime import ReproError
 from repro.seedprint import algorithm as sp
 from repro.seedprint.evaluation import aligned_algorithm_one
 
@@ -26,8 +27,12 @@ def test_alignment_recovers_a_permuted_descendant_and_rejects_unrelated():
     fb = (fa + 0.5 * noise)[:, perm]  # a descendant whose dimensions were relabelled
     assert not sp.algorithm_one(fa, fb, m=16, null_trials=3).same_lineage  # dimension by dimension: defeated
     assert aligned_algorithm_one(fa, fb, m=16, null_trials=3, seed=0).same_lineage
-    hits = sum(aligned_algorithm_one(_responses(n, d, 10 + i), _responses(n, d, 50 + i), m=16, null_trials=3,
-                                     seed=0).same_lineage for i in range(10))
+    hits = sum(
+        aligned_algorithm_one(
+            _responses(n, d, 10 + i), _responses(n, d, 50 + i), m=16, null_trials=3, seed=0
+        ).same_lineage
+        for i in range(10)
+    )
     assert hits <= 1  # α = 0.01 per pair: 10 unrelated pairs give at most one false alarm by chance (p ≈ 0.004)
 
 
@@ -64,13 +69,15 @@ def test_matched_test_is_calibrated_where_models_share_learned_features():
     alarms, stats_ = 0, []
     for i in range(40):
         z = torch.randn(n, r, generator=torch.Generator().manual_seed(100 + i))
-        res = sp.matched_test(_shared_structure(n, d, 200 + i, z), _shared_structure(n, d, 300 + i, z),
-                              rotations=99, seed=i)
+        res = sp.matched_test(
+            _shared_structure(n, d, 200 + i, z), _shared_structure(n, d, 300 + i, z), rotations=99, seed=i
+        )
         alarms += res.same_lineage
         stats_.append(res.statistic)
     assert alarms <= 2
-    independent = [sp.matched_test(_responses(n, d, 400 + i), _responses(n, d, 500 + i), rotations=99).statistic
-                   for i in range(10)]
+    independent = [
+        sp.matched_test(_responses(n, d, 400 + i), _responses(n, d, 500 + i), rotations=99).statistic for i in range(10)
+    ]
     assert min(stats_) > max(independent)
 
 
@@ -119,14 +126,22 @@ def test_calibration_lines_quote_the_committed_table():
     mode with its counts; a missing table or mode says so instead of inventing a rate."""
     from repro.seedprint import evaluation as ev
 
-    table = {"modes": ["alg1-hidden"], "sizes": {"alpha": 0.01, "lineage": {"n_layer": 4}},
-             "provenance": {"git_commit": "abc", "date": "2026-11-25"},
-             "rows": [{"group": "descendant", "kind": "a", "alg1-hidden": {"k": 4, "n": 4, "rate": 1.0, "wilson95": [0.5, 1.0]}},
-                      {"group": "unrelated", "kind": "b", "alg1-hidden": {"k": 0, "n": 6, "rate": 0.0, "wilson95": [0, 0.4]}},
-                      {"group": "unrelated", "kind": "c", "alg1-hidden": {"k": 2, "n": 6, "rate": 2 / 6, "wilson95": [0, 0.7]}},
-                      # a rate over α by chance (the matched test in a float32 run): no alarm
-                      {"group": "unrelated", "kind": "f", "alg1-hidden": {"k": 5, "n": 378, "rate": 5 / 378,
-                                                                          "wilson95": [0.006, 0.031]}}]}
+    table = {
+        "modes": ["alg1-hidden"],
+        "sizes": {"alpha": 0.01, "lineage": {"n_layer": 4}},
+        "provenance": {"git_commit": "abc", "date": "2026-11-25"},
+        "rows": [
+            {"group": "descendant", "kind": "a", "alg1-hidden": {"k": 4, "n": 4, "rate": 1.0, "wilson95": [0.5, 1.0]}},
+            {"group": "unrelated", "kind": "b", "alg1-hidden": {"k": 0, "n": 6, "rate": 0.0, "wilson95": [0, 0.4]}},
+            {"group": "unrelated", "kind": "c", "alg1-hidden": {"k": 2, "n": 6, "rate": 2 / 6, "wilson95": [0, 0.7]}},
+            # a rate over α by chance (the matched test in a float32 run): no alarm
+            {
+                "group": "unrelated",
+                "kind": "f",
+                "alg1-hidden": {"k": 5, "n": 378, "rate": 5 / 378, "wilson95": [0.006, 0.031]},
+            },
+        ],
+    }
     lines = ev.calibration_lines(ev.calibration("alg1-hidden", table))
     assert any("false alarms on unrelated pairs: 7/390" in x for x in lines)
     assert any("detected on true descendants: 4/4" in x for x in lines)
@@ -135,8 +150,13 @@ def test_calibration_lines_quote_the_committed_table():
     assert len(alarm) == 1 and alarm[0].startswith("  false alarms above α on: c (2/6, binomial p 0.0015")  # ≫ α
     assert " f (" not in alarm[0]  # 5/378: binomial p 0.33 against α, at α within its noise
     assert not any("cannot see through" in x for x in lines)  # no rewritten row missed
-    table["rows"].append({"group": "rewritten descendant", "kind": "d → e, basis permuted",
-                          "alg1-hidden": {"k": 0, "n": 4, "rate": 0.0, "wilson95": [0, 0.5]}})
+    table["rows"].append(
+        {
+            "group": "rewritten descendant",
+            "kind": "d → e, basis permuted",
+            "alg1-hidden": {"k": 0, "n": 4, "rate": 0.0, "wilson95": [0, 0.5]},
+        }
+    )
     lines = ev.calibration_lines(ev.calibration("alg1-hidden", table))
     assert any(x == "  cannot see through: basis permuted (a descendant changed so is called unrelated)" for x in lines)
     assert ev.cli_mode("paper", "hidden") == "alg1-hidden" and ev.cli_mode("released", "logits") == "released-logits"
@@ -149,17 +169,37 @@ def test_pretrained_movement_is_reported_and_bad_finetune_options_refused(tmp_pa
     fine-tune options need --pretrained and sane values, refused before any model is built."""
     from repro.seedprint import evaluation as ev
 
-    table = {"modes": [], "rows": [], "sizes": {"alpha": 0.01, "lineage": {"n_layer": 4, "d_model": 128, "steps": 300},
-                                                "n": 1000, "length": 32, "m": 32},
-             "pretrained_movement": {"smollm2-135m": {"finetune_steps": 200, "finetune_lr": 3e-4, "tokens": 51200,
-                                                      "heldout_windows": 64, "heldout_nll_before": 2.917,
-                                                      "heldout_nll_after": 2.5, "nll_drop": 0.417,
-                                                      "nll_drop_95": [0.38, 0.45], "rel_weight_change": 0.0123}}}
+    table = {
+        "modes": [],
+        "rows": [],
+        "sizes": {
+            "alpha": 0.01,
+            "lineage": {"n_layer": 4, "d_model": 128, "steps": 300},
+            "n": 1000,
+            "length": 32,
+            "m": 32,
+        },
+        "pretrained_movement": {
+            "smollm2-135m": {
+                "finetune_steps": 200,
+                "finetune_lr": 3e-4,
+                "tokens": 51200,
+                "heldout_windows": 64,
+                "heldout_nll_before": 2.917,
+                "heldout_nll_after": 2.5,
+                "nll_drop": 0.417,
+                "nll_drop_95": [0.38, 0.45],
+                "rel_weight_change": 0.0123,
+            }
+        },
+    }
     md = ev.markdown(table)
     assert "smollm2-135m's fine-tune (200 steps, lr 0.0003, 51,200 code tokens" in md
     assert "drop 0.417, 95% CI [0.380, 0.450] over 64 windows), ‖Δθ‖/‖θ‖ = 0.0123." in md
-    for kw, msg in ((dict(finetune_steps=50), "add --pretrained"),
-                    (dict(pretrained=True, finetune_steps=0), "at least 1"),
-                    (dict(pretrained=True, finetune_lr=-1.0), "positive")):
+    for kw, msg in (
+        (dict(finetune_steps=50), "add --pretrained"),
+        (dict(pretrained=True, finetune_steps=0), "at least 1"),
+        (dict(pretrained=True, finetune_lr=-1.0), "positive"),
+    ):
         with pytest.raises(ReproError, match=msg):
             ev.main_table("ci", out=str(tmp_path), **kw)

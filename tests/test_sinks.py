@@ -3,6 +3,7 @@ answers, Eq 2's variance scaling on random values, and the positional-scaling at
 causality (changing a future token never changes an earlier output) through the fused and the
 eager path, under a KV cache, on Llama and GPT-2; registering the function without its mask
 function is shown to lose causality, which is why `register` adds both."""
+
 from __future__ import annotations
 
 import math
@@ -15,7 +16,7 @@ from hypothesis import strategies as st
 
 from repro.core.models.hf import attn_implementation, build_model
 from repro.core.stats import PositionStd, loglog_slope, std_by_position
-from repro.harness.runtime import ReproError, generator
+from repro.ground.runtime import ReproError, generator
 from repro.sinks import experiments as sinks
 
 pytestmark = pytest.mark.usefixtures("one_thread")
@@ -81,7 +82,9 @@ def test_position_scale_values():
     i = torch.arange(1, 5)
     assert sinks.position_scale("baseline", i).tolist() == [1, 1, 1, 1]
     assert sinks.position_scale("amplification", i).tolist() == pytest.approx([1, math.sqrt(2), math.sqrt(3), 2])
-    assert sinks.position_scale("attenuation", i, 4).tolist() == pytest.approx([0.5, math.sqrt(0.5), math.sqrt(0.75), 1])
+    assert sinks.position_scale("attenuation", i, 4).tolist() == pytest.approx(
+        [0.5, math.sqrt(0.5), math.sqrt(0.75), 1]
+    )
     with pytest.raises(ReproError, match="context length"):
         sinks.position_scale("attenuation", i)
     with pytest.raises(ReproError, match="unknown positional scaling"):
@@ -117,8 +120,17 @@ def test_eq2_variance_decay_and_its_corrections_on_random_values(T, seed):
 
 
 def tiny(arch: str = "llama", seed: int = 0, attn: str = "sdpa"):
-    return build_model(arch, n_layer=2, n_head=2, d_model=16, vocab_size=37, seed=seed, n_positions=32,
-                       attn_implementation=attn, dtype=torch.float64)
+    return build_model(
+        arch,
+        n_layer=2,
+        n_head=2,
+        d_model=16,
+        vocab_size=37,
+        seed=seed,
+        n_positions=32,
+        attn_implementation=attn,
+        dtype=torch.float64,
+    )
 
 
 @pytest.mark.parametrize("arch", ["llama", "gpt2"])
@@ -189,7 +201,7 @@ def test_kv_cache_decoding_uses_true_positions():
         steps = [out.logits]
         cache = out.past_key_values
         for t in range(5, 9):
-            out = model(input_ids=ids[:, t:t + 1], past_key_values=cache, use_cache=True)
+            out = model(input_ids=ids[:, t : t + 1], past_key_values=cache, use_cache=True)
             cache = out.past_key_values
             steps.append(out.logits)
     assert torch.allclose(torch.cat(steps, dim=1), full, atol=1e-10)
@@ -331,7 +343,7 @@ def test_the_three_variants_at_init_are_one_measurement():
     prof = {k: sinks.init_std_profile(k, model, T, seeds=(0, 1), n_seq=32) for k in sinks.SCALINGS}
     i = torch.arange(1, T + 1, dtype=torch.float64).numpy()
     base, amp, att = (prof[k].std.values for k in sinks.SCALINGS)
-    assert amp == pytest.approx(base * i ** 0.5, rel=1e-5)
+    assert amp == pytest.approx(base * i**0.5, rel=1e-5)
     assert att == pytest.approx(amp / math.sqrt(T), rel=1e-5)
     for b, a in zip(base, amp):
         assert loglog_slope(i, a).slope == pytest.approx(loglog_slope(i, b).slope + 0.5, abs=1e-6)
@@ -356,18 +368,27 @@ def test_ratio_bound_power_matches_a_simulation():
 
 
 def test_a_variant_trained_in_the_pool_is_the_one_train_variant_loads():
-    """SK-2/SK-3's trio trains side by side (repro.harness.launch.pool): a pooled variant's
+    """SK-2/SK-3's trio trains side by side (repro.core.launch.pool): a pooled variant's
     checkpoint carries the key of an in-process `train_variant`, which then loads it."""
     import shutil
     import uuid
 
+    from repro.core import launch
     from repro.core import train as T
-    from repro.harness import launch
     from repro.sinks.experiments import train_variant, variant_job
 
     model = dict(n_layer=1, n_head=2, d_model=32, vocab_size=4096)
-    cfg = T.TrainConfig(steps=4, batch_size=4, seq_len=16, lr=1e-3, warmup_steps=1, eval_every=4, eval_batches=1,
-                        vocab_size=4096, autocast=None)
+    cfg = T.TrainConfig(
+        steps=4,
+        batch_size=4,
+        seq_len=16,
+        lr=1e-3,
+        warmup_steps=1,
+        eval_every=4,
+        eval_batches=1,
+        vocab_size=4096,
+        autocast=None,
+    )
     tr, va, ident = T.corpus_tokens("brown", 4096)
     ident = {**ident, "test": uuid.uuid4().hex}  # a fresh key per run
     assert launch.pool([variant_job("attenuation", model, cfg, 0, corpus="brown", data_identity=ident)], workers=2) == 1
@@ -403,7 +424,7 @@ def test_baseline_sink_power_by_hand():
     assert baseline_sink_power(trio, "source", 3000, reps=200) < 0.05
     assert baseline_sink_power(trio, "source", 3400, reps=200) > 0.95
     t80 = first_budget(lambda t: baseline_sink_power(trio, "source", t, reps=200), 1000, 1e6)
-    assert 3000 < t80 < 3400 * 2 ** 0.125
+    assert 3000 < t80 < 3400 * 2**0.125
     assert first_budget(lambda t: baseline_sink_power(_fake_trio(0.10, 0.10), "source", t, reps=200), 1000, 1e6) is None
     assert baseline_sink_power(_fake_trio(0.10, 0.30), "source", 1000, reps=200) == 1.0
 
@@ -419,9 +440,13 @@ def test_loss_gap_model_recovers_a_log_linear_gap():
     x = np.log((np.arange(steps) + 0.5) * per_step)
     base = np.full(steps, 5.0)
     amp = base + 0.6 - 0.03 * x + 0.001 * (-1.0) ** np.arange(steps)
-    trio = SimpleNamespace(results={"baseline": SimpleNamespace(losses=base.tolist()),
-                                    "amplification": SimpleNamespace(losses=amp.tolist())},
-                           cfg=SimpleNamespace(steps=steps, batch_size=10, seq_len=100))
+    trio = SimpleNamespace(
+        results={
+            "baseline": SimpleNamespace(losses=base.tolist()),
+            "amplification": SimpleNamespace(losses=amp.tolist()),
+        },
+        cfg=SimpleNamespace(steps=steps, batch_size=10, seq_len=100),
+    )
     g = loss_gap_model(trio, "amplification", blocks=12)
     assert (g.blocks, g.block_steps, g.first_step) == (6, 10, 60)
     assert g.slope == pytest.approx(-0.03, abs=2e-3) and g.intercept == pytest.approx(0.6, abs=0.03)
@@ -435,8 +460,9 @@ def test_ratio_bound_power_with_an_uncertain_effect():
     of a passing effect (and raises that of a failing one) towards ½."""
     n, sds, margin = 200, (0.1, 0.1), 1.03
     sure = sinks.ratio_bound_power([0.0, -0.02], sds, n, margin)
-    assert sure == pytest.approx(sinks.ratio_bound_power(0.0, [0.1], n, margin)
-                                 * sinks.ratio_bound_power(-0.02, [0.1], n, margin))
+    assert sure == pytest.approx(
+        sinks.ratio_bound_power(0.0, [0.1], n, margin) * sinks.ratio_bound_power(-0.02, [0.1], n, margin)
+    )
     assert sinks.ratio_bound_power([0.0, -0.02], sds, n, margin, [0.05, 0.0]) < sure
     assert sinks.ratio_bound_power(0.1, [0.1], n, margin, 0.5) > sinks.ratio_bound_power(0.1, [0.1], n, margin)
     with pytest.raises(ReproError, match="2 sets but 3 effects"):

@@ -1,6 +1,7 @@
 """repro.spectral_filters.spectral: the filters are the projections 003 §4/§6 define, the parameter projections
 follow eq. (1), the metrics follow eq. (4)/(5) and §7, and the interventions are exact and leave
 the model as it was. Small random-init HF models (repro.core.models.hf.build_model), no downloads."""
+
 from __future__ import annotations
 
 import math
@@ -11,7 +12,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from repro.core.models.hf import build_model
-from repro.harness.runtime import ReproError, generator
+from repro.ground.runtime import ReproError, generator
 from repro.spectral_filters import spectral as sp
 
 pytestmark = pytest.mark.usefixtures("one_thread")
@@ -52,15 +53,20 @@ def test_spectrum_matches_svd():
     assert torch.allclose(s.S, torch.linalg.svdvals(W), rtol=1e-10)
     assert torch.allclose(s.V.T @ s.V, torch.eye(40, dtype=torch.float64), atol=1e-10)
     # V diagonalises WᵀW in the order of S
-    assert torch.allclose(s.V.T @ W.T @ W @ s.V, torch.diag(s.S ** 2), atol=1e-8)
+    assert torch.allclose(s.V.T @ W.T @ W @ s.V, torch.diag(s.S**2), atol=1e-8)
 
 
 # --------------------------------------------------------------------------- filters are projections
 
 
 @settings(max_examples=25, deadline=None)
-@given(d=st.integers(20, 64), seed=st.integers(0, 2 ** 16), j=st.integers(1, 20), span=st.integers(0, 19),
-       family=st.sampled_from(["phi_u", "phi_e", "omega", "random"]))
+@given(
+    d=st.integers(20, 64),
+    seed=st.integers(0, 2**16),
+    j=st.integers(1, 20),
+    span=st.integers(0, 19),
+    family=st.sampled_from(["phi_u", "phi_e", "omega", "random"]),
+)
 @example(d=20, seed=0, j=1, span=18, family="omega")  # Ω_{u,19} = I: all 20 bands retained
 def test_filters_are_orthogonal_projections(d, seed, j, span, family):
     F = _filters(d, seed, tied=False, gain=True)
@@ -72,7 +78,7 @@ def test_filters_are_orthogonal_projections(d, seed, j, span, family):
 
 
 @settings(max_examples=20, deadline=None)
-@given(d=st.integers(20, 64), seed=st.integers(0, 2 ** 16), a=st.integers(1, 20), b=st.integers(1, 20))
+@given(d=st.integers(20, 64), seed=st.integers(0, 2**16), a=st.integers(1, 20), b=st.integers(1, 20))
 def test_phi_filters_are_nested(d, seed, a, b):
     """Φ_{u,1:a}Φ_{u,1:b} = Φ_{u,1:min(a,b)} (§4 'a hierarchy of nested filters'); the same for Ω."""
     F = _filters(d, seed)
@@ -84,7 +90,7 @@ def test_phi_filters_are_nested(d, seed, a, b):
 
 
 @settings(max_examples=20, deadline=None)
-@given(d=st.integers(20, 64), seed=st.integers(0, 2 ** 16), k=st.integers(1, 19))
+@given(d=st.integers(20, 64), seed=st.integers(0, 2**16), k=st.integers(1, 19))
 def test_band_projectors_partition_identity(d, seed, k):
     F = _filters(d, seed)
     assert _close(F.phi("u", 1, k) + F.phi("u", k + 1, 20), torch.eye(d))
@@ -93,7 +99,7 @@ def test_band_projectors_partition_identity(d, seed, k):
 
 
 @settings(max_examples=20, deadline=None)
-@given(d=st.integers(20, 64), seed=st.integers(0, 2 ** 16), k=st.integers(1, 20))
+@given(d=st.integers(20, 64), seed=st.integers(0, 2**16), k=st.integers(1, 20))
 def test_psi_reduces_to_phi_with_tied_embeddings(d, seed, k):
     """Tied W_e = W_u and no norm gain: V_e = V_u, so Ψ_k = I − Φ_{u,k+1:20} = Φ_{u,1:k} — an
     orthogonal projection; Ψ_20 = I."""
@@ -103,7 +109,7 @@ def test_psi_reduces_to_phi_with_tied_embeddings(d, seed, k):
 
 
 @settings(max_examples=15, deadline=None)
-@given(d=st.integers(20, 48), seed=st.integers(0, 2 ** 16), k=st.integers(1, 19))
+@given(d=st.integers(20, 48), seed=st.integers(0, 2**16), k=st.integers(1, 19))
 def test_psi_with_distinct_embeddings_removes_only_double_projection(d, seed, k):
     """Untied, row convention h·Ψ_k = h − (h·Φ_{e,k+1:20})·Φ_{u,k+1:20}: a vector with no
     E-dark part passes unchanged, and what Ψ removes is no larger than the E-dark part."""
@@ -161,7 +167,9 @@ def test_component_matrices_reproduce_the_sublayer_maps(llama):
     x = torch.randn(3, 40, generator=generator(3))
     rms = x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + block.input_layernorm.variance_epsilon)
     with torch.no_grad():
-        assert torch.allclose((rms.double() @ M["q"]).float(), block.self_attn.q_proj(block.input_layernorm(x)), atol=1e-5)
+        assert torch.allclose(
+            (rms.double() @ M["q"]).float(), block.self_attn.q_proj(block.input_layernorm(x)), atol=1e-5
+        )
         h = torch.randn(3, M["2"].shape[0], generator=generator(4))
         assert torch.allclose((h.double() @ M["2"]).float(), block.mlp.down_proj(h), atol=1e-5)
     assert set(M) == {"q", "k", "v", "o", "1", "2", "3"}
@@ -174,7 +182,7 @@ def test_component_matrices_gpt2(gpt2):
 
 
 @settings(max_examples=20, deadline=None)
-@given(n=st.integers(1, 30), seed=st.integers(0, 2 ** 16))
+@given(n=st.integers(1, 30), seed=st.integers(0, 2**16))
 def test_projection_norms_follow_eq1(n, seed):
     g = generator(seed)
     d = 20
@@ -182,7 +190,7 @@ def test_projection_norms_follow_eq1(n, seed):
     R = torch.randn(d, n, generator=g, dtype=torch.float64)
     j = sp.projection_norms(R, V, "read")
     assert torch.allclose(j, torch.stack([(V[:, i] @ R).norm() for i in range(d)]))
-    assert math.isclose(float((j ** 2).sum()), float((R ** 2).sum()), rel_tol=1e-9)  # Parseval
+    assert math.isclose(float((j**2).sum()), float((R**2).sum()), rel_tol=1e-9)  # Parseval
     Wt = R.T  # a writing matrix (n, d)
     jw = sp.projection_norms(Wt, V, "write")
     assert torch.allclose(jw, torch.stack([(Wt @ V[:, i]).norm() for i in range(d)]))
@@ -308,7 +316,9 @@ def ids():
 def _nll(model, ids):
     with torch.no_grad():
         logits = model(ids).logits
-    return float(torch.nn.functional.cross_entropy(logits[:, :-1].reshape(-1, logits.shape[-1]), ids[:, 1:].reshape(-1)))
+    return float(
+        torch.nn.functional.cross_entropy(logits[:, :-1].reshape(-1, logits.shape[-1]), ids[:, 1:].reshape(-1))
+    )
 
 
 @pytest.mark.parametrize("arch", ["llama", "gpt2"])
@@ -337,8 +347,9 @@ def test_identity_filter_is_a_no_op(llama, ids):
         assert torch.allclose(llama(ids).logits, before, atol=1e-5)
 
 
-@pytest.mark.parametrize("kw", [dict(), dict(tokens="first"), dict(swap=True), dict(swap=True, swap_shift=1),
-                                dict(where="mlp")])
+@pytest.mark.parametrize(
+    "kw", [dict(), dict(tokens="first"), dict(swap=True), dict(swap=True, swap_shift=1), dict(where="mlp")]
+)
 @pytest.mark.parametrize("layer", [0, 1])
 def test_sweep_matches_hooked_forward(llama, ids, kw, layer):
     """The cached-prefix NLL equals the NLL of a full forward pass with the plain hook."""
@@ -457,6 +468,7 @@ def test_nll_per_token_equals_cross_entropy_of_full_logits(llama, cap):
             logits = torch.tanh(logits / cap) * cap
         want = torch.nn.functional.cross_entropy(logits.transpose(1, 2), ids[:, 1:], reduction="none")
         import unittest.mock as um
+
         with um.patch.object(lens, "arch_map", lambda m: amap):
             for chunk in (7, 64, 10_000):
                 got = sp.nll_per_token(model, normed, ids[:, 1:], chunk=chunk)
@@ -473,8 +485,19 @@ def test_step_rows_are_the_sink_layer_at_ci_and_every_layer_at_paper():
     from repro.spectral_filters.study import Study
 
     def study(layers):
-        return Study("m", None, None, {"layers": layers, "bands": (10, 15, 19)}, None, None, None,
-                     SimpleNamespace(layer=6), SimpleNamespace(L=18), 0.0, "float32")
+        return Study(
+            "m",
+            None,
+            None,
+            {"layers": layers, "bands": (10, 15, 19)},
+            None,
+            None,
+            None,
+            SimpleNamespace(layer=6),
+            SimpleNamespace(L=18),
+            0.0,
+            "float32",
+        )
 
     ci = study(())
     assert ci.step_rows == [6]
@@ -500,4 +523,3 @@ def test_hmlv_mean_threshold_marks_the_share():
     with pytest.raises(ReproError):
         sp.hmlv_mean_threshold(mean, var, valid, share=0.95)
     assert 0.02 < sp.HMLV_SHARE < 0.04  # the source's 12,236 / 404,748
-

@@ -1,4 +1,5 @@
 """repro.core.stats against hand-computed values, edge cases and a few hypothesis properties."""
+
 from __future__ import annotations
 
 import math
@@ -10,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from repro.core import stats
-from repro.harness.runtime import ReproError
+from repro.ground.runtime import ReproError
 
 
 def exact_tail(k: int, n: int, p: Fraction) -> Fraction:
@@ -32,8 +33,7 @@ def test_bonferroni_by_hand():
 def test_bonferroni_matches_exact_fractions(k, n, V):
     expected = min(Fraction(1), V * exact_tail(k, n, Fraction(1, V)))
     assert stats.bonferroni_binomial_p(k, n, V) == pytest.approx(float(expected), rel=1e-9)
-    assert stats.bonferroni_binomial_log10_p(k, n, V) == pytest.approx(
-        math.log10(expected), rel=1e-9, abs=1e-12)
+    assert stats.bonferroni_binomial_log10_p(k, n, V) == pytest.approx(math.log10(expected), rel=1e-9, abs=1e-12)
 
 
 def test_bonferroni_edges():
@@ -226,7 +226,7 @@ def test_a_power_that_cannot_vary_with_the_noise_is_refused():
     measurement that failed (0 whenever the test fails). It is refused; a noise-free quantity goes
     through deterministic_power with a declared effect."""
     from repro.core.stats import deterministic_power, power_threshold
-    from repro.harness.runtime import ReproError
+    from repro.ground.runtime import ReproError
 
     for se in (0.0, -1.0, float("nan")):
         with pytest.raises(ReproError, match="step function"):

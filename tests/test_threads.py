@@ -1,5 +1,6 @@
-"""repro.harness.threads: a loop split over single-threaded worker threads leaves the caller's
+"""repro.ground.threads: a loop split over single-threaded worker threads leaves the caller's
 thread settings as they were, runs every part once, and carries grad / inference mode and errors."""
+
 from __future__ import annotations
 
 import threading
@@ -9,7 +10,7 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from repro.harness import threads
+from repro.ground import threads
 
 
 @given(weights=st.lists(st.integers(0, 1000), max_size=40), n=st.integers(1, 5))
@@ -29,7 +30,10 @@ def test_workers_are_single_threaded_and_the_caller_keeps_its_threads():
     import ctypes
     import os
 
-    mkl_threads = ctypes.CDLL(os.path.join(os.path.dirname(torch.__file__), "lib", "libtorch_cpu.so")).MKL_Get_Max_Threads
+    mkl_threads = ctypes.CDLL(
+        os.path.join(os.path.dirname(torch.__file__), "lib", "libtorch_cpu.so")
+    ).MKL_Get_Max_Threads
+
     def fresh_thread_count():  # what torch gives a thread started now (its process-wide setting)
         got = []
         t = threading.Thread(target=lambda: got.append(torch.get_num_threads()))

@@ -1,4 +1,5 @@
 """repro.core.train: schedule, data order, determinism, and the checkpoint cache (tiny runs, seconds)."""
+
 from __future__ import annotations
 
 import math
@@ -9,7 +10,7 @@ import torch
 
 from repro.core import train as T
 from repro.core.models.tiny import TinyConfig, TinyDecoder
-from repro.harness.runtime import ReproError, derive_seed, generator
+from repro.ground.runtime import ReproError, derive_seed, generator
 
 V = 48
 _USER_CACHE = os.environ.get("REPRO_CACHE")  # before the autouse fixture points it elsewhere
@@ -30,8 +31,17 @@ def stream():
     return toks[:5000], toks[5000:]
 
 
-CFG = T.TrainConfig(steps=12, batch_size=4, seq_len=16, lr=3e-3, warmup_steps=3, eval_every=4,
-                    eval_batches=2, vocab_size=V, corpus="synthetic")
+CFG = T.TrainConfig(
+    steps=12,
+    batch_size=4,
+    seq_len=16,
+    lr=3e-3,
+    warmup_steps=3,
+    eval_every=4,
+    eval_batches=2,
+    vocab_size=V,
+    corpus="synthetic",
+)
 
 
 def tiny(seed: int = 0) -> TinyDecoder:
@@ -91,11 +101,17 @@ def test_val_windows_fixed_and_in_range():
 
 def test_window_align_default_draws_as_before():
     # the draw before window_align existed: any offset in [0, n − seq_len)
-    old = torch.randint(0, 5000 - CFG.seq_len, (CFG.steps, CFG.batch_size),
-                        generator=generator(derive_seed("train-windows", CFG.data_seed)))
+    old = torch.randint(
+        0,
+        5000 - CFG.seq_len,
+        (CFG.steps, CFG.batch_size),
+        generator=generator(derive_seed("train-windows", CFG.data_seed)),
+    )
     assert torch.equal(T.batch_starts(CFG, 5000), old)
-    assert torch.equal(T.val_starts(CFG, 1000),
-                       torch.linspace(0, 1000 - CFG.seq_len - 1, CFG.eval_batches * CFG.batch_size).round().long())
+    assert torch.equal(
+        T.val_starts(CFG, 1000),
+        torch.linspace(0, 1000 - CFG.seq_len - 1, CFG.eval_batches * CFG.batch_size).round().long(),
+    )
 
 
 def test_window_align_gives_whole_sequences():
@@ -149,9 +165,10 @@ def test_data_order_independent_of_model_seed(stream):
         def factory():
             m = tiny(seed)
             m.register_forward_pre_hook(
-                lambda _m, _a, kw: seen[seed].append(kw["input_ids"].clone()) if _m.training else None,
-                with_kwargs=True)
+                lambda _m, _a, kw: seen[seed].append(kw["input_ids"].clone()) if _m.training else None, with_kwargs=True
+            )
             return m
+
         return factory
 
     a = run(stream, CFG.replace(model_seed=0), factory=recording(0), cache=False)
@@ -272,8 +289,17 @@ def test_too_short_stream_is_a_clear_error():
 
 
 BROWN_MODEL = TinyConfig(vocab_size=4096, d_model=128, n_layer=4, n_head=4, max_len=128)
-BROWN_CFG = T.TrainConfig(steps=150, batch_size=16, seq_len=128, lr=3e-3, warmup_steps=10, eval_every=50,
-                          eval_batches=4, vocab_size=4096, corpus="brown")
+BROWN_CFG = T.TrainConfig(
+    steps=150,
+    batch_size=16,
+    seq_len=128,
+    lr=3e-3,
+    warmup_steps=10,
+    eval_every=50,
+    eval_batches=4,
+    vocab_size=4096,
+    corpus="brown",
+)
 
 
 @pytest.mark.slow
@@ -292,8 +318,15 @@ def test_brown_tiny_model_beats_unigram(monkeypatch):
     except ReproError as e:
         pytest.skip(f"Brown corpus unavailable (run `repro fetch brown`): {e}")
     uni = T.unigram_entropy(tr, va, 4096)
-    r = T.train(lambda seed: TinyDecoder(BROWN_MODEL, generator(seed)), BROWN_CFG, train_tokens=tr,
-                val_tokens=va, data_identity=identity, cache=False, progress=False)
+    r = T.train(
+        lambda seed: TinyDecoder(BROWN_MODEL, generator(seed)),
+        BROWN_CFG,
+        train_tokens=tr,
+        val_tokens=va,
+        data_identity=identity,
+        cache=False,
+        progress=False,
+    )
     assert uni == pytest.approx(6.85, abs=0.05)
     assert r.final_val_loss < uni - 0.5, (r.final_val_loss, uni, r.wall_s)
 

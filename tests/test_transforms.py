@@ -1,13 +1,14 @@
 """Function-preserving weight transforms (issue 23): the logits stay equal to float tolerance
 on Llama (with and without grouped-query attention), Gemma 3, GPT-2 and GPT-NeoX classes, while
 the weights — and the hidden states — change."""
+
 from __future__ import annotations
 
 import pytest
 import torch
 
 from repro.core.models.hf import build_model
-from repro.harness.runtime import ReproError
+from repro.ground.runtime import ReproError
 from repro.seedprint import transforms as tf
 
 
@@ -15,9 +16,18 @@ def _gemma3():
     from transformers import Gemma3ForCausalLM, Gemma3TextConfig
 
     torch.manual_seed(0)
-    cfg = Gemma3TextConfig(vocab_size=97, hidden_size=32, intermediate_size=48, num_hidden_layers=2,
-                           num_attention_heads=4, num_key_value_heads=2, head_dim=8, max_position_embeddings=64,
-                           sliding_window=16, attn_implementation="eager")
+    cfg = Gemma3TextConfig(
+        vocab_size=97,
+        hidden_size=32,
+        intermediate_size=48,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        head_dim=8,
+        max_position_embeddings=64,
+        sliding_window=16,
+        attn_implementation="eager",
+    )
     m = Gemma3ForCausalLM(cfg).eval()
     with torch.no_grad():  # non-trivial norm gains (Gemma's 1 + w)
         for n, p in m.named_parameters():
@@ -30,9 +40,17 @@ def _llama_gqa():
     from transformers import LlamaConfig, LlamaForCausalLM
 
     torch.manual_seed(0)
-    cfg = LlamaConfig(vocab_size=97, hidden_size=32, intermediate_size=48, num_hidden_layers=2, num_attention_heads=4,
-                      num_key_value_heads=2, max_position_embeddings=64, tie_word_embeddings=True,
-                      attn_implementation="eager")
+    cfg = LlamaConfig(
+        vocab_size=97,
+        hidden_size=32,
+        intermediate_size=48,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=64,
+        tie_word_embeddings=True,
+        attn_implementation="eager",
+    )
     return LlamaForCausalLM(cfg).eval()
 
 
@@ -41,7 +59,9 @@ MODELS = {
     "llama-gqa-tied": _llama_gqa,
     "gemma3": _gemma3,
     "gpt2": lambda: build_model("gpt2", n_layer=2, n_head=4, d_model=32, vocab_size=97, n_positions=64, seed=0),
-    "rope-gpt2": lambda: build_model("rope-gpt2", n_layer=2, n_head=4, d_model=32, vocab_size=97, n_positions=64, seed=0),
+    "rope-gpt2": lambda: build_model(
+        "rope-gpt2", n_layer=2, n_head=4, d_model=32, vocab_size=97, n_positions=64, seed=0
+    ),
 }
 
 
@@ -51,8 +71,11 @@ def _logits(m, ids):
 
 
 def _n_ff(m):
-    return m.config.intermediate_size if hasattr(m.config, "intermediate_size") and m.config.intermediate_size \
+    return (
+        m.config.intermediate_size
+        if hasattr(m.config, "intermediate_size") and m.config.intermediate_size
         else (m.config.n_inner or 4 * m.config.n_embd)
+    )
 
 
 def _n_groups(m):
@@ -74,7 +97,9 @@ def test_transform_keeps_the_logits(arch, how):
     elif how == "mlp":
         tf.permute_mlp_hidden(m, 1, torch.randperm(_n_ff(m), generator=g))
     elif how == "heads":
-        tf.permute_heads(m, 0, torch.randperm(_n_groups(m), generator=g).flip(0) if _n_groups(m) > 1 else torch.tensor([0]))
+        tf.permute_heads(
+            m, 0, torch.randperm(_n_groups(m), generator=g).flip(0) if _n_groups(m) > 1 else torch.tensor([0])
+        )
     else:
         tf.scale_into_norm(m, 0, torch.exp(torch.randn(d, generator=g)))
     changed = sum(not torch.equal(state[k], v) for k, v in m.state_dict().items())

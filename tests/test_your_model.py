@@ -2,6 +2,7 @@
 (own artifacts folder, no comparison with the embedded models' baseline) and verdicts from the same
 machinery — a failing check reads contradicted or inconclusive by the power recorded on that model,
 never "failed"; a control that passes still fails."""
+
 from __future__ import annotations
 
 import json
@@ -12,7 +13,7 @@ import pytest
 
 CONFTEST = 'pytest_plugins = ("repro.harness.plugin",)\n'
 
-TESTS = '''
+TESTS = """
 import pytest
 
 @pytest.mark.claim("BB-6")
@@ -31,7 +32,7 @@ def test_fails_without_power(claim, model_name):
 
 @pytest.mark.claim("SF-1")
 def test_needs_a_tied_model(claim, model_name):
-    from repro.harness.runtime import NotApplicable
+    from repro.ground.runtime import NotApplicable
     raise NotApplicable("my-qwen does not tie its input and output embeddings")
 
 @pytest.mark.claim("RS-2")
@@ -42,7 +43,7 @@ def test_needs_a_gain(claim, model_name):
 @pytest.mark.claim("BB-7")
 def test_control_passes(claim, model_name):
     claim.check("ratio", 20.0, 10.0, compare="ge", why="stated", control=12.0, control_name="a weak null")
-'''
+"""
 
 
 def test_a_users_model_is_its_own_configuration(pytester: pytest.Pytester):
@@ -67,8 +68,10 @@ def test_a_users_model_is_its_own_configuration(pytester: pytest.Pytester):
     assert "REGRESSED" not in out
     result.stdout.fnmatch_lines(["no committed baseline for ci-cpu-*-model-my-qwen: nothing compared*"])
     result.assert_outcomes(passed=1, xfailed=2, failed=1, skipped=2)  # no "xpassed": a pass is a pass
-    by_id = {c["id"]: c for c in json.loads((pytester.path / "artifacts" / "model-my-qwen" / "claims.json")
-                                            .read_text())["claims"]}
+    by_id = {
+        c["id"]: c
+        for c in json.loads((pytester.path / "artifacts" / "model-my-qwen" / "claims.json").read_text())["claims"]
+    }
     assert by_id["BB-6"]["verdict"] == "reproduced"
     assert by_id["BB-5"]["verdict"] == "contradicted" and by_id["BB-5"]["power"] == 0.97
     assert by_id["BB-4"]["verdict"] == "inconclusive at this scale"

@@ -2,6 +2,7 @@
 Finding 1.3's favourite tokens and Finding 2.2's direction agreement; drawn on the source's axes
 with the source's values as reference lines. Fig 9 is shared with the sinks and lives in
 `repro.core.plotting`."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -20,8 +21,11 @@ def fig5_mlp_stack(res) -> plt.Figure:
     band(ax, layers, res.curves["standard"], "standard MLP block (LN+res, ReLU)", "tab:green")
     ax.plot(layers, res.theory, label="Prop 2 recurrence (source)", **SOURCE_STYLE)
     ax.axhline(catalogue.number("BB-4", "rho1"), color="grey", lw=0.6)  # Prop 2: ρ̄₁ = 1/π
-    ax.set(xlabel="number of MLP blocks l", ylabel="avg pairwise cosine similarity",
-           title=f"001 Fig 5 (d={res.sizes['d_model']}, N={res.sizes['n_seq']}, {len(res.sizes['seeds'])} seeds, ±2 SE)")
+    ax.set(
+        xlabel="number of MLP blocks l",
+        ylabel="avg pairwise cosine similarity",
+        title=f"001 Fig 5 (d={res.sizes['d_model']}, N={res.sizes['n_seq']}, {len(res.sizes['seeds'])} seeds, ±2 SE)",
+    )
     ax.set_ylim(-0.1, 1.05)
     ax.legend(fontsize=7, loc="center right")
     return fig
@@ -32,17 +36,32 @@ def table3_two_blocks(results) -> plt.Figure:
     fig, ax = plt.subplots(figsize=(5.2, 3.4))
     names = [("h", "MLP0(x)"), ("mlp_mlp", "MLP0∘MLP0"), ("attn_mlp", "Attn0∘MLP0")]
     width = 0.8 / len(results)
-    source = {k if isinstance(k, str) else k[0]: v  # Table 3 (T = 128)
-              for k, v in catalogue.number("BB-4.2", "table3").items()}
+    source = {
+        k if isinstance(k, str) else k[0]: v  # Table 3 (T = 128)
+        for k, v in catalogue.number("BB-4.2", "table3").items()
+    }
     for j, res in enumerate(results):
         xs = np.arange(len(names)) + j * width
         means = [getattr(res, k).mean[0] for k, _ in names]
         sems = [getattr(res, k).sem[0] for k, _ in names]
         ax.bar(xs, means, width, yerr=[2 * s for s in sems], label=f"measured, T={res.T}", alpha=0.8)
-        ax.scatter(xs, [res.theory[k] for k, _ in names], marker="_", s=300, color="black", zorder=3,
-                   label="theory (Props 2, 4)" if j == 0 else None)
-    ax.scatter(np.arange(len(names)) + (len(results) - 1) * width / 2, [source[k] for k, _ in names],
-               marker="x", color="tab:red", zorder=4, label="source Table 3 (T=128)")
+        ax.scatter(
+            xs,
+            [res.theory[k] for k, _ in names],
+            marker="_",
+            s=300,
+            color="black",
+            zorder=3,
+            label="theory (Props 2, 4)" if j == 0 else None,
+        )
+    ax.scatter(
+        np.arange(len(names)) + (len(results) - 1) * width / 2,
+        [source[k] for k, _ in names],
+        marker="x",
+        color="tab:red",
+        zorder=4,
+        label="source Table 3 (T=128)",
+    )
     ax.set_xticks(np.arange(len(names)) + (len(results) - 1) * width / 2, [n for _, n in names])
     ax.set(ylabel="avg inter-sequence cosine similarity", ylim=(0, 1.05), title="001 Table 3")
     ax.legend(fontsize=7, loc="upper left")
@@ -56,8 +75,14 @@ def _rank_bars(ax, counts, n, label, color, baseline=None):
     ranks = np.arange(1, len(counts) + 1)
     ax.bar(ranks, np.asarray(counts) / n * 100, color=color, alpha=0.75, label=label)
     if baseline is not None:
-        ax.plot(ranks, np.asarray(baseline) / n * 100, color="tab:red", linestyle="--", lw=1.2,
-                label="uniform sampling (empirical top-rank frequencies)")
+        ax.plot(
+            ranks,
+            np.asarray(baseline) / n * 100,
+            color="tab:red",
+            linestyle="--",
+            lw=1.2,
+            label="uniform sampling (empirical top-rank frequencies)",
+        )
     ax.set(xlabel="rank", ylabel="frequency (%)")
 
 
@@ -70,8 +95,11 @@ def fig1a_preference(run, length: int, baseline) -> plt.Figure:
     _rank_bars(ax, run.rank_counts[i], n, f"random-init {run.arch}, seed {run.seed}", "tab:blue", baseline)
     ratio = run.rank_counts[i][0] / baseline[0]
     ratio_src, _ = catalogue.number("BB-1", "fig1a")
-    ax.set_title(f"001 Fig 1a (T={length}, N={n}, |V|={run.sizes['vocab_size']}): top token {ratio:.1f}× "
-                 f"the uniform top (source: {ratio_src}×)", fontsize=8)
+    ax.set_title(
+        f"001 Fig 1a (T={length}, N={n}, |V|={run.sizes['vocab_size']}): top token {ratio:.1f}× "
+        f"the uniform top (source: {ratio_src}×)",
+        fontsize=8,
+    )
     ax.legend(fontsize=7)
     return fig
 
@@ -108,21 +136,31 @@ def table1_frequencies(runs, other_runs=None) -> plt.Figure:
         ax.plot(run.lengths, [t.freq * 100 for t in run.top1], marker="o", color=colors[arch], ls=ls, label=lab)
         if (arch, seed) in source:
             xs, ys = source[(arch, seed)]
-            ax.plot(xs, ys, color=colors[arch], ls=":", marker="x", lw=1,
-                    label=f"source Table 1 {arch} seed {seed}")
+            ax.plot(xs, ys, color=colors[arch], ls=":", marker="x", lw=1, label=f"source Table 1 {arch} seed {seed}")
     for (arch, seed), run in (other_runs or {}).items():
-        ax.plot(run.lengths, [t.freq * 100 for t in run.top1], marker="s", color="tab:green",
-                ls="-" if seed == 42 else "--", label=f"{arch} {run.sizes['n_layer']}L seed {seed} (measured)")
+        ax.plot(
+            run.lengths,
+            [t.freq * 100 for t in run.top1],
+            marker="s",
+            color="tab:green",
+            ls="-" if seed == 42 else "--",
+            label=f"{arch} {run.sizes['n_layer']}L seed {seed} (measured)",
+        )
     from repro.born_biased.preference_probe import uniform_rank_counts
-    from repro.harness.runtime import generator
+    from repro.ground.runtime import generator
 
     sizes = next(iter(runs.values())).sizes
     ax.axhline(100 / sizes["vocab_size"], color="grey", lw=0.6, label="uniform 1/|V|")
     # the floor at our N: the top-1 frequency of N uniform draws (a model without preference)
     floor = uniform_rank_counts(sizes["n_seq"], sizes["vocab_size"], generator(1), ranks=1)[0] / sizes["n_seq"]
     ax.axhline(100 * floor, color="tab:red", lw=0.8, ls="--", label=f"top-1 of N={sizes['n_seq']} uniform draws")
-    ax.set(xscale="log", yscale="log", xlabel="sequence length T", ylabel="top-1 frequency (%)",
-           title="001 Table 1: top-1 next-token frequency")
+    ax.set(
+        xscale="log",
+        yscale="log",
+        xlabel="sequence length T",
+        ylabel="top-1 frequency (%)",
+        title="001 Table 1: top-1 next-token frequency",
+    )
     ax.legend(fontsize=6, ncol=2)
     return fig
 
@@ -135,8 +173,11 @@ def fig2_layer_cosine(runs, length: int) -> plt.Figure:
             continue
         y = run.layer_cosine[run.at(length)]
         ax.plot(np.arange(len(y)), y, marker="o", ms=3, label=f"{arch} seed {seed}")
-    ax.set(xlabel="block (0 = embeddings)", ylabel="avg pairwise cosine (last token)",
-           title=f"001 Fig 2 (random tokens, T={length})")
+    ax.set(
+        xlabel="block (0 = embeddings)",
+        ylabel="avg pairwise cosine (last token)",
+        title=f"001 Fig 2 (random tokens, T={length})",
+    )
     ax.legend(fontsize=7)
     return fig
 
@@ -161,8 +202,10 @@ def fig_direction_agreement(res, source_rate: float | None = None) -> plt.Figure
     b.axhline(source_rate, **SOURCE_STYLE, label=f"source: {source_rate:.0%}")
     b.set(xticks=[], ylim=(0, 1), ylabel="agreement rate", title=f"{k}/{m}, 95% CI")
     b.legend(fontsize=7)
-    fig.suptitle(f"001 Finding 2.2 ({res.sizes['arch']} {res.sizes['n_layer']}L, N={res.sizes['n_seq']}, "
-                 f"T={res.sizes['T']})", fontsize=9)
+    fig.suptitle(
+        f"001 Finding 2.2 ({res.sizes['arch']} {res.sizes['n_layer']}L, N={res.sizes['n_seq']}, T={res.sizes['T']})",
+        fontsize=9,
+    )
     fig.tight_layout()
     return fig
 
@@ -201,10 +244,21 @@ def fig3_ablation_histograms(runs, baseline) -> plt.Figure:
     fig, ax = plt.subplots(figsize=(5.2, 3.4))
     ranks = np.arange(1, len(baseline) + 1)
     for variant, run in runs.items():
-        ax.plot(ranks, run.rank_counts / run.sizes["n_seq"] * 100, marker="o", ms=2.5,
-                color=ABLATION_COLORS[variant], label=variant)
-    ax.plot(ranks, np.asarray(baseline) / next(iter(runs.values())).sizes["n_seq"] * 100, color="tab:red",
-            ls="--", label="uniform sampling")
+        ax.plot(
+            ranks,
+            run.rank_counts / run.sizes["n_seq"] * 100,
+            marker="o",
+            ms=2.5,
+            color=ABLATION_COLORS[variant],
+            label=variant,
+        )
+    ax.plot(
+        ranks,
+        np.asarray(baseline) / next(iter(runs.values())).sizes["n_seq"] * 100,
+        color="tab:red",
+        ls="--",
+        label="uniform sampling",
+    )
     ax.set(xlabel="rank", ylabel="frequency (%)", yscale="log", title="001 Fig 3 (Gaussian inputs, one seed)")
     ax.legend(fontsize=7)
     return fig
@@ -237,10 +291,16 @@ def table2_bars(means: dict, source: dict) -> plt.Figure:
     """001 Table 2: final-LayerNorm last-token cosine per variant, with the source's values."""
     fig, ax = plt.subplots(figsize=(4.6, 3.2))
     names = list(means)
-    ax.bar(range(len(names)), [means[n] for n in names], color=[ABLATION_COLORS[n] for n in names], alpha=0.8,
-           label="measured")
-    ax.scatter(range(len(names)), [source[n] for n in names], marker="x", color="black", zorder=3,
-               label="source Table 2")
+    ax.bar(
+        range(len(names)),
+        [means[n] for n in names],
+        color=[ABLATION_COLORS[n] for n in names],
+        alpha=0.8,
+        label="measured",
+    )
+    ax.scatter(
+        range(len(names)), [source[n] for n in names], marker="x", color="black", zorder=3, label="source Table 2"
+    )
     ax.set_xticks(range(len(names)), names)
     ax.set(ylabel="avg pairwise cosine", title="001 Table 2")
     ax.legend(fontsize=7)
@@ -261,8 +321,11 @@ def fig6_gelu(res) -> plt.Figure:
         ax2 = ax.twinx()
         ax2.hist(u, bins=80, density=True, color=color, alpha=0.35)
         ax2.set_yticks([])
-        ax.set_title(f"{'Norm' if key == 'norm' else 'NoNorm'}: input std {s:.3g} (source "
-                     f"{catalogue.number('BB-4.1', 'gelu_std')[key]})", fontsize=8)
+        ax.set_title(
+            f"{'Norm' if key == 'norm' else 'NoNorm'}: input std {s:.3g} (source "
+            f"{catalogue.number('BB-4.1', 'gelu_std')[key]})",
+            fontsize=8,
+        )
         ax.set_xlabel("GELU input")
         ax.legend(fontsize=7, loc="upper left")
     fig.suptitle(f"001 Fig 6 (d={res.sizes['d_model']})", fontsize=9)
@@ -281,12 +344,20 @@ def fig8_intra_sequence(results, closed_form) -> plt.Figure:
     for res, color in zip(results, colors):
         L = res.standard.values.shape[1]
         layers = np.arange(1, L + 1)
-        for curve, sd, ls, name in ((res.standard, res.standard_seq_std, "-", "standard"),
-                                    (res.attn0, res.attn0_seq_std, "--", "Attn0")):
+        for curve, sd, ls, name in (
+            (res.standard, res.standard_seq_std, "-", "standard"),
+            (res.attn0, res.attn0_seq_std, "--", "Attn0"),
+        ):
             ax.plot(layers, curve.mean, color=color, ls=ls, label=f"{name}, T={res.T}")
             ax.fill_between(layers, curve.mean - sd, curve.mean + sd, color=color, alpha=0.12, lw=0)
-        ax.plot(layers[2:], [prop5_approx(res.T, l) for l in layers[2:]], color=color, ls="-.", lw=0.8,
-                label=f"1 − (1 − 1/T)/L², T={res.T}")
+        ax.plot(
+            layers[2:],
+            [prop5_approx(res.T, l) for l in layers[2:]],
+            color=color,
+            ls="-.",
+            lw=0.8,
+            label=f"1 − (1 − 1/T)/L², T={res.T}",
+        )
     ax.plot(np.arange(1, len(closed_form) + 1), closed_form, **SOURCE_STYLE, label="Prop 5 closed form ρ̄′(l+1)")
     ax.set(xlabel="attention layers l", ylabel="intra-sequence cosine", title="001 Fig 8", ylim=(-0.05, 1.02))
     ax.legend(fontsize=6, loc="lower right")

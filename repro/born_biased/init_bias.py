@@ -9,6 +9,7 @@ inputs redrawn); the per-seed statistic is averaged and its standard error is th
 between-seed standard deviation / √seeds. Pairwise statistics inside one seed are not
 independent, so seeds — not pairs — are the unit of replication.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -25,9 +26,8 @@ from repro.core import lens, memo
 from repro.core.data import gaussian_inputs, random_tokens
 from repro.core.models.hf import build_model
 from repro.core.models.tiny import TinyConfig, TinyDecoder
-from repro.core.stats import (PositionalStdResult, SeedCurves, Top1, std_by_position, t_two_sided_p,
-                              top1_preference)
-from repro.harness.runtime import derive_seed, generator, resolve_dtype
+from repro.core.stats import PositionalStdResult, SeedCurves, Top1, std_by_position, t_two_sided_p, top1_preference
+from repro.ground.runtime import derive_seed, generator, resolve_dtype
 
 # --------------------------------------------------------------------------- closed forms (App A)
 
@@ -126,8 +126,9 @@ MLP_VARIANTS = {
 
 
 @memo.cached("bb-mlp-stack")
-def mlp_stack_similarity(*, d_model: int, d_ff: int, n_layer: int, n_seq: int, seeds,
-                         device: torch.device | str = "cpu") -> MLPStackResult:
+def mlp_stack_similarity(
+    *, d_model: int, d_ff: int, n_layer: int, n_seq: int, seeds, device: torch.device | str = "cpu"
+) -> MLPStackResult:
     """Inter-sequence last-token cosine similarity through stacked MLP blocks (001 §4.2, Prop 2, Fig 5).
 
     Inputs are independent isotropic Gaussians (Prop 2's X₁, X₂); only the last position matters
@@ -140,8 +141,16 @@ def mlp_stack_similarity(*, d_model: int, d_ff: int, n_layer: int, n_seq: int, s
         x = gaussian_inputs(n_seq, 1, d_model, generator(derive_seed("bb4-inputs", seed))).to(device)
         for name, overrides in MLP_VARIANTS.items():
             cfg = TinyConfig.merged(
-                vocab_size=0, d_model=d_model, d_ff=d_ff, n_layer=n_layer, n_head=1, block="mlp",
-                positions="none", final_norm=False, bias=False, **overrides,
+                vocab_size=0,
+                d_model=d_model,
+                d_ff=d_ff,
+                n_layer=n_layer,
+                n_head=1,
+                block="mlp",
+                positions="none",
+                final_norm=False,
+                bias=False,
+                **overrides,
             )
             # the same seed for every variant: identical weights (001 footnote 4)
             states = _last_token_states(_tiny(cfg, derive_seed("bb4-weights", seed), device), x)
@@ -170,22 +179,40 @@ class TwoBlockResult:
 
 
 @memo.cached("bb-two-blocks")
-def two_block_similarity(*, T: int, d_model: int, d_ff: int, n_seq: int, seeds,
-                         device: torch.device | str = "cpu") -> TwoBlockResult:
+def two_block_similarity(
+    *, T: int, d_model: int, d_ff: int, n_seq: int, seeds, device: torch.device | str = "cpu"
+) -> TwoBlockResult:
     """Table 3: a shared first MLP0 (ReLU), then either a second MLP0 or Attn0 (uniform running
     mean with W_v = W_o = I, Definition 3); inter-sequence cosine of the last-token outputs."""
     rows: dict[str, list[list[float]]] = {"h": [], "mlp_mlp": [], "attn_mlp": []}
-    mlp = dict(vocab_size=0, d_model=d_model, d_ff=d_ff, n_head=1, positions="none", final_norm=False,
-               bias=False, norm="none", residual=False)
+    mlp = dict(
+        vocab_size=0,
+        d_model=d_model,
+        d_ff=d_ff,
+        n_head=1,
+        positions="none",
+        final_norm=False,
+        bias=False,
+        norm="none",
+        residual=False,
+    )
     for seed in seeds:
         x = gaussian_inputs(n_seq, T, d_model, generator(derive_seed("bb42-inputs", T, seed))).to(device)
-        two_mlps = _tiny(TinyConfig.merged(n_layer=2, block="mlp", activation="relu", **mlp),
-                         derive_seed("bb42-weights", seed), device)
+        two_mlps = _tiny(
+            TinyConfig.merged(n_layer=2, block="mlp", activation="relu", **mlp),
+            derive_seed("bb42-weights", seed),
+            device,
+        )
         with torch.no_grad():
             hs = two_mlps(inputs_embeds=x, output_hidden_states=True).hidden_states
         h, y_mlp = hs[1], hs[2]  # (N, T, d): after the first and the second MLP0
-        attn0 = _tiny(TinyConfig.merged(n_layer=1, block="attn", attention="uniform", value_identity=True,
-                                        **{**mlp, "max_len": T}), 0, device)
+        attn0 = _tiny(
+            TinyConfig.merged(
+                n_layer=1, block="attn", attention="uniform", value_identity=True, **{**mlp, "max_len": T}
+            ),
+            0,
+            device,
+        )
         with torch.no_grad():
             y_attn = attn0(inputs_embeds=h, output_hidden_states=True).hidden_states[1]
         rows["h"].append([mean_pairwise_cosine(h[:, -1])])
@@ -196,16 +223,27 @@ def two_block_similarity(*, T: int, d_model: int, d_ff: int, n_seq: int, seeds,
 
 
 @memo.cached("bb-positional-std")
-def positional_std(*, d_model: int, n_head: int, T: int, n_seq: int, seeds, agg_scale: str = "none",
-                   device: torch.device | str = "cpu") -> PositionalStdResult:
+def positional_std(
+    *, d_model: int, n_head: int, T: int, n_seq: int, seeds, agg_scale: str = "none", device: torch.device | str = "cpu"
+) -> PositionalStdResult:
     """Feed Gaussian vectors (the embedding's N(0, 0.02) statistics) through one random-init pre-LN
     softmax attention block and read o = A·V before the output projection (001 §4.4, Fig 9).
     `agg_scale` reads the same point after 001 §6.2.1's amplification/attenuation."""
     stds, sq, vstds = [], [], []
     for seed in seeds:
-        cfg = TinyConfig.merged(vocab_size=0, d_model=d_model, n_head=n_head, n_layer=1, block="attn",
-                                norm="layernorm", residual=True, positions="rope", max_len=T,
-                                final_norm=False, agg_scale=agg_scale)
+        cfg = TinyConfig.merged(
+            vocab_size=0,
+            d_model=d_model,
+            n_head=n_head,
+            n_layer=1,
+            block="attn",
+            norm="layernorm",
+            residual=True,
+            positions="rope",
+            max_len=T,
+            final_norm=False,
+            agg_scale=agg_scale,
+        )
         model = _tiny(cfg, derive_seed("bb6-weights", seed), device)
         x = gaussian_inputs(n_seq, T, d_model, generator(derive_seed("bb6-inputs", seed)), std=0.02).to(device)
         # o = A·V (after agg_scale) and V, at the tiny decoder's hook points
@@ -301,8 +339,16 @@ class IntraSequenceResult:
     no_averaging_abs: np.ndarray | None = None  # (seeds,) mean |cosine| over pairs i ≠ j after the last layer
 
 
-ATTN_STACK = dict(block="attn", attention="softmax", norm="layernorm", residual=False, positions="rope",
-                  final_norm=False, bias=False, vocab_size=0)  # a pre-LN attention sub-layer, no residual
+ATTN_STACK = dict(
+    block="attn",
+    attention="softmax",
+    norm="layernorm",
+    residual=False,
+    positions="rope",
+    final_norm=False,
+    bias=False,
+    vocab_size=0,
+)  # a pre-LN attention sub-layer, no residual
 
 
 BB5_CHUNK = 256  # sequences per pass (ci's largest n_seq: one pass there, its numbers unchanged)
@@ -316,7 +362,7 @@ def _stack_cosines(model: torch.nn.Module, x: torch.Tensor) -> tuple[np.ndarray,
     ≈ 39 GiB of them, and two stacks' at once ≈ 73 GiB (`repro plan`)."""
     offs, fulls = [], []
     for start in range(0, x.shape[0], BB5_CHUNK):
-        hs = model(inputs_embeds=x[start:start + BB5_CHUNK], output_hidden_states=True).hidden_states
+        hs = model(inputs_embeds=x[start : start + BB5_CHUNK], output_hidden_states=True).hidden_states
         off, full = zip(*(intra_sequence_cosine(h) for h in hs[1:]))
         offs.append(np.stack(off))
         fulls.append(np.stack(full))
@@ -338,7 +384,7 @@ def _no_averaging_cosines(model: torch.nn.Module, x: torch.Tensor) -> tuple[np.n
         raise ValueError("_no_averaging_cosines reads a pre-LN attention-only stack without residual (ATTN_STACK)")
     offs, absn = [], []
     for start in range(0, x.shape[0], BB5_CHUNK):
-        h, off = x[start:start + BB5_CHUNK], []
+        h, off = x[start : start + BB5_CHUNK], []
         for block in model.blocks:
             h = block.attn.o_proj(block.attn.v_proj(block.ln_1(h)))  # (B, T, d): attention = identity
             off.append(intra_sequence_cosine(h)[0])
@@ -350,14 +396,22 @@ def _no_averaging_cosines(model: torch.nn.Module, x: torch.Tensor) -> tuple[np.n
 
 
 @memo.cached("bb-intra-sequence")
-def intra_sequence_stack(*, T: int, d_model: int, n_head: int, n_layer: int, n_seq: int, seeds,
-                         device: torch.device | str = "cpu") -> IntraSequenceResult:
+def intra_sequence_stack(
+    *, T: int, d_model: int, n_head: int, n_layer: int, n_seq: int, seeds, device: torch.device | str = "cpu"
+) -> IntraSequenceResult:
     """001 §4.4, Fig 8: one sequence of T isotropic Gaussian vectors through L stacked random-init
     self-attention sub-layers (softmax, App B.1 init, pre-LN, no residual — the residual stream
     would keep the input and hide the averaging) and through L Attn0 blocks; intra-sequence
     cosine after each layer. The null: the standard stack's weights without the averaging
     (`_no_averaging_cosines`), on the same inputs."""
-    rows: dict[str, list] = {"standard": [], "attn0": [], "attn0_full": [], "inputs": [], "no_avg": [], "no_avg_abs": []}
+    rows: dict[str, list] = {
+        "standard": [],
+        "attn0": [],
+        "attn0_full": [],
+        "inputs": [],
+        "no_avg": [],
+        "no_avg_abs": [],
+    }
     per_seq: dict[str, list] = {"standard": [], "attn0": []}
     std_cfg = TinyConfig.merged(**ATTN_STACK, d_model=d_model, n_head=n_head, n_layer=n_layer, max_len=T)
     a0_cfg = TinyConfig.attn0_stack(d_model=d_model, n_layer=n_layer, max_len=T, n_head=1)
@@ -379,10 +433,17 @@ def intra_sequence_stack(*, T: int, d_model: int, n_head: int, n_layer: int, n_s
             del model
     sizes = dict(T=T, d_model=d_model, n_head=n_head, n_layer=n_layer, n_seq=n_seq, seeds=list(seeds))
     return IntraSequenceResult(
-        T, sizes, SeedCurves(np.array(rows["standard"])), SeedCurves(np.array(rows["attn0"])),
+        T,
+        sizes,
+        SeedCurves(np.array(rows["standard"])),
+        SeedCurves(np.array(rows["attn0"])),
         np.concatenate(per_seq["standard"], axis=1).std(1, ddof=1),
-        np.concatenate(per_seq["attn0"], axis=1).std(1, ddof=1), SeedCurves(np.array(rows["attn0_full"])),
-        np.array(rows["inputs"]), SeedCurves(np.array(rows["no_avg"])), np.array(rows["no_avg_abs"]))
+        np.concatenate(per_seq["attn0"], axis=1).std(1, ddof=1),
+        SeedCurves(np.array(rows["attn0_full"])),
+        np.array(rows["inputs"]),
+        SeedCurves(np.array(rows["no_avg"])),
+        np.array(rows["no_avg_abs"]),
+    )
 
 
 # --------------------------------------------------------------------------- LN and GELU (Fig 6)
@@ -416,8 +477,9 @@ def gelu_asymmetry(u: torch.Tensor | np.ndarray) -> float:
 
 
 @memo.cached("bb-gelu-spread")
-def gelu_input_spread(*, d_model: int, n_seq: int, seeds, sample: int = 20000,
-                      device: torch.device | str = "cpu") -> GeluSpreadResult:
+def gelu_input_spread(
+    *, d_model: int, n_seq: int, seeds, sample: int = 20000, device: torch.device | str = "cpu"
+) -> GeluSpreadResult:
     """Embedding-like inputs N(0, 0.02²) (001 §4.1) through one GELU MLP block (App B.1 init)
     with its pre-LayerNorm and without; the std of the GELU input, and the inter-sequence
     cosine of the MLP's output (the contraction the engaged asymmetry causes)."""
@@ -428,8 +490,17 @@ def gelu_input_spread(*, d_model: int, n_seq: int, seeds, sample: int = 20000,
     for seed in seeds:
         x = gaussian_inputs(n_seq, 1, d_model, generator(derive_seed("bb41-inputs", seed)), std=0.02).to(device)
         for name, norm in (("norm", "layernorm"), ("nonorm", "none")):
-            cfg = TinyConfig.merged(vocab_size=0, d_model=d_model, n_layer=1, block="mlp", norm=norm,
-                                    activation="gelu", residual=False, positions="none", final_norm=False)
+            cfg = TinyConfig.merged(
+                vocab_size=0,
+                d_model=d_model,
+                n_layer=1,
+                block="mlp",
+                norm=norm,
+                activation="gelu",
+                residual=False,
+                positions="none",
+                final_norm=False,
+            )
             model = _tiny(cfg, derive_seed("bb41-weights", seed), device)  # same weights with and without LN
             # GELU's input: the up-projection's output (the MLP is act(up_proj(x)))
             with lens.hooks(model, residual=False, modules=["mlp.up_proj"]) as cap, torch.no_grad():
@@ -441,9 +512,13 @@ def gelu_input_spread(*, d_model: int, n_seq: int, seeds, sample: int = 20000,
             if name not in samples:
                 samples[name] = u.reshape(-1)[:sample].cpu().numpy()
     sizes = dict(d_model=d_model, d_ff=4 * d_model, n_seq=n_seq, seeds=list(seeds), input_std=0.02)
-    return GeluSpreadResult(sizes, {k: SeedCurves(np.array(v)) for k, v in std.items()},
-                            {k: SeedCurves(np.array(v)) for k, v in cos.items()}, samples,
-                            {k: SeedCurves(np.array(v)) for k, v in asym.items()})
+    return GeluSpreadResult(
+        sizes,
+        {k: SeedCurves(np.array(v)) for k, v in std.items()},
+        {k: SeedCurves(np.array(v)) for k, v in cos.items()},
+        samples,
+        {k: SeedCurves(np.array(v)) for k, v in asym.items()},
+    )
 
 
 # --------------------------------------------------------------------------- §3: random-token probes
@@ -582,7 +657,6 @@ def top_count_power(n: int, rates, p1: float, log10_alpha: float) -> float:
     return float(1.0 - miss)
 
 
-
 @dataclass
 class PreferenceRun:
     """One random-init model probed with the same N random token sequences at several lengths
@@ -637,25 +711,65 @@ def random_token_inputs(n_seq: int, T: int, vocab_size: int) -> torch.Tensor:
 
 
 @memo.cached("bb-preference-run")
-def preference_run(arch: str, *, seed: int, d_model: int, n_layer: int, n_head: int, vocab_size: int,
-                   n_seq: int, lengths, embedding_seed: int = 0, keep_states: bool = True,
-                   device: torch.device | str = "cpu", dtype: str = "auto", batch_size: int = 64,
-                   null: bool = False) -> PreferenceRun:
+def preference_run(
+    arch: str,
+    *,
+    seed: int,
+    d_model: int,
+    n_layer: int,
+    n_head: int,
+    vocab_size: int,
+    n_seq: int,
+    lengths,
+    embedding_seed: int = 0,
+    keep_states: bool = True,
+    device: torch.device | str = "cpu",
+    dtype: str = "auto",
+    batch_size: int = 64,
+    null: bool = False,
+) -> PreferenceRun:
     """Build a random-init `arch` model (App B.1 init; embedding and LM head fixed by
     `embedding_seed` across seeds, footnote 2) and probe it (001 §3, App B.2). `null`: also the
     head's own null (per-token argmax rates for isotropic final states, and one draw of N such
     states through the model's final norm and head; ≈ one LM-head pass)."""
     lengths = tuple(sorted(lengths))
     torch_dtype = resolve_dtype(dtype, device)
-    model = build_model(arch, n_layer=n_layer, n_head=n_head, d_model=d_model, vocab_size=vocab_size, seed=seed,
-                        embedding_seed=embedding_seed, n_positions=max(lengths), attn_implementation="sdpa",
-                        dtype=torch_dtype).to(device)
-    res = probe.probe(model, random_token_inputs(n_seq, max(lengths), vocab_size), lengths=lengths,
-                      keep_states=keep_states, batch_size=batch_size, tie_seed=derive_seed("ties", arch, seed))
-    sizes = dict(arch=arch, d_model=d_model, n_layer=n_layer, n_head=n_head, vocab_size=vocab_size, n_seq=n_seq,
-                 lengths=list(lengths), embedding_seed=embedding_seed, dtype=str(torch_dtype).removeprefix("torch."))
+    model = build_model(
+        arch,
+        n_layer=n_layer,
+        n_head=n_head,
+        d_model=d_model,
+        vocab_size=vocab_size,
+        seed=seed,
+        embedding_seed=embedding_seed,
+        n_positions=max(lengths),
+        attn_implementation="sdpa",
+        dtype=torch_dtype,
+    ).to(device)
+    res = probe.probe(
+        model,
+        random_token_inputs(n_seq, max(lengths), vocab_size),
+        lengths=lengths,
+        keep_states=keep_states,
+        batch_size=batch_size,
+        tie_seed=derive_seed("ties", arch, seed),
+    )
+    sizes = dict(
+        arch=arch,
+        d_model=d_model,
+        n_layer=n_layer,
+        n_head=n_head,
+        vocab_size=vocab_size,
+        n_seq=n_seq,
+        lengths=list(lengths),
+        embedding_seed=embedding_seed,
+        dtype=str(torch_dtype).removeprefix("torch."),
+    )
     run = PreferenceRun(
-        arch, seed, sizes, lengths,
+        arch,
+        seed,
+        sizes,
+        lengths,
         top1=[top1_preference(t, vocab_size) for t in res.next_token],
         top_dim=[top1_preference(t, d_model) for t in res.top_dim],
         rank_counts=np.stack([probe.rank_counts(t, vocab_size, RANKS) for t in res.next_token]),
@@ -673,22 +787,50 @@ def preference_run(arch: str, *, seed: int, d_model: int, n_layer: int, n_head: 
     return run
 
 
-def preference_runs(*, archs, seeds, d_model: int, n_layer: int, n_head: int, vocab_size: int, n_seq: int, lengths,
-                    dtype: str = "auto", device: torch.device | str = "cpu", keep_states: bool = True,
-                    null: bool = False) -> dict[tuple[str, int], PreferenceRun]:
+def preference_runs(
+    *,
+    archs,
+    seeds,
+    d_model: int,
+    n_layer: int,
+    n_head: int,
+    vocab_size: int,
+    n_seq: int,
+    lengths,
+    dtype: str = "auto",
+    device: torch.device | str = "cpu",
+    keep_states: bool = True,
+    null: bool = False,
+) -> dict[tuple[str, int], PreferenceRun]:
     """001 Table 1's row groups (§3, App B.2): `preference_run` for every architecture and seed
     (the architecture outer), keyed (arch, seed); `null` and `keep_states` as there."""
-    return {(arch, seed): preference_run(arch, seed=seed, d_model=d_model, n_layer=n_layer, n_head=n_head,
-                                         vocab_size=vocab_size, n_seq=n_seq, lengths=lengths, keep_states=keep_states,
-                                         device=device, dtype=dtype, null=null)
-            for arch in archs for seed in seeds}
+    return {
+        (arch, seed): preference_run(
+            arch,
+            seed=seed,
+            d_model=d_model,
+            n_layer=n_layer,
+            n_head=n_head,
+            vocab_size=vocab_size,
+            n_seq=n_seq,
+            lengths=lengths,
+            keep_states=keep_states,
+            device=device,
+            dtype=dtype,
+            null=null,
+        )
+        for arch in archs
+        for seed in seeds
+    }
 
 
 def uniform_baselines(n_seq: int, vocab_size: int, d_model: int) -> tuple[np.ndarray, np.ndarray]:
     """The random baselines of 001 Fig 1a / Fig 10 (red lines): rank counts of n_seq uniform draws
     over the vocabulary (generator 1) and over the d_model hidden dimensions (generator 2)."""
-    return (probe.uniform_rank_counts(n_seq, vocab_size, generator(1), ranks=RANKS),
-            probe.uniform_rank_counts(n_seq, d_model, generator(2), ranks=RANKS))
+    return (
+        probe.uniform_rank_counts(n_seq, vocab_size, generator(1), ranks=RANKS),
+        probe.uniform_rank_counts(n_seq, d_model, generator(2), ranks=RANKS),
+    )
 
 
 def power_pooled_share(n_a: int, f_a: float, n_b: int, f_b: float, alpha: float) -> float:
@@ -727,8 +869,17 @@ def wilson_covers(k: np.ndarray, m: int, value: float, z: float = 1.959963984540
     return (centre - half <= value) & (value <= centre + half)
 
 
-def mode_agreement_power(rank_counts: np.ndarray, n_seq: int, vocab_size: int, rate: float, *,
-                         sims: int = 1000, seed: int = 0, n_scale: float = 1.0, lead: float = 0.5) -> float:
+def mode_agreement_power(
+    rank_counts: np.ndarray,
+    n_seq: int,
+    vocab_size: int,
+    rate: float,
+    *,
+    sims: int = 1000,
+    seed: int = 0,
+    n_scale: float = 1.0,
+    lead: float = 0.5,
+) -> float:
     """Power of BB-2.2's rate test (the source's agreement `rate` inside our Wilson 95% interval
     over M models) when the contraction direction names each model's true favourite with
     probability `rate`, but our favourite is the mode of n_seq·n_scale predictions: it is the true
@@ -752,8 +903,11 @@ def mode_agreement_power(rank_counts: np.ndarray, n_seq: int, vocab_size: int, r
         # one for a collision (P ≈ 1 − e^{−k(k−1)/2W}), plus one for a triple (P ≈ C(k,3)/W²)
         W = float(vocab_size - R)
         k = rest_n.astype(float)
-        other = ((k > 0).astype(int) + (rng.random(sims) < -np.expm1(-k * (k - 1) / (2 * W)))
-                 + (rng.random(sims) < k * (k - 1) * (k - 2) / (6 * W * W)))
+        other = (
+            (k > 0).astype(int)
+            + (rng.random(sims) < -np.expm1(-k * (k - 1) / (2 * W)))
+            + (rng.random(sims) < k * (k - 1) * (k - 2) / (6 * W * W))
+        )
         best = np.maximum(top.max(1), other)
         tied = (top == best[:, None]).sum(1) + (other == best)
         fav_is_mode = (top[:, 0] == best) & (rng.random(sims) < 1.0 / tied)
@@ -777,25 +931,47 @@ class DirectionResult:
         return self.favourite == self.direction_token
 
 
-def direction_agreement(*, arch: str, n_models: int, T: int, d_model: int, n_layer: int, n_head: int,
-                        vocab_size: int, n_seq: int, dtype: str = "auto",
-                        device: torch.device | str = "cpu") -> DirectionResult:
+def direction_agreement(
+    *,
+    arch: str,
+    n_models: int,
+    T: int,
+    d_model: int,
+    n_layer: int,
+    n_head: int,
+    vocab_size: int,
+    n_seq: int,
+    dtype: str = "auto",
+    device: torch.device | str = "cpu",
+) -> DirectionResult:
     """Finding 2.2 protocol on `n_models` random-init models (seeds 0 … M−1, shared embedding
     and LM head): favourite token vs the contraction direction's token, at length T."""
     if n_models < 1:
         raise ValueError(f"direction_agreement needs n_models >= 1, got {n_models}")
     fav, cnt, dirs, lp, ranks = [], [], [], [], []
     for seed in range(n_models):
-        run = preference_run(arch, seed=seed, lengths=(T,), keep_states=False, d_model=d_model, n_layer=n_layer,
-                             n_head=n_head, vocab_size=vocab_size, n_seq=n_seq, dtype=dtype, device=device)
+        run = preference_run(
+            arch,
+            seed=seed,
+            lengths=(T,),
+            keep_states=False,
+            d_model=d_model,
+            n_layer=n_layer,
+            n_head=n_head,
+            vocab_size=vocab_size,
+            n_seq=n_seq,
+            dtype=dtype,
+            device=device,
+        )
         fav.append(run.top1[0].token)
         cnt.append(run.top1[0].count)
         dirs.append(run.contraction_token[0])
         lp.append(run.top1[0].log10_p)
         ranks.append(run.rank_counts[0])
     info = {k: v for k, v in run.sizes.items() if k != "lengths"}
-    return DirectionResult(dict(info, T=T, n_models=n_models), np.array(fav), np.array(cnt), np.array(dirs),
-                           np.array(lp), np.array(ranks))
+    return DirectionResult(
+        dict(info, T=T, n_models=n_models), np.array(fav), np.array(cnt), np.array(dirs), np.array(lp), np.array(ranks)
+    )
 
 
 # --------------------------------------------------------------------------- §4.1: architectural ablation
@@ -828,39 +1004,101 @@ def pairwise_cosine_std(x: torch.Tensor) -> float:
 
 
 @memo.cached("bb-ablation-run")
-def ablation_run(variant: str, *, seed: int, d_model: int, n_layer: int, n_head: int, vocab_size: int, T: int,
-                 n_seq: int, device: torch.device | str = "cpu", dtype: str = "auto") -> AblationRun:
+def ablation_run(
+    variant: str,
+    *,
+    seed: int,
+    d_model: int,
+    n_layer: int,
+    n_head: int,
+    vocab_size: int,
+    T: int,
+    n_seq: int,
+    device: torch.device | str = "cpu",
+    dtype: str = "auto",
+) -> AblationRun:
     """A 12-layer pre-LN GELU decoder with RoPE (the source's nano GPT-2 block), as full,
     attention-only or MLP-only stack, fed N Gaussian sequences with the embedding's init
     statistics N(0, 0.02²) (001 §4.1); tied LM head for the next-token histogram."""
     if variant not in ABLATION_BLOCKS:
         raise ValueError(f"unknown ablation variant {variant!r}; choose one of {', '.join(ABLATION_BLOCKS)}")
     torch_dtype = resolve_dtype(dtype, device)
-    cfg = TinyConfig.merged(vocab_size=vocab_size, d_model=d_model, n_layer=n_layer, n_head=n_head, max_len=T,
-                            block=ABLATION_BLOCKS[variant], norm="layernorm", activation="gelu", residual=True,
-                            positions="rope", final_norm=True, tie_embeddings=True)
+    cfg = TinyConfig.merged(
+        vocab_size=vocab_size,
+        d_model=d_model,
+        n_layer=n_layer,
+        n_head=n_head,
+        max_len=T,
+        block=ABLATION_BLOCKS[variant],
+        norm="layernorm",
+        activation="gelu",
+        residual=True,
+        positions="rope",
+        final_norm=True,
+        tie_embeddings=True,
+    )
     model = _tiny(cfg, derive_seed("bb3-weights", seed)).to(device=device, dtype=torch_dtype)
     x = gaussian_inputs(n_seq, T, d_model, generator(derive_seed("bb3-inputs", T, seed)), std=0.02)
     res = probe.probe(model, x, keep_states=True)
     states = res.states[0]  # (L+1, N, d)
     top1 = top1_preference(res.next_token[0], vocab_size)
     null_p = null_top_log10_p(top1.count, top1.n, gaussian_argmax_rates(probe.head_logit_scales(model)))
-    sizes = dict(variant=variant, d_model=d_model, n_layer=n_layer, n_head=n_head, vocab_size=vocab_size, T=T,
-                 n_seq=n_seq, input_std=0.02, dtype=str(torch_dtype).removeprefix("torch."))
+    sizes = dict(
+        variant=variant,
+        d_model=d_model,
+        n_layer=n_layer,
+        n_head=n_head,
+        vocab_size=vocab_size,
+        T=T,
+        n_seq=n_seq,
+        input_std=0.02,
+        dtype=str(torch_dtype).removeprefix("torch."),
+    )
     return AblationRun(
-        variant, seed, sizes, top1,
-        probe.rank_counts(res.next_token[0], vocab_size, RANKS), mean_pairwise_cosine(res.final_normed[0]),
+        variant,
+        seed,
+        sizes,
+        top1,
+        probe.rank_counts(res.next_token[0], vocab_size, RANKS),
+        mean_pairwise_cosine(res.final_normed[0]),
         np.array([mean_pairwise_cosine(h) for h in states[1:]]),
-        np.array([pairwise_cosine_std(h) for h in states[1:]]), null_p)
+        np.array([pairwise_cosine_std(h) for h in states[1:]]),
+        null_p,
+    )
 
 
-def ablation_runs(*, seeds, d_model: int, n_layer: int, n_head: int, vocab_size: int, T: int, n_seq: int,
-                  dtype: str = "auto", device: torch.device | str = "cpu") -> dict[str, list[AblationRun]]:
+def ablation_runs(
+    *,
+    seeds,
+    d_model: int,
+    n_layer: int,
+    n_head: int,
+    vocab_size: int,
+    T: int,
+    n_seq: int,
+    dtype: str = "auto",
+    device: torch.device | str = "cpu",
+) -> dict[str, list[AblationRun]]:
     """001 §4.1 (Table 2, Figs 3, 4, 7): `ablation_run` of every variant (full, attention-only,
     MLP-only) for every seed, variant → runs in seed order."""
-    return {v: [ablation_run(v, seed=seed, d_model=d_model, n_layer=n_layer, n_head=n_head, vocab_size=vocab_size,
-                             T=T, n_seq=n_seq, device=device, dtype=dtype) for seed in seeds]
-            for v in ABLATION_BLOCKS}
+    return {
+        v: [
+            ablation_run(
+                v,
+                seed=seed,
+                d_model=d_model,
+                n_layer=n_layer,
+                n_head=n_head,
+                vocab_size=vocab_size,
+                T=T,
+                n_seq=n_seq,
+                device=device,
+                dtype=dtype,
+            )
+            for seed in seeds
+        ]
+        for v in ABLATION_BLOCKS
+    }
 
 
 def ablation_curves(ablation: dict[str, list[AblationRun]]) -> dict[str, SeedCurves]:

@@ -20,6 +20,7 @@ statistics are paired, not independent.
 
 Works on transformers models known to `repro.core.lens.arch_map` and on `repro.core.models.tiny`.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -30,7 +31,7 @@ import torch
 from torch import nn
 
 from repro.core import lens
-from repro.harness.runtime import ReproError
+from repro.ground.runtime import ReproError
 
 LOGIT_CHUNK = 1024  # sequences per float32 LM-head matmul (V = 50k: 200 MB of logits per length)
 
@@ -95,7 +96,7 @@ def probe(
     # output at the probe positions only, copied to the CPU batch by batch
     with lens.hooks(model, residual=True, modules=[], final_norm=True, positions=pos, device="cpu") as cap:
         for start in range(0, N, batch_size):
-            x = inputs[start:start + batch_size].to(device)
+            x = inputs[start : start + batch_size].to(device)
             if x.is_floating_point():
                 x = x.to(dtype)
             kw = {"inputs_embeds": x} if x.dim() == 3 else {"input_ids": x}
@@ -111,7 +112,7 @@ def probe(
         # logit would tie the top tokens), in chunks of sequences
         chunks = []
         for start in range(0, N, LOGIT_CHUNK):
-            h = final_normed[:, start:start + LOGIT_CHUNK].to(device)
+            h = final_normed[:, start : start + LOGIT_CHUNK].to(device)
             logits = lens.unembed(model, h, normed=True, amap=amap, compute_dtype=torch.float32)
             chunks.append(logits.argmax(-1).cpu())
         next_token = torch.cat(chunks, dim=1)
@@ -119,10 +120,26 @@ def probe(
     states = None
     if keep_states:
         states = cap.residual.float().permute(2, 1, 0, 3).contiguous()  # (N, L+1, n_len, d) -> (n_len, L+1, N, d)
-    info = dict(model=type(model).__name__, n_seq=N, T=T, lengths=list(lengths), n_layer=len(blocks),
-                inputs="embeddings" if inputs.dim() == 3 else "token ids", dtype=str(next(model.parameters()).dtype))
-    return ProbeResult(lengths, N, next_token, argmax_random_ties(last, tie_seed), final_normed, states,
-                       vocab, info, dim_std=last.double().std(dim=1).float() if N > 1 else None)
+    info = dict(
+        model=type(model).__name__,
+        n_seq=N,
+        T=T,
+        lengths=list(lengths),
+        n_layer=len(blocks),
+        inputs="embeddings" if inputs.dim() == 3 else "token ids",
+        dtype=str(next(model.parameters()).dtype),
+    )
+    return ProbeResult(
+        lengths,
+        N,
+        next_token,
+        argmax_random_ties(last, tie_seed),
+        final_normed,
+        states,
+        vocab,
+        info,
+        dim_std=last.double().std(dim=1).float() if N > 1 else None,
+    )
 
 
 def argmax_random_ties(x: torch.Tensor, seed: int = 0) -> torch.Tensor:
@@ -199,8 +216,9 @@ def contraction_token(model: nn.Module, final_normed: torch.Tensor) -> int:
         return int(lens.unembed(model, direction.to(device), normed=True, compute_dtype=torch.float32).argmax())
 
 
-def uniform_rank_counts(n: int, vocab_size: int, generator: torch.Generator, draws: int = 20,
-                        ranks: int = 50) -> np.ndarray:
+def uniform_rank_counts(
+    n: int, vocab_size: int, generator: torch.Generator, draws: int = 20, ranks: int = 50
+) -> np.ndarray:
     """001 Fig 1a's red line: the sorted counts of the `ranks` most frequent tokens when n tokens
     are drawn uniformly from the vocabulary, averaged over `draws` independent draws."""
     out = np.zeros(ranks)

@@ -9,6 +9,7 @@ frequency (every cell), or its length and size trends (the pooled-share tests of
 BB-1.3's favourite is chosen on one half of the probes and counted on the other
 (`held_out_favourite`, its power `held_out_power`).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -43,8 +44,18 @@ def table1_rows(table1, source_table1: dict) -> list[list]:
     for (arch, seed), run in table1.items():
         for i, T in enumerate(run.lengths):
             t = run.top1[i]
-            rows.append([arch, seed, T, t.token, f"{t.freq * 100:.2f}", f"1e{t.log10_p:.1f}",
-                         f"1e{run.null_log10_p(i):.1f}", "—"])
+            rows.append(
+                [
+                    arch,
+                    seed,
+                    T,
+                    t.token,
+                    f"{t.freq * 100:.2f}",
+                    f"1e{t.log10_p:.1f}",
+                    f"1e{run.null_log10_p(i):.1f}",
+                    "—",
+                ]
+            )
         for (a, s_, T), (tok, f, p) in source_table1.items():
             if (a, s_) == (arch, seed):
                 rows.append([arch, seed, T, tok, f"{f:.2f}", f"{p:.3g}", "—", "source (N=10,000)"])
@@ -54,10 +65,15 @@ def table1_rows(table1, source_table1: dict) -> list[list]:
 def null_control(runs) -> tuple[float, str]:
     """The negative control of 001 App B.2's test here: the strongest of the models' isotropic
     draws (smallest p against the head's null), with its name."""
-    draws = [(init_bias.null_top_log10_p(r.null_draw_top1().count, r.sizes["n_seq"], r.null_rates), seed)
-             for (_, seed), r in runs.items()]
+    draws = [
+        (init_bias.null_top_log10_p(r.null_draw_top1().count, r.sizes["n_seq"], r.null_rates), seed)
+        for (_, seed), r in runs.items()
+    ]
     p, seed = min(draws)
-    return p, f"N isotropic final states through the same norm and head (no contraction; seed {seed}'s draw, the stronger)"
+    return (
+        p,
+        f"N isotropic final states through the same norm and head (no contraction; seed {seed}'s draw, the stronger)",
+    )
 
 
 def check_significance(claim, runs, bar: float, why: str, label: str) -> None:
@@ -65,21 +81,34 @@ def check_significance(claim, runs, bar: float, why: str, label: str) -> None:
     cells as context, the worst cell asserted (through `claim`), the models' isotropic draws as
     the control."""
     worst = []
-    for (arch, seed), run in runs.items():
+    for (_arch, seed), run in runs.items():
         for i, T in enumerate(run.lengths):
             t = run.top1[i]
             worst.append(run.null_log10_p(i))
-            claim.record(f"{label}seed {seed}, T={T}: top-1 {t.token}, {t.count}/{t.n} ({size_label(run)})",
-                         t.freq * 100, unit="%")
-            claim.record(f"{label}seed {seed}, T={T}: log10 p vs the head's null (App B.2's vs uniform: "
-                         f"{t.log10_p:.2f})", worst[-1])
+            claim.record(
+                f"{label}seed {seed}, T={T}: top-1 {t.token}, {t.count}/{t.n} ({size_label(run)})",
+                t.freq * 100,
+                unit="%",
+            )
+            claim.record(
+                f"{label}seed {seed}, T={T}: log10 p vs the head's null (App B.2's vs uniform: {t.log10_p:.2f})",
+                worst[-1],
+            )
     for (_, seed), run in runs.items():
         d = run.null_draw_top1()
-        claim.record(f"{label}control draw, seed {seed}: top count {d.count}/{d.n}; App B.2 log10 p vs uniform",
-                     d.log10_p)
+        claim.record(
+            f"{label}control draw, seed {seed}: top count {d.count}/{d.n}; App B.2 log10 p vs uniform", d.log10_p
+        )
     ctl, ctl_name = null_control(runs)
-    claim.check(f"{label}largest log10 p over the {len(worst)} cells, vs the head's own null", max(worst), bar,
-                compare="le", why=why, control=ctl, control_name=ctl_name)
+    claim.check(
+        f"{label}largest log10 p over the {len(worst)} cells, vs the head's own null",
+        max(worst),
+        bar,
+        compare="le",
+        why=why,
+        control=ctl,
+        control_name=ctl_name,
+    )
 
 
 def power_every_cell(runs, rate: float, bar: float) -> tuple[float, int | None]:
@@ -101,16 +130,26 @@ def geomean(x) -> float:
     return float(np.exp(np.mean(np.log(x))))
 
 
-def trend_power(m: int, *, n_seeds: int, n_lengths: int, length_ratio: float, f_short: float, size_ratio: float,
-                f_small: float, alpha: float) -> float:
+def trend_power(
+    m: int,
+    *,
+    n_seeds: int,
+    n_lengths: int,
+    length_ratio: float,
+    f_short: float,
+    size_ratio: float,
+    f_small: float,
+    alpha: float,
+) -> float:
     """BB-1.2 (001 §3 Finding 1.2) at m sequences per cell: the power of both one-sided pooled-share tests
     together (`init_bias.power_pooled_share`) — the longest length against the shortest, pooled
     over `n_seeds` seeds, and the larger model against the smaller, pooled over seeds and
     `n_lengths` lengths — when the longer (larger) side's frequency is `length_ratio`
     (`size_ratio`) times the shorter (smaller) side's `f_short` (`f_small`)."""
     a = init_bias.power_pooled_share(m * n_seeds, min(1.0, length_ratio * f_short), m * n_seeds, f_short, alpha)
-    b = init_bias.power_pooled_share(m * n_seeds * n_lengths, min(1.0, size_ratio * f_small),
-                                     m * n_seeds * n_lengths, f_small, alpha)
+    b = init_bias.power_pooled_share(
+        m * n_seeds * n_lengths, min(1.0, size_ratio * f_small), m * n_seeds * n_lengths, f_small, alpha
+    )
     return a * b
 
 
@@ -134,12 +173,15 @@ def held_out_favourite(selecting: np.ndarray, other: np.ndarray, vocab_size: int
     sequences, so the held-out count is the chosen token's rate, unbiased."""
     selecting, other = np.asarray(selecting), np.asarray(other)
     if selecting.shape != other.shape or selecting.ndim != 1 or selecting.size < 2:
-        raise ValueError(f"held_out_favourite needs two (N,) prediction arrays, N >= 2; got {selecting.shape}, {other.shape}")
+        raise ValueError(
+            f"held_out_favourite needs two (N,) prediction arrays, N >= 2; got {selecting.shape}, {other.shape}"
+        )
     half = selecting.size // 2
     token = int(np.argmax(np.bincount(selecting[:half], minlength=vocab_size)))
     held = slice(half, None)
-    return HeldOutFavourite(token, float(np.mean(selecting[held] == token)), float(np.mean(other[held] == token)),
-                            selecting.size - half)
+    return HeldOutFavourite(
+        token, float(np.mean(selecting[held] == token)), float(np.mean(other[held] == token)), selecting.size - half
+    )
 
 
 def held_out_power(n: int, rate: float, null_rates, other_rate: float) -> float:

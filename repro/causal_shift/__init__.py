@@ -7,7 +7,7 @@ Figs 2–3) and §IV (residual attenuation, Figs 4–5, Table II) for `claims/te
   and the input→output projection as the logit lens reads it), switch layers with bootstrap
   CIs, `ResidualGate` (fixed cut or learned gate, by forward hooks on any model's blocks), the
   Table II evaluators, and the trained variants (through `repro.core.train`, or
-  `repro.harness.launch` with ``--train-procs``).
+  `repro.core.launch` with ``--train-procs``).
 - `study`: the experiments the claims read, one call per fixture of the claim file: a
   pretrained model's §III reading (profile, random-init twins, switch layers, Table I panel)
   and Fig 3's early-to-late changes, §IV's trained variants, Table II's scores, and the powers

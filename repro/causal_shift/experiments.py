@@ -18,6 +18,7 @@ with the model; a one-hot π is the fixed cut at that layer, so the two are on o
 is 0.5 (the source restricts α > 0 without giving its value), and the gate mixes the
 per-layer attenuation linearly in π (mixture-of-depths style, no one-hot sampling).
 """
+
 from __future__ import annotations
 
 import math
@@ -31,7 +32,7 @@ from torch import nn
 from repro.core import lens
 from repro.core import train as T
 from repro.core.models.tiny import TinyConfig, TinyDecoder
-from repro.harness.runtime import ReproError, derive_seed, generator
+from repro.ground.runtime import ReproError, derive_seed, generator
 
 GATE_MODES = ("none", "cut", "all", "learned")
 
@@ -74,9 +75,16 @@ class AlignmentProfile:
 
 
 @torch.no_grad()
-def alignment_profile(model: nn.Module, ids: torch.Tensor, *, k: int = 5, skip_first: int = 1,
-                      space: str = "lens", compute_dtype: torch.dtype | None = None,
-                      top_k: bool = True) -> AlignmentProfile:
+def alignment_profile(
+    model: nn.Module,
+    ids: torch.Tensor,
+    *,
+    k: int = 5,
+    skip_first: int = 1,
+    space: str = "lens",
+    compute_dtype: torch.dtype | None = None,
+    top_k: bool = True,
+) -> AlignmentProfile:
     """000 §III over sequences ids (S, T+1): states at positions 0 … T−1 are compared with their
     input token ids[:, :T] and their target ids[:, 1:]. The first `skip_first` positions (the
     <bos> / attention-sink token) are left out.
@@ -95,19 +103,23 @@ def alignment_profile(model: nn.Module, ids: torch.Tensor, *, k: int = 5, skip_f
     metric = "dot" if space == "lens" else "cosine"
     resid = lens.capture(model, ids[:, :-1], modules=[], logits_to_keep=1).residual  # (S, L+1, T, d)
     S, L1, T, d = resid.shape
-    inp, tgt = ids[:, skip_first:-1], ids[:, 1 + skip_first:]
+    inp, tgt = ids[:, skip_first:-1], ids[:, 1 + skip_first :]
     flat_in, flat_out = inp.reshape(-1), tgt.reshape(-1)
     e_in, e_out = D[flat_in], D[flat_out]
     out = {m: torch.full((S, L1), math.nan) for m in AlignmentProfile.MEASURES}
     for layer in range(L1):
         h = fnorm(resid[:, layer, skip_first:].reshape(-1, d))
-        per = {"cos_in": lens.cosine_to(h, D, flat_in), "cos_out": lens.cosine_to(h, D, flat_out),
-               "projection": lens.axis_preference(model, h, flat_in, flat_out, normed=space == "lens"),
-               "unit_projection": lens.axis_projection(h, e_in, e_out)}
+        per = {
+            "cos_in": lens.cosine_to(h, D, flat_in),
+            "cos_out": lens.cosine_to(h, D, flat_out),
+            "projection": lens.axis_preference(model, h, flat_in, flat_out, normed=space == "lens"),
+            "unit_projection": lens.axis_projection(h, e_in, e_out),
+        }
         if top_k:
             top = lens.nearest_tokens(h, D, k, metric=metric, compute_dtype=compute_dtype)
-            per.update(input_match=lens.top_k_match(top, flat_in).float(),
-                       target_match=lens.top_k_match(top, flat_out).float())
+            per.update(
+                input_match=lens.top_k_match(top, flat_in).float(), target_match=lens.top_k_match(top, flat_out).float()
+            )
         for m, v in per.items():
             out[m][:, layer] = torch.nanmean(v.view(S, -1).cpu(), dim=1)
     return AlignmentProfile(**out, n_tokens=int(inp.numel()), k=k)
@@ -134,9 +146,11 @@ def level_crossing(curve: np.ndarray, level: float = 0.5) -> float:
 
 def switch_layers(p: AlignmentProfile, rows: torch.Tensor | None = None) -> dict[str, float]:
     """The switch layer by the top-k curves (target overtakes input) and by the projection's 0.5."""
-    return {"match": crossing(p.mean("input_match", rows), p.mean("target_match", rows)),
-            "projection": level_crossing(p.mean("projection", rows), 0.5),
-            "cosine": crossing(p.mean("cos_in", rows), p.mean("cos_out", rows))}
+    return {
+        "match": crossing(p.mean("input_match", rows), p.mean("target_match", rows)),
+        "projection": level_crossing(p.mean("projection", rows), 0.5),
+        "cosine": crossing(p.mean("cos_in", rows), p.mean("cos_out", rows)),
+    }
 
 
 def bootstrap_switch(p: AlignmentProfile, n_boot: int = 1000, seed: int = 0, level: float = 0.95) -> dict[str, tuple]:
@@ -153,7 +167,7 @@ def bootstrap_switch(p: AlignmentProfile, n_boot: int = 1000, seed: int = 0, lev
     for name, v in draws.items():
         a = np.asarray(v)
         ok = a[~np.isnan(a)]
-        lo, hi = (np.quantile(ok, [(1 - level) / 2, (1 + level) / 2]) if ok.size else (math.nan, math.nan))
+        lo, hi = np.quantile(ok, [(1 - level) / 2, (1 + level) / 2]) if ok.size else (math.nan, math.nan)
         out[name] = (float(lo), float(hi), float(ok.size / a.size))
     return out
 
@@ -167,8 +181,10 @@ def decoded_panel(model: nn.Module, ids: torch.Tensor, tokenizer, start: int, wi
     resid = lens.capture(model, ids[None], modules=[], logits_to_keep=1).residual[0]  # (L+1, T, d)
     fnorm = lens.final_norm(model)
     pos = slice(start, start + width)
-    dec = [[tokenizer.decode([int(t)]) for t in lens.nearest_tokens(fnorm(resid[l, pos]), D, 1)[:, 0]]
-           for l in range(resid.shape[0])]
+    dec = [
+        [tokenizer.decode([int(t)]) for t in lens.nearest_tokens(fnorm(resid[l, pos]), D, 1)[:, 0]]
+        for l in range(resid.shape[0])
+    ]
     rows = [["input", *[tokenizer.decode([int(t)]) for t in ids[pos]]]]
     first = 0
     for l in range(1, len(dec) + 1):
@@ -232,10 +248,15 @@ class ResidualGate(nn.Module):
         if len(blocks) != self.n_layers:
             raise ReproError(f"gate for {self.n_layers} layers attached to a model with {len(blocks)}")
         cfg = getattr(model, "config", None)
-        if getattr(cfg, "norm_position", "pre") != "pre" or getattr(cfg, "residual_alpha", 1.0) != 1.0 \
-                or not getattr(cfg, "residual", True):
-            raise ReproError("ResidualGate rewrites y = x + F(x) into α·x + F(x): it needs pre-norm blocks with a plain "
-                             "residual (TinyConfig norm_position='pre', residual_alpha=1, residual=True)")
+        if (
+            getattr(cfg, "norm_position", "pre") != "pre"
+            or getattr(cfg, "residual_alpha", 1.0) != 1.0
+            or not getattr(cfg, "residual", True)
+        ):
+            raise ReproError(
+                "ResidualGate rewrites y = x + F(x) into α·x + F(x): it needs pre-norm blocks with a plain "
+                "residual (TinyConfig norm_position='pre', residual_alpha=1, residual=True)"
+            )
         old = getattr(model, "residual_gate", None)
         if isinstance(old, ResidualGate):
             old.detach_hooks()  # one gate per model: the new one replaces it
@@ -259,6 +280,7 @@ class ResidualGate(nn.Module):
             a = self.alphas().to(device=y.device, dtype=y.dtype)[i]
             y = y - (1 - a) * x
             return y if isinstance(output, torch.Tensor) else (y, *output[1:])
+
         return hook
 
 
@@ -276,8 +298,9 @@ def loss_and_accuracy(model: nn.Module, windows: torch.Tensor, batch: int = 32) 
     return total / count, correct / count
 
 
-def last_word_items(tokenizer, texts: Sequence[str], *, min_words: int = 8, max_items: int = 500,
-                    max_tokens: int = 64) -> list[tuple[list[int], list[int]]]:
+def last_word_items(
+    tokenizer, texts: Sequence[str], *, min_words: int = 8, max_items: int = 500, max_tokens: int = 64
+) -> list[tuple[list[int], list[int]]]:
     """LAMBADA-style items from sentences (000 Table II's LAMBADA column, on Brown): the context
     is a sentence without its last word, the target the last word's tokens (with its leading
     space). Sentences are split at '. ', kept with ≥ `min_words` alphabetic-ending words."""
@@ -308,8 +331,8 @@ def last_word_scores(model: nn.Module, items: Sequence[tuple[list[int], list[int
     dev = next(model.parameters()).device
     for ctx, tgt in items:
         seq = torch.tensor([ctx + tgt], device=dev)
-        logp = model(seq[:, :-1]).logits[0, len(ctx) - 1:].float().log_softmax(-1)
-        target = seq[0, len(ctx):]
+        logp = model(seq[:, :-1]).logits[0, len(ctx) - 1 :].float().log_softmax(-1)
+        target = seq[0, len(ctx) :]
         hits += int(torch.equal(logp.argmax(-1), target))
         total -= float(logp.gather(1, target[:, None]).sum())
     return hits / len(items), total / len(items)
@@ -354,36 +377,66 @@ def job_model_config(tc: TinyConfig, variant: Variant) -> dict:
 
 def build_for_job(seed: int, *, tiny: dict, variant: dict) -> TinyDecoder:
     """`build` from JSON-able arguments: the model factory of a distributed training job
-    (repro.harness.launch), on the CPU (accelerate moves it)."""
+    (repro.core.launch), on the CPU (accelerate moves it)."""
     return build(TinyConfig(**tiny), Variant(**variant), seed)
 
 
-def variant_job(tc: TinyConfig, cfg: T.TrainConfig, variant: Variant, seed: int, *, corpus: str = "brown",
-                data_identity: dict | None = None) -> dict:
-    """`train_variant`'s run as a JSON-able job for another process (repro.harness.launch)."""
+def variant_job(
+    tc: TinyConfig,
+    cfg: T.TrainConfig,
+    variant: Variant,
+    seed: int,
+    *,
+    corpus: str = "brown",
+    data_identity: dict | None = None,
+) -> dict:
+    """`train_variant`'s run as a JSON-able job for another process (repro.core.launch)."""
     from dataclasses import asdict
 
-    from repro.harness import launch
+    from repro.core import launch
 
-    return launch.job("repro.causal_shift.experiments:build_for_job", {"tiny": asdict(tc), "variant": asdict(variant)},
-                      cfg.replace(model_seed=seed), corpus=corpus, model_config=job_model_config(tc, variant),
-                      data_identity=data_identity)
+    return launch.job(
+        "repro.causal_shift.experiments:build_for_job",
+        {"tiny": asdict(tc), "variant": asdict(variant)},
+        cfg.replace(model_seed=seed),
+        corpus=corpus,
+        model_config=job_model_config(tc, variant),
+        data_identity=data_identity,
+    )
 
 
-def train_variant(tc: TinyConfig, cfg: T.TrainConfig, variant: Variant, seed: int, *, train_tokens: torch.Tensor,
-                  val_tokens: torch.Tensor, data_identity: dict | None = None, progress: bool = False,
-                  device: torch.device | str = "cpu", procs: int = 1, corpus: str = "brown") -> T.TrainResult:
+def train_variant(
+    tc: TinyConfig,
+    cfg: T.TrainConfig,
+    variant: Variant,
+    seed: int,
+    *,
+    train_tokens: torch.Tensor,
+    val_tokens: torch.Tensor,
+    data_identity: dict | None = None,
+    progress: bool = False,
+    device: torch.device | str = "cpu",
+    procs: int = 1,
+    corpus: str = "brown",
+) -> T.TrainResult:
     """Train (or load from the checkpoint cache) one variant on `device`; the gate is part of
-    the key. `procs` > 1: train it on that many processes with torchrun first (repro.harness.launch;
+    the key. `procs` > 1: train it on that many processes with torchrun first (repro.core.launch;
     `corpus` names where train/val tokens come from), then load the checkpoint it wrote."""
     cfg = cfg.replace(model_seed=seed)
     model_config = job_model_config(tc, variant)
     if procs > 1:
-        from repro.harness import launch
+        from repro.core import launch
 
         launch.train_jobs([variant_job(tc, cfg, variant, seed, corpus=corpus, data_identity=data_identity)], procs)
-    return T.train(lambda s: build(tc, variant, s, device), cfg, train_tokens=train_tokens,
-                   val_tokens=val_tokens, model_config=model_config, data_identity=data_identity, progress=progress)
+    return T.train(
+        lambda s: build(tc, variant, s, device),
+        cfg,
+        train_tokens=train_tokens,
+        val_tokens=val_tokens,
+        model_config=model_config,
+        data_identity=data_identity,
+        progress=progress,
+    )
 
 
 def gate_history(result: T.TrainResult, tc: TinyConfig, variant: Variant) -> dict[int, np.ndarray]:

@@ -1,6 +1,7 @@
 """Figure builders of the causal-shift claims (000): Fig 2 (top-k matches by layer), Fig 3
 (alignment measures by relative depth), Fig 4 (single-layer cut sweep), Fig 5 (the learned
 gate's distribution) and Table II as bars."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -60,8 +61,15 @@ def gate_distribution(history: dict, title: str) -> plt.Figure:
     steps = sorted(history)
     grid = np.stack([history[s] for s in steps])
     fig, ax = plt.subplots(figsize=(5.2, 3.2))
-    im = ax.imshow(grid.T, aspect="auto", origin="lower", cmap="viridis", vmin=0, vmax=max(0.5, grid.max()),
-                   interpolation="nearest")
+    im = ax.imshow(
+        grid.T,
+        aspect="auto",
+        origin="lower",
+        cmap="viridis",
+        vmin=0,
+        vmax=max(0.5, grid.max()),
+        interpolation="nearest",
+    )
     ax.set_xticks(range(len(steps)), [str(s) for s in steps], fontsize=7)
     ax.set(xlabel="training step", ylabel="layer", title=title)
     fig.colorbar(im, ax=ax, label="π (probability of attenuating)")

@@ -16,6 +16,7 @@
 Models and token windows go on `device` (the run's `--device`; CPU by default); the device itself
 is in no checkpoint key (`repro.core.train` keys the dtype that ran).
 """
+
 from __future__ import annotations
 
 import math
@@ -25,12 +26,10 @@ import numpy as np
 import torch
 
 from repro.causal_shift import experiments as cs
-from repro.core import data
+from repro.core import data, stats
 from repro.core import train as T
-from repro.core import stats
 from repro.core.models.hf import random_init_twin
-from repro.harness.runtime import ReproError, resolve_dtype
-
+from repro.ground.runtime import ReproError, resolve_dtype
 
 # --------------------------------------------------------------------------- §III: CS-1, CS-2
 
@@ -48,14 +47,22 @@ class Reading:
     n_seq: int
 
 
-def read_alignment(name: str, model: torch.nn.Module, tok, a, *, corpus: str = "brown",
-                   device: torch.device | str = "cpu") -> Reading:
+def read_alignment(
+    name: str, model: torch.nn.Module, tok, a, *, corpus: str = "brown", device: torch.device | str = "cpu"
+) -> Reading:
     """000 §III on `model` (`a`: the profile's `align` row) over <bos>-led test windows of
     `corpus` on `device`: the alignment profile (top-k in the policy's compute dtype), the same
     continuous measures on random-init twins of seeds 0 and 1 (`random_init_twin`, on the
     model's device), switch layers, bootstrap CIs over sequences and Table I's panel."""
-    ids = data.bos_windows(tok, "test", a["n_seq"], a["seq_len"] + 1, who=f"--model {name}: the causal-shift claims",
-                           device=device, corpus=corpus)
+    ids = data.bos_windows(
+        tok,
+        "test",
+        a["n_seq"],
+        a["seq_len"] + 1,
+        who=f"--model {name}: the causal-shift claims",
+        device=device,
+        corpus=corpus,
+    )
     dtype = resolve_dtype(a["compute_dtype"], ids.device)
     p = cs.alignment_profile(model, ids, k=a["k"], compute_dtype=dtype)
     twins = tuple(cs.alignment_profile(random_init_twin(model, seed), ids, k=a["k"], top_k=False) for seed in (0, 1))
@@ -67,19 +74,25 @@ def depth_changes(prof: cs.AlignmentProfile, early: slice, late: slice) -> dict[
     """000 Fig 3's measures between the `early` and the `late` layers: how far cos(h, e_in)
     falls ("falls"), cos(h, e_out) rises ("rises") and the input→output projection rises ("proj")."""
     m = {k: prof.mean(k) for k in ("cos_in", "cos_out", "projection")}
-    return {"falls": float(m["cos_in"][early].mean() - m["cos_in"][late].mean()),
-            "rises": float(m["cos_out"][late].mean() - m["cos_out"][early].mean()),
-            "proj": float(m["projection"][late].mean() - m["projection"][early].mean())}
+    return {
+        "falls": float(m["cos_in"][early].mean() - m["cos_in"][late].mean()),
+        "rises": float(m["cos_out"][late].mean() - m["cos_out"][early].mean()),
+        "proj": float(m["projection"][late].mean() - m["projection"][early].mean()),
+    }
 
 
 def depth_changes_per_sequence(prof: cs.AlignmentProfile, early: slice, late: slice) -> dict[str, np.ndarray]:
     """`depth_changes` per sequence: name → (S,) the change of each sequence's layer means."""
     m = {k: getattr(prof, k).numpy() for k in ("cos_in", "cos_out", "projection")}
+
     def mean(x, sl):
         return np.nanmean(x[:, sl], axis=1)
-    return {"falls": mean(m["cos_in"], early) - mean(m["cos_in"], late),
-            "rises": mean(m["cos_out"], late) - mean(m["cos_out"], early),
-            "proj": mean(m["projection"], late) - mean(m["projection"], early)}
+
+    return {
+        "falls": mean(m["cos_in"], early) - mean(m["cos_in"], late),
+        "rises": mean(m["cos_out"], late) - mean(m["cos_out"], early),
+        "proj": mean(m["projection"], late) - mean(m["projection"], early),
+    }
 
 
 @dataclass
@@ -93,8 +106,9 @@ class MeasuresPower:
     n_80: int | None  # sequences for 80% power (None: more than 100,000)
 
 
-def measures_power(ours: dict[str, np.ndarray], null: dict[str, np.ndarray], effects: dict[str, float],
-                   bars: dict[str, float]) -> MeasuresPower:
+def measures_power(
+    ours: dict[str, np.ndarray], null: dict[str, np.ndarray], effects: dict[str, float], bars: dict[str, float]
+) -> MeasuresPower:
     """CS-2's power: its rule is that every change (name → (S,) per sequence, `ours` minus the
     random-init twin's `null`, paired by sequence: the same windows) reaches its bar. Each mean
     excess is normal around its declared effect with the se of the per-sequence excesses (the
@@ -138,7 +152,7 @@ class Runs:
 
 def train_runs(sizes, *, corpus: str = "brown", device: torch.device | str = "cpu", procs: int = 1) -> Runs:
     """Train (or load from the checkpoint cache) every §IV variant on `corpus` under the Brown
-    BPE, on `device` (`procs` > 1: under torchrun, `repro.harness.launch`); `sizes`: the
+    BPE, on `device` (`procs` > 1: under torchrun, `repro.core.launch`); `sizes`: the
     profile's `causal_shift` sizes."""
     tc = cs.gpt2_style(**sizes["model"])
     cfg = T.TrainConfig(**sizes["train"], vocab_size=sizes["model"]["vocab_size"], corpus=corpus)
@@ -149,22 +163,25 @@ def train_runs(sizes, *, corpus: str = "brown", device: torch.device | str = "cp
     seeds = sizes["seeds"]
     gv = cs.Variant("gating", "learned", alpha=a)
     gate_cfg = cfg.replace(snapshot_steps=sizes["gate_snapshots"])
-    runs = ([(cfg, cs.Variant("baseline"), s) for s in seeds]
-            + [(cfg, cs.Variant(f"cut@{l}", "cut", l, a), seeds[0]) for l in range(L)]
-            + [(cfg, cs.Variant("cut@0", "cut", 0, a), s) for s in seeds[1:]]
-            + [(cfg, cs.Variant(f"cut@{middle} α=0", "cut", middle, 0.0), s) for s in seeds]
-            + [(gate_cfg, gv, seeds[0])])
-    from repro.harness import launch
+    runs = (
+        [(cfg, cs.Variant("baseline"), s) for s in seeds]
+        + [(cfg, cs.Variant(f"cut@{l}", "cut", l, a), seeds[0]) for l in range(L)]
+        + [(cfg, cs.Variant("cut@0", "cut", 0, a), s) for s in seeds[1:]]
+        + [(cfg, cs.Variant(f"cut@{middle} α=0", "cut", middle, 0.0), s) for s in seeds]
+        + [(gate_cfg, gv, seeds[0])]
+    )
+    from repro.core import launch
 
     # the 13 independent models: each on `procs` processes under torchrun, or on a CPU side by
-    # side, one per core (repro.harness.launch.train_jobs); then loaded here
-    launch.train_jobs([cs.variant_job(tc, c, v, s, corpus=corpus, data_identity=ident) for c, v, s in runs],
-                      procs, device)
+    # side, one per core (repro.core.launch.train_jobs); then loaded here
+    launch.train_jobs(
+        [cs.variant_job(tc, c, v, s, corpus=corpus, data_identity=ident) for c, v, s in runs], procs, device
+    )
     done = [cs.train_variant(tc, c, v, s, **kw) for c, v, s in runs]
     n = len(seeds)
-    baseline, cuts = done[:n], done[n:n + L]
-    first = [cuts[0]] + done[n + L:n + L + n - 1]
-    alpha0, gate = done[n + L + n - 1:n + L + 2 * n - 1], done[-1]
+    baseline, cuts = done[:n], done[n : n + L]
+    first = [cuts[0]] + done[n + L : n + L + n - 1]
+    alpha0, gate = done[n + L + n - 1 : n + L + 2 * n - 1], done[-1]
     return Runs(tc, cfg, baseline, cuts, first, alpha0, gate, gv, middle)
 
 
@@ -181,24 +198,37 @@ def table2(runs: Runs, sizes, *, corpus: str = "brown"):
     # shifted corpus), not the user's choice
     _, code_val, _ = T.corpus_tokens("stdlib-code", sizes["model"]["vocab_size"])
     starts = torch.linspace(0, code_val.numel() - T1 - 1, n).long()
-    code = torch.stack([code_val[s:s + T1] for s in starts])
-    items = cs.last_word_items(tok, [d.text for d in data.corpus_documents(corpus, "test")],
-                               max_items=sizes["eval"]["last_word_items"],
-                               max_tokens=runs.cfg.seq_len)
+    code = torch.stack([code_val[s : s + T1] for s in starts])
+    items = cs.last_word_items(
+        tok,
+        [d.text for d in data.corpus_documents(corpus, "test")],
+        max_items=sizes["eval"]["last_word_items"],
+        max_tokens=runs.cfg.seq_len,
+    )
     best = int(np.argmin([Runs.val(r) for r in runs.cuts]))
-    models = {"baseline": runs.baseline[0].model, f"fixed cut (layer {best})": runs.cuts[best].model,
-              "gating": runs.gate.model}
+    models = {
+        "baseline": runs.baseline[0].model,
+        f"fixed cut (layer {best})": runs.cuts[best].model,
+        "gating": runs.gate.model,
+    }
     out = {}
     for name, m in models.items():
         m.eval()
         acc, nll = cs.last_word_scores(m, items)
-        out[name] = {"brown": cs.loss_and_accuracy(m, brown), "code": cs.loss_and_accuracy(m, code),
-                     "last_word": acc, "last_word_nll": nll}
+        out[name] = {
+            "brown": cs.loss_and_accuracy(m, brown),
+            "code": cs.loss_and_accuracy(m, code),
+            "last_word": acc,
+            "last_word_nll": nll,
+        }
     # the seed spread of each benchmark's score: the baseline's seeds (same data order), for CS-6's power
     # (seed 0 is the "baseline" model scored above)
     first = out["baseline"]
-    spread = {"brown": [100 * first["brown"][1]], "code": [100 * first["code"][1]],
-              "last_word_nll": [first["last_word_nll"]]}
+    spread = {
+        "brown": [100 * first["brown"][1]],
+        "code": [100 * first["code"][1]],
+        "last_word_nll": [first["last_word_nll"]],
+    }
     for r in runs.baseline[1:]:
         r.model.eval()
         spread["brown"].append(100 * cs.loss_and_accuracy(r.model, brown)[1])
@@ -207,21 +237,27 @@ def table2(runs: Runs, sizes, *, corpus: str = "brown"):
     return out, len(items), best, {k: float(np.std(v, ddof=1)) for k, v in spread.items()}
 
 
-def order_power(base: np.ndarray, higher_is_better: np.ndarray, seed_sd: np.ndarray, rel_gain: tuple[float, float],
-                seeds: int = 1, draws: int = 20_000) -> float:
+def order_power(
+    base: np.ndarray,
+    higher_is_better: np.ndarray,
+    seed_sd: np.ndarray,
+    rel_gain: tuple[float, float],
+    seeds: int = 1,
+    draws: int = 20_000,
+) -> float:
     """CS-6's power: the chance that gating ≥ fixed cut ≥ baseline shows on every benchmark if
     Table II's relative gains are real. `base` (benchmark,): our baseline's scores;
     `higher_is_better` (benchmark,) bools; `seed_sd` (benchmark,): the spread of a score over
     seeds; `rel_gain`: (fixed cut over baseline, gating over fixed cut). Each model's score is
     normal around base·(1 ± gain) with sd seed_sd/√seeds (`seeds`: models averaged per variant),
     by simulation (`draws`, a fixed generator: the same number every run)."""
-    sign = np.where(higher_is_better, 1.0, -1.0)                                        # (benchmark,)
-    gain = np.array([0.0, rel_gain[0], (1 + rel_gain[0]) * (1 + rel_gain[1]) - 1])      # (model,)
-    means = base[:, None] * (1 + sign[:, None] * gain[None, :])                         # (benchmark, model)
+    sign = np.where(higher_is_better, 1.0, -1.0)  # (benchmark,)
+    gain = np.array([0.0, rel_gain[0], (1 + rel_gain[0]) * (1 + rel_gain[1]) - 1])  # (model,)
+    means = base[:, None] * (1 + sign[:, None] * gain[None, :])  # (benchmark, model)
     sd = seed_sd / np.sqrt(seeds)
     g = np.random.default_rng(0)
     sims = means[None] + g.normal(0.0, 1.0, size=(draws, *means.shape)) * sd[None, :, None]
-    better = sims * sign[None, :, None]                                                 # higher is better
+    better = sims * sign[None, :, None]  # higher is better
     return float(np.all((better[..., 2] >= better[..., 1]) & (better[..., 1] >= better[..., 0]), axis=1).mean())
 
 
@@ -243,13 +279,21 @@ class GatePower:
     def power_at(self, steps: float, bar: float) -> float:
         """P(largest π ≥ `bar` after `steps`) under the fitted line: a prediction, Student t with
         `df` degrees of freedom around 1/L + trend·steps, with sd √(noise² + steps²·trend_se²)."""
-        return _prediction_power(self.expected - self.trend_per_step * self.steps, self.trend_per_step,
-                                 self.trend_se, self.noise_sd, self.df, steps, bar)
+        return _prediction_power(
+            self.expected - self.trend_per_step * self.steps,
+            self.trend_per_step,
+            self.trend_se,
+            self.noise_sd,
+            self.df,
+            steps,
+            bar,
+        )
 
 
-def _prediction_power(start: float, slope: float, slope_se: float, noise: float, df: int, steps: float,
-                      bar: float) -> float:
-    sd = math.sqrt(noise ** 2 + (steps * slope_se) ** 2)
+def _prediction_power(
+    start: float, slope: float, slope_se: float, noise: float, df: int, steps: float, bar: float
+) -> float:
+    sd = math.sqrt(noise**2 + (steps * slope_se) ** 2)
     z = (start + slope * steps - bar) / sd
     p2 = float(stats.t_two_sided_p(z, df))  # P(|T| ≥ |z|)
     return 1 - p2 / 2 if z >= 0 else p2 / 2  # P(T ≤ z): the prediction clears the bar

@@ -6,6 +6,7 @@ Each `*_stats` function runs `check['examples']` examples (`check`: the profile'
 `context_axis.check` row: `examples`, `max_S`, `max_layers`) on `device` and returns the maxima
 and medians the claims assert; the claims own the thresholds (exact up to float64 rounding).
 """
+
 from __future__ import annotations
 
 from typing import Any, Callable
@@ -17,7 +18,7 @@ from hypothesis import strategies as st
 from repro.context_axis import kernels as ca
 from repro.context_axis import whole_model as cl
 from repro.core.models.hf import build_model
-from repro.harness.runtime import generator
+from repro.ground.runtime import generator
 
 VOCAB = 50
 
@@ -25,8 +26,17 @@ VOCAB = 50
 def tiny_model(arch: str, n_layer: int, seed: int, device: torch.device | str = "cpu", vocab: int = VOCAB):
     """A random tiny transformers model in float64 with perturbed norms (so that no identity
     norm makes two formulations agree by accident), on `device`."""
-    return build_model(arch, n_layer=n_layer, n_head=4, d_model=32, vocab_size=vocab, seed=seed, perturb_norms=0.1,
-                       attn_implementation="sdpa", dtype=torch.float64).to(device)
+    return build_model(
+        arch,
+        n_layer=n_layer,
+        n_head=4,
+        d_model=32,
+        vocab_size=vocab,
+        seed=seed,
+        perturb_norms=0.1,
+        attn_implementation="sdpa",
+        dtype=torch.float64,
+    ).to(device)
 
 
 def random_ids(seed: int, shape: tuple[int, ...], device: torch.device | str = "cpu") -> torch.Tensor:
@@ -38,14 +48,23 @@ def random_ids(seed: int, shape: tuple[int, ...], device: torch.device | str = "
 def exhaustive(check: Callable[..., None], check_sizes, **strategies) -> None:
     """Run `check(**example)` on `check_sizes['examples']` derandomised hypothesis examples (the
     same examples every run: the records are deterministic)."""
-    runner = settings(max_examples=check_sizes["examples"], derandomize=True, database=None, deadline=None,
-                      suppress_health_check=list(HealthCheck))(given(**strategies)(check))
+    runner = settings(
+        max_examples=check_sizes["examples"],
+        derandomize=True,
+        database=None,
+        deadline=None,
+        suppress_health_check=list(HealthCheck),
+    )(given(**strategies)(check))
     runner()
 
 
 def _common(check_sizes) -> dict[str, Any]:
-    return dict(arch=st.sampled_from(["llama", "gpt2"]), S=st.integers(2, check_sizes["max_S"]),
-                L=st.integers(1, check_sizes["max_layers"]), seed=st.integers(0, 2 ** 16))
+    return dict(
+        arch=st.sampled_from(["llama", "gpt2"]),
+        S=st.integers(2, check_sizes["max_S"]),
+        L=st.integers(1, check_sizes["max_layers"]),
+        seed=st.integers(0, 2**16),
+    )
 
 
 def _gap(a: torch.Tensor, b: torch.Tensor) -> float:
@@ -56,8 +75,15 @@ def diagonal_stats(check_sizes, device: torch.device | str = "cpu") -> dict[str,
     """CA-3: the diagonal's independence of later tokens (control: Algorithm 1's mask with one
     future key let through), the per-prefix oracle, the masked formulation, and the last query's
     distance from causal attention (≥ 2 layers; one layer as its control)."""
-    stats: dict[str, Any] = {"future": 0.0, "leak": 0.0, "oracle": 0.0, "masked": 0.0, "vs_causal": [],
-                             "one_layer": [], "n": 0}
+    stats: dict[str, Any] = {
+        "future": 0.0,
+        "leak": 0.0,
+        "oracle": 0.0,
+        "masked": 0.0,
+        "vs_causal": [],
+        "one_layer": [],
+        "n": 0,
+    }
 
     def check(arch, S, L, seed, t):
         t = t % S
@@ -65,17 +91,19 @@ def diagonal_stats(check_sizes, device: torch.device | str = "cpu") -> dict[str,
         g = generator(seed)
         ids = torch.randint(0, VOCAB, (2, S), generator=g)
         other = ids.clone()
-        other[:, t + 1:] = torch.randint(0, VOCAB, (2, S - t - 1), generator=g)
+        other[:, t + 1 :] = torch.randint(0, VOCAB, (2, S - t - 1), generator=g)
         ids, other = ids.to(device), other.to(device)
         with torch.no_grad():
             full = cl.full_axis_logits(m, ids, bucket=1 + seed % 4)
-            stats["future"] = max(stats["future"], _gap(cl.full_axis_logits(m, other)[:, :t + 1], full[:, :t + 1]))
+            stats["future"] = max(stats["future"], _gap(cl.full_axis_logits(m, other)[:, : t + 1], full[:, : t + 1]))
             stats["oracle"] = max(stats["oracle"], _gap(full, cl.prefix_oracle(m, ids)))
             stats["masked"] = max(stats["masked"], _gap(full, cl.masked_logits(m, ids)))
             # negative control: Algorithm 1's mask with one future key let through (slice c
             # also sees key c + 1), measured by the same perturbation of the tokens after t
-            stats["leak"] = max(stats["leak"], _gap(cl.masked_logits(m, other, future=1)[:, :t + 1],
-                                                    cl.masked_logits(m, ids, future=1)[:, :t + 1]))
+            stats["leak"] = max(
+                stats["leak"],
+                _gap(cl.masked_logits(m, other, future=1)[:, : t + 1], cl.masked_logits(m, ids, future=1)[:, : t + 1]),
+            )
             if S > 2:  # one layer: the last query reads the same inputs either way (the control)
                 stats["vs_causal" if L > 1 else "one_layer"].append(_gap(full[:, -1], cl.causal_logits(m, ids)[:, -1]))
         stats["n"] += 1
@@ -94,14 +122,18 @@ def upper_triangle_stats(check_sizes, device: torch.device | str = "cpu") -> dic
         m = tiny_model(arch, L, seed % 11, device)
         ids = random_ids(seed, (2, S), device)
         with torch.no_grad():
-            stats["model"] = max(stats["model"], _gap(cl.masked_logits(m, ids, zero_upper=True),
-                                                      cl.masked_logits(m, ids)))
+            stats["model"] = max(
+                stats["model"], _gap(cl.masked_logits(m, ids, zero_upper=True), cl.masked_logits(m, ids))
+            )
             # negative control: one future key let through the mask (slice c sees key c + 1, a
             # position of the upper triangle), zeroed the same way
-            stats["leak"] = max(stats["leak"], _gap(cl.masked_logits(m, ids, zero_upper=True, future=1),
-                                                    cl.masked_logits(m, ids, future=1)))
-        q, k, v = (torch.randn(2, 2, S, S, 4, generator=generator(seed + i), dtype=torch.float64).to(device)
-                   for i in range(3))
+            stats["leak"] = max(
+                stats["leak"],
+                _gap(cl.masked_logits(m, ids, zero_upper=True, future=1), cl.masked_logits(m, ids, future=1)),
+            )
+        q, k, v = (
+            torch.randn(2, 2, S, S, 4, generator=generator(seed + i), dtype=torch.float64).to(device) for i in range(3)
+        )
         stats["kernel"] = max(stats["kernel"], _gap(ca.trimmed(q, k, v), ca.upper_zeroed(ca.naive(q, k, v))))
         stats["n"] += 1
 

@@ -1,6 +1,7 @@
 """The context-axis experiments (004) the CA claims read: CA-4 on a pretrained model, the
 per-slice states of Fig 3, the counted cost of CA-6 / CA-7, and CA-8's training grid.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -12,13 +13,19 @@ from torch import nn
 from torch.utils.flop_counter import FlopCounterMode
 
 from repro.context_axis.kernels import NAIVE_MAX_S, attend, segment, to_band
-from repro.context_axis.whole_model import (causal_logits, full_axis_logits, lm_job, prefix_oracle, segment_logits,
-                                            train_lm, window_nll)
+from repro.context_axis.whole_model import (
+    causal_logits,
+    full_axis_logits,
+    lm_job,
+    prefix_oracle,
+    segment_logits,
+    train_lm,
+    window_nll,
+)
 from repro.core import data, stats
-from repro.core.models.hf import in_dtype
 from repro.core import train as T
-from repro.harness.runtime import ReproError, generator
-
+from repro.core.models.hf import in_dtype
+from repro.ground.runtime import ReproError, generator
 
 # --------------------------------------------------------------------------- CA-4
 
@@ -39,8 +46,9 @@ class PretrainedRun:
     corpus: str  # the text its windows were cut from (--corpus)
 
 
-def pretrained_run(model_name: str, m: nn.Module, tok: Any, p: dict, corpus: str,
-                   dtype: torch.dtype = torch.float64) -> PretrainedRun:
+def pretrained_run(
+    model_name: str, m: nn.Module, tok: Any, p: dict, corpus: str, dtype: torch.dtype = torch.float64
+) -> PretrainedRun:
     """CA-4 on a pretrained model (`p`: the profile's "pretrained" row): every whole-model mode
     on held-out windows of `corpus` with the model's own weights, the largest logit gaps
     between modes that must agree (and two that must not: the controls), whether the state
@@ -56,8 +64,15 @@ def pretrained_run(model_name: str, m: nn.Module, tok: Any, p: dict, corpus: str
 
 
 def _pretrained_run(model_name: str, m: nn.Module, tok: Any, p: dict, corpus: str) -> PretrainedRun:
-    ids = data.bos_windows(tok, "test", p["n_seq"], p["seq_len"] + 1, who=f"--model {model_name}: CA-4's claims",
-                           device=next(m.parameters()).device, corpus=corpus)
+    ids = data.bos_windows(
+        tok,
+        "test",
+        p["n_seq"],
+        p["seq_len"] + 1,
+        who=f"--model {model_name}: CA-4's claims",
+        device=next(m.parameters()).device,
+        corpus=corpus,
+    )
     x, y = ids[:, :-1], ids[:, 1:]
     before = {k: v.detach().clone() for k, v in m.state_dict().items()}
     n_params = sum(p.numel() for p in m.parameters())
@@ -74,12 +89,19 @@ def _pretrained_run(model_name: str, m: nn.Module, tok: Any, p: dict, corpus: st
         return float(T.token_nll(lg, y).mean())
 
     return PretrainedRun(
-        model_name, float((full - oracle).abs().max()), float((seg1 - causal).abs().max()),
-        float((segS - oracle).abs().max()), float((causal - oracle).abs().max()), float((segk - causal).abs().max()),
+        model_name,
+        float((full - oracle).abs().max()),
+        float((seg1 - causal).abs().max()),
+        float((segS - oracle).abs().max()),
+        float((causal - oracle).abs().max()),
+        float((segk - causal).abs().max()),
         (n_params, sum(p.numel() for p in m.parameters())),
-        all(torch.equal(v, before[k]) for k, v in m.state_dict().items()), m.config._attn_implementation == impl,
+        all(torch.equal(v, before[k]) for k, v in m.state_dict().items()),
+        m.config._attn_implementation == impl,
         {"causal": nll(causal), "full": nll(full), f"segment:{p['segment']}": nll(segk)},
-        str(next(m.parameters()).dtype).removeprefix("torch."), corpus)
+        str(next(m.parameters()).dtype).removeprefix("torch."),
+        corpus,
+    )
 
 
 # --------------------------------------------------------------------------- CA-5: Fig 3
@@ -165,44 +187,76 @@ class Experiment:
     corpus: str  # what the models trained on and were scored on (--corpus)
 
 
-def ca8_experiment(sizes: dict, corpus: str = "brown", device: torch.device | str = "cpu",
-                   procs: int = 1) -> Experiment:
+def ca8_experiment(
+    sizes: dict, corpus: str = "brown", device: torch.device | str = "cpu", procs: int = 1
+) -> Experiment:
     """CA-8: for each seed, the causal, context-axis and axis-drop LMs trained on `corpus` with
     the same init and data order, each scored per held-out window under every inference mode
     (causal, segment:k, full). `sizes`: the profile's "context_axis" row; the models train and
     are scored on `device` (--device); `procs` > 1 (--train-procs): each model trains first on
-    that many processes under torchrun (repro.harness.launch), then loads here."""
+    that many processes under torchrun (repro.core.launch), then loads here."""
     tc = T.TrainConfig(**sizes["train"], vocab_size=sizes["model"]["vocab_size"], corpus=corpus)
     train_tokens, val_tokens, ident = T.corpus_tokens(corpus, tc.vocab_size)
     n, L = sizes["eval"]["windows"], tc.seq_len + 1
     if val_tokens.numel() < n * L:
-        raise ReproError(f"CA-8 needs {n} held-out windows of {L} tokens; {data.corpus_title(corpus)} "
-                         f"validation has {val_tokens.numel()}")
+        raise ReproError(
+            f"CA-8 needs {n} held-out windows of {L} tokens; {data.corpus_title(corpus)} "
+            f"validation has {val_tokens.numel()}"
+        )
     windows = T.cut_windows(val_tokens, torch.arange(n) * L, tc.seq_len).to(device)  # n non-overlapping
     modes = ["causal", *[f"segment:{k}" for k in sizes["eval"]["segments"]], "full"]
-    setups = {"causal": dict(train_mode="causal"), "context axis": dict(train_mode="full"),
-              "axis drop": dict(train_mode="full", axis_drop=sizes["axis_drop"])}
-    from repro.harness import launch
+    setups = {
+        "causal": dict(train_mode="causal"),
+        "context axis": dict(train_mode="full"),
+        "axis drop": dict(train_mode="full", axis_drop=sizes["axis_drop"]),
+    }
+    from repro.core import launch
 
     # --train-procs N: every model under torchrun first; with one process they train in-process
     # as they always have (pooled=False: not in the training pool, whose one torch thread need
     # not reproduce the bits of the committed baselines' in-process runs)
-    launch.train_jobs([lm_job(sizes["model"], tc, seed, bucket=sizes["bucket"], corpus=corpus, data_identity=ident,
-                              **setups[variant]) for seed in sizes["seeds"] for variant in VARIANTS],
-                      procs, device, pooled=False)
+    launch.train_jobs(
+        [
+            lm_job(
+                sizes["model"], tc, seed, bucket=sizes["bucket"], corpus=corpus, data_identity=ident, **setups[variant]
+            )
+            for seed in sizes["seeds"]
+            for variant in VARIANTS
+        ],
+        procs,
+        device,
+        pooled=False,
+    )
     nll = {v: {m: [] for m in modes} for v in VARIANTS}
     results = {v: [] for v in VARIANTS}
     dropped = {v: [] for v in VARIANTS}
     for seed in sizes["seeds"]:
         for variant in VARIANTS:
-            r = train_lm(sizes["model"], tc, seed, bucket=sizes["bucket"], train_tokens=train_tokens,
-                            val_tokens=val_tokens, data_identity=ident, device=device, **setups[variant])
+            r = train_lm(
+                sizes["model"],
+                tc,
+                seed,
+                bucket=sizes["bucket"],
+                train_tokens=train_tokens,
+                val_tokens=val_tokens,
+                data_identity=ident,
+                device=device,
+                **setups[variant],
+            )
             results[variant].append(r)
             dropped[variant].append(sum(r.model.drop_draws(tc.steps)))  # replayed: also for cached runs
             for mode in modes:
                 nll[variant][mode].append(window_nll(r.model, windows, mode).cpu().numpy())
-    return Experiment(modes, {v: {m: np.stack(x) for m, x in d.items()} for v, d in nll.items()}, results,
-                      tuple(sizes["seeds"]), dropped, n, tc.seq_len, corpus)
+    return Experiment(
+        modes,
+        {v: {m: np.stack(x) for m, x in d.items()} for v, d in nll.items()},
+        results,
+        tuple(sizes["seeds"]),
+        dropped,
+        n,
+        tc.seq_len,
+        corpus,
+    )
 
 
 def train_inference_mismatch(e: Experiment) -> dict[tuple[str, str], float]:
@@ -222,6 +276,7 @@ def joint_paired_power(effect: float, sds: list[float], alpha_one_sided: float, 
     with its paired sd `sds[i]`, at an improvement of `effect`. Returns (joint(k): the product of
     the powers at k paired seeds — a lower bound when the comparisons share a baseline and so
     correlate positively —, and the powers of each at n seeds: the smallest is an upper bound)."""
+
     def joint(k: int) -> float:
         return float(np.prod([stats.power_paired_t(effect, sd, max(k, 2), alpha_one_sided) for sd in sds]))
 

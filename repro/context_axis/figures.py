@@ -1,6 +1,7 @@
 """Figure builders of the context-axis claims (004): Fig 1 (mask slices), Figs 2–4 (the
 (context, causal) grid of states), cost against sequence length, and CA-8's NLL by inference
 mode."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -18,8 +19,15 @@ def mask_slices(mask, slices, title: str) -> plt.Figure:
         ax.imshow(mask[c], cmap="Greys", vmin=0, vmax=1.6, interpolation="nearest")
         for i in range(S):
             for j in range(S):
-                ax.text(j, i, f"{int(mask[c, i, j])}", ha="center", va="center", fontsize=6,
-                        color="white" if mask[c, i, j] else "black")
+                ax.text(
+                    j,
+                    i,
+                    f"{int(mask[c, i, j])}",
+                    ha="center",
+                    va="center",
+                    fontsize=6,
+                    color="white" if mask[c, i, j] else "black",
+                )
         ax.add_patch(plt.Rectangle((-0.5, c - 0.5), S, 1, fill=False, ec="C3", lw=1.2))
         ax.set_xticks(range(S))
         ax.set_yticks(range(S))
@@ -44,8 +52,16 @@ def axis_layout(source, values, title: str, cbar: str) -> plt.Figure:
         for t in range(S):
             src = int(source[c, t])
             label = "0" if src < 0 else f"h{src},{t}"
-            ax.text(t, c, label, ha="center", va="center", fontsize=6, color="white" if src < 0 else "black",
-                    fontweight="bold" if c == t else "normal")
+            ax.text(
+                t,
+                c,
+                label,
+                ha="center",
+                va="center",
+                fontsize=6,
+                color="white" if src < 0 else "black",
+                fontweight="bold" if c == t else "normal",
+            )
     ax.set_xticks(range(S), [f"t{t}" for t in range(S)], fontsize=7)
     ax.set_yticks(range(source.shape[0]), [f"c{c}" for c in range(source.shape[0])], fontsize=7)
     ax.set(xlabel="causal axis (L_seq)", ylabel="context axis (L_context)", title=title)

@@ -18,6 +18,7 @@ upper triangle zero. `segment` (Fig 4) takes and returns the band layout (B, H, 
 segment size K (`to_band` / `from_band`), never storing the S² layout. `pad` (B, S) marks
 padding keys (Algorithm 1's P).
 """
+
 from __future__ import annotations
 
 import math
@@ -26,8 +27,8 @@ from pathlib import Path
 import torch
 import torch.nn.functional as F
 
-from repro.harness import native, threads
-from repro.harness.runtime import ReproError
+from repro.ground import native, threads
+from repro.ground.runtime import ReproError
 
 KERNELS = ("naive", "masked_sdpa", "trimmed", "segment")
 FULL_LAYOUT = ("naive", "masked_sdpa", "trimmed")  # take (B, H, C, S, d); "segment" takes the band
@@ -68,8 +69,10 @@ def allowed(S: int, device: torch.device | str | None = None, future: int = 0) -
 
 def _check(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> None:
     if q.dim() != 5 or q.shape != k.shape or q.shape[:-1] != v.shape[:-1] or q.shape[2] != q.shape[3]:
-        raise ReproError("context-axis kernels take q, k, v of shape (B, H, C, S, d) with C = S slices; got "
-                         f"{tuple(q.shape)}, {tuple(k.shape)}, {tuple(v.shape)}")
+        raise ReproError(
+            "context-axis kernels take q, k, v of shape (B, H, C, S, d) with C = S slices; got "
+            f"{tuple(q.shape)}, {tuple(k.shape)}, {tuple(v.shape)}"
+        )
 
 
 def naive(q, k, v, pad: torch.Tensor | None = None, out: str = "full") -> torch.Tensor:
@@ -79,8 +82,10 @@ def naive(q, k, v, pad: torch.Tensor | None = None, out: str = "full") -> torch.
     _check_out(out)
     S = q.shape[3]
     if S > NAIVE_MAX_S:
-        raise ReproError(f"naive context-axis attention is a reference for S ≤ {NAIVE_MAX_S} (got {S}): "
-                         f"its score tensor alone is {4 * q.shape[0] * q.shape[1] * S ** 3 / 2 ** 30:.1f} GiB")
+        raise ReproError(
+            f"naive context-axis attention is a reference for S ≤ {NAIVE_MAX_S} (got {S}): "
+            f"its score tensor alone is {4 * q.shape[0] * q.shape[1] * S**3 / 2**30:.1f} GiB"
+        )
     masked = ~allowed(S, q.device)[None, None]  # (1, 1, S, S, S)
     if pad is not None:
         masked = masked | pad[:, None, None, None, :]
@@ -117,10 +122,10 @@ def trimmed(q, k, v, pad: torch.Tensor | None = None, out: str = "full") -> torc
     if out == "diagonal":
         res = q.new_empty(B, H, S, v.shape[-1])
         for c in range(S):
-            s = (q[:, :, c, c:c + 1] * scale) @ k[:, :, c, :c + 1].transpose(-1, -2)  # (B, H, 1, c+1)
+            s = (q[:, :, c, c : c + 1] * scale) @ k[:, :, c, : c + 1].transpose(-1, -2)  # (B, H, 1, c+1)
             if pad is not None:
-                s = s.masked_fill(pad[:, None, None, :c + 1], float("-inf"))
-            res[:, :, c] = (torch.softmax(s, -1) @ v[:, :, c, :c + 1])[:, :, 0]
+                s = s.masked_fill(pad[:, None, None, : c + 1], float("-inf"))
+            res[:, :, c] = (torch.softmax(s, -1) @ v[:, :, c, : c + 1])[:, :, 0]
         return res
     _check_out(out)
     return _by_slices(q, k, v, pad, lambda res, cs: _prefix_attention(q, k, v, pad, res, scale, cs))
@@ -156,8 +161,11 @@ def _split_workers(q, k, v, pad, min_s: int | None = None) -> int:
     calling thread does (`threads.splittable`: autocast, autograd recording, FlopCounterMode —
     CA-6/7 count the kernels' FLOPs at S = 256 —, vmap, the profiler, …). `min_s`: another
     threshold than SPLIT_MIN_S (`fused`'s)."""
-    if q.device.type != "cpu" or q.shape[3] < (SPLIT_MIN_S if min_s is None else min_s) \
-            or not threads.splittable(q, k, v, pad):
+    if (
+        q.device.type != "cpu"
+        or q.shape[3] < (SPLIT_MIN_S if min_s is None else min_s)
+        or not threads.splittable(q, k, v, pad)
+    ):
         return 1
     n = threads.workers()
     return n if n <= SPLIT_MAX_WORKERS else 1
@@ -166,12 +174,12 @@ def _split_workers(q, k, v, pad, min_s: int | None = None) -> int:
 def _prefix_attention(q, k, v, pad, res, scale: float, slices) -> None:
     """`trimmed`'s loop: slice c attends over its prefix 0 … c, written into res[:, :, c, :c+1]."""
     for c in slices:
-        s = (q[:, :, c, :c + 1] * scale) @ k[:, :, c, :c + 1].transpose(-1, -2)  # (B, H, c+1, c+1)
+        s = (q[:, :, c, : c + 1] * scale) @ k[:, :, c, : c + 1].transpose(-1, -2)  # (B, H, c+1, c+1)
         if pad is not None:
-            s = s.masked_fill(pad[:, None, None, :c + 1], float("-inf"))
+            s = s.masked_fill(pad[:, None, None, : c + 1], float("-inf"))
         # assigned, not matmul(out=res[...]): an `out` that is a strided view of the result made
         # the kernel 23% slower at S = 512 on the 2-core EPYC (0.61 s → 0.47 s, 2026-11-26)
-        res[:, :, c, :c + 1] = torch.softmax(s, -1) @ v[:, :, c, :c + 1]
+        res[:, :, c, : c + 1] = torch.softmax(s, -1) @ v[:, :, c, : c + 1]
 
 
 FUSED_SOURCE = Path(__file__).with_name("fused.cpp")
@@ -204,8 +212,9 @@ def fused(q, k, v, pad: torch.Tensor | None = None, out: str = "full") -> torch.
             raise ReproError(f"pad marks padding keys with a bool tensor (B, S), got {pad.dtype}")
         pad = pad.expand(q.shape[0], q.shape[3])
     if torch.is_grad_enabled() and any(t.requires_grad for t in (q, k, v)):
-        raise ReproError("the fused context-axis kernel has no backward: call it under torch.no_grad(), "
-                         "or use kernel='trimmed'")
+        raise ReproError(
+            "the fused context-axis kernel has no backward: call it under torch.no_grad(), or use kernel='trimmed'"
+        )
     native.load(FUSED_SOURCE)
     op = torch.ops.repro_context_axis.trimmed_slices
     q, k, v = q.contiguous(), k.contiguous(), v.contiguous()
@@ -292,8 +301,10 @@ def segment(q, k, v, pad: torch.Tensor | None = None, out: str = "full", *, chun
     linear in K at fixed S. K = 1 is causal attention; K = S the full (trimmed) context axis.
     `chunk` slices are processed together (their scores: chunk·K·(S+K) per head)."""
     if q.dim() != 5 or q.shape != k.shape or q.shape[:-1] != v.shape[:-1] or q.shape[2] > q.shape[3]:
-        raise ReproError("the segment kernel takes q, k, v in the band layout (B, H, K, S, d), K ≤ S; got "
-                         f"{tuple(q.shape)}, {tuple(k.shape)}, {tuple(v.shape)}")
+        raise ReproError(
+            "the segment kernel takes q, k, v in the band layout (B, H, K, S, d), K ≤ S; got "
+            f"{tuple(q.shape)}, {tuple(k.shape)}, {tuple(v.shape)}"
+        )
     _check_out(out)
     B, H, K, S, d = q.shape
     dev = q.device
@@ -368,8 +379,14 @@ def attend(q, k, v, kernel: str = "trimmed", pad: torch.Tensor | None = None, ou
     """Dispatch by name: KERNELS (pure PyTorch), "fused" (`trimmed` as a C++ op, CPU float32,
     built at first use) or "flex" (where torch.compile works). "segment" takes the band layout
     (`to_band`)."""
-    fns = {"naive": naive, "masked_sdpa": masked_sdpa, "trimmed": trimmed, "segment": segment, "fused": fused,
-           "flex": flex}
+    fns = {
+        "naive": naive,
+        "masked_sdpa": masked_sdpa,
+        "trimmed": trimmed,
+        "segment": segment,
+        "fused": fused,
+        "flex": flex,
+    }
     if kernel not in fns:
         raise ReproError(f"unknown context-axis kernel {kernel!r}: {', '.join(fns)}")
     return fns[kernel](q, k, v, pad, out)

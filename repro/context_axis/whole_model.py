@@ -24,6 +24,7 @@ logits h_{t,t} (004 Fig 2), all exact:
 "full" and §1's stochastic axis drop (a whole batch trained causally with probability p), and
 evaluates under any `inference` mode ("causal", "full", "segment:k").
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -41,7 +42,7 @@ from repro.context_axis.kernels import allowed, segment_reuse, upper_zeroed
 from repro.core import lens
 from repro.core import train as T
 from repro.core.models.attention import SDPA
-from repro.harness.runtime import ReproError
+from repro.ground.runtime import ReproError
 
 ATTENTION = "repro_context_axis"
 _MASK: contextvars.ContextVar[torch.Tensor | None] = contextvars.ContextVar("repro_context_axis_mask", default=None)
@@ -63,8 +64,16 @@ def _attention(module: nn.Module, query, key, value, attention_mask, scaling=Non
             scores = scores.masked_fill(~mask, float("-inf"))
         out = torch.softmax(scores, dim=-1).to(value.dtype) @ value
     else:
-        out = F.scaled_dot_product_attention(query, key, value, attn_mask=mask, dropout_p=0.0, is_causal=False,
-                                             scale=scaling, enable_gqa=key.shape[1] != query.shape[1])
+        out = F.scaled_dot_product_attention(
+            query,
+            key,
+            value,
+            attn_mask=mask,
+            dropout_p=0.0,
+            is_causal=False,
+            scale=scaling,
+            enable_gqa=key.shape[1] != query.shape[1],
+        )
     return out.transpose(1, 2).contiguous(), None
 
 
@@ -75,7 +84,9 @@ def attention_mask(model: nn.Module, mask: torch.Tensor | None) -> Iterator[nn.M
     from transformers import AttentionInterface
 
     if not hasattr(model, "set_attn_implementation"):
-        raise ReproError(f"context-axis mode needs a transformers model (AttentionInterface); got {type(model).__name__}")
+        raise ReproError(
+            f"context-axis mode needs a transformers model (AttentionInterface); got {type(model).__name__}"
+        )
     from repro.core.models.hf import attn_implementation
 
     AttentionInterface.register(ATTENTION, _attention)
@@ -113,7 +124,7 @@ def prefix_oracle(model: nn.Module, ids: torch.Tensor) -> torch.Tensor:
     out = []
     with bidirectional(model):
         for t in range(ids.shape[1]):
-            out.append(_hidden(model, ids[:, :t + 1], use_cache=False)[:, -1])
+            out.append(_hidden(model, ids[:, : t + 1], use_cache=False)[:, -1])
     return lm_head(model, torch.stack(out, dim=1))
 
 
@@ -123,8 +134,9 @@ def _layers(model: nn.Module) -> nn.ModuleList:
     return model.get_submodule(arch_map(model).layers)
 
 
-def masked_logits(model: nn.Module, ids: torch.Tensor, segment: int | None = None,
-                  zero_upper: bool = False, future: int = 0) -> torch.Tensor:
+def masked_logits(
+    model: nn.Module, ids: torch.Tensor, segment: int | None = None, zero_upper: bool = False, future: int = 0
+) -> torch.Tensor:
     """004 §2.1–2.2 as written: the input gets a context axis (B, S) → (B·S, S), slice c runs
     under Algorithm 1's mask (query i sees key j iff j ≤ max(i, c)), the diagonal is read out.
     `segment` = k applies Fig 4's reuse (`segment_reuse`) to every layer's input states;
@@ -136,6 +148,7 @@ def masked_logits(model: nn.Module, ids: torch.Tensor, segment: int | None = Non
     mask = allowed(S, ids.device, future)[None].expand(B, S, S, S).reshape(B * S, 1, S, S)
     handles = []
     if segment is not None or zero_upper:
+
         def reuse(module, args, kwargs):
             h = (args[0] if args else kwargs["hidden_states"]).unflatten(0, (B, S))
             if segment is not None:
@@ -166,7 +179,7 @@ def full_axis_logits(model: nn.Module, ids: torch.Tensor, bucket: int = 8) -> to
         c = torch.arange(c0, min(S, c0 + bucket), device=ids.device)  # (n,)
         L, n = int(c[-1]) + 1, len(c)
         rows = ids[:, None, :L].expand(B, n, L).reshape(B * n, L)
-        keys = (torch.arange(L, device=ids.device)[None, :] <= c[:, None])  # (n, L)
+        keys = torch.arange(L, device=ids.device)[None, :] <= c[:, None]  # (n, L)
         mask = keys[None].expand(B, n, L).reshape(B * n, 1, 1, L)
         with attention_mask(model, mask):
             h = _hidden(model, rows, use_cache=False)  # (B·n, L, d)
@@ -188,7 +201,7 @@ def segment_logits(model: nn.Module, ids: torch.Tensor, k: int) -> torch.Tensor:
         for c in range(S):
             lo = max(0, c - k + 1)
             pos = torch.arange(lo, c + 1, device=ids.device)[None].expand(B, -1)
-            h = _hidden(model, ids[:, lo:c + 1], position_ids=pos, past_key_values=cache, use_cache=True)
+            h = _hidden(model, ids[:, lo : c + 1], position_ids=pos, past_key_values=cache, use_cache=True)
             out.append(h[:, -1])
             drop = (c + 1) - max(0, c - k + 2)  # keep the final tokens 0 … c−k+1
             if drop:
@@ -200,7 +213,7 @@ MODES = ("causal", "full", "segment:k", "masked")
 
 
 def parse_mode(mode: str) -> tuple[str, int | None]:
-    """"causal" | "full" | "masked" | "segment:k" (k ≥ 1) → (name, k)."""
+    """ "causal" | "full" | "masked" | "segment:k" (k ≥ 1) → (name, k)."""
     if mode in ("causal", "full", "masked"):
         return mode, None
     if isinstance(mode, str) and mode.startswith("segment:"):
@@ -231,6 +244,7 @@ def logits(model: nn.Module, ids: torch.Tensor, mode: str = "full") -> torch.Ten
 @dataclasses.dataclass(frozen=True)
 class ContextAxisConfig:
     """What a `ContextAxisLM` trains as (part of the checkpoint key; `inference` is not)."""
+
     train_mode: str = "full"  # "causal" (the baseline) or "full"
     axis_drop: float = 0.0  # §1: probability that a training batch runs causal instead
     drop_seed: int = 0  # the axis-drop draws: their own generator, replayable (`drop_draws`)
@@ -253,28 +267,41 @@ class ContextAxisLM(nn.Module):
     cache); in eval, `self.inference`. The wrapped model's state dict is the wrapper's under
     the prefix `model.`."""
 
-    def __init__(self, model: nn.Module, train_mode: str = "full", axis_drop: float = 0.0, bucket: int = 8,
-                 inference: str = "causal", drop_seed: int = 0) -> None:
+    def __init__(
+        self,
+        model: nn.Module,
+        train_mode: str = "full",
+        axis_drop: float = 0.0,
+        bucket: int = 8,
+        inference: str = "causal",
+        drop_seed: int = 0,
+    ) -> None:
         super().__init__()
         if not hasattr(model, "set_attn_implementation"):
-            raise ReproError("ContextAxisLM wraps a transformers causal LM (it runs through the AttentionInterface); "
-                             f"got {type(model).__name__}")
+            raise ReproError(
+                "ContextAxisLM wraps a transformers causal LM (it runs through the AttentionInterface); "
+                f"got {type(model).__name__}"
+            )
         self.model = model
-        self.config = ContextAxisConfig(train_mode, float(axis_drop), int(drop_seed), int(bucket),
-                                        model.config.to_dict())
+        self.config = ContextAxisConfig(
+            train_mode, float(axis_drop), int(drop_seed), int(bucket), model.config.to_dict()
+        )
         parse_mode(inference)
         self.inference = inference
         self._drops = self._generator()
         self.dropped = 0  # training batches run causally by axis drop (in this process)
 
     def _generator(self) -> torch.Generator:
-        from repro.harness.runtime import derive_seed
+        from repro.ground.runtime import derive_seed
 
         return torch.Generator().manual_seed(derive_seed("axis-drop", self.config.drop_seed))
 
     def _draw(self, g: torch.Generator) -> bool:
-        return self.config.train_mode == "full" and self.config.axis_drop > 0 and \
-            float(torch.rand((), generator=g)) < self.config.axis_drop
+        return (
+            self.config.train_mode == "full"
+            and self.config.axis_drop > 0
+            and float(torch.rand((), generator=g)) < self.config.axis_drop
+        )
 
     def drop_draws(self, n: int) -> list[bool]:
         """The first n training batches' axis-drop decisions (True: trained causally)."""
@@ -297,8 +324,9 @@ class ContextAxisLM(nn.Module):
 # --------------------------------------------------------------------------- CA-8
 
 
-def build_lm(model: dict, seq_len: int, seed: int, *, train_mode: str, axis_drop: float = 0.0,
-             bucket: int = 8) -> ContextAxisLM:
+def build_lm(
+    model: dict, seq_len: int, seed: int, *, train_mode: str, axis_drop: float = 0.0, bucket: int = 8
+) -> ContextAxisLM:
     """A llama-style LM (`repro.core.models.hf.build_model`, `model` = n_layer / n_head / d_model /
     vocab_size) in a ContextAxisLM. The weights depend only on `model` and `seed`: every
     variant of one seed starts from the same initial weights."""
@@ -308,36 +336,69 @@ def build_lm(model: dict, seq_len: int, seed: int, *, train_mode: str, axis_drop
     return ContextAxisLM(m, train_mode=train_mode, axis_drop=axis_drop, bucket=bucket, drop_seed=seed)
 
 
-def build_for_job(seed: int, *, model: dict, seq_len: int, train_mode: str, axis_drop: float = 0.0,
-                  bucket: int = 8) -> ContextAxisLM:
+def build_for_job(
+    seed: int, *, model: dict, seq_len: int, train_mode: str, axis_drop: float = 0.0, bucket: int = 8
+) -> ContextAxisLM:
     """`build_lm` from JSON-able arguments: the model factory of a training job in another
-    process (repro.harness.launch), on the CPU."""
+    process (repro.core.launch), on the CPU."""
     return build_lm(model, seq_len, seed, train_mode=train_mode, axis_drop=axis_drop, bucket=bucket)
 
 
-def lm_job(model: dict, cfg, seed: int, *, train_mode: str, axis_drop: float = 0.0, bucket: int = 8,
-           corpus: str, data_identity: dict | None = None) -> dict:
-    """`train_lm`'s run as a JSON-able job (repro.harness.launch; `corpus`: where its train and
+def lm_job(
+    model: dict,
+    cfg,
+    seed: int,
+    *,
+    train_mode: str,
+    axis_drop: float = 0.0,
+    bucket: int = 8,
+    corpus: str,
+    data_identity: dict | None = None,
+) -> dict:
+    """`train_lm`'s run as a JSON-able job (repro.core.launch; `corpus`: where its train and
     val tokens come from): the same checkpoint key, so `train_lm` then loads what the job wrote."""
-    from repro.harness import launch
+    from repro.core import launch
 
-    return launch.job("repro.context_axis.whole_model:build_for_job",
-                      {"model": dict(model), "seq_len": cfg.seq_len, "train_mode": train_mode,
-                       "axis_drop": axis_drop, "bucket": bucket},
-                      cfg.replace(model_seed=seed), corpus=corpus, data_identity=data_identity)
+    return launch.job(
+        "repro.context_axis.whole_model:build_for_job",
+        {
+            "model": dict(model),
+            "seq_len": cfg.seq_len,
+            "train_mode": train_mode,
+            "axis_drop": axis_drop,
+            "bucket": bucket,
+        },
+        cfg.replace(model_seed=seed),
+        corpus=corpus,
+        data_identity=data_identity,
+    )
 
 
-def train_lm(model: dict, cfg, seed: int, *, train_mode: str, axis_drop: float = 0.0, bucket: int = 8,
-             train_tokens: torch.Tensor, val_tokens: torch.Tensor, data_identity: dict | None = None,
-             device: torch.device | str = "cpu"):
+def train_lm(
+    model: dict,
+    cfg,
+    seed: int,
+    *,
+    train_mode: str,
+    axis_drop: float = 0.0,
+    bucket: int = 8,
+    train_tokens: torch.Tensor,
+    val_tokens: torch.Tensor,
+    data_identity: dict | None = None,
+    device: torch.device | str = "cpu",
+):
     """Train (or load from the checkpoint cache) one CA-8 variant on `device`; `cfg` a
     TrainConfig whose data_seed fixes the data order shared by all variants."""
     from repro.core import train as T
 
-    return T.train(lambda s: build_lm(model, cfg.seq_len, s, train_mode=train_mode, axis_drop=axis_drop,
-                                      bucket=bucket).to(device),
-                   cfg.replace(model_seed=seed), train_tokens=train_tokens, val_tokens=val_tokens,
-                   data_identity=data_identity, progress=False)
+    return T.train(
+        lambda s: build_lm(model, cfg.seq_len, s, train_mode=train_mode, axis_drop=axis_drop, bucket=bucket).to(device),
+        cfg.replace(model_seed=seed),
+        train_tokens=train_tokens,
+        val_tokens=val_tokens,
+        data_identity=data_identity,
+        progress=False,
+    )
 
 
 @torch.no_grad()

@@ -1,5 +1,5 @@
-"""Core science: what several topics share. It imports `repro.harness.runtime` (and
-`repro.harness.fixtures` for the embedded fixtures), never a topic.
+"""Core science: what several topics share. It imports `repro.ground.runtime` (and
+`repro.ground.resources` for the embedded fixtures), never a topic.
 
 - `models/`: `hf` (HF configs and 001 App B.1's init), `tiny` (the ablation decoder),
   `pretrained` (embedded GGUF models, local directories, hub ids, training checkpoints).

@@ -1,7 +1,7 @@
 """Corpora (Brown, the stdlib's code, `datasets` corpora) and random probes (tokens, Gaussians).
 
 DESIGN "Real components (no mocks)": English text is the Brown corpus from the npm fixture
-`brown` (see repro/harness/fixtures.py), code text is the running interpreter's standard library, and
+`brown` (see repro/ground/resources.py), code text is the running interpreter's standard library, and
 with network any corpus in `HF_CORPORA`. Everything is split at the document level by fixed
 rules (no RNG), so the same command gives the same splits on every machine:
 
@@ -15,6 +15,7 @@ rules (no RNG), so the same command gives the same splits on every machine:
 Random probes draw only from the `torch.Generator` passed in (DESIGN "Facts": explicit
 generators, so the same seed gives the same claims.json).
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -31,8 +32,8 @@ from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
 import torch
 
-from repro.harness import fixtures
-from repro.harness.runtime import (
+from repro.ground import resources
+from repro.ground.runtime import (
     ReproError,
     atomic_write_json,
     atomic_write_text,
@@ -50,9 +51,21 @@ SPLITS = ("train", "validation", "test")
 
 #: Brown genre letters (the letter after 'c' in a file name) and their names (the corpus's cats.txt).
 BROWN_GENRES: dict[str, str] = {
-    "a": "news", "b": "editorial", "c": "reviews", "d": "religion", "e": "hobbies",
-    "f": "lore", "g": "belles_lettres", "h": "government", "j": "learned", "k": "fiction",
-    "l": "mystery", "m": "science_fiction", "n": "adventure", "p": "romance", "r": "humor",
+    "a": "news",
+    "b": "editorial",
+    "c": "reviews",
+    "d": "religion",
+    "e": "hobbies",
+    "f": "lore",
+    "g": "belles_lettres",
+    "h": "government",
+    "j": "learned",
+    "k": "fiction",
+    "l": "mystery",
+    "m": "science_fiction",
+    "n": "adventure",
+    "p": "romance",
+    "r": "humor",
 }
 
 #: `datasets` corpora reachable by a short name: (path, config, text column).
@@ -138,7 +151,7 @@ def parse_brown(raw: str) -> str:
 
 
 def _brown_cache_path() -> Path:
-    key = config_key({"sha256": fixtures.EMBEDDED_FIXTURES["brown"].sha256, "parser": _BROWN_PARSER_VERSION})
+    key = config_key({"sha256": resources.EMBEDDED_FIXTURES["brown"].sha256, "parser": _BROWN_PARSER_VERSION})
     return cache_dir("corpora") / f"brown-{key}.json"
 
 
@@ -146,9 +159,9 @@ def _brown_cache_path() -> Path:
 def _brown_documents_cached(cache: Path) -> tuple[Document, ...]:
     """Keyed by the cache file, so a different REPRO_CACHE (tests) is not served from memory."""
     rows = read_json_or_none(cache)
-    if isinstance(rows, list) and len(rows) == fixtures.EMBEDDED_FIXTURES["brown"].count:
+    if isinstance(rows, list) and len(rows) == resources.EMBEDDED_FIXTURES["brown"].count:
         return tuple(Document(*row) for row in rows)
-    directory = fixtures.fixture_path("brown")
+    directory = resources.fixture_path("brown")
     start = time.perf_counter()
     docs = tuple(
         Document(p.name, p.name[1], parse_brown(p.read_text("utf-8")))
@@ -187,10 +200,21 @@ def brown_split(split: str) -> list[Document]:
 
 #: Directory names skipped in the stdlib: tests (not representative code, some deliberately
 #: broken), third-party packages, the IDLE GUI, demos and deprecated 2to3 fixtures.
-STDLIB_EXCLUDED_DIRS = frozenset({
-    "test", "tests", "idle_test", "idlelib", "site-packages", "dist-packages", "__pycache__",
-    "turtledemo", "lib2to3", "ensurepip", "venv",
-})
+STDLIB_EXCLUDED_DIRS = frozenset(
+    {
+        "test",
+        "tests",
+        "idle_test",
+        "idlelib",
+        "site-packages",
+        "dist-packages",
+        "__pycache__",
+        "turtledemo",
+        "lib2to3",
+        "ensurepip",
+        "venv",
+    }
+)
 
 
 def _stdlib_split(rel_path: str) -> str:
@@ -202,9 +226,7 @@ def _stdlib_files() -> list[tuple[str, Path]]:
     root = Path(sysconfig.get_paths()["stdlib"])
     out = []
     for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = sorted(
-            d for d in dirnames if d not in STDLIB_EXCLUDED_DIRS and not d.startswith("config-")
-        )
+        dirnames[:] = sorted(d for d in dirnames if d not in STDLIB_EXCLUDED_DIRS and not d.startswith("config-"))
         for name in sorted(filenames):
             if name.endswith(".py"):
                 path = Path(dirpath) / name
@@ -255,7 +277,7 @@ def _hf_corpus(name: str, split: str) -> list[Document]:
     from huggingface_hub import constants
 
     path, config, column = HF_CORPORA[name]
-    if not fixtures.hub_reachable() and not constants.HF_HUB_OFFLINE:
+    if not resources.hub_reachable() and not constants.HF_HUB_OFFLINE:
         raise ReproError(
             f"cannot load corpus {name!r}: the Hugging Face hub is unreachable (offline). Use an "
             f"offline corpus (brown, stdlib-code), or set HF_HUB_OFFLINE=1 to use a copy already "
@@ -296,8 +318,10 @@ def local_documents(path: str | Path, split: str) -> list[Document]:
     _check_split(split)
     root = Path(path).expanduser()
     if not root.is_dir():
-        raise ReproError(f"corpus directory {str(root)!r} does not exist (--corpus takes brown, stdlib-code, "
-                         f"{', '.join(HF_CORPORA)} or a directory of text files / a saved datasets directory)")
+        raise ReproError(
+            f"corpus directory {str(root)!r} does not exist (--corpus takes brown, stdlib-code, "
+            f"{', '.join(HF_CORPORA)} or a directory of text files / a saved datasets directory)"
+        )
     if (root / "dataset_dict.json").exists() or (root / "dataset_info.json").exists():
         import datasets
 
@@ -308,8 +332,11 @@ def local_documents(path: str | Path, split: str) -> list[Document]:
             rows = ds[split]["text"]
             return [Document(f"{split}/{i}", root.name, t) for i, t in enumerate(rows) if t and t.strip()]
         texts = ds["text"]
-        return [Document(str(i), root.name, t) for i, t in enumerate(texts)
-                if t and t.strip() and _stdlib_split(str(i)) == split]
+        return [
+            Document(str(i), root.name, t)
+            for i, t in enumerate(texts)
+            if t and t.strip() and _stdlib_split(str(i)) == split
+        ]
     docs = []
     for f in sorted(p for p in root.rglob("*") if p.is_file() and p.suffix.lower() in TEXT_SUFFIXES):
         rel = f.relative_to(root).as_posix()
@@ -319,8 +346,10 @@ def local_documents(path: str | Path, split: str) -> list[Document]:
         if text.strip():
             docs.append(Document(rel, rel.split("/")[0] if "/" in rel else root.name, text))
     if not docs:
-        raise ReproError(f"corpus directory {str(root)!r} has no {split} documents (text files {', '.join(TEXT_SUFFIXES)}; "
-                         "a file's split is sha256(relative path) mod 10: 0 validation, 1 test, else train)")
+        raise ReproError(
+            f"corpus directory {str(root)!r} has no {split} documents (text files {', '.join(TEXT_SUFFIXES)}; "
+            "a file's split is sha256(relative path) mod 10: 0 validation, 1 test, else train)"
+        )
     return docs
 
 
@@ -376,16 +405,20 @@ def brown_tokenizer(vocab_size: int = 4096) -> PreTrainedTokenizerFast:
     for any string. Training takes seconds; the result is cached (atomically) under
     cache_dir("tokenizers"), keyed by the Brown checksum, vocab size and recipe version.
     Returns a `transformers.PreTrainedTokenizerFast`."""
-    from tokenizers import Tokenizer
     import tokenizers
+    from tokenizers import Tokenizer
     from transformers import PreTrainedTokenizerFast  # noqa: F811 (runtime import; slow)
 
     if vocab_size < 256 + len(BROWN_SPECIAL_TOKENS):
         raise ReproError(f"brown_tokenizer vocab_size={vocab_size} is below the 259 byte-level base tokens")
-    key = config_key({
-        "brown": fixtures.EMBEDDED_FIXTURES["brown"].sha256, "vocab_size": vocab_size,
-        "recipe": _TOKENIZER_VERSION, "tokenizers": tokenizers.__version__,
-    })
+    key = config_key(
+        {
+            "brown": resources.EMBEDDED_FIXTURES["brown"].sha256,
+            "vocab_size": vocab_size,
+            "recipe": _TOKENIZER_VERSION,
+            "tokenizers": tokenizers.__version__,
+        }
+    )
     path = cache_dir("tokenizers") / f"brown-bpe-{vocab_size}-{key}.json"
     tok = None
     if path.exists():
@@ -398,9 +431,7 @@ def brown_tokenizer(vocab_size: int = 4096) -> PreTrainedTokenizerFast:
         tok = _train_brown_bpe(vocab_size)
         log.info("trained Brown BPE (vocab %d) in %.1f s", vocab_size, time.perf_counter() - start)
         atomic_write_text(path, tok.to_str())
-    return PreTrainedTokenizerFast(
-        tokenizer_object=tok, bos_token="<bos>", eos_token="<eos>", pad_token="<pad>"
-    )
+    return PreTrainedTokenizerFast(tokenizer_object=tok, bos_token="<bos>", eos_token="<eos>", pad_token="<pad>")
 
 
 def token_ids(
@@ -426,8 +457,9 @@ def token_ids(
     return torch.cat(parts) if parts else torch.empty(0, dtype=torch.long)
 
 
-def windows(tokenizer: Any, split: str, n: int, length: int, *, lead: int | None = None,
-            corpus: str = "brown") -> torch.LongTensor:
+def windows(
+    tokenizer: Any, split: str, n: int, length: int, *, lead: int | None = None, corpus: str = "brown"
+) -> torch.LongTensor:
     """n windows (n, length) from one split's token stream of `corpus` (Brown unless `--corpus`
     says otherwise; `token_ids`), their starts evenly spaced through the stream. `lead`: a token
     id put first in every window (and the stream read without per-document <bos>), e.g. <bos>
@@ -437,14 +469,22 @@ def windows(tokenizer: Any, split: str, n: int, length: int, *, lead: int | None
     if n < 1 or body < 1 or stream.numel() < body + 1:
         raise ReproError(f"cannot cut {n} windows of {length} tokens from {corpus} {split!r} ({stream.numel()} tokens)")
     starts = torch.linspace(0, stream.numel() - body - 1, n).long()
-    out = torch.stack([stream[s:s + body] for s in starts])
+    out = torch.stack([stream[s : s + body] for s in starts])
     if lead is not None:
         out = torch.cat([torch.full((n, 1), int(lead), dtype=torch.long), out], dim=1)
     return out
 
 
-def bos_windows(tokenizer: Any, split: str, n: int, length: int, *, who: str,
-                device: torch.device | str | None = None, corpus: str = "brown") -> torch.LongTensor:
+def bos_windows(
+    tokenizer: Any,
+    split: str,
+    n: int,
+    length: int,
+    *,
+    who: str,
+    device: torch.device | str | None = None,
+    corpus: str = "brown",
+) -> torch.LongTensor:
     """`windows` led by the tokenizer's <bos> (every sample starts alike), on `device`; `who`
     names the claims in the error when the tokenizer has no <bos>."""
     if tokenizer is None or getattr(tokenizer, "bos_token_id", None) is None:

@@ -17,6 +17,7 @@ Additive decomposition: `attn_out` and `mlp_out` are what each block adds to the
 sequential blocks residual[l+1] = residual[l] + attn_out[l] + mlp_out[l], and the same holds
 for GPT-NeoX's parallel residual.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -27,8 +28,7 @@ import torch
 from torch import nn
 
 from repro.core import memo
-from repro.harness.runtime import NotApplicable, ReproError
-
+from repro.ground.runtime import NotApplicable, ReproError
 
 # --------------------------------------------------------------------------- architecture map
 
@@ -74,35 +74,78 @@ def resolve(root: nn.Module, path: str | None) -> Any:
 
 
 def _llama(prefix: str = "model", family: str = "llama") -> ArchMap:
-    return ArchMap(family, f"{prefix}.embed_tokens", f"{prefix}.layers", f"{prefix}.norm", "lm_head",
-                   attn="self_attn", attn_out_proj="self_attn.o_proj", mlp="mlp",
-                   attn_norm="input_layernorm", mlp_norm="post_attention_layernorm",
-                   attn_resid="self_attn", mlp_resid="mlp")
+    return ArchMap(
+        family,
+        f"{prefix}.embed_tokens",
+        f"{prefix}.layers",
+        f"{prefix}.norm",
+        "lm_head",
+        attn="self_attn",
+        attn_out_proj="self_attn.o_proj",
+        mlp="mlp",
+        attn_norm="input_layernorm",
+        mlp_norm="post_attention_layernorm",
+        attn_resid="self_attn",
+        mlp_resid="mlp",
+    )
 
 
 def _gemma(prefix: str = "model", family: str = "gemma3") -> ArchMap:
     """Gemma 2/3: sandwich norms — the post-attention / post-feed-forward norms' outputs are
     what is added to the stream; embeddings are scaled by √d inside the embedding module."""
-    return ArchMap(family, f"{prefix}.embed_tokens", f"{prefix}.layers", f"{prefix}.norm", "lm_head",
-                   attn="self_attn", attn_out_proj="self_attn.o_proj", mlp="mlp",
-                   attn_norm="input_layernorm", mlp_norm="pre_feedforward_layernorm",
-                   attn_resid="post_attention_layernorm", mlp_resid="post_feedforward_layernorm",
-                   embed_scaled_inside=True, softcap_attr="final_logit_softcapping")
+    return ArchMap(
+        family,
+        f"{prefix}.embed_tokens",
+        f"{prefix}.layers",
+        f"{prefix}.norm",
+        "lm_head",
+        attn="self_attn",
+        attn_out_proj="self_attn.o_proj",
+        mlp="mlp",
+        attn_norm="input_layernorm",
+        mlp_norm="pre_feedforward_layernorm",
+        attn_resid="post_attention_layernorm",
+        mlp_resid="post_feedforward_layernorm",
+        embed_scaled_inside=True,
+        softcap_attr="final_logit_softcapping",
+    )
 
 
-_GPT2 = ArchMap("gpt2", "transformer.wte", "transformer.h", "transformer.ln_f", "lm_head",
-                attn="attn", attn_out_proj="attn.c_proj", mlp="mlp", attn_norm="ln_1", mlp_norm="ln_2",
-                attn_resid="attn", mlp_resid="mlp")
+_GPT2 = ArchMap(
+    "gpt2",
+    "transformer.wte",
+    "transformer.h",
+    "transformer.ln_f",
+    "lm_head",
+    attn="attn",
+    attn_out_proj="attn.c_proj",
+    mlp="mlp",
+    attn_norm="ln_1",
+    mlp_norm="ln_2",
+    attn_resid="attn",
+    mlp_resid="mlp",
+)
 
 _BY_MODEL_TYPE: dict[str, ArchMap] = {
     "gpt2": _GPT2,
     **{t: _llama(family=t) for t in ("llama", "mistral", "qwen2", "qwen3", "smollm3", "olmo", "olmo2")},
     # Gemma 1: plain pre-norm blocks (no sandwich norms); like Gemma 2/3 it scales embeddings
     # by √d inside its embedding module (transformers 5.x), and its final logits are not capped.
-    "gemma": ArchMap("gemma", "model.embed_tokens", "model.layers", "model.norm", "lm_head",
-                     attn="self_attn", attn_out_proj="self_attn.o_proj", mlp="mlp",
-                     attn_norm="input_layernorm", mlp_norm="post_attention_layernorm",
-                     attn_resid="self_attn", mlp_resid="mlp", embed_scaled_inside=True),
+    "gemma": ArchMap(
+        "gemma",
+        "model.embed_tokens",
+        "model.layers",
+        "model.norm",
+        "lm_head",
+        attn="self_attn",
+        attn_out_proj="self_attn.o_proj",
+        mlp="mlp",
+        attn_norm="input_layernorm",
+        mlp_norm="post_attention_layernorm",
+        attn_resid="self_attn",
+        mlp_resid="mlp",
+        embed_scaled_inside=True,
+    ),
     "gemma2": _gemma(family="gemma2"),
     "gemma3_text": _gemma(family="gemma3"),
     "gemma3": _gemma(prefix="model.language_model", family="gemma3"),
@@ -112,10 +155,21 @@ _BY_MODEL_TYPE: dict[str, ArchMap] = {
 def _gpt_neox(model: nn.Module) -> ArchMap:
     parallel = bool(getattr(model.config, "use_parallel_residual", True))
     head = "embed_out" if hasattr(model, "embed_out") else "lm_head"  # renamed in transformers 5
-    return ArchMap("gpt_neox", "gpt_neox.embed_in", "gpt_neox.layers", "gpt_neox.final_layer_norm",
-                   head, attn="attention", attn_out_proj="attention.dense", mlp="mlp",
-                   attn_norm="input_layernorm", mlp_norm="post_attention_layernorm",
-                   attn_resid="attention", mlp_resid="mlp", parallel_residual=parallel)
+    return ArchMap(
+        "gpt_neox",
+        "gpt_neox.embed_in",
+        "gpt_neox.layers",
+        "gpt_neox.final_layer_norm",
+        head,
+        attn="attention",
+        attn_out_proj="attention.dense",
+        mlp="mlp",
+        attn_norm="input_layernorm",
+        mlp_norm="post_attention_layernorm",
+        attn_resid="attention",
+        mlp_resid="mlp",
+        parallel_residual=parallel,
+    )
 
 
 def _tiny(model: nn.Module) -> ArchMap:
@@ -126,7 +180,11 @@ def _tiny(model: nn.Module) -> ArchMap:
     has_attn, has_mlp = hasattr(block, "attn"), hasattr(block, "mlp")
     has_wo = has_attn and hasattr(block.attn, "o_proj")
     return ArchMap(
-        "tiny", embed="wte", layers="blocks", final_norm="ln_f", lm_head="lm_head",
+        "tiny",
+        embed="wte",
+        layers="blocks",
+        final_norm="ln_f",
+        lm_head="lm_head",
         attn="attn" if has_attn else None,
         attn_out_proj="attn.o_proj" if has_wo else None,
         mlp="mlp" if has_mlp else None,
@@ -182,8 +240,14 @@ def unembedding(model: nn.Module, amap: ArchMap | None = None) -> torch.Tensor:
     return head.weight
 
 
-def unembed(model: nn.Module, h: torch.Tensor, *, normed: bool = False,
-            amap: ArchMap | None = None, compute_dtype: torch.dtype | None = None) -> torch.Tensor:
+def unembed(
+    model: nn.Module,
+    h: torch.Tensor,
+    *,
+    normed: bool = False,
+    amap: ArchMap | None = None,
+    compute_dtype: torch.dtype | None = None,
+) -> torch.Tensor:
     """Logits of residual states h (..., d): final norm (unless `normed`), LM head, then the
     model's final logit soft-cap if its config has one (Gemma 2: cap·tanh(z/cap)).
 
@@ -198,15 +262,21 @@ def unembed(model: nn.Module, h: torch.Tensor, *, normed: bool = False,
     else:
         bias = getattr(head, "bias", None)
         logits = torch.nn.functional.linear(
-            h.to(compute_dtype), head.weight.to(compute_dtype), None if bias is None else bias.to(compute_dtype))
+            h.to(compute_dtype), head.weight.to(compute_dtype), None if bias is None else bias.to(compute_dtype)
+        )
     cap = getattr(_config(model), amap.softcap_attr, None) if amap.softcap_attr else None
     if cap:
         logits = torch.tanh(logits / cap) * cap
     return logits
 
 
-def logit_lens(model: nn.Module, hidden_states: torch.Tensor | Sequence[torch.Tensor], *,
-               last_is_normed: bool = False, layer_dim: int = 1) -> torch.Tensor | list[torch.Tensor]:
+def logit_lens(
+    model: nn.Module,
+    hidden_states: torch.Tensor | Sequence[torch.Tensor],
+    *,
+    last_is_normed: bool = False,
+    layer_dim: int = 1,
+) -> torch.Tensor | list[torch.Tensor]:
     """Logits read off every layer's residual state with the model's own final norm and head.
 
     `hidden_states` is either a tensor whose `layer_dim` indexes layers (a Capture's
@@ -224,8 +294,7 @@ def logit_lens(model: nn.Module, hidden_states: torch.Tensor | Sequence[torch.Te
         last = unembed(model, hidden_states.narrow(layer_dim, n - 1, 1), normed=True, amap=amap)
         return torch.cat([head, last], dim=layer_dim)
     states = list(hidden_states)
-    return [unembed(model, h, normed=last_is_normed and i == len(states) - 1, amap=amap)
-            for i, h in enumerate(states)]
+    return [unembed(model, h, normed=last_is_normed and i == len(states) - 1, amap=amap) for i, h in enumerate(states)]
 
 
 # --------------------------------------------------------------------------- norms frozen, projections as matrices
@@ -283,8 +352,10 @@ def frozen_norm(module: nn.Module) -> FrozenNorm:
         if name.startswith("Gemma"):  # Gemma's RMSNorm scales by (1 + weight); weight is 0 at init
             gain = 1.0 + gain
         return FrozenNorm("rmsnorm", gain, None, float(eps), centre=False)
-    raise ReproError(f"cannot freeze a {name}: supported are LayerNorm, RMSNorm (torch, Llama, Gemma) "
-                     "and Identity; add it to repro.core.lens.frozen_norm")
+    raise ReproError(
+        f"cannot freeze a {name}: supported are LayerNorm, RMSNorm (torch, Llama, Gemma) "
+        "and Identity; add it to repro.core.lens.frozen_norm"
+    )
 
 
 def out_proj_weight(module: nn.Module) -> tuple[torch.Tensor, torch.Tensor | None]:
@@ -370,15 +441,24 @@ class _Recorder:
             try:
                 out.append(chunks[0] if len(chunks) == 1 else torch.cat(chunks, dim=0))
             except RuntimeError as e:
-                raise ReproError(f"forward passes in one capture of {key!r} have different shapes "
-                                 f"({[tuple(c.shape) for c in chunks]}); capture them separately") from e
+                raise ReproError(
+                    f"forward passes in one capture of {key!r} have different shapes "
+                    f"({[tuple(c.shape) for c in chunks]}); capture them separately"
+                ) from e
         return out
 
 
 @contextlib.contextmanager
-def hooks(model: nn.Module, *, residual: bool = True, modules: Sequence[str] | None = None,
-          attentions: bool = False, final_norm: bool = False, positions: torch.Tensor | None = None,
-          device: torch.device | str | None = None) -> Iterator[Capture]:
+def hooks(
+    model: nn.Module,
+    *,
+    residual: bool = True,
+    modules: Sequence[str] | None = None,
+    attentions: bool = False,
+    final_norm: bool = False,
+    positions: torch.Tensor | None = None,
+    device: torch.device | str | None = None,
+) -> Iterator[Capture]:
     """Register forward hooks, yield a Capture that is filled when the `with` block exits.
 
     `modules`: aliases from MODULE_ALIASES or any dotted path inside a block (its output is
@@ -409,6 +489,7 @@ def hooks(model: nn.Module, *, residual: bool = True, modules: Sequence[str] | N
         def hook(_mod, args, kwargs):
             h = args[0] if args else kwargs.get("hidden_states")
             rec.put("residual", layer, _first_tensor(h))
+
         return hook
 
     def last_out(_mod, _args, output):
@@ -420,6 +501,7 @@ def hooks(model: nn.Module, *, residual: bool = True, modules: Sequence[str] | N
     def in_hook(key: str, layer: int):
         def hook(_mod, args, kwargs):
             rec.put(key, layer, _first_tensor(args[0] if args else kwargs.get("hidden_states")))
+
         return hook
 
     def attn_hook(layer: int):
@@ -430,8 +512,10 @@ def hooks(model: nn.Module, *, residual: bool = True, modules: Sequence[str] | N
                     f"{type(model).__name__} returned no attention weights at layer {layer}: "
                     "attention maps need eager attention — build the model with "
                     "attn_implementation='eager' (or call model.set_attn_implementation('eager')), "
-                    "and run the forward pass with output_attentions=True")
+                    "and run the forward pass with output_attentions=True"
+                )
             rec.put("attentions", layer, w)
+
         return hook
 
     try:
@@ -454,8 +538,11 @@ def hooks(model: nn.Module, *, residual: bool = True, modules: Sequence[str] | N
             handles.append(blocks[-1].register_forward_hook(last_out))
         if final_norm:
             norm = resolve(model, amap.final_norm) if amap.final_norm is not None else None
-            handles.append((norm if norm is not None else blocks[-1]).register_forward_hook(
-                lambda _m, _a, output: rec.put("final", 0, _first_tensor(output))))
+            handles.append(
+                (norm if norm is not None else blocks[-1]).register_forward_hook(
+                    lambda _m, _a, output: rec.put("final", 0, _first_tensor(output))
+                )
+            )
         yield cap
     finally:
         for h in handles:
@@ -473,9 +560,16 @@ def hooks(model: nn.Module, *, residual: bool = True, modules: Sequence[str] | N
         cap.final_normed = rec.per_layer("final", 1)[0] if "final" in rec.store else None
 
 
-def capture(model: nn.Module, input_ids: torch.Tensor, *, residual: bool = True,
-            modules: Sequence[str] | None = None, attentions: bool = False,
-            device: torch.device | str | None = None, **forward_kwargs: Any) -> Capture:
+def capture(
+    model: nn.Module,
+    input_ids: torch.Tensor,
+    *,
+    residual: bool = True,
+    modules: Sequence[str] | None = None,
+    attentions: bool = False,
+    device: torch.device | str | None = None,
+    **forward_kwargs: Any,
+) -> Capture:
     """One forward pass under torch.no_grad() with hooks; returns residual states, module
     outputs, attention maps and the model output. Extra keyword arguments go to the model
     (e.g. attention_mask, or logits_to_keep=1 to skip full-vocabulary logits)."""
@@ -505,8 +599,9 @@ def logit_lens_ranks(model: nn.Module, residual: torch.Tensor, targets: torch.Te
 
     residual (B, L+1, T, d): pre-norm states (a Capture's `residual`); targets (B, T) the next
     tokens. Returns (L+1, B, T) ranks, one layer at a time (the vocabulary can be large)."""
-    return torch.stack([target_ranks(unembed(model, residual[:, l]).float(), targets)
-                        for l in range(residual.shape[1])])
+    return torch.stack(
+        [target_ranks(unembed(model, residual[:, l]).float(), targets) for l in range(residual.shape[1])]
+    )
 
 
 class _KLToLogits(torch.autograd.Function):
@@ -569,15 +664,24 @@ def _frozen(model: nn.Module) -> Iterator[None]:
 
 
 @memo.cached("tuned-lens", ignore=("progress",))
-def fit_tuned_lens(model: nn.Module, residual: torch.Tensor, *, steps: int = 100, batch_tokens: int = 128,
-                   lr: float = 1e-3, seed: int = 0, autocast: str | None = "auto",
-                   progress: bool = False) -> tuple[TunedLens, list[float]]:
+def fit_tuned_lens(
+    model: nn.Module,
+    residual: torch.Tensor,
+    *,
+    steps: int = 100,
+    batch_tokens: int = 128,
+    lr: float = 1e-3,
+    seed: int = 0,
+    autocast: str | None = "auto",
+    progress: bool = False,
+) -> tuple[TunedLens, list[float]]:
     """Train a TunedLens on KL(final ‖ lens) over the tokens of `residual` (N, L+1, d), all
     layers at once: each step draws `batch_tokens` tokens (seeded) and sums the per-layer mean
     KLs. Adam; the vocabulary matmuls run under `autocast` — "auto": the dtype policy
     (runtime.resolve_dtype; bfloat16 with native bf16, ~2.5× faster on such a CPU), None:
     float32; the KL itself is computed in float32. Returns the lens and the per-step loss."""
-    from repro.harness.runtime import autocast as policy_autocast, generator
+    from repro.ground.runtime import autocast as policy_autocast
+    from repro.ground.runtime import generator
 
     if residual.dim() != 3:
         raise ReproError(f"fit_tuned_lens wants residual states (N tokens, L+1, d), got {tuple(residual.shape)}")
@@ -591,6 +695,7 @@ def fit_tuned_lens(model: nn.Module, residual: torch.Tensor, *, steps: int = 100
     it = range(steps)
     if progress:
         from tqdm import tqdm
+
         it = tqdm(it, desc="tuned lens", leave=False)
     with _frozen(model):
         for _ in it:
@@ -610,19 +715,18 @@ def fit_tuned_lens(model: nn.Module, residual: torch.Tensor, *, steps: int = 100
 
 
 @torch.no_grad()
-def lens_kl(model: nn.Module, residual: torch.Tensor, lens: TunedLens | None = None,
-            chunk: int = 256) -> torch.Tensor:
+def lens_kl(model: nn.Module, residual: torch.Tensor, lens: TunedLens | None = None, chunk: int = 256) -> torch.Tensor:
     """KL(final ‖ lens_l) per layer l = 0 … L−1 and token, (L, N) float32 nats, for the tokens of
     `residual` (N, L+1, d): the logit lens when `lens` is None, else the tuned lens."""
     N, L1, _ = residual.shape
     L = L1 - 1
     out = torch.empty(L, N)
     for start in range(0, N, chunk):
-        h = residual[start:start + chunk].float()
+        h = residual[start : start + chunk].float()
         log_p = unembed(model, h[:, L]).float().log_softmax(-1)
         for l in range(L):
             x = h[:, l] if lens is None else lens(h[:, l], l)
-            out[l, start:start + h.shape[0]] = kl_to_logits(log_p, unembed(model, x).float())
+            out[l, start : start + h.shape[0]] = kl_to_logits(log_p, unembed(model, x).float())
     return out
 
 
@@ -652,14 +756,23 @@ def tied_dictionary(model: nn.Module) -> torch.Tensor:
     for untied models, whose hidden states have no single dictionary to be decoded in."""
     amap = arch_map(model)
     if not is_tied(model, amap):
-        raise NotApplicable(f"{type(model).__name__} does not tie its input and output embeddings: "
-                         "000 §III decodes hidden states in one shared dictionary (use a tied model)")
+        raise NotApplicable(
+            f"{type(model).__name__} does not tie its input and output embeddings: "
+            "000 §III decodes hidden states in one shared dictionary (use a tied model)"
+        )
     return input_embeddings(model, amap)
 
 
 @torch.no_grad()
-def nearest_tokens(h: torch.Tensor, dictionary: torch.Tensor, k: int = 5, *, metric: str = "dot", chunk: int = 512,
-                   compute_dtype: torch.dtype | None = None) -> torch.Tensor:
+def nearest_tokens(
+    h: torch.Tensor,
+    dictionary: torch.Tensor,
+    k: int = 5,
+    *,
+    metric: str = "dot",
+    chunk: int = 512,
+    compute_dtype: torch.dtype | None = None,
+) -> torch.Tensor:
     """The k dictionary entries nearest to each state: h (N, d) → (N, k) ids, nearest first.
     metric "dot": the largest ⟨h, e_v⟩ — with h the final-normed state and a tied dictionary
     this is the logit lens's top-k (000 §III); "cosine": the smallest angle (Voronoi cells on
@@ -672,8 +785,8 @@ def nearest_tokens(h: torch.Tensor, dictionary: torch.Tensor, k: int = 5, *, met
         D = D.to(compute_dtype)
     out = torch.empty(h.shape[0], k, dtype=torch.long, device=h.device)
     for s in range(0, h.shape[0], chunk):
-        x = norm(h[s:s + chunk].float()).to(D.dtype)
-        out[s:s + chunk] = (x @ D.T).topk(k, dim=-1).indices
+        x = norm(h[s : s + chunk].float()).to(D.dtype)
+        out[s : s + chunk] = (x @ D.T).topk(k, dim=-1).indices
     return out
 
 
@@ -700,8 +813,9 @@ def axis_projection(h: torch.Tensor, e_in: torch.Tensor, e_out: torch.Tensor) ->
     return t.masked_fill(den < 1e-12, float("nan"))
 
 
-def token_logits(model: nn.Module, h: torch.Tensor, ids: torch.Tensor, *, normed: bool = False,
-                 amap: ArchMap | None = None) -> torch.Tensor:
+def token_logits(
+    model: nn.Module, h: torch.Tensor, ids: torch.Tensor, *, normed: bool = False, amap: ArchMap | None = None
+) -> torch.Tensor:
     """The logits `unembed` gives states h (N, d) for one token each, ids (N,) → (N,) float32,
     without the (N, V) matmul: final norm (unless `normed`), the LM head's row (and bias) of each
     id, the model's final soft-cap if it has one."""
@@ -719,8 +833,9 @@ def token_logits(model: nn.Module, h: torch.Tensor, ids: torch.Tensor, *, normed
     return z
 
 
-def axis_preference(model: nn.Module, h: torch.Tensor, in_ids: torch.Tensor, out_ids: torch.Tensor, *,
-                    normed: bool = False) -> torch.Tensor:
+def axis_preference(
+    model: nn.Module, h: torch.Tensor, in_ids: torch.Tensor, out_ids: torch.Tensor, *, normed: bool = False
+) -> torch.Tensor:
     """Position of each state on its input→output axis as the logit lens reads it (000 §III,
     Fig 3's projection, 0: the input token, 1: the output token): σ(z_out − z_in), the logit
     lens's probability of the output token against the input token, where z_out − z_in =

@@ -22,6 +22,7 @@ JSON description; an unreadable entry is recomputed. Storing is optional: a read
 cache serves the entries it holds and computes the others without storing them (a warning says
 so). `REPRO_MEMO=0` recomputes everything (and stores nothing).
 """
+
 from __future__ import annotations
 
 import functools
@@ -38,8 +39,16 @@ import numpy as np
 import torch
 from torch import nn
 
-from repro.harness.runtime import (CacheUnusable, ReproError, atomic_write_bytes, atomic_write_json, cache_dir,
-                                   config_key, dtype_name, resolve_dtype)
+from repro.ground.runtime import (
+    CacheUnusable,
+    ReproError,
+    atomic_write_bytes,
+    atomic_write_json,
+    cache_dir,
+    config_key,
+    dtype_name,
+    resolve_dtype,
+)
 
 MEMO_ENV = "REPRO_MEMO"
 PACKAGE = Path(__file__).resolve().parents[1]  # repro/
@@ -72,8 +81,11 @@ _TRANSFORMERS_CAPTURE = "transformers.utils.output_capturing"
 def _foreign_hooks(module: nn.Module) -> list[Any]:
     """Forward (pre-)hooks on `module` that could change what it computes: all but transformers'
     own output-capturing hooks."""
-    return [h for h in (*module._forward_hooks.values(), *module._forward_pre_hooks.values())
-            if getattr(h, "__module__", None) != _TRANSFORMERS_CAPTURE]
+    return [
+        h
+        for h in (*module._forward_hooks.values(), *module._forward_pre_hooks.values())
+        if getattr(h, "__module__", None) != _TRANSFORMERS_CAPTURE
+    ]
 
 
 def keyable(value: Any) -> Any:
@@ -97,16 +109,24 @@ def keyable(value: Any) -> Any:
     if isinstance(value, nn.Module):  # weights and buffers, class, config, attention, mode, device
         hooked = [n for n, m in value.named_modules() if _foreign_hooks(m)]
         if hooked:
-            raise ReproError(f"memo: module {type(value).__name__} has forward hooks on {hooked[:3]}; a cached "
-                             "measurement cannot see what they do — call it without them")
+            raise ReproError(
+                f"memo: module {type(value).__name__} has forward hooks on {hooked[:3]}; a cached "
+                "measurement cannot see what they do — call it without them"
+            )
         config = getattr(value, "config", None)
         buffers = {n: {"tensor_sha256": tensor_sha256(b)} for n, b in value.named_buffers()}
         device = next((str(p.device) for p in value.parameters()), "cpu")
-        return {**keyable_json(model_description(value)), "state_sha256": state_sha256(value),
-                "buffers": buffers, "attention": getattr(config, "_attn_implementation", None),
-                "training": value.training, "device": device}
-    raise ReproError(f"memo: cannot key an argument of type {type(value).__name__}; pass plain values, "
-                     "tensors or modules")
+        return {
+            **keyable_json(model_description(value)),
+            "state_sha256": state_sha256(value),
+            "buffers": buffers,
+            "attention": getattr(config, "_attn_implementation", None),
+            "training": value.training,
+            "device": device,
+        }
+    raise ReproError(
+        f"memo: cannot key an argument of type {type(value).__name__}; pass plain values, tensors or modules"
+    )
 
 
 def keyable_json(obj: Any) -> Any:
@@ -160,14 +180,27 @@ def _load(path: Path) -> Any:
         return pickle.loads(path.read_bytes())
     except FileNotFoundError:
         return _MISSING
-    except (OSError, ImportError, pickle.UnpicklingError, EOFError, AttributeError, ValueError, TypeError,
-            RuntimeError):  # unreadable, or written where a device this machine lacks existed: measure again
+    except (
+        OSError,
+        ImportError,
+        pickle.UnpicklingError,
+        EOFError,
+        AttributeError,
+        ValueError,
+        TypeError,
+        RuntimeError,
+    ):  # unreadable, or written where a device this machine lacks existed: measure again
         return _MISSING
 
 
 def _same_rng(a: tuple, b: tuple) -> bool:
-    return (torch.equal(a[0], b[0]) and a[1][0] == b[1][0] and np.array_equal(a[1][1], b[1][1])
-            and a[1][2:] == b[1][2:] and a[2] == b[2])
+    return (
+        torch.equal(a[0], b[0])
+        and a[1][0] == b[1][0]
+        and np.array_equal(a[1][1], b[1][1])
+        and a[1][2:] == b[1][2:]
+        and a[2] == b[2]
+    )
 
 
 def cached(name: str, ignore: tuple[str, ...] = ()) -> Callable[[F], F]:
@@ -191,8 +224,12 @@ def cached(name: str, ignore: tuple[str, ...] = ()) -> Callable[[F], F]:
             result = fn(*args, **kwargs)
             after = _rng_state()
             try:
-                atomic_write_bytes(path, pickle.dumps((result, None if _same_rng(before, after) else after),
-                                                      protocol=pickle.HIGHEST_PROTOCOL))
+                atomic_write_bytes(
+                    path,
+                    pickle.dumps(
+                        (result, None if _same_rng(before, after) else after), protocol=pickle.HIGHEST_PROTOCOL
+                    ),
+                )
                 atomic_write_json(path.with_suffix(".json"), desc)
             except (CacheUnusable, OSError, pickle.PicklingError, TypeError, AttributeError) as err:  # keep the result
                 import warnings

@@ -6,6 +6,7 @@ drawn so a reader can put ours next to the source's: the same axes and, where th
 a value or a curve, that value as a reference line. Builders return the Figure;
 `claim.figure(fig, name)` saves and closes it. Import this module (or a topic's `figures`, which
 imports it) before pyplot so the Agg backend is chosen first."""
+
 from __future__ import annotations
 
 import matplotlib
@@ -30,12 +31,21 @@ def fig9_positional_std(res, variants: dict | None = None) -> plt.Figure:
     band(ax, i, res.std, "measured std of o_i", "tab:red", linestyle="--")
     s1 = res.std.mean[0]
     ax.plot(i, s1 / np.sqrt(i), label="∝ 1/√i (Eq 2, source)", color="tab:blue", linestyle="--")
-    ax.plot(i, s1 * np.sqrt(res.attn_sq.mean), label="σ·√(Σ_j A_ij²) (Eq 2 with measured A)",
-            color="black", linestyle=":", lw=1)
+    ax.plot(
+        i,
+        s1 * np.sqrt(res.attn_sq.mean),
+        label="σ·√(Σ_j A_ij²) (Eq 2 with measured A)",
+        color="black",
+        linestyle=":",
+        lw=1,
+    )
     for name, other in (variants or {}).items():
         band(ax, i, other.std, name, None)
-    ax.set(xlabel="token position i", ylabel="std of o_i",
-           title=f"001 Fig 9 (T={res.sizes['T']}, d={res.sizes['d_model']}, N={res.sizes['n_seq']})")
+    ax.set(
+        xlabel="token position i",
+        ylabel="std of o_i",
+        title=f"001 Fig 9 (T={res.sizes['T']}, d={res.sizes['d_model']}, N={res.sizes['n_seq']})",
+    )
     ax.legend(fontsize=7)
     return fig
 

@@ -6,6 +6,7 @@ of 001 App B.2 (is the model's favourite next token more frequent than chance?).
 reports p-values down to 1e-137, far below what a float64 holds once multiplied out in other
 settings, so every p here also comes as log10(p), computed in log space.
 """
+
 from __future__ import annotations
 
 import math
@@ -16,7 +17,7 @@ import numpy as np
 import scipy.special
 import scipy.stats
 
-from repro.harness.runtime import ReproError
+from repro.ground.runtime import ReproError
 
 if TYPE_CHECKING:  # the torch helpers here (PositionStd, std_by_position) only call tensor methods
     import torch
@@ -103,9 +104,15 @@ def top1_preference(token_ids: Sequence[int] | np.ndarray, vocab_size: int) -> T
     count = int(counts[token])
     n = int(ids.size)
     log10_p = bonferroni_binomial_log10_p(count, n, vocab_size)
-    return Top1(token=token, count=count, n=n, freq=count / n,
-                p=bonferroni_binomial_p(count, n, vocab_size),
-                log10_p=log10_p, uniform_freq=1.0 / vocab_size)
+    return Top1(
+        token=token,
+        count=count,
+        n=n,
+        freq=count / n,
+        p=bonferroni_binomial_p(count, n, vocab_size),
+        log10_p=log10_p,
+        uniform_freq=1.0 / vocab_size,
+    )
 
 
 # --------------------------------------------------------------------------- tests
@@ -132,19 +139,17 @@ def kendall_tau(x: Sequence[float], y: Sequence[float]) -> TestResult:
     return TestResult(float(r.statistic), float(r.pvalue), "two-sided")
 
 
-def one_sided_t(sample_a: Sequence[float], sample_b: Sequence[float],
-                alternative: str = "greater") -> TestResult:
+def one_sided_t(sample_a: Sequence[float], sample_b: Sequence[float], alternative: str = "greater") -> TestResult:
     """Welch's t-test (unequal variances) of mean(a) vs mean(b); default H1: mean(a) > mean(b)."""
-    r = scipy.stats.ttest_ind(np.asarray(sample_a, float), np.asarray(sample_b, float),
-                              equal_var=False, alternative=alternative)
+    r = scipy.stats.ttest_ind(
+        np.asarray(sample_a, float), np.asarray(sample_b, float), equal_var=False, alternative=alternative
+    )
     return TestResult(float(r.statistic), float(r.pvalue), alternative)
 
 
-def mann_whitney_u(a: Sequence[float], b: Sequence[float],
-                   alternative: str = "greater") -> TestResult:
+def mann_whitney_u(a: Sequence[float], b: Sequence[float], alternative: str = "greater") -> TestResult:
     """Mann–Whitney U of a vs b (U statistic of `a`); default H1: a stochastically greater."""
-    r = scipy.stats.mannwhitneyu(np.asarray(a, float), np.asarray(b, float),
-                                 alternative=alternative)
+    r = scipy.stats.mannwhitneyu(np.asarray(a, float), np.asarray(b, float), alternative=alternative)
     return TestResult(float(r.statistic), float(r.pvalue), alternative)
 
 
@@ -160,8 +165,9 @@ def one_sample_t(x: Sequence[float], popmean: float = 0.0, alternative: str = "t
     return TestResult(float(r.statistic), float(r.pvalue), alternative)
 
 
-def wilcoxon_signed_rank(a: Sequence[float], b: Sequence[float] | None = None, alternative: str = "two-sided",
-                         zero_method: str = "wilcox") -> TestResult:
+def wilcoxon_signed_rank(
+    a: Sequence[float], b: Sequence[float] | None = None, alternative: str = "two-sided", zero_method: str = "wilcox"
+) -> TestResult:
     """Wilcoxon signed-rank test of a − b (or of a, when b is None) about 0 (scipy.stats.wilcoxon,
     its default method; `zero_method` "wilcox" drops zero differences). The inputs keep their
     floating dtype, as scipy would: float32 differences give scipy's float32 p-value."""
@@ -246,13 +252,20 @@ def mean_sem(x: Sequence[float]) -> tuple[float, float]:
     return float(a.mean()), float(a.std(ddof=1) / math.sqrt(a.size))
 
 
-def bootstrap_ci(x: Sequence[float], stat: Callable[..., float] = np.mean, n_resamples: int = 9999,
-                 seed: int = 0, level: float = 0.95, method: str = "BCa") -> tuple[float, float]:
+def bootstrap_ci(
+    x: Sequence[float],
+    stat: Callable[..., float] = np.mean,
+    n_resamples: int = 9999,
+    seed: int = 0,
+    level: float = 0.95,
+    method: str = "BCa",
+) -> tuple[float, float]:
     """Bootstrap CI of stat(x) (scipy.stats.bootstrap with an explicit numpy Generator, so
     the same seed gives the same interval). `stat` must accept `axis=` (numpy reductions do)."""
     a = np.asarray(x, float).reshape(-1)
-    r = scipy.stats.bootstrap((a,), stat, n_resamples=n_resamples, confidence_level=level,
-                              method=method, rng=np.random.default_rng(seed))
+    r = scipy.stats.bootstrap(
+        (a,), stat, n_resamples=n_resamples, confidence_level=level, method=method, rng=np.random.default_rng(seed)
+    )
     return float(r.confidence_interval.low), float(r.confidence_interval.high)
 
 
@@ -347,8 +360,13 @@ def loglog_slope(x: Sequence[float], y: Sequence[float]) -> Slope:
     lx, ly = np.log(xa), np.log(ya)
     r = scipy.stats.linregress(lx, ly)
     half = float(scipy.stats.t.ppf(0.975, lx.size - 2)) * float(r.stderr)
-    return Slope(float(r.slope), float(r.stderr), (float(r.slope) - half, float(r.slope) + half),
-                 float(r.intercept), float(r.rvalue))
+    return Slope(
+        float(r.slope),
+        float(r.stderr),
+        (float(r.slope) - half, float(r.slope) + half),
+        float(r.intercept),
+        float(r.rvalue),
+    )
 
 
 def tail_slope(x: Sequence[float], y: Sequence[float]) -> float:
@@ -411,9 +429,11 @@ def power_threshold(effect: float, threshold: float, se: float, compare: str = "
     if compare not in ("ge", "le"):
         raise ValueError(f"compare must be 'ge' or 'le', not {compare!r}")
     if not (se > 0 and math.isfinite(se)):
-        raise ReproError(f"power_threshold: standard error {se!r} — a power that cannot vary with the data's noise "
-                         "is a step function of the effect (observed power when the effect is the measurement); "
-                         "model the noise, or use stats.deterministic_power for a noise-free quantity")
+        raise ReproError(
+            f"power_threshold: standard error {se!r} — a power that cannot vary with the data's noise "
+            "is a step function of the effect (observed power when the effect is the measurement); "
+            "model the noise, or use stats.deterministic_power for a noise-free quantity"
+        )
     margin = (effect - threshold) if compare == "ge" else (threshold - effect)
     return float(sps.norm.cdf(margin / se))
 

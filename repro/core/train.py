@@ -20,6 +20,7 @@
   forward(input_ids=...) returns `.logits`); with an `accelerate.Accelerator` it uses
   `prepare`/`backward`, each process taking its share of the same global batch.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -37,12 +38,12 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from repro.harness.runtime import (
+from repro.ground.runtime import (
     ReproError,
     atomic_path,
-    autocast,
     atomic_torch_save,
     attention_in_float32,
+    autocast,
     cache_dir,
     config_key,
     derive_seed,
@@ -171,8 +172,9 @@ def val_starts(cfg: TrainConfig, n_tokens: int) -> torch.Tensor:
     return torch.linspace(0, (n_tokens - cfg.seq_len - 1) // a, n).round().long() * a
 
 
-def cut_windows(tokens: torch.Tensor, starts: torch.Tensor, seq_len: int, lead_token: int | None = None
-                ) -> torch.Tensor:
+def cut_windows(
+    tokens: torch.Tensor, starts: torch.Tensor, seq_len: int, lead_token: int | None = None
+) -> torch.Tensor:
     """(B, seq_len + 1) windows of a token stream at `starts` (B,), led by `lead_token` if set:
     the one window cutter of training, validation and held-out scoring."""
     w = tokens[starts.unsqueeze(1) + torch.arange(seq_len + 1)]  # (B, seq_len + 1)
@@ -207,8 +209,7 @@ def resolved(cfg: TrainConfig, device: torch.device | str = "cpu") -> TrainConfi
     return cfg.replace(autocast=resolve_autocast(cfg.autocast, device))
 
 
-def _lm_loss(model: nn.Module, window: torch.Tensor, cfg: TrainConfig | None = None,
-             **kwargs: Any) -> torch.Tensor:
+def _lm_loss(model: nn.Module, window: torch.Tensor, cfg: TrainConfig | None = None, **kwargs: Any) -> torch.Tensor:
     """Mean next-token cross-entropy (nats) of windows (B, T+1): inputs [:-1], targets [1:];
     the forward under `cfg.autocast`, the loss in float32."""
     with _autocast(cfg or TrainConfig(), window.device):
@@ -217,8 +218,13 @@ def _lm_loss(model: nn.Module, window: torch.Tensor, cfg: TrainConfig | None = N
 
 
 @torch.no_grad()
-def evaluate(model: nn.Module, tokens: torch.Tensor, cfg: TrainConfig,
-             device: torch.device | str | None = None, forward_kwargs: dict | None = None) -> float:
+def evaluate(
+    model: nn.Module,
+    tokens: torch.Tensor,
+    cfg: TrainConfig,
+    device: torch.device | str | None = None,
+    forward_kwargs: dict | None = None,
+) -> float:
     """Held-out loss (nats/token) on the fixed validation windows of `cfg`."""
     tokens = _check_stream(tokens, cfg.seq_len, "val_tokens")
     device = device or next(model.parameters()).device
@@ -241,8 +247,12 @@ def token_nll(logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
     return F.cross_entropy(logits.float().transpose(1, 2), targets.to(logits.device), reduction="none")
 
 
-def window_logits(forward: Callable[[torch.Tensor], torch.Tensor], windows: torch.Tensor, batch: int = 32,
-                  device: torch.device | str | None = None):
+def window_logits(
+    forward: Callable[[torch.Tensor], torch.Tensor],
+    windows: torch.Tensor,
+    batch: int = 32,
+    device: torch.device | str | None = None,
+):
     """Yields (logits (b, T, V) float32, targets (b, T)) for the windows (n, T+1) in batches of
     `batch` — inputs [:-1], targets [1:], both on `device` — each forward pass under no_grad
     (only inside it: grad mode is never held across a yield): the one loop over evaluation
@@ -256,8 +266,12 @@ def window_logits(forward: Callable[[torch.Tensor], torch.Tensor], windows: torc
         yield logits, w[:, 1:]
 
 
-def window_nll(forward: Callable[[torch.Tensor], torch.Tensor], windows: torch.Tensor, batch: int = 32,
-               device: torch.device | str | None = None) -> torch.Tensor:
+def window_nll(
+    forward: Callable[[torch.Tensor], torch.Tensor],
+    windows: torch.Tensor,
+    batch: int = 32,
+    device: torch.device | str | None = None,
+) -> torch.Tensor:
     """(n, T) per-token next-token NLL (nats, float32, on the CPU) of windows (n, T+1) under
     `forward` (input ids → logits; see `window_logits`)."""
     return torch.cat([token_nll(lg, t).cpu() for lg, t in window_logits(forward, windows, batch, device)])
@@ -271,8 +285,9 @@ def window_losses(model: nn.Module, windows: torch.Tensor, batch: int = 32) -> t
     was_training = model.training
     model.eval()
     try:
-        return window_nll(lambda x: model(input_ids=x, **kwargs).logits, windows, batch,
-                          next(model.parameters()).device).mean(1)
+        return window_nll(
+            lambda x: model(input_ids=x, **kwargs).logits, windows, batch, next(model.parameters()).device
+        ).mean(1)
     finally:
         model.train(was_training)
 
@@ -328,8 +343,10 @@ def _checkpoint_key(init_checkpoint: Any) -> str:
     path = _checkpoint_dir(init_checkpoint)
     meta = read_json_or_none(path / META_FILE)
     if not meta or "key" not in meta or not (path / MODEL_FILE).exists():
-        raise ReproError(f"init_checkpoint {path} is not a complete training checkpoint "
-                         "(expected a directory written by repro.core.train.train)")
+        raise ReproError(
+            f"init_checkpoint {path} is not a complete training checkpoint "
+            "(expected a directory written by repro.core.train.train)"
+        )
     return meta["key"]
 
 
@@ -349,8 +366,9 @@ _KEYED_ONLY_IF_SET = ("window_align", "lead_token")
 
 def _train_description(cfg: TrainConfig) -> dict[str, Any]:
     defaults = TrainConfig()
-    return {k: v for k, v in dataclasses.asdict(cfg).items()
-            if not (k in _KEYED_ONLY_IF_SET and v == getattr(defaults, k))}
+    return {
+        k: v for k, v in dataclasses.asdict(cfg).items() if not (k in _KEYED_ONLY_IF_SET and v == getattr(defaults, k))
+    }
 
 
 def _uses_sdpa(model: nn.Module) -> bool:
@@ -374,37 +392,62 @@ def _attention_rule(cfg: TrainConfig, model: nn.Module, device: torch.device | N
     return {"attention": "sdpa-float32"} if cfg.autocast and attention_in_float32(device) and _uses_sdpa(model) else {}
 
 
-def train_key(model: nn.Module, cfg: TrainConfig, train_tokens: torch.Tensor, val_tokens: torch.Tensor,
-              *, init_checkpoint: Any = None, model_config: dict | None = None,
-              data_identity: dict | None = None, device: torch.device | None = None) -> tuple[str, dict[str, Any]]:
+def train_key(
+    model: nn.Module,
+    cfg: TrainConfig,
+    train_tokens: torch.Tensor,
+    val_tokens: torch.Tensor,
+    *,
+    init_checkpoint: Any = None,
+    model_config: dict | None = None,
+    data_identity: dict | None = None,
+    device: torch.device | None = None,
+) -> tuple[str, dict[str, Any]]:
     """The cache key of a run and the full description it hashes."""
     description = {
         "format": FORMAT,
-        "model": model_description(model) if model_config is None else
-        {"class": model_description(model)["class"], "config": model_config},
-        "init": {"checkpoint": _checkpoint_key(init_checkpoint)} if init_checkpoint is not None
+        "model": model_description(model)
+        if model_config is None
+        else {"class": model_description(model)["class"], "config": model_config},
+        "init": {"checkpoint": _checkpoint_key(init_checkpoint)}
+        if init_checkpoint is not None
         else {"weights_sha256": state_sha256(model)},
         "train": _train_description(cfg),
         **_attention_rule(cfg, model, device),
         "data": {
             "corpus": cfg.corpus,
-            "train_tokens": int(train_tokens.numel()), "train_sha256": tensor_sha256(train_tokens),
-            "val_tokens": int(val_tokens.numel()), "val_sha256": tensor_sha256(val_tokens),
+            "train_tokens": int(train_tokens.numel()),
+            "train_sha256": tensor_sha256(train_tokens),
+            "val_tokens": int(val_tokens.numel()),
+            "val_sha256": tensor_sha256(val_tokens),
             **(data_identity or {}),
         },
     }
     return config_key(description), description
 
 
-def is_cached(model: nn.Module, cfg: TrainConfig, train_tokens: torch.Tensor, val_tokens: torch.Tensor, *,
-              model_config: dict | None = None, data_identity: dict | None = None,
-              init_checkpoint: Any = None) -> bool:
+def is_cached(
+    model: nn.Module,
+    cfg: TrainConfig,
+    train_tokens: torch.Tensor,
+    val_tokens: torch.Tensor,
+    *,
+    model_config: dict | None = None,
+    data_identity: dict | None = None,
+    init_checkpoint: Any = None,
+) -> bool:
     """Whether `train(...)` with these arguments would load a finished checkpoint (e.g. before
     launching the run on N processes)."""
     cfg = resolved(cfg, next(model.parameters()).device)
-    key, _ = train_key(model, cfg, _check_stream(train_tokens, cfg.seq_len, "train_tokens"),
-                       _check_stream(val_tokens, cfg.seq_len, "val_tokens"), model_config=model_config,
-                       data_identity=data_identity, init_checkpoint=init_checkpoint)
+    key, _ = train_key(
+        model,
+        cfg,
+        _check_stream(train_tokens, cfg.seq_len, "train_tokens"),
+        _check_stream(val_tokens, cfg.seq_len, "val_tokens"),
+        model_config=model_config,
+        data_identity=data_identity,
+        init_checkpoint=init_checkpoint,
+    )
     return (cache_dir("checkpoints") / key / META_FILE).exists()
 
 
@@ -447,8 +490,11 @@ def _build(model: nn.Module | Callable[..., nn.Module], seed: int) -> nn.Module:
         return model
     if not callable(model):
         raise ReproError("train() needs an nn.Module or a factory that returns one")
-    params = [p for p in inspect.signature(model).parameters.values()
-              if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.VAR_POSITIONAL)]
+    params = [
+        p
+        for p in inspect.signature(model).parameters.values()
+        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.VAR_POSITIONAL)
+    ]
     return model(seed) if params else model()
 
 
@@ -481,16 +527,32 @@ def train(
     val_tokens = _check_stream(val_tokens, cfg.seq_len, "val_tokens")
     if init_checkpoint is not None:
         load_checkpoint(model, init_checkpoint)
-    key, description = train_key(model, cfg, train_tokens, val_tokens, init_checkpoint=init_checkpoint,
-                                 model_config=model_config, data_identity=data_identity, device=device)
+    key, description = train_key(
+        model,
+        cfg,
+        train_tokens,
+        val_tokens,
+        init_checkpoint=init_checkpoint,
+        model_config=model_config,
+        data_identity=data_identity,
+        device=device,
+    )
     target = cache_dir("checkpoints") / key
     if cache:
         meta = _try_load(model, target, key)
         if meta is not None:
             model.eval()
-            return TrainResult(model, meta["history"], target, key, trained=False, losses=meta["losses"],
-                               snapshots={int(s): target / n for s, n in meta["snapshots"].items()},
-                               wall_s=meta.get("wall_s", 0.0), dtype=_dtype_of(cfg))
+            return TrainResult(
+                model,
+                meta["history"],
+                target,
+                key,
+                trained=False,
+                losses=meta["losses"],
+                snapshots={int(s): target / n for s, n in meta["snapshots"].items()},
+                wall_s=meta.get("wall_s", 0.0),
+                dtype=_dtype_of(cfg),
+            )
 
     t0 = time.perf_counter()
     device = next(model.parameters()).device
@@ -504,24 +566,53 @@ def train(
     if not cache or (accelerator is not None and not accelerator.is_main_process):
         if accelerator is not None:
             accelerator.wait_for_everyone()
-        return TrainResult(model, history, target if cache else None, key, trained=True, losses=losses,
-                           wall_s=wall_s, dtype=_dtype_of(cfg))
-    snapshots = _write(target, model, snapshot_states, {
-        "key": key, "description": description, "history": history, "losses": losses, "wall_s": wall_s,
-    })
+        return TrainResult(
+            model,
+            history,
+            target if cache else None,
+            key,
+            trained=True,
+            losses=losses,
+            wall_s=wall_s,
+            dtype=_dtype_of(cfg),
+        )
+    snapshots = _write(
+        target,
+        model,
+        snapshot_states,
+        {"key": key, "description": description, "history": history, "losses": losses, "wall_s": wall_s},
+    )
     if accelerator is not None:
         accelerator.wait_for_everyone()
-    return TrainResult(model, history, target, key, trained=True, losses=losses,
-                       snapshots={s: target / n for s, n in snapshots.items()}, wall_s=wall_s, dtype=_dtype_of(cfg))
+    return TrainResult(
+        model,
+        history,
+        target,
+        key,
+        trained=True,
+        losses=losses,
+        snapshots={s: target / n for s, n in snapshots.items()},
+        wall_s=wall_s,
+        dtype=_dtype_of(cfg),
+    )
 
 
-def _loop(model: nn.Module, cfg: TrainConfig, train_tokens: torch.Tensor, val_tokens: torch.Tensor,
-          accelerator: Any, progress: bool):
+def _loop(
+    model: nn.Module,
+    cfg: TrainConfig,
+    train_tokens: torch.Tensor,
+    val_tokens: torch.Tensor,
+    accelerator: Any,
+    progress: bool,
+):
     decay = [p for p in model.parameters() if p.requires_grad and p.dim() >= 2]
     no_decay = [p for p in model.parameters() if p.requires_grad and p.dim() < 2]
     optimizer = torch.optim.AdamW(
         [{"params": decay, "weight_decay": cfg.weight_decay}, {"params": no_decay, "weight_decay": 0.0}],
-        lr=lr_at(0, cfg), betas=cfg.betas, eps=cfg.eps)
+        lr=lr_at(0, cfg),
+        betas=cfg.betas,
+        eps=cfg.eps,
+    )
     kwargs = _forward_kwargs(model)
     if accelerator is not None:
         model, optimizer = accelerator.prepare(model, optimizer)
@@ -537,12 +628,14 @@ def _loop(model: nn.Module, cfg: TrainConfig, train_tokens: torch.Tensor, val_to
 
     def checkpoint_events(step: int, since: list[float]) -> None:
         if step % cfg.eval_every == 0 or step == cfg.steps:
-            history.append({
-                "step": step,
-                "train_loss": float(sum(since) / len(since)) if since else None,
-                "val_loss": evaluate(model, val_tokens, cfg, device, kwargs),
-                "lr": lr_at(max(step - 1, 0), cfg),
-            })
+            history.append(
+                {
+                    "step": step,
+                    "train_loss": float(sum(since) / len(since)) if since else None,
+                    "val_loss": evaluate(model, val_tokens, cfg, device, kwargs),
+                    "lr": lr_at(max(step - 1, 0), cfg),
+                }
+            )
             since.clear()
         if step in cfg.snapshot_steps:
             # one copy per storage: tied weights appear under two names in a state_dict
@@ -561,8 +654,13 @@ def _loop(model: nn.Module, cfg: TrainConfig, train_tokens: torch.Tensor, val_to
     if progress:
         from tqdm.auto import tqdm
 
-        bar = tqdm(total=cfg.steps, desc="train", leave=False, dynamic_ncols=True,
-                   disable=accelerator is not None and not accelerator.is_main_process)
+        bar = tqdm(
+            total=cfg.steps,
+            desc="train",
+            leave=False,
+            dynamic_ncols=True,
+            disable=accelerator is not None and not accelerator.is_main_process,
+        )
     try:
         for step in range(cfg.steps):
             lr = lr_at(step, cfg)
@@ -584,8 +682,10 @@ def _loop(model: nn.Module, cfg: TrainConfig, train_tokens: torch.Tensor, val_to
             # processes log the same curve as one
             value = float(loss.detach() if world == 1 else accelerator.reduce(loss.detach(), reduction="mean"))
             if not math.isfinite(value):
-                raise ReproError(f"training diverged: loss {value} at step {step} (lr {lr:.3g}); "
-                                 "lower TrainConfig.lr or raise warmup_steps")
+                raise ReproError(
+                    f"training diverged: loss {value} at step {step} (lr {lr:.3g}); "
+                    "lower TrainConfig.lr or raise warmup_steps"
+                )
             losses.append(value)
             since.append(value)
             checkpoint_events(step + 1, since)
@@ -599,8 +699,9 @@ def _loop(model: nn.Module, cfg: TrainConfig, train_tokens: torch.Tensor, val_to
     return history, losses, snapshots
 
 
-def _write(target: Path, model: nn.Module, snapshot_states: dict[int, dict[str, torch.Tensor]],
-           meta: dict[str, Any]) -> dict[int, str]:
+def _write(
+    target: Path, model: nn.Module, snapshot_states: dict[int, dict[str, torch.Tensor]], meta: dict[str, Any]
+) -> dict[int, str]:
     """Write a cache entry as one directory, atomically: weights, snapshots, then meta.json."""
     from safetensors.torch import save_file, save_model
 
@@ -610,8 +711,9 @@ def _write(target: Path, model: nn.Module, snapshot_states: dict[int, dict[str, 
         save_model(model, str(tmp / MODEL_FILE))
         for step, state in snapshot_states.items():
             save_file(state, str(tmp / names[step]))
-        (tmp / META_FILE).write_text(json.dumps({**meta, "snapshots": {str(s): n for s, n in names.items()}},
-                                                indent=1, default=str) + "\n")
+        (tmp / META_FILE).write_text(
+            json.dumps({**meta, "snapshots": {str(s): n for s, n in names.items()}}, indent=1, default=str) + "\n"
+        )
     return names
 
 
@@ -624,8 +726,9 @@ def load_snapshot(model: nn.Module, path: str | Path) -> nn.Module:
     missing, unexpected = model.load_state_dict(state, strict=False)
     tied = {k for k in missing if _is_tied_duplicate(model, k, state)}
     if unexpected or set(missing) - tied:
-        raise ReproError(f"snapshot {path} does not fit the model: missing {sorted(set(missing) - tied)}, "
-                         f"unexpected {unexpected}")
+        raise ReproError(
+            f"snapshot {path} does not fit the model: missing {sorted(set(missing) - tied)}, unexpected {unexpected}"
+        )
     return model
 
 
@@ -638,9 +741,14 @@ def _is_tied_duplicate(model: nn.Module, name: str, state: dict[str, torch.Tenso
 # --------------------------------------------------------------------------- corpora
 
 
-def corpus_tokens(corpus: str = "brown", vocab_size: int = 4096, *, add_bos: bool = True,
-                  max_tokens: int | None = None, max_files: int | None = None,
-                  ) -> tuple[torch.Tensor, torch.Tensor, dict[str, Any]]:
+def corpus_tokens(
+    corpus: str = "brown",
+    vocab_size: int = 4096,
+    *,
+    add_bos: bool = True,
+    max_tokens: int | None = None,
+    max_files: int | None = None,
+) -> tuple[torch.Tensor, torch.Tensor, dict[str, Any]]:
     """(train_tokens, val_tokens, identity) of a repro.core.data corpus under the Brown byte-level
     BPE (`brown_tokenizer(vocab_size)`), so models trained on one corpus can continue on the
     other with the same vocabulary: "brown", or "stdlib-code" (the running interpreter's
@@ -661,8 +769,9 @@ def corpus_tokens(corpus: str = "brown", vocab_size: int = 4096, *, add_bos: boo
         h = hashlib.sha256()
         for d in docs:
             h.update(f"{d.doc_id}\0{d.text}\0".encode())
-        key = config_key({"tokenizer": tok_sha, "docs": h.hexdigest(), "add_bos": add_bos,
-                          "max_tokens": max_tokens, "format": 1})
+        key = config_key(
+            {"tokenizer": tok_sha, "docs": h.hexdigest(), "add_bos": add_bos, "max_tokens": max_tokens, "format": 1}
+        )
         label = re.sub(r"[^A-Za-z0-9_.-]+", "-", corpus).strip("-.")[-40:] or "corpus"  # a path → a file name
         path = cache_dir("tokens") / f"{label}-{split}-{vocab_size}-{key}.pt"
         ids = None
@@ -675,6 +784,10 @@ def corpus_tokens(corpus: str = "brown", vocab_size: int = 4096, *, add_bos: boo
             ids = data.token_ids(tok, docs, add_bos=add_bos, max_tokens=max_tokens)
             atomic_torch_save(path, ids)
         streams.append(ids)
-    identity = {"corpus": corpus, "tokenizer": f"brown-bpe-{vocab_size}", "tokenizer_sha256": tok_sha,
-                "add_bos": add_bos}
+    identity = {
+        "corpus": corpus,
+        "tokenizer": f"brown-bpe-{vocab_size}",
+        "tokenizer_sha256": tok_sha,
+        "add_bos": add_bos,
+    }
     return streams[0], streams[1], identity

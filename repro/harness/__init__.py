@@ -1,4 +1,7 @@
-"""The harness: how a claim is run, judged, reported and compared — no transformer science.
+"""The roof: how a claim is run, judged, reported and compared — no transformer science.
+
+It sits above every topic package and imports them; nothing below imports it (the ground floor,
+`repro.ground`, holds run-time policy and downloads).
 
 It reproduces no source section itself; it turns the claims of the five source documents
 (`catalogue`, from the shared CLAIMS.md) into pytest runs with records, verdicts and reports.
@@ -10,16 +13,11 @@ It reproduces no source section itself; it turns the claims of the five source d
 - `report`: records, verdicts, claims.json / report.md / the terminal table.
 - `catalogue`: every claim ID — source, section, statement, the source's numbers.
 - `profiles`: sizes per experiment per profile (ci, long, paper) and ``BUDGET_S``.
-- `runtime`: device choice, the dtype policy (``resolve_dtype``, ``REPRO_DTYPE``), seeded
-  generators (``derive_seed``), the cache directory, atomic writes.
-- `fixtures`: embedded fixtures from package registries — fetch, verify, locate (``repro fetch``).
 - `cli`: the ``repro`` command (its parsers built without importing torch: ``repro --help`` is instant).
 - `baseline`: committed baselines per profile-device-dtype (``baselines/``, ``repro baseline``).
 - `compare`: ``repro compare`` — verdict changes, drift in each record's noise, wall-time ratios.
 - `history`: artifacts/history.jsonl and ``repro history CLAIM``.
 - `plan`: ``repro plan`` — per experiment row: models, parameters, tokens, FLOPs, memory, time on
   the device the run would use (this CPU at a matmul rate timed now, or a GPU; ``--device``).
-- `launch`: training jobs on N processes under torchrun (``--train-procs``).
 - `bench`: benchmark helpers (in-run matmul ceiling, peak memory in a fresh process).
-- `threads`: a loop of small torch ops split over worker threads, each on one intra-op thread.
 """

@@ -3,7 +3,7 @@ that changes numerics, under repro/harness/baselines/<profile>-<device>-<dtype>.
 
 The key is what moves measured values by itself: the profile's sizes, the device type, the
 dtype the policy chose ("auto" → bfloat16 on CPUs where it is native and measured fast, float32 elsewhere; see
-repro.harness.runtime.resolve_dtype), and a `--corpus` other than brown (`-corpus-<name>`: the
+repro.ground.runtime.resolve_dtype), and a `--corpus` other than brown (`-corpus-<name>`: the
 default's key is unchanged). A baseline keeps everything of claims.json outside "run" plus
 the run fields `repro compare` reads (profile, device, dtype policy, per-test durations), so
 the same comparison works against it.
@@ -13,6 +13,7 @@ Written only by an explicit command, never by a claims run or CI:
     repro baseline update artifacts/claims.json      # prints the comparison it replaces
     repro baseline show                               # which baselines exist, and their keys
 """
+
 from __future__ import annotations
 
 import os
@@ -20,7 +21,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from repro.harness.runtime import ReproError, atomic_write_json
+from repro.ground.runtime import ReproError, atomic_write_json
 
 DIR = Path(__file__).resolve().parent / "baselines"
 DIR_ENV = "REPRO_BASELINES"  # another directory of baselines (the plugin's own tests use a scratch one)
@@ -28,8 +29,20 @@ DIR_ENV = "REPRO_BASELINES"  # another directory of baselines (the plugin's own 
 
 def baseline_dir() -> Path:
     return Path(os.environ[DIR_ENV]) if os.environ.get(DIR_ENV) else DIR
-RUN_FIELDS = ("profile", "device", "dtype_policy", "corpus", "torch_threads", "xdist_workers", "packages", "models",
-              "git_commit", "test_durations_s")
+
+
+RUN_FIELDS = (
+    "profile",
+    "device",
+    "dtype_policy",
+    "corpus",
+    "torch_threads",
+    "xdist_workers",
+    "packages",
+    "models",
+    "git_commit",
+    "test_durations_s",
+)
 
 
 def key_of(run: dict[str, Any]) -> str:
@@ -41,8 +54,10 @@ def key_of(run: dict[str, Any]) -> str:
     device = str(run.get("device", "cpu")).split(":")[0]
     dtype = (run.get("dtype_policy") or {}).get("auto")
     if not run.get("profile") or not dtype:
-        raise ReproError("this claims.json records no profile or dtype policy (written before the dtype policy "
-                         "existed?): run the claims again")
+        raise ReproError(
+            "this claims.json records no profile or dtype policy (written before the dtype policy "
+            "existed?): run the claims again"
+        )
     key = f"{run['profile']}-{device}-{dtype}"
     corpus = str(run.get("corpus") or "brown")
     if corpus != "brown":
@@ -85,7 +100,10 @@ def update(data: dict[str, Any], root: Path | None = None) -> tuple[Path, list[s
     target = path_for(data["run"], root)
     old = compare.load(target) if target.exists() else None
     new = strip(data)
-    lines = ([f"new baseline {target.name} (none before)"] if old is None else
-             compare.lines(compare.compare(old, new), f"{target.name} (committed)", "the new baseline"))
+    lines = (
+        [f"new baseline {target.name} (none before)"]
+        if old is None
+        else compare.lines(compare.compare(old, new), f"{target.name} (committed)", "the new baseline")
+    )
     atomic_write_json(target, new)
     return target, lines

@@ -1,5 +1,6 @@
 """Helpers shared by the pytest-benchmark suites in benchmarks/: the in-run dense-matmul
 ceiling, mean seconds from a benchmark fixture, and peak memory measured in a fresh process."""
+
 from __future__ import annotations
 
 import json
@@ -10,7 +11,7 @@ import time
 
 import torch
 
-from repro.harness.runtime import ReproError, generator
+from repro.ground.runtime import ReproError, generator
 
 # dense-matmul reference: one MLP up-projection of 2048 tokens at d = 768
 MM_M, MM_K, MM_N = 2048, 768, 3072
@@ -46,8 +47,12 @@ def time_matmul(dtype: torch.dtype = torch.float32, device: str = "cpu") -> dict
     """FLOP/s of a dense (2048×768)@(768×3072) matmul in `dtype` on `device`, timed now: the
     median of MM_REPS after MM_WARMUP warm-ups (and its best)."""
     times = _matmul_seconds(*_operands(dtype, device), MM_WARMUP, MM_REPS)
-    return dict(gflop_per_s=_FLOP / statistics.median(times) / 1e9, best_gflop_per_s=_FLOP / min(times) / 1e9,
-                shape=f"({MM_M}x{MM_K})@({MM_K}x{MM_N})", reps=MM_REPS)
+    return dict(
+        gflop_per_s=_FLOP / statistics.median(times) / 1e9,
+        best_gflop_per_s=_FLOP / min(times) / 1e9,
+        shape=f"({MM_M}x{MM_K})@({MM_K}x{MM_N})",
+        reps=MM_REPS,
+    )
 
 
 class InterleavedCeiling:
@@ -82,7 +87,7 @@ def mean_seconds(benchmark) -> float | None:
     return float(stats.stats.mean)
 
 
-_PEAK = r'''
+_PEAK = r"""
 import gc, json, re, resource, sys, torch
 torch.set_num_threads({threads})
 setup, run = {setup!r}, {run!r}
@@ -105,7 +110,7 @@ except OSError:  # elsewhere: the lifetime peak (an underestimate when setup pea
     exec(run, ns)
     after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 print(json.dumps({{"above_kib": after - before, "before_kib": before}}))
-'''
+"""
 
 
 def peak_memory_above(setup: str, run: str, threads: int | None = None, timeout: float = 300) -> int:

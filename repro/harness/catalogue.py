@@ -51,8 +51,7 @@ class ClaimSpec:
 
 SOURCES: dict[str, str] = {
     "000_1f8d71c89e1cba16": (
-        "Input–output alignment shift in causal LMs and residual attenuation/gating "
-        "(causal-shift)"
+        "Input–output alignment shift in causal LMs and residual attenuation/gating (causal-shift)"
     ),
     "001_30830f2cef648f58": (
         "Transformers Are Born Biased: Structural Inductive Biases at Random "
@@ -124,8 +123,7 @@ CLAIMS: tuple[ClaimSpec, ...] = (
         source="001_30830f2cef648f58",
         section="§3, Finding 1.1, Table 1(a)–(b)",
         statement=(
-            "The preference holds across architectures, scales and lengths; LLaMA-style "
-            "(RMSNorm+SwiGLU) is far weaker"
+            "The preference holds across architectures, scales and lengths; LLaMA-style (RMSNorm+SwiGLU) is far weaker"
         ),
         source_values="Table 1(b) nano LLaMA-2: 0.06–0.09%, p 1.9e-6 … 3.2e-2",
         notes="parametrise arch ∈ {RoPE GPT-2 (LayerNorm+GELU), LLaMA}",
@@ -136,9 +134,7 @@ CLAIMS: tuple[ClaimSpec, ...] = (
         source="001_30830f2cef648f58",
         section="§3, Finding 1.2, Table 1(a), (c)",
         statement="The larger the model and the longer the sequence, the more extreme the preference",
-        source_values=(
-            "Table 1(c) 1.2B: 3.95→6.35% (seed 42), 5.20→10.20% (seed 43) from T=64 to 1024"
-        ),
+        source_values=("Table 1(c) 1.2B: 3.95→6.35% (seed 42), 5.20→10.20% (seed 43) from T=64 to 1024"),
         notes="trend across ≥3 lengths and ≥2 widths/depths",
     ),
     ClaimSpec(
@@ -155,10 +151,7 @@ CLAIMS: tuple[ClaimSpec, ...] = (
         topic="BB",
         source="001_30830f2cef648f58",
         section="§5, Finding 1 (Extended), Fig. 10",
-        statement=(
-            "The same extreme preference appears for which hidden dimension is largest at the "
-            "final layer"
-        ),
+        statement=("The same extreme preference appears for which hidden dimension is largest at the final layer"),
         source_values="Fig 10",
     ),
     ClaimSpec(
@@ -178,8 +171,7 @@ CLAIMS: tuple[ClaimSpec, ...] = (
         source="001_30830f2cef648f58",
         section="§4, Finding 2.2 (logits as in eq. 1, §2.1)",
         statement=(
-            "The contraction direction (mean normalised last-token rep through W_U) points at the "
-            "favourite token"
+            "The contraction direction (mean normalised last-token rep through W_U) points at the favourite token"
         ),
         source_values="76% agreement over 100 random models, N=2000, T=1024",
         notes="≥ 30 models at ci scale, report the rate with a CI",
@@ -194,18 +186,14 @@ CLAIMS: tuple[ClaimSpec, ...] = (
             "contraction, MLP-only contracts, full contracts most; token histogram flat / spiky "
             "/ most extreme"
         ),
-        source_values=(
-            "Table 2: full 0.46 (p≈0), attn-only 1.11e-4 (p=0.16), MLP-only 0.25 (p≈0); Fig 3"
-        ),
+        source_values=("Table 2: full 0.46 (p≈0), attn-only 1.11e-4 (p=0.16), MLP-only 0.25 (p≈0); Fig 3"),
     ),
     ClaimSpec(
         id="BB-3.2a",
         topic="BB",
         source="001_30830f2cef648f58",
         section="§4.3, Finding 3.2a, Fig. 7",
-        statement=(
-            "Layer by layer, full > MLP-only from layer 2 on, gap widening; attn-only stays ~0"
-        ),
+        statement=("Layer by layer, full > MLP-only from layer 2 on, gap widening; attn-only stays ~0"),
         source_values="Fig 7",
     ),
     ClaimSpec(
@@ -240,10 +228,7 @@ CLAIMS: tuple[ClaimSpec, ...] = (
         topic="BB",
         source="001_30830f2cef648f58",
         section="§4.3, Def. 3, Table 3, Prop. 4; App. A.2",
-        statement=(
-            "h = MLP0(x) → 0.31 (theory 1/π); MLP0∘MLP0 → 0.49 (theory 0.493); "
-            "Attn0∘MLP0 → T/(T+π−1)"
-        ),
+        statement=("h = MLP0(x) → 0.31 (theory 1/π); MLP0∘MLP0 → 0.49 (theory 0.493); Attn0∘MLP0 → T/(T+π−1)"),
         source_values="Table 3: 0.31 / 0.49 / 0.98 at T=128",
         notes="parametrise T",
     ),
@@ -387,9 +372,7 @@ CLAIMS: tuple[ClaimSpec, ...] = (
         topic="SK",
         source="001_30830f2cef648f58",
         section="§6.2.1 (sink-rate metric only; the source reports no value for these models)",
-        statement=(
-            "(context) sink rate of the embedded real models on real text, as a reference point"
-        ),
+        statement=("(context) sink rate of the embedded real models on real text, as a reference point"),
         source_values="",
     ),
     # ---- CS — causal shift (000) ----
@@ -402,9 +385,7 @@ CLAIMS: tuple[ClaimSpec, ...] = (
             "Logit lens over a tied dictionary: early layers decode (top-5) to the input token, "
             "late layers to the next token; the switch is deep in the network"
         ),
-        source_values=(
-            "Fig 2: Gemma-2-2B, 1000 WikiText sequences, switch ≈ layer 17 of 26; Table I"
-        ),
+        source_values=("Fig 2: Gemma-2-2B, 1000 WikiText sequences, switch ≈ layer 17 of 26; Table I"),
     ),
     ClaimSpec(
         id="CS-2",
@@ -422,10 +403,7 @@ CLAIMS: tuple[ClaimSpec, ...] = (
         topic="CS",
         source="000_1f8d71c89e1cba16",
         section="§IV (residual attenuation equation and the paragraph after it)",
-        statement=(
-            "Residual attenuation x_{l+1} = α·x_l + F_l(LN(x_l)); α = 0 (no skip) degrades "
-            "optimisation"
-        ),
+        statement=("Residual attenuation x_{l+1} = α·x_l + F_l(LN(x_l)); α = 0 (no skip) degrades optimisation"),
         source_values="§IV",
     ),
     ClaimSpec(
@@ -609,9 +587,7 @@ CLAIMS: tuple[ClaimSpec, ...] = (
         topic="SF",
         source="003_cbe8077a37f546e7",
         section="§6, eq. 3, Fig. 11 (right), Figs. 12–13",
-        statement=(
-            "Sink-preserving Ω filters keep NLL low while removing much of the spectrum"
-        ),
+        statement=("Sink-preserving Ω filters keep NLL low while removing much of the spectrum"),
         source_values="Fig 13: 2.47 → 2.74 removing 25% with Ω_{u,14} after L12",
     ),
     ClaimSpec(
@@ -619,9 +595,7 @@ CLAIMS: tuple[ClaimSpec, ...] = (
         topic="SF",
         source="003_cbe8077a37f546e7",
         section="§6.1, Table 2; App. E, Tables 4–5",
-        statement=(
-            "Generations: Ψ filtering at early layers degenerates into repetition; Ω stays coherent"
-        ),
+        statement=("Generations: Ψ filtering at early layers degenerates into repetition; Ω stays coherent"),
         source_values="Tables 2, 4, 5",
     ),
     ClaimSpec(
@@ -642,8 +616,7 @@ CLAIMS: tuple[ClaimSpec, ...] = (
         source="003_cbe8077a37f546e7",
         section="App. D, eq. 6, Fig. 21",
         statement=(
-            "Token 0's residual projected through W_v·W_o has much smaller norm than other "
-            "tokens', for every head"
+            "Token 0's residual projected through W_v·W_o has much smaller norm than other tokens', for every head"
         ),
         source_values="App D, Fig 21",
     ),
@@ -664,10 +637,7 @@ CLAIMS: tuple[ClaimSpec, ...] = (
         topic="CA",
         source="004_5cfc762cf7f04663",
         section="§2.1, Fig. 1; §2.2, Fig. 2 (diagonal)",
-        statement=(
-            "In slice c every token sees up to c; the diagonal slice i = c is the ordinary "
-            "causal mask"
-        ),
+        statement=("In slice c every token sees up to c; the diagonal slice i = c is the ordinary causal mask"),
         source_values="",
     ),
     ClaimSpec(
@@ -686,9 +656,7 @@ CLAIMS: tuple[ClaimSpec, ...] = (
         topic="CA",
         source="004_5cfc762cf7f04663",
         section="§2.1 (no additional parameters), §2.2 (compatible with pretrained weights); §3.1",
-        statement=(
-            "No new parameters; pretrained weights run unchanged in context-axis mode"
-        ),
+        statement=("No new parameters; pretrained weights run unchanged in context-axis mode"),
         source_values="",
     ),
     ClaimSpec(
@@ -696,9 +664,7 @@ CLAIMS: tuple[ClaimSpec, ...] = (
         topic="CA",
         source="004_5cfc762cf7f04663",
         section="§2.3, Fig. 3",
-        statement=(
-            "Zeroing the strictly-upper-triangular part (slices c < t) changes no diagonal output"
-        ),
+        statement=("Zeroing the strictly-upper-triangular part (slices c < t) changes no diagonal output"),
         source_values="",
     ),
     ClaimSpec(
@@ -707,8 +673,7 @@ CLAIMS: tuple[ClaimSpec, ...] = (
         source="004_5cfc762cf7f04663",
         section="§2.3, Fig. 4",
         statement=(
-            "Segment size k computes only k context slots per token and reuses the last one "
-            "deeper; states O(S·k)"
+            "Segment size k computes only k context slots per token and reuses the last one deeper; states O(S·k)"
         ),
         source_values="",
         notes="Derivable: k = 1 is exactly causal attention, k = S the full context axis",
@@ -718,9 +683,7 @@ CLAIMS: tuple[ClaimSpec, ...] = (
         topic="CA",
         source="004_5cfc762cf7f04663",
         section="§3.1 (L×L×L attention score matrix); §2.3 (sparsity at kernel level)",
-        statement=(
-            "Cost grows with an S×S×S score tensor (vs S×S causal); sparsity brings it down"
-        ),
+        statement=("Cost grows with an S×S×S score tensor (vs S×S causal); sparsity brings it down"),
         source_values="",
         notes="measured in benchmarks/",
     ),
@@ -734,10 +697,7 @@ CLAIMS: tuple[ClaimSpec, ...] = (
             "axis drop) gives better token representations"
         ),
         source_values="",
-        notes=(
-            "test it: held-out NLL vs an identical causal model, under causal-only and "
-            "segment-level inference"
-        ),
+        notes=("test it: held-out NLL vs an identical causal model, under causal-only and segment-level inference"),
     ),
 )
 
@@ -781,8 +741,7 @@ def get(claim_id: str) -> ClaimSpec:
     close = suggestions(str(claim_id))
     hint = f"did you mean {', '.join(close)}?" if close else f"topics are {', '.join(TOPICS)}."
     raise UnknownClaimError(
-        f"unknown claim ID {claim_id!r}: {hint} "
-        f"All {len(CATALOGUE)} IDs are listed in repro/harness/catalogue.py."
+        f"unknown claim ID {claim_id!r}: {hint} All {len(CATALOGUE)} IDs are listed in repro/harness/catalogue.py."
     )
 
 
@@ -811,154 +770,238 @@ def _n(value: Any, cite: str) -> SourceNumber:
 NUMBERS: dict[str, dict[str, SourceNumber]] = {
     # ---- BB (001 §3–4)
     "BB-1": {
-        "table1": _n({  # (arch, seed, T) -> (top-1 id, top-1 freq %, p)
-            ("rope-gpt2", 42, 64): (6336, 2.60, 4.55e-137), ("rope-gpt2", 42, 256): (30425, 4.85, 6.59e-285),
-            ("rope-gpt2", 42, 1024): (666, 5.20, 6.75e-309), ("rope-gpt2", 43, 64): (7328, 3.00, 2.20e-162),
-            ("rope-gpt2", 43, 256): (7328, 5.25, 2.42e-312), ("rope-gpt2", 43, 1024): (7328, 6.75, 0.0),
-            ("llama", 42, 64): (18219, 0.06, 3.16e-2), ("llama", 42, 256): (19647, 0.06, 3.16e-2),
-            ("llama", 42, 1024): (11048, 0.07, 1.40e-3), ("llama", 43, 64): (6479, 0.09, 1.90e-6),
-            ("llama", 43, 256): (17743, 0.06, 3.16e-2), ("llama", 43, 1024): (21436, 0.07, 1.40e-3),
-        }, "001 §3, Table 1(a) RoPE-enhanced nano GPT-2 and (b) nano LLaMA-2 (12L, 12H, 768d), N = 10,000: "
-           "(arch, seed, T) → (top-1 ID, top-1 freq. %, p); p 0.00 (underflow, †) as 0.0"),
-        "fig1a": _n((58.5, 2000), "001 §3, Finding 1, Fig. 1(a): the most preferred token 58.5× as frequent as the "
-                                  "random baseline, N = 2,000 sequences: (ratio, N)"),
+        "table1": _n(
+            {  # (arch, seed, T) -> (top-1 id, top-1 freq %, p)
+                ("rope-gpt2", 42, 64): (6336, 2.60, 4.55e-137),
+                ("rope-gpt2", 42, 256): (30425, 4.85, 6.59e-285),
+                ("rope-gpt2", 42, 1024): (666, 5.20, 6.75e-309),
+                ("rope-gpt2", 43, 64): (7328, 3.00, 2.20e-162),
+                ("rope-gpt2", 43, 256): (7328, 5.25, 2.42e-312),
+                ("rope-gpt2", 43, 1024): (7328, 6.75, 0.0),
+                ("llama", 42, 64): (18219, 0.06, 3.16e-2),
+                ("llama", 42, 256): (19647, 0.06, 3.16e-2),
+                ("llama", 42, 1024): (11048, 0.07, 1.40e-3),
+                ("llama", 43, 64): (6479, 0.09, 1.90e-6),
+                ("llama", 43, 256): (17743, 0.06, 3.16e-2),
+                ("llama", 43, 1024): (21436, 0.07, 1.40e-3),
+            },
+            "001 §3, Table 1(a) RoPE-enhanced nano GPT-2 and (b) nano LLaMA-2 (12L, 12H, 768d), N = 10,000: "
+            "(arch, seed, T) → (top-1 ID, top-1 freq. %, p); p 0.00 (underflow, †) as 0.0",
+        ),
+        "fig1a": _n(
+            (58.5, 2000),
+            "001 §3, Finding 1, Fig. 1(a): the most preferred token 58.5× as frequent as the "
+            "random baseline, N = 2,000 sequences: (ratio, N)",
+        ),
     },
     "BB-1.2": {
-        "table1c": _n({(42, 64): 3.95, (42, 256): 6.20, (42, 1024): 6.35,
-                       (43, 64): 5.20, (43, 256): 7.45, (43, 1024): 10.20},
-                      "001 §3, Table 1(c) RoPE-enhanced 1.2B GPT-2 (24L, 32H, 2048d), N = 10,000: "
-                      "(seed, T) → top-1 freq. %"),
+        "table1c": _n(
+            {(42, 64): 3.95, (42, 256): 6.20, (42, 1024): 6.35, (43, 64): 5.20, (43, 256): 7.45, (43, 1024): 10.20},
+            "001 §3, Table 1(c) RoPE-enhanced 1.2B GPT-2 (24L, 32H, 2048d), N = 10,000: (seed, T) → top-1 freq. %",
+        )
     },
     "BB-2.2": {
-        "agreement": _n(0.76, "001 §4, Finding 2.2: 76% overlap of the contraction direction's token and the "
-                              "favourite, over 100 random models, N = 2,000, T = 1,024"),
+        "agreement": _n(
+            0.76,
+            "001 §4, Finding 2.2: 76% overlap of the contraction direction's token and the "
+            "favourite, over 100 random models, N = 2,000, T = 1,024",
+        )
     },
     "BB-3": {
-        "table2": _n({"full": 0.46, "attn-only": 1.11e-4, "mlp-only": 0.25},
-                     "001 §4.1, Table 2: average pairwise cosine of last-token representations per variant"),
+        "table2": _n(
+            {"full": 0.46, "attn-only": 1.11e-4, "mlp-only": 0.25},
+            "001 §4.1, Table 2: average pairwise cosine of last-token representations per variant",
+        ),
         "attn_only_p": _n(0.16, "001 §4.1, Table 2: p of the self-attention-only variant's token histogram"),
     },
-    "BB-4": {
-        "rho1": _n(1 / math.pi, "001 §4.2, Prop. 2 (App. A.1): ρ̄₁ = 1/π after one ReLU MLP0 block"),
-    },
+    "BB-4": {"rho1": _n(1 / math.pi, "001 §4.2, Prop. 2 (App. A.1): ρ̄₁ = 1/π after one ReLU MLP0 block")},
     "BB-4.1": {
-        "gelu_std": _n({"norm": 0.55, "nonorm": 0.011},
-                       "001 §4.2, Finding 4.1, Fig. 6: GELU input std σ ≈ 0.55 with LayerNorm, σ ≈ 0.011 without"),
+        "gelu_std": _n(
+            {"norm": 0.55, "nonorm": 0.011},
+            "001 §4.2, Finding 4.1, Fig. 6: GELU input std σ ≈ 0.55 with LayerNorm, σ ≈ 0.011 without",
+        )
     },
     "BB-4.2": {
-        "table3": _n({"h": 0.31, "mlp_mlp": 0.49, ("attn_mlp", 128): 0.98},
-                     "001 §4.3, Table 3: average pairwise cosine, h = MLP0(x) 0.31, MLP0∘MLP0 0.49, "
-                     "Attn0∘MLP0 0.98 (T = 128)"),
+        "table3": _n(
+            {"h": 0.31, "mlp_mlp": 0.49, ("attn_mlp", 128): 0.98},
+            "001 §4.3, Table 3: average pairwise cosine, h = MLP0(x) 0.31, MLP0∘MLP0 0.49, Attn0∘MLP0 0.98 (T = 128)",
+        )
     },
-    "BB-6": {
-        "eq2_slope": _n(-0.5, "001 §4.4, eq. 2: the std of o_i falls as 1/√i, a log-log slope of −½"),
-    },
+    "BB-6": {"eq2_slope": _n(-0.5, "001 §4.4, eq. 2: the std of o_i falls as 1/√i, a log-log slope of −½")},
     # ---- SP (001 §6.1)
     "SP-1": {
-        "table4a": _n({(42, 2000): (0.357, 0.532), (123, 42): (0.678, 0.565), (1000, 123): (0.363, 0.335),
-                       (2000, 1000): (0.434, 0.481)},
-                      "001 §6.1.2, Table 4a: (seed a, seed b) → p (t-test, U-test), s_a vs s_b at init"),
+        "table4a": _n(
+            {
+                (42, 2000): (0.357, 0.532),
+                (123, 42): (0.678, 0.565),
+                (1000, 123): (0.363, 0.335),
+                (2000, 1000): (0.434, 0.481),
+            },
+            "001 §6.1.2, Table 4a: (seed a, seed b) → p (t-test, U-test), s_a vs s_b at init",
+        )
     },
     "SP-2": {
-        "table4b": _n({42: (2.20e-8, 6.28e-8), 123: (7.09e-6, 1.37e-5), 1000: (5.58e-4, 2.81e-3),
-                       2000: (4.00e-10, 1.27e-9)},
-                      "001 §6.1.2, Table 4b: seed → p (t-test, U-test), s_init vs s_base"),
+        "table4b": _n(
+            {42: (2.20e-8, 6.28e-8), 123: (7.09e-6, 1.37e-5), 1000: (5.58e-4, 2.81e-3), 2000: (4.00e-10, 1.27e-9)},
+            "001 §6.1.2, Table 4b: seed → p (t-test, U-test), s_init vs s_base",
+        )
     },
     "SP-3": {
-        "table4c": _n({(123, 1000): (0.385, 0.486), (1000, 2000): (0.035, 0.096), (42, 123): (0.426, 0.337),
-                       (2000, 42): (0.388, 0.287)},
-                      "001 §6.1.2, Table 4c: (seed a, seed b) → p (t-test, U-test), s_a init vs s_b base"),
+        "table4c": _n(
+            {
+                (123, 1000): (0.385, 0.486),
+                (1000, 2000): (0.035, 0.096),
+                (42, 123): (0.426, 0.337),
+                (2000, 42): (0.388, 0.287),
+            },
+            "001 §6.1.2, Table 4c: (seed a, seed b) → p (t-test, U-test), s_a init vs s_b base",
+        )
     },
     "SP-4": {
-        "table5": _n({"the_stack (1000)": (0.0, 3.09e-69), "the_stack (123)": (0.732, 0.831)},
-                     "001 §6.1.2, Table 5, The Stack rows: p (t-test, U-test) of the true descendant (seed 1000) "
-                     "and the distractor (seed 123)"),
-        "baselines_wrong": _n(4, "001 §6.1.2, Table 5: all four baselines (Intrinsic, REEF, PCS, ICS) misattribute "
-                                 "The Stack pair"),
+        "table5": _n(
+            {"the_stack (1000)": (0.0, 3.09e-69), "the_stack (123)": (0.732, 0.831)},
+            "001 §6.1.2, Table 5, The Stack rows: p (t-test, U-test) of the true descendant (seed 1000) "
+            "and the distractor (seed 123)",
+        ),
+        "baselines_wrong": _n(
+            4, "001 §6.1.2, Table 5: all four baselines (Intrinsic, REEF, PCS, ICS) misattribute The Stack pair"
+        ),
         "stack_pcs": _n(0.585, "001 §6.1.2, Table 5, the_stack (1000): PCS of the true code descendant"),
     },
     "SP-5": {
-        "table6_pcs": _n({"Llama-2-finance-7B": 0.9979, "Vicuna-1.5-7B": 0.9985},
-                         "001 §6.1.2, Table 6: PCS of a fine-tune against Llama-2-7B"),
-        "table6_tokens": _n({"Llama-2-finance-7B": 5e6, "Vicuna-1.5-7B": 370e6, "Wizardmath-7B": 1.8e9,
-                             "Meditron-7B": 48e9, "CodeLlama-7B": 500e9},
-                            "001 §6.1.2, Table 6 and its text: fine-tuning tokens of each Llama-2-7B descendant (all "
-                            "matched, p < 0.01; PCS 1.0000 for WizardMath and Meditron)"),
+        "table6_pcs": _n(
+            {"Llama-2-finance-7B": 0.9979, "Vicuna-1.5-7B": 0.9985},
+            "001 §6.1.2, Table 6: PCS of a fine-tune against Llama-2-7B",
+        ),
+        "table6_tokens": _n(
+            {
+                "Llama-2-finance-7B": 5e6,
+                "Vicuna-1.5-7B": 370e6,
+                "Wizardmath-7B": 1.8e9,
+                "Meditron-7B": 48e9,
+                "CodeLlama-7B": 500e9,
+            },
+            "001 §6.1.2, Table 6 and its text: fine-tuning tokens of each Llama-2-7B descendant (all "
+            "matched, p < 0.01; PCS 1.0000 for WizardMath and Meditron)",
+        ),
     },
     # ---- SK (001 §6.2)
     "SK-1": {
-        "scaled_slope": _n(0.0, "001 §6.2.1: amplification (o_i·√i) and attenuation (o_i·√(i/T)) equalise the "
-                                "per-position variance: a flat std, log-log slope 0"),
+        "scaled_slope": _n(
+            0.0,
+            "001 §6.2.1: amplification (o_i·√i) and attenuation (o_i·√(i/T)) equalise the "
+            "per-position variance: a flat std, log-log slope 0",
+        )
     },
     "SK-3": {
-        "table7": _n({"baseline": (21.33, 30.36), "amplification": (21.95, 28.70), "attenuation": (21.02, 30.48)},
-                     "001 §6.2.2, Table 7 (nano LLaMA-2, OpenWebText): variant → PPL (WikiText-2, C4)"),
+        "table7": _n(
+            {"baseline": (21.33, 30.36), "amplification": (21.95, 28.70), "attenuation": (21.02, 30.48)},
+            "001 §6.2.2, Table 7 (nano LLaMA-2, OpenWebText): variant → PPL (WikiText-2, C4)",
+        )
     },
     # ---- CS (000)
     "CS-1": {
-        "switch": _n((17, 26), "000 §III, Fig. 2: Gemma-2-2B's transition occurs around layer 17, of its 26 "
-                               "(Table I): (layer, layers)"),
+        "switch": _n(
+            (17, 26),
+            "000 §III, Fig. 2: Gemma-2-2B's transition occurs around layer 17, of its 26 (Table I): (layer, layers)",
+        )
     },
     "CS-5": {
         "top_mass": _n(1.0, "000 §IV, Fig. 5 caption: one layer 'attracts all the mass of the probability'"),
         "top_layer": _n((11, 12), "000 §IV, Fig. 5 caption: the 11th of 12 layers: (layer, layers)"),
-        "train_tokens": _n(10e9, "000 §IV: every variant (the gate's too) is a 150M GPT-2-style model trained on "
-                                 "10B tokens of Fineweb-Edu"),
+        "train_tokens": _n(
+            10e9,
+            "000 §IV: every variant (the gate's too) is a 150M GPT-2-style model trained on 10B tokens of Fineweb-Edu",
+        ),
     },
     "CS-6": {
         # The source's Table II as printed: per benchmark (baseline, fixed cut, gating). The scores
         # are higher-is-better (the caption's bold marks the best, gating in every row; the text:
         # gating "matches or surpasses baseline accuracy"), not perplexities.
-        "table2": _n({"wikitext": (28.46, 28.62, 28.75), "lambada": (32.99, 33.38, 33.52),
-                      "openwebtext": (34.74, 34.84, 35.50), "fineweb-edu": (38.87, 38.98, 39.19)},
-                     "000 §IV, Table II: benchmark → (baseline, fixed-cut, gating) scores, higher is better"),
+        "table2": _n(
+            {
+                "wikitext": (28.46, 28.62, 28.75),
+                "lambada": (32.99, 33.38, 33.52),
+                "openwebtext": (34.74, 34.84, 35.50),
+                "fineweb-edu": (38.87, 38.98, 39.19),
+            },
+            "000 §IV, Table II: benchmark → (baseline, fixed-cut, gating) scores, higher is better",
+        )
     },
     # ---- RS (002)
     "RS-1": {
-        "terms": _n({(32, 32): 1057, (24, 16): 409},
-                    "002 Proposition “Residual Stream Decomposition”: 32 layers × 32 heads → 1 + 1024 + 32 = 1057; "
-                    "Exercise (Core): 24 layers × 16 heads (409 = 1 + 24·16 + 24, the exercise's answer)"),
+        "terms": _n(
+            {(32, 32): 1057, (24, 16): 409},
+            "002 Proposition “Residual Stream Decomposition”: 32 layers × 32 heads → 1 + 1024 + 32 = 1057; "
+            "Exercise (Core): 24 layers × 16 heads (409 = 1 + 24·16 + 24, the exercise's answer)",
+        )
     },
     # ---- SF (003, LLaMA-2)
-    "SF-1": {
-        "we_sv_ratio": _n(2.0, "003 §3: W_e's top singular value 'only twice as large as the second one'"),
-    },
+    "SF-1": {"we_sv_ratio": _n(2.0, "003 §3: W_e's top singular value 'only twice as large as the second one'")},
     "SF-3": {
-        "poor_nll": _n(9.0, "003 App. C: under Φ_e filters of 13B/L0/MLP 'log-likelihood remains poor (around 9)' "
-                            "(Fig. 16)"),
+        "poor_nll": _n(
+            9.0, "003 App. C: under Φ_e filters of 13B/L0/MLP 'log-likelihood remains poor (around 9)' (Fig. 16)"
+        )
     },
     "SF-7": {
-        "fig13": _n((12 / 40, 2.47, 2.74), "003 §6, Fig. 13: Ω_u,14 after L12 of LLaMA-2 13B's 40 layers: NLL "
-                                           "2.47 → 2.74: (relative depth, NLL before, NLL after)"),
+        "fig13": _n(
+            (12 / 40, 2.47, 2.74),
+            "003 §6, Fig. 13: Ω_u,14 after L12 of LLaMA-2 13B's 40 layers: NLL "
+            "2.47 → 2.74: (relative depth, NLL before, NLL after)",
+        ),
         "removed": _n(0.25, "003 §6, Fig. 13: Ω_u,14 suppresses 25% of the singular values"),
     },
     "SF-9": {
-        "thresholds": _n((0.018, 0.01), "003 §7: HMLV token-layer pairs have mean received attention above "
-                                        "τ_μ = .018 and variance below τ_σ = .01: (τ_μ, τ_σ)"),
+        "thresholds": _n(
+            (0.018, 0.01),
+            "003 §7: HMLV token-layer pairs have mean received attention above "
+            "τ_μ = .018 and variance below τ_σ = .01: (τ_μ, τ_σ)",
+        ),
         "skip_last": _n(4, "003 §7: the last 4 tokens of each sequence are ignored"),
-        "ccnet405": _n((405, 13268), "003 §4: ccnet-405, 405 English prompts (13,268 tokens) from CCNET: "
-                                     "(prompts, tokens)"),
-        "pairs_13b": _n((12236, 404748), "003 §7: 12,236 HMLV token-layer pairs for LLaMA-2 13B on ccnet-405 out of "
-                                         "404,748 token-layer pairs considered: (HMLV, all)"),
+        "ccnet405": _n(
+            (405, 13268), "003 §4: ccnet-405, 405 English prompts (13,268 tokens) from CCNET: (prompts, tokens)"
+        ),
+        "pairs_13b": _n(
+            (12236, 404748),
+            "003 §7: 12,236 HMLV token-layer pairs for LLaMA-2 13B on ccnet-405 out of "
+            "404,748 token-layer pairs considered: (HMLV, all)",
+        ),
     },
     "SF-8": {
         "layers": _n(40, "003 §2, Table 1: LLaMA-2 13B (the model of Table 4) has 40 layers"),
-        "table4": _n({  # layer of 40 → (Ψ, Ω_u) generation
-            3: ('When, “b/3,on,h,a The “t The A,e,c,t,a,w,d, The,a,d,th, The,th, The, The,t,d, The,d, on,',
-                 'Tuatara are one of the largest reptiles in the world and are native to New Zealand. However, due to predation, habitat loss and the introduction of mammalian predators, they are now limited to a few small islands. The tuatara is a small lizard-like re'),
-            5: ('The first “tone” is the one, the first, the one, the first, the S, the first, the, the, the, the, the, the, the, the, the, the, the, the, the, the, the, the',
-                 'A baby tuatara has been found for the first time in 200 years, according to a new study. Tuatara are lizard-like reptiles that can be traced back to the time of the dinosaurs, according to the study. The last time a tuat'),
-            7: (', in the, The , in the, the , in the, The , the , the, and , the , the, the, the, the, the, the, the, the, the, the, the, the,',
-                 'Tuatara are lizard-like reptiles that can be traced back to the time of the dinosaurs. For the first time in 200 years, researchers have discovered a baby tuatara on mainland New Zealand. Researchers from Massey University in New'),
-            10: ('a y/t, a right The half, but, the',
-                 'The discovery was made by the Department of Conservation (DOC) and the University of Otago, which have been working on a project to monitor tuatara on the mainland. The last time a tuatara was found on the mainland was in the 1800s.'),
-            14: ('Tuatara are lizard-like reptiles that can be traced back to the time of the dinosaurs. For the first time in 200 years, researchers have discovered a baby tuatara on mainland New Zealand. The E on a the, on the, the, at, 200, with, from, on, the',
-                 'Tuatara are lizard-like reptiles that can be traced back to the time of the dinosaurs. For the first time in 200 years, researchers have discovered a baby tuatara on mainland New Zealand. The discovery of the tuatara, which is'),
-            27: ('The newborn, which is only the 13th of its kind, was discovered on the “danger” Steph’, an, an, an, an, and the, and the, and the, and the, and the, and the, and the, and the, and the, and the, and the',
-                 'This is the first time in 200 years that a baby tuatara has been found on the mainland of New Zealand. The discovery was made by a group of researchers led by the University of Otago. The tuatara was found on the east coast of the North Island,'),
-            36: ('The Tuatara is an iconic New Zealand native. The reptiles can live for more than 100 years and are found on the main islands of the country and a few smaller islands. The last time a tuatara was born on the mainland was in 1895,',
-                 'The discovery was made in a cave system in the remote Waitomo district, 300 kilometres south of Auckland. The young tuatara is about 10cm long and is the first recorded sighting of a juvenile tuatara on the mainland. The cave system is'),
-        }, "003 App. E, Table 4 (LLaMA-2 13B, 80% retained, the Tuatara prompt): layer → (Ψ, Ω_u) generation"),
+        "table4": _n(
+            {  # layer of 40 → (Ψ, Ω_u) generation
+                3: (
+                    "When, “b/3,on,h,a The “t The A,e,c,t,a,w,d, The,a,d,th, The,th, The, The,t,d, The,d, on,",
+                    "Tuatara are one of the largest reptiles in the world and are native to New Zealand. However, due to predation, habitat loss and the introduction of mammalian predators, they are now limited to a few small islands. The tuatara is a small lizard-like re",
+                ),
+                5: (
+                    "The first “tone” is the one, the first, the one, the first, the S, the first, the, the, the, the, the, the, the, the, the, the, the, the, the, the, the, the",
+                    "A baby tuatara has been found for the first time in 200 years, according to a new study. Tuatara are lizard-like reptiles that can be traced back to the time of the dinosaurs, according to the study. The last time a tuat",
+                ),
+                7: (
+                    ", in the, The , in the, the , in the, The , the , the, and , the , the, the, the, the, the, the, the, the, the, the, the, the,",
+                    "Tuatara are lizard-like reptiles that can be traced back to the time of the dinosaurs. For the first time in 200 years, researchers have discovered a baby tuatara on mainland New Zealand. Researchers from Massey University in New",
+                ),
+                10: (
+                    "a y/t, a right The half, but, the",
+                    "The discovery was made by the Department of Conservation (DOC) and the University of Otago, which have been working on a project to monitor tuatara on the mainland. The last time a tuatara was found on the mainland was in the 1800s.",
+                ),
+                14: (
+                    "Tuatara are lizard-like reptiles that can be traced back to the time of the dinosaurs. For the first time in 200 years, researchers have discovered a baby tuatara on mainland New Zealand. The E on a the, on the, the, at, 200, with, from, on, the",
+                    "Tuatara are lizard-like reptiles that can be traced back to the time of the dinosaurs. For the first time in 200 years, researchers have discovered a baby tuatara on mainland New Zealand. The discovery of the tuatara, which is",
+                ),
+                27: (
+                    "The newborn, which is only the 13th of its kind, was discovered on the “danger” Steph’, an, an, an, an, and the, and the, and the, and the, and the, and the, and the, and the, and the, and the, and the",
+                    "This is the first time in 200 years that a baby tuatara has been found on the mainland of New Zealand. The discovery was made by a group of researchers led by the University of Otago. The tuatara was found on the east coast of the North Island,",
+                ),
+                36: (
+                    "The Tuatara is an iconic New Zealand native. The reptiles can live for more than 100 years and are found on the main islands of the country and a few smaller islands. The last time a tuatara was born on the mainland was in 1895,",
+                    "The discovery was made in a cave system in the remote Waitomo district, 300 kilometres south of Auckland. The young tuatara is about 10cm long and is the first recorded sighting of a juvenile tuatara on the mainland. The cave system is",
+                ),
+            },
+            "003 App. E, Table 4 (LLaMA-2 13B, 80% retained, the Tuatara prompt): layer → (Ψ, Ω_u) generation",
+        ),
     },
 }
 

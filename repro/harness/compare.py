@@ -24,6 +24,7 @@ Exit status: 0 nothing regressed, 1 a verdict got worse, a record drifted or an 
 was lost, 2 bad input (missing or unreadable file, a schema problem, another schema version,
 another profile without `--allow-profile-change`).
 """
+
 from __future__ import annotations
 
 import json
@@ -32,16 +33,34 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from repro.ground.runtime import ReproError
 from repro.harness import report as reporting
-from repro.harness.runtime import ReproError
 
 DEFAULT_K = 3.0
 # verdicts from best to worst: a move to the right is a regression
-_RANK = {reporting.REPRODUCED: 0, reporting.PARTLY: 1, reporting.INCONCLUSIVE: 2, "not reproduced": 2,
-         reporting.CONTRADICTED: 2, reporting.SKIPPED: 3, reporting.NOT_APPLICABLE: 3,
-         reporting.NOT_RUN: 3, reporting.NOT_ENCODED: 3, reporting.FAILED: 4}
-PROVENANCE = ("profile", "device", "dtype_policy", "corpus", "torch_threads", "xdist_workers", "python", "packages",
-              "models")
+_RANK = {
+    reporting.REPRODUCED: 0,
+    reporting.PARTLY: 1,
+    reporting.INCONCLUSIVE: 2,
+    "not reproduced": 2,
+    reporting.CONTRADICTED: 2,
+    reporting.SKIPPED: 3,
+    reporting.NOT_APPLICABLE: 3,
+    reporting.NOT_RUN: 3,
+    reporting.NOT_ENCODED: 3,
+    reporting.FAILED: 4,
+}
+PROVENANCE = (
+    "profile",
+    "device",
+    "dtype_policy",
+    "corpus",
+    "torch_threads",
+    "xdist_workers",
+    "python",
+    "packages",
+    "models",
+)
 # what a provenance field meant where a claims.json (or a baseline written before the field was
 # kept) does not say
 _PROVENANCE_DEFAULT = {"corpus": "brown"}
@@ -49,13 +68,13 @@ _PROVENANCE_DEFAULT = {"corpus": "brown"}
 
 @dataclass
 class Comparison:
-    verdicts: list[dict[str, Any]] = field(default_factory=list)   # claim, a, b, regression
-    drifts: list[dict[str, Any]] = field(default_factory=list)     # claim, name, a, b, noise, z
-    moved: list[dict[str, Any]] = field(default_factory=list)      # changed, no stated noise scale
+    verdicts: list[dict[str, Any]] = field(default_factory=list)  # claim, a, b, regression
+    drifts: list[dict[str, Any]] = field(default_factory=list)  # claim, name, a, b, noise, z
+    moved: list[dict[str, Any]] = field(default_factory=list)  # changed, no stated noise scale
     only_a: list[dict[str, Any]] = field(default_factory=list)
     only_b: list[dict[str, Any]] = field(default_factory=list)
-    lost: list[dict[str, Any]] = field(default_factory=list)       # asserted records of A missing from B
-    wall: list[dict[str, Any]] = field(default_factory=list)       # claim, a_s, b_s, ratio
+    lost: list[dict[str, Any]] = field(default_factory=list)  # asserted records of A missing from B
+    wall: list[dict[str, Any]] = field(default_factory=list)  # claim, a_s, b_s, ratio
     provenance: list[dict[str, Any]] = field(default_factory=list)  # field, a, b
     k: float = DEFAULT_K
 
@@ -102,8 +121,7 @@ def validate(data: Any, where: str = "claims.json") -> None:
             raise ReproError(f"{where}: claim {c['id']}: 'tests' is not a list")
         for j, r in enumerate(c["records"]):
             if not isinstance(r, dict) or not isinstance(r.get("name"), str) or "measured" not in r:
-                raise ReproError(f"{where}: claim {c['id']}, records[{j}]: not a record (needs 'name' and "
-                                 "'measured')")
+                raise ReproError(f"{where}: claim {c['id']}, records[{j}]: not a record (needs 'name' and 'measured')")
 
 
 def noise_scale(rec: dict[str, Any]) -> float | None:
@@ -145,8 +163,7 @@ def _paired(a: Any, b: Any) -> dict[str, Any] | None:
         p = 0.0 if d[0] != 0 else 1.0
     else:
         p = float(sps.ttest_rel(xb, xa).pvalue)
-    return {"n": len(d), "mean_a": sum(xa) / len(xa), "mean_b": sum(xb) / len(xb), "mean_diff": sum(d) / len(d),
-            "p": p}
+    return {"n": len(d), "mean_a": sum(xa) / len(xa), "mean_b": sum(xb) / len(xb), "mean_diff": sum(d) / len(d), "p": p}
 
 
 def _records(data: dict[str, Any]) -> dict[tuple[str, str], dict[str, Any]]:
@@ -176,12 +193,15 @@ def _claim_wall(data: dict[str, Any]) -> dict[str, float]:
     return wall
 
 
-def compare(a: dict[str, Any], b: dict[str, Any], *, k: float = DEFAULT_K,
-            allow_profile_change: bool = False) -> Comparison:
+def compare(
+    a: dict[str, Any], b: dict[str, Any], *, k: float = DEFAULT_K, allow_profile_change: bool = False
+) -> Comparison:
     validate(a, "A")
     validate(b, "B")
     if a.get("schema") != b.get("schema"):
-        raise ReproError(f"schema versions differ ({a.get('schema')} vs {b.get('schema')}): compare runs of one version")
+        raise ReproError(
+            f"schema versions differ ({a.get('schema')} vs {b.get('schema')}): compare runs of one version"
+        )
     pa, pb = a.get("run", {}).get("profile"), b.get("run", {}).get("profile")
     if pa != pb and not allow_profile_change:
         raise ReproError(f"profiles differ ({pa} vs {pb}); pass --allow-profile-change to compare them anyway")
@@ -191,15 +211,24 @@ def compare(a: dict[str, Any], b: dict[str, Any], *, k: float = DEFAULT_K,
     for cid in sorted(set(va) | set(vb), key=lambda c: (c not in va, c)):
         x, y = va.get(cid), vb.get(cid)
         if x != y:
-            out.verdicts.append({"claim": cid, "a": x, "b": y,
-                                 "regression": _RANK.get(y, 4) > _RANK.get(x, 4) and y != reporting.NOT_RUN})
+            out.verdicts.append(
+                {
+                    "claim": cid,
+                    "a": x,
+                    "b": y,
+                    "regression": _RANK.get(y, 4) > _RANK.get(x, 4) and y != reporting.NOT_RUN,
+                }
+            )
     ra, rb = _records(a), _records(b)
     for key, rec in ra.items():
         if key not in rb:
             row = {"claim": key[0], "key": key[1], "name": rec["name"], "role": rec.get("role", "context")}
             out.only_a.append(row)
-            if row["role"] in ("check", "control", "power") and vb.get(key[0]) not in _UNDECIDED \
-                    and va.get(key[0]) not in _UNDECIDED:
+            if (
+                row["role"] in ("check", "control", "power")
+                and vb.get(key[0]) not in _UNDECIDED
+                and va.get(key[0]) not in _UNDECIDED
+            ):
                 out.lost.append(row)
     for key, rec in rb.items():
         if key not in ra:
@@ -216,8 +245,15 @@ def compare(a: dict[str, Any], b: dict[str, Any], *, k: float = DEFAULT_K,
             # that is consistent but tiny (float error on another CPU) is listed, never a drift,
             # and so is a per-item record that states no noise scale (as for scalars)
             noise = noise_scale(ra[key]) or noise_scale(rec)
-            row = {"claim": key[0], "key": key[1], "name": rec["name"], "a": pair["mean_a"], "b": pair["mean_b"], "noise": noise,
-                   "paired": pair}
+            row = {
+                "claim": key[0],
+                "key": key[1],
+                "name": rec["name"],
+                "a": pair["mean_a"],
+                "b": pair["mean_b"],
+                "noise": noise,
+                "paired": pair,
+            }
             drifted = pair["p"] < PAIRED_ALPHA and noise is not None and abs(pair["mean_diff"]) > noise and not cross
             if cross:
                 row["dtypes"] = list(dtypes)
@@ -225,7 +261,15 @@ def compare(a: dict[str, Any], b: dict[str, Any], *, k: float = DEFAULT_K,
             continue
         if x is None or y is None:
             if ra[key]["measured"] != rec["measured"]:
-                out.moved.append({"claim": key[0], "key": key[1], "name": rec["name"], "a": ra[key]["measured"], "b": rec["measured"]})
+                out.moved.append(
+                    {
+                        "claim": key[0],
+                        "key": key[1],
+                        "name": rec["name"],
+                        "a": ra[key]["measured"],
+                        "b": rec["measured"],
+                    }
+                )
             continue
         if x == y or (math.isnan(x) and math.isnan(y)):
             continue
@@ -260,16 +304,25 @@ def lines(c: Comparison, a_name: str = "A", b_name: str = "B") -> list[str]:
     out.append(f"verdict changes: {len(c.verdicts)}")
     out += [f"  {v['claim']:<8} {v['a']} -> {v['b']}{'  REGRESSION' if v['regression'] else ''}" for v in c.verdicts]
     out.append(f"records drifted by more than {c.k:g} noise scales: {len(c.drifts)}")
-    out += [f"  {d['claim']:<8} {d['name']}: {f(d['a'])} -> {f(d['b'])} "
-            + (f"(paired t-test over {d['paired']['n']} items, p {f(d['paired']['p'])})" if d.get("paired")
-               else f"({d['z']:.1f} × {f(d['noise'])})") for d in c.drifts]
+    out += [
+        f"  {d['claim']:<8} {d['name']}: {f(d['a'])} -> {f(d['b'])} "
+        + (
+            f"(paired t-test over {d['paired']['n']} items, p {f(d['paired']['p'])})"
+            if d.get("paired")
+            else f"({d['z']:.1f} × {f(d['noise'])})"
+        )
+        for d in c.drifts
+    ]
     out.append(f"records that moved within their noise, or state none: {len(c.moved)}")
-    out += [f"  {d['claim']:<8} {d['name']}: {f(d['a'])} -> {f(d['b'])}"
-            + (f" ({d['z']:.2f} × {f(d['noise'])})" if d.get("z") is not None else "")
-            + (f" (paired, {d['paired']['n']} items, p {f(d['paired']['p'])})" if d.get("paired") else "")
-            for d in c.moved]
-    out.append(f"asserted records lost (a check, control or power of a claim that ran in both, missing from B): "
-               f"{len(c.lost)}")
+    out += [
+        f"  {d['claim']:<8} {d['name']}: {f(d['a'])} -> {f(d['b'])}"
+        + (f" ({d['z']:.2f} × {f(d['noise'])})" if d.get("z") is not None else "")
+        + (f" (paired, {d['paired']['n']} items, p {f(d['paired']['p'])})" if d.get("paired") else "")
+        for d in c.moved
+    ]
+    out.append(
+        f"asserted records lost (a check, control or power of a claim that ran in both, missing from B): {len(c.lost)}"
+    )
     out += [f"  {r['claim']:<8} [{r['role']}] {r['name']}" for r in c.lost]
     if c.only_a or c.only_b:
         out.append(f"records only in A: {len(c.only_a)}, only in B: {len(c.only_b)}")

@@ -2,13 +2,14 @@
 claim to artifacts/history.jsonl (commit, date, profile, device, dtype, verdict, power, the
 asserted values, wall time); `repro history CLAIM` prints a claim's lines and draws one trend
 panel per asserted value."""
+
 from __future__ import annotations
 
 import json
 from pathlib import Path
 from typing import Any
 
-from repro.harness.runtime import ReproError, atomic_path
+from repro.ground.runtime import ReproError, atomic_path
 
 
 def load(path: Path) -> list[dict[str, Any]]:
@@ -39,8 +40,10 @@ def lines(rows: list[dict[str, Any]]) -> list[str]:
     for r in rows:
         vals = ", ".join(f"{k}: {fmt(v)}" for k, v in sorted(r.get("headline", {}).items()))
         commit = (r.get("commit") or "?") + ("+" if r.get("dirty") else "")
-        out.append(f"{str(r.get('date')):<26} {commit:<13} {str(r.get('profile')):<7} {str(r.get('dtype')):<9} "
-                   f"{r.get('verdict', ''):<27} {r.get('wall_s', 0):>7.1f}  {vals}")
+        out.append(
+            f"{str(r.get('date')):<26} {commit:<13} {str(r.get('profile')):<7} {str(r.get('dtype')):<9} "
+            f"{r.get('verdict', ''):<27} {r.get('wall_s', 0):>7.1f}  {vals}"
+        )
     return out
 
 

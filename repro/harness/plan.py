@@ -28,6 +28,7 @@ same names and directories, through `repro.core.data.corpus_documents`) or the c
 fixes (stdlib-code) — against its tokens (`corpus_train_tokens`), and the vocabulary of the
 suite's Brown BPE against every row's `vocab_size` (`bpe_vocab_lower` / `bpe_vocab_upper`).
 """
+
 from __future__ import annotations
 
 from collections import Counter
@@ -35,15 +36,17 @@ from dataclasses import asdict, dataclass, field, replace
 from functools import lru_cache
 from typing import Any, Callable, Iterable
 
+from repro.ground.runtime import DEVICES, ReproError
 from repro.harness.profiles import SIZES, Profile, bb_1_2_sizes, get_profile
-from repro.harness.runtime import DEVICES, ReproError
 
 # GPUs `repro plan --device NAME` knows by name (the datasheets, SXM parts): dense bfloat16 peak
 # TFLOP/s and memory per device. A name here inside torch's name of the local GPU (lower case)
 # gives that GPU these figures; any other GPU is measured.
-GPUS = {"h100": {"label": "NVIDIA H100 SXM", "tflops": 989.0, "memory_gib": 80.0},
-        "h200": {"label": "NVIDIA H200 SXM", "tflops": 989.0, "memory_gib": 139.0},
-        "a100": {"label": "NVIDIA A100 SXM 80GB", "tflops": 312.0, "memory_gib": 80.0}}
+GPUS = {
+    "h100": {"label": "NVIDIA H100 SXM", "tflops": 989.0, "memory_gib": 80.0},
+    "h200": {"label": "NVIDIA H200 SXM", "tflops": 989.0, "memory_gib": 139.0},
+    "a100": {"label": "NVIDIA A100 SXM 80GB", "tflops": 312.0, "memory_gib": 80.0},
+}
 H100_BF16_TFLOPS = GPUS["h100"]["tflops"]
 DEFAULT_UTILISATION = 0.4  # model-FLOPs utilisation of a GPU's rate
 # ... and of a CPU's measured matmul rate: the float32-forced ci run took 30–32 min on the reference
@@ -104,7 +107,9 @@ class Job:
     @property
     def flops(self) -> float:
         L = self.L if self.attn_layers is None else self.attn_layers
-        per_model = (train_flops if self.kind == "train" else forward_flops)(self.params, L, self.T, self.d, self.tokens)
+        per_model = (train_flops if self.kind == "train" else forward_flops)(
+            self.params, L, self.T, self.d, self.tokens
+        )
         return self.models * (per_model + self.extra_flops)
 
     @property
@@ -151,8 +156,16 @@ def _norm_params(d: int, norm: str, bias: bool) -> int:
     return {"layernorm": 2 * d if bias else d, "rmsnorm": d, "none": 0}[norm]
 
 
-def tiny_block_params(d: int, f: int, *, block: str = "full", norm: str = "layernorm", bias: bool = True,
-                      attention: str = "softmax", value_identity: bool = False) -> int:
+def tiny_block_params(
+    d: int,
+    f: int,
+    *,
+    block: str = "full",
+    norm: str = "layernorm",
+    bias: bool = True,
+    attention: str = "softmax",
+    value_identity: bool = False,
+) -> int:
     """One block of `repro.core.models.tiny.TinyDecoder` (GELU/ReLU/tanh MLP): a norm and W_Q, W_K
     (softmax attention), W_V, W_O (unless Attn0's identity values) for "attn"; a norm, W_up and
     W_down for "mlp"; both for "full"; biases on every linear layer and LayerNorm when `bias`."""
@@ -166,17 +179,30 @@ def tiny_block_params(d: int, f: int, *, block: str = "full", norm: str = "layer
     return n
 
 
-def tiny_params(vocab_size: int, d_model: int, n_layer: int, d_ff: int | None = None, max_len: int = 1024,
-                tie: bool = True, positions: str = "learned", bias: bool = True, *, block: str = "full",
-                norm: str = "layernorm", final_norm: bool = True, attention: str = "softmax",
-                value_identity: bool = False) -> int:
+def tiny_params(
+    vocab_size: int,
+    d_model: int,
+    n_layer: int,
+    d_ff: int | None = None,
+    max_len: int = 1024,
+    tie: bool = True,
+    positions: str = "learned",
+    bias: bool = True,
+    *,
+    block: str = "full",
+    norm: str = "layernorm",
+    final_norm: bool = True,
+    attention: str = "softmax",
+    value_identity: bool = False,
+) -> int:
     """Closed form of `repro.core.models.tiny.TinyDecoder` (defaults: LayerNorm, a GELU MLP, the
     GPT-2 style of the causal-shift models): `tiny_block_params` per block; token (and learned
     position) embeddings, the final norm, the LM head unless tied. vocab_size 0: no embedding or
     head (Gaussian inputs)."""
     f = 4 * d_model if d_ff is None else d_ff
-    block_n = tiny_block_params(d_model, f, block=block, norm=norm, bias=bias, attention=attention,
-                                value_identity=value_identity)
+    block_n = tiny_block_params(
+        d_model, f, block=block, norm=norm, bias=bias, attention=attention, value_identity=value_identity
+    )
     emb = vocab_size * d_model + (max_len * d_model if positions == "learned" else 0)
     head = 0 if tie else vocab_size * d_model
     return n_layer * block_n + emb + (_norm_params(d_model, norm, bias) if final_norm else 0) + head
@@ -199,16 +225,46 @@ def _causal_shift(s: dict) -> list[Job]:
     L = m["n_layer"]
     n_models = len(s["seeds"]) + L + (len(s["seeds"]) - 1) + len(s["seeds"]) + 1  # baseline, cuts, cut@0, α=0, gate
     p = tiny_params(m["vocab_size"], m["d_model"], L, max_len=m["max_len"])
-    jobs = [Job("causal_shift", "CS-3…CS-6", "GPT-2-style variants (baseline, a cut per layer, α = 0, gating)",
-                "train", n_models, p, m["d_model"], L, m["n_head"], m["vocab_size"], t["seq_len"], _steps_tokens(t),
-                batch=t["batch_size"], corpus=RUN)]
+    jobs = [
+        Job(
+            "causal_shift",
+            "CS-3…CS-6",
+            "GPT-2-style variants (baseline, a cut per layer, α = 0, gating)",
+            "train",
+            n_models,
+            p,
+            m["d_model"],
+            L,
+            m["n_head"],
+            m["vocab_size"],
+            t["seq_len"],
+            _steps_tokens(t),
+            batch=t["batch_size"],
+            corpus=RUN,
+        )
+    ]
     a = s["align"]
     for name, e in EMBEDDED.items():
         toks = a["n_seq"] * a["seq_len"]
         # the decoding reads every layer's states through the V × d dictionary: (L+1)·2·V·d per token
-        jobs.append(Job("causal_shift", "CS-1, CS-2", f"{name}: logit-lens decoding of every layer", "infer", 1,
-                        e["params"] + (e["L"] + 1) * e["V"] * e["d"], e["d"], e["L"], e["H"], e["V"], a["seq_len"], toks,
-                        batch=a["n_seq"], notes="params include (L+1)·V·d of per-layer decoding"))
+        jobs.append(
+            Job(
+                "causal_shift",
+                "CS-1, CS-2",
+                f"{name}: logit-lens decoding of every layer",
+                "infer",
+                1,
+                e["params"] + (e["L"] + 1) * e["V"] * e["d"],
+                e["d"],
+                e["L"],
+                e["H"],
+                e["V"],
+                a["seq_len"],
+                toks,
+                batch=a["n_seq"],
+                notes="params include (L+1)·V·d of per-layer decoding",
+            )
+        )
     return jobs
 
 
@@ -219,65 +275,231 @@ def _sinks(s: dict) -> list[Job]:
     # SK-1: the first block of each variant and seed on Gaussian inputs (no embeddings, no head)
     i, T = s["init"], t["seq_len"]
     block = hf_params("llama", n_positions=T, **{**_llama(m, T)[1], "n_layer": 2}) - hf_params(
-        "llama", n_positions=T, **{**_llama(m, T)[1], "n_layer": 1})
-    return [Job("sinks", "SK-2, SK-3", "nano LLaMA trio (baseline, amplification, attenuation)"
-                + (" and the deviation trio" if n == 6 else ""), "train", n, p, m["d_model"], m["n_layer"], m["n_head"],
-                m["vocab_size"], t["seq_len"], _steps_tokens(t), batch=t["batch_size"], corpus=RUN),
-            Job("sinks", "SK-1", "first block of each variant at init, Gaussian inputs", "infer", 3 * len(i["seeds"]),
-                block, m["d_model"], 1, m["n_head"], m["vocab_size"], T, i["n_seq"] * T, batch=10,
-                notes="float32 eager attention with every map recorded: memory-bound, so the FLOPs undercount it "
-                      "≈ 20×: measured alone on an H200 (2026-11-26, b1086f5) 3.5 s per seed and variant (200 "
-                      "batches of 10 sequences of 2,048, ≈ 17 ms each), the fixture 174 s for the 48")]
+        "llama", n_positions=T, **{**_llama(m, T)[1], "n_layer": 1}
+    )
+    return [
+        Job(
+            "sinks",
+            "SK-2, SK-3",
+            "nano LLaMA trio (baseline, amplification, attenuation)" + (" and the deviation trio" if n == 6 else ""),
+            "train",
+            n,
+            p,
+            m["d_model"],
+            m["n_layer"],
+            m["n_head"],
+            m["vocab_size"],
+            t["seq_len"],
+            _steps_tokens(t),
+            batch=t["batch_size"],
+            corpus=RUN,
+        ),
+        Job(
+            "sinks",
+            "SK-1",
+            "first block of each variant at init, Gaussian inputs",
+            "infer",
+            3 * len(i["seeds"]),
+            block,
+            m["d_model"],
+            1,
+            m["n_head"],
+            m["vocab_size"],
+            T,
+            i["n_seq"] * T,
+            batch=10,
+            notes="float32 eager attention with every map recorded: memory-bound, so the FLOPs undercount it "
+            "≈ 20×: measured alone on an H200 (2026-11-26, b1086f5) 3.5 s per seed and variant (200 "
+            "batches of 10 sequences of 2,048, ≈ 17 ms each), the fixture 174 s for the 48",
+        ),
+    ]
 
 
 def _context_axis(s: dict) -> list[Job]:
     t, m = s["train"], s["model"]
     p, _ = _llama(m, t["seq_len"])
     n = 2 * len(s["seeds"])  # baseline and axis-drop variants per seed
-    return [Job("context_axis", "CA-8", "baseline and context-axis LMs per seed", "train", n, p, m["d_model"],
-                m["n_layer"], m["n_head"], m["vocab_size"], t["seq_len"], _steps_tokens(t), batch=t["batch_size"],
-                corpus=RUN, notes="the context-axis batches' S× attention term is not in the estimate")]
+    return [
+        Job(
+            "context_axis",
+            "CA-8",
+            "baseline and context-axis LMs per seed",
+            "train",
+            n,
+            p,
+            m["d_model"],
+            m["n_layer"],
+            m["n_head"],
+            m["vocab_size"],
+            t["seq_len"],
+            _steps_tokens(t),
+            batch=t["batch_size"],
+            corpus=RUN,
+            notes="the context-axis batches' S× attention term is not in the estimate",
+        )
+    ]
 
 
 def _seedprint(s: dict) -> list[Job]:
     c = s["lineage"]
-    p = hf_params("llama", n_layer=c["n_layer"], n_head=c["n_head"], d_model=c["d_model"],
-                  vocab_size=c["vocab_size"], n_positions=c.get("n_positions", c["seq_len"]))
+    p = hf_params(
+        "llama",
+        n_layer=c["n_layer"],
+        n_head=c["n_head"],
+        d_model=c["d_model"],
+        vocab_size=c["vocab_size"],
+        n_positions=c.get("n_positions", c["seq_len"]),
+    )
     seeds = len(s["seeds"])
-    jobs = [Job("seedprint", "SP-1…SP-4", "lineage models (pretraining)", "train", seeds, p, c["d_model"], c["n_layer"],
-                c["n_head"], c["vocab_size"], c["seq_len"], c["steps"] * c["batch_size"] * c["seq_len"],
-                batch=c["batch_size"], corpus=RUN),
-            Job("seedprint", "SP-4", "continual training on code", "train", seeds, p, c["d_model"], c["n_layer"],
-                c["n_head"], c["vocab_size"], c["seq_len"], c["continual_steps"] * c["batch_size"] * c["seq_len"],
-                batch=c["batch_size"], corpus="stdlib-code"),
-            Job("seedprint", "SP-6", "null models probed (random init)", "infer", s["n_null_models"], p, c["d_model"],
-                c["n_layer"], c["n_head"], c["vocab_size"], s["length"], s["n"] * s["length"], batch=64)]
+    jobs = [
+        Job(
+            "seedprint",
+            "SP-1…SP-4",
+            "lineage models (pretraining)",
+            "train",
+            seeds,
+            p,
+            c["d_model"],
+            c["n_layer"],
+            c["n_head"],
+            c["vocab_size"],
+            c["seq_len"],
+            c["steps"] * c["batch_size"] * c["seq_len"],
+            batch=c["batch_size"],
+            corpus=RUN,
+        ),
+        Job(
+            "seedprint",
+            "SP-4",
+            "continual training on code",
+            "train",
+            seeds,
+            p,
+            c["d_model"],
+            c["n_layer"],
+            c["n_head"],
+            c["vocab_size"],
+            c["seq_len"],
+            c["continual_steps"] * c["batch_size"] * c["seq_len"],
+            batch=c["batch_size"],
+            corpus="stdlib-code",
+        ),
+        Job(
+            "seedprint",
+            "SP-6",
+            "null models probed (random init)",
+            "infer",
+            s["n_null_models"],
+            p,
+            c["d_model"],
+            c["n_layer"],
+            c["n_head"],
+            c["vocab_size"],
+            s["length"],
+            s["n"] * s["length"],
+            batch=64,
+        ),
+    ]
     q = s["pretrained"]
     for name, e in EMBEDDED.items():
-        jobs.append(Job("seedprint", "SP-5", f"{name}: fine-tune", "train", 1, e["params"], e["d"], e["L"], e["H"], e["V"],
-                        q["finetune_seq_len"], q["finetune_steps"] * q["finetune_batch"] * q["finetune_seq_len"],
-                        batch=q["finetune_batch"], corpus="stdlib-code"))
+        jobs.append(
+            Job(
+                "seedprint",
+                "SP-5",
+                f"{name}: fine-tune",
+                "train",
+                1,
+                e["params"],
+                e["d"],
+                e["L"],
+                e["H"],
+                e["V"],
+                q["finetune_seq_len"],
+                q["finetune_steps"] * q["finetune_batch"] * q["finetune_seq_len"],
+                batch=q["finetune_batch"],
+                corpus="stdlib-code",
+            )
+        )
     return jobs
 
 
 def _bb_probes(s: dict, key: str) -> list[Job]:
     if key in ("bb_1", "bb_1_2"):
-        p = hf_params("rope-gpt2", n_layer=s["n_layer"], n_head=s["n_head"], d_model=s["d_model"],
-                      vocab_size=s["vocab_size"], n_positions=max(s["lengths"]))
+        p = hf_params(
+            "rope-gpt2",
+            n_layer=s["n_layer"],
+            n_head=s["n_head"],
+            d_model=s["d_model"],
+            vocab_size=s["vocab_size"],
+            n_positions=max(s["lengths"]),
+        )
         T = max(s["lengths"])
-        claims, what = (("BB-1, BB-1.1, BB-2.1, BB-3.2a", "random-token probes (one pass, every length)") if key == "bb_1"
-                        else ("BB-1.2", "the same probes on the other RoPE GPT-2 size (Finding 1.2)"))
-        return [Job(key, claims, what, "infer", len(s["archs"]) * len(s["seeds"]), p, s["d_model"], s["n_layer"],
-                    s["n_head"], s["vocab_size"], T, s["n_seq"] * T, batch=64)]
+        claims, what = (
+            ("BB-1, BB-1.1, BB-2.1, BB-3.2a", "random-token probes (one pass, every length)")
+            if key == "bb_1"
+            else ("BB-1.2", "the same probes on the other RoPE GPT-2 size (Finding 1.2)")
+        )
+        return [
+            Job(
+                key,
+                claims,
+                what,
+                "infer",
+                len(s["archs"]) * len(s["seeds"]),
+                p,
+                s["d_model"],
+                s["n_layer"],
+                s["n_head"],
+                s["vocab_size"],
+                T,
+                s["n_seq"] * T,
+                batch=64,
+            )
+        ]
     if key == "bb_2_2":
-        p = hf_params("rope-gpt2", n_layer=s["n_layer"], n_head=s["n_head"], d_model=s["d_model"],
-                      vocab_size=s["vocab_size"], n_positions=s["T"])
-        return [Job(key, "BB-2.2", "favourite token vs direction, many random models", "infer", s["n_models"], p,
-                    s["d_model"], s["n_layer"], s["n_head"], s["vocab_size"], s["T"], s["n_seq"] * s["T"], batch=64)]
+        p = hf_params(
+            "rope-gpt2",
+            n_layer=s["n_layer"],
+            n_head=s["n_head"],
+            d_model=s["d_model"],
+            vocab_size=s["vocab_size"],
+            n_positions=s["T"],
+        )
+        return [
+            Job(
+                key,
+                "BB-2.2",
+                "favourite token vs direction, many random models",
+                "infer",
+                s["n_models"],
+                p,
+                s["d_model"],
+                s["n_layer"],
+                s["n_head"],
+                s["vocab_size"],
+                s["T"],
+                s["n_seq"] * s["T"],
+                batch=64,
+            )
+        ]
     p = tiny_params(0, s["d_model"], s["n_layer"], positions="none") + s["vocab_size"] * s["d_model"]
-    return [Job(key, "BB-2.1, BB-3", "full / attention-only / MLP-only stacks on Gaussian inputs", "infer",
-                3 * len(s["seeds"]), p, s["d_model"], s["n_layer"], s["n_head"], s["vocab_size"], s["T"],
-                s["n_seq"] * s["T"], batch=64)]
+    return [
+        Job(
+            key,
+            "BB-2.1, BB-3",
+            "full / attention-only / MLP-only stacks on Gaussian inputs",
+            "infer",
+            3 * len(s["seeds"]),
+            p,
+            s["d_model"],
+            s["n_layer"],
+            s["n_head"],
+            s["vocab_size"],
+            s["T"],
+            s["n_seq"] * s["T"],
+            batch=64,
+        )
+    ]
 
 
 def _spectral(s: dict) -> list[Job]:
@@ -291,51 +513,138 @@ def _spectral(s: dict) -> list[Job]:
         # (ci: 40 per model, counted 2026-11-26). Each runs on average half the blocks and the head.
         evals = 6 * step_rows * cols + 4 * cols + rows * cols + (seeds + 2) * cols + 2 * seeds
         per = e["params"] // 2 + e["V"] * e["d"] // 2
-        jobs.append(Job("spectral", "SF-3, SF-5…SF-7", f"{name}: filtered-NLL sweeps ({evals} evaluations)", "infer",
-                        evals, per, e["d"], e["L"] // 2, e["H"], e["V"], s["prompt_len"],
-                        s["n_prompts"] * s["prompt_len"], batch=s["n_prompts"],
-                        notes="per evaluation: half the blocks and the whole head"))
+        jobs.append(
+            Job(
+                "spectral",
+                "SF-3, SF-5…SF-7",
+                f"{name}: filtered-NLL sweeps ({evals} evaluations)",
+                "infer",
+                evals,
+                per,
+                e["d"],
+                e["L"] // 2,
+                e["H"],
+                e["V"],
+                s["prompt_len"],
+                s["n_prompts"] * s["prompt_len"],
+                batch=s["n_prompts"],
+                notes="per evaluation: half the blocks and the whole head",
+            )
+        )
     return jobs
 
 
-def _gaussian_stack(key: str, claims: str, what: str, s: dict, p: int, L: int, T: int, tokens: int, *, n: int,
-                    models: int, H: int = 1, attn: bool = True, held_states: float = 0, batch: int | None = None,
-                    notes: str = "") -> Job:
+def _gaussian_stack(
+    key: str,
+    claims: str,
+    what: str,
+    s: dict,
+    p: int,
+    L: int,
+    T: int,
+    tokens: int,
+    *,
+    n: int,
+    models: int,
+    H: int = 1,
+    attn: bool = True,
+    held_states: float = 0,
+    batch: int | None = None,
+    notes: str = "",
+) -> Job:
     """A `repro.born_biased.init_bias` experiment: random-init TinyDecoder stacks fed Gaussian
     inputs (no embedding, no head), `batch` of the `n` sequences per float32 pass (default all);
     `held_states` (n, T, d) float32 states' worth kept through it (hidden_states)."""
     d = s["d_model"]
-    return Job(key, claims, what, "infer", models, p, d, L, H, 0, T, tokens, batch=batch or n,
-               attn_layers=None if attn else 0, held_bytes=4.0 * held_states * n * T * d, notes=notes)
+    return Job(
+        key,
+        claims,
+        what,
+        "infer",
+        models,
+        p,
+        d,
+        L,
+        H,
+        0,
+        T,
+        tokens,
+        batch=batch or n,
+        attn_layers=None if attn else 0,
+        held_bytes=4.0 * held_states * n * T * d,
+        notes=notes,
+    )
 
 
 def _bb_4_1(s: dict) -> list[Job]:
     # one GELU MLP block with biases, counted with its pre-LayerNorm (the variant without has 2·d fewer)
     p = tiny_params(0, s["d_model"], 1, positions="none", block="mlp", final_norm=False)
-    return [_gaussian_stack("bb_4_1", "BB-4.1", "one GELU MLP block with and without its LayerNorm", s, p, 1, 1,
-                            s["n_seq"], n=s["n_seq"], models=2 * len(s["seeds"]), attn=False, held_states=2)]
+    return [
+        _gaussian_stack(
+            "bb_4_1",
+            "BB-4.1",
+            "one GELU MLP block with and without its LayerNorm",
+            s,
+            p,
+            1,
+            1,
+            s["n_seq"],
+            n=s["n_seq"],
+            models=2 * len(s["seeds"]),
+            attn=False,
+            held_states=2,
+        )
+    ]
 
 
 def _bb_4(s: dict) -> list[Job]:
     # the standard variant's LayerNorm (no bias) counted; ReLU and tanh MLP0 have none
-    p = tiny_params(0, s["d_model"], s["n_layer"], d_ff=s["d_ff"], positions="none", bias=False, block="mlp",
-                    final_norm=False)
-    return [_gaussian_stack("bb_4", "BB-4", "ReLU / tanh MLP0 and standard MLP stacks, one token each", s, p,
-                            s["n_layer"], 1, s["n_seq"], n=s["n_seq"], models=3 * len(s["seeds"]), attn=False,
-                            held_states=s["n_layer"] + 1,
-                            notes="H100 2026-11-25: 20 s, drawing the weights on the CPU (not in the FLOPs)")]
+    p = tiny_params(
+        0, s["d_model"], s["n_layer"], d_ff=s["d_ff"], positions="none", bias=False, block="mlp", final_norm=False
+    )
+    return [
+        _gaussian_stack(
+            "bb_4",
+            "BB-4",
+            "ReLU / tanh MLP0 and standard MLP stacks, one token each",
+            s,
+            p,
+            s["n_layer"],
+            1,
+            s["n_seq"],
+            n=s["n_seq"],
+            models=3 * len(s["seeds"]),
+            attn=False,
+            held_states=s["n_layer"] + 1,
+            notes="H100 2026-11-25: 20 s, drawing the weights on the CPU (not in the FLOPs)",
+        )
+    ]
 
 
 def _bb_4_2(s: dict) -> list[Job]:
     # per seed two MLP0 blocks (no norm, no bias) on every T; Attn0 (a running mean, no weights) is
     # O(d) per token: not counted. No attention term, so one job over every T's tokens is exact.
-    p = tiny_params(0, s["d_model"], 2, d_ff=s["d_ff"], positions="none", bias=False, block="mlp", norm="none",
-                    final_norm=False)
+    p = tiny_params(
+        0, s["d_model"], 2, d_ff=s["d_ff"], positions="none", bias=False, block="mlp", norm="none", final_norm=False
+    )
     T = max(s["T"])
-    return [_gaussian_stack("bb_4_2", "BB-4.2", f"two MLP0 blocks, then Attn0, at T = {', '.join(map(str, s['T']))}",
-                            s, p, 2, T, s["n_seq"] * sum(s["T"]), n=s["n_seq"], models=len(s["seeds"]), attn=False,
-                            held_states=4,
-                            notes="peak at the largest T; H100 2026-11-25: 118 s, weight draws and launches")]
+    return [
+        _gaussian_stack(
+            "bb_4_2",
+            "BB-4.2",
+            f"two MLP0 blocks, then Attn0, at T = {', '.join(map(str, s['T']))}",
+            s,
+            p,
+            2,
+            T,
+            s["n_seq"] * sum(s["T"]),
+            n=s["n_seq"],
+            models=len(s["seeds"]),
+            attn=False,
+            held_states=4,
+            notes="peak at the largest T; H100 2026-11-25: 118 s, weight draws and launches",
+        )
+    ]
 
 
 def _bb_5(s: dict) -> list[Job]:
@@ -345,18 +654,44 @@ def _bb_5(s: dict) -> list[Job]:
     # init_bias._stack_cosines; until 2026-11-27 both stacks' states of all n at once, 2L + 1).
     L = s["n_layer"]
     p = tiny_params(0, s["d_model"], L, positions="none", bias=False, block="attn", final_norm=False)
-    return [_gaussian_stack("bb_5", "BB-5", f"stacked softmax attention and Attn0, T = {T}", s, p, L, T, n * T, n=n,
-                            models=len(s["seeds"]), H=s["n_head"], batch=min(BB5_CHUNK, n),
-                            held_states=1 + (L + 1) * min(BB5_CHUNK, n) / n)
-            for T, n in zip(s["T"], s["n_seq"])]
+    return [
+        _gaussian_stack(
+            "bb_5",
+            "BB-5",
+            f"stacked softmax attention and Attn0, T = {T}",
+            s,
+            p,
+            L,
+            T,
+            n * T,
+            n=n,
+            models=len(s["seeds"]),
+            H=s["n_head"],
+            batch=min(BB5_CHUNK, n),
+            held_states=1 + (L + 1) * min(BB5_CHUNK, n) / n,
+        )
+        for T, n in zip(s["T"], s["n_seq"])
+    ]
 
 
 def _bb_6(s: dict) -> list[Job]:
     # one pre-LN attention block with biases; held: its (N, H, T, T) map and two hooked (N, T, d) tensors
     p = tiny_params(0, s["d_model"], 1, positions="none", block="attn", final_norm=False)
     T, H = s["T"], s["n_head"]
-    job = _gaussian_stack("bb_6", "BB-6", "one attention block at init, per-position std of A·V", s, p, 1, T,
-                          s["n_seq"] * T, n=s["n_seq"], models=len(s["seeds"]), H=H, held_states=2)
+    job = _gaussian_stack(
+        "bb_6",
+        "BB-6",
+        "one attention block at init, per-position std of A·V",
+        s,
+        p,
+        1,
+        T,
+        s["n_seq"] * T,
+        n=s["n_seq"],
+        models=len(s["seeds"]),
+        H=H,
+        held_states=2,
+    )
     job.held_bytes += 4.0 * s["n_seq"] * H * T * T
     return [job]
 
@@ -381,19 +716,46 @@ def _rs_read(name: str, e: dict, s: dict, *, lensed: bool) -> list[Job]:
     n, T = s["text"]["test_seqs"], s["text"]["seq_len"]
     seqs = n + (s["lens"]["train_seqs"] if lensed else 0)
     dla = min(s["dla_len"], T)
-    read = Job("residual_stream", "RS-1, RS-2, RS-4…RS-6" + (", RS-8" if lensed else ""),
-               f"{name}: residual stream of held-out text"
-               + (" and lens windows" if lensed else ""), "infer", 1, e["params"] - V * d, d, L, H, V, T, seqs * T,
-               batch=n, held_bytes=4.0 * (L + 1) * seqs * T * d, extra_flops=forward_flops(e["params"], L, dla, d, dla),
-               notes="params: the blocks (tied head, logits of one position); extra: RS-1/2's decomposition pass. "
-                     "Not counted: RS-5's FFN rewrite and RS-6's random-init twin (< 1% of the row)")
+    read = Job(
+        "residual_stream",
+        "RS-1, RS-2, RS-4…RS-6" + (", RS-8" if lensed else ""),
+        f"{name}: residual stream of held-out text" + (" and lens windows" if lensed else ""),
+        "infer",
+        1,
+        e["params"] - V * d,
+        d,
+        L,
+        H,
+        V,
+        T,
+        seqs * T,
+        batch=n,
+        held_bytes=4.0 * (L + 1) * seqs * T * d,
+        extra_flops=forward_flops(e["params"], L, dla, d, dla),
+        notes="params: the blocks (tied head, logits of one position); extra: RS-1/2's decomposition pass. "
+        "Not counted: RS-5's FFN rewrite and RS-6's random-init twin (< 1% of the row)",
+    )
     n_test, n_train = n * (T - 1), s["lens"]["train_seqs"] * (T - 1) if lensed else 0
     per_token = (L + 1) * V * d * (3 if lensed else 1) + (L * (d * d + d) if lensed else 0)
-    lenses = Job("residual_stream", "RS-6, RS-8" if lensed else "RS-6", f"{name}: every layer through the head "
-                 + ("(ranks, logit / tuned-lens KL)" if lensed else "(ranks)"), "infer", 1, per_token, d, L, H, V, T,
-                 n_test, batch=n, attn_layers=0, extra_flops=2.0 * V * d * (n_train + n_test) if lensed else 0.0,
-                 peak_bytes=2.0 * e["params"] + 8.0 * n_test * V,
-                 notes="params: per-token (L+1)·V·d per read; peak: one layer's logits of every held-out token")
+    lenses = Job(
+        "residual_stream",
+        "RS-6, RS-8" if lensed else "RS-6",
+        f"{name}: every layer through the head " + ("(ranks, logit / tuned-lens KL)" if lensed else "(ranks)"),
+        "infer",
+        1,
+        per_token,
+        d,
+        L,
+        H,
+        V,
+        T,
+        n_test,
+        batch=n,
+        attn_layers=0,
+        extra_flops=2.0 * V * d * (n_train + n_test) if lensed else 0.0,
+        peak_bytes=2.0 * e["params"] + 8.0 * n_test * V,
+        notes="params: per-token (L+1)·V·d per read; peak: one layer's logits of every held-out token",
+    )
     return [read, lenses]
 
 
@@ -403,9 +765,24 @@ def _rs_tuned_lens(name: str, e: dict, lens: dict) -> Job:
     memory: the model, (L, tokens, V) logits in bf16 and float32 with their gradient, the lens's Adam state."""
     d, L, V = e["d"], e["L"], e["V"]
     bt, tokens = lens["batch_tokens"], lens["steps"] * lens["batch_tokens"]
-    return Job("residual_stream", "RS-8", f"{name}: tuned-lens training", "train", 1, L * (V * d + d * d + d), d, L,
-               e["H"], V, 1, tokens, batch=bt, attn_layers=0, extra_flops=2.0 * V * d * tokens,
-               peak_bytes=2.0 * e["params"] + 12.0 * L * bt * V + 16.0 * L * (d * d + d))
+    return Job(
+        "residual_stream",
+        "RS-8",
+        f"{name}: tuned-lens training",
+        "train",
+        1,
+        L * (V * d + d * d + d),
+        d,
+        L,
+        e["H"],
+        V,
+        1,
+        tokens,
+        batch=bt,
+        attn_layers=0,
+        extra_flops=2.0 * V * d * tokens,
+        peak_bytes=2.0 * e["params"] + 12.0 * L * bt * V + 16.0 * L * (d * d + d),
+    )
 
 
 def _rs_random_init(s: dict) -> list[Job]:
@@ -417,12 +794,45 @@ def _rs_random_init(s: dict) -> list[Job]:
     for arch in r["archs"]:
         shape = dict(n_head=H, d_model=d, vocab_size=V)
         blocks = L * (hf_params(arch, n_layer=2, **shape) - hf_params(arch, n_layer=1, **shape))
-        jobs.append(Job("residual_stream", "RS-1, RS-2, RS-4", f"random-init {arch}: residual stream, decomposition",
-                        "infer", 1, blocks, d, L, H, V, T, n * T, batch=n, held_bytes=4.0 * (L + 1) * n * T * d,
-                        extra_flops=forward_flops(blocks + V * d, L, dla, d, dla), notes="params: the blocks"))
+        jobs.append(
+            Job(
+                "residual_stream",
+                "RS-1, RS-2, RS-4",
+                f"random-init {arch}: residual stream, decomposition",
+                "infer",
+                1,
+                blocks,
+                d,
+                L,
+                H,
+                V,
+                T,
+                n * T,
+                batch=n,
+                held_bytes=4.0 * (L + 1) * n * T * d,
+                extra_flops=forward_flops(blocks + V * d, L, dla, d, dla),
+                notes="params: the blocks",
+            )
+        )
     post = tiny_params(V, d, L, max_len=T, positions="rope", final_norm=False)
-    jobs.append(Job("residual_stream", "RS-4", "post-norm control stack (full logits)", "infer", 1, post, d, L, H, V,
-                    T, n * T, batch=n, held_bytes=8.0 * (L + 1) * n * T * d))
+    jobs.append(
+        Job(
+            "residual_stream",
+            "RS-4",
+            "post-norm control stack (full logits)",
+            "infer",
+            1,
+            post,
+            d,
+            L,
+            H,
+            V,
+            T,
+            n * T,
+            batch=n,
+            held_bytes=8.0 * (L + 1) * n * T * d,
+        )
+    )
     return jobs
 
 
@@ -432,24 +842,49 @@ def _rs_grad(s: dict) -> list[Job]:
     Counted with the pre-norm stack's final norm (post-norm stacks have 2·d fewer)."""
     g = s["grad"]
     deepest, seeds = max(g["depths"]), len(g["seeds"])
-    return [Job("residual_stream", "RS-3",
-                f"pre- and post-norm stacks, L = {L}" + (" (+ controls)" if L == deepest else ""), "train",
-                2 * seeds + (seeds + 1 if L == deepest else 0),
-                tiny_params(GRAD_V, g["d_model"], L, max_len=g["seq_len"], positions="rope"), g["d_model"], L,
-                g["n_head"], GRAD_V, g["seq_len"], g["batch_size"] * g["seq_len"], batch=g["batch_size"])
-            for L in g["depths"]]
+    return [
+        Job(
+            "residual_stream",
+            "RS-3",
+            f"pre- and post-norm stacks, L = {L}" + (" (+ controls)" if L == deepest else ""),
+            "train",
+            2 * seeds + (seeds + 1 if L == deepest else 0),
+            tiny_params(GRAD_V, g["d_model"], L, max_len=g["seq_len"], positions="rope"),
+            g["d_model"],
+            L,
+            g["n_head"],
+            GRAD_V,
+            g["seq_len"],
+            g["batch_size"] * g["seq_len"],
+            batch=g["batch_size"],
+        )
+        for L in g["depths"]
+    ]
 
 
 def _rs_induction(s: dict) -> list[Job]:
     """RS-7: the 1- and 2-layer attention-only models (untied, RoPE) per seed on generated sequences."""
     c = {**INDUCTION, **{k: v for k, v in s["induction"]["config"].items() if k in INDUCTION}}
     d, T, V = c["d_model"], c["seq_len"], c["vocab_size"]
-    return [Job("residual_stream", "RS-7", f"{L}-layer attention-only induction models", "train",
-                len(s["induction"]["seeds"]),
-                tiny_params(V, d, L, max_len=T, tie=False, positions="rope", block="attn"), d, L, c["n_head"], V, T,
-                c["steps"] * c["batch_size"] * T, batch=c["batch_size"],
-                notes="H100 2026-11-25: 111 s for 10 seeds × 2, launch-bound (not in the FLOPs)")
-            for L in (1, 2)]
+    return [
+        Job(
+            "residual_stream",
+            "RS-7",
+            f"{L}-layer attention-only induction models",
+            "train",
+            len(s["induction"]["seeds"]),
+            tiny_params(V, d, L, max_len=T, tie=False, positions="rope", block="attn"),
+            d,
+            L,
+            c["n_head"],
+            V,
+            T,
+            c["steps"] * c["batch_size"] * T,
+            batch=c["batch_size"],
+            notes="H100 2026-11-25: 111 s for 10 seeds × 2, launch-bound (not in the FLOPs)",
+        )
+        for L in (1, 2)
+    ]
 
 
 def _residual_stream(s: dict) -> list[Job]:
@@ -466,13 +901,20 @@ def _row(planner: Callable[[dict], list[Job]], key: str) -> Callable[[Profile], 
 # seeds 111 s for well under a second of FLOPs each (the rows' notes say so). bb_1_2 was uncosted
 # until that run: the paper's 1.2B RoPE GPT-2 probed at N = 10,000 × T = 1024 is ≈ 56 PFLOP.
 PLANNERS: dict[str, Callable[[Profile], list[Job]]] = {
-    "causal_shift": _row(_causal_shift, "causal_shift"), "sinks": _row(_sinks, "sinks"),
-    "context_axis": _row(_context_axis, "context_axis"), "seedprint": _row(_seedprint, "seedprint"),
-    "spectral": _row(_spectral, "spectral"), "bb_1": _row(lambda s: _bb_probes(s, "bb_1"), "bb_1"),
+    "causal_shift": _row(_causal_shift, "causal_shift"),
+    "sinks": _row(_sinks, "sinks"),
+    "context_axis": _row(_context_axis, "context_axis"),
+    "seedprint": _row(_seedprint, "seedprint"),
+    "spectral": _row(_spectral, "spectral"),
+    "bb_1": _row(lambda s: _bb_probes(s, "bb_1"), "bb_1"),
     "bb_1_2": lambda prof: _bb_probes(bb_1_2_sizes(prof), "bb_1_2"),
-    "bb_2_2": _row(lambda s: _bb_probes(s, "bb_2_2"), "bb_2_2"), "bb_3": _row(lambda s: _bb_probes(s, "bb_3"), "bb_3"),
-    "bb_4_1": _row(_bb_4_1, "bb_4_1"), "bb_4": _row(_bb_4, "bb_4"), "bb_4_2": _row(_bb_4_2, "bb_4_2"),
-    "bb_5": _row(_bb_5, "bb_5"), "bb_6": _row(_bb_6, "bb_6"),
+    "bb_2_2": _row(lambda s: _bb_probes(s, "bb_2_2"), "bb_2_2"),
+    "bb_3": _row(lambda s: _bb_probes(s, "bb_3"), "bb_3"),
+    "bb_4_1": _row(_bb_4_1, "bb_4_1"),
+    "bb_4": _row(_bb_4, "bb_4"),
+    "bb_4_2": _row(_bb_4_2, "bb_4_2"),
+    "bb_5": _row(_bb_5, "bb_5"),
+    "bb_6": _row(_bb_6, "bb_6"),
     "residual_stream": _row(_residual_stream, "residual_stream"),
 }
 
@@ -505,7 +947,7 @@ def matmul_tflops(device: str = "cpu", dtype: Any = None) -> tuple[float, str]:
 
     import torch
 
-    from repro.harness.runtime import dtype_name, generator, resolve_dtype
+    from repro.ground.runtime import dtype_name, generator, resolve_dtype
 
     n = PROBE_N[device]
     dtype = resolve_dtype("auto", device) if dtype is None else dtype
@@ -534,12 +976,18 @@ def _physical_memory_gib() -> float:
 def _local_cpu(measure: bool) -> Device:
     import torch
 
-    from repro.harness.runtime import cpu_capability
+    from repro.ground.runtime import cpu_capability
 
     cpu = cpu_capability()
     tflops, rate = matmul_tflops("cpu") if measure else (0.0, "")
-    return Device("cpu", f"{cpu['cpu'] or cpu['machine']} ({torch.get_num_threads()} torch threads)", tflops,
-                  _physical_memory_gib(), rate, CPU_UTILISATION)
+    return Device(
+        "cpu",
+        f"{cpu['cpu'] or cpu['machine']} ({torch.get_num_threads()} torch threads)",
+        tflops,
+        _physical_memory_gib(),
+        rate,
+        CPU_UTILISATION,
+    )
 
 
 def _local_gpu(measure: bool) -> Device:
@@ -573,8 +1021,10 @@ def plan_device(name: str = "auto", *, tflops: float | None = None, memory_gib: 
         if name == "auto":
             name = "cuda" if torch.cuda.is_available() else "cpu"
         if name == "cuda" and not torch.cuda.is_available():
-            raise ReproError("repro plan --device cuda: torch sees no CUDA GPU here; name one (--device "
-                             f"{' / '.join(GPUS)}) to plan for it")
+            raise ReproError(
+                "repro plan --device cuda: torch sees no CUDA GPU here; name one (--device "
+                f"{' / '.join(GPUS)}) to plan for it"
+            )
         dev = (_local_gpu if name == "cuda" else _local_cpu)(measure=tflops is None)
     if tflops is not None:
         dev = replace(dev, tflops=tflops, rate="as given (--tflops)")
@@ -604,16 +1054,33 @@ class Plan:
         return f / (self.tflops * 1e12 * self.utilisation)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"profile": self.profile, "corpus": self.corpus, "tflops": self.tflops, "utilisation": self.utilisation,
-                "device": asdict(self.device) if self.device else None,
-                "jobs": [{**asdict(j), "flops": j.flops, "memory_bytes": j.memory_bytes, "seconds": self.seconds(j)}
-                         for j in self.jobs],
-                "total_flops": self.total_flops, "total_seconds": self.seconds(),
-                "missing": self.missing, "checked": self.checked, "not_costed": self.not_costed}
+        return {
+            "profile": self.profile,
+            "corpus": self.corpus,
+            "tflops": self.tflops,
+            "utilisation": self.utilisation,
+            "device": asdict(self.device) if self.device else None,
+            "jobs": [
+                {**asdict(j), "flops": j.flops, "memory_bytes": j.memory_bytes, "seconds": self.seconds(j)}
+                for j in self.jobs
+            ],
+            "total_flops": self.total_flops,
+            "total_seconds": self.seconds(),
+            "missing": self.missing,
+            "checked": self.checked,
+            "not_costed": self.not_costed,
+        }
 
 
-def plan(profile: str | Profile = "paper", *, tflops: float | None = None, utilisation: float | None = None,
-         device_memory_gib: float | None = None, corpus: str = "brown", device: str | Device = "h100") -> Plan:
+def plan(
+    profile: str | Profile = "paper",
+    *,
+    tflops: float | None = None,
+    utilisation: float | None = None,
+    device_memory_gib: float | None = None,
+    corpus: str = "brown",
+    device: str | Device = "h100",
+) -> Plan:
     """The plan of a profile for a run on `corpus` (what `--corpus` accepts: a ReproError names a
     bad one) on `device` (a `plan_device` name or a Device; default one H100 SXM, `repro plan`'s
     default is the device the run would use; `tflops` / `device_memory_gib` / `utilisation` replace
@@ -660,20 +1127,31 @@ def _job_lines(jobs: list[Job], corpus: str, device_memory_gib: float) -> list[s
 
 
 def _memory_line(j: Job, device_memory_gib: float) -> str:
-    fix = ("smaller micro-batches with gradient accumulation, or activation recomputation" if j.kind == "train"
-           else "pass the sequences in batches")
-    return (f"{j.experiment} ({j.what}): ≈ {j.memory_bytes / 2**30:.0f} GiB per device at batch {j.batch} × {j.T} "
-            f"(over {device_memory_gib:.0f} GiB): {fix}")
+    fix = (
+        "smaller micro-batches with gradient accumulation, or activation recomputation"
+        if j.kind == "train"
+        else "pass the sequences in batches"
+    )
+    return (
+        f"{j.experiment} ({j.what}): ≈ {j.memory_bytes / 2**30:.0f} GiB per device at batch {j.batch} × {j.T} "
+        f"(over {device_memory_gib:.0f} GiB): {fix}"
+    )
 
 
 def _corpus_line(j: Job, have: int, how: str, *, fixed: bool) -> str:
-    head = (f"{j.experiment} ({j.claims}; {j.what}): trains on {j.tokens:,} tokens per model; {j.corpus} has "
-            f"{how}{have:,} ({j.tokens / have:,.0f} epochs).")
+    head = (
+        f"{j.experiment} ({j.claims}; {j.what}): trains on {j.tokens:,} tokens per model; {j.corpus} has "
+        f"{how}{have:,} ({j.tokens / have:,.0f} epochs)."
+    )
     if fixed:
-        return (head + f" The claim fixes {j.corpus} (its shifted domain): `--corpus` does not change it, so the "
-                "run repeats it that often, or the topic needs a larger corpus of that domain")
-    return (head + f" Needs a corpus of ≥ {j.tokens:,} tokens: pass `--corpus DIR` (a directory of text files or a "
-            "saved datasets directory)")
+        return (
+            head + f" The claim fixes {j.corpus} (its shifted domain): `--corpus` does not change it, so the "
+            "run repeats it that often, or the topic needs a larger corpus of that domain"
+        )
+    return (
+        head + f" Needs a corpus of ≥ {j.tokens:,} tokens: pass `--corpus DIR` (a directory of text files or a "
+        "saved datasets directory)"
+    )
 
 
 # --------------------------------------------------------------------------- corpus size
@@ -707,12 +1185,14 @@ def corpus_train_tokens(name: str) -> tuple[int, str]:
 def bpe_rows(prof: Profile) -> list[tuple[str, str, int]]:
     """(experiment, claims, vocab_size) of every row whose models use the suite's Brown BPE
     (`repro.core.data.brown_tokenizer(vocab_size)`): the trained models and RS's random-init inputs."""
-    return [("seedprint", "SP-1…SP-6, BB-7", prof.sizes("seedprint")["lineage"]["vocab_size"]),
-            ("causal_shift", "CS-3…CS-6", prof.sizes("causal_shift")["model"]["vocab_size"]),
-            ("sinks", "SK-2, SK-3", prof.sizes("sinks")["model"]["vocab_size"]),
-            ("context_axis", "CA-8", prof.sizes("context_axis")["model"]["vocab_size"]),
-            ("residual_stream", "RS-1, RS-2, RS-4", prof.sizes("residual_stream")["random_init"]["vocab_size"]),
-            ("residual_stream", "RS-3", GRAD_V)]
+    return [
+        ("seedprint", "SP-1…SP-6, BB-7", prof.sizes("seedprint")["lineage"]["vocab_size"]),
+        ("causal_shift", "CS-3…CS-6", prof.sizes("causal_shift")["model"]["vocab_size"]),
+        ("sinks", "SK-2, SK-3", prof.sizes("sinks")["model"]["vocab_size"]),
+        ("context_axis", "CA-8", prof.sizes("context_axis")["model"]["vocab_size"]),
+        ("residual_stream", "RS-1, RS-2, RS-4", prof.sizes("residual_stream")["random_init"]["vocab_size"]),
+        ("residual_stream", "RS-3", GRAD_V),
+    ]
 
 
 def bpe_words(texts: Iterable[str]) -> Counter:
@@ -782,18 +1262,29 @@ def vocab_lines(prof: Profile, experiments: set[str] | None = None) -> tuple[lis
     over = [(e, c, V) for e, c, V in rows if V > lower]
     upper = bpe_vocab_upper(words) if over else None
     missing = [_vocab_line(e, c, V, lower, upper) for e, c, V in over]
-    checked = [f"vocabulary: the Brown BPE (trained on Brown's train split whatever --corpus says) reaches ≥ {lower:,} "
-               f"tokens, so every row's vocab_size of at most that is met: "
-               + "; ".join(f"{c}: {V:,}" for e, c, V in rows if V <= lower)] if len(over) < len(rows) else []
+    checked = (
+        [
+            f"vocabulary: the Brown BPE (trained on Brown's train split whatever --corpus says) reaches ≥ {lower:,} "
+            f"tokens, so every row's vocab_size of at most that is met: "
+            + "; ".join(f"{c}: {V:,}" for e, c, V in rows if V <= lower)
+        ]
+        if len(over) < len(rows)
+        else []
+    )
     return missing, checked
 
 
 def _vocab_line(experiment: str, claims: str, V: int, lower: int, upper: int) -> str:
-    what = (f"Brown's train split yields at most {upper:,} BPE tokens" if V > upper else
-            f"Brown's train split yields between {lower:,} and {upper:,} BPE tokens (train it to know: "
-            f"repro.core.data.brown_tokenizer({V}))")
-    return (f"{experiment} ({claims}): vocab_size {V:,}, but {what}; the suite's BPE always trains on Brown. Lower "
-            f"the row's vocab_size to ≤ {lower:,} (repro/harness/profiles.py), or train the tokenizer on a larger corpus")
+    what = (
+        f"Brown's train split yields at most {upper:,} BPE tokens"
+        if V > upper
+        else f"Brown's train split yields between {lower:,} and {upper:,} BPE tokens (train it to know: "
+        f"repro.core.data.brown_tokenizer({V}))"
+    )
+    return (
+        f"{experiment} ({claims}): vocab_size {V:,}, but {what}; the suite's BPE always trains on Brown. Lower "
+        f"the row's vocab_size to ≤ {lower:,} (repro/harness/profiles.py), or train the tokenizer on a larger corpus"
+    )
 
 
 def too_big(experiment: str, profile: str | Profile, device_bytes: float) -> str | None:
@@ -803,10 +1294,12 @@ def too_big(experiment: str, profile: str | Profile, device_bytes: float) -> str
     prof = profile if isinstance(profile, Profile) else get_profile(profile)
     for j in PLANNERS[experiment](prof) if experiment in PLANNERS else []:
         if j.kind == "train" and j.memory_bytes > device_bytes:
-            return (f"{j.claims} ({j.what}) at profile {prof.name!r} needs ≈ {j.memory_bytes / 2**30:.0f} GiB per "
-                    f"device at batch {j.batch} × {j.T} (`repro plan --profile {prof.name}`); this device has "
-                    f"{device_bytes / 2**30:.0f} GiB: train it with smaller micro-batches and gradient accumulation "
-                    "or activation recomputation (not built yet), or run a smaller profile")
+            return (
+                f"{j.claims} ({j.what}) at profile {prof.name!r} needs ≈ {j.memory_bytes / 2**30:.0f} GiB per "
+                f"device at batch {j.batch} × {j.T} (`repro plan --profile {prof.name}`); this device has "
+                f"{device_bytes / 2**30:.0f} GiB: train it with smaller micro-batches and gradient accumulation "
+                "or activation recomputation (not built yet), or run a smaller profile"
+            )
     return None
 
 
@@ -843,19 +1336,27 @@ def _device_line(p: Plan) -> str:
     if p.device is None:
         return f"one device at {p.tflops:g} TFLOP/s × {p.utilisation:.0%} utilisation"
     d = p.device
-    return (f"one {d.name} device, {d.label}, at {p.tflops:.3g} TFLOP/s ({d.rate}) × {p.utilisation:.0%} utilisation, "
-            f"{d.memory_gib:.0f} GiB memory")
+    return (
+        f"one {d.name} device, {d.label}, at {p.tflops:.3g} TFLOP/s ({d.rate}) × {p.utilisation:.0%} utilisation, "
+        f"{d.memory_gib:.0f} GiB memory"
+    )
 
 
 def lines(p: Plan) -> list[str]:
-    out = [f"plan for profile {p.profile!r} on corpus {p.corpus!r}: {_device_line(p)}",
-           f"{'experiment':<15} {'claims':<22} {'kind':<5} {'models':>6} {'params':>9} {'tokens/model':>13} "
-           f"{'PFLOP':>10} {'peak GiB':>8} {'hours':>8}  what"]
+    out = [
+        f"plan for profile {p.profile!r} on corpus {p.corpus!r}: {_device_line(p)}",
+        f"{'experiment':<15} {'claims':<22} {'kind':<5} {'models':>6} {'params':>9} {'tokens/model':>13} "
+        f"{'PFLOP':>10} {'peak GiB':>8} {'hours':>8}  what",
+    ]
     for j in p.jobs:
-        out.append(f"{j.experiment:<15} {j.claims:<22} {j.kind:<5} {j.models:>6} {j.params / 1e6:>8.1f}M "
-                   f"{j.tokens:>13,} {j.flops / 1e15:>10.3g} {j.memory_bytes / 2**30:>8.1f} {p.seconds(j) / 3600:>8.3g}  "
-                   f"{j.what}")
-    eight = "" if p.device and p.device.name == "cpu" else f" ({p.seconds() / 3600 / 8:.3g} on 8 at the same utilisation)"
+        out.append(
+            f"{j.experiment:<15} {j.claims:<22} {j.kind:<5} {j.models:>6} {j.params / 1e6:>8.1f}M "
+            f"{j.tokens:>13,} {j.flops / 1e15:>10.3g} {j.memory_bytes / 2**30:>8.1f} {p.seconds(j) / 3600:>8.3g}  "
+            f"{j.what}"
+        )
+    eight = (
+        "" if p.device and p.device.name == "cpu" else f" ({p.seconds() / 3600 / 8:.3g} on 8 at the same utilisation)"
+    )
     out.append(f"total: {p.total_flops / 1e15:.4g} PFLOP ≈ {p.seconds() / 3600:.3g} hours on one device{eight}")
     if p.not_costed:
         out.append("not costed (no planner in repro/harness/plan.py): " + ", ".join(p.not_costed))

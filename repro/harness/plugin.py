@@ -8,15 +8,16 @@ Figures are PNG files written (atomically) by whichever process ran the test; on
 paths travel. Artifacts are written only when the run contained claim tests, so running
 `pytest tests/` never overwrites a claims report.
 """
+
 from __future__ import annotations
 
 import datetime as _dt
+import math
 import os
 import platform
 import re
 import subprocess
 import sys
-import math
 import time
 from importlib import metadata
 from pathlib import Path
@@ -24,11 +25,23 @@ from typing import Any, Iterable
 
 import pytest
 
+from repro.ground.runtime import (
+    DEVICES,
+    MissingFixture,
+    NotApplicable,
+    ReproError,
+    atomic_path,
+    atomic_write_json,
+    atomic_write_text,
+    cpu_capability,
+    dtype_name,
+    dtype_override,
+    resolve_device,
+    resolve_dtype,
+)
 from repro.harness import catalogue
 from repro.harness import report as reporting
 from repro.harness.profiles import BUDGET_S, PROFILES, Profile, get_profile
-from repro.harness.runtime import (DEVICES, MissingFixture, NotApplicable, ReproError, atomic_path, atomic_write_json, atomic_write_text,
-                                   cpu_capability, dtype_name, dtype_override, resolve_device, resolve_dtype)
 
 PROP_CLAIMS = "repro_claims"
 PROP_RECORD = "repro_record"
@@ -37,8 +50,19 @@ PROP_TABLE = "repro_table"
 PROP_CORPUS = "repro_corpus"
 
 PACKAGES = (
-    "torch", "transformers", "tokenizers", "safetensors", "accelerate", "gguf", "datasets",
-    "numpy", "scipy", "matplotlib", "pytest", "pytest-xdist", "hypothesis",
+    "torch",
+    "transformers",
+    "tokenizers",
+    "safetensors",
+    "accelerate",
+    "gguf",
+    "datasets",
+    "numpy",
+    "scipy",
+    "matplotlib",
+    "pytest",
+    "pytest-xdist",
+    "hypothesis",
 )
 
 _outcomes_key = pytest.StashKey[dict]()
@@ -53,38 +77,69 @@ _baseline_key = pytest.StashKey[tuple]()  # (committed baseline, compare.Compari
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("repro", "repro claims")
-    group.addoption("--profile", choices=PROFILES, default="ci",
-                    help="experiment sizes: ci (2 CPU cores, minutes), long (ci, but claims that need more training than CI "
-                         "affords get it; still a CPU) or paper (the source's sizes, GPU)")
-    group.addoption("--device", choices=DEVICES, default="auto",
-                    help="auto (cuda if available), cpu, or cuda (an error if no GPU)")
-    group.addoption("--model", default=None,
-                    help="pretrained model for claims on real models: an embedded name "
-                         "(smollm2-135m, gemma3-270m), a local path, or a Hugging Face hub id")
-    group.addoption("--corpus", default="brown",
-                    help="text corpus of every claim that reads text (windows, training streams; a claim's shifted "
-                         "corpus stays fixed): brown, stdlib-code, a datasets corpus (online), or a "
-                         "local directory of text files / a saved datasets directory")
-    group.addoption("--baseline", choices=("check", "warn", "off"), default="check",
-                    help="compare the run with the committed baseline of its profile, device and dtype "
-                         "(repro/harness/baselines/): check (default) fails the run on a verdict regression or a record "
-                         "drifted beyond 3 noise scales, warn only reports, off skips it")
-    group.addoption("--train-procs", type=int, default=1, metavar="N",
-                    help="train the claims' models on N processes with torchrun (data-parallel, gloo on CPU, NCCL on "
-                         "GPUs; repro.harness.launch), one job after the other; default 1: in the test process (on a CPU, "
-                         "independent models side by side in the training pool). Reaches CS-3…6, SK-2/3, SeedPrint's "
-                         "lineage, RS-7 and CA-8; not SP-5's fine-tunes of pretrained models (a warning says so)")
-    group.addoption("--plan", action="store_true",
-                    help="collect the selected claims, print what they will cost at --profile (models, parameters, "
-                         "tokens, FLOPs, memory, hours on the run's --device, missing resources: `repro plan`) and run "
-                         "nothing")
-    group.addoption("--artifacts", default=None, metavar="DIR",
-                    help="where claims.json, report.md and figures/ go (default: <rootdir>/artifacts for a run of "
-                         "every claim; artifacts/selection/<what>/ for a run of some (-k, -m, --claim, a file), "
-                         "artifacts/model-<name>/ for --model: a partial run never overwrites the full report)")
-    group.addoption("--claim", default=None, metavar="ID[,ID…]",
-                    help="run only these claims: exact IDs (SK-1,BB-4.2) or a topic prefix ending in '-' (CA-); "
-                         "`-k SK-1` works too, as a substring of the IDs (BB-1 also selects BB-1.1)")
+    group.addoption(
+        "--profile",
+        choices=PROFILES,
+        default="ci",
+        help="experiment sizes: ci (2 CPU cores, minutes), long (ci, but claims that need more training than CI "
+        "affords get it; still a CPU) or paper (the source's sizes, GPU)",
+    )
+    group.addoption(
+        "--device", choices=DEVICES, default="auto", help="auto (cuda if available), cpu, or cuda (an error if no GPU)"
+    )
+    group.addoption(
+        "--model",
+        default=None,
+        help="pretrained model for claims on real models: an embedded name "
+        "(smollm2-135m, gemma3-270m), a local path, or a Hugging Face hub id",
+    )
+    group.addoption(
+        "--corpus",
+        default="brown",
+        help="text corpus of every claim that reads text (windows, training streams; a claim's shifted "
+        "corpus stays fixed): brown, stdlib-code, a datasets corpus (online), or a "
+        "local directory of text files / a saved datasets directory",
+    )
+    group.addoption(
+        "--baseline",
+        choices=("check", "warn", "off"),
+        default="check",
+        help="compare the run with the committed baseline of its profile, device and dtype "
+        "(repro/harness/baselines/): check (default) fails the run on a verdict regression or a record "
+        "drifted beyond 3 noise scales, warn only reports, off skips it",
+    )
+    group.addoption(
+        "--train-procs",
+        type=int,
+        default=1,
+        metavar="N",
+        help="train the claims' models on N processes with torchrun (data-parallel, gloo on CPU, NCCL on "
+        "GPUs; repro.core.launch), one job after the other; default 1: in the test process (on a CPU, "
+        "independent models side by side in the training pool). Reaches CS-3…6, SK-2/3, SeedPrint's "
+        "lineage, RS-7 and CA-8; not SP-5's fine-tunes of pretrained models (a warning says so)",
+    )
+    group.addoption(
+        "--plan",
+        action="store_true",
+        help="collect the selected claims, print what they will cost at --profile (models, parameters, "
+        "tokens, FLOPs, memory, hours on the run's --device, missing resources: `repro plan`) and run "
+        "nothing",
+    )
+    group.addoption(
+        "--artifacts",
+        default=None,
+        metavar="DIR",
+        help="where claims.json, report.md and figures/ go (default: <rootdir>/artifacts for a run of "
+        "every claim; artifacts/selection/<what>/ for a run of some (-k, -m, --claim, a file), "
+        "artifacts/model-<name>/ for --model: a partial run never overwrites the full report)",
+    )
+    group.addoption(
+        "--claim",
+        default=None,
+        metavar="ID[,ID…]",
+        help="run only these claims: exact IDs (SK-1,BB-4.2) or a topic prefix ending in '-' (CA-); "
+        "`-k SK-1` works too, as a substring of the IDs (BB-1 also selects BB-1.1)",
+    )
 
 
 def _is_worker(config: pytest.Config) -> bool:
@@ -113,7 +168,7 @@ def _slug(text: str, limit: int = 48) -> str:
 
     slug = re.sub(r"[^A-Za-z0-9_.+-]+", "-", text).strip("-.") or "run"
     if len(slug) > limit:
-        slug = slug[:limit - 9].rstrip("-.") + "-" + hashlib.sha1(text.encode()).hexdigest()[:8]
+        slug = slug[: limit - 9].rstrip("-.") + "-" + hashlib.sha1(text.encode()).hexdigest()[:8]
     return slug
 
 
@@ -163,16 +218,23 @@ def _check_corpus_option(name: str) -> None:
         if not Path(name).expanduser().is_dir():
             raise pytest.UsageError(f"--corpus {name}: no such directory")
         return
-    raise pytest.UsageError(f"--corpus {name!r} is unknown; choose one of {', '.join(CORPORA)}, or a directory "
-                            "of text files")
+    raise pytest.UsageError(
+        f"--corpus {name!r} is unknown; choose one of {', '.join(CORPORA)}, or a directory of text files"
+    )
 
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "claim(*ids): see pyproject.toml")
-    config.addinivalue_line("markers", "xdist_group(name): tests that share fixtures run on one xdist worker "
-                                       "(registered here too, for runs with -p no:xdist)")
-    config.addinivalue_line("markers", "policy_dtype: the test's experiment computes (or trains) in the dtype "
-                                       "policy's choice (runtime.resolve_dtype('auto')); its records say so")
+    config.addinivalue_line(
+        "markers",
+        "xdist_group(name): tests that share fixtures run on one xdist worker "
+        "(registered here too, for runs with -p no:xdist)",
+    )
+    config.addinivalue_line(
+        "markers",
+        "policy_dtype: the test's experiment computes (or trains) in the dtype "
+        "policy's choice (runtime.resolve_dtype('auto')); its records say so",
+    )
     try:
         resolve_device(config.getoption("--device"))
         get_profile(config.getoption("--profile"))
@@ -224,8 +286,15 @@ def _claim_ids(item: pytest.Item) -> list[str]:
 # its module, split per pretrained model for tests parametrised by `model_name` (a module's
 # per-model fixtures are per model anyway). Groups known to be long go first, so that the last
 # group a worker picks up is a short one.
-LONG_GROUPS = ("spectral_filters[gemma3-270m]", "born_biased-probes", "causal_shift", "seedprint",
-               "sinks", "context_axis", "spectral_filters[smollm2-135m]")
+LONG_GROUPS = (
+    "spectral_filters[gemma3-270m]",
+    "born_biased-probes",
+    "causal_shift",
+    "seedprint",
+    "sinks",
+    "context_axis",
+    "spectral_filters[smollm2-135m]",
+)
 _GROUP_SUFFIX = re.compile(r"@[\w.\[\]-]+$")
 
 
@@ -255,8 +324,10 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
             problems.append(f"{item.nodeid}: @pytest.mark.claim needs at least one claim ID")
         for mark in marks:
             if mark.kwargs:  # the source and section live in the catalogue, once
-                problems.append(f"{item.nodeid}: @pytest.mark.claim takes claim IDs only, not "
-                                f"{', '.join(sorted(mark.kwargs))} (the catalogue holds each claim's source)")
+                problems.append(
+                    f"{item.nodeid}: @pytest.mark.claim takes claim IDs only, not "
+                    f"{', '.join(sorted(mark.kwargs))} (the catalogue holds each claim's source)"
+                )
         for cid in ids:
             try:
                 catalogue.get(cid)
@@ -292,15 +363,19 @@ def _select_claims(config: pytest.Config, items: list[pytest.Item]) -> None:
             except KeyError as err:
                 raise pytest.UsageError(f"--claim: {err.args[0]}") from None
         elif not any(cid.startswith(w) for cid in catalogue.CATALOGUE):
-            raise pytest.UsageError(f"--claim {w}: no claim ID starts with {w!r} (topics: {', '.join(catalogue.TOPICS)})")
+            raise pytest.UsageError(
+                f"--claim {w}: no claim ID starts with {w!r} (topics: {', '.join(catalogue.TOPICS)})"
+            )
 
     def chosen(item: pytest.Item) -> bool:
         return any(cid == w or (w.endswith("-") and cid.startswith(w)) for cid in _claim_ids(item) for w in wanted)
 
     keep = [it for it in items if chosen(it)]
     if not keep:
-        raise pytest.UsageError(f"--claim {','.join(wanted)}: no collected test carries "
-                                f"{'it' if len(wanted) == 1 else 'them'} (not yet encoded, or outside the paths given)")
+        raise pytest.UsageError(
+            f"--claim {','.join(wanted)}: no collected test carries "
+            f"{'it' if len(wanted) == 1 else 'them'} (not yet encoded, or outside the paths given)"
+        )
     drop = [it for it in items if not chosen(it)]
     if drop:
         config.hook.pytest_deselected(items=drop)
@@ -311,7 +386,9 @@ _plan_key = pytest.StashKey[list]()
 
 
 @pytest.hookimpl(trylast=True, specname="pytest_collection_modifyitems")
-def pytest_collection_modifyitems_plan(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
+def pytest_collection_modifyitems_plan(
+    session: pytest.Session, config: pytest.Config, items: list[pytest.Item]
+) -> None:
     """--plan: cost the collected claims (repro.harness.plan, restricted to their topics) on the
     run's --corpus and deselect every test, so nothing runs."""
     if not config.getoption("--plan") or _is_worker(config):
@@ -320,12 +397,16 @@ def pytest_collection_modifyitems_plan(session: pytest.Session, config: pytest.C
 
     ids = sorted({cid for it in items for cid in _claim_ids(it)})
     try:
-        full = planning.plan(config.getoption("--profile"), corpus=config.getoption("--corpus"),
-                             device=planning.plan_device(config.getoption("--device")))
+        full = planning.plan(
+            config.getoption("--profile"),
+            corpus=config.getoption("--corpus"),
+            device=planning.plan_device(config.getoption("--device")),
+        )
     except ReproError as err:  # e.g. a --corpus directory without train documents
         raise pytest.UsageError(str(err)) from None
     config.stash[_plan_key] = [f"claims selected: {len(ids)} ({', '.join(ids)})"] + planning.lines(
-        planning.for_claims(full, ids))
+        planning.for_claims(full, ids)
+    )
     config.hook.pytest_deselected(items=list(items))
     items[:] = []
 
@@ -366,10 +447,23 @@ class Claim:
             raise ValueError(f"{claim_id} is not among this test's claim markers {self.ids}")
         return claim_id
 
-    def record(self, name: str, measured: Any, expected: Any = None, tol: float | None = None,
-               why: str = "", *, compare: str = "abs", unit: str = "", claim_id: str | None = None,
-               dtype: str | None = None, source: Any = None, role: str = "context",
-               key: str | None = None, power: dict | None = None) -> reporting.Record:
+    def record(
+        self,
+        name: str,
+        measured: Any,
+        expected: Any = None,
+        tol: float | None = None,
+        why: str = "",
+        *,
+        compare: str = "abs",
+        unit: str = "",
+        claim_id: str | None = None,
+        dtype: str | None = None,
+        source: Any = None,
+        role: str = "context",
+        key: str | None = None,
+        power: dict | None = None,
+    ) -> reporting.Record:
         """Record one number for the report, not asserted (context; asserting goes through
         `check`). `expected`/`tol`/`compare`: a threshold to show beside it; `source`: the
         source's number. `why` says where a tolerance comes from (required with a tol).
@@ -378,16 +472,41 @@ class Claim:
         token); numbers in a label are masked by the default key (`report.key_of_label`)."""
         if tol is not None and not why:
             raise ValueError(f"record {name!r}: a tolerance needs its reason (why=...)")
-        rec = reporting.Record(self._id(claim_id), name, measured, expected, tol, why, compare, unit,
-                               dtype=str(dtype or self.dtype).removeprefix("torch."), source=source, role=role,
-                               key=key, power=power)
+        rec = reporting.Record(
+            self._id(claim_id),
+            name,
+            measured,
+            expected,
+            tol,
+            why,
+            compare,
+            unit,
+            dtype=str(dtype or self.dtype).removeprefix("torch."),
+            source=source,
+            role=role,
+            key=key,
+            power=power,
+        )
         self.item.user_properties.append((PROP_RECORD, rec.to_dict()))
         return rec
 
-    def check(self, name: str, measured: Any, threshold: Any = None, *, compare: str, why: str,
-              tol: float = 0.0, source: Any = None, control: Any = _NO_CONTROL, control_name: str = "",
-              unit: str = "", claim_id: str | None = None, dtype: str | None = None,
-              key: str | None = None) -> reporting.Record:
+    def check(
+        self,
+        name: str,
+        measured: Any,
+        threshold: Any = None,
+        *,
+        compare: str,
+        why: str,
+        tol: float = 0.0,
+        source: Any = None,
+        control: Any = _NO_CONTROL,
+        control_name: str = "",
+        unit: str = "",
+        claim_id: str | None = None,
+        dtype: str | None = None,
+        key: str | None = None,
+    ) -> reporting.Record:
         """Record *and assert* one comparison, so the row a reader sees is the one that decided
         the test: `measured` against our `threshold` (compare "ge" / "le" / "abs" / "rel", with
         `tol`; "true" for a condition), `source` the source's own number (shown, not used),
@@ -409,21 +528,59 @@ class Claim:
         if control is not _NO_CONTROL:
             if not control_name:
                 raise ValueError(f"check {name!r}: name the control (control_name=...)")
-            ctl = self.record(f"{name} — control: {control_name}", control, threshold, tol, why, compare=compare,
-                              unit=unit, claim_id=claim_id, dtype=dtype, source=None, role="control",
-                              key=None if key is None else f"{key} — control")
+            ctl = self.record(
+                f"{name} — control: {control_name}",
+                control,
+                threshold,
+                tol,
+                why,
+                compare=compare,
+                unit=unit,
+                claim_id=claim_id,
+                dtype=dtype,
+                source=None,
+                role="control",
+                key=None if key is None else f"{key} — control",
+            )
             if ctl.within is not False:
-                raise ControlPassed(f"{self._id(claim_id)} {name}: the negative control ({control_name}) passes the "
-                                    f"same assertion ({ctl.shown()}): this test cannot tell the effect from its absence")
-        rec = self.record(name, measured, threshold, tol, why, compare=compare, unit=unit, claim_id=claim_id,
-                          dtype=dtype, source=source, role="check", key=key)
+                raise ControlPassed(
+                    f"{self._id(claim_id)} {name}: the negative control ({control_name}) passes the "
+                    f"same assertion ({ctl.shown()}): this test cannot tell the effect from its absence"
+                )
+        rec = self.record(
+            name,
+            measured,
+            threshold,
+            tol,
+            why,
+            compare=compare,
+            unit=unit,
+            claim_id=claim_id,
+            dtype=dtype,
+            source=source,
+            role="check",
+            key=key,
+        )
         if rec.within is not True:
             raise AssertionError(f"{rec.claim} {name}: {rec.shown()} does not hold ({why})")
         return rec
 
-    def power(self, value: float, *, effect: str, basis: str, test: str, sample: str, method: str, decide: str,
-              effect_value: float | None = None, size: float | None = None, size_method: str = "",
-              direction_p: float | None = None, claim_id: str | None = None) -> reporting.Record:
+    def power(
+        self,
+        value: float,
+        *,
+        effect: str,
+        basis: str,
+        test: str,
+        sample: str,
+        method: str,
+        decide: str,
+        effect_value: float | None = None,
+        size: float | None = None,
+        size_method: str = "",
+        direction_p: float | None = None,
+        claim_id: str | None = None,
+    ) -> reporting.Record:
         """Record the test's power at a *declared* effect: the probability that this test, at this
         run's sizes, passes when the claim holds with `effect` (stated in words, with its number;
         `effect_value` the number alone where there is one). Never observed power: the effect may not
@@ -450,23 +607,53 @@ class Claim:
             raise ValueError(f"power must lie in [0, 1], got {value}")
         kind = basis.split(":", 1)[0].strip()
         if kind not in reporting.POWER_BASES or (kind != "source" and not basis.split(":", 1)[1:]):
-            raise ValueError(f"power basis {basis!r}: one of 'source: <where>', 'interest: <reason>', 'budget: <model>'")
-        for name, text in (("effect", effect), ("test", test), ("sample", sample), ("method", method), ("decide", decide)):
+            raise ValueError(
+                f"power basis {basis!r}: one of 'source: <where>', 'interest: <reason>', 'budget: <model>'"
+            )
+        for name, text in (
+            ("effect", effect),
+            ("test", test),
+            ("sample", sample),
+            ("method", method),
+            ("decide", decide),
+        ):
             if not str(text).strip():
-                raise ValueError(f"power: state the {name} (a power record says effect, basis, test, sample, method "
-                                 "and the sizes for 80%)")
+                raise ValueError(
+                    f"power: state the {name} (a power record says effect, basis, test, sample, method "
+                    "and the sizes for 80%)"
+                )
         if size is None:
-            size, size_method = 1.0 - float(value), size_method or "1 − power: a true claim at the declared effect fails with that probability"
+            size, size_method = (
+                1.0 - float(value),
+                size_method or "1 − power: a true claim at the declared effect fails with that probability",
+            )
         elif not size_method:
             raise ValueError("power: a size given explicitly needs its size_method")
-        detail = {"effect": effect, "effect_value": None if effect_value is None else float(effect_value),
-                  "basis": basis, "test": test, "sample": sample, "method": method, "decide": decide,
-                  "size": float(size), "size_method": size_method,
-                  "direction_p": None if direction_p is None else float(direction_p)}
+        detail = {
+            "effect": effect,
+            "effect_value": None if effect_value is None else float(effect_value),
+            "basis": basis,
+            "test": test,
+            "sample": sample,
+            "method": method,
+            "decide": decide,
+            "size": float(size),
+            "size_method": size_method,
+            "direction_p": None if direction_p is None else float(direction_p),
+        }
         why = f"at the declared effect ({effect}; {basis}); {test} on {sample}; {method}; 80% power at: {decide}"
-        return self.record("power at the declared effect", float(value), reporting.POWER_ENOUGH, None, why,
-                           compare="ge", claim_id=claim_id, role="power", key="power at the source's effect",
-                           power=detail)
+        return self.record(
+            "power at the declared effect",
+            float(value),
+            reporting.POWER_ENOUGH,
+            None,
+            why,
+            compare="ge",
+            claim_id=claim_id,
+            role="power",
+            key="power at the source's effect",
+            power=detail,
+        )
 
     def figure(self, fig: Any, name: str, *, claim_id: str | None = None) -> Path:
         """Save a matplotlib figure as artifacts/figures/<ID>_<name>.png (atomic) and close it."""
@@ -526,13 +713,18 @@ class Claim:
         if not read:
             raise ValueError("claim.corpus: name the corpus read (e.g. the corpus_name fixture's value)")
         ids = self.ids if claim_id is None else [self._id(claim_id)]
-        self.item.user_properties.append((PROP_CORPUS, {"claims": list(ids), "read": str(read),
-                                                        "shift": None if shift is None else str(shift)}))
+        self.item.user_properties.append(
+            (PROP_CORPUS, {"claims": list(ids), "read": str(read), "shift": None if shift is None else str(shift)})
+        )
 
     def table(self, title: str, columns: list[str], rows: list[list[Any]], *, claim_id: str | None = None) -> None:
         """A table for the report (e.g. the source's Table 3 next to ours)."""
-        payload = {"claim": self._id(claim_id), "title": title, "columns": list(columns),
-                   "rows": [reporting._plain(list(r)) for r in rows]}
+        payload = {
+            "claim": self._id(claim_id),
+            "title": title,
+            "columns": list(columns),
+            "rows": [reporting._plain(list(r)) for r in rows],
+        }
         self.item.user_properties.append((PROP_TABLE, payload))
 
 
@@ -561,7 +753,7 @@ def corpus_name(pytestconfig: pytest.Config) -> str:
 
 @pytest.fixture(scope="session")
 def train_procs(pytestconfig: pytest.Config) -> int:
-    """--train-procs: processes a claim's training job runs on (repro.harness.launch)."""
+    """--train-procs: processes a claim's training job runs on (repro.core.launch)."""
     return pytestconfig.getoption("--train-procs")
 
 
@@ -694,16 +886,23 @@ def observed_power(records: Iterable[dict]) -> str | None:
     """Why a test's power is observed power (its declared effect is one of its own checks' measured
     values, so the power is a function of the measurement that decided the test), or None."""
     recs = list(records)
-    measured = [(r["name"], r["measured"]) for r in recs if r.get("role") == "check"
-                and isinstance(r.get("measured"), (int, float)) and not isinstance(r.get("measured"), bool)]
+    measured = [
+        (r["name"], r["measured"])
+        for r in recs
+        if r.get("role") == "check"
+        and isinstance(r.get("measured"), (int, float))
+        and not isinstance(r.get("measured"), bool)
+    ]
     for r in recs:
         eff = (r.get("power") or {}).get("effect_value")
         if r.get("role") != "power" or eff is None:
             continue
         for name, m in measured:
             if math.isclose(eff, m, rel_tol=1e-9, abs_tol=1e-12):
-                return (f"{r['claim']}: the power's effect ({reporting.fmt(eff)}) is this run's measurement '{name}': "
-                        "observed power (0 whenever the test fails) cannot decide a verdict; declare the effect")
+                return (
+                    f"{r['claim']}: the power's effect ({reporting.fmt(eff)}) is this run's measurement '{name}': "
+                    "observed power (0 whenever the test fails) cannot decide a verdict; declare the effect"
+                )
     return None
 
 
@@ -722,15 +921,20 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
                 del rep.wasxfail
             return rep
     if rep.when == "call" and rep.passed:  # a non-strict xfail that passed (a user's model) too
-        bad = [r for k, r in item.user_properties if k == PROP_RECORD and r.get("role") == "check"
-               and r.get("within") is not True]
+        bad = [
+            r
+            for k, r in item.user_properties
+            if k == PROP_RECORD and r.get("role") == "check" and r.get("within") is not True
+        ]
         if bad:
             r = bad[0]
             rep.outcome = "failed"
-            rep.longrepr = (f"harness: the test passed, but its asserted record {r['claim']} '{r['name']}' does not "
-                            f"hold (measured {reporting.fmt(r['measured'])} vs {r['compare']} "
-                            f"{reporting.fmt(r['expected'])}): an assertion was skipped or a check's AssertionError "
-                            "was caught")
+            rep.longrepr = (
+                f"harness: the test passed, but its asserted record {r['claim']} '{r['name']}' does not "
+                f"hold (measured {reporting.fmt(r['measured'])} vs {r['compare']} "
+                f"{reporting.fmt(r['expected'])}): an assertion was skipped or a check's AssertionError "
+                "was caught"
+            )
     return rep
 
 
@@ -793,12 +997,17 @@ def _write_partial(config: pytest.Config) -> None:
     outcomes = config.stash[_outcomes_key]
     static = config.stash.get(_static_run_key, None)
     if static is None:
-        static = config.stash[_static_run_key] = (run_metadata(config, {}),
-                                                 encoded_claim_ids(config.rootpath / "claims"))
+        static = config.stash[_static_run_key] = (
+            run_metadata(config, {}),
+            encoded_claim_ids(config.rootpath / "claims"),
+        )
     run_static, encoded = static
-    run = {**run_static, "wall_time_s": round(time.time() - config.stash[_start_key], 2),
-           "test_durations_s": {n: round(t.duration, 3) for n, t in sorted(outcomes.items())},
-           "partial": f"written after {len(outcomes)} claim tests; the run had not ended"}
+    run = {
+        **run_static,
+        "wall_time_s": round(time.time() - config.stash[_start_key], 2),
+        "test_durations_s": {n: round(t.duration, 3) for n, t in sorted(outcomes.items())},
+        "partial": f"written after {len(outcomes)} claim tests; the run had not ended",
+    }
     out = _artifacts_dir(config)
     out.mkdir(parents=True, exist_ok=True)
     atomic_write_json(out / PARTIAL, reporting.to_json(reporting.build_results(outcomes.values(), encoded), run))
@@ -853,8 +1062,11 @@ def run_metadata(config: pytest.Config, outcomes: dict[str, reporting.TestOutcom
         "profile_sizes": prof.as_dict(),
         "device": str(device),
         # what "auto" meant in this run and the CPU facts that decided it (runtime.resolve_dtype)
-        "dtype_policy": {"auto": dtype_name(resolve_dtype("auto", device)), "override": dtype_override(),
-                         "cpu": cpu_capability()},
+        "dtype_policy": {
+            "auto": dtype_name(resolve_dtype("auto", device)),
+            "override": dtype_override(),
+            "cpu": cpu_capability(),
+        },
         "model": config.getoption("--model"),
         # what the run selected (None: every claim): -k/-m/--claim/a file; its artifacts sit under selection/
         "selection": selection_label(config),
@@ -877,10 +1089,12 @@ def run_metadata(config: pytest.Config, outcomes: dict[str, reporting.TestOutcom
 
 def _model_provenance() -> dict[str, dict[str, str]]:
     from repro.core.models.pretrained import EMBEDDED_MODELS
-    from repro.harness import fixtures
+    from repro.ground import resources
 
-    return {name: {"fixture": m.fixture, "sha256": fixtures.EMBEDDED_FIXTURES[m.fixture].sha256}
-            for name, m in EMBEDDED_MODELS.items()}
+    return {
+        name: {"fixture": m.fixture, "sha256": resources.EMBEDDED_FIXTURES[m.fixture].sha256}
+        for name, m in EMBEDDED_MODELS.items()
+    }
 
 
 _MARK_RE = re.compile(r"mark\.claim\(([^)]*)\)")
@@ -921,8 +1135,12 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         md += "\n## Against the committed baseline\n\n```\n" + "\n".join(against[1]) + "\n```\n"
     atomic_write_text(out / "report.md", md)
     config.stash[_results_key] = (results, run, against)
-    if against is not None and against[0] and config.getoption("--baseline") == "check" \
-            and session.exitstatus == pytest.ExitCode.OK:
+    if (
+        against is not None
+        and against[0]
+        and config.getoption("--baseline") == "check"
+        and session.exitstatus == pytest.ExitCode.OK
+    ):
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
@@ -949,27 +1167,39 @@ def _against_baseline(config: pytest.Config, data: dict[str, Any]) -> tuple[bool
         return False, [f"baseline: {err}"]
     name = baseline.path_for(data["run"]).name
     if base is None:
-        return False, [f"no committed baseline for {name.removesuffix('.json')}: nothing compared "
-                       "(`repro baseline update artifacts/claims.json` writes one)"]
+        return False, [
+            f"no committed baseline for {name.removesuffix('.json')}: nothing compared "
+            "(`repro baseline update artifacts/claims.json` writes one)"
+        ]
     result = compare.compare(base, data)
     config.stash[_baseline_key] = (base, result)
     lines = compare.lines(result, f"repro/harness/baselines/{name}", "this run")
     if result.regressed:
-        worst = [f"{v['claim']}: verdict {v['a']} -> {v['b']}" for v in result.verdicts if v["regression"]] + \
-                [f"{d['claim']} '{d['name']}': {d['a']:.4g} -> {d['b']:.4g} "
-                 + (f"(paired p {d['paired']['p']:.2g})" if d.get("paired") else f"({d['z']:.1f} noise scales)")
-                 for d in result.drifts] + \
-                [f"{r['claim']} '{r['name']}': {r['role']} record lost" for r in result.lost]
-        lines.insert(0, "REGRESSED against the baseline: " + "; ".join(worst)
-                     + " — if intended, `repro baseline update artifacts/claims.json` in the same commit")
+        worst = (
+            [f"{v['claim']}: verdict {v['a']} -> {v['b']}" for v in result.verdicts if v["regression"]]
+            + [
+                f"{d['claim']} '{d['name']}': {d['a']:.4g} -> {d['b']:.4g} "
+                + (f"(paired p {d['paired']['p']:.2g})" if d.get("paired") else f"({d['z']:.1f} noise scales)")
+                for d in result.drifts
+            ]
+            + [f"{r['claim']} '{r['name']}': {r['role']} record lost" for r in result.lost]
+        )
+        lines.insert(
+            0,
+            "REGRESSED against the baseline: "
+            + "; ".join(worst)
+            + " — if intended, `repro baseline update artifacts/claims.json` in the same commit",
+        )
     return result.regressed, lines
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:
     if exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED and config.getoption("keyword", ""):
         terminalreporter.write_line(
-            f"-k {config.getoption('keyword')!r} selected no test. Claim IDs are keywords (`-k SK-1`, `-k \"BB-4 or CA-\"`); "
-            "`--claim ID[,ID…]` selects exact IDs; `repro plan` lists the claims.", yellow=True)
+            f'-k {config.getoption("keyword")!r} selected no test. Claim IDs are keywords (`-k SK-1`, `-k "BB-4 or CA-"`); '
+            "`--claim ID[,ID…]` selects exact IDs; `repro plan` lists the claims.",
+            yellow=True,
+        )
     planned = config.stash.get(_plan_key, None)
     if planned is not None:
         terminalreporter.section(f"plan ({config.getoption('--profile')} profile; nothing was run)")
@@ -994,5 +1224,7 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
             tr.write_line("against the committed baseline: no regression (details at the end of report.md)")
     tr.write_line(f"written: {_artifacts_dir(config) / 'claims.json'}, {_artifacts_dir(config) / 'report.md'}")
     if config.getoption("--artifacts") is None and selection_label(config) is not None:
-        tr.write_line(f"(a selection of claims: the last full run's report stays at "
-                      f"{_artifacts_dir(config).parent.parent / 'report.md'})")
+        tr.write_line(
+            f"(a selection of claims: the last full run's report stays at "
+            f"{_artifacts_dir(config).parent.parent / 'report.md'})"
+        )

@@ -11,12 +11,13 @@ keys, nested rows included (`check_rows`, run by `get_profile`: a misspelt size 
 is an error before anything runs), an override must name a ci key, and reading a size a row does
 not have is a ReproError that lists the sizes it has (`Sizes`).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any
 
-from repro.harness.runtime import ReproError
+from repro.ground.runtime import ReproError
 
 # experiment -> {profile -> sizes}. Keys name the claim or figure they serve.
 SIZES: dict[str, dict[str, dict[str, Any]]] = {
@@ -26,32 +27,65 @@ SIZES: dict[str, dict[str, dict[str, Any]]] = {
     # (≈ 11 s per model on 2 cores in bfloat16, ≈ 40 s in float32); paper: the source's N = 10,000,
     # T up to 1024. dtype "auto": the dtype policy (runtime.resolve_dtype) everywhere below.
     "bb_1": {
-        "ci": dict(archs=("rope-gpt2", "llama"), d_model=768, n_layer=12, n_head=12, vocab_size=50257,
-                   n_seq=400, lengths=(16, 32, 64), seeds=(42, 43), dtype="auto"),
-        "paper": dict(archs=("rope-gpt2", "llama"), d_model=768, n_layer=12, n_head=12, vocab_size=50257,
-                      n_seq=10000, lengths=(64, 256, 1024), seeds=(42, 43), dtype="auto"),
+        "ci": dict(
+            archs=("rope-gpt2", "llama"),
+            d_model=768,
+            n_layer=12,
+            n_head=12,
+            vocab_size=50257,
+            n_seq=400,
+            lengths=(16, 32, 64),
+            seeds=(42, 43),
+            dtype="auto",
+        ),
+        "paper": dict(
+            archs=("rope-gpt2", "llama"),
+            d_model=768,
+            n_layer=12,
+            n_head=12,
+            vocab_size=50257,
+            n_seq=10000,
+            lengths=(64, 256, 1024),
+            seeds=(42, 43),
+            dtype="auto",
+        ),
     },
     # 001 Finding 1.2 / Table 1(c): the same probe on a smaller and a larger RoPE GPT-2 than
     # bb_1's; "smaller" at ci (4 layers), the source's 1.2B (24L, 32H, 2048d) under paper.
-    "bb_1_2": {
-        "ci": dict(d_model=768, n_layer=4, n_head=12),
-        "paper": dict(d_model=2048, n_layer=24, n_head=32),
-    },
+    "bb_1_2": {"ci": dict(d_model=768, n_layer=4, n_head=12), "paper": dict(d_model=2048, n_layer=24, n_head=32)},
     # 001 Finding 2.2: favourite token vs contraction direction over many random models.
     # ci: 30 models of 6 layers (≈ 1.6 s each); paper: the source's 100 models, N = 2000, T = 1024.
     "bb_2_2": {
-        "ci": dict(arch="rope-gpt2", d_model=768, n_layer=6, n_head=12, vocab_size=50257, n_seq=256, T=32,
-                   n_models=30, dtype="auto"),
-        "paper": dict(arch="rope-gpt2", d_model=768, n_layer=12, n_head=12, vocab_size=50257, n_seq=2000,
-                      T=1024, n_models=100, dtype="auto"),
+        "ci": dict(
+            arch="rope-gpt2",
+            d_model=768,
+            n_layer=6,
+            n_head=12,
+            vocab_size=50257,
+            n_seq=256,
+            T=32,
+            n_models=30,
+            dtype="auto",
+        ),
+        "paper": dict(
+            arch="rope-gpt2",
+            d_model=768,
+            n_layer=12,
+            n_head=12,
+            vocab_size=50257,
+            n_seq=2000,
+            T=1024,
+            n_models=100,
+            dtype="auto",
+        ),
     },
     # 001 §4.1 Table 2 / Figs 3, 4, 7: full / attention-only / MLP-only 12-layer stacks fed
     # Gaussian inputs with the embedding's statistics.
     "bb_3": {
-        "ci": dict(d_model=768, n_layer=12, n_head=12, vocab_size=50257, T=32, n_seq=400, seeds=(0, 1),
-                   dtype="auto"),
-        "paper": dict(d_model=768, n_layer=12, n_head=12, vocab_size=50257, T=1024, n_seq=2000,
-                      seeds=(0, 1, 2, 3), dtype="auto"),
+        "ci": dict(d_model=768, n_layer=12, n_head=12, vocab_size=50257, T=32, n_seq=400, seeds=(0, 1), dtype="auto"),
+        "paper": dict(
+            d_model=768, n_layer=12, n_head=12, vocab_size=50257, T=1024, n_seq=2000, seeds=(0, 1, 2, 3), dtype="auto"
+        ),
     },
     # 001 Finding 4.1 / Fig 6: GELU pre-activation spread with and without LayerNorm (cheap).
     "bb_4_1": {
@@ -89,20 +123,72 @@ SIZES: dict[str, dict[str, dict[str, Any]]] = {
     # independent inits for the false-positive rate (all pairs). paper: the source's 12L/768d,
     # n = 10,000 sequences of length 1024, m = 50, ~2500 null pairs (72 models).
     "seedprint": {
-        "ci": dict(lineage=dict(d_model=128, n_layer=4, n_head=4, vocab_size=4096, n_positions=256, steps=300,
-                                continual_steps=150, batch_size=16, seq_len=64, lr=6e-4, warmup_steps=30,
-                                snapshot_steps=(0, 25, 50, 100, 200, 300)),
-                   seeds=(42, 123, 1000, 2000), n=1000, length=32, m=32, n_null_models=32, calibration_null_inits=16,
-                   pretrained=dict(n=300, length=16, m=50, finetune_models=1, finetune_steps=20, finetune_lr=1e-4,
-                                   finetune_batch=4, finetune_seq_len=64, heldout_windows=64)),
-        "paper": dict(lineage=dict(d_model=768, n_layer=12, n_head=12, vocab_size=32000, n_positions=1024,
-                                   steps=20000, continual_steps=5000, batch_size=32, seq_len=1024, lr=6e-4,
-                                   warmup_steps=2000, snapshot_steps=(0, 1000, 2500, 5000, 10000, 20000)),
-                      seeds=(42, 123, 1000, 2000), n=10000, length=1024, m=50, n_null_models=72,
-                      calibration_null_inits=72,
-                      pretrained=dict(n=10000, length=1024, m=50, finetune_models=None, finetune_steps=500,
-                                      finetune_lr=1e-4, finetune_batch=32, finetune_seq_len=1024,
-                                      heldout_windows=512)),
+        "ci": dict(
+            lineage=dict(
+                d_model=128,
+                n_layer=4,
+                n_head=4,
+                vocab_size=4096,
+                n_positions=256,
+                steps=300,
+                continual_steps=150,
+                batch_size=16,
+                seq_len=64,
+                lr=6e-4,
+                warmup_steps=30,
+                snapshot_steps=(0, 25, 50, 100, 200, 300),
+            ),
+            seeds=(42, 123, 1000, 2000),
+            n=1000,
+            length=32,
+            m=32,
+            n_null_models=32,
+            calibration_null_inits=16,
+            pretrained=dict(
+                n=300,
+                length=16,
+                m=50,
+                finetune_models=1,
+                finetune_steps=20,
+                finetune_lr=1e-4,
+                finetune_batch=4,
+                finetune_seq_len=64,
+                heldout_windows=64,
+            ),
+        ),
+        "paper": dict(
+            lineage=dict(
+                d_model=768,
+                n_layer=12,
+                n_head=12,
+                vocab_size=32000,
+                n_positions=1024,
+                steps=20000,
+                continual_steps=5000,
+                batch_size=32,
+                seq_len=1024,
+                lr=6e-4,
+                warmup_steps=2000,
+                snapshot_steps=(0, 1000, 2500, 5000, 10000, 20000),
+            ),
+            seeds=(42, 123, 1000, 2000),
+            n=10000,
+            length=1024,
+            m=50,
+            n_null_models=72,
+            calibration_null_inits=72,
+            pretrained=dict(
+                n=10000,
+                length=1024,
+                m=50,
+                finetune_models=None,
+                finetune_steps=500,
+                finetune_lr=1e-4,
+                finetune_batch=32,
+                finetune_seq_len=1024,
+                heldout_windows=512,
+            ),
+        ),
     },
     # 002 residual stream (RS-1 … RS-8). `text`: held-out Brown test-split windows per model
     # (test_seqs × seq_len tokens) for RS-4/6/8; the tuned lens trains on `lens.train_seqs`
@@ -148,12 +234,26 @@ SIZES: dict[str, dict[str, dict[str, Any]]] = {
     # paper: 003's sample size (405 prompts,
     # ≈ 13k tokens), every layer × all 20 bands, float32.
     "spectral": {
-        "ci": dict(n_prompts=6, prompt_len=128, layers=(), bands=(15, 19), random_seeds=(0, 1, 2),
-                   gen=dict(layers=(0.075,), new_tokens=32), freq_min_count=5, nll_dtype="auto"),
-        "paper": dict(n_prompts=405, prompt_len=33, layers="all", bands=tuple(range(1, 20)),
-                      random_seeds=(0, 1, 2, 3, 4), gen=dict(layers=(0.075, 0.125, 0.175, 0.25, 0.35, 0.675, 0.9),
-                                                          new_tokens=64),
-                      freq_min_count=5, nll_dtype="float32"),
+        "ci": dict(
+            n_prompts=6,
+            prompt_len=128,
+            layers=(),
+            bands=(15, 19),
+            random_seeds=(0, 1, 2),
+            gen=dict(layers=(0.075,), new_tokens=32),
+            freq_min_count=5,
+            nll_dtype="auto",
+        ),
+        "paper": dict(
+            n_prompts=405,
+            prompt_len=33,
+            layers="all",
+            bands=tuple(range(1, 20)),
+            random_seeds=(0, 1, 2, 3, 4),
+            gen=dict(layers=(0.075, 0.125, 0.175, 0.25, 0.35, 0.675, 0.9), new_tokens=64),
+            freq_min_count=5,
+            nll_dtype="float32",
+        ),
     },
     # 000 causal shift (CS-1 … CS-6). `align`: CS-1/CS-2 on the pretrained models over Brown
     # test-split windows led by <bos> (the source: 1,000 WikiText sequences), top-k decoding in
@@ -173,24 +273,47 @@ SIZES: dict[str, dict[str, dict[str, Any]]] = {
     # step, the 13 models' file 305 s instead of 426; ≈ 32 s in float32 with AVX-512, ≈ 28 s on an
     # AVX2-only CPU). Not fewer: at 150 steps CS-3 failed (α = 0 − α = 1 val loss
     # +0.076 nats, paired p 0.19 over 3 seeds; measured 2026-11-24), so the 13 models stay at 300.
-    # On a CPU they train side by side, one thread each (repro.harness.launch.pool): ≈ 40 s a
+    # On a CPU they train side by side, one thread each (repro.core.launch.pool): ≈ 40 s a
     # model in float32 beside another on the 2-core EPYC, 7 rounds; the file 352 s (2026-11-26).
     # paper: the source's GPT-2 150M
     # (12 layers, 768 wide, 1024 tokens) — a GPU and a larger corpus than Brown (`--corpus`).
     "causal_shift": {
-        "ci": dict(align=dict(n_seq=6, seq_len=64, k=5, n_boot=1000, compute_dtype="auto", panel_start=24),
-                   model=dict(vocab_size=4096, d_model=128, n_layer=4, n_head=4, max_len=64),
-                   train=dict(steps=300, batch_size=16, seq_len=64, lr=3e-3, warmup_steps=30, eval_every=300,
-                              eval_batches=8, autocast="auto"),
-                   seeds=(0, 1, 2), cut_alpha=0.5, gate_snapshots=(0, 25, 50, 100, 150, 200, 250, 300),
-                   eval=dict(windows=64, last_word_items=300)),
-        "paper": dict(align=dict(n_seq=1000, seq_len=128, k=5, n_boot=2000, compute_dtype="float32", panel_start=24),
-                      model=dict(vocab_size=32000, d_model=768, n_layer=12, n_head=12, max_len=1024),
-                      train=dict(steps=20000, batch_size=32, seq_len=1024, lr=6e-4, warmup_steps=2000,
-                                 eval_every=1000, eval_batches=16, autocast="auto"),
-                      seeds=(0, 1, 2), cut_alpha=0.5,
-                      gate_snapshots=(0, 1000, 2500, 5000, 10000, 15000, 20000),
-                      eval=dict(windows=512, last_word_items=2000)),
+        "ci": dict(
+            align=dict(n_seq=6, seq_len=64, k=5, n_boot=1000, compute_dtype="auto", panel_start=24),
+            model=dict(vocab_size=4096, d_model=128, n_layer=4, n_head=4, max_len=64),
+            train=dict(
+                steps=300,
+                batch_size=16,
+                seq_len=64,
+                lr=3e-3,
+                warmup_steps=30,
+                eval_every=300,
+                eval_batches=8,
+                autocast="auto",
+            ),
+            seeds=(0, 1, 2),
+            cut_alpha=0.5,
+            gate_snapshots=(0, 25, 50, 100, 150, 200, 250, 300),
+            eval=dict(windows=64, last_word_items=300),
+        ),
+        "paper": dict(
+            align=dict(n_seq=1000, seq_len=128, k=5, n_boot=2000, compute_dtype="float32", panel_start=24),
+            model=dict(vocab_size=32000, d_model=768, n_layer=12, n_head=12, max_len=1024),
+            train=dict(
+                steps=20000,
+                batch_size=32,
+                seq_len=1024,
+                lr=6e-4,
+                warmup_steps=2000,
+                eval_every=1000,
+                eval_batches=16,
+                autocast="auto",
+            ),
+            seeds=(0, 1, 2),
+            cut_alpha=0.5,
+            gate_snapshots=(0, 1000, 2500, 5000, 10000, 15000, 20000),
+            eval=dict(windows=512, last_word_items=2000),
+        ),
     },
     # 004 context axis (CA-1 … CA-8). `check`: CA-3/5/6 on random tiny HF models (hypothesis
     # examples, float64, S up to `max_S`); `cost`: CA-6/7's counted FLOPs at these S (and
@@ -211,21 +334,46 @@ SIZES: dict[str, dict[str, dict[str, Any]]] = {
     # float32 forced still 4 minutes over): power 0.003 at 100 steps.
     # paper: 6 layers × 256, 128-token windows (a GPU).
     "context_axis": {
-        "ci": dict(check=dict(examples=25, max_S=10, max_layers=3),
-                   cost=dict(S=(16, 32, 64, 128, 256), segments=(1, 2, 4, 8, 16), heads=4, head_dim=16),
-                   pretrained=dict(n_seq=2, seq_len=32, segment=4),
-                   model=dict(n_layer=2, n_head=4, d_model=64, vocab_size=2048),
-                   train=dict(steps=50, batch_size=16, seq_len=32, lr=3e-3, warmup_steps=10, eval_every=50,
-                              eval_batches=4, autocast="auto"),
-                   seeds=(0, 1, 2), axis_drop=0.5, bucket=8, eval=dict(windows=256, segments=(2, 4, 8))),
-        "paper": dict(check=dict(examples=200, max_S=16, max_layers=4),
-                      cost=dict(S=(16, 32, 64, 128, 256), segments=(1, 2, 4, 8, 16, 32, 64), heads=4, head_dim=64),
-                      pretrained=dict(n_seq=16, seq_len=128, segment=8),
-                      model=dict(n_layer=6, n_head=8, d_model=256, vocab_size=8192),
-                      train=dict(steps=5000, batch_size=32, seq_len=128, lr=1e-3, warmup_steps=200, eval_every=500,
-                                 eval_batches=8, autocast="auto"),
-                      seeds=(0, 1, 2, 3, 4), axis_drop=0.5, bucket=16,
-                      eval=dict(windows=2048, segments=(2, 4, 8, 16, 32))),
+        "ci": dict(
+            check=dict(examples=25, max_S=10, max_layers=3),
+            cost=dict(S=(16, 32, 64, 128, 256), segments=(1, 2, 4, 8, 16), heads=4, head_dim=16),
+            pretrained=dict(n_seq=2, seq_len=32, segment=4),
+            model=dict(n_layer=2, n_head=4, d_model=64, vocab_size=2048),
+            train=dict(
+                steps=50,
+                batch_size=16,
+                seq_len=32,
+                lr=3e-3,
+                warmup_steps=10,
+                eval_every=50,
+                eval_batches=4,
+                autocast="auto",
+            ),
+            seeds=(0, 1, 2),
+            axis_drop=0.5,
+            bucket=8,
+            eval=dict(windows=256, segments=(2, 4, 8)),
+        ),
+        "paper": dict(
+            check=dict(examples=200, max_S=16, max_layers=4),
+            cost=dict(S=(16, 32, 64, 128, 256), segments=(1, 2, 4, 8, 16, 32, 64), heads=4, head_dim=64),
+            pretrained=dict(n_seq=16, seq_len=128, segment=8),
+            model=dict(n_layer=6, n_head=8, d_model=256, vocab_size=8192),
+            train=dict(
+                steps=5000,
+                batch_size=32,
+                seq_len=128,
+                lr=1e-3,
+                warmup_steps=200,
+                eval_every=500,
+                eval_batches=8,
+                autocast="auto",
+            ),
+            seeds=(0, 1, 2, 3, 4),
+            axis_drop=0.5,
+            bucket=16,
+            eval=dict(windows=2048, segments=(2, 4, 8, 16, 32)),
+        ),
     },
     # 001 §6.2 attention sinks (SK-1 … SK-4). `model`/`train`: 001 §6.2.1's Nano LLaMA-2
     # (RMSNorm, SwiGLU, RoPE, GPT-2 init) as baseline, amplification and attenuation (T =
@@ -243,7 +391,7 @@ SIZES: dict[str, dict[str, dict[str, Any]]] = {
     # its power at this budget (recorded per run). 200 steps was tried for float32's budget
     # (2026-11-26) and fails SK-3: attenuation's perplexity on stdlib code rose to an upper bound
     # of 1.26 × the baseline's (0.93 at 300 steps; the bar is 1.03), so 300 stays. On a CPU the
-    # three train side by side, one torch thread each (repro.harness.launch.pool): ≈ 100 s each
+    # three train side by side, one torch thread each (repro.core.launch.pool): ≈ 100 s each
     # three at once on 2 cores against 38 s each alone (float32), a few seconds saved here and
     # the whole trio at once on ≥ 3 cores. long (OVERRIDES below): 1,600 steps of 64 × 64,
     # and `deviation`: the same trio again with these optimiser settings changed (None: no
@@ -256,36 +404,84 @@ SIZES: dict[str, dict[str, dict[str, Any]]] = {
     # 128 × 2048 tokens, lr 6e-4 → 6e-5, warm-up 2000, wd 0.1, bf16) under `accelerate launch`;
     # Fig 12's 100 sequences per length 32 … 512; Table 7's 256 windows.
     "sinks": {
-        "ci": dict(model=dict(n_layer=6, n_head=4, d_model=128, vocab_size=4096), seed=0,
-                   train=dict(steps=300, batch_size=16, seq_len=64, lr=6e-4, min_lr_ratio=0.1, weight_decay=0.1,
-                              warmup_steps=40, eval_every=300, eval_batches=4, autocast="auto"),
-                   deviation=None,
-                   init=dict(seeds=(0, 1, 2, 3), n_seq=512),
-                   eval=dict(lengths=(32, 64), n_seq=100, batch=25, ppl_windows=512),
-                   pretrained=dict(lengths=(32, 64, 128, 256), n_seq=16, batch=4)),
-        "paper": dict(model=dict(n_layer=12, n_head=12, d_model=768, vocab_size=32000), seed=0,
-                      train=dict(steps=200000, batch_size=128, seq_len=2048, lr=6e-4, min_lr_ratio=0.1,
-                                 warmup_steps=2000, weight_decay=0.1, eval_every=5000, eval_batches=2,
-                                 autocast="auto"),
-                      deviation=None,
-                      init=dict(seeds=tuple(range(16)), n_seq=2000),
-                      eval=dict(lengths=(32, 64, 128, 256, 512), n_seq=100, batch=10, ppl_windows=256),
-                      pretrained=dict(lengths=(32, 64, 128, 256, 512), n_seq=100, batch=4)),
+        "ci": dict(
+            model=dict(n_layer=6, n_head=4, d_model=128, vocab_size=4096),
+            seed=0,
+            train=dict(
+                steps=300,
+                batch_size=16,
+                seq_len=64,
+                lr=6e-4,
+                min_lr_ratio=0.1,
+                weight_decay=0.1,
+                warmup_steps=40,
+                eval_every=300,
+                eval_batches=4,
+                autocast="auto",
+            ),
+            deviation=None,
+            init=dict(seeds=(0, 1, 2, 3), n_seq=512),
+            eval=dict(lengths=(32, 64), n_seq=100, batch=25, ppl_windows=512),
+            pretrained=dict(lengths=(32, 64, 128, 256), n_seq=16, batch=4),
+        ),
+        "paper": dict(
+            model=dict(n_layer=12, n_head=12, d_model=768, vocab_size=32000),
+            seed=0,
+            train=dict(
+                steps=200000,
+                batch_size=128,
+                seq_len=2048,
+                lr=6e-4,
+                min_lr_ratio=0.1,
+                warmup_steps=2000,
+                weight_decay=0.1,
+                eval_every=5000,
+                eval_batches=2,
+                autocast="auto",
+            ),
+            deviation=None,
+            init=dict(seeds=tuple(range(16)), n_seq=2000),
+            eval=dict(lengths=(32, 64, 128, 256, 512), n_seq=100, batch=10, ppl_windows=256),
+            pretrained=dict(lengths=(32, 64, 128, 256, 512), n_seq=100, batch=4),
+        ),
     },
     "residual_stream": {
-        "ci": dict(text=dict(test_seqs=3, seq_len=128), dla_len=64,
-                   grad=dict(depths=(12, 24, 48), d_model=128, n_head=4, batch_size=8, seq_len=64, seeds=(0, 1, 2)),
-                   random_init=dict(archs=("gpt2", "llama"), n_layer=12, d_model=256, n_head=4, vocab_size=4096,
-                                    perturb_norms=0.3, n_seq=8, seq_len=64),
-                   lens=dict(train_seqs=8, steps=20, batch_tokens=64, lr=1e-3, models=1),
-                   induction=dict(config=dict(), seeds=(0, 1, 2))),
-        "paper": dict(text=dict(test_seqs=32, seq_len=512), dla_len=512,
-                      grad=dict(depths=(6, 12, 24, 48, 96), d_model=768, n_head=12, batch_size=16, seq_len=256,
-                                seeds=(0, 1, 2, 3, 4)),
-                      random_init=dict(archs=("gpt2", "llama"), n_layer=24, d_model=768, n_head=12, vocab_size=32000,
-                                       perturb_norms=0.3, n_seq=32, seq_len=256),
-                      lens=dict(train_seqs=64, steps=250, batch_tokens=512, lr=1e-3, models=None),
-                      induction=dict(config=dict(), seeds=tuple(range(10)))),
+        "ci": dict(
+            text=dict(test_seqs=3, seq_len=128),
+            dla_len=64,
+            grad=dict(depths=(12, 24, 48), d_model=128, n_head=4, batch_size=8, seq_len=64, seeds=(0, 1, 2)),
+            random_init=dict(
+                archs=("gpt2", "llama"),
+                n_layer=12,
+                d_model=256,
+                n_head=4,
+                vocab_size=4096,
+                perturb_norms=0.3,
+                n_seq=8,
+                seq_len=64,
+            ),
+            lens=dict(train_seqs=8, steps=20, batch_tokens=64, lr=1e-3, models=1),
+            induction=dict(config=dict(), seeds=(0, 1, 2)),
+        ),
+        "paper": dict(
+            text=dict(test_seqs=32, seq_len=512),
+            dla_len=512,
+            grad=dict(
+                depths=(6, 12, 24, 48, 96), d_model=768, n_head=12, batch_size=16, seq_len=256, seeds=(0, 1, 2, 3, 4)
+            ),
+            random_init=dict(
+                archs=("gpt2", "llama"),
+                n_layer=24,
+                d_model=768,
+                n_head=12,
+                vocab_size=32000,
+                perturb_norms=0.3,
+                n_seq=32,
+                seq_len=256,
+            ),
+            lens=dict(train_seqs=64, steps=250, batch_tokens=512, lr=1e-3, models=None),
+            induction=dict(config=dict(), seeds=tuple(range(10))),
+        ),
     },
 }
 
@@ -298,9 +494,10 @@ SIZES: dict[str, dict[str, dict[str, Any]]] = {
 # reported as context beside the source-setting trio.
 OVERRIDES: dict[str, dict[str, dict[str, Any]]] = {
     "long": {
-        "sinks": dict(train=dict(steps=1600, batch_size=64, warmup_steps=100),
-                      deviation=dict(lr=3e-3, weight_decay=0.5)),
-    },
+        "sinks": dict(
+            train=dict(steps=1600, batch_size=64, warmup_steps=100), deviation=dict(lr=3e-3, weight_decay=0.5)
+        )
+    }
 }
 
 
@@ -314,8 +511,10 @@ class Sizes(dict):
         self.where = where
 
     def __missing__(self, key: str):
-        raise ReproError(f"{self.where} has no size {key!r}; its sizes are {', '.join(sorted(self)) or 'none'} "
-                         "(repro/harness/profiles.py)")
+        raise ReproError(
+            f"{self.where} has no size {key!r}; its sizes are {', '.join(sorted(self)) or 'none'} "
+            "(repro/harness/profiles.py)"
+        )
 
 
 def _merge(base: dict[str, Any], over: dict[str, Any], where: str) -> dict[str, Any]:
@@ -323,8 +522,9 @@ def _merge(base: dict[str, Any], over: dict[str, Any], where: str) -> dict[str, 
     out = dict(base)
     for k, v in over.items():
         if k not in base:
-            raise ReproError(f"{where}: override {k!r} is not a size of the ci row; its sizes are "
-                             f"{', '.join(sorted(base))}")
+            raise ReproError(
+                f"{where}: override {k!r} is not a size of the ci row; its sizes are {', '.join(sorted(base))}"
+            )
         out[k] = _merge(base[k], v, f"{where}.{k}") if isinstance(v, dict) and isinstance(base[k], dict) else v
     return out
 
@@ -340,9 +540,14 @@ def check_rows(table: dict[str, dict[str, dict[str, Any]]] | None = None) -> lis
     def compare(ci: dict[str, Any], row: dict[str, Any], where: str) -> None:
         if set(ci) != set(row):
             missing, unknown = sorted(set(ci) - set(row)), sorted(set(row) - set(ci))
-            problems.append(f"{where}: " + "; ".join(
-                part for part in (f"missing {missing}" if missing else "", f"unknown {unknown}" if unknown else "")
-                if part))
+            problems.append(
+                f"{where}: "
+                + "; ".join(
+                    part
+                    for part in (f"missing {missing}" if missing else "", f"unknown {unknown}" if unknown else "")
+                    if part
+                )
+            )
         for k in set(ci) & set(row):
             if isinstance(ci[k], dict) and isinstance(row[k], dict):
                 compare(ci[k], row[k], f"{where}.{k}")
@@ -382,8 +587,9 @@ class Profile:
         if self.name in per_profile:
             row = per_profile[self.name]
         else:
-            row = _merge(per_profile["ci"], OVERRIDES.get(self.name, {}).get(experiment, {}),
-                         f"{experiment}[{self.name}]")
+            row = _merge(
+                per_profile["ci"], OVERRIDES.get(self.name, {}).get(experiment, {}), f"{experiment}[{self.name}]"
+            )
         return Sizes(row, f"profile {self.name!r}, experiment {experiment!r}")
 
     def as_dict(self) -> dict[str, Any]:

@@ -8,6 +8,7 @@ about pytest: `build_results` takes plain `TestOutcome`s and the catalogue.
 claims.json keeps everything that depends on the run's circumstances (wall times, dates,
 durations) under "run", so two runs of the same command differ only there.
 """
+
 from __future__ import annotations
 
 import math
@@ -161,8 +162,14 @@ class Record:
 
     def shown(self) -> str:
         """The comparison as a reader should see it: 'measured op threshold'."""
-        op = {"abs": "within ±%s of" % fmt(self.tol or 0.0), "rel": "within ±%s rel. of" % fmt(self.tol or 0.0),
-              "le": "≤", "ge": "≥", "true": "is", "none": "vs"}[self.compare]
+        op = {
+            "abs": "within ±%s of" % fmt(self.tol or 0.0),
+            "rel": "within ±%s rel. of" % fmt(self.tol or 0.0),
+            "le": "≤",
+            "ge": "≥",
+            "true": "is",
+            "none": "vs",
+        }[self.compare]
         thr = self.expected
         if self.compare in ("le", "ge") and self.tol:
             thr = f"{fmt(self.expected)} {'+' if self.compare == 'le' else '−'} {fmt(self.tol)}"
@@ -232,10 +239,15 @@ class TestOutcome:
         effect is significant in the claimed direction (direction_p ≤ SIZE_ENOUGH)."""
         for r in self._powers():
             d = r.get("power") or {}
-            if str(d.get("basis", "")).startswith("interest") and d.get("direction_p") is not None \
-                    and d["direction_p"] <= SIZE_ENOUGH:
-                return (f"the bar is ours ({d['basis']}) and the effect is significant in the claimed direction "
-                        f"(p = {fmt(d['direction_p'])})")
+            if (
+                str(d.get("basis", "")).startswith("interest")
+                and d.get("direction_p") is not None
+                and d["direction_p"] <= SIZE_ENOUGH
+            ):
+                return (
+                    f"the bar is ours ({d['basis']}) and the effect is significant in the claimed direction "
+                    f"(p = {fmt(d['direction_p'])})"
+                )
         return None
 
     def verdict(self) -> str:
@@ -393,14 +405,23 @@ def to_json(results: list[ClaimResult], run: dict[str, Any]) -> dict[str, Any]:
                 # the text the claim's tests read (Claim.corpus); the run's --corpus is run.corpus
                 "corpus": r.corpus(),
                 "tests": [
-                    {"nodeid": t.nodeid, "outcome": t.outcome, "verdict": t.verdict(), "power": t.power(),
-                     "size": t.size(), "reason": t.reason} for t in r.tests
+                    {
+                        "nodeid": t.nodeid,
+                        "outcome": t.outcome,
+                        "verdict": t.verdict(),
+                        "power": t.power(),
+                        "size": t.size(),
+                        "reason": t.reason,
+                    }
+                    for t in r.tests
                 ],
                 "power": r.power(),
                 # the family-wise size of a "contradicted" reading (Claim.power's size)
                 "size": r.size(),
-                "controls": [{"name": c["name"], "key": c["key"], "rejected": c["within"] is False,
-                              "margin": c.get("margin")} for c in r.controls()],
+                "controls": [
+                    {"name": c["name"], "key": c["key"], "rejected": c["within"] is False, "margin": c.get("margin")}
+                    for c in r.controls()
+                ],
                 "records": r.records(),
                 "tables": r.tables(),
                 "figures": r.figures(),
@@ -420,13 +441,31 @@ def history_rows(results: list[ClaimResult], run: dict[str, Any]) -> list[dict[s
     for r in results:
         if r.verdict in (NOT_ENCODED, NOT_RUN):
             continue
-        checks = {x["key"]: x["measured"] for x in r.records() if x.get("role") == "check"
-                  and isinstance(x["measured"], (int, float)) and not isinstance(x["measured"], bool)}
-        rows.append({"claim": r.spec.id, "commit": run.get("git_commit"), "dirty": run.get("git_dirty"),
-                     "date": run.get("started"), "profile": run.get("profile"), "device": run.get("device"),
-                     "model": run.get("model"), "selection": run.get("selection"),
-                     "dtype": (run.get("dtype_policy") or {}).get("auto"), "verdict": r.verdict,
-                     "power": r.power(), "size": r.size(), "headline": checks, "wall_s": round(r.wall_s(), 2)})
+        checks = {
+            x["key"]: x["measured"]
+            for x in r.records()
+            if x.get("role") == "check"
+            and isinstance(x["measured"], (int, float))
+            and not isinstance(x["measured"], bool)
+        }
+        rows.append(
+            {
+                "claim": r.spec.id,
+                "commit": run.get("git_commit"),
+                "dirty": run.get("git_dirty"),
+                "date": run.get("started"),
+                "profile": run.get("profile"),
+                "device": run.get("device"),
+                "model": run.get("model"),
+                "selection": run.get("selection"),
+                "dtype": (run.get("dtype_policy") or {}).get("auto"),
+                "verdict": r.verdict,
+                "power": r.power(),
+                "size": r.size(),
+                "headline": checks,
+                "wall_s": round(r.wall_s(), 2),
+            }
+        )
     return rows
 
 
@@ -472,8 +511,11 @@ def _role(rec: dict[str, Any]) -> str:
     role = rec.get("role", "context")
     if role == "control":
         margin = rec.get("margin")
-        return "control " + ("rejected" if rec["within"] is False else "PASSED") + (
-            f" (margin {fmt(margin)})" if isinstance(margin, (int, float)) else "")
+        return (
+            "control "
+            + ("rejected" if rec["within"] is False else "PASSED")
+            + (f" (margin {fmt(margin)})" if isinstance(margin, (int, float)) else "")
+        )
     return {"check": "asserted", "power": "power", "context": ""}.get(role, role)
 
 
@@ -492,8 +534,11 @@ def headline(r: ClaimResult) -> dict[str, Any] | None:
     checks = [x for x in recs if x.get("role") == "check"]
     if r.verdict in (CONTRADICTED, INCONCLUSIVE, PARTLY, FAILED):
         owners = [t for t in r.tests for x in t.records if x["claim"] == r.spec.id]  # records() order
-        failing = [(t.verdict() == REPRODUCED, i) for i, (t, x) in enumerate(zip(owners, recs))
-                   if x.get("role") == "check" and x.get("within") is False]
+        failing = [
+            (t.verdict() == REPRODUCED, i)
+            for i, (t, x) in enumerate(zip(owners, recs))
+            if x.get("role") == "check" and x.get("within") is False
+        ]
         if failing:
             return recs[min(failing)[1]]
     return (checks or recs or [None])[0]
@@ -504,7 +549,9 @@ def headline_text(rec: dict[str, Any] | None) -> str:
     if rec is None:
         return ""
     mark = {True: " ✓", False: " ✗"}.get(rec.get("within"), "")
-    return f"{fmt(rec['measured'])}{(' ' + rec['unit']) if rec.get('unit') else ''} vs {_tol(rec)}{mark} — {rec['name']}"
+    return (
+        f"{fmt(rec['measured'])}{(' ' + rec['unit']) if rec.get('unit') else ''} vs {_tol(rec)}{mark} — {rec['name']}"
+    )
 
 
 def short_statement(text: str, width: int = 90) -> str:
@@ -532,14 +579,21 @@ def _baseline_index(base: dict[str, Any] | None, comparison: Any) -> dict[str, d
             drifted[d["claim"]] = drifted.get(d["claim"], 0) + 1
             if (d["claim"], d["key"]) in out["records"]:
                 out["records"][(d["claim"], d["key"])]["mark"] = (
-                    f" DRIFT p {d['paired']['p']:.2g}" if d.get("paired") else f" DRIFT {d['z']:.1f}×")
+                    f" DRIFT p {d['paired']['p']:.2g}" if d.get("paired") else f" DRIFT {d['z']:.1f}×"
+                )
         for cid, n in drifted.items():
             out["claims"][cid] = (out["claims"].get(cid, "") + f" {n} drifted").strip()
     return out
 
 
-def to_markdown(results: list[ClaimResult], run: dict[str, Any], figures_rel: str = "figures", *,
-                base: dict[str, Any] | None = None, comparison: Any = None) -> str:
+def to_markdown(
+    results: list[ClaimResult],
+    run: dict[str, Any],
+    figures_rel: str = "figures",
+    *,
+    base: dict[str, Any] | None = None,
+    comparison: Any = None,
+) -> str:
     """report.md: a one-row-per-claim summary, then one section per claim with every record
     (source · threshold · baseline · measured). `base`/`comparison`: the committed baseline of
     this configuration and `repro.harness.compare.compare(base, this run)`, when there is one."""
@@ -576,9 +630,11 @@ def to_markdown(results: list[ClaimResult], run: dict[str, Any], figures_rel: st
         h = headline(r)
         cells = ("", "") if h is None else (_cell(headline_text(h)), _source(h))
         wall = f"{r.wall_s():.1f}" if r.tests else ""
-        lines.append(f"| {r.spec.id} | {_cell(short_statement(r.spec.statement))} | {r.verdict} | {cells[0]} "
-                     f"| {cells[1]} | {_power_cell(r)} | {_controls_cell(r)} "
-                     f"| {bl['claims'].get(r.spec.id, '—' if base is None else '=')} | {wall} |")
+        lines.append(
+            f"| {r.spec.id} | {_cell(short_statement(r.spec.statement))} | {r.verdict} | {cells[0]} "
+            f"| {cells[1]} | {_power_cell(r)} | {_controls_cell(r)} "
+            f"| {bl['claims'].get(r.spec.id, '—' if base is None else '=')} | {wall} |"
+        )
     lines += ["", "## Claims", ""]
     topic = None
     for r in results:
@@ -599,8 +655,11 @@ def to_markdown(results: list[ClaimResult], run: dict[str, Any], figures_rel: st
         if r.corpus():
             lines += [f"Text read: {r.corpus()}.", ""]
         if r.tests:
-            lines += [f"Wall time: {r.wall_s():.1f} s. History of this claim over runs: `repro history {s.id}` "
-                      f"(figure: {figures_rel}/history_{s.id}.png).", ""]
+            lines += [
+                f"Wall time: {r.wall_s():.1f} s. History of this claim over runs: `repro history {s.id}` "
+                f"(figure: {figures_rel}/history_{s.id}.png).",
+                "",
+            ]
         if r.verdict == NOT_ENCODED:
             lines += ["_Not yet encoded: no test carries this claim ID._", ""]
             continue
@@ -664,10 +723,15 @@ def _dtype_line(run: dict[str, Any]) -> str:
     if not d:
         return "not recorded"
     cpu = d.get("cpu") or {}
-    return (f"\"auto\" resolves to {d.get('auto')} (REPRO_DTYPE={d.get('override')}); CPU {cpu.get('cpu') or '?'}, "
-            f"native bfloat16: {cpu.get('native_bf16')}, flags {' '.join(cpu.get('flags') or []) or 'none'}"
-            + (f", bf16 matmul {cpu['bf16_speedup']:.2f}× float32's speed (bar {cpu.get('bf16_min_speedup')}×)"
-               if isinstance(cpu.get("bf16_speedup"), (int, float)) else ""))
+    return (
+        f'"auto" resolves to {d.get("auto")} (REPRO_DTYPE={d.get("override")}); CPU {cpu.get("cpu") or "?"}, '
+        f"native bfloat16: {cpu.get('native_bf16')}, flags {' '.join(cpu.get('flags') or []) or 'none'}"
+        + (
+            f", bf16 matmul {cpu['bf16_speedup']:.2f}× float32's speed (bar {cpu.get('bf16_min_speedup')}×)"
+            if isinstance(cpu.get("bf16_speedup"), (int, float))
+            else ""
+        )
+    )
 
 
 # --------------------------------------------------------------------------- terminal

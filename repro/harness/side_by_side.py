@@ -7,6 +7,7 @@ tests that take no model — random inits, Gaussian inputs — count for every m
 each cell that model's verdict, from its own tests' verdicts by the same rule as the claim's
 (`report.verdict_of`), with the power its tests recorded.
 """
+
 from __future__ import annotations
 
 import re
@@ -43,20 +44,26 @@ def cells(data: dict[str, Any]) -> dict[str, dict[str, str]]:
         per: dict[str, list[dict[str, Any]]] = {m: [] for m in models}
         for t in c.get("tests", []):
             owner = _model_of(t.get("nodeid", ""), models)
-            for m in ([owner] if owner else models):
+            for m in [owner] if owner else models:
                 per.setdefault(m, []).append(t)
         row = {}
         for m, tests in per.items():
             if not tests:
                 continue
             verdict = reporting.verdict_of(t.get("verdict", reporting.FAILED) for t in tests)
-            undecided = [t for t in tests if isinstance(t.get("power"), (int, float))
-                         and t.get("verdict") != reporting.REPRODUCED]
+            undecided = [
+                t
+                for t in tests
+                if isinstance(t.get("power"), (int, float)) and t.get("verdict") != reporting.REPRODUCED
+            ]
             sizes = [t["size"] for t in undecided if isinstance(t.get("size"), (int, float))]
             row[m] = verdict
             if undecided and verdict != reporting.REPRODUCED:
-                row[m] += (f" (power {reporting.fmt(min(t['power'] for t in undecided))}"
-                           + (f", size {reporting.fmt(max(sizes))}" if sizes else "") + ")")
+                row[m] += (
+                    f" (power {reporting.fmt(min(t['power'] for t in undecided))}"
+                    + (f", size {reporting.fmt(max(sizes))}" if sizes else "")
+                    + ")"
+                )
         out[c["id"]] = row
     return out
 
@@ -77,6 +84,7 @@ def table(runs: list[tuple[str, dict[str, Any]]]) -> list[str]:
     ids = [cid for cid in sources if any(cid in cells_ for cells_ in per_run)]
     for cid in ids:
         row = [per_run[i].get(cid, {}).get(m, "—") for i, m in columns]
-        lines.append(f"| {cid} | {reporting._cell(reporting.short_statement(sources[cid], 60))} | "
-                     + " | ".join(row) + " |")
+        lines.append(
+            f"| {cid} | {reporting._cell(reporting.short_statement(sources[cid], 60))} | " + " | ".join(row) + " |"
+        )
     return lines

@@ -25,6 +25,7 @@ u_v·β + b_v, where C is LayerNorm's centring (linear; the identity for RMSNorm
 bias and b_v the LM head's bias; the last two are one constant term, stated. Gemma 2's logit
 soft-cap, when a config has one, is not linear: the attribution is of the pre-cap logit.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -35,8 +36,7 @@ from torch import nn
 
 from repro.core import train as T
 from repro.core.lens import arch_map, final_norm, frozen_norm, hooks, out_proj_weight, resolve
-from repro.harness.runtime import ReproError
-
+from repro.ground.runtime import ReproError
 
 # --------------------------------------------------------------------------- counting
 
@@ -47,8 +47,10 @@ def _layers_heads(config: Any) -> tuple[int, int]:
     L = next((getattr(config, k) for k in ("num_hidden_layers", "n_layer") if hasattr(config, k)), None)
     H = next((getattr(config, k) for k in ("num_attention_heads", "n_head") if hasattr(config, k)), None)
     if L is None or H is None:
-        raise ReproError(f"{type(config).__name__} names no layer or head count "
-                         "(num_hidden_layers/n_layer, num_attention_heads/n_head)")
+        raise ReproError(
+            f"{type(config).__name__} names no layer or head count "
+            "(num_hidden_layers/n_layer, num_attention_heads/n_head)"
+        )
     return int(L), int(H)
 
 
@@ -136,8 +138,10 @@ def decompose(model: nn.Module, input_ids: torch.Tensor, **forward_kwargs: Any) 
     """
     amap = arch_map(model)
     if amap.attn_out_proj is None or amap.mlp_resid is None:
-        raise ReproError(f"{amap.family} blocks lack an attention output projection or an FFN; "
-                         "the 1 + L·H + L decomposition needs both")
+        raise ReproError(
+            f"{amap.family} blocks lack an attention output projection or an FFN; "
+            "the 1 + L·H + L decomposition needs both"
+        )
     if input_ids.dim() == 1:
         input_ids = input_ids.unsqueeze(0)
     H = _layers_heads(model.config)[1]
@@ -293,8 +297,9 @@ class GradientFlow:
     identity_share: float = float("nan")
 
 
-def gradient_flow(model: nn.Module, input_ids: torch.Tensor, *, embed_scale: float = 1.0,
-                  max_batch_bytes: int = 2 ** 33) -> GradientFlow:
+def gradient_flow(
+    model: nn.Module, input_ids: torch.Tensor, *, embed_scale: float = 1.0, max_batch_bytes: int = 2**33
+) -> GradientFlow:
     """One forward/backward of the next-token loss on `input_ids` (B, T+1) through a
     TinyDecoder (pre- or post-norm); the model's gradients are cleared afterwards.
     `embed_scale`: the token embeddings are read ×embed_scale (Vaswani et al. 2017 read them ×√d;
@@ -318,7 +323,7 @@ def gradient_flow(model: nn.Module, input_ids: torch.Tensor, *, embed_scale: flo
     sq = torch.zeros(L + 1, dtype=torch.float64)
     dot = gLgL = 0.0
     for start in range(0, B, step):
-        ids = input_ids[start:start + step]
+        ids = input_ids[start : start + step]
         if embed_scale == 1.0:
             out = model(ids[:, :-1], output_hidden_states=True)
         else:
@@ -355,7 +360,7 @@ def xavier_init_(model: nn.Module, generator: torch.Generator) -> nn.Module:
     head = model.get_output_embeddings()
     for module in model.modules():
         if isinstance(module, nn.Embedding):
-            module.weight.normal_(0.0, d ** -0.5, generator=generator)
+            module.weight.normal_(0.0, d**-0.5, generator=generator)
         elif isinstance(module, nn.Linear):
             if module is head and emb is not None and head.weight is emb.weight:
                 continue  # tied: the embedding's init
@@ -375,8 +380,9 @@ def xavier_init_(model: nn.Module, generator: torch.Generator) -> nn.Module:
 
 
 @torch.no_grad()
-def mean_distribution_kl(model: nn.Module, train_final: torch.Tensor, test_final: torch.Tensor,
-                         chunk: int = 256) -> torch.Tensor:
+def mean_distribution_kl(
+    model: nn.Module, train_final: torch.Tensor, test_final: torch.Tensor, chunk: int = 256
+) -> torch.Tensor:
     """KL(p_t ‖ p̄) per held-out token (N,), float32 nats: p_t the model's next-token distribution
     at test_final[t] (N, d, pre-norm final states), p̄ its distribution averaged over the
     training tokens' final states train_final (M, d). A "lens" that reads nothing from the
@@ -385,12 +391,12 @@ def mean_distribution_kl(model: nn.Module, train_final: torch.Tensor, test_final
 
     total = None
     for start in range(0, train_final.shape[0], chunk):
-        p = unembed(model, train_final[start:start + chunk].float()).float().softmax(-1).double().sum(0)
+        p = unembed(model, train_final[start : start + chunk].float()).float().softmax(-1).double().sum(0)
         total = p if total is None else total + p
     log_mean = (total / train_final.shape[0]).clamp_min(1e-300).log().float()
     out = []
     for start in range(0, test_final.shape[0], chunk):
-        log_p = unembed(model, test_final[start:start + chunk].float()).float().log_softmax(-1)
+        log_p = unembed(model, test_final[start : start + chunk].float()).float().log_softmax(-1)
         out.append(kl_to_logits(log_p, log_mean.expand_as(log_p)))
     return torch.cat(out)
 

@@ -1,6 +1,7 @@
 """Figure builders of the residual-stream claims (002): direct logit attribution, term norms,
 the FFN key–value rewrite error, residual norms and gradient ratios by depth, logit / tuned lens
 by layer, induction curves."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -18,8 +19,10 @@ def dla_bars(names, values, logit: float, title: str, top: int = 15) -> plt.Figu
     ax.barh(y, values[order], color=["tab:blue" if v > 0 else "tab:red" for v in values[order]])
     ax.set_yticks(y, [names[i] for i in order], fontsize=7)
     ax.axvline(0, color="grey", lw=0.6)
-    ax.set(xlabel="direct logit attribution", title=f"{title}\nΣ {len(values)} terms = {values.sum():.3f}, "
-                                                   f"logit = {logit:.3f}")
+    ax.set(
+        xlabel="direct logit attribution",
+        title=f"{title}\nΣ {len(values)} terms = {values.sum():.3f}, logit = {logit:.3f}",
+    )
     return fig
 
 
@@ -64,8 +67,10 @@ def gradient_ratio_by_depth(rows) -> plt.Figure:
     """002 "Pre-Norm Gradient Flow": ‖∂L/∂x^(1)‖ / ‖∂L/∂x^(L−1)‖ at random init vs depth, pre vs post
     norm (one marker per seed), and the first/last-block weight-gradient ratio (Xiong et al. 2020)."""
     fig, axes = plt.subplots(1, 2, figsize=(8.4, 3.4))
-    for ax, key, label in ((axes[0], "ratio", "‖∂L/∂x^(1)‖ / ‖∂L/∂x^(L−1)‖"),
-                           (axes[1], "param_ratio", "‖∇W block 1‖ / ‖∇W block L‖")):
+    for ax, key, label in (
+        (axes[0], "ratio", "‖∂L/∂x^(1)‖ / ‖∂L/∂x^(L−1)‖"),
+        (axes[1], "param_ratio", "‖∇W block 1‖ / ‖∇W block L‖"),
+    ):
         for pos, color in (("pre", "tab:blue"), ("post", "tab:red")):
             pts = [(r["depth"], v) for r in rows if r["position"] == pos for v in r[key]]
             ax.scatter(*zip(*pts), color=color, s=12, label=f"{pos}-norm")
@@ -86,7 +91,7 @@ def lens_rank_by_layer(curves: dict) -> plt.Figure:
     fig, ax = plt.subplots(figsize=(5.2, 3.4))
     for name, (med, q1, q3) in curves.items():
         x = np.linspace(0, 1, len(med))
-        line, = ax.plot(x, med, marker="o", ms=2, label=name)
+        (line,) = ax.plot(x, med, marker="o", ms=2, label=name)
         ax.fill_between(x, q1, q3, color=line.get_color(), alpha=0.15, lw=0)
     ax.set_yscale("log")
     ax.set(xlabel="layer / L", ylabel="rank of the correct next token", title="Logit lens (002): rank by depth")
@@ -99,7 +104,7 @@ def lens_kl_by_layer(curves: dict) -> plt.Figure:
     fig, ax = plt.subplots(figsize=(5.2, 3.4))
     for name, (logit_kl, tuned_kl) in curves.items():
         x = np.arange(len(logit_kl))
-        line, = ax.plot(x, logit_kl, marker="o", ms=2, label=f"{name} logit lens")
+        (line,) = ax.plot(x, logit_kl, marker="o", ms=2, label=f"{name} logit lens")
         ax.plot(x, tuned_kl, marker="s", ms=2, ls="--", color=line.get_color(), label=f"{name} tuned lens")
     ax.set_yscale("log")
     ax.set(xlabel="layer", ylabel="KL(final ‖ lens) [nats], held-out", title="Tuned lens vs logit lens")
@@ -114,7 +119,13 @@ def induction_curves(curves: dict, chance: float | None = None) -> plt.Figure:
     colors = {}
     for (name, seed), (steps, losses) in curves.items():
         color = colors.setdefault(name, f"C{len(colors)}")
-        ax.plot(steps, losses, color=color, alpha=0.8, label=name if seed == min(s for n, s in curves if n == name) else None)
+        ax.plot(
+            steps,
+            losses,
+            color=color,
+            alpha=0.8,
+            label=name if seed == min(s for n, s in curves if n == name) else None,
+        )
     if chance is not None:
         ax.axhline(chance, **SOURCE_STYLE, label="uniform guess ln V")
     ax.set(xlabel="training step", ylabel="loss on repeated half [nats]", title="Induction needs two layers")

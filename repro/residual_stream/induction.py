@@ -14,6 +14,7 @@ is such sequences back to back, and `repro.core.train.train` draws whole ones (`
 seq_len + 1`): windows cut at random offsets join two sequences' tokens, which collide, and
 took ~2× the steps to learn induction (measured). Evaluation: held-out sequences, masked.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -25,7 +26,7 @@ from torch import nn
 
 from repro.core import train as T
 from repro.core.models.tiny import TinyConfig, TinyDecoder
-from repro.harness.runtime import ReproError, derive_seed, generator
+from repro.ground.runtime import ReproError, derive_seed, generator
 
 
 @dataclass(frozen=True)
@@ -34,19 +35,19 @@ class InductionConfig:
     2-layer model ends at 0.09–0.13 nats on the repeats (~9 s), the 1-layer one at ≈ 3.0 (~5 s)."""
 
     vocab_size: int = 64
-    seq_len: int = 32             # model input length T; a sequence has T + 1 tokens
-    min_repeat: int = 8           # n, the length of the repeated segment r
+    seq_len: int = 32  # model input length T; a sequence has T + 1 tokens
+    min_repeat: int = 8  # n, the length of the repeated segment r
     max_repeat: int = 16
-    n_train_seq: int = 8192       # sequences in the training stream
-    n_eval_seq: int = 256         # held-out sequences scored for the curve and the final losses
+    n_train_seq: int = 8192  # sequences in the training stream
+    n_eval_seq: int = 256  # held-out sequences scored for the curve and the final losses
     d_model: int = 64
-    n_head: int = 4               # per layer; the same for both depths
+    n_head: int = 4  # per layer; the same for both depths
     steps: int = 1000
     batch_size: int = 64
-    lr: float = 3e-3              # 5e-3 stalled on the plateau (measured); 2e-3 ends ~0.02 higher
+    lr: float = 3e-3  # 5e-3 stalled on the plateau (measured); 2e-3 ends ~0.02 higher
     warmup_steps: int = 50
-    curve_every: int = 100        # snapshot (and score) the model every this many steps
-    autocast: str | None = None   # bf16 autocast was 2.3× slower than float32 at this size (measured)
+    curve_every: int = 100  # snapshot (and score) the model every this many steps
+    autocast: str | None = None  # bf16 autocast was 2.3× slower than float32 at this size (measured)
     data_seed: int = 0
 
     def __post_init__(self) -> None:
@@ -57,58 +58,75 @@ class InductionConfig:
 
 def _check_sizes(n_seq: int, seq_len: int, vocab_size: int, min_repeat: int, max_repeat: int) -> None:
     if n_seq < 1 or not 2 <= min_repeat <= max_repeat or 2 * max_repeat > seq_len + 1:
-        raise ReproError(f"repeated tokens need n_seq ≥ 1 and 2 ≤ min_repeat ≤ max_repeat ≤ (seq_len + 1)/2 "
-                         f"(got n_seq={n_seq}, min_repeat={min_repeat}, max_repeat={max_repeat}, seq_len={seq_len})")
+        raise ReproError(
+            f"repeated tokens need n_seq ≥ 1 and 2 ≤ min_repeat ≤ max_repeat ≤ (seq_len + 1)/2 "
+            f"(got n_seq={n_seq}, min_repeat={min_repeat}, max_repeat={max_repeat}, seq_len={seq_len})"
+        )
     if vocab_size < seq_len + 1 - min_repeat:
-        raise ReproError(f"vocab_size={vocab_size} is too small: a sequence's seq_len + 1 − min_repeat = "
-                         f"{seq_len + 1 - min_repeat} fresh tokens must be distinct")
+        raise ReproError(
+            f"vocab_size={vocab_size} is too small: a sequence's seq_len + 1 − min_repeat = "
+            f"{seq_len + 1 - min_repeat} fresh tokens must be distinct"
+        )
 
 
 @dataclass
 class RepeatedTokens:
-    tokens: torch.Tensor   # (N, T + 1) token ids
-    repeat: torch.Tensor   # (N, T) bool: target tokens[:, t + 1] is predictable by induction
-    first: torch.Tensor    # (N, T) bool: target tokens[:, t + 1] lies in the first copy of r
-    start: torch.Tensor    # (N,) p, where the first copy of r begins
-    period: torch.Tensor   # (N,) n, the length of r
+    tokens: torch.Tensor  # (N, T + 1) token ids
+    repeat: torch.Tensor  # (N, T) bool: target tokens[:, t + 1] is predictable by induction
+    first: torch.Tensor  # (N, T) bool: target tokens[:, t + 1] lies in the first copy of r
+    start: torch.Tensor  # (N,) p, where the first copy of r begins
+    period: torch.Tensor  # (N,) n, the length of r
 
 
-def repeated_tokens(n_seq: int, seq_len: int, vocab_size: int, min_repeat: int, max_repeat: int,
-                    g: torch.Generator) -> RepeatedTokens:
+def repeated_tokens(
+    n_seq: int, seq_len: int, vocab_size: int, min_repeat: int, max_repeat: int, g: torch.Generator
+) -> RepeatedTokens:
     """`n_seq` sequences [prefix (p) | r (n) | r (n) | filler], n ~ U{min_repeat..max_repeat},
     p ~ U{0..seq_len + 1 − 2n}; fresh tokens distinct within a sequence (module docstring)."""
     _check_sizes(n_seq, seq_len, vocab_size, min_repeat, max_repeat)
     S = seq_len + 1
-    n = torch.randint(min_repeat, max_repeat + 1, (n_seq,), generator=g)                  # (N,)
-    p = (torch.rand(n_seq, generator=g) * (S - 2 * n + 1)).long()                         # (N,)
-    fresh = torch.rand(n_seq, vocab_size, generator=g).argsort(dim=1)                     # (N, V) permutations
-    j = torch.arange(S).unsqueeze(0)                                                      # (1, S)
-    n_, p_ = n.unsqueeze(1), p.unsqueeze(1)                                               # (N, 1)
-    src = torch.where(j < p_ + n_, j, j - n_)        # the second copy and the filler shift back by n
-    tokens = fresh.gather(1, src)                                                         # (N, S)
-    tgt = j[:, 1:]                                                                        # (1, T) target index
-    repeat = (tgt > p_ + n_) & (tgt < p_ + 2 * n_)   # r[1:] of the second copy; its r[0] is unpredictable
+    n = torch.randint(min_repeat, max_repeat + 1, (n_seq,), generator=g)  # (N,)
+    p = (torch.rand(n_seq, generator=g) * (S - 2 * n + 1)).long()  # (N,)
+    fresh = torch.rand(n_seq, vocab_size, generator=g).argsort(dim=1)  # (N, V) permutations
+    j = torch.arange(S).unsqueeze(0)  # (1, S)
+    n_, p_ = n.unsqueeze(1), p.unsqueeze(1)  # (N, 1)
+    src = torch.where(j < p_ + n_, j, j - n_)  # the second copy and the filler shift back by n
+    tokens = fresh.gather(1, src)  # (N, S)
+    tgt = j[:, 1:]  # (1, T) target index
+    repeat = (tgt > p_ + n_) & (tgt < p_ + 2 * n_)  # r[1:] of the second copy; its r[0] is unpredictable
     first = (tgt >= p_) & (tgt < p_ + n_)
-    return RepeatedTokens(tokens, repeat, first, p, n)                                   # masks (N, T)
+    return RepeatedTokens(tokens, repeat, first, p, n)  # masks (N, T)
 
 
 def eval_data(cfg: InductionConfig) -> RepeatedTokens:
     """The held-out sequences (their own seed: never in the training stream's draw)."""
-    return repeated_tokens(cfg.n_eval_seq, cfg.seq_len, cfg.vocab_size, cfg.min_repeat, cfg.max_repeat,
-                           generator(derive_seed("induction-eval", cfg.data_seed)))
+    return repeated_tokens(
+        cfg.n_eval_seq,
+        cfg.seq_len,
+        cfg.vocab_size,
+        cfg.min_repeat,
+        cfg.max_repeat,
+        generator(derive_seed("induction-eval", cfg.data_seed)),
+    )
 
 
 def train_stream(cfg: InductionConfig) -> torch.Tensor:
     """(n_train_seq · (seq_len + 1),) the training sequences back to back."""
-    data = repeated_tokens(cfg.n_train_seq, cfg.seq_len, cfg.vocab_size, cfg.min_repeat, cfg.max_repeat,
-                           generator(derive_seed("induction-train", cfg.data_seed)))
+    data = repeated_tokens(
+        cfg.n_train_seq,
+        cfg.seq_len,
+        cfg.vocab_size,
+        cfg.min_repeat,
+        cfg.max_repeat,
+        generator(derive_seed("induction-train", cfg.data_seed)),
+    )
     return data.tokens.reshape(-1)
 
 
 @dataclass(frozen=True)
 class InductionLoss:
     repeat: float  # mean loss (nats) on the induction targets: the second copy of r, less its r[0]
-    first: float   # mean loss on the first copy of r: fresh tokens, ≈ ln V at best
+    first: float  # mean loss on the first copy of r: fresh tokens, ≈ ln V at best
 
 
 def _check_data(data: RepeatedTokens) -> None:
@@ -126,8 +144,9 @@ def induction_loss(model: nn.Module, data: RepeatedTokens, batch_size: int = 256
     _check_data(data)
     was_training = model.training
     model.eval()
-    nll_all = T.window_nll(lambda x: model(input_ids=x).logits, data.tokens, batch_size,
-                           next(model.parameters()).device)                               # (N, T)
+    nll_all = T.window_nll(
+        lambda x: model(input_ids=x).logits, data.tokens, batch_size, next(model.parameters()).device
+    )  # (N, T)
     model.train(was_training)
     return InductionLoss(float(nll_all[data.repeat].mean()), float(nll_all[data.first].mean()))
 
@@ -138,7 +157,7 @@ def context_copy_loss(data: RepeatedTokens) -> float:
     context, but not which one (no K-composition), gets without positional priors."""
     _check_data(data)
     V = int(data.tokens.max()) + 1
-    seen = F.one_hot(data.tokens[:, :-1], V).cummax(dim=1).values.sum(-1)                # (N, T)
+    seen = F.one_hot(data.tokens[:, :-1], V).cummax(dim=1).values.sum(-1)  # (N, T)
     return float(seen[data.repeat].double().log().mean())
 
 
@@ -149,14 +168,22 @@ def build_model(cfg: InductionConfig, n_layer: int, seed: int, device: torch.dev
     its failure is not for lack of it. Untied embeddings: the tied direct path W_E·W_Eᵀ favours
     repeating the current token (never right here) and stalled learning (measured). Initialised
     on the CPU (the same weights on every device), then moved to `device`."""
-    tc = TinyConfig(vocab_size=cfg.vocab_size, d_model=cfg.d_model, n_layer=n_layer, n_head=cfg.n_head,
-                    max_len=cfg.seq_len, block="attn", positions="rope", tie_embeddings=False)
+    tc = TinyConfig(
+        vocab_size=cfg.vocab_size,
+        d_model=cfg.d_model,
+        n_layer=n_layer,
+        n_head=cfg.n_head,
+        max_len=cfg.seq_len,
+        block="attn",
+        positions="rope",
+        tie_embeddings=False,
+    )
     return TinyDecoder(tc, generator(derive_seed("induction-init", n_layer, seed))).to(device)
 
 
 def build_for_job(seed: int, *, config: dict[str, Any], n_layer: int) -> TinyDecoder:
     """`build_model` from JSON-able arguments: the model factory of a training job in another
-    process (repro.harness.launch), on the CPU."""
+    process (repro.core.launch), on the CPU."""
     return build_model(InductionConfig(**config), n_layer, seed)
 
 
@@ -168,24 +195,38 @@ def job_tokens(*, config: dict[str, Any]) -> tuple[torch.Tensor, torch.Tensor]:
 
 
 def train_job(cfg: InductionConfig, n_layer: int, seed: int) -> dict[str, Any]:
-    """`train_induction`'s training as a JSON-able job (repro.harness.launch.train_jobs): the same
+    """`train_induction`'s training as a JSON-able job (repro.core.launch.train_jobs): the same
     checkpoint key, so `train_induction` then loads what the job wrote."""
     from dataclasses import asdict
 
-    from repro.harness import launch
+    from repro.core import launch
 
-    return launch.job("repro.residual_stream.induction:build_for_job", {"config": asdict(cfg), "n_layer": n_layer},
-                      train_config(cfg, seed),
-                      tokens=("repro.residual_stream.induction:job_tokens", {"config": asdict(cfg)}))
+    return launch.job(
+        "repro.residual_stream.induction:build_for_job",
+        {"config": asdict(cfg), "n_layer": n_layer},
+        train_config(cfg, seed),
+        tokens=("repro.residual_stream.induction:job_tokens", {"config": asdict(cfg)}),
+    )
 
 
 def train_config(cfg: InductionConfig, seed: int) -> T.TrainConfig:
     snaps = tuple(range(0, cfg.steps, cfg.curve_every)) + (cfg.steps,)
-    return T.TrainConfig(steps=cfg.steps, batch_size=cfg.batch_size, seq_len=cfg.seq_len, lr=cfg.lr,
-                         warmup_steps=cfg.warmup_steps, eval_every=cfg.steps, eval_batches=1,
-                         data_seed=cfg.data_seed, model_seed=seed, corpus="repeated-random-tokens",
-                         vocab_size=cfg.vocab_size, snapshot_steps=snaps, autocast=cfg.autocast,
-                         window_align=cfg.seq_len + 1)
+    return T.TrainConfig(
+        steps=cfg.steps,
+        batch_size=cfg.batch_size,
+        seq_len=cfg.seq_len,
+        lr=cfg.lr,
+        warmup_steps=cfg.warmup_steps,
+        eval_every=cfg.steps,
+        eval_batches=1,
+        data_seed=cfg.data_seed,
+        model_seed=seed,
+        corpus="repeated-random-tokens",
+        vocab_size=cfg.vocab_size,
+        snapshot_steps=snaps,
+        autocast=cfg.autocast,
+        window_align=cfg.seq_len + 1,
+    )
 
 
 @dataclass
@@ -194,13 +235,14 @@ class InductionRun:
     seed: int
     final: InductionLoss
     curve: list[tuple[int, InductionLoss]]  # (step, losses) every curve_every steps, and the last
-    wall_s: float                           # training time of the run that filled the cache
-    trained: bool                           # False: loaded from the checkpoint cache
+    wall_s: float  # training time of the run that filled the cache
+    trained: bool  # False: loaded from the checkpoint cache
     result: Any = field(repr=False, default=None)  # the repro.core.train.TrainResult
 
 
-def train_induction(cfg: InductionConfig, n_layer: int, seed: int, *, progress: bool = False,
-                    device: torch.device | str = "cpu") -> InductionRun:
+def train_induction(
+    cfg: InductionConfig, n_layer: int, seed: int, *, progress: bool = False, device: torch.device | str = "cpu"
+) -> InductionRun:
     """Train (or load from the cache) the `n_layer` attention-only model on the repeated
     sequences, on `device`, and score it on the held-out ones at every snapshot (the induction
     loss curve, 002 "Attention Head Composition") and at the end. The checkpoint key names the
@@ -208,10 +250,15 @@ def train_induction(cfg: InductionConfig, n_layer: int, seed: int, *, progress: 
     if n_layer < 1:
         raise ReproError(f"train_induction: n_layer must be ≥ 1 (got {n_layer})")
     data = eval_data(cfg)
-    result = T.train(lambda s: build_model(cfg, n_layer, s, device), train_config(cfg, seed),
-                     train_tokens=train_stream(cfg), val_tokens=data.tokens.reshape(-1), progress=progress)
+    result = T.train(
+        lambda s: build_model(cfg, n_layer, s, device),
+        train_config(cfg, seed),
+        train_tokens=train_stream(cfg),
+        val_tokens=data.tokens.reshape(-1),
+        progress=progress,
+    )
     probe = build_model(cfg, n_layer, seed, device)
-    curve = [(step, induction_loss(T.load_snapshot(probe, path), data))
-             for step, path in sorted(result.snapshots.items())]
-    return InductionRun(n_layer, seed, induction_loss(result.model, data), curve, result.wall_s,
-                        result.trained, result)
+    curve = [
+        (step, induction_loss(T.load_snapshot(probe, path), data)) for step, path in sorted(result.snapshots.items())
+    ]
+    return InductionRun(n_layer, seed, induction_loss(result.model, data), curve, result.wall_s, result.trained, result)

@@ -18,6 +18,7 @@ Every model and tensor built here goes on `device` (the run's `--device`; CPU by
 are initialised on the CPU from their seeded generators, then moved, so a seed gives the same
 weights on every device; the device itself is in no checkpoint key.
 """
+
 from __future__ import annotations
 
 import math
@@ -30,11 +31,11 @@ import torch
 from repro.core import data, lens, stats
 from repro.core.models.hf import build_model, random_init_twin
 from repro.core.models.tiny import TinyConfig, TinyDecoder
-from repro.harness.runtime import ReproError, generator
+from repro.ground.runtime import ReproError, generator
 from repro.residual_stream import decomposition as rs
 from repro.residual_stream import figures, induction
 
-F32_U = 2.0 ** -24  # float32 unit roundoff
+F32_U = 2.0**-24  # float32 unit roundoff
 GRAD_V = 4096  # RS-3's Brown BPE vocabulary
 RELU = "tiny ReLU (the source's form)"  # RS-5's model in the source's own form (ReLU, no biases)
 
@@ -78,8 +79,9 @@ def lens_models(names: list[str], sizes) -> list[str]:
     return list(names)[:k] if k else list(names)
 
 
-def read_texts(model_names: Iterable[str], load: Callable, sizes, *, corpus: str = "brown",
-               device: torch.device | str = "cpu") -> dict[str, Text]:
+def read_texts(
+    model_names: Iterable[str], load: Callable, sizes, *, corpus: str = "brown", device: torch.device | str = "cpu"
+) -> dict[str, Text]:
     """name → Text for every model `load(name)` gives as (model, tokenizer): the residual stream
     (002 "Residual Stream Decomposition", read by the logit and tuned lens of 002 "Logit Lens")
     on windows of T+1 tokens of `corpus` (--corpus), evenly spaced through each split's stream,
@@ -91,14 +93,17 @@ def read_texts(model_names: Iterable[str], load: Callable, sizes, *, corpus: str
     for name in model_names:
         model, tok = load(name)
         if tok is None:
-            raise ReproError(f"--model {name}: the residual-stream claims read text, which needs the "
-                             "model's tokenizer; this checkpoint has none (pass a directory saved with one)")
+            raise ReproError(
+                f"--model {name}: the residual-stream claims read text, which needs the "
+                "model's tokenizer; this checkpoint has none (pass a directory saved with one)"
+            )
         ids = data.windows(tok, "test", sizes["text"]["test_seqs"], T + 1, corpus=corpus).to(device)
         # logits_to_keep=1: the claims read logits through the lens, not the model's own head
         text = Text(name, model, ids, lens.capture(model, ids[:, :-1], modules=[], logits_to_keep=1).residual)
         if name in lens_models(model_names, sizes):
-            text.train_ids = data.windows(tok, "validation", sizes["lens"]["train_seqs"], T + 1,
-                                          corpus=corpus).to(device)
+            text.train_ids = data.windows(tok, "validation", sizes["lens"]["train_seqs"], T + 1, corpus=corpus).to(
+                device
+            )
             text.train_resid = lens.capture(model, text.train_ids[:, :-1], modules=[], logits_to_keep=1).residual
         out[name] = text
     return out
@@ -108,9 +113,18 @@ def random_init_models(s, *, corpus: str = "brown", device: torch.device | str =
     """HF GPT-2 and Llama at random init (001 App B.1) with norm gains 1 + 0.3·N(0,1) and
     biases 0.3·N(0,1) (`s`: the profile's `random_init` row), and windows of `corpus` under the
     Brown BPE to feed them: (arch → model, ids (n_seq, seq_len + 1)), on `device`."""
-    models = {arch: build_model(arch, n_layer=s["n_layer"], n_head=s["n_head"], d_model=s["d_model"],
-                                vocab_size=s["vocab_size"], seed=0, perturb_norms=s["perturb_norms"]).to(device)
-              for arch in s["archs"]}
+    models = {
+        arch: build_model(
+            arch,
+            n_layer=s["n_layer"],
+            n_head=s["n_head"],
+            d_model=s["d_model"],
+            vocab_size=s["vocab_size"],
+            seed=0,
+            perturb_norms=s["perturb_norms"],
+        ).to(device)
+        for arch in s["archs"]
+    }
     tok = data.brown_tokenizer(s["vocab_size"])
     ids = data.windows(tok, "test", s["n_seq"], s["seq_len"] + 1, corpus=corpus).to(device)
     return models, ids
@@ -145,16 +159,33 @@ class Gradients:
     b1: dict
 
 
-def flow_row(ids, s, position: str, depth: int, seeds, *, residual: bool = True, source_init: bool = True,
-             device: torch.device | str = "cpu") -> dict:
+def flow_row(
+    ids,
+    s,
+    position: str,
+    depth: int,
+    seeds,
+    *,
+    residual: bool = True,
+    source_init: bool = True,
+    device: torch.device | str = "cpu",
+) -> dict:
     """002 "Pre-Norm Gradient Flow" for one stack (`position`-norm, `depth` layers) over `seeds`:
     `rs.gradient_flow` of each seed's TinyDecoder on `ids`, on `device`. The source's init
     (`rs.xavier_init_`) is drawn there, from a generator of that device: on the CPU the numbers
     of a CPU run; on a GPU other draws of the same distribution, made in milliseconds where the
     CPU spent ≈ 150 s of a paper run's host time on 2,436 layers of width 768 (H200, 2026-11-26).
     App B.1's init (`source_init=False`, one stack) is drawn on the CPU and moved."""
-    cfg = TinyConfig(vocab_size=GRAD_V, d_model=s["d_model"], n_layer=depth, n_head=s["n_head"],
-                     max_len=s["seq_len"], norm_position=position, final_norm=position == "pre", residual=residual)
+    cfg = TinyConfig(
+        vocab_size=GRAD_V,
+        d_model=s["d_model"],
+        n_layer=depth,
+        n_head=s["n_head"],
+        max_len=s["seq_len"],
+        norm_position=position,
+        final_norm=position == "pre",
+        residual=residual,
+    )
     flows = []
     for seed in seeds:
         if source_init:
@@ -162,20 +193,33 @@ def flow_row(ids, s, position: str, depth: int, seeds, *, residual: bool = True,
         else:
             model = TinyDecoder(cfg, generator(seed)).to(device)
         flows.append(rs.gradient_flow(model.train(), ids, embed_scale=math.sqrt(s["d_model"]) if source_init else 1.0))
-    return dict(position=position, depth=depth, seeds=list(seeds), ratio=[f.ratio for f in flows],
-                param_ratio=[f.param_ratio for f in flows], share=[f.identity_share for f in flows])
+    return dict(
+        position=position,
+        depth=depth,
+        seeds=list(seeds),
+        ratio=[f.ratio for f in flows],
+        param_ratio=[f.param_ratio for f in flows],
+        share=[f.identity_share for f in flows],
+    )
 
 
 def gradients(s, *, corpus: str = "brown", device: torch.device | str = "cpu") -> Gradients:
     """All fed one batch of windows of `corpus` (--corpus) under the Brown BPE (`s`: the
     profile's `grad` row)."""
-    ids = data.windows(data.brown_tokenizer(GRAD_V), "train", s["batch_size"], s["seq_len"] + 1,
-                       corpus=corpus).to(device)
-    rows = [flow_row(ids, s, position, depth, s["seeds"], device=device)
-            for position in ("pre", "post") for depth in s["depths"]]
+    ids = data.windows(data.brown_tokenizer(GRAD_V), "train", s["batch_size"], s["seq_len"] + 1, corpus=corpus).to(
+        device
+    )
+    rows = [
+        flow_row(ids, s, position, depth, s["seeds"], device=device)
+        for position in ("pre", "post")
+        for depth in s["depths"]
+    ]
     deepest = max(s["depths"])
-    return Gradients(rows, flow_row(ids, s, "pre", deepest, s["seeds"], residual=False, device=device),
-                     flow_row(ids, s, "post", deepest, s["seeds"][:1], source_init=False, device=device))
+    return Gradients(
+        rows,
+        flow_row(ids, s, "pre", deepest, s["seeds"], residual=False, device=device),
+        flow_row(ids, s, "post", deepest, s["seeds"][:1], source_init=False, device=device),
+    )
 
 
 def record_gradients(claim, g: Gradients, position: str) -> list[dict]:
@@ -183,12 +227,17 @@ def record_gradients(claim, g: Gradients, position: str) -> list[dict]:
     into `claim`; returns those rows."""
     mine = [r for r in g.rows if r["position"] == position]
     for r in mine:
-        claim.record(f"{position}-norm L={r['depth']}: ‖∂L/∂x^(1)‖/‖∂L/∂x^(L−1)‖ (mean of {len(r['ratio'])} seeds)",
-                     float(np.mean(r["ratio"])))
-        claim.record(f"{position}-norm L={r['depth']}: first/last block weight-gradient ratio (geometric mean)",
-                     gmean(r["param_ratio"]))
-        claim.record(f"{position}-norm L={r['depth']}: coefficient of ∂L/∂x^(L) in ∂L/∂x^(1) (mean)",
-                     float(np.mean(r["share"])))
+        claim.record(
+            f"{position}-norm L={r['depth']}: ‖∂L/∂x^(1)‖/‖∂L/∂x^(L−1)‖ (mean of {len(r['ratio'])} seeds)",
+            float(np.mean(r["ratio"])),
+        )
+        claim.record(
+            f"{position}-norm L={r['depth']}: first/last block weight-gradient ratio (geometric mean)",
+            gmean(r["param_ratio"]),
+        )
+        claim.record(
+            f"{position}-norm L={r['depth']}: coefficient of ∂L/∂x^(L) in ∂L/∂x^(1) (mean)", float(np.mean(r["share"]))
+        )
     claim.figure(figures.gradient_ratio_by_depth(g.rows), "gradient_ratio")
     return mine
 
@@ -196,8 +245,9 @@ def record_gradients(claim, g: Gradients, position: str) -> list[dict]:
 # --------------------------------------------------------------------------- RS-4
 
 
-def residual_norm_curves(texts: dict[str, Text], random_init, s, *,
-                         device: torch.device | str = "cpu") -> tuple[dict[str, np.ndarray], np.ndarray]:
+def residual_norm_curves(
+    texts: dict[str, Text], random_init, s, *, device: torch.device | str = "cpu"
+) -> tuple[dict[str, np.ndarray], np.ndarray]:
     """Median ‖x^(l)‖ per layer (`rs.residual_norms`) of every pretrained and random-init model,
     and of the negative control: a post-norm stack of the random-init models' size (`s`: the
     profile's `random_init` row) on the same windows — the stream itself is normalised after
@@ -208,9 +258,18 @@ def residual_norm_curves(texts: dict[str, Text], random_init, s, *,
     for arch, model in models.items():
         cap = lens.capture(model, ids[:, :-1], modules=[], logits_to_keep=1)
         curves[f"random-init {arch}"] = rs.residual_norms(cap.residual).cpu().numpy()
-    post = TinyDecoder(TinyConfig(vocab_size=s["vocab_size"], d_model=s["d_model"], n_layer=s["n_layer"],
-                                  n_head=s["n_head"], max_len=s["seq_len"], norm_position="post", final_norm=False),
-                       generator(0)).to(device)
+    post = TinyDecoder(
+        TinyConfig(
+            vocab_size=s["vocab_size"],
+            d_model=s["d_model"],
+            n_layer=s["n_layer"],
+            n_head=s["n_head"],
+            max_len=s["seq_len"],
+            norm_position="post",
+            final_norm=False,
+        ),
+        generator(0),
+    ).to(device)
     with torch.no_grad():
         post_resid = torch.stack(post(ids[:, :-1], output_hidden_states=True).hidden_states, dim=1)
     return curves, rs.residual_norms(post_resid).cpu().numpy()
@@ -236,13 +295,17 @@ def ffn_rewrite(texts: dict[str, Text], dla_len: int, *, device: torch.device | 
     """002 "FFN as Key-Value Memory" on every pretrained model (its first held-out window's first
     `dla_len` tokens) and on a tiny ReLU TinyDecoder without biases (the source's form; random
     tokens), on `device`."""
-    relu = TinyDecoder(TinyConfig(vocab_size=512, d_model=128, n_layer=2, n_head=4, activation="relu", bias=False),
-                       generator(0)).to(device)
+    relu = TinyDecoder(
+        TinyConfig(vocab_size=512, d_model=128, n_layer=2, n_head=4, activation="relu", bias=False), generator(0)
+    ).to(device)
     models = {**{n: t.model for n, t in texts.items()}, RELU: relu}
     ratios_by, dropped_by = {}, {}
     for name, model in models.items():
-        ids = texts[name].ids[:1, :dla_len] if name in texts else \
-            torch.randint(0, 512, (1, dla_len), generator=generator(1)).to(device)
+        ids = (
+            texts[name].ids[:1, :dla_len]
+            if name in texts
+            else torch.randint(0, 512, (1, dla_len), generator=generator(1)).to(device)
+        )
         amap = lens.arch_map(model)
         cap = lens.capture(model, ids, modules=["mlp_in"], logits_to_keep=1)
         ratios, dropped = [], []
@@ -264,15 +327,16 @@ def ffn_rewrite(texts: dict[str, Text], dla_len: int, *, device: torch.device | 
             # contribution Σ_t |c_i(t)|·max|v_i| (a typical key, neither dead nor dominant)
             contrib = kv.coeffs.double().abs().flatten(0, -2).sum(0) * kv.values.double().abs().amax(-1)
             i = int(contrib.argsort()[F // 2])
-            term = kv.coeffs[..., i:i + 1].double() * kv.values[i].double()
+            term = kv.coeffs[..., i : i + 1].double() * kv.values[i].double()
             dropped.append(float(((sum_kv - term - y).abs() / bound.clamp_min(1e-30)).max()))
         ratios_by[name], dropped_by[name] = ratios, dropped
     # the ReLU model's coefficients are literally max(w1_i·x, 0)
     x = torch.randn(16, 128, generator=generator(2)).to(device)
     kv = rs.ffn_key_value(relu.blocks[0].mlp, x)
     literal = (x @ relu.blocks[0].mlp.up_proj.weight.detach().T).clamp_min(0)
-    return FFNRewrite(ratios_by, dropped_by, bool(torch.equal(kv.coeffs, literal)),
-                      float((kv.coeffs > 0).float().mean()))
+    return FFNRewrite(
+        ratios_by, dropped_by, bool(torch.equal(kv.coeffs, literal)), float((kv.coeffs > 0).float().mean())
+    )
 
 
 # --------------------------------------------------------------------------- RS-6
@@ -291,7 +355,7 @@ def twin_rank_curve(text: Text, n_tokens: int) -> np.ndarray:
     embeddings stay tied; `random_init_twin`, on the model's device) on the first held-out
     window's first `n_tokens` tokens: RS-6's negative control."""
     twin = random_init_twin(text.model, 0)
-    twin_ids = text.ids[:1, :n_tokens + 1]
+    twin_ids = text.ids[:1, : n_tokens + 1]
     twin_resid = lens.capture(twin, twin_ids[:, :-1], modules=[], logits_to_keep=1).residual
     twin_med = rank_curve(twin, twin_resid, twin_ids)[0]
     del twin, twin_resid
@@ -319,9 +383,9 @@ def induction_study(s, *, device: torch.device | str = "cpu", procs: int = 1) ->
     torchrun, --train-procs) and score the copy baseline on the held-out sequences."""
     cfg = induction.InductionConfig(**s["config"])
     models = [(n_layer, seed) for n_layer in (1, 2) for seed in s["seeds"]]
-    from repro.harness import launch
+    from repro.core import launch
 
-    # on a CPU side by side, one torch thread each (repro.harness.launch.train_jobs → pool): a
+    # on a CPU side by side, one torch thread each (repro.core.launch.train_jobs → pool): a
     # 64-wide model does not use a second core (one 2-layer model: 12.0 s on 2 threads, 15.7 s on
     # 1; float32, 2-core EPYC, 2026-11-26)
     launch.train_jobs([induction.train_job(cfg, n_layer, seed) for n_layer, seed in models], procs, device)

@@ -35,10 +35,10 @@ Choices the source leaves open (stated here, recorded with every result):
   A null draw with fewer than 2 dimensions is redrawn (another seed) so each of the 10 null
   sets can carry a test.
 """
+
 from __future__ import annotations
 
 import dataclasses
-
 import functools
 import math
 from dataclasses import asdict, dataclass, field
@@ -50,7 +50,7 @@ from scipy import stats
 from torch import nn
 
 from repro.core import lens
-from repro.harness.runtime import ReproError, derive_seed, generator
+from repro.ground.runtime import ReproError, derive_seed, generator
 
 ALPHA = 0.01  # §6.1.1 "We declare significance at p < 0.01"
 INPUTS = ("tokens", "gaussian")
@@ -97,11 +97,15 @@ class SeedPrintConfig:
         if not self.temperature > 0:  # also rejects NaN
             raise ReproError(f"temperature must be > 0 (got {self.temperature})")
         if self.matched and self.feature != "hidden":
-            raise ReproError("the matched test matches hidden dimensions; it goes with feature 'hidden' (logits need "
-                             "no matching: a token is the same dimension in both models)")
+            raise ReproError(
+                "the matched test matches hidden dimensions; it goes with feature 'hidden' (logits need "
+                "no matching: a token is the same dimension in both models)"
+            )
         if self.matched and self.rotations < 1 / self.alpha - 1:
-            raise ReproError(f"{self.rotations} rotations cannot give p ≤ α = {self.alpha:g}: the matched test's "
-                             f"smallest p is 1/(1 + rotations); use ≥ {math.ceil(1 / self.alpha - 1)}")
+            raise ReproError(
+                f"{self.rotations} rotations cannot give p ≤ α = {self.alpha:g}: the matched test's "
+                f"smallest p is 1/(1 + rotations); use ≥ {math.ceil(1 / self.alpha - 1)}"
+            )
 
 
 # --------------------------------------------------------------------------- responses
@@ -128,8 +132,7 @@ def random_inputs(base: nn.Module, cfg: SeedPrintConfig, vocab: int | None = Non
     return torch.randn(cfg.n, cfg.length, weight.shape[1], generator=g) * std + mean
 
 
-def responses(model: nn.Module, inputs: torch.Tensor, *, feature: str = "hidden",
-              batch_size: int = 32) -> torch.Tensor:
+def responses(model: nn.Module, inputs: torch.Tensor, *, feature: str = "hidden", batch_size: int = 32) -> torch.Tensor:
     """(n, d_out) float32 responses at the last position: the final hidden state (after the
     final norm: the LM head's input) or the logits (float32 LM head on it)."""
     from repro.born_biased.preference_probe import probe
@@ -139,19 +142,25 @@ def responses(model: nn.Module, inputs: torch.Tensor, *, feature: str = "hidden"
     if inputs.dim() == 3:
         width = lens.unembedding(model).shape[1]
         if inputs.shape[-1] != width:
-            raise ReproError(f"Gaussian inputs are {inputs.shape[-1]} wide but the model is {width} wide; "
-                             "SeedPrint compares models of one width")
+            raise ReproError(
+                f"Gaussian inputs are {inputs.shape[-1]} wide but the model is {width} wide; "
+                "SeedPrint compares models of one width"
+            )
     elif int(inputs.max()) >= _embedding(model).weight.shape[0]:
-        raise ReproError(f"token inputs reach id {int(inputs.max())} but the model's vocabulary has "
-                         f"{_embedding(model).weight.shape[0]} tokens; the two models must share a vocabulary")
+        raise ReproError(
+            f"token inputs reach id {int(inputs.max())} but the model's vocabulary has "
+            f"{_embedding(model).weight.shape[0]} tokens; the two models must share a vocabulary"
+        )
     result = probe(model, inputs, batch_size=batch_size)
     hidden = result.final_normed[0]  # (n, d)
     if feature == "hidden":
         return hidden
     device = lens.unembedding(model).device
     with torch.no_grad():
-        chunks = [lens.unembed(model, h.to(device), normed=True, compute_dtype=torch.float32).cpu()
-                  for h in hidden.split(1024)]
+        chunks = [
+            lens.unembed(model, h.to(device), normed=True, compute_dtype=torch.float32).cpu()
+            for h in hidden.split(1024)
+        ]
     return torch.cat(chunks)
 
 
@@ -189,18 +198,22 @@ def tau_std(n: int) -> float:
     return math.sqrt(2.0 * (2 * n + 5) / (9.0 * n * (n - 1)))
 
 
-def kendall_per_dim(a: torch.Tensor | np.ndarray, b: torch.Tensor | np.ndarray,
-                    dims: Sequence[int]) -> np.ndarray:
+def kendall_per_dim(a: torch.Tensor | np.ndarray, b: torch.Tensor | np.ndarray, dims: Sequence[int]) -> np.ndarray:
     """Kendall τ-b between column j of `a` and of `b` (n × d responses) for each j in `dims`.
     A constant column has no defined τ; it contributes 0 (no association)."""
     if tuple(a.shape) != tuple(b.shape) or len(a.shape) != 2:
-        raise ReproError(f"kendall_per_dim needs two n × d matrices of one shape, got {tuple(a.shape)} "
-                         f"and {tuple(b.shape)}")
+        raise ReproError(
+            f"kendall_per_dim needs two n × d matrices of one shape, got {tuple(a.shape)} and {tuple(b.shape)}"
+        )
     cols = list(dims)
     # only the compared columns are converted (a few of d): the whole-matrix float64 copy was
     # most of a compare's time
-    a, b = (x.detach()[:, cols].cpu().double().numpy() if isinstance(x, torch.Tensor)
-            else np.asarray(x)[:, cols].astype(np.float64) for x in (a, b))
+    a, b = (
+        x.detach()[:, cols].cpu().double().numpy()
+        if isinstance(x, torch.Tensor)
+        else np.asarray(x)[:, cols].astype(np.float64)
+        for x in (a, b)
+    )
     out = np.empty(len(cols))
     for i in range(len(cols)):
         tau = stats.kendalltau(a[:, i], b[:, i]).statistic
@@ -263,17 +276,25 @@ class AlgorithmOneResult:
         return self.same_lineage_t and self.same_lineage_u
 
     def summary(self) -> dict[str, Any]:
-        return dict(p_t=self.p_t, p_u=self.p_u, n_identity_dims=len(self.dims),
-                    mean_tau=float(self.taus.mean()) if len(self.taus) else float("nan"),
-                    null_sizes=self.null_sizes, same_lineage=self.same_lineage)
+        return dict(
+            p_t=self.p_t,
+            p_u=self.p_u,
+            n_identity_dims=len(self.dims),
+            mean_tau=float(self.taus.mean()) if len(self.taus) else float("nan"),
+            null_sizes=self.null_sizes,
+            same_lineage=self.same_lineage,
+        )
 
 
-def algorithm_one(fa: torch.Tensor, fb: torch.Tensor, *, m: int = 50, null_trials: int = 10,
-                  alpha: float = ALPHA, seed: int = 0) -> AlgorithmOneResult:
+def algorithm_one(
+    fa: torch.Tensor, fb: torch.Tensor, *, m: int = 50, null_trials: int = 10, alpha: float = ALPHA, seed: int = 0
+) -> AlgorithmOneResult:
     """001 Algorithm 1 on two n × d response matrices (rows: the same random inputs)."""
     if fa.shape != fb.shape or fa.dim() != 2:
-        raise ReproError(f"Algorithm 1 needs two n × d responses of one shape, got {tuple(fa.shape)} "
-                         f"and {tuple(fb.shape)} (models of different widths cannot be compared)")
+        raise ReproError(
+            f"Algorithm 1 needs two n × d responses of one shape, got {tuple(fa.shape)} "
+            f"and {tuple(fb.shape)} (models of different widths cannot be compared)"
+        )
     n, d = fa.shape
     dims = identity_dims(fa.double().mean(0), fb.double().mean(0), m)
     taus = kendall_per_dim(fa, fb, dims)
@@ -286,8 +307,7 @@ def algorithm_one(fa: torch.Tensor, fb: torch.Tensor, *, m: int = 50, null_trial
         p_t.append(float(stats.ttest_ind(taus, null, alternative="greater").pvalue))
         p_u.append(float(stats.mannwhitneyu(taus, null, alternative="greater").pvalue))
     p_t = [1.0 if not np.isfinite(p) else p for p in p_t]  # identical constant samples
-    return AlgorithmOneResult(float(np.mean(p_t)), float(np.mean(p_u)), dims, taus,
-                              [len(x) for x in nulls], alpha)
+    return AlgorithmOneResult(float(np.mean(p_t)), float(np.mean(p_u)), dims, taus, [len(x) for x in nulls], alpha)
 
 
 def default_k(width: int) -> int:
@@ -314,12 +334,15 @@ class ReleasedResult:
         return dict(p=self.p, z=self.z, mean_tau=self.mean_tau, k=len(self.dims), same_lineage=self.same_lineage)
 
 
-def released_variant(fa: torch.Tensor, fb: torch.Tensor, *, k: int | None = None, temperature: float = 10.0,
-                     alpha: float = ALPHA) -> ReleasedResult:
+def released_variant(
+    fa: torch.Tensor, fb: torch.Tensor, *, k: int | None = None, temperature: float = 10.0, alpha: float = ALPHA
+) -> ReleasedResult:
     """The released code's test (module docstring) on two n × d response matrices."""
     if fa.shape != fb.shape or fa.dim() != 2:
-        raise ReproError(f"SeedPrint needs two n × d responses of one shape, got {tuple(fa.shape)} "
-                         f"and {tuple(fb.shape)} (models of different widths cannot be compared)")
+        raise ReproError(
+            f"SeedPrint needs two n × d responses of one shape, got {tuple(fa.shape)} "
+            f"and {tuple(fb.shape)} (models of different widths cannot be compared)"
+        )
     n, d = fa.shape
     k = min(default_k(d) if k is None else int(k), d)
     sa = torch.softmax(fa.double() / temperature, dim=1)
@@ -345,8 +368,12 @@ class SeedPrintResult:
     matched: "MatchedResult | None" = None  # with config.matched: `matched_test`
 
     def summary(self) -> dict[str, Any]:
-        out = {"paper": self.paper.summary(), "released": self.released.summary(),
-               "config": asdict(self.config), **self.info}
+        out = {
+            "paper": self.paper.summary(),
+            "released": self.released.summary(),
+            "config": asdict(self.config),
+            **self.info,
+        }
         if self.aligned is not None:
             out["aligned"] = self.aligned.summary()
         if self.matched is not None:
@@ -354,8 +381,9 @@ class SeedPrintResult:
         return out
 
 
-def aligned_algorithm_one(fa: torch.Tensor, fb: torch.Tensor, *, m: int, null_trials: int, seed: int,
-                          alpha: float = ALPHA) -> AlgorithmOneResult:
+def aligned_algorithm_one(
+    fa: torch.Tensor, fb: torch.Tensor, *, m: int, null_trials: int, seed: int, alpha: float = ALPHA
+) -> AlgorithmOneResult:
     """Algorithm 1 after a cross-fitted alignment of hidden dimensions: fb's dimensions are
     matched to fa's by the assignment that maximises |Pearson correlation| over the first half of
     the inputs (Hungarian algorithm), and the test runs on the second half only, so the alignment
@@ -383,8 +411,14 @@ class MatchedResult:
         return self.p <= self.alpha
 
     def summary(self) -> dict[str, Any]:
-        return dict(p=self.p, statistic=self.statistic, null_mean=float(self.null.mean()),
-                    null_max=float(self.null.max()), rotations=len(self.null), same_lineage=self.same_lineage)
+        return dict(
+            p=self.p,
+            statistic=self.statistic,
+            null_mean=float(self.null.mean()),
+            null_max=float(self.null.max()),
+            rotations=len(self.null),
+            same_lineage=self.same_lineage,
+        )
 
 
 def _zscore(x: torch.Tensor) -> torch.Tensor:
@@ -436,8 +470,9 @@ def _haar_rotations(d: int, k: int, seed: int) -> torch.Tensor:
     return q * torch.sign(torch.diagonal(r, dim1=-2, dim2=-1)).unsqueeze(-2)
 
 
-def matched_test(fa: torch.Tensor, fb: torch.Tensor, *, rotations: int = 99, seed: int = 0,
-                 alpha: float = ALPHA, chunk: int = 33) -> MatchedResult:
+def matched_test(
+    fa: torch.Tensor, fb: torch.Tensor, *, rotations: int = 99, seed: int = 0, alpha: float = ALPHA, chunk: int = 33
+) -> MatchedResult:
     """A lineage test that sees through any relabelling, sign flip or rescaling of the suspect's
     dimensions and whose null goes through the same matching step (issue 23).
 
@@ -456,14 +491,15 @@ def matched_test(fa: torch.Tensor, fb: torch.Tensor, *, rotations: int = 99, see
     if fa.shape != fb.shape:
         raise ReproError(f"matched_test needs responses of one shape, got {tuple(fa.shape)} and {tuple(fb.shape)}")
     if rotations < 1 / alpha - 1:
-        raise ReproError(f"matched_test: {rotations} rotations cannot give p ≤ α = {alpha} (need ≥ {math.ceil(1 / alpha - 1)})")
+        raise ReproError(
+            f"matched_test: {rotations} rotations cannot give p ≤ α = {alpha} (need ≥ {math.ceil(1 / alpha - 1)})"
+        )
     fa, fb = whiten(fa), whiten(fb)  # each model on its own: nothing of one reaches the other
     half = fa.shape[0] // 2
     za1, za2 = _zscore(fa[:half]), _zscore(fa[half:])
     observed = float(_matched_statistics(za1, za2, fb[None, :half], fb[None, half:])[0])
     qs = _haar_rotations(fb.shape[1], rotations, seed)
-    null = np.concatenate([_matched_statistics(za1, za2, fb[:half] @ q, fb[half:] @ q)
-                           for q in qs.split(chunk)])
+    null = np.concatenate([_matched_statistics(za1, za2, fb[:half] @ q, fb[half:] @ q) for q in qs.split(chunk)])
     p = (1 + int((null >= observed).sum())) / (1 + rotations)
     return MatchedResult(observed, null, p, alpha)
 
@@ -472,13 +508,20 @@ def compare(fa: torch.Tensor, fb: torch.Tensor, cfg: SeedPrintConfig) -> SeedPri
     """Both tests on precomputed responses (rows: the same inputs)."""
     if isinstance(fa, torch.Tensor) and isinstance(fb, torch.Tensor):
         fa, fb = fa.double(), fb.double()  # once here: both tests read float64 (no-op conversions below)
-    aligned = (aligned_algorithm_one(fa, fb, m=cfg.m, null_trials=cfg.null_trials, alpha=cfg.alpha, seed=cfg.seed)
-               if cfg.align else None)
+    aligned = (
+        aligned_algorithm_one(fa, fb, m=cfg.m, null_trials=cfg.null_trials, alpha=cfg.alpha, seed=cfg.seed)
+        if cfg.align
+        else None
+    )
     matched = matched_test(fa, fb, rotations=cfg.rotations, seed=cfg.seed, alpha=cfg.alpha) if cfg.matched else None
     return SeedPrintResult(
         algorithm_one(fa, fb, m=cfg.m, null_trials=cfg.null_trials, alpha=cfg.alpha, seed=cfg.seed),
         released_variant(fa, fb, k=cfg.k, temperature=cfg.temperature, alpha=cfg.alpha),
-        cfg, {"n": int(fa.shape[0]), "d_out": int(fa.shape[1])}, aligned, matched)
+        cfg,
+        {"n": int(fa.shape[0]), "d_out": int(fa.shape[1])},
+        aligned,
+        matched,
+    )
 
 
 def comparable_or_raise(base: tuple[int, int], suspect: tuple[int, int], cfg: SeedPrintConfig) -> None:
@@ -489,18 +532,31 @@ def comparable_or_raise(base: tuple[int, int], suspect: tuple[int, int], cfg: Se
     (va, da), (vb, db) = base, suspect
     none = "no SeedPrint mode can compare them (the hidden state needs one width, the logits one vocabulary)"
     if cfg.feature == "hidden" and da != db:
-        alt = (f"--feature logits can still compare them (one {va}-token vocabulary; with --variant paper, released "
-               "or both: the matched test reads hidden states)" if va == vb else none)
-        raise ReproError(f"the models have different widths ({da} vs {db}) and the hidden-state feature compares "
-                         f"responses dimension by dimension; {alt}")
+        alt = (
+            f"--feature logits can still compare them (one {va}-token vocabulary; with --variant paper, released "
+            "or both: the matched test reads hidden states)"
+            if va == vb
+            else none
+        )
+        raise ReproError(
+            f"the models have different widths ({da} vs {db}) and the hidden-state feature compares "
+            f"responses dimension by dimension; {alt}"
+        )
     if cfg.feature == "logits" and va != vb:
-        alt = (f"--feature hidden can still compare them (one width, {da}; token inputs below id {min(va, vb)})"
-               if da == db else none)
-        raise ReproError(f"the models have different vocabularies ({va} vs {vb} tokens) and the logits feature "
-                         f"compares responses token by token; {alt}")
+        alt = (
+            f"--feature hidden can still compare them (one width, {da}; token inputs below id {min(va, vb)})"
+            if da == db
+            else none
+        )
+        raise ReproError(
+            f"the models have different vocabularies ({va} vs {vb} tokens) and the logits feature "
+            f"compares responses token by token; {alt}"
+        )
     if cfg.inputs == "gaussian" and da != db:
-        raise ReproError(f"Gaussian inputs are embeddings of one width; the models are {da} and {db} wide: use "
-                         f"token inputs (--inputs tokens) with --feature logits" + ("" if va == vb else f"; {none}"))
+        raise ReproError(
+            f"Gaussian inputs are embeddings of one width; the models are {da} and {db} wide: use "
+            f"token inputs (--inputs tokens) with --feature logits" + ("" if va == vb else f"; {none}")
+        )
 
 
 def logits_m(m: int, width: int, vocab: int) -> int:
@@ -522,6 +578,10 @@ def seedprint(base: nn.Module, suspect: nn.Module, cfg: SeedPrintConfig | None =
     fa = responses(base, x, feature=cfg.feature, batch_size=cfg.batch_size)
     fb = responses(suspect, x, feature=cfg.feature, batch_size=cfg.batch_size)
     result = compare(fa, fb, cfg)
-    result.info.update(inputs=cfg.inputs, feature=cfg.feature, m=cfg.m,
-                       dtype=[str(next(m.parameters()).dtype) for m in (base, suspect)])
+    result.info.update(
+        inputs=cfg.inputs,
+        feature=cfg.feature,
+        m=cfg.m,
+        dtype=[str(next(m.parameters()).dtype) for m in (base, suspect)],
+    )
     return result

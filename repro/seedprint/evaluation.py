@@ -21,6 +21,7 @@ data it is tested on; its false-alarm rate on unrelated pairs is measured like t
 the matched test (`matched`, `algorithm.matched_test`: whitened responses, the same matching,
 a null of random rotations of the suspect through the same pipeline), the CLI's default.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -33,7 +34,7 @@ import torch
 from torch import nn
 
 from repro.core import stats
-from repro.harness.runtime import ReproError, atomic_write_json, atomic_write_text, generator
+from repro.ground.runtime import ReproError, atomic_write_json, atomic_write_text, generator
 from repro.seedprint import algorithm as sp
 from repro.seedprint import transforms as tf
 from repro.seedprint.algorithm import aligned_algorithm_one, logits_m
@@ -44,7 +45,9 @@ TRANSFORMS: dict[str, Callable[[nn.Module, torch.Generator], nn.Module]] = {
     "residual basis permuted": lambda m, g: tf.permute_residual(m, torch.randperm(tf._d(m), generator=g)),
     "MLP units permuted (every block)": lambda m, g: _every_block(m, g, "mlp"),
     "heads permuted (every block)": lambda m, g: _every_block(m, g, "heads"),
-    "norm scales folded (block 0)": lambda m, g: tf.scale_into_norm(m, 0, torch.exp(torch.randn(tf._d(m), generator=g))),
+    "norm scales folded (block 0)": lambda m, g: tf.scale_into_norm(
+        m, 0, torch.exp(torch.randn(tf._d(m), generator=g))
+    ),
 }
 
 
@@ -76,8 +79,12 @@ class Row:
         d = self.detected.get(mode, [])
         k, n = int(sum(d)), len(d)
         ci = stats.binomial_ci(k, n) if n else None
-        return {"k": k, "n": n, "rate": k / n if n else float("nan"),
-                "wilson95": [ci.low, ci.high] if ci is not None else None}
+        return {
+            "k": k,
+            "n": n,
+            "rate": k / n if n else float("nan"),
+            "wilson95": [ci.low, ci.high] if ci is not None else None,
+        }
 
 
 def _verdicts(fa: dict[str, torch.Tensor], fb: dict[str, torch.Tensor], cfg: sp.SeedPrintConfig) -> dict[str, bool]:
@@ -88,14 +95,22 @@ def _verdicts(fa: dict[str, torch.Tensor], fb: dict[str, torch.Tensor], cfg: sp.
         "alg1-logits": sp.algorithm_one(fa["logits"], fb["logits"], alpha=cfg.alpha, **kw_logits).same_lineage,
         "released-hidden": sp.released_variant(fa["hidden"], fb["hidden"], k=cfg.k, alpha=cfg.alpha).same_lineage,
         "aligned-hidden": aligned_algorithm_one(fa["hidden"], fb["hidden"], alpha=cfg.alpha, **kw).same_lineage,
-        "matched-hidden": sp.matched_test(fa["hidden"], fb["hidden"], rotations=MATCHED_ROTATIONS, seed=cfg.seed,
-                                          alpha=cfg.alpha),
+        "matched-hidden": sp.matched_test(
+            fa["hidden"], fb["hidden"], rotations=MATCHED_ROTATIONS, seed=cfg.seed, alpha=cfg.alpha
+        ),
     }
 
 
-def operating_table(sizes: dict[str, Any], *, n_untrained: int = 12, n_trained: int = 0, pretrained: bool = False,
-                    corpus: str = "brown", finetune: dict[str, Any] | None = None,
-                    log: Callable[[str], None] = lambda s: None) -> dict[str, Any]:
+def operating_table(
+    sizes: dict[str, Any],
+    *,
+    n_untrained: int = 12,
+    n_trained: int = 0,
+    pretrained: bool = False,
+    corpus: str = "brown",
+    finetune: dict[str, Any] | None = None,
+    log: Callable[[str], None] = lambda s: None,
+) -> dict[str, Any]:
     """Build every pair, run every mode, and return the table (see the module docstring).
     `n_trained`: lineage bases of further seeds, trained with the same data order as the profile's
     seeds, so that "trained, different seeds, same data order" holds every pair of the
@@ -124,7 +139,9 @@ def operating_table(sizes: dict[str, Any], *, n_untrained: int = 12, n_trained: 
         if name not in cache:
             model.eval()
             inputs = sp.random_inputs(model, spc) if inputs is None else inputs
-            cache[name] = {f: sp.responses(model, inputs, feature=f, batch_size=spc.batch_size) for f in ("hidden", "logits")}
+            cache[name] = {
+                f: sp.responses(model, inputs, feature=f, batch_size=spc.batch_size) for f in ("hidden", "logits")
+            }
         return cache[name]
 
     rows: dict[str, Row] = {}
@@ -171,14 +188,30 @@ def operating_table(sizes: dict[str, Any], *, n_untrained: int = 12, n_trained: 
     moved: dict[str, dict[str, Any]] = {}
     if pretrained:
         _pretrained_rows({**sizes["pretrained"], **(finetune or {})}, add, resp, g, log, moved)
-    table = {"sizes": {"lineage": cfg_l.as_dict(), "n": spc.n, "length": spc.length, "m": spc.m,
-                       "m_logits": logits_m(spc.m, cfg_l.d_model, cfg_l.vocab_size),
-                       "untrained_models": n_untrained, "trained_models": len(seeds) + n_trained,
-                       "matched_rotations": MATCHED_ROTATIONS, "alpha": spc.alpha},
-             "modes": list(MODES),
-             "rows": [{"group": r.group, "kind": r.kind, **{m: r.rate(m) for m in MODES},
-                       "matched_statistic": _spread([x for x, _ in r.matched]),
-                       "matched_null_max": _spread([y for _, y in r.matched])} for r in rows.values()]}
+    table = {
+        "sizes": {
+            "lineage": cfg_l.as_dict(),
+            "n": spc.n,
+            "length": spc.length,
+            "m": spc.m,
+            "m_logits": logits_m(spc.m, cfg_l.d_model, cfg_l.vocab_size),
+            "untrained_models": n_untrained,
+            "trained_models": len(seeds) + n_trained,
+            "matched_rotations": MATCHED_ROTATIONS,
+            "alpha": spc.alpha,
+        },
+        "modes": list(MODES),
+        "rows": [
+            {
+                "group": r.group,
+                "kind": r.kind,
+                **{m: r.rate(m) for m in MODES},
+                "matched_statistic": _spread([x for x, _ in r.matched]),
+                "matched_null_max": _spread([y for _, y in r.matched]),
+            }
+            for r in rows.values()
+        ],
+    }
     if moved:
         table["pretrained_movement"] = moved
     return table
@@ -208,10 +241,17 @@ def _pretrained_rows(q: dict[str, Any], add, resp, g, log, moved: dict[str, dict
         resp(f"{name}", m)
         ft, mv = finetune_measured(m, tok, name=name, ps=q, device="cpu")
         drop, lo, hi = mv.nll_drop()
-        moved[name] = {"finetune_steps": q["finetune_steps"], "finetune_lr": q["finetune_lr"], "tokens": mv.tokens,
-                       "heldout_windows": len(mv.nll_before), "heldout_nll_before": float(mv.nll_before.mean()),
-                       "heldout_nll_after": float(mv.nll_after.mean()), "nll_drop": drop, "nll_drop_95": [lo, hi],
-                       "rel_weight_change": mv.rel_change}
+        moved[name] = {
+            "finetune_steps": q["finetune_steps"],
+            "finetune_lr": q["finetune_lr"],
+            "tokens": mv.tokens,
+            "heldout_windows": len(mv.nll_before),
+            "heldout_nll_before": float(mv.nll_before.mean()),
+            "heldout_nll_after": float(mv.nll_after.mean()),
+            "nll_drop": drop,
+            "nll_drop_95": [lo, hi],
+            "rel_weight_change": mv.rel_change,
+        }
         resp(f"{name}-ft", ft)
         add("descendant", "pretrained → fine-tuned on code", name, f"{name}-ft")
         for t, fn in TRANSFORMS.items():
@@ -231,16 +271,21 @@ def markdown(table: dict[str, Any]) -> str:
             cells.append(f"{x['k']}/{x['n']} = {x['rate']:.2f} [{lo:.2f}, {hi:.2f}]")
         lines.append(f"| {r['group']} | {r['kind']} | " + " | ".join(cells) + " |")
     s = table["sizes"]
-    lines += ["", f"Rate of 'same lineage' at α = {s['alpha']} with its 95% Wilson interval: on descendants the "
-              "detection rate, on unrelated pairs the false-alarm rate. Lineage models: "
-              f"{s['lineage']['n_layer']} layers × {s['lineage']['d_model']}, {s['lineage']['steps']} steps; "
-              f"n = {s['n']} random inputs of length {s['length']}, m = {s['m']}."]
+    lines += [
+        "",
+        f"Rate of 'same lineage' at α = {s['alpha']} with its 95% Wilson interval: on descendants the "
+        "detection rate, on unrelated pairs the false-alarm rate. Lineage models: "
+        f"{s['lineage']['n_layer']} layers × {s['lineage']['d_model']}, {s['lineage']['steps']} steps; "
+        f"n = {s['n']} random inputs of length {s['length']}, m = {s['m']}.",
+    ]
     for name, mv in table.get("pretrained_movement", {}).items():
-        lines.append(f"{name}'s fine-tune ({mv['finetune_steps']} steps, lr {mv['finetune_lr']:g}, {mv['tokens']:,} "
-                     f"code tokens, token embedding frozen) moved it: held-out code NLL {mv['heldout_nll_before']:.3f} "
-                     f"→ {mv['heldout_nll_after']:.3f} (drop {mv['nll_drop']:.3f}, 95% CI [{mv['nll_drop_95'][0]:.3f}, "
-                     f"{mv['nll_drop_95'][1]:.3f}] over {mv['heldout_windows']} windows), ‖Δθ‖/‖θ‖ = "
-                     f"{mv['rel_weight_change']:.4f}.")
+        lines.append(
+            f"{name}'s fine-tune ({mv['finetune_steps']} steps, lr {mv['finetune_lr']:g}, {mv['tokens']:,} "
+            f"code tokens, token embedding frozen) moved it: held-out code NLL {mv['heldout_nll_before']:.3f} "
+            f"→ {mv['heldout_nll_after']:.3f} (drop {mv['nll_drop']:.3f}, 95% CI [{mv['nll_drop_95'][0]:.3f}, "
+            f"{mv['nll_drop_95'][1]:.3f}] over {mv['heldout_windows']} windows), ‖Δθ‖/‖θ‖ = "
+            f"{mv['rel_weight_change']:.4f}."
+        )
     return "\n".join(lines) + "\n"
 
 
@@ -249,8 +294,11 @@ def markdown(table: dict[str, Any]) -> str:
 # embedded models' rows are in it; the committed one's are not — with the provenance it was
 # measured under).
 OPERATING_TABLE = Path(__file__).with_name("operating_table.json")
-GROUPS = {"descendant": "detected on true descendants", "rewritten descendant": "detected on function-preserving "
-          "rewrites of descendants", "unrelated": "false alarms on unrelated pairs"}
+GROUPS = {
+    "descendant": "detected on true descendants",
+    "rewritten descendant": "detected on function-preserving rewrites of descendants",
+    "unrelated": "false alarms on unrelated pairs",
+}
 
 
 def cli_mode(variant: str, feature: str, aligned: bool = False, matched: bool = False) -> str:
@@ -274,17 +322,25 @@ def calibration(mode: str, table: dict[str, Any] | None = None, path: Path = OPE
         table = json.loads(path.read_text())
     if mode not in table.get("modes", []):
         return None
-    out: dict[str, Any] = {"mode": mode, "provenance": table.get("provenance", {}), "sizes": table.get("sizes", {}),
-                           "groups": {}}
+    out: dict[str, Any] = {
+        "mode": mode,
+        "provenance": table.get("provenance", {}),
+        "sizes": table.get("sizes", {}),
+        "groups": {},
+    }
     for group in GROUPS:
         rows = [r for r in table["rows"] if r["group"] == group]
         if not rows:
             continue
         k, n = sum(r[mode]["k"] for r in rows), sum(r[mode]["n"] for r in rows)
         ci = stats.binomial_ci(k, n) if n else None
-        out["groups"][group] = {"k": k, "n": n, "rate": k / n if n else float("nan"),
-                                "wilson95": [ci.low, ci.high] if ci is not None else None,
-                                "rows": {r["kind"]: r[mode] for r in rows}}
+        out["groups"][group] = {
+            "k": k,
+            "n": n,
+            "rate": k / n if n else float("nan"),
+            "wilson95": [ci.low, ci.high] if ci is not None else None,
+            "rows": {r["kind"]: r[mode] for r in rows},
+        }
     return out
 
 
@@ -299,10 +355,12 @@ def calibration_lines(cal: dict[str, Any] | None) -> list[str]:
         return ["what this answer is worth: no operating table for this mode (repro seedprint-eval measures one)"]
     prov = cal["provenance"]
     sz = cal["sizes"]
-    lines = [f"what this answer is worth ({cal['mode']}; measured by repro seedprint-eval at {prov.get('git_commit', '?')}"
-             f", {prov.get('date', '?')}, on {sz.get('lineage', {}).get('n_layer', '?')}-layer lineage models"
-             f"{' and the embedded pretrained ones' if prov.get('pretrained') else ''}; rates at α = "
-             f"{sz.get('alpha', '?')} with 95% Wilson intervals):"]
+    lines = [
+        f"what this answer is worth ({cal['mode']}; measured by repro seedprint-eval at {prov.get('git_commit', '?')}"
+        f", {prov.get('date', '?')}, on {sz.get('lineage', {}).get('n_layer', '?')}-layer lineage models"
+        f"{' and the embedded pretrained ones' if prov.get('pretrained') else ''}; rates at α = "
+        f"{sz.get('alpha', '?')} with 95% Wilson intervals):"
+    ]
     for group, label in GROUPS.items():
         g = cal["groups"].get(group)
         if g is None:
@@ -313,8 +371,11 @@ def calibration_lines(cal: dict[str, Any] | None) -> list[str]:
             lo, hi = x["wilson95"] or (float("nan"), float("nan"))
             lines.append(f"    {kind}: {x['k']}/{x['n']} [{lo:.2f}, {hi:.2f}]")
     alpha = sz.get("alpha", 0.01)
-    blind = [k.split(", ", 1)[-1] for k, x in cal["groups"].get("rewritten descendant", {}).get("rows", {}).items()
-             if x["n"] and x["rate"] < 0.5]
+    blind = [
+        k.split(", ", 1)[-1]
+        for k, x in cal["groups"].get("rewritten descendant", {}).get("rows", {}).items()
+        if x["n"] and x["rate"] < 0.5
+    ]
     # above α means more false alarms than a level-α test plausibly gives: the one-sided exact
     # binomial test of k in n pairs against α rejects at ALARM_LEVEL (SP-6's calibration test). A
     # rate a little over α by chance is not a defect: an exact test is at α on average, so its
@@ -342,21 +403,48 @@ def write(table: dict[str, Any], out_dir: Path) -> tuple[Path, Path]:
 
 # `repro seedprint-eval --quick`: toy lineage models (2 layers × 32, 12 steps) and 64 inputs of 8
 # tokens — every row and mode of the table in seconds, for the tests; the rates say nothing.
-QUICK = dict(lineage=dict(d_model=32, n_layer=2, n_head=2, vocab_size=4096, steps=12, continual_steps=6, batch_size=4,
-                          seq_len=16, lr=3e-3, warmup_steps=2, snapshot_steps=(0, 12)),
-             seeds=(7, 8), n=64, length=8, m=8)  # the logits use m × 4096 / 32 (logits_m)
+QUICK = dict(
+    lineage=dict(
+        d_model=32,
+        n_layer=2,
+        n_head=2,
+        vocab_size=4096,
+        steps=12,
+        continual_steps=6,
+        batch_size=4,
+        seq_len=16,
+        lr=3e-3,
+        warmup_steps=2,
+        snapshot_steps=(0, 12),
+    ),
+    seeds=(7, 8),
+    n=64,
+    length=8,
+    m=8,
+)  # the logits use m × 4096 / 32 (logits_m)
 
 
-def main_table(profile: str = "ci", *, pretrained: bool = False, n_untrained: int = 12, n_trained: int = 24,
-               out: str = "artifacts", save: bool = False, finetune_steps: int | None = None,
-               finetune_lr: float | None = None, quick: bool = False) -> tuple[Path, Path]:
+def main_table(
+    profile: str = "ci",
+    *,
+    pretrained: bool = False,
+    n_untrained: int = 12,
+    n_trained: int = 24,
+    out: str = "artifacts",
+    save: bool = False,
+    finetune_steps: int | None = None,
+    finetune_lr: float | None = None,
+    quick: bool = False,
+) -> tuple[Path, Path]:
     """The operating table at `profile`'s seedprint sizes (`quick`: QUICK's toy sizes, never saved
     as the committed table), written under `out`; `save` also writes OPERATING_TABLE."""
     from repro.harness.profiles import get_profile
 
     if quick and (save or pretrained or profile != "ci"):
-        raise ReproError("--quick builds toy models at its own sizes: it takes no --profile, cannot --save the "
-                         "committed table, and cannot add --pretrained")
+        raise ReproError(
+            "--quick builds toy models at its own sizes: it takes no --profile, cannot --save the "
+            "committed table, and cannot add --pretrained"
+        )
     sizes = QUICK if quick else get_profile(profile).sizes("seedprint")
     if n_untrained < 2:
         raise ReproError("--untrained must be at least 2 (pairs of inits)")
@@ -368,8 +456,14 @@ def main_table(profile: str = "ci", *, pretrained: bool = False, n_untrained: in
         raise ReproError("--finetune-steps / --finetune-lr set the pretrained models' fine-tune: add --pretrained")
     if finetune.get("finetune_steps", 1) < 1 or finetune.get("finetune_lr", 1.0) <= 0:
         raise ReproError("--finetune-steps must be at least 1 and --finetune-lr positive")
-    table = operating_table(sizes, n_untrained=n_untrained, n_trained=n_trained, pretrained=pretrained,
-                            finetune=finetune, log=lambda s: print(s, flush=True))
+    table = operating_table(
+        sizes,
+        n_untrained=n_untrained,
+        n_trained=n_trained,
+        pretrained=pretrained,
+        finetune=finetune,
+        log=lambda s: print(s, flush=True),
+    )
     table["profile"] = "quick" if quick else profile
     table["provenance"] = _provenance(time.perf_counter() - t0, pretrained)
     paths = write(table, Path(out))
@@ -383,14 +477,24 @@ def _provenance(wall_s: float, pretrained: bool) -> dict[str, Any]:
     import datetime as dt
     import subprocess
 
-    from repro.harness.runtime import cpu_capability, dtype_name, resolve_dtype
+    from repro.ground.runtime import cpu_capability, dtype_name, resolve_dtype
 
     root = Path(__file__).resolve().parents[2]
     try:
-        commit = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], cwd=root, capture_output=True, text=True,
-                                timeout=10).stdout.strip() or None
+        commit = (
+            subprocess.run(
+                ["git", "rev-parse", "--short=12", "HEAD"], cwd=root, capture_output=True, text=True, timeout=10
+            ).stdout.strip()
+            or None
+        )
     except (OSError, subprocess.SubprocessError):
         commit = None
-    return {"git_commit": commit, "date": dt.date.today().isoformat(), "torch": torch.__version__,
-            "dtype": dtype_name(resolve_dtype("auto")), "cpu": cpu_capability(), "wall_s": round(wall_s, 1),
-            "pretrained": pretrained}
+    return {
+        "git_commit": commit,
+        "date": dt.date.today().isoformat(),
+        "torch": torch.__version__,
+        "dtype": dtype_name(resolve_dtype("auto")),
+        "cpu": cpu_capability(),
+        "wall_s": round(wall_s, 1),
+        "pretrained": pretrained,
+    }

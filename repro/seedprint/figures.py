@@ -1,5 +1,6 @@
 """Figure builders of SeedPrint (001 §5–6.1, App B.3): Tables 4–6 as −log10 p bars, Fig 11
 (persistence along training), Fig 13 (the null τ distribution) and the baselines of Table 5."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -17,8 +18,13 @@ def seedprint_pvalues(rows, title: str, alpha: float = 0.01) -> plt.Figure:
     labels = [r["pair"] for r in rows]
     x = np.arange(len(rows))
     fig, ax = plt.subplots(figsize=(max(5.2, 0.9 * len(rows) + 2), 3.6))
-    for i, (key, name, color) in enumerate((("p_t", "Alg. 1 t-test", "tab:blue"), ("p_u", "Alg. 1 U-test", "tab:cyan"),
-                                            ("p_released", "released variant", "tab:orange"))):
+    for i, (key, name, color) in enumerate(
+        (
+            ("p_t", "Alg. 1 t-test", "tab:blue"),
+            ("p_u", "Alg. 1 U-test", "tab:cyan"),
+            ("p_released", "released variant", "tab:orange"),
+        )
+    ):
         ax.bar(x + (i - 1) * 0.27, [_log10p(r[key]) for r in rows], width=0.27, label=name, color=color)
     ax.axhline(_log10p(alpha), **SOURCE_STYLE, label=f"α = {alpha}")
     ax.set_yscale("symlog", linthresh=2)
@@ -34,8 +40,10 @@ def fig11_persistence(steps, lineage, baseline, m: int) -> plt.Figure:
     """001 Fig 11: Kendall τ on the init model's top-m dims between the init and each checkpoint
     of its own training (lineage) vs checkpoints of another seed (baseline); mean ± std over dims."""
     fig, ax = plt.subplots(figsize=(5.2, 3.4))
-    for taus, name, color in ((lineage, "same init (seed 42 → checkpoints)", "tab:blue"),
-                              (baseline, "other seed (123) baseline", "tab:red")):
+    for taus, name, color in (
+        (lineage, "same init (seed 42 → checkpoints)", "tab:blue"),
+        (baseline, "other seed (123) baseline", "tab:red"),
+    ):
         mean = np.array([t.mean() for t in taus])
         sd = np.array([t.std() for t in taus])
         ax.errorbar(steps, mean, yerr=sd, label=name, color=color, marker="o", ms=3, capsize=2)
@@ -52,8 +60,12 @@ def fig13_null(taus, sigma: float, n: int) -> plt.Figure:
     taus = np.asarray(taus)
     ax.hist(taus, bins=40, density=True, color="tab:blue", alpha=0.6, label=f"measured ({len(taus)} τ's)")
     grid = np.linspace(min(taus.min(), -4 * sigma), max(taus.max(), 4 * sigma), 200)
-    ax.plot(grid, np.exp(-0.5 * (grid / sigma) ** 2) / (sigma * np.sqrt(2 * np.pi)), **SOURCE_STYLE,
-            label=f"N(0, τ_std(n={n})²)")
+    ax.plot(
+        grid,
+        np.exp(-0.5 * (grid / sigma) ** 2) / (sigma * np.sqrt(2 * np.pi)),
+        **SOURCE_STYLE,
+        label=f"N(0, τ_std(n={n})²)",
+    )
     ax.set(xlabel="Kendall τ", ylabel="density", title="001 Fig 13: null correlations, independent inits")
     ax.legend(fontsize=7)
     return fig
@@ -66,8 +78,13 @@ def baseline_bars(rows, threshold: float) -> plt.Figure:
     x = np.arange(len(methods))
     fig, ax = plt.subplots(figsize=(5.2, 3.4))
     for i, (r, color) in enumerate(zip(rows, ("tab:green", "tab:red"))):
-        ax.bar(x + (i - 0.5) * 0.38, [r["baselines"][k].similarity for k in methods], width=0.38, color=color,
-               label=r["pair"] + (" (same lineage)" if r["same"] else " (distractor)"))
+        ax.bar(
+            x + (i - 0.5) * 0.38,
+            [r["baselines"][k].similarity for k in methods],
+            width=0.38,
+            color=color,
+            label=r["pair"] + (" (same lineage)" if r["same"] else " (distractor)"),
+        )
     ax.axhline(threshold, **SOURCE_STYLE, label=f"threshold {threshold}")
     ax.set_xticks(x, methods)
     ax.set(ylabel="similarity", title="Table 5 baselines after the code shift")

@@ -57,6 +57,7 @@ SmolLM2), GPT-2 (fused Conv1D `c_attn` of shape (d, 3d), split in thirds) and GP
 dtype; all reductions in float64, ICS's matrix products in float32 (``dtype``) on the
 weights' device.
 """
+
 from __future__ import annotations
 
 import math
@@ -68,7 +69,7 @@ from torch import nn
 
 from repro.core import lens
 from repro.core.lens import arch_map, resolve
-from repro.harness.runtime import ReproError, generator
+from repro.ground.runtime import ReproError, generator
 
 THRESHOLD = 0.8  # REEF's decision threshold, used by 001 App B.3.2 for all four methods
 METHODS = ("intrinsic", "reef", "pcs", "ics")
@@ -91,8 +92,7 @@ class BaselineResult:
 def _result(method: str, similarity: float, info: dict[str, Any]) -> BaselineResult:
     if not math.isfinite(similarity):
         raise ReproError(f"{method}: similarity is not finite ({similarity}); info: {info}")
-    return BaselineResult(method, float(similarity), bool(similarity >= THRESHOLD),
-                          {"threshold": THRESHOLD, **info})
+    return BaselineResult(method, float(similarity), bool(similarity >= THRESHOLD), {"threshold": THRESHOLD, **info})
 
 
 # --------------------------------------------------------------------------- weights
@@ -136,8 +136,10 @@ def _heads(q: torch.Tensor, k: torch.Tensor, n_heads: int, what: str) -> tuple[i
         raise ReproError(f"{what}: W_Q has {q.shape[0]} rows, not a multiple of {n_heads} heads")
     head_dim = q.shape[0] // n_heads
     if k.shape[0] % head_dim or n_heads % (k.shape[0] // head_dim):
-        raise ReproError(f"{what}: W_K's {k.shape[0]} rows are not a whole number of key/value "
-                         f"heads of size {head_dim} dividing {n_heads} query heads")
+        raise ReproError(
+            f"{what}: W_K's {k.shape[0]} rows are not a whole number of key/value "
+            f"heads of size {head_dim} dividing {n_heads} query heads"
+        )
     return head_dim, k.shape[0] // head_dim
 
 
@@ -155,7 +157,7 @@ def block_weights(model: nn.Module) -> list[BlockWeights]:
         if amap.family == "gpt2":
             w = block.attn.c_attn.weight  # (d, 3d): x @ w
             d = w.shape[0]
-            q, k, v = (w[:, j * d:(j + 1) * d].T for j in range(3))
+            q, k, v = (w[:, j * d : (j + 1) * d].T for j in range(3))
             o = block.attn.c_proj.weight.T
             up, down = block.mlp.c_fc.weight.T, block.mlp.c_proj.weight.T
         elif amap.family == "gpt_neox":
@@ -172,18 +174,34 @@ def block_weights(model: nn.Module) -> list[BlockWeights]:
             attn = resolve(block, amap.attn) if amap.attn else None
             mlp = resolve(block, amap.mlp) if amap.mlp else None
             names = ("q_proj", "k_proj", "v_proj", "o_proj")
-            if attn is None or mlp is None or not all(hasattr(attn, n) for n in names) \
-                    or not (hasattr(mlp, "up_proj") and hasattr(mlp, "down_proj")):
+            if (
+                attn is None
+                or mlp is None
+                or not all(hasattr(attn, n) for n in names)
+                or not (hasattr(mlp, "up_proj") and hasattr(mlp, "down_proj"))
+            ):
                 raise ReproError(
                     f"{what}: weight-based fingerprints need q/k/v/o_proj and up/down_proj "
-                    f"(Llama-like), GPT-2 or GPT-NeoX blocks; family {amap.family!r} has neither")
+                    f"(Llama-like), GPT-2 or GPT-NeoX blocks; family {amap.family!r} has neither"
+                )
             q, k, v, o = (getattr(attn, n).weight for n in names)
             up, down = mlp.up_proj.weight, mlp.down_proj.weight
             gate = mlp.gate_proj.weight if hasattr(mlp, "gate_proj") else None
         head_dim, n_kv = _heads(q, k, n_heads, what)
-        out.append(BlockWeights(q.detach(), k.detach(), v.detach(), o.detach(), up.detach(),
-                                down.detach(), None if gate is None else gate.detach(),
-                                n_heads, n_kv, head_dim))
+        out.append(
+            BlockWeights(
+                q.detach(),
+                k.detach(),
+                v.detach(),
+                o.detach(),
+                up.detach(),
+                down.detach(),
+                None if gate is None else gate.detach(),
+                n_heads,
+                n_kv,
+                head_dim,
+            )
+        )
     if not out:
         raise ReproError(f"{type(model).__name__} has no blocks")
     return out
@@ -207,8 +225,10 @@ def attention_std_profiles(model: nn.Module) -> dict[str, torch.Tensor]:
     """Yoon et al. 2025's fingerprint: per matrix type ("q", "k", "v", "o"), the (L,) float64
     profile of each block's standard deviation over all entries of that matrix."""
     blocks = block_weights(model)
-    return {t: torch.tensor([getattr(b, t).to(torch.float64).std().item() for b in blocks],
-                            dtype=torch.float64) for t in "qkvo"}
+    return {
+        t: torch.tensor([getattr(b, t).to(torch.float64).std().item() for b in blocks], dtype=torch.float64)
+        for t in "qkvo"
+    }
 
 
 def intrinsic(model_a: nn.Module, model_b: nn.Module) -> BaselineResult:
@@ -217,28 +237,40 @@ def intrinsic(model_a: nn.Module, model_b: nn.Module) -> BaselineResult:
     pa, pb = attention_std_profiles(model_a), attention_std_profiles(model_b)
     la, lb = len(pa["q"]), len(pb["q"])
     if la != lb:
-        raise ReproError(f"intrinsic: models differ in depth: {la} vs {lb} blocks; "
-                         "the layer-wise profiles are compared layer by layer")
+        raise ReproError(
+            f"intrinsic: models differ in depth: {la} vs {lb} blocks; "
+            "the layer-wise profiles are compared layer by layer"
+        )
     if la < 2:
         raise ReproError(f"intrinsic: needs at least 2 blocks for a correlation over layers, got {la}")
     corr = {t: _pearson(pa[t], pb[t], f"intrinsic ({t} std profile)") for t in "qkvo"}
     sim = sum(corr.values()) / 4
-    return _result("intrinsic", sim, {
-        "n_layers": la, "per_matrix": corr, "statistic": "std over all entries of each W_Q/W_K/W_V/W_O",
-        "compare": "Pearson per matrix type over layers, averaged",
-    })
+    return _result(
+        "intrinsic",
+        sim,
+        {
+            "n_layers": la,
+            "per_matrix": corr,
+            "statistic": "std over all entries of each W_Q/W_K/W_V/W_O",
+            "compare": "Pearson per matrix type over layers, averaged",
+        },
+    )
 
 
 # --------------------------------------------------------------------------- PCS
 
 
 def _param_list(model: nn.Module, exclude: Sequence[str], matrices_only: bool) -> dict[str, torch.Tensor]:
-    return {n: p for n, p in model.named_parameters()  # tied parameters once, as HuRef's list
-            if not any(s in n for s in exclude) and (p.dim() >= 2 or not matrices_only)}
+    return {
+        n: p
+        for n, p in model.named_parameters()  # tied parameters once, as HuRef's list
+        if not any(s in n for s in exclude) and (p.dim() >= 2 or not matrices_only)
+    }
 
 
-def pcs(model_a: nn.Module, model_b: nn.Module, *, exclude: Sequence[str] = (),
-        matrices_only: bool = False) -> BaselineResult:
+def pcs(
+    model_a: nn.Module, model_b: nn.Module, *, exclude: Sequence[str] = (), matrices_only: bool = False
+) -> BaselineResult:
     """HuRef's parameter cosine similarity: ⟨θ_a, θ_b⟩ / (‖θ_a‖‖θ_b‖) over all parameters matched
     by name, streamed per tensor in float64 (nothing is concatenated).
 
@@ -251,12 +283,13 @@ def pcs(model_a: nn.Module, model_b: nn.Module, *, exclude: Sequence[str] = (),
     only_b = [n for n in pb if n not in pa]
     if only_a or only_b:
         name, side, other = (only_a[0], "model_a", "model_b") if only_a else (only_b[0], "model_b", "model_a")
-        raise ReproError(f"pcs: parameter {name!r} is in {side} but not in {other} "
-                         f"({len(only_a)} + {len(only_b)} unmatched names; tied vs untied embeddings?)")
+        raise ReproError(
+            f"pcs: parameter {name!r} is in {side} but not in {other} "
+            f"({len(only_a)} + {len(only_b)} unmatched names; tied vs untied embeddings?)"
+        )
     for name, a in pa.items():
         if a.shape != pb[name].shape:
-            raise ReproError(f"pcs: models differ in parameter {name!r}: "
-                             f"{tuple(a.shape)} vs {tuple(pb[name].shape)}")
+            raise ReproError(f"pcs: models differ in parameter {name!r}: {tuple(a.shape)} vs {tuple(pb[name].shape)}")
     if not pa:
         raise ReproError("pcs: no parameters left to compare")
     dot = dot_1d = norm_a = norm_b = 0.0
@@ -267,8 +300,8 @@ def pcs(model_a: nn.Module, model_b: nn.Module, *, exclude: Sequence[str] = (),
             fb = pb[name].detach().reshape(-1)
             part = 0.0
             for s in range(0, fa.numel(), _CHUNK):
-                x = fa[s:s + _CHUNK].to(torch.float64)
-                y = fb[s:s + _CHUNK].to(device=x.device, dtype=torch.float64)
+                x = fa[s : s + _CHUNK].to(torch.float64)
+                y = fb[s : s + _CHUNK].to(device=x.device, dtype=torch.float64)
                 part += float(torch.dot(x, y))
                 norm_a += float(torch.dot(x, x))
                 norm_b += float(torch.dot(y, y))
@@ -278,10 +311,17 @@ def pcs(model_a: nn.Module, model_b: nn.Module, *, exclude: Sequence[str] = (),
             n_params += fa.numel()
     if norm_a == 0 or norm_b == 0:
         raise ReproError("pcs: a model's compared parameters are all zero")
-    return _result("pcs", dot / math.sqrt(norm_a * norm_b), {
-        "n_tensors": len(pa), "n_params": n_params, "exclude": list(exclude),
-        "matrices_only": matrices_only, "dot_share_1d": dot_1d / dot if dot else float("nan"),
-    })
+    return _result(
+        "pcs",
+        dot / math.sqrt(norm_a * norm_b),
+        {
+            "n_tensors": len(pa),
+            "n_params": n_params,
+            "exclude": list(exclude),
+            "matrices_only": matrices_only,
+            "dot_share_1d": dot_1d / dot if dot else float("nan"),
+        },
+    )
 
 
 # --------------------------------------------------------------------------- ICS
@@ -309,8 +349,9 @@ def _block_indices(n_blocks: int, n_layers: int) -> list[int]:
     return list(range(n_blocks - n_layers, n_blocks))
 
 
-def _iter_terms(model: nn.Module, token_ids: torch.Tensor, layers: Sequence[int],
-                dtype: torch.dtype) -> Iterator[tuple[str, torch.Tensor]]:
+def _iter_terms(
+    model: nn.Module, token_ids: torch.Tensor, layers: Sequence[int], dtype: torch.dtype
+) -> Iterator[tuple[str, torch.Tensor]]:
     emb = _embedding_weight(model)
     x = emb.detach()[token_ids.to(emb.device)].to(dtype)  # (n, d): the token subset only
     blocks = block_weights(model)
@@ -320,17 +361,25 @@ def _iter_terms(model: nn.Module, token_ids: torch.Tensor, layers: Sequence[int]
         group = b.n_heads // b.n_kv_heads
         if group > 1:  # each K/V head serves `group` consecutive query heads (repeat_kv)
             for n in ("k", "v"):
-                w[n] = w[n].reshape(b.n_kv_heads, b.head_dim, -1).repeat_interleave(group, 0).reshape(
-                    b.n_heads * b.head_dim, -1)
+                w[n] = (
+                    w[n]
+                    .reshape(b.n_kv_heads, b.head_dim, -1)
+                    .repeat_interleave(group, 0)
+                    .reshape(b.n_heads * b.head_dim, -1)
+                )
         up = w["up"] if b.gate is None else w["up"] * b.gate.to(dtype)  # HuRef: W_gate ∘ W_up
         yield f"{i}.qk", (x @ w["q"].T) @ (x @ w["k"].T).T  # X̂ W_Q W_Kᵀ X̂ᵀ
         yield f"{i}.vo", (x @ w["v"].T) @ (x @ w["o"]).T  # X̂ W_V W_O X̂ᵀ
         yield f"{i}.mlp", (x @ up.T) @ (x @ w["down"]).T  # X̂ W_1 W_2 X̂ᵀ
 
 
-def invariant_terms(model: nn.Module, token_ids: torch.Tensor | Sequence[int], *,
-                    n_layers: int = HUREF_N_LAYERS, dtype: torch.dtype = torch.float32,
-                    ) -> dict[str, torch.Tensor]:
+def invariant_terms(
+    model: nn.Module,
+    token_ids: torch.Tensor | Sequence[int],
+    *,
+    n_layers: int = HUREF_N_LAYERS,
+    dtype: torch.dtype = torch.float32,
+) -> dict[str, torch.Tensor]:
     """HuRef's invariant terms of the last `n_layers` blocks: "{block}.qk|vo|mlp" → (n, n)."""
     ids = torch.as_tensor(token_ids, dtype=torch.long)
     layers = _block_indices(len(arch_map(model).blocks(model)), n_layers)
@@ -338,17 +387,26 @@ def invariant_terms(model: nn.Module, token_ids: torch.Tensor | Sequence[int], *
         return dict(_iter_terms(model, ids, layers, dtype))
 
 
-def ics(model_a: nn.Module, model_b: nn.Module, *, n_tokens: int = HUREF_N_TOKENS, seed: int = 0,
-        n_layers: int = HUREF_N_LAYERS, token_ids: torch.Tensor | Sequence[int] | None = None,
-        dtype: torch.dtype = torch.float32) -> BaselineResult:
+def ics(
+    model_a: nn.Module,
+    model_b: nn.Module,
+    *,
+    n_tokens: int = HUREF_N_TOKENS,
+    seed: int = 0,
+    n_layers: int = HUREF_N_LAYERS,
+    token_ids: torch.Tensor | Sequence[int] | None = None,
+    dtype: torch.dtype = torch.float32,
+) -> BaselineResult:
     """HuRef's invariant-terms cosine similarity: mean over the last `n_layers` blocks' 3 terms
     of the Pearson correlation between the models' terms (= HuRef's cosine of the concatenated,
     per-term standardised terms). Tokens: `token_ids`, else `select_tokens(V, n_tokens, seed)`."""
     va, vb = _embedding_weight(model_a).shape[0], _embedding_weight(model_b).shape[0]
     if token_ids is None:
         if va != vb:
-            raise ReproError(f"ics: models have different vocabularies ({va} vs {vb} tokens); "
-                             "pass token_ids that are the same tokens in both")
+            raise ReproError(
+                f"ics: models have different vocabularies ({va} vs {vb} tokens); "
+                "pass token_ids that are the same tokens in both"
+            )
         ids = select_tokens(va, n_tokens, seed)
     else:
         ids = torch.as_tensor(token_ids, dtype=torch.long).reshape(-1)
@@ -358,16 +416,22 @@ def ics(model_a: nn.Module, model_b: nn.Module, *, n_tokens: int = HUREF_N_TOKEN
     lb = _block_indices(len(arch_map(model_b).blocks(model_b)), n_layers)
     per_term: dict[str, float] = {}
     with torch.no_grad():
-        for (name, ma), (_, mb) in zip(_iter_terms(model_a, ids, la, dtype),
-                                       _iter_terms(model_b, ids, lb, dtype)):
+        for (name, ma), (_, mb) in zip(_iter_terms(model_a, ids, la, dtype), _iter_terms(model_b, ids, lb, dtype)):
             per_term[name] = _pearson(ma, mb, f"ics (term {name})")
     sim = sum(per_term.values()) / len(per_term)
-    return _result("ics", sim, {
-        "n_tokens": int(ids.numel()), "token_seed": None if token_ids is not None else seed,
-        "layers_a": la, "layers_b": lb, "per_term": per_term,
-        "terms": "X W_Q W_K^T X^T, X W_V W_O X^T, X (W_gate∘W_up) W_down X^T",
-        "gqa": "K/V heads repeat_interleave'd to the query heads",
-    })
+    return _result(
+        "ics",
+        sim,
+        {
+            "n_tokens": int(ids.numel()),
+            "token_seed": None if token_ids is not None else seed,
+            "layers_a": la,
+            "layers_b": lb,
+            "per_term": per_term,
+            "terms": "X W_Q W_K^T X^T, X W_V W_O X^T, X (W_gate∘W_up) W_down X^T",
+            "gqa": "K/V heads repeat_interleave'd to the query heads",
+        },
+    )
 
 
 # --------------------------------------------------------------------------- REEF / CKA
@@ -438,16 +502,18 @@ def reef_layer(n_blocks: int, layer: int | float | None = None) -> int:
     return idx
 
 
-def _batches(input_ids: torch.Tensor | Sequence[torch.Tensor], batch_size: int
-             ) -> tuple[int, list[tuple[list[int], torch.Tensor]]]:
+def _batches(
+    input_ids: torch.Tensor | Sequence[torch.Tensor], batch_size: int
+) -> tuple[int, list[tuple[list[int], torch.Tensor]]]:
     if batch_size < 1:
         raise ReproError(f"reef: batch_size must be ≥ 1, got {batch_size}")
     if isinstance(input_ids, torch.Tensor):
         if input_ids.dim() != 2 or input_ids.shape[1] < 1:
             raise ReproError(f"reef: input_ids must be (N, T) token ids, got shape {tuple(input_ids.shape)}")
         n = input_ids.shape[0]
-        return n, [(list(range(s, min(s + batch_size, n))), input_ids[s:s + batch_size])
-                   for s in range(0, n, batch_size)]
+        return n, [
+            (list(range(s, min(s + batch_size, n))), input_ids[s : s + batch_size]) for s in range(0, n, batch_size)
+        ]
     seqs = [torch.as_tensor(s, dtype=torch.long).reshape(-1) for s in input_ids]
     if any(s.numel() == 0 for s in seqs):
         raise ReproError("reef: an input sequence is empty")
@@ -457,13 +523,14 @@ def _batches(input_ids: torch.Tensor | Sequence[torch.Tensor], batch_size: int
     out = []
     for idx in by_len.values():
         for s in range(0, len(idx), batch_size):
-            chunk = idx[s:s + batch_size]
+            chunk = idx[s : s + batch_size]
             out.append((chunk, torch.stack([seqs[i] for i in chunk])))
     return len(seqs), out
 
 
-def last_token_states(model: nn.Module, input_ids: torch.Tensor | Sequence[torch.Tensor], layer: int, *,
-                      batch_size: int = 32) -> torch.Tensor:
+def last_token_states(
+    model: nn.Module, input_ids: torch.Tensor | Sequence[torch.Tensor], layer: int, *, batch_size: int = 32
+) -> torch.Tensor:
     """(N, d) float64 on CPU: the output of block `layer` (the residual stream after it, before
     any final norm) at each sequence's last token — REEF's forward hook on a decoder layer.
     `input_ids`: an (N, T) tensor, or a sequence of 1-D tensors of any lengths (no padding)."""
@@ -481,8 +548,9 @@ def last_token_states(model: nn.Module, input_ids: torch.Tensor | Sequence[torch
             with lens.hooks(model, modules=[], positions=last, device="cpu") as cap, torch.no_grad():
                 model(batch.to(device), **kwargs)
             if cap.residual.shape[0] != batch.shape[0]:
-                raise ReproError(f"reef: the blocks ran {cap.residual.shape[0] // batch.shape[0]} times in one "
-                                 "forward pass")
+                raise ReproError(
+                    f"reef: the blocks ran {cap.residual.shape[0] // batch.shape[0]} times in one forward pass"
+                )
             h = cap.residual[:, layer + 1, 0].double()  # block `layer`'s output at the last token
             if out is None:
                 out = torch.empty(n, h.shape[-1], dtype=torch.float64)
@@ -501,9 +569,16 @@ def _standardize(x: torch.Tensor) -> tuple[torch.Tensor, int]:
     return x / torch.where(constant, torch.ones_like(std), std), int(constant.sum())
 
 
-def reef(model_a: nn.Module, model_b: nn.Module, input_ids: torch.Tensor | Sequence[torch.Tensor], *,
-         layer: int | float | None = None, batch_size: int = 32, kernel: str = "linear",
-         standardize: bool = True) -> BaselineResult:
+def reef(
+    model_a: nn.Module,
+    model_b: nn.Module,
+    input_ids: torch.Tensor | Sequence[torch.Tensor],
+    *,
+    layer: int | float | None = None,
+    batch_size: int = 32,
+    kernel: str = "linear",
+    standardize: bool = True,
+) -> BaselineResult:
     """REEF: CKA between the two models' last-token states after block `layer` (default REEF's
     depth fraction 18/32 of each model's own depth) on the same `input_ids`, each feature
     standardised over the samples first (REEF's compute_cka.py). Widths may differ."""
@@ -513,21 +588,36 @@ def reef(model_a: nn.Module, model_b: nn.Module, input_ids: torch.Tensor | Seque
     const_a = const_b = 0
     if standardize:
         (xa, const_a), (xb, const_b) = _standardize(xa), _standardize(xb)
-    return _result("reef", cka(xa, xb, kernel=kernel), {
-        "layer_a": la, "layer_b": lb,
-        "n_blocks_a": len(arch_map(model_a).blocks(model_a)),
-        "n_blocks_b": len(arch_map(model_b).blocks(model_b)),
-        "n_samples": xa.shape[0], "kernel": kernel, "pooling": "last token, block output",
-        "standardized": standardize, "constant_features": [const_a, const_b],
-    })
+    return _result(
+        "reef",
+        cka(xa, xb, kernel=kernel),
+        {
+            "layer_a": la,
+            "layer_b": lb,
+            "n_blocks_a": len(arch_map(model_a).blocks(model_a)),
+            "n_blocks_b": len(arch_map(model_b).blocks(model_b)),
+            "n_samples": xa.shape[0],
+            "kernel": kernel,
+            "pooling": "last token, block output",
+            "standardized": standardize,
+            "constant_features": [const_a, const_b],
+        },
+    )
 
 
 # --------------------------------------------------------------------------- all four
 
 
-def all_baselines(model_a: nn.Module, model_b: nn.Module, input_ids: torch.Tensor | Sequence[torch.Tensor],
-                  *, layer: int | float | None = None, batch_size: int = 32,
-                  n_tokens: int = HUREF_N_TOKENS, seed: int = 0) -> dict[str, BaselineResult]:
+def all_baselines(
+    model_a: nn.Module,
+    model_b: nn.Module,
+    input_ids: torch.Tensor | Sequence[torch.Tensor],
+    *,
+    layer: int | float | None = None,
+    batch_size: int = 32,
+    n_tokens: int = HUREF_N_TOKENS,
+    seed: int = 0,
+) -> dict[str, BaselineResult]:
     """The four baselines of 001 App B.3.2 with their sources' defaults, keyed by method name."""
     return {
         "intrinsic": intrinsic(model_a, model_b),

@@ -20,6 +20,7 @@ decaying to 6e-5 by cosine, weight decay 0.1, clipping 1.0, bfloat16 autocast wh
 hardware has it (the dtype policy, runtime.resolve_dtype). Steps, batch and
 width are the profile's (`repro.harness.profiles` "seedprint").
 """
+
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, fields
@@ -30,7 +31,7 @@ from torch import nn
 
 from repro.core import train as T
 from repro.core.models.hf import build_model
-from repro.harness.runtime import ReproError
+from repro.ground.runtime import ReproError
 
 
 @dataclass(frozen=True)
@@ -67,8 +68,15 @@ class LineageConfig:
 class Lineage:
     """Builds and trains (or loads from the cache) the models of one lineage experiment."""
 
-    def __init__(self, cfg: LineageConfig, *, corpus: str = "brown", progress: bool = False,
-                 device: torch.device | str = "cpu", procs: int = 1) -> None:
+    def __init__(
+        self,
+        cfg: LineageConfig,
+        *,
+        corpus: str = "brown",
+        progress: bool = False,
+        device: torch.device | str = "cpu",
+        procs: int = 1,
+    ) -> None:
         """`corpus`: what `base` pre-trains on (a repro.core.data corpus name or a directory; the
         claims pass `--corpus`); a continual training names its own (the shifted corpus).
         `device`: where every model of the lineage is built, trained and loaded (the claims pass
@@ -92,56 +100,91 @@ class Lineage:
     def init(self, seed: int) -> nn.Module:
         return init_model(self.cfg, seed).to(self.device)
 
-    def _train_config(self, *, steps: int, seed: int, data_seed: int, corpus: str,
-                      snapshots: tuple[int, ...] = ()) -> T.TrainConfig:
+    def _train_config(
+        self, *, steps: int, seed: int, data_seed: int, corpus: str, snapshots: tuple[int, ...] = ()
+    ) -> T.TrainConfig:
         c = self.cfg
         return T.TrainConfig(
-            steps=steps, batch_size=c.batch_size, seq_len=c.seq_len, lr=c.lr, min_lr_ratio=0.1,
-            warmup_steps=min(c.warmup_steps, steps), weight_decay=c.weight_decay, eval_every=steps,
-            eval_batches=2, data_seed=data_seed, model_seed=seed, corpus=corpus,
-            vocab_size=c.vocab_size, autocast=c.autocast,
+            steps=steps,
+            batch_size=c.batch_size,
+            seq_len=c.seq_len,
+            lr=c.lr,
+            min_lr_ratio=0.1,
+            warmup_steps=min(c.warmup_steps, steps),
+            weight_decay=c.weight_decay,
+            eval_every=steps,
+            eval_batches=2,
+            data_seed=data_seed,
+            model_seed=seed,
+            corpus=corpus,
+            vocab_size=c.vocab_size,
+            autocast=c.autocast,
             snapshot_steps=tuple(s for s in snapshots if s <= steps),
         )
 
     def base(self, seed: int, data_seed: int = 0) -> T.TrainResult:
         """init(seed) pre-trained on the lineage's corpus with the data order of `data_seed`."""
         tr, va, ident = self.corpus(self.base_corpus)
-        cfg = self._train_config(steps=self.cfg.steps, seed=seed, data_seed=data_seed, corpus=self.base_corpus,
-                                 snapshots=self.cfg.snapshot_steps)
-        return T.train(self.init, cfg, train_tokens=tr, val_tokens=va, data_identity=ident,
-                       progress=self.progress)
+        cfg = self._train_config(
+            steps=self.cfg.steps,
+            seed=seed,
+            data_seed=data_seed,
+            corpus=self.base_corpus,
+            snapshots=self.cfg.snapshot_steps,
+        )
+        return T.train(self.init, cfg, train_tokens=tr, val_tokens=va, data_identity=ident, progress=self.progress)
 
-    def continual(self, base: T.TrainResult, *, seed: int, corpus: str = "stdlib-code",
-                  data_seed: int = 0) -> T.TrainResult:
+    def continual(
+        self, base: T.TrainResult, *, seed: int, corpus: str = "stdlib-code", data_seed: int = 0
+    ) -> T.TrainResult:
         """`base` trained further on `corpus` (fresh optimizer and schedule)."""
         tr, va, ident = self.corpus(corpus)
         cfg = self._train_config(steps=self.cfg.continual_steps, seed=seed, data_seed=data_seed, corpus=corpus)
-        return T.train(self.init, cfg, train_tokens=tr, val_tokens=va, data_identity=ident,
-                       init_checkpoint=base, progress=self.progress)
+        return T.train(
+            self.init,
+            cfg,
+            train_tokens=tr,
+            val_tokens=va,
+            data_identity=ident,
+            init_checkpoint=base,
+            progress=self.progress,
+        )
 
     def base_job(self, seed: int, data_seed: int = 0) -> dict[str, Any]:
-        """`base(seed, data_seed)` as a JSON-able job for another process (repro.harness.launch)."""
-        from repro.harness import launch
+        """`base(seed, data_seed)` as a JSON-able job for another process (repro.core.launch)."""
+        from repro.core import launch
 
-        cfg = self._train_config(steps=self.cfg.steps, seed=seed, data_seed=data_seed, corpus=self.base_corpus,
-                                 snapshots=self.cfg.snapshot_steps)
-        return launch.job("repro.seedprint.lineage:init_for_job", {"sizes": self.cfg.as_dict()}, cfg,
-                          corpus=self.base_corpus)
+        cfg = self._train_config(
+            steps=self.cfg.steps,
+            seed=seed,
+            data_seed=data_seed,
+            corpus=self.base_corpus,
+            snapshots=self.cfg.snapshot_steps,
+        )
+        return launch.job(
+            "repro.seedprint.lineage:init_for_job", {"sizes": self.cfg.as_dict()}, cfg, corpus=self.base_corpus
+        )
 
-    def continual_job(self, base: T.TrainResult, *, seed: int, corpus: str = "stdlib-code",
-                      data_seed: int = 0) -> dict[str, Any]:
+    def continual_job(
+        self, base: T.TrainResult, *, seed: int, corpus: str = "stdlib-code", data_seed: int = 0
+    ) -> dict[str, Any]:
         """`continual(base, ...)` as a job (`base` must be trained already: its key is the init)."""
-        from repro.harness import launch
+        from repro.core import launch
 
         cfg = self._train_config(steps=self.cfg.continual_steps, seed=seed, data_seed=data_seed, corpus=corpus)
-        return launch.job("repro.seedprint.lineage:init_for_job", {"sizes": self.cfg.as_dict()}, cfg,
-                          corpus=corpus, init_checkpoint=base)
+        return launch.job(
+            "repro.seedprint.lineage:init_for_job",
+            {"sizes": self.cfg.as_dict()},
+            cfg,
+            corpus=corpus,
+            init_checkpoint=base,
+        )
 
     def pretrain(self, jobs: list[dict[str, Any]]) -> None:
         """Train the jobs not cached yet, so that `base` / `continual` then load them: with
         `procs` > 1 each on that many processes under torchrun, else on a CPU side by side
-        (repro.harness.launch.train_jobs); on a GPU with one process they train one by one as called."""
-        from repro.harness import launch
+        (repro.core.launch.train_jobs); on a GPU with one process they train one by one as called."""
+        from repro.core import launch
 
         launch.train_jobs(jobs, self.procs, self.device)
 
@@ -154,8 +197,15 @@ class Lineage:
 
 def init_model(c: LineageConfig, seed: int) -> nn.Module:
     """The lineage's model drawn from `seed`, on the CPU (see the module docstring)."""
-    return build_model("llama", n_layer=c.n_layer, n_head=c.n_head, d_model=c.d_model,
-                       vocab_size=c.vocab_size, n_positions=c.n_positions, seed=seed)
+    return build_model(
+        "llama",
+        n_layer=c.n_layer,
+        n_head=c.n_head,
+        d_model=c.d_model,
+        vocab_size=c.vocab_size,
+        n_positions=c.n_positions,
+        seed=seed,
+    )
 
 
 def init_for_job(seed: int, *, sizes: dict[str, Any]) -> nn.Module:
@@ -173,9 +223,19 @@ def text_tokens(tokenizer: Any, corpus: str, *, max_tokens: int) -> tuple[torch.
     return tuple(data.token_ids(tokenizer, docs, max_tokens=max_tokens) for docs in splits)  # type: ignore[return-value]
 
 
-def finetune_pretrained(model: nn.Module, tokenizer: Any, *, name: str, corpus: str = "stdlib-code",
-                        steps: int = 20, batch_size: int = 4, seq_len: int = 64, lr: float = 1e-4,
-                        autocast: str | None = "auto", progress: bool = False) -> T.TrainResult:
+def finetune_pretrained(
+    model: nn.Module,
+    tokenizer: Any,
+    *,
+    name: str,
+    corpus: str = "stdlib-code",
+    steps: int = 20,
+    batch_size: int = 4,
+    seq_len: int = 64,
+    lr: float = 1e-4,
+    autocast: str | None = "auto",
+    progress: bool = False,
+) -> T.TrainResult:
     """A short full fine-tune of a pretrained model's transformer blocks on `corpus` (001 Table 6 at
     our scale). The token embedding (tied to the LM head in both embedded models; 78% of Gemma-3's
     parameters) stays frozen: on two CPU cores that is what makes the fine-tune affordable, and a
@@ -186,13 +246,32 @@ def finetune_pretrained(model: nn.Module, tokenizer: Any, *, name: str, corpus: 
     embed = lens.resolve(model, lens.arch_map(model).embed).weight
     for p in model.parameters():
         p.requires_grad_(p is not embed)
-    tr, va = text_tokens(tokenizer, corpus, max_tokens=max(steps * batch_size * (seq_len + 1) * 2, 4 * 4 * (seq_len + 1)))
-    cfg = T.TrainConfig(steps=steps, batch_size=batch_size, seq_len=seq_len, lr=lr, min_lr_ratio=0.1,
-                        warmup_steps=min(5, steps), weight_decay=0.0, eval_every=steps, eval_batches=1,
-                        corpus=corpus, vocab_size=int(embed.shape[0]), autocast=autocast)
+    tr, va = text_tokens(
+        tokenizer, corpus, max_tokens=max(steps * batch_size * (seq_len + 1) * 2, 4 * 4 * (seq_len + 1))
+    )
+    cfg = T.TrainConfig(
+        steps=steps,
+        batch_size=batch_size,
+        seq_len=seq_len,
+        lr=lr,
+        min_lr_ratio=0.1,
+        warmup_steps=min(5, steps),
+        weight_decay=0.0,
+        eval_every=steps,
+        eval_batches=1,
+        corpus=corpus,
+        vocab_size=int(embed.shape[0]),
+        autocast=autocast,
+    )
     try:
-        return T.train(model, cfg, train_tokens=tr, val_tokens=va, progress=progress,
-                       data_identity={"model": name, "frozen": "token embedding"})
+        return T.train(
+            model,
+            cfg,
+            train_tokens=tr,
+            val_tokens=va,
+            progress=progress,
+            data_identity={"model": name, "frozen": "token embedding"},
+        )
     finally:
         for p in model.parameters():
             p.requires_grad_(True)
@@ -223,7 +302,7 @@ def weight_change(before: nn.Module, after: nn.Module, *, skip: tuple[str, ...] 
                 raise ReproError(f"weight_change: parameter {name!r} does not match between the two models")
             p = pa[name].detach().double()
             num += float(((q.detach().double().to(p.device) - p) ** 2).sum())
-            den += float((p ** 2).sum())
+            den += float((p**2).sum())
     if den == 0:
         raise ReproError("weight_change: no parameters left to compare (or all zero)")
     return (num / den) ** 0.5

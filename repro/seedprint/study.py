@@ -22,6 +22,7 @@ What the SP claims (and BB-7) read, built once per module by the claim file's fi
 Every model is built, trained or loaded on the `device` given (a `Lineage` carries its own);
 inputs and responses are drawn exactly as on the CPU.
 """
+
 from __future__ import annotations
 
 import copy
@@ -35,7 +36,7 @@ import torch
 from repro.core import stats
 from repro.core import train as T
 from repro.core.models.hf import random_init_twin
-from repro.harness.runtime import autocast, derive_seed
+from repro.ground.runtime import autocast, derive_seed
 from repro.seedprint import algorithm as sp
 from repro.seedprint import fingerprint_baselines as fb
 from repro.seedprint.lineage import Lineage, finetune_pretrained, heldout_windows, weight_change
@@ -52,9 +53,19 @@ SKIP_EMBED = ("embed", "lm_head")  # the fine-tune freezes the (tied) token embe
 def pair_row(a: str, b: str, r: sp.SeedPrintResult, same: bool, label: str | None = None) -> dict:
     """One pair's row: Algorithm 1's (t, U) p, |S|, mean τ on S and τ's, the released variant's
     p and z; `same`: whether the pair is one lineage."""
-    return dict(pair=label or f"{a} vs {b}", a=a, b=b, same=same, p_t=r.paper.p_t, p_u=r.paper.p_u,
-                n_dims=len(r.paper.dims), mean_tau=float(np.mean(r.paper.taus)) if len(r.paper.taus) else float("nan"),
-                taus=r.paper.taus, p_released=r.released.p, z_released=r.released.z)
+    return dict(
+        pair=label or f"{a} vs {b}",
+        a=a,
+        b=b,
+        same=same,
+        p_t=r.paper.p_t,
+        p_u=r.paper.p_u,
+        n_dims=len(r.paper.dims),
+        mean_tau=float(np.mean(r.paper.taus)) if len(r.paper.taus) else float("nan"),
+        taus=r.paper.taus,
+        p_released=r.released.p,
+        z_released=r.released.z,
+    )
 
 
 # --------------------------------------------------------------------------- the zoo (App B.4, Tables 4–5)
@@ -81,7 +92,9 @@ class Zoo:
         self.models["base123'"] = self.results["base123'"].model
         self.seed_of["base123'"] = 123
         shifted = (("base1000", 1000), ("base123'", 123))
-        lab.pretrain([lab.continual_job(self.results[name], seed=seed, corpus=SHIFT, data_seed=0) for name, seed in shifted])
+        lab.pretrain(
+            [lab.continual_job(self.results[name], seed=seed, corpus=SHIFT, data_seed=0) for name, seed in shifted]
+        )
         for name, seed in shifted:
             r = lab.continual(self.results[name], seed=seed, corpus=SHIFT, data_seed=0)
             self.results[f"{name}+code"] = r
@@ -96,7 +109,9 @@ class Zoo:
 
     def same_lineage_pairs(self) -> list[dict]:
         """Every init against its own trained model, and each base against its code descendant."""
-        pairs = [(f"init{s}", f"base{s}") for s in sorted({self.seed_of[k] for k in self.models if k.startswith("init")})]
+        pairs = [
+            (f"init{s}", f"base{s}") for s in sorted({self.seed_of[k] for k in self.models if k.startswith("init")})
+        ]
         pairs += [("base1000", "base1000+code"), ("base123'", "base123'+code")]
         return [self.compare(a, b, same=True) for a, b in pairs]
 
@@ -204,9 +219,11 @@ class Calibration:
         parts = []
         for key, label in TESTS:
             ci = self.ci(key)
-            parts.append(f"{label} {self.k(key)}/{self.n} (Wilson 95% {ci.low:.3f}–{ci.high:.3f}, binomial p "
-                         f"{self.binom_p(key):.2g} as if independent, model-level bootstrap p {self.boot_p(key):.2g}"
-                         f"{': miscalibrated' if self.miscalibrated(key) else ''})")
+            parts.append(
+                f"{label} {self.k(key)}/{self.n} (Wilson 95% {ci.low:.3f}–{ci.high:.3f}, binomial p "
+                f"{self.binom_p(key):.2g} as if independent, model-level bootstrap p {self.boot_p(key):.2g}"
+                f"{': miscalibrated' if self.miscalibrated(key) else ''})"
+            )
         return f"{self.kind} ({len(self.models)} models): " + "; ".join(parts)
 
 
@@ -217,26 +234,39 @@ def null_responses(lab: Lineage, n_models: int, inputs: torch.Tensor) -> dict[in
     return {s: sp.responses(lab.init(s), inputs, batch_size=100) for s in seeds}
 
 
-def calibrate(zoo: Zoo, null_responses: dict[int, torch.Tensor], cfg: sp.SeedPrintConfig,
-              n_null_inits: int) -> dict[str, Calibration]:
+def calibrate(
+    zoo: Zoo, null_responses: dict[int, torch.Tensor], cfg: sp.SeedPrintConfig, n_null_inits: int
+) -> dict[str, Calibration]:
     """Every pair of the zoo's trained models of different seeds (trained × trained: what Table 5's
     distractor and the extended Table 4c are), and every init (the zoo's four and the first
     `n_null_inits` null models) against every trained model of another seed (init × trained:
     Table 4c, SP-5's null)."""
-    tt = [zoo.compare(a, b, same=False) for a, b in itertools.combinations(zoo.trained, 2)
-          if zoo.seed_of[a] != zoo.seed_of[b]]
+    tt = [
+        zoo.compare(a, b, same=False)
+        for a, b in itertools.combinations(zoo.trained, 2)
+        if zoo.seed_of[a] != zoo.seed_of[b]
+    ]
     nulls = sorted(null_responses)[:n_null_inits]
-    resp = {**{k: zoo.responses[k] for k in zoo.models if k.startswith("init")},
-            **{f"null{s}": null_responses[s] for s in nulls}}
+    resp = {
+        **{k: zoo.responses[k] for k in zoo.models if k.startswith("init")},
+        **{f"null{s}": null_responses[s] for s in nulls},
+    }
     seed_of = {**zoo.seed_of, **{f"null{s}": s for s in nulls}}
-    it = [pair_row(a, b, sp.compare(resp[a], zoo.responses[b], cfg), same=False)
-          for a in resp for b in zoo.trained if seed_of[a] != seed_of[b]]
-    return {"trained": Calibration("trained × trained, different seeds", tt),
-            "init": Calibration("init × trained, different seeds", it)}
+    it = [
+        pair_row(a, b, sp.compare(resp[a], zoo.responses[b], cfg), same=False)
+        for a in resp
+        for b in zoo.trained
+        if seed_of[a] != seed_of[b]
+    ]
+    return {
+        "trained": Calibration("trained × trained, different seeds", tt),
+        "init": Calibration("init × trained, different seeds", it),
+    }
 
 
-def null_pairs(null_responses: dict[int, torch.Tensor], cfg: sp.SeedPrintConfig
-               ) -> tuple[list[dict], np.ndarray, np.ndarray, int]:
+def null_pairs(
+    null_responses: dict[int, torch.Tensor], cfg: sp.SeedPrintConfig
+) -> tuple[list[dict], np.ndarray, np.ndarray, int]:
     """All pairs of the independent inits (App B.3.1, Fig 13): (p_t, p_u, p_released) per pair,
     the pooled τ's, the τ's of disjoint pairs (each model in one pair: independent samples), and
     the model count."""
@@ -287,8 +317,9 @@ class Descendant(Movement):
     null_tokens: int = 0  # the tokens that trained null saw
 
 
-def finetune_measured(base: torch.nn.Module, tok: Any, *, name: str, ps: dict,
-                      device: torch.device | str) -> tuple[torch.nn.Module, Movement]:
+def finetune_measured(
+    base: torch.nn.Module, tok: Any, *, name: str, ps: dict, device: torch.device | str
+) -> tuple[torch.nn.Module, Movement]:
     """A copy of `base` fine-tuned on the shifted corpus (`lineage.finetune_pretrained`, token
     embedding frozen; `ps`: the profile's "pretrained" row) and how far it moved (`Movement`:
     held-out code NLL before and after in the policy's dtype, paired by window)."""
@@ -296,8 +327,16 @@ def finetune_measured(base: torch.nn.Module, tok: Any, *, name: str, ps: dict,
     with autocast("auto", device):  # the policy dtype, as the fine-tune itself; paired before/after
         before = T.window_losses(base, windows, batch=8).numpy()
     tuned = copy.deepcopy(base)
-    finetune_pretrained(tuned, tok, name=name, corpus=SHIFT, steps=ps["finetune_steps"], lr=ps["finetune_lr"],
-                        batch_size=ps["finetune_batch"], seq_len=ps["finetune_seq_len"])
+    finetune_pretrained(
+        tuned,
+        tok,
+        name=name,
+        corpus=SHIFT,
+        steps=ps["finetune_steps"],
+        lr=ps["finetune_lr"],
+        batch_size=ps["finetune_batch"],
+        seq_len=ps["finetune_seq_len"],
+    )
     tuned.eval()
     with autocast("auto", device):
         after = T.window_losses(tuned, windows, batch=8).numpy()
@@ -305,8 +344,13 @@ def finetune_measured(base: torch.nn.Module, tok: Any, *, name: str, ps: dict,
     return tuned, Movement(tokens, before, after, weight_change(base, tuned, skip=SKIP_EMBED))
 
 
-def finetune_descendants(pretrained: Callable[[str], tuple[torch.nn.Module, Any]], names, ps: dict,
-                         device: torch.device | str, procs: int = 1) -> tuple[sp.SeedPrintConfig, dict[str, Descendant]]:
+def finetune_descendants(
+    pretrained: Callable[[str], tuple[torch.nn.Module, Any]],
+    names,
+    ps: dict,
+    device: torch.device | str,
+    procs: int = 1,
+) -> tuple[sp.SeedPrintConfig, dict[str, Descendant]]:
     """Each of `names` (loaded by `pretrained(name)` on `device`) fine-tuned and measured
     (`finetune_measured`), and Algorithm 1 against the fine-tune and against a random-init model
     of its config and, where the profile's row sets `null_train_steps` and `null_train_lr`, against
@@ -318,9 +362,12 @@ def finetune_descendants(pretrained: Callable[[str], tuple[torch.nn.Module, Any]
     if procs > 1:
         import warnings
 
-        warnings.warn(f"--train-procs {procs} does not reach SP-5's fine-tunes of pretrained models (Table 6): "
-                      "they start from the model loaded in this process, not a launch job, and train here on one "
-                      "process (the lineage models do train on the N processes)", stacklevel=2)
+        warnings.warn(
+            f"--train-procs {procs} does not reach SP-5's fine-tunes of pretrained models (Table 6): "
+            "they start from the model loaded in this process, not a launch job, and train here on one "
+            "process (the lineage models do train on the N processes)",
+            stacklevel=2,
+        )
     device = torch.device(device)
     cfg = sp.SeedPrintConfig(n=ps["n"], length=ps["length"], m=ps["m"], seed=0)
     out = {}
@@ -333,18 +380,36 @@ def finetune_descendants(pretrained: Callable[[str], tuple[torch.nn.Module, Any]
         trained_null, null_tokens = None, 0
         if ps.get("null_train_steps"):
             steps = ps["null_train_steps"]
-            finetune_pretrained(twin, tok, name=f"random-init {name} (seed 0)", corpus=SHIFT, steps=steps,
-                                lr=ps["null_train_lr"], batch_size=ps["finetune_batch"], seq_len=ps["finetune_seq_len"])
+            finetune_pretrained(
+                twin,
+                tok,
+                name=f"random-init {name} (seed 0)",
+                corpus=SHIFT,
+                steps=steps,
+                lr=ps["null_train_lr"],
+                batch_size=ps["finetune_batch"],
+                seq_len=ps["finetune_seq_len"],
+            )
             twin.eval()
             null_tokens = steps * ps["finetune_batch"] * ps["finetune_seq_len"]
-            trained_null = pair_row(name, f"unrelated trained {name}-config model",
-                                    sp.compare(f_base, sp.responses(twin, x, batch_size=50), cfg), same=False)
+            trained_null = pair_row(
+                name,
+                f"unrelated trained {name}-config model",
+                sp.compare(f_base, sp.responses(twin, x, batch_size=50), cfg),
+                same=False,
+            )
         out[name] = Descendant(
-            mv.tokens, mv.nll_before, mv.nll_after, mv.rel_change, name=name,
+            mv.tokens,
+            mv.nll_before,
+            mv.nll_after,
+            mv.rel_change,
+            name=name,
             pair=pair_row(name, f"{name}+code ft", sp.compare(f_base, f_tuned, cfg), same=True),
             null=pair_row(name, f"random-init {name}", sp.compare(f_base, f_twin, cfg), same=False),
             one_minus_pcs=1.0 - fb.pcs(base, tuned, exclude=SKIP_EMBED).similarity,
-            trained_null=trained_null, null_tokens=null_tokens)
+            trained_null=trained_null,
+            null_tokens=null_tokens,
+        )
         del tuned, twin
     return cfg, out
 

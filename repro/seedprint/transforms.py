@@ -21,30 +21,73 @@ by their transformers module names, and GPT-2 (whose Conv1D stores weights input
 embeddings are permuted once. Each function is tested to preserve the logits to float tolerance
 (tests/test_transforms.py).
 """
+
 from __future__ import annotations
 
 import torch
 from torch import nn
 
-from repro.harness.runtime import ReproError
+from repro.ground.runtime import ReproError
 
 # (suffix of a parameter name, axis of d_model that reads or writes the stream), per family;
 # GPT-2's Conv1D weights are (in, out)
 _RESIDUAL_AXES: dict[str, list[tuple[str, int]]] = {
-    "llama": [("embed_tokens.weight", 1), ("lm_head.weight", 1), ("q_proj.weight", 1), ("k_proj.weight", 1),
-              ("v_proj.weight", 1), ("o_proj.weight", 0), ("gate_proj.weight", 1), ("up_proj.weight", 1),
-              ("down_proj.weight", 0), ("layernorm.weight", 0), ("norm.weight", 0)],
-    "gpt2": [("wte.weight", 1), ("wpe.weight", 1), ("lm_head.weight", 1), ("c_attn.weight", 0),
-             ("attn.c_proj.weight", 1), ("attn.c_proj.bias", 0), ("c_fc.weight", 0), ("mlp.c_proj.weight", 1),
-             ("mlp.c_proj.bias", 0), ("ln_1.weight", 0), ("ln_1.bias", 0), ("ln_2.weight", 0), ("ln_2.bias", 0),
-             ("ln_f.weight", 0), ("ln_f.bias", 0)],
-    "gpt_neox": [("embed_in.weight", 1), ("embed_out.weight", 1), ("query_key_value.weight", 1),
-                 ("attention.dense.weight", 0), ("attention.dense.bias", 0), ("dense_h_to_4h.weight", 1),
-                 ("dense_4h_to_h.weight", 0), ("dense_4h_to_h.bias", 0), ("layernorm.weight", 0),
-                 ("layernorm.bias", 0), ("layer_norm.weight", 0), ("layer_norm.bias", 0)],
+    "llama": [
+        ("embed_tokens.weight", 1),
+        ("lm_head.weight", 1),
+        ("q_proj.weight", 1),
+        ("k_proj.weight", 1),
+        ("v_proj.weight", 1),
+        ("o_proj.weight", 0),
+        ("gate_proj.weight", 1),
+        ("up_proj.weight", 1),
+        ("down_proj.weight", 0),
+        ("layernorm.weight", 0),
+        ("norm.weight", 0),
+    ],
+    "gpt2": [
+        ("wte.weight", 1),
+        ("wpe.weight", 1),
+        ("lm_head.weight", 1),
+        ("c_attn.weight", 0),
+        ("attn.c_proj.weight", 1),
+        ("attn.c_proj.bias", 0),
+        ("c_fc.weight", 0),
+        ("mlp.c_proj.weight", 1),
+        ("mlp.c_proj.bias", 0),
+        ("ln_1.weight", 0),
+        ("ln_1.bias", 0),
+        ("ln_2.weight", 0),
+        ("ln_2.bias", 0),
+        ("ln_f.weight", 0),
+        ("ln_f.bias", 0),
+    ],
+    "gpt_neox": [
+        ("embed_in.weight", 1),
+        ("embed_out.weight", 1),
+        ("query_key_value.weight", 1),
+        ("attention.dense.weight", 0),
+        ("attention.dense.bias", 0),
+        ("dense_h_to_4h.weight", 1),
+        ("dense_4h_to_h.weight", 0),
+        ("dense_4h_to_h.bias", 0),
+        ("layernorm.weight", 0),
+        ("layernorm.bias", 0),
+        ("layer_norm.weight", 0),
+        ("layer_norm.bias", 0),
+    ],
 }
-_FAMILY = {"llama": "llama", "gemma3_text": "llama", "gemma3": "llama", "gemma": "llama", "gemma2": "llama",
-           "qwen2": "llama", "mistral": "llama", "gpt2": "gpt2", "gpt_neox": "gpt_neox"}
+_FAMILY = {
+    "llama": "llama",
+    "gemma3_text": "llama",
+    "gemma3": "llama",
+    "gemma": "llama",
+    "gemma2": "llama",
+    "qwen2": "llama",
+    "mistral": "llama",
+    "gpt2": "gpt2",
+    "gpt_neox": "gpt_neox",
+}
 
 
 def family(model: nn.Module) -> str:
@@ -56,7 +99,7 @@ def family(model: nn.Module) -> str:
 
 def _d(model: nn.Module) -> int:
     c = model.config
-    return int(getattr(c, "hidden_size", None) or getattr(c, "n_embd"))
+    return int(getattr(c, "hidden_size", None) or c.n_embd)
 
 
 def _check_perm(perm: torch.Tensor, n: int, what: str) -> torch.Tensor:
@@ -95,8 +138,11 @@ def permute_residual(model: nn.Module, perm: torch.Tensor) -> nn.Module:
 
 def _block(model: nn.Module, layer: int) -> nn.Module:
     fam = family(model)
-    blocks = {"llama": lambda m: m.model.layers, "gpt2": lambda m: m.transformer.h,
-              "gpt_neox": lambda m: m.gpt_neox.layers}[fam](model)
+    blocks = {
+        "llama": lambda m: m.model.layers,
+        "gpt2": lambda m: m.transformer.h,
+        "gpt_neox": lambda m: m.gpt_neox.layers,
+    }[fam](model)
     if not 0 <= layer < len(blocks):
         raise ReproError(f"layer {layer} out of range: the model has {len(blocks)} blocks")
     return blocks[layer]

@@ -27,6 +27,7 @@ of a checkpoint's key and survives `save_pretrained`) and switches the model to 
 attention_mask=None from transformers, and an eager computation under None is not causal —
 the silent failure tests/test_sinks.py guards against.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -42,7 +43,7 @@ from torch import nn
 
 from repro.core.models.attention import SDPA, hf_sdpa
 from repro.core.models.tiny import POSITION_SCALINGS, position_scale
-from repro.harness.runtime import ReproError
+from repro.ground.runtime import ReproError
 
 FORMS = ("source", "gu")
 EPSILON = {"source": 0.25, "gu": 0.3}  # 001 §6.2.1; Gu et al. 2024 §3.2 and their code
@@ -116,7 +117,7 @@ class _Recorder:
         """The recorded key columns of `weights` (B, H, T_q, T_k): a view where the keys are
         0, 1, …, n − 1 (SK-1 records every column: a gather would copy 2 GB per batch at paper)."""
         if self.keys == tuple(range(len(self.keys))):
-            return weights[..., :len(self.keys)]
+            return weights[..., : len(self.keys)]
         return weights[..., list(self.keys)]
 
 
@@ -130,13 +131,16 @@ _RECORD: contextvars.ContextVar[_Recorder | None] = contextvars.ContextVar("repr
 def _eager_for(module: nn.Module):
     fn = getattr(sys.modules.get(type(module).__module__), "eager_attention_forward", None)
     if fn is None:
-        raise ReproError(f"{type(module).__name__} has no eager_attention_forward in its module; "
-                         "attention maps need a transformers model with eager attention")
+        raise ReproError(
+            f"{type(module).__name__} has no eager_attention_forward in its module; "
+            "attention maps need a transformers model with eager attention"
+        )
     return fn
 
 
-def _scaled(module: nn.Module, out: torch.Tensor, query: torch.Tensor, key: torch.Tensor,
-            kwargs: dict[str, Any]) -> torch.Tensor:
+def _scaled(
+    module: nn.Module, out: torch.Tensor, query: torch.Tensor, key: torch.Tensor, kwargs: dict[str, Any]
+) -> torch.Tensor:
     cfg = getattr(module, "config", None)
     kind = getattr(cfg, CONFIG_KIND, None) or "baseline"
     if kind == "baseline":
@@ -182,8 +186,10 @@ def register() -> None:
 
 def _check_hf(model: nn.Module, what: str) -> None:
     if not hasattr(model, "set_attn_implementation") or not hasattr(model, "config"):
-        raise ReproError(f"{what} needs a transformers model that routes attention through the "
-                         f"AttentionInterface; got {type(model).__name__}")
+        raise ReproError(
+            f"{what} needs a transformers model that routes attention through the "
+            f"AttentionInterface; got {type(model).__name__}"
+        )
 
 
 def apply_positional_scaling(model: nn.Module, kind: str, T: int | None = None) -> nn.Module:
@@ -222,8 +228,9 @@ class record_attention(contextlib.AbstractContextManager):
     grew to 120 GiB and ran out of memory (2026-11-26). Here the traceback is dropped on exit,
     so everything is freed as the `with` ends, on every Python."""
 
-    def __init__(self, model: nn.Module, keys: tuple[int, ...] = (0,), outputs: bool = False,
-                 stop_after: int | None = None) -> None:
+    def __init__(
+        self, model: nn.Module, keys: tuple[int, ...] = (0,), outputs: bool = False, stop_after: int | None = None
+    ) -> None:
         _check_hf(model, "recording attention")
         if stop_after is not None and stop_after < 0:
             raise ReproError(f"stop_after counts attention calls from 0; got {stop_after}")
@@ -262,8 +269,9 @@ def _base(model: nn.Module) -> nn.Module:
 
 
 @torch.no_grad()
-def first_token_importance(model: nn.Module, ids: torch.Tensor, *, k: int = 0, batch: int = 8
-                           ) -> dict[str, torch.Tensor]:
+def first_token_importance(
+    model: nn.Module, ids: torch.Tensor, *, k: int = 0, batch: int = 8
+) -> dict[str, torch.Tensor]:
     """α^k per sequence, layer and head for both forms: ids (n, T) → {form: (n, L, H)}, on the
     CPU (ids go to the model's device). The base model only (no LM head: logits are not needed)."""
     out: dict[str, list[torch.Tensor]] = {f: [] for f in FORMS}
@@ -283,6 +291,7 @@ def first_token_importance(model: nn.Module, ids: torch.Tensor, *, k: int = 0, b
 class SinkCurve:
     """Sink rates of one model over sequence lengths (001 Fig 12): per form and length, the
     per-sequence model-wide rates (n,) at that form's ε, and the per-head α (n, L, H)."""
+
     lengths: tuple[int, ...]
     rates: dict[str, dict[int, torch.Tensor]]
     alpha: dict[str, dict[int, torch.Tensor]]
@@ -295,8 +304,9 @@ class SinkCurve:
         return [self.mean(form, n) for n in self.lengths]
 
 
-def sink_curve(model: nn.Module, windows: dict[int, torch.Tensor], eps: dict[str, float] | None = None,
-               batch: int = 8) -> SinkCurve:
+def sink_curve(
+    model: nn.Module, windows: dict[int, torch.Tensor], eps: dict[str, float] | None = None, batch: int = 8
+) -> SinkCurve:
     """Per-sequence sink rates at each length: `windows` maps length → ids (n, length)."""
     eps = dict(EPSILON if eps is None else eps)
     rates: dict[str, dict[int, torch.Tensor]] = {f: {} for f in FORMS}
@@ -312,8 +322,14 @@ def sink_curve(model: nn.Module, windows: dict[int, torch.Tensor], eps: dict[str
 # --------------------------------------------------------------------------- the trained comparison
 
 
-def nano_llama(kind: str, model: dict[str, Any], context: int, seed: int,
-               device: torch.device | str = "cpu", build_layers: int | None = None) -> nn.Module:
+def nano_llama(
+    kind: str,
+    model: dict[str, Any],
+    context: int,
+    seed: int,
+    device: torch.device | str = "cpu",
+    build_layers: int | None = None,
+) -> nn.Module:
     """001 §6.2.1's Nano LLaMA-2 (B.4.1: RMSNorm, SwiGLU, RoPE, untied; B.4.2: GPT-2 init) at
     `model` sizes (n_layer, n_head, d_model, vocab_size, optional d_ff) with maximum context
     `context` (the T of attenuation), as variant `kind`, on `device` (drawn on the CPU: the same
@@ -322,38 +338,60 @@ def nano_llama(kind: str, model: dict[str, Any], context: int, seed: int,
     weights the full model's have."""
     from repro.core.models.hf import build_model
 
-    m = build_model("llama", seed=seed, n_positions=context, attn_implementation=SDPA, build_layers=build_layers,
-                    **model)
+    m = build_model(
+        "llama", seed=seed, n_positions=context, attn_implementation=SDPA, build_layers=build_layers, **model
+    )
     return apply_positional_scaling(m, kind, context).to(device)
 
 
 def build_for_job(seed: int, *, kind: str, model: dict[str, Any], context: int) -> nn.Module:
     """`nano_llama` from JSON-able arguments: the model factory of a training job in another
-    process (repro.harness.launch), on the CPU."""
+    process (repro.core.launch), on the CPU."""
     return nano_llama(kind, model, context, seed)
 
 
-def variant_job(kind: str, model: dict[str, Any], cfg: Any, seed: int, *, corpus: str,
-                data_identity: dict | None) -> dict[str, Any]:
-    """`train_variant`'s run as a JSON-able job (repro.harness.launch.train_jobs): the same checkpoint
+def variant_job(
+    kind: str, model: dict[str, Any], cfg: Any, seed: int, *, corpus: str, data_identity: dict | None
+) -> dict[str, Any]:
+    """`train_variant`'s run as a JSON-able job (repro.core.launch.train_jobs): the same checkpoint
     key, so `train_variant` then loads what the job wrote."""
-    from repro.harness import launch
+    from repro.core import launch
 
-    return launch.job("repro.sinks.experiments:build_for_job", {"kind": kind, "model": dict(model), "context": cfg.seq_len},
-                      cfg.replace(model_seed=seed), corpus=corpus, data_identity=data_identity)
+    return launch.job(
+        "repro.sinks.experiments:build_for_job",
+        {"kind": kind, "model": dict(model), "context": cfg.seq_len},
+        cfg.replace(model_seed=seed),
+        corpus=corpus,
+        data_identity=data_identity,
+    )
 
 
-def train_variant(kind: str, model: dict[str, Any], cfg: Any, seed: int, *, train_tokens: torch.Tensor,
-                  val_tokens: torch.Tensor, data_identity: dict | None = None, accelerator: Any = None,
-                  device: torch.device | str = "cpu"):
+def train_variant(
+    kind: str,
+    model: dict[str, Any],
+    cfg: Any,
+    seed: int,
+    *,
+    train_tokens: torch.Tensor,
+    val_tokens: torch.Tensor,
+    data_identity: dict | None = None,
+    accelerator: Any = None,
+    device: torch.device | str = "cpu",
+):
     """Train (or load from the checkpoint cache) one variant through `repro.core.train.train`, the
     model on `device`; the variant is in the model's config, hence in the cache key (the device is
     not). `cfg.data_seed` fixes the data order, shared by all variants."""
     from repro.core import train as T
 
-    return T.train(lambda s: nano_llama(kind, model, cfg.seq_len, s, device), cfg.replace(model_seed=seed),
-                   train_tokens=train_tokens, val_tokens=val_tokens, data_identity=data_identity,
-                   accelerator=accelerator, progress=False)
+    return T.train(
+        lambda s: nano_llama(kind, model, cfg.seq_len, s, device),
+        cfg.replace(model_seed=seed),
+        train_tokens=train_tokens,
+        val_tokens=val_tokens,
+        data_identity=data_identity,
+        accelerator=accelerator,
+        progress=False,
+    )
 
 
 # --------------------------------------------------------------------------- Eq 2 at init
@@ -371,8 +409,16 @@ def attention_outputs(model: nn.Module, embeds: torch.Tensor, layer: int = 0) ->
     return rec.outputs[layer].flatten(2)
 
 
-def init_std_profile(kind: str, model: dict[str, Any], context: int, seeds, n_seq: int, layer: int = 0,
-                     device: torch.device | str = "cpu", batch_bytes: int = 2 ** 31):
+def init_std_profile(
+    kind: str,
+    model: dict[str, Any],
+    context: int,
+    seeds,
+    n_seq: int,
+    layer: int = 0,
+    device: torch.device | str = "cpu",
+    batch_bytes: int = 2**31,
+):
     """001 Eq 2 / Fig 9 on the nano LLaMA variant `kind` at init (SK-1): Gaussian inputs
     (n_seq, context, d) fed as embeddings (i.i.d. across positions, as Eq 2 assumes), the std of
     the attention output of `layer` per position, and Σ_j A_ij² (1/i under uniform attention),
@@ -386,7 +432,7 @@ def init_std_profile(kind: str, model: dict[str, Any], context: int, seeds, n_se
     import numpy as np
 
     from repro.core.stats import PositionalStdResult, PositionStd, SeedCurves
-    from repro.harness.runtime import derive_seed, generator
+    from repro.ground.runtime import derive_seed, generator
 
     stds, sq = [], []
     for seed in seeds:
@@ -400,8 +446,10 @@ def init_std_profile(kind: str, model: dict[str, Any], context: int, seeds, n_se
         acc, a2 = PositionStd(), 0.0
         for start in range(0, n_seq, step):
             x = torch.randn(min(step, n_seq - start), context, model["d_model"], generator=g, device=device)
-            with torch.no_grad(), record_attention(m, keys=tuple(range(context)), outputs=True,
-                                                   stop_after=layer) as rec:
+            with (
+                torch.no_grad(),
+                record_attention(m, keys=tuple(range(context)), outputs=True, stop_after=layer) as rec,
+            ):
                 base(inputs_embeds=x, use_cache=False)
             acc.add(rec.outputs[layer])  # (b, T, C)
             # Σ_j A_ij² in float64 one head at a time: a float64 copy of the whole (b, H, T, T) map
@@ -415,8 +463,9 @@ def init_std_profile(kind: str, model: dict[str, Any], context: int, seeds, n_se
     return PositionalStdResult(sizes, SeedCurves(np.array(stds)), SeedCurves(np.array(sq)))
 
 
-def init_std_profiles(model: dict[str, Any], context: int, *, seeds, n_seq: int,
-                      device: torch.device | str = "cpu") -> dict[str, Any]:
+def init_std_profiles(
+    model: dict[str, Any], context: int, *, seeds, n_seq: int, device: torch.device | str = "cpu"
+) -> dict[str, Any]:
     """SK-1 (001 §6.2.1 on Eq 2 / Fig 9): `init_std_profile` of every variant (baseline,
     amplification, attenuation) at the same initial weights per seed; `seeds` and `n_seq` are the
     profile's `init` row, `context` the training context (the T of attenuation)."""
@@ -459,7 +508,7 @@ def ratio_bound_power(log_effect, sds, n: int, margin: float, effect_sd=0.0) -> 
     out = 1.0
     for sd, eff, esd in zip(sds, effects, spreads):
         se = float(sd) / math.sqrt(n)
-        out *= power_threshold(eff, math.log(margin) - t * se, math.sqrt(se ** 2 + esd ** 2), "le")
+        out *= power_threshold(eff, math.log(margin) - t * se, math.sqrt(se**2 + esd**2), "le")
     return out
 
 

@@ -7,6 +7,7 @@ amplification against the baseline; the effect at our training budget behind SK-
 power, modelled on the trio's own trajectory (`baseline_sink_power`, `loss_gap_model`, and
 `first_budget` for the sizes at 80%); SK-3's negative control (`harm_null`).
 """
+
 from __future__ import annotations
 
 import math
@@ -17,8 +18,8 @@ import torch
 
 from repro.core import data, stats
 from repro.core import train as T
+from repro.ground.runtime import ReproError, resolve_autocast
 from repro.harness import plan
-from repro.harness.runtime import ReproError, resolve_autocast
 from repro.sinks.experiments import SCALINGS, SinkCurve, nano_llama, sink_curve, train_variant, variant_job
 
 SHIFT = "stdlib-code"  # the out-of-domain held-out set
@@ -49,55 +50,91 @@ def accelerator_for(profile_name: str):
     try:
         from accelerate import Accelerator
     except ImportError as err:  # pragma: no cover - accelerate ships with the suite's deps
-        raise ReproError("the paper profile of the sink claims trains under accelerate; pip install accelerate") from err
+        raise ReproError(
+            "the paper profile of the sink claims trains under accelerate; pip install accelerate"
+        ) from err
     bf16 = resolve_autocast("auto", "cuda" if torch.cuda.is_available() else "cpu")  # the dtype policy
     return Accelerator(mixed_precision="bf16" if bf16 else "no")
 
 
-def train_trio(sizes: dict, profile_name: str, corpus: str, optimiser: dict | None = None,
-               device: torch.device | str = "cpu", procs: int = 1) -> Trio:
+def train_trio(
+    sizes: dict,
+    profile_name: str,
+    corpus: str,
+    optimiser: dict | None = None,
+    device: torch.device | str = "cpu",
+    procs: int = 1,
+) -> Trio:
     """The three variants trained on `corpus` (--corpus) with one seed and one data order
     (`optimiser`: TrainConfig fields that replace the profile's, e.g. the deviation's lr and
     weight decay) on `device` (not part of the checkpoint key), scored. `procs` > 1
     (--train-procs): each variant trains first on that many processes under torchrun
-    (repro.harness.launch), then loads here."""
+    (repro.core.launch), then loads here."""
     plan.require_fits("sinks", profile_name, device)
     V = sizes["model"]["vocab_size"]
     tok = data.brown_tokenizer(V)
-    cfg = T.TrainConfig(**sizes["train"], vocab_size=V, lead_token=tok.bos_token_id,
-                        corpus=corpus).replace(**(optimiser or {}))
+    cfg = T.TrainConfig(**sizes["train"], vocab_size=V, lead_token=tok.bos_token_id, corpus=corpus).replace(
+        **(optimiser or {})
+    )
     train_tokens, val_tokens, ident = T.corpus_tokens(corpus, V)
     accelerator = accelerator_for(profile_name)
     if procs > 1 and accelerator is not None and accelerator.num_processes > 1:
-        raise ReproError(f"--train-procs {procs} under `accelerate launch` ({accelerator.num_processes} processes): "
-                         "each would start its own torchrun; use one of the two")
-    from repro.harness import launch
+        raise ReproError(
+            f"--train-procs {procs} under `accelerate launch` ({accelerator.num_processes} processes): "
+            "each would start its own torchrun; use one of the two"
+        )
+    from repro.core import launch
 
     # on --train-procs N: each variant under torchrun; else on a CPU the three side by side, one
-    # torch thread each (repro.harness.launch.train_jobs); the paper profile's accelerate run
+    # torch thread each (repro.core.launch.train_jobs); the paper profile's accelerate run
     # trains in-process
-    launch.train_jobs([variant_job(k, sizes["model"], cfg, sizes["seed"], corpus=corpus, data_identity=ident)
-                       for k in SCALINGS], procs, device, pooled=accelerator is None)
-    results = {k: train_variant(k, sizes["model"], cfg, sizes["seed"], train_tokens=train_tokens,
-                                val_tokens=val_tokens, data_identity=ident, accelerator=accelerator, device=device)
-               for k in SCALINGS}
+    launch.train_jobs(
+        [variant_job(k, sizes["model"], cfg, sizes["seed"], corpus=corpus, data_identity=ident) for k in SCALINGS],
+        procs,
+        device,
+        pooled=accelerator is None,
+    )
+    results = {
+        k: train_variant(
+            k,
+            sizes["model"],
+            cfg,
+            sizes["seed"],
+            train_tokens=train_tokens,
+            val_tokens=val_tokens,
+            data_identity=ident,
+            accelerator=accelerator,
+            device=device,
+        )
+        for k in SCALINGS
+    }
     ev = sizes["eval"]
     lengths = [n for n in ev["lengths"] if n <= cfg.seq_len]
     windows = {n: data.bos_windows(tok, "test", ev["n_seq"], n, who="SK-2", corpus=corpus) for n in lengths}
     curves = {k: sink_curve(r.model, windows, batch=ev["batch"]) for k, r in results.items()}
     init = nano_llama("baseline", sizes["model"], cfg.seq_len, sizes["seed"])
-    init_curve = sink_curve(init.to(next(results["baseline"].model.parameters()).device), windows,
-                                  batch=ev["batch"])
+    init_curve = sink_curve(init.to(next(results["baseline"].model.parameters()).device), windows, batch=ev["batch"])
     # the shifted held-out set is fixed whatever --corpus says: Table 7's second, out-of-domain
     # set (C4 there) is part of the claim, not the user's choice
     _, code_val, _ = T.corpus_tokens(SHIFT, V)
     text = corpus if corpus != SHIFT else f"{SHIFT} (--corpus)"  # Trio.text
-    held_out = {text: T.val_windows(cfg, val_tokens, ev["ppl_windows"]),
-                SHIFT: T.val_windows(cfg, code_val, ev["ppl_windows"])}
+    held_out = {
+        text: T.val_windows(cfg, val_tokens, ev["ppl_windows"]),
+        SHIFT: T.val_windows(cfg, code_val, ev["ppl_windows"]),
+    }
     nll = {k: {name: T.window_losses(r.model, w) for name, w in held_out.items()} for k, r in results.items()}
     m = sizes["model"]
-    return Trio(results, cfg, curves, held_out, nll, {n: w.shape[0] for n, w in held_out.items()},
-                m["n_layer"] * m["n_head"], init_curve, corpus)
+    return Trio(
+        results,
+        cfg,
+        curves,
+        held_out,
+        nll,
+        {n: w.shape[0] for n, w in held_out.items()},
+        m["n_layer"] * m["n_head"],
+        init_curve,
+        corpus,
+    )
 
 
 def describe(trio: Trio, model: dict) -> str:
@@ -105,9 +142,11 @@ def describe(trio: Trio, model: dict) -> str:
     §6.2.1's (Table 14), as SK-2/SK-3's records and tables state it."""
     m, c = model, trio.cfg
     on = "" if trio.corpus == "brown" else f" on {trio.corpus}"
-    return (f"{m['n_layer']}L × {m['d_model']} × {m['n_head']}H llama, Brown BPE {m['vocab_size']}{on}, "
-            f"{c.steps} steps of {c.batch_size} × {c.seq_len} tokens ({c.steps * c.batch_size * c.seq_len / 1e6:.2f}M "
-            f"tokens), lr {c.lr:g} → {c.lr * c.min_lr_ratio:g}, wd {c.weight_decay:g}, warm-up {c.warmup_steps}")
+    return (
+        f"{m['n_layer']}L × {m['d_model']} × {m['n_head']}H llama, Brown BPE {m['vocab_size']}{on}, "
+        f"{c.steps} steps of {c.batch_size} × {c.seq_len} tokens ({c.steps * c.batch_size * c.seq_len / 1e6:.2f}M "
+        f"tokens), lr {c.lr:g} → {c.lr * c.min_lr_ratio:g}, wd {c.weight_decay:g}, warm-up {c.warmup_steps}"
+    )
 
 
 def _wilcoxon_less(a: torch.Tensor, b: torch.Tensor) -> float:
@@ -124,9 +163,14 @@ def amplification_p(trio: Trio, form: str) -> dict[int, float]:
     per length, the one-sided paired Wilcoxon p of amplification < baseline over the held-out
     sequences' sink rates (metric `form`), Bonferroni-corrected over the lengths."""
     lengths = trio.curves["baseline"].lengths
-    return {n: min(1.0, len(lengths) * _wilcoxon_less(trio.curves["amplification"].rates[form][n],
-                                                       trio.curves["baseline"].rates[form][n]))
-            for n in lengths}
+    return {
+        n: min(
+            1.0,
+            len(lengths)
+            * _wilcoxon_less(trio.curves["amplification"].rates[form][n], trio.curves["baseline"].rates[form][n]),
+        )
+        for n in lengths
+    }
 
 
 def tokens_per_model(cfg) -> int:
@@ -162,7 +206,7 @@ def baseline_sink_power(trio: Trio, form: str, tokens: float, reps: int = 2000, 
     return float(ok.mean())
 
 
-def first_budget(power_at, start: float, cap: float, target: float = 0.8, step: float = 2 ** 0.125) -> float | None:
+def first_budget(power_at, start: float, cap: float, target: float = 0.8, step: float = 2**0.125) -> float | None:
     """The smallest training budget on the grid start · step^k (≤ `cap`) at which `power_at(tokens)`
     reaches `target` (the sizes for 80% of SK-2 / SK-3), None past `cap`."""
     t = float(start)
@@ -178,6 +222,7 @@ class GapModel:
     """SK-3's effect at a training budget: the variant − baseline training-loss gap (nats/token,
     the same batches in the same order) fitted as a + b·ln(tokens) to block means of the per-step
     gaps (`loss_gap_model`), with the fit's uncertainty."""
+
     intercept: float
     slope: float  # nats per e-fold of tokens
     resid_sd: float
@@ -194,8 +239,10 @@ class GapModel:
     def at(self, tokens: float) -> tuple[float, float]:
         """The fitted gap at `tokens` and its standard error (of the fitted mean)."""
         x = math.log(tokens)
-        return (self.intercept + self.slope * x,
-                self.resid_sd * math.sqrt(1.0 / self.blocks + (x - self.x_mean) ** 2 / self.sxx))
+        return (
+            self.intercept + self.slope * x,
+            self.resid_sd * math.sqrt(1.0 / self.blocks + (x - self.x_mean) ** 2 / self.sxx),
+        )
 
 
 def loss_gap_model(trio: Trio, kind: str, blocks: int = 12) -> GapModel:
@@ -209,7 +256,7 @@ def loss_gap_model(trio: Trio, kind: str, blocks: int = 12) -> GapModel:
     per_step = tokens_per_model(trio.cfg) / trio.cfg.steps
     starts = [s for s in range(0, len(d) - size + 1, size) if s >= len(d) // 2]
     x = np.array([math.log((s + size / 2) * per_step) for s in starts])
-    y = np.array([d[s:s + size].mean() for s in starts])
+    y = np.array([d[s : s + size].mean() for s in starts])
     if len(x) < 3:
         raise ReproError(f"SK-3's budget model needs ≥ 3 blocks in the second half of training; got {len(x)}")
     xm = float(x.mean())
@@ -217,7 +264,7 @@ def loss_gap_model(trio: Trio, kind: str, blocks: int = 12) -> GapModel:
     b = float(((x - xm) * (y - y.mean())).sum() / sxx)
     a = float(y.mean() - b * xm)
     resid = y - (a + b * x)
-    return GapModel(a, b, float(math.sqrt((resid ** 2).sum() / (len(x) - 2))), xm, sxx, len(x), size, starts[0])
+    return GapModel(a, b, float(math.sqrt((resid**2).sum() / (len(x) - 2))), xm, sxx, len(x), size, starts[0])
 
 
 def harm_null(trio: Trio, kind: str) -> tuple[float, str]:
@@ -234,11 +281,15 @@ def harm_null(trio: Trio, kind: str) -> tuple[float, str]:
 
     text, base = trio.text, trio.nll["baseline"][trio.text]
     if kind == "attenuation":
-        return (ratio_bound(trio.nll["amplification"][text] - base)[1],
-                "the amplification variant of the same run (trained alike, worse than the baseline in-domain here)")
+        return (
+            ratio_bound(trio.nll["amplification"][text] - base)[1],
+            "the amplification variant of the same run (trained alike, worse than the baseline in-domain here)",
+        )
     if kind != "amplification":
         raise ReproError(f"SK-3 compares amplification or attenuation with the baseline, not {kind!r}")
     switched = apply_positional_scaling(copy.deepcopy(trio.results["baseline"].model), kind, trio.cfg.seq_len)
     nll = T.window_losses(switched, trio.held_out[text])
-    return (ratio_bound(nll - base)[1],
-            "the trained baseline with amplification's scaling switched on (never trained for it)")
+    return (
+        ratio_bound(nll - base)[1],
+        "the trained baseline with amplification's scaling switched on (never trained for it)",
+    )

@@ -1,6 +1,7 @@
 """Figure builders of the spectral-filter claims (003): singular values and eq. (1) projection
 norms with the dark band shaded, dark shares, NLL against retained bands and as heat maps,
 token 0's sink composition, HMLV metrics, head ratios, repetition."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -51,8 +52,9 @@ def dark_share_heatmap(shares: dict, chance: float, title: str) -> plt.Figure:
     return fig
 
 
-def nll_vs_retained(curves: dict, base: float, title: str, xlabel: str = "retained bands (of 20)",
-                    source: tuple | None = None) -> plt.Figure:
+def nll_vs_retained(
+    curves: dict, base: float, title: str, xlabel: str = "retained bands (of 20)", source: tuple | None = None
+) -> plt.Figure:
     """003 Fig 7/13/16: NLL against retained spectrum for each filter family; `curves`:
     label → (x, mean, spread or None) with spread drawn as ±1 (random bases)."""
     fig, ax = plt.subplots(figsize=(5.2, 3.6))
@@ -77,8 +79,15 @@ def nll_heatmaps(grids: dict, rows, cols, base: float, title: str) -> plt.Figure
     fig, axes = plt.subplots(1, n, figsize=(2.4 * n + 1.2, 0.28 * len(rows) + 2.0), squeeze=False, layout="constrained")
     vmax = max(float(np.nanmax(np.asarray(g))) for g in grids.values())
     for ax, (label, g) in zip(axes[0], grids.items()):
-        im = ax.imshow(np.asarray(g), aspect="auto", cmap="viridis", vmin=base, vmax=max(vmax, base + 1e-3),
-                       interpolation="nearest", origin="lower")
+        im = ax.imshow(
+            np.asarray(g),
+            aspect="auto",
+            cmap="viridis",
+            vmin=base,
+            vmax=max(vmax, base + 1e-3),
+            interpolation="nearest",
+            origin="lower",
+        )
         ax.set_xticks(range(len(cols)), [str(c) for c in cols], fontsize=7)
         ax.set_yticks(range(len(rows)), [str(r) for r in rows], fontsize=7)
         ax.set_title(label, fontsize=8)
@@ -100,7 +109,7 @@ def sink_composition(p, title: str) -> plt.Figure:
         norm, darkf = np.asarray(norm), np.asarray(darkf)
         ax.plot(x, norm, "k-", label=f"{label} norm")
         ax.plot(x, norm * darkf, "C3--", label="U-dark part")
-        ax.plot(x, norm * np.sqrt(np.clip(1 - darkf ** 2, 0, None)), "C0:", label="U-light part")
+        ax.plot(x, norm * np.sqrt(np.clip(1 - darkf**2, 0, None)), "C0:", label="U-light part")
         ax.set_yscale("symlog", linthresh=1.0)
 
     split(top, p.norm, p.dark, np.arange(len(p.norm)), "residual")
@@ -118,7 +127,10 @@ def sink_composition(p, title: str) -> plt.Figure:
 def hmlv_metrics(layers, udr_h, udr_all, kdp_h, kdp_all, title: str) -> plt.Figure:
     """003 Fig 15/22: mean U-dark ratio and key dot product with token 0, HMLV vs all tokens."""
     fig, (a, b) = plt.subplots(1, 2, figsize=(8.0, 3.2))
-    for ax, h, al, name in ((a, udr_h, udr_all, "U-dark ratio (eq. 4)"), (b, kdp_h, kdp_all, "key dot product (eq. 5)")):
+    for ax, h, al, name in (
+        (a, udr_h, udr_all, "U-dark ratio (eq. 4)"),
+        (b, kdp_h, kdp_all, "key dot product (eq. 5)"),
+    ):
         ax.plot(layers, h, "C3o-", ms=3, label="HMLV tokens")
         ax.plot(layers, al, "C0s-", ms=3, label="all tokens")
         ax.set(xlabel="layer", title=name)
@@ -144,7 +156,7 @@ def repetition_bars(reps: dict, title: str) -> plt.Figure:
     fig, ax = plt.subplots(figsize=(5.0, 3.0))
     names = list(reps)
     means = [float(np.mean(reps[n])) for n in names]
-    ax.bar(range(len(names)), means, color=["0.6", "C3", "C7", "C0"][:len(names)])
+    ax.bar(range(len(names)), means, color=["0.6", "C3", "C7", "C0"][: len(names)])
     for i, n in enumerate(names):
         ax.plot([i] * len(reps[n]), reps[n], "k.", ms=4)
     ax.set_xticks(range(len(names)), names)

@@ -6,6 +6,7 @@ of the same rank: their noise is the random filters' spread across seeds as well
 per-prompt spread (`gap_power`). SF-8's effect is the source's own continuations (003 App E
 Table 4), re-tokenised for the model under test (`source_rep`, `table4_power`).
 """
+
 from __future__ import annotations
 
 import math
@@ -57,9 +58,12 @@ def gap_power(effect: float, threshold: float, gap_p: np.ndarray, rnd_means: lis
 def n80_gap(power_at: Callable[[int], float]) -> str:
     """`n80` for a `gap_power` curve, which may never reach 80% with more prompts."""
     n = stats.n_for_power(lambda k: power_at(max(k, 2)), n_max=10_000)
-    return (f"{n} prompts of this length" if n is not None else
-            "not reachable with more prompts: the random filters' spread across seeds dominates (a test against "
-            "their distribution, over many seeds, would be needed)")
+    return (
+        f"{n} prompts of this length"
+        if n is not None
+        else "not reachable with more prompts: the random filters' spread across seeds dominates (a test against "
+        "their distribution, over many seeds, would be needed)"
+    )
 
 
 def _sd(x: np.ndarray) -> float:
@@ -86,14 +90,19 @@ def sf5_power(drop_p: np.ndarray, swap_p: np.ndarray, first_p: np.ndarray):
     ratio·drop). Returns (power_at(n), the sds used)."""
     step_drop = float(drop_p.mean())
     ratio, ratio0 = float(swap_p.mean()) / step_drop, float(first_p.mean()) / step_drop
-    sd = {"swap ratio": _sd(swap_p - ratio * drop_p) / abs(step_drop),
-          "token-0 ratio": _sd(first_p - ratio0 * drop_p) / abs(step_drop), "step": _sd(drop_p)}
+    sd = {
+        "swap ratio": _sd(swap_p - ratio * drop_p) / abs(step_drop),
+        "token-0 ratio": _sd(first_p - ratio0 * drop_p) / abs(step_drop),
+        "step": _sd(drop_p),
+    }
 
     def power_at(n: int) -> float:
         r = math.sqrt(n)
-        return (stats.power_threshold(0.0, 0.25, sd["swap ratio"] / r, "le")
-                * stats.power_threshold(1.0, 0.25, sd["token-0 ratio"] / r)
-                * stats.power_threshold(SOURCE_STEP, 1.0, sd["step"] / r))
+        return (
+            stats.power_threshold(0.0, 0.25, sd["swap ratio"] / r, "le")
+            * stats.power_threshold(1.0, 0.25, sd["token-0 ratio"] / r)
+            * stats.power_threshold(SOURCE_STEP, 1.0, sd["step"] / r)
+        )
 
     return power_at, sd
 
@@ -106,8 +115,11 @@ def sf6_power(first_p: np.ndarray, swap_p: np.ndarray, gap_p: np.ndarray, rnd_me
     sd = {"seeds": sd_seed, "gap": sd_gap, "step": _sd(first_p), "step − swap": _sd(first_p - swap_p)}
 
     def power_at(n: int) -> float:
-        return (gap_at(n) * stats.power_threshold(SOURCE_STEP, 1.0, sd["step"] / math.sqrt(n))
-                * stats.power_threshold(SOURCE_STEP, 0.0, sd["step − swap"] / math.sqrt(n)))
+        return (
+            gap_at(n)
+            * stats.power_threshold(SOURCE_STEP, 1.0, sd["step"] / math.sqrt(n))
+            * stats.power_threshold(SOURCE_STEP, 0.0, sd["step − swap"] / math.sqrt(n))
+        )
 
     return power_at, sd
 
@@ -133,11 +145,16 @@ def source_rep(tok, layers_rel: list[float], new_tokens: int) -> dict[str, list[
     depth: family → one list of rep-3 values per layer."""
     out: dict[str, list[list[float]]] = {"Ψ (80%)": [], "Ω_u (80%)": []}
     for f in layers_rel:
-        rows = [L for L in SOURCE_TABLE4 if abs(L / SOURCE_LAYERS - f) <= 0.1 + 1e-9] or \
-               [min(SOURCE_TABLE4, key=lambda L: abs(L / SOURCE_LAYERS - f))]
+        rows = [L for L in SOURCE_TABLE4 if abs(L / SOURCE_LAYERS - f) <= 0.1 + 1e-9] or [
+            min(SOURCE_TABLE4, key=lambda L: abs(L / SOURCE_LAYERS - f))
+        ]
         for i, fam in enumerate(out):
-            out[fam].append([sp.rep_n(tok(" " + SOURCE_TABLE4[L][i], add_special_tokens=False)["input_ids"][:new_tokens])
-                             for L in rows])
+            out[fam].append(
+                [
+                    sp.rep_n(tok(" " + SOURCE_TABLE4[L][i], add_special_tokens=False)["input_ids"][:new_tokens])
+                    for L in rows
+                ]
+            )
     return out
 
 
@@ -184,8 +201,9 @@ class HMLVTest:
         return len(self.contrast)
 
     def power_at(self, k: int) -> float:
-        return (stats.power_threshold(SF9_EFFECT, SF9_MIN, self.sd / math.sqrt(k))
-                * stats.power_paired_t(SF9_EFFECT, self.sd, k))
+        return stats.power_threshold(SF9_EFFECT, SF9_MIN, self.sd / math.sqrt(k)) * stats.power_paired_t(
+            SF9_EFFECT, self.sd, k
+        )
 
     def decide(self) -> str:
         return n80(self.power_at).replace("of this length", "of 33 tokens")
@@ -194,15 +212,19 @@ class HMLVTest:
         """`claim.power` keywords: the power at SF9_EFFECT, an effect of ours (the text gives no
         number), with the t-test's p as `direction_p`, so that our 0.2-sd bar alone cannot read
         contradicted while the contrast is significant in the claimed direction."""
-        return dict(value=self.power_at(self.n), effect_value=SF9_EFFECT,
-                    effect=f"HMLV tokens {SF9_EFFECT} population sd above the other tokens of their prompt and layer",
-                    basis="interest: the text gives no number; 'much larger' (App F) / 'grows considerably' (§7) read "
-                          f"as Cohen's medium effect ({SF9_EFFECT} sd)",
-                    test=f"mean contrast ≥ {SF9_MIN} sd and one-sided one-sample t over prompts at α = 0.05",
-                    sample=f"{self.n} prompts with an HMLV token ({self.shape[0]} prompts × {self.shape[1]} tokens)",
-                    method=f"closed form: normal approximation (threshold) × noncentral t (test), per-prompt sd "
-                           f"{self.sd:.3f} of the contrast, product of the two checks' powers",
-                    decide=self.decide(), direction_p=self.p)
+        return dict(
+            value=self.power_at(self.n),
+            effect_value=SF9_EFFECT,
+            effect=f"HMLV tokens {SF9_EFFECT} population sd above the other tokens of their prompt and layer",
+            basis="interest: the text gives no number; 'much larger' (App F) / 'grows considerably' (§7) read "
+            f"as Cohen's medium effect ({SF9_EFFECT} sd)",
+            test=f"mean contrast ≥ {SF9_MIN} sd and one-sided one-sample t over prompts at α = 0.05",
+            sample=f"{self.n} prompts with an HMLV token ({self.shape[0]} prompts × {self.shape[1]} tokens)",
+            method=f"closed form: normal approximation (threshold) × noncentral t (test), per-prompt sd "
+            f"{self.sd:.3f} of the contrast, product of the two checks' powers",
+            decide=self.decide(),
+            direction_p=self.p,
+        )
 
 
 def hmlv_test(st: dict, key: str) -> HMLVTest:
@@ -211,8 +233,9 @@ def hmlv_test(st: dict, key: str) -> HMLVTest:
     wins = (int((lay[f"{key}_h"] > lay[f"{key}_all"]).sum()), len(lay["layer"])) if len(lay["layer"]) else None
     enough = len(d) >= SF9_MIN_PROMPTS
     p = float(stats.one_sample_t(d, 0.0, alternative="greater").p) if enough else math.nan
-    return HMLVTest(d, ctl, p, float(d.std(ddof=1)) if enough else math.nan, tuple(st["shape"]), tuple(st["pairs"]),
-                    wins)
+    return HMLVTest(
+        d, ctl, p, float(d.std(ddof=1)) if enough else math.nan, tuple(st["shape"]), tuple(st["pairs"]), wins
+    )
 
 
 # --------------------------------------------------------------------------- noise-free checks (SF-1, 2, 4, 10)
@@ -249,14 +272,23 @@ def deterministic(declared: Sequence[Declared], sample: str) -> dict:
     value = float(np.prod([stats.deterministic_power(d.effect, d.threshold, d.compare) for d in declared]))
     ours = [d for d in declared if not d.basis.startswith("source")]
     parts = "; ".join(f"{d.check} {d.effect:.3g} ({d.basis})" for d in declared)
-    basis = (("interest: " + "; ".join(f"{d.check}: {d.basis.split(':', 1)[1].strip()}" for d in ours)) if ours else
-             "source: " + "; ".join(f"{d.check}: {d.basis.split(':', 1)[1].strip()}" for d in declared))
+    basis = (
+        ("interest: " + "; ".join(f"{d.check}: {d.basis.split(':', 1)[1].strip()}" for d in ours))
+        if ours
+        else "source: " + "; ".join(f"{d.check}: {d.basis.split(':', 1)[1].strip()}" for d in declared)
+    )
     rel = {"ge": "≥", "le": "≤"}
-    return dict(value=value, effect=parts, effect_value=declared[0].effect, basis=basis,
-                test="; ".join(f"{d.check} {rel[d.compare]} {d.threshold:.3g}" for d in declared),
-                sample=sample,
-                method="closed form: noise-free quantities (stats.deterministic_power at each declared effect, "
-                       "product over the checks)",
-                decide="any size: no sampling noise, so more data does not change the power",
-                size=1.0 - value, size_method="1 − power: a model with the declared effects passes every check with "
-                                              "certainty (size 0 when every declared effect clears its threshold)")
+    return dict(
+        value=value,
+        effect=parts,
+        effect_value=declared[0].effect,
+        basis=basis,
+        test="; ".join(f"{d.check} {rel[d.compare]} {d.threshold:.3g}" for d in declared),
+        sample=sample,
+        method="closed form: noise-free quantities (stats.deterministic_power at each declared effect, "
+        "product over the checks)",
+        decide="any size: no sampling noise, so more data does not change the power",
+        size=1.0 - value,
+        size_method="1 − power: a model with the declared effects passes every check with "
+        "certainty (size 0 when every declared effect clears its threshold)",
+    )

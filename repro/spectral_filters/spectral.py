@@ -24,6 +24,7 @@ middle), or swap the filtered-out part with another sample's (the "shavings swap
 `Sweep` computes the same NLLs from one cached forward pass: the prefix below the filtered
 layer is never recomputed (its blocks are replaced by pass-throughs while the suffix runs).
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -37,8 +38,8 @@ from torch import nn
 
 from repro.core import lens, memo
 from repro.core.lens import frozen_norm
+from repro.ground.runtime import NotApplicable, ReproError, generator
 from repro.harness import catalogue
-from repro.harness.runtime import NotApplicable, ReproError, generator
 
 N_BANDS = 20
 # 003 §7: High-Mean Low-Variance received-attention thresholds (the catalogue's numbers)
@@ -133,7 +134,7 @@ class Filters:
         """V_{which, j:k}: (d, dims) columns, which ∈ {"u", "e"}."""
         self._check(j, k)
         V = {"u": self.u.V, "e": self.e.V}[which]
-        return V[:, self.edges[j - 1]:self.edges[k]]
+        return V[:, self.edges[j - 1] : self.edges[k]]
 
     def _proj(self, B: torch.Tensor) -> torch.Tensor:
         return (B @ B.T).float()
@@ -176,7 +177,7 @@ class Filters:
     def random(self, k: int, seed: int) -> torch.Tensor:
         """The first k bands' worth of directions of a random orthonormal basis ('Rnd', Fig 7)."""
         self._check(1, k)
-        return self._proj(self.random_basis(seed)[:, :self.edges[k]])
+        return self._proj(self.random_basis(seed)[:, : self.edges[k]])
 
     def family(self, name: str, k: int, seed: int = 0) -> torch.Tensor:
         """A filter by family name: phi_u, phi_e (Φ_{·,1:k}), psi, omega, random."""
@@ -238,10 +239,13 @@ def component_matrices(model: nn.Module, layer: int) -> dict[str, torch.Tensor]:
         q, k, v = _linear_rows(attn.c_attn).T.chunk(3, dim=1)
         out.update(q=q, k=k, v=v, o=_linear_rows(attn.c_proj).T)
     else:
-        raise ReproError(f"{type(attn).__name__}: no q/k/v/o projections known; add it to repro.spectral_filters.spectral")
+        raise ReproError(
+            f"{type(attn).__name__}: no q/k/v/o projections known; add it to repro.spectral_filters.spectral"
+        )
     if hasattr(mlp, "gate_proj"):
-        out.update({"1": _linear_rows(mlp.gate_proj).T, "3": _linear_rows(mlp.up_proj).T,
-                    "2": _linear_rows(mlp.down_proj).T})
+        out.update(
+            {"1": _linear_rows(mlp.gate_proj).T, "3": _linear_rows(mlp.up_proj).T, "2": _linear_rows(mlp.down_proj).T}
+        )
     elif hasattr(mlp, "c_fc"):
         out.update({"1": _linear_rows(mlp.c_fc).T, "2": _linear_rows(mlp.c_proj).T})
     else:
@@ -274,7 +278,7 @@ def band_share(j: torch.Tensor, edges: Sequence[int], band: int) -> float:
     """Share of a matrix's squared Frobenius norm that lies in one band: Σ_band j_i² / Σ j_i²
     (V is orthonormal, so Σ j_i² = ‖W‖²_F). Chance for a random matrix: the band's share of d."""
     j2 = j.double() ** 2
-    return float(j2[edges[band - 1]:edges[band]].sum() / j2.sum())
+    return float(j2[edges[band - 1] : edges[band]].sum() / j2.sum())
 
 
 def dark_shares(model: nn.Module, F: Filters, basis: torch.Tensor | None = None) -> dict[str, torch.Tensor]:
@@ -338,8 +342,9 @@ def hmlv(mean: torch.Tensor, var: torch.Tensor, tau_mean: float = HMLV_MEAN, tau
     return mask
 
 
-def hmlv_mean_threshold(mean: torch.Tensor, var: torch.Tensor, valid: torch.Tensor, share: float = HMLV_SHARE,
-                        tau_var: float = HMLV_VAR) -> float:
+def hmlv_mean_threshold(
+    mean: torch.Tensor, var: torch.Tensor, valid: torch.Tensor, share: float = HMLV_SHARE, tau_var: float = HMLV_VAR
+) -> float:
     """τ_μ that marks `share` of the `valid` token-layer pairs HMLV (mean > τ_μ, var < τ_var),
     τ_σ kept at the source's. The source chose its thresholds by hand so that HMLV pairs are the
     few "attention bars" of its matrices (§7, footnote 5): 3.0% of LLaMA-2 13B's pairs. A small
@@ -351,8 +356,9 @@ def hmlv_mean_threshold(mean: torch.Tensor, var: torch.Tensor, valid: torch.Tens
     k = round(share * n)
     cand = mean[v & (var < tau_var)].flatten().sort(descending=True).values
     if n == 0 or k < 1 or len(cand) <= k:
-        raise ReproError(f"hmlv_mean_threshold: cannot mark {share:.2%} of {n} pairs HMLV ({len(cand)} have variance "
-                         f"< {tau_var})")
+        raise ReproError(
+            f"hmlv_mean_threshold: cannot mark {share:.2%} of {n} pairs HMLV ({len(cand)} have variance < {tau_var})"
+        )
     return float(cand[k])
 
 
@@ -366,8 +372,10 @@ def hmlv_contrast(x: torch.Tensor, mask: torch.Tensor, valid: torch.Tensor) -> t
     over layers and dividing gives each prompt's mean contrast in population standard
     deviations (Cohen's d-like), 0 in expectation for tokens marked at random."""
     if x.shape != mask.shape or x.shape != valid.shape:
-        raise ReproError(f"hmlv_contrast needs x, mask and valid of one shape, got {tuple(x.shape)}, "
-                         f"{tuple(mask.shape)}, {tuple(valid.shape)}")
+        raise ReproError(
+            f"hmlv_contrast needs x, mask and valid of one shape, got {tuple(x.shape)}, "
+            f"{tuple(mask.shape)}, {tuple(valid.shape)}"
+        )
     mask = mask & valid
     z = x.double().masked_fill(~valid, 0.0)
     n = valid.sum()
@@ -393,8 +401,9 @@ def matched_random_mask(mask: torch.Tensor, valid: torch.Tensor, g: torch.Genera
 # --------------------------------------------------------------------------- interventions
 
 
-def _apply(h: torch.Tensor, P: torch.Tensor, *, tokens: str = "all", swap: bool = False,
-           swap_shift: int = 0) -> torch.Tensor:
+def _apply(
+    h: torch.Tensor, P: torch.Tensor, *, tokens: str = "all", swap: bool = False, swap_shift: int = 0
+) -> torch.Tensor:
     """Filter a (B, T, d) stream: h·P on all tokens or token 0 only; with `swap`, add the
     filtered-out part of the next sample (same position) instead of dropping it (Fig 10).
     `swap_shift` ≠ 0 takes it from the position `swap_shift` earlier (cyclically) instead: a
@@ -423,8 +432,16 @@ def _replace_first(output: Any, new: torch.Tensor) -> Any:
 
 
 @contextlib.contextmanager
-def filtered(model: nn.Module, layer: int, P: torch.Tensor, *, where: str = "resid", tokens: str = "all",
-             swap: bool = False, swap_shift: int = 0) -> Iterator[None]:
+def filtered(
+    model: nn.Module,
+    layer: int,
+    P: torch.Tensor,
+    *,
+    where: str = "resid",
+    tokens: str = "all",
+    swap: bool = False,
+    swap_shift: int = 0,
+) -> Iterator[None]:
     """Plain forward hooks: filter the residual stream right after block `layer` (where="resid",
     003 Fig 2 red box) or the MLP's contribution in block `layer` (where="mlp", yellow box:
     on Gemma, the post-feed-forward norm's output, which is what the block adds). The hook is
@@ -552,8 +569,16 @@ class Sweep:
         with torch.no_grad():
             return nll_per_token(self.model, normed[:, :-1], self.ids[:, 1:])
 
-    def state(self, layer: int, P: torch.Tensor | None, *, where: str = "resid", tokens: str = "all",
-              swap: bool = False, swap_shift: int = 0) -> torch.Tensor:
+    def state(
+        self,
+        layer: int,
+        P: torch.Tensor | None,
+        *,
+        where: str = "resid",
+        tokens: str = "all",
+        swap: bool = False,
+        swap_shift: int = 0,
+    ) -> torch.Tensor:
         """The stream after block `layer` with the filter applied (what `filtered` produces)."""
         h = self.resid[:, layer + 1]
         if P is None:
@@ -594,20 +619,31 @@ class Sweep:
 def rep_n(tokens: Sequence[int], n: int = 3) -> float:
     """Repetition rate of a continuation: 1 − distinct n-grams / n-grams (Welleck et al. 2019's
     rep-n); 0 for no repeated n-gram, → 1 for a loop."""
-    grams = [tuple(tokens[i:i + n]) for i in range(len(tokens) - n + 1)]
+    grams = [tuple(tokens[i : i + n]) for i in range(len(tokens) - n + 1)]
     return 0.0 if not grams else 1.0 - len(set(grams)) / len(grams)
 
 
-def generate(model: nn.Module, prompt_ids: torch.Tensor, max_new_tokens: int, *, layer: int | None = None,
-             P: torch.Tensor | None = None) -> list[int]:
+def generate(
+    model: nn.Module,
+    prompt_ids: torch.Tensor,
+    max_new_tokens: int,
+    *,
+    layer: int | None = None,
+    P: torch.Tensor | None = None,
+) -> list[int]:
     """Greedy continuation (token ids after the prompt), optionally with the residual stream
     filtered after block `layer` at every position (003 §6.1, Tables 2, 4, 5)."""
     ctx = filtered(model, layer, P) if P is not None else contextlib.nullcontext()
     prompt_ids = prompt_ids.to(next(model.parameters()).device)
     with ctx, torch.no_grad():
-        out = model.generate(prompt_ids, max_new_tokens=max_new_tokens, do_sample=False,
-                             attention_mask=torch.ones_like(prompt_ids), pad_token_id=0)
-    return out[0, prompt_ids.shape[1]:].tolist()
+        out = model.generate(
+            prompt_ids,
+            max_new_tokens=max_new_tokens,
+            do_sample=False,
+            attention_mask=torch.ones_like(prompt_ids),
+            pad_token_id=0,
+        )
+    return out[0, prompt_ids.shape[1] :].tolist()
 
 
 # --------------------------------------------------------------------------- per-head reads (§7, App D)
@@ -625,8 +661,10 @@ def head_keys(attn: nn.Module, x: torch.Tensor) -> torch.Tensor:
     """Keys h·W_k^h of normalised inputs x (B, T, d) → (B, H_kv, T, d_h), before the rotary
     embedding (eq. 5 compares h_t W_k with h_0 W_k) and after Gemma's per-head k_norm."""
     if not hasattr(attn, "k_proj"):
-        raise NotApplicable(f"{type(attn).__name__}: per-head keys need separate q/k/v projections (a fused one, as "
-                            "GPT-2's c_attn, is not split here)")
+        raise NotApplicable(
+            f"{type(attn).__name__}: per-head keys need separate q/k/v projections (a fused one, as "
+            "GPT-2's c_attn, is not split here)"
+        )
     _, H_kv, d_h = _kv_heads(attn)
     k = attn.k_proj(x).view(*x.shape[:-1], H_kv, d_h).transpose(1, 2)
     k_norm = getattr(attn, "k_norm", None)
@@ -638,8 +676,10 @@ def value_output_norms(attn: nn.Module, x: torch.Tensor) -> torch.Tensor:
     normalised inputs x (B, T, d); grouped-query heads share their group's W_v. On Gemma this
     is before the post-attention norm (a per-token scale over all heads together)."""
     if not hasattr(attn, "v_proj"):
-        raise NotApplicable(f"{type(attn).__name__}: per-head values need separate q/k/v projections (a fused one, "
-                            "as GPT-2's c_attn, is not split here)")
+        raise NotApplicable(
+            f"{type(attn).__name__}: per-head values need separate q/k/v projections (a fused one, "
+            "as GPT-2's c_attn, is not split here)"
+        )
     H, H_kv, d_h = _kv_heads(attn)
     v = attn.v_proj(x).view(*x.shape[:-1], H_kv, d_h)  # (B, T, H_kv, d_h)
     v = v.repeat_interleave(H // H_kv, dim=2)  # (B, T, H, d_h)
@@ -683,5 +723,12 @@ class SinkProfile:
 def sink_profile(resid0: torch.Tensor, mlp0: torch.Tensor, attn0: torch.Tensor, dark: torch.Tensor) -> SinkProfile:
     """From token 0's streams: resid0 (L+1, d), block contributions mlp0, attn0 (L, d)."""
     r, m, a = resid0.float().cpu(), mlp0.float().cpu(), attn0.float().cpu()
-    return SinkProfile(r.norm(dim=-1), dark_fraction(r, dark), m.norm(dim=-1), dark_fraction(m, dark),
-                       a.norm(dim=-1), dark_fraction(a, dark), m.cumsum(0).norm(dim=-1))
+    return SinkProfile(
+        r.norm(dim=-1),
+        dark_fraction(r, dark),
+        m.norm(dim=-1),
+        dark_fraction(m, dark),
+        a.norm(dim=-1),
+        dark_fraction(a, dark),
+        m.cumsum(0).norm(dim=-1),
+    )

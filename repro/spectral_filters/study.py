@@ -10,6 +10,7 @@ claims read are computed once, and the spread over prompts is every NLL claim's 
 length. Layers named in the source are mapped by what they do: the source's L12 of 40 (SF-7,
 Fig 13) is the block at the same relative depth (`Study.sf7_layer`).
 """
+
 from __future__ import annotations
 
 import copy
@@ -20,8 +21,8 @@ import numpy as np
 import torch
 
 from repro.core import data, lens
+from repro.ground.runtime import NotApplicable, ReproError, dtype_name, generator, resolve_dtype
 from repro.harness import catalogue
-from repro.harness.runtime import NotApplicable, ReproError, dtype_name, generator, resolve_dtype
 from repro.spectral_filters import spectral as sp
 
 SOURCE_SF7 = catalogue.number("SF-7", "fig13")  # 003 Fig 13: Ω_{u,14} after L12 of 40: NLL 2.47 → 2.74
@@ -90,14 +91,27 @@ class Study:
         k = bands - 1 if family == "omega" else bands
         return self.F.family(family, k, seed)
 
-    def prompt_nll(self, layer: int, family: str, bands: int, *, seed: int = 0, where: str = "resid",
-                   tokens: str = "all", swap: bool = False, swap_shift: int = 0) -> np.ndarray:
+    def prompt_nll(
+        self,
+        layer: int,
+        family: str,
+        bands: int,
+        *,
+        seed: int = 0,
+        where: str = "resid",
+        tokens: str = "all",
+        swap: bool = False,
+        swap_shift: int = 0,
+    ) -> np.ndarray:
         """(n,) NLL per prompt with the filter after `layer` (memoised)."""
         key = (layer, family, bands, seed, where, tokens, swap, swap_shift)
         if key not in self.memo:
             P = self.filter(family, bands, seed)
-            v = self.sweep.base_prompts if P is None else self.sweep.prompt_nll(layer, P, where=where, tokens=tokens,
-                                                                                 swap=swap, swap_shift=swap_shift)
+            v = (
+                self.sweep.base_prompts
+                if P is None
+                else self.sweep.prompt_nll(layer, P, where=where, tokens=tokens, swap=swap, swap_shift=swap_shift)
+            )
             self.memo[key] = v.numpy()
         return self.memo[key]
 
@@ -109,7 +123,9 @@ class Study:
         """(rows, cols) NLL heat map (003 Fig 8/11) over `rows` (default `self.rows`; see
         `step_rows`). One cell costs a pass through the rest of the model and the head (Gemma:
         3.1 s in float32 on the 2-core EPYC)."""
-        return np.array([[self.nll(r, family, c, **kw) for c in self.cols] for r in (self.rows if rows is None else rows)])
+        return np.array(
+            [[self.nll(r, family, c, **kw) for c in self.cols] for r in (self.rows if rows is None else rows)]
+        )
 
 
 def build_study(model_name: str, m: torch.nn.Module, tok: Any, sizes: dict, corpus: str = "brown") -> Study:
@@ -118,21 +134,28 @@ def build_study(model_name: str, m: torch.nn.Module, tok: Any, sizes: dict, corp
         raise ReproError(f"--model {model_name}: the spectral claims read text, which needs the model's tokenizer")
     bos = tok.bos_token_id
     if bos is None:
-        raise NotApplicable(f"--model {model_name}: its tokenizer has no <bos>; 003 §5 needs every prompt to start "
-                            "alike")
+        raise NotApplicable(
+            f"--model {model_name}: its tokenizer has no <bos>; 003 §5 needs every prompt to start alike"
+        )
     F = sp.filters(m)
-    ids = data.windows(tok, "test", sizes["n_prompts"], sizes["prompt_len"], lead=bos,
-                       corpus=corpus).to(next(m.parameters()).device)
+    ids = data.windows(tok, "test", sizes["n_prompts"], sizes["prompt_len"], lead=bos, corpus=corpus).to(
+        next(m.parameters()).device
+    )
     cap = lens.capture(m, ids, modules=["mlp_out", "attn_out", "attn_in"], attentions=True, logits_to_keep=1)
-    sink = sp.sink_profile(cap.residual[0, :, 0], torch.stack([x[0, 0] for x in cap.modules["mlp_out"]]),
-                           torch.stack([x[0, 0] for x in cap.modules["attn_out"]]), F.dark("u"))
+    sink = sp.sink_profile(
+        cap.residual[0, :, 0],
+        torch.stack([x[0, 0] for x in cap.modules["mlp_out"]]),
+        torch.stack([x[0, 0] for x in cap.modules["attn_out"]]),
+        F.dark("u"),
+    )
     dtype = resolve_dtype(sizes["nll_dtype"], next(m.parameters()).device)
     work = m if dtype == torch.float32 else copy.deepcopy(m).to(dtype)
     with torch.no_grad():
         normed = lens.final_norm(m)(cap.residual[:, -1])
         base_f32 = float(sp.nll_per_token(m, normed[:, :-1], ids[:, 1:]).mean())
-    return Study(model_name, m, tok, sizes, F, ids, cap, sink, sp.Sweep(work, ids), base_f32,
-                 dtype_name(dtype), corpus=corpus)
+    return Study(
+        model_name, m, tok, sizes, F, ids, cap, sink, sp.Sweep(work, ids), base_f32, dtype_name(dtype), corpus=corpus
+    )
 
 
 def generations(s: Study, prompts: tuple[str, ...]) -> tuple[list[int], dict[str, list[float]], list[list]]:
@@ -190,8 +213,10 @@ def hmlv_statistics(s: Study, draws: int = RANDOM_DRAWS) -> dict[str, Any]:
         valid = ~torch.isnan(mean)
         valid[:, 0] = False
         received[layer] = (mean.cpu(), var.cpu(), valid.cpu())
-    source_share = float(sum(int(sp.hmlv(m, v)[ok].sum()) for m, v, ok in received.values())
-                         / max(1, sum(int(ok.sum()) for _, _, ok in received.values())))
+    source_share = float(
+        sum(int(sp.hmlv(m, v)[ok].sum()) for m, v, ok in received.values())
+        / max(1, sum(int(ok.sum()) for _, _, ok in received.values()))
+    )
     tau_mean = sp.hmlv_mean_threshold(*(torch.stack([r[i] for r in received.values()]) for i in range(3)))
     for layer, (mean, var, valid) in received.items():
         mask = sp.hmlv(mean, var, tau_mean) & valid
@@ -208,12 +233,24 @@ def hmlv_statistics(s: Study, draws: int = RANDOM_DRAWS) -> dict[str, Any]:
         acc["n"] += mask.sum(1).double()
         if int(mask.sum()) == 0:
             continue
-        for k, v in (("layer", layer), ("n", int(mask.sum())), ("n_all", int(valid.sum())),
-                     ("udr_h", float(u[mask].mean())), ("udr_all", float(u[valid].mean())),
-                     ("kdp_h", float(kdp[mask].mean())), ("kdp_all", float(kdp[valid].mean()))):
+        for k, v in (
+            ("layer", layer),
+            ("n", int(mask.sum())),
+            ("n_all", int(valid.sum())),
+            ("udr_h", float(u[mask].mean())),
+            ("udr_all", float(u[valid].mean())),
+            ("kdp_h", float(kdp[mask].mean())),
+            ("kdp_all", float(kdp[valid].mean())),
+        ):
             per_layer[k].append(v)
     has = acc["n"] > 0
     prompts = {k: (acc[k][has] / acc["n"][has]).numpy() for k in ("udr", "kdp", "udr_rnd", "kdp_rnd")}
-    return {"layers": {k: np.array(v) for k, v in per_layer.items()}, "prompts": prompts, "shape": tuple(ids.shape),
-            "n_prompts_with": int(has.sum()), "tau_mean": tau_mean, "source_thresholds_share": source_share,
-            "pairs": (int(acc["n"].sum()), sum(int(ok.sum()) for _, _, ok in received.values()))}
+    return {
+        "layers": {k: np.array(v) for k, v in per_layer.items()},
+        "prompts": prompts,
+        "shape": tuple(ids.shape),
+        "n_prompts_with": int(has.sum()),
+        "tau_mean": tau_mean,
+        "source_thresholds_share": source_share,
+        "pairs": (int(acc["n"].sum()), sum(int(ok.sum()) for _, _, ok in received.values())),
+    }

@@ -13,19 +13,22 @@ takes ≈ 15% off a tiny-model training step, and float32 attention is at least 
   AttentionMaskInterface (`register()`), so `build_model(..., attn_implementation=SDPA)`
   or `model.set_attn_implementation(SDPA)` uses it.
 """
+
 from __future__ import annotations
 
 import torch
 import torch.nn.functional as F
 
-from repro.harness.runtime import attention_in_float32, autocast_off
+from repro.ground.runtime import attention_in_float32, autocast_off
 
 SDPA = "repro_sdpa"
 
 
 def _upcast(query: torch.Tensor) -> bool:
     """Would this attention run below float32 (half-width inputs, or float32 ones under an autocast)?"""
-    lowered = query.dtype.itemsize < 4 or (query.dtype == torch.float32 and torch.is_autocast_enabled(query.device.type))
+    lowered = query.dtype.itemsize < 4 or (
+        query.dtype == torch.float32 and torch.is_autocast_enabled(query.device.type)
+    )
     return lowered and attention_in_float32(query.device)
 
 
@@ -54,8 +57,9 @@ def hf_sdpa(module, query, key, value, attention_mask, **kwargs):
     if isinstance(kwargs.get("position_bias"), torch.Tensor):  # T5-style additive biases go along
         kwargs["position_bias"] = _f32(kwargs["position_bias"])
     with autocast_off(query.device):
-        out, weights = sdpa_attention_forward(module, query.float(), key.float(), value.float(),
-                                              _f32(attention_mask), **kwargs)
+        out, weights = sdpa_attention_forward(
+            module, query.float(), key.float(), value.float(), _f32(attention_mask), **kwargs
+        )
     return out.to(query.dtype), weights
 
 

@@ -35,6 +35,7 @@ no_init_weights``, then tied by hand): it would be overwritten anyway and costs 
 draws (12L/768d/V=50,257 GPT-2: HF init ≈ 1.7 s, construction without it ≈ 0.01 s, our draws
 ≈ 0.7 s on 2 cores).
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -44,7 +45,8 @@ from typing import TYPE_CHECKING, Iterator
 import torch
 from torch import nn
 
-from repro.harness.runtime import ReproError, derive_seed, generator as make_generator
+from repro.ground.runtime import ReproError, derive_seed
+from repro.ground.runtime import generator as make_generator
 
 if TYPE_CHECKING:  # transformers is imported lazily: `import repro.core.models.hf` stays light
     from transformers import PreTrainedConfig, PreTrainedModel
@@ -56,10 +58,13 @@ PARAM_GROUPS = ("embedding", "lm_head", "linear", "residual_proj", "norm", "bias
 # (parent module name, module name) of residual projections: W_O and W_down of 001 App B.1,
 # in GPT-2, GPT-NeoX, Llama and tiny.TinyDecoder naming.
 _RESIDUAL_PROJ = {
-    ("attn", "c_proj"), ("mlp", "c_proj"),                 # GPT-2
-    ("attention", "dense"), ("mlp", "dense_4h_to_h"),      # GPT-NeoX ("rope-gpt2")
-    ("self_attn", "o_proj"), ("mlp", "down_proj"),         # Llama
-    ("attn", "o_proj"),                                    # tiny.TinyDecoder
+    ("attn", "c_proj"),
+    ("mlp", "c_proj"),  # GPT-2
+    ("attention", "dense"),
+    ("mlp", "dense_4h_to_h"),  # GPT-NeoX ("rope-gpt2")
+    ("self_attn", "o_proj"),
+    ("mlp", "down_proj"),  # Llama
+    ("attn", "o_proj"),  # tiny.TinyDecoder
 }
 
 
@@ -94,8 +99,13 @@ def build_config(
     for Llama (001 B.2).
     """
     _check_arch(arch)
-    for name, value in (("n_layer", n_layer), ("n_head", n_head), ("d_model", d_model),
-                        ("vocab_size", vocab_size), ("n_positions", n_positions)):
+    for name, value in (
+        ("n_layer", n_layer),
+        ("n_head", n_head),
+        ("d_model", d_model),
+        ("vocab_size", vocab_size),
+        ("n_positions", n_positions),
+    ):
         if int(value) < 1:
             raise ReproError(f"{name} must be a positive integer, got {value!r}")
     if d_model % n_head:
@@ -112,32 +122,63 @@ def build_config(
         from transformers import GPT2Config
 
         return GPT2Config(
-            vocab_size=vocab_size, n_positions=n_positions, n_embd=d_model, n_layer=n_layer,
-            n_head=n_head, n_inner=d_ff, activation_function="gelu_pytorch_tanh",
-            resid_pdrop=0.0, embd_pdrop=0.0, attn_pdrop=0.0, initializer_range=INIT_STD,
-            tie_word_embeddings=tie, attn_implementation=attn_implementation, **no_tokens,
+            vocab_size=vocab_size,
+            n_positions=n_positions,
+            n_embd=d_model,
+            n_layer=n_layer,
+            n_head=n_head,
+            n_inner=d_ff,
+            activation_function="gelu_pytorch_tanh",
+            resid_pdrop=0.0,
+            embd_pdrop=0.0,
+            attn_pdrop=0.0,
+            initializer_range=INIT_STD,
+            tie_word_embeddings=tie,
+            attn_implementation=attn_implementation,
+            **no_tokens,
         )
     if arch == "rope-gpt2":
         from transformers import GPTNeoXConfig
 
         return GPTNeoXConfig(
-            vocab_size=vocab_size, hidden_size=d_model, num_hidden_layers=n_layer,
-            num_attention_heads=n_head, intermediate_size=d_ff, hidden_act="gelu_pytorch_tanh",
-            max_position_embeddings=n_positions, use_parallel_residual=False,
+            vocab_size=vocab_size,
+            hidden_size=d_model,
+            num_hidden_layers=n_layer,
+            num_attention_heads=n_head,
+            intermediate_size=d_ff,
+            hidden_act="gelu_pytorch_tanh",
+            max_position_embeddings=n_positions,
+            use_parallel_residual=False,
             rope_parameters={"rope_type": "default", "rope_theta": 10000.0, "partial_rotary_factor": 1.0},
-            attention_bias=True, hidden_dropout=0.0, attention_dropout=0.0, layer_norm_eps=1e-5,
-            initializer_range=INIT_STD, tie_word_embeddings=tie,
-            attn_implementation=attn_implementation, **no_tokens,
+            attention_bias=True,
+            hidden_dropout=0.0,
+            attention_dropout=0.0,
+            layer_norm_eps=1e-5,
+            initializer_range=INIT_STD,
+            tie_word_embeddings=tie,
+            attn_implementation=attn_implementation,
+            **no_tokens,
         )
     from transformers import LlamaConfig
 
     return LlamaConfig(
-        vocab_size=vocab_size, hidden_size=d_model, intermediate_size=d_ff,
-        num_hidden_layers=n_layer, num_attention_heads=n_head, num_key_value_heads=n_head,
-        max_position_embeddings=n_positions, hidden_act="silu", rms_norm_eps=1e-6,
+        vocab_size=vocab_size,
+        hidden_size=d_model,
+        intermediate_size=d_ff,
+        num_hidden_layers=n_layer,
+        num_attention_heads=n_head,
+        num_key_value_heads=n_head,
+        max_position_embeddings=n_positions,
+        hidden_act="silu",
+        rms_norm_eps=1e-6,
         rope_parameters={"rope_type": "default", "rope_theta": 10000.0},
-        attention_bias=False, mlp_bias=False, attention_dropout=0.0, initializer_range=INIT_STD,
-        tie_word_embeddings=tie, attn_implementation=attn_implementation, **no_tokens,
+        attention_bias=False,
+        mlp_bias=False,
+        attention_dropout=0.0,
+        initializer_range=INIT_STD,
+        tie_word_embeddings=tie,
+        attn_implementation=attn_implementation,
+        **no_tokens,
     )
 
 
@@ -195,8 +236,14 @@ def build_model(
     if build_layers is not None and not 1 <= build_layers <= n_layer:
         raise ReproError(f"build_layers must be in 1..n_layer={n_layer}, got {build_layers}")
     config = build_config(
-        arch, n_layer=n_layer if build_layers is None else build_layers, n_head=n_head, d_model=d_model, vocab_size=vocab_size,
-        n_positions=n_positions, d_ff=d_ff, tie_word_embeddings=tie_word_embeddings,
+        arch,
+        n_layer=n_layer if build_layers is None else build_layers,
+        n_head=n_head,
+        d_model=d_model,
+        vocab_size=vocab_size,
+        n_positions=n_positions,
+        d_ff=d_ff,
+        tie_word_embeddings=tie_word_embeddings,
         attn_implementation=attn_implementation,
     )
     cls = _model_class(arch)
@@ -209,7 +256,9 @@ def build_model(
             model = cls(config)
     model.tie_weights()
     init_gpt_style_(
-        model, n_layer, make_generator(seed),
+        model,
+        n_layer,
+        make_generator(seed),
         embedding_generator=None if embedding_seed is None else make_generator(embedding_seed),
         perturb_norms=perturb_norms,
     )
@@ -354,8 +403,9 @@ def attn_implementation(model: nn.Module, name: str) -> Iterator[nn.Module]:
     registered in the AttentionInterface) for the duration of the block, restoring its own
     afterwards, also on error."""
     if not hasattr(model, "set_attn_implementation"):
-        raise ReproError(f"switching attention needs a transformers model (AttentionInterface); "
-                         f"got {type(model).__name__}")
+        raise ReproError(
+            f"switching attention needs a transformers model (AttentionInterface); got {type(model).__name__}"
+        )
     before = model.config._attn_implementation
     model.set_attn_implementation(name)
     try:

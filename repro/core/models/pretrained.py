@@ -1,7 +1,7 @@
 """Pretrained models: the embedded GGUF models, local directories, and Hugging Face hub ids.
 
 DESIGN "Real components (no mocks)": two small real models ship as pinned, checksummed GGUF
-fixtures (repro/harness/fixtures.py). transformers dequantises a GGUF to float32 on load, which takes
+fixtures (repro/ground/resources.py). transformers dequantises a GGUF to float32 on load, which takes
 ~12 s (SmolLM2) and ~27 s (Gemma) on 2 cores with the metadata parsed once (`one_gguf_parse`),
 so the first load saves the dequantised model and tokenizer (safetensors) under
 cache_dir("models", "<name>-<gguf sha[:12]>") and every later load reads that in seconds. The
@@ -28,6 +28,7 @@ tokenizer is None. A path to a `.safetensors` file inside such a directory loads
 (`model.safetensors`, or a `step_*.safetensors` snapshot). `load_model_any` loads any of these
 without a tokenizer (what `repro seedprint` needs: model-only save_pretrained directories work).
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -42,12 +43,25 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
-from repro.harness import fixtures
-from repro.harness.runtime import (DEVICES, CacheUnusable, ReproError, atomic_path, atomic_write_json, cache_dir,
-                                   file_fingerprint, file_lock, read_json_or_none, remove_stale_temporaries,
-                                   resolve_device, sha256_file)
+from repro.ground import resources
+from repro.ground.runtime import (
+    DEVICES,
+    CacheUnusable,
+    ReproError,
+    atomic_path,
+    atomic_write_json,
+    cache_dir,
+    file_fingerprint,
+    file_lock,
+    read_json_or_none,
+    remove_stale_temporaries,
+    resolve_device,
+    sha256_file,
+)
 
 if TYPE_CHECKING:
+    import subprocess
+
     from torch import nn
     from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
@@ -62,7 +76,7 @@ class EmbeddedModel:
     """Facts about an embedded model (checked against the loaded config by the tests)."""
 
     name: str
-    fixture: str  # key of repro.harness.fixtures.EMBEDDED_FIXTURES
+    fixture: str  # key of repro.ground.resources.EMBEDDED_FIXTURES
     gguf_file: str
     family: str  # what model_family() returns for it
     n_layers: int
@@ -75,14 +89,28 @@ class EmbeddedModel:
 
 EMBEDDED_MODELS: dict[str, EmbeddedModel] = {
     "smollm2-135m": EmbeddedModel(
-        name="smollm2-135m", fixture="smollm2-135m", gguf_file="SmolLM2-135M-Instruct.Q4_1.gguf",
-        family="llama", n_layers=30, d_model=576, n_heads=9, vocab_size=49152,
-        tokenizer_adds_bos=False, upstream="HuggingFaceTB/SmolLM2-135M-Instruct",
+        name="smollm2-135m",
+        fixture="smollm2-135m",
+        gguf_file="SmolLM2-135M-Instruct.Q4_1.gguf",
+        family="llama",
+        n_layers=30,
+        d_model=576,
+        n_heads=9,
+        vocab_size=49152,
+        tokenizer_adds_bos=False,
+        upstream="HuggingFaceTB/SmolLM2-135M-Instruct",
     ),
     "gemma3-270m": EmbeddedModel(
-        name="gemma3-270m", fixture="gemma3-270m", gguf_file="gemma-3-270m-q4_k_m.gguf",
-        family="gemma", n_layers=18, d_model=640, n_heads=4, vocab_size=262144,
-        tokenizer_adds_bos=True, upstream="google/gemma-3-270m",
+        name="gemma3-270m",
+        fixture="gemma3-270m",
+        gguf_file="gemma-3-270m-q4_k_m.gguf",
+        family="gemma",
+        n_layers=18,
+        d_model=640,
+        n_heads=4,
+        vocab_size=262144,
+        tokenizer_adds_bos=True,
+        upstream="google/gemma-3-270m",
     ),
 }
 
@@ -94,7 +122,7 @@ def _choices() -> str:
 
 
 def model_family(model: Any) -> str:
-    """"llama", "gemma", "gpt2", "gpt_neox", ...: the architecture family from config.model_type
+    """ "llama", "gemma", "gpt2", "gpt_neox", ...: the architecture family from config.model_type
     (gemma, gemma2, gemma3, gemma3_text all read "gemma"), so claims can branch on the family."""
     model_type = str(getattr(getattr(model, "config", model), "model_type", "")).lower()
     if model_type.startswith("gemma"):
@@ -109,7 +137,7 @@ def model_cache_dir(name: str) -> Path:
     """Where the dequantised copy of embedded model `name` lives (it may not exist yet; nothing
     is created: reading a read-only cache writes nothing)."""
     spec = EMBEDDED_MODELS[name]
-    sha = fixtures.EMBEDDED_FIXTURES[spec.fixture].sha256
+    sha = resources.EMBEDDED_FIXTURES[spec.fixture].sha256
     return cache_dir("models", create=False) / f"{name}-{sha[:12]}"
 
 
@@ -151,7 +179,7 @@ def _stamp_fits(stamp: Any, directory: Path, name: str) -> bool:
     return (
         isinstance(stamp, dict)
         and stamp.get("format") == _CACHE_FORMAT
-        and stamp.get("gguf_sha256") == fixtures.EMBEDDED_FIXTURES[EMBEDDED_MODELS[name].fixture].sha256
+        and stamp.get("gguf_sha256") == resources.EMBEDDED_FIXTURES[EMBEDDED_MODELS[name].fixture].sha256
         and isinstance(stamp.get("files"), dict)
         and stamp["files"] == _file_sizes(directory)
         and any(n.endswith(".safetensors") for n in stamp["files"])
@@ -245,18 +273,19 @@ def _dequantise_gguf(name: str, out_dir: Path) -> None:
     from transformers import AutoModelForCausalLM, AutoTokenizer, GgufConfig
 
     spec = EMBEDDED_MODELS[name]
-    gguf = fixtures.fixture_path(spec.fixture)  # raises on a missing fixture or a checksum mismatch
+    gguf = resources.fixture_path(spec.fixture)  # raises on a missing fixture or a checksum mismatch
     log.warning("dequantising %s from %s (one-time, cached afterwards)", name, gguf)
     try:
         with one_gguf_parse():
             tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
             model = AutoModelForCausalLM.from_pretrained(
-                gguf.parent, gguf_file=gguf.name, dtype=torch.float32,
-                quantization_config=GgufConfig(dequantize=True),
+                gguf.parent, gguf_file=gguf.name, dtype=torch.float32, quantization_config=GgufConfig(dequantize=True)
             )
     except ImportError as exc:
-        raise ReproError(f"loading {name} from GGUF needs the gguf and accelerate packages ({exc}); "
-                         "run `pip install -e .` in the repository") from None
+        raise ReproError(
+            f"loading {name} from GGUF needs the gguf and accelerate packages ({exc}); "
+            "run `pip install -e .` in the repository"
+        ) from None
     out_dir.mkdir()
     model.save_pretrained(out_dir)
     tokenizer.save_pretrained(out_dir)
@@ -270,7 +299,7 @@ def _stamp(directory: Path, name: str, hashes: dict[str, str] | None = None) -> 
     return {
         "format": _CACHE_FORMAT,
         "model": name,
-        "gguf_sha256": fixtures.EMBEDDED_FIXTURES[EMBEDDED_MODELS[name].fixture].sha256,
+        "gguf_sha256": resources.EMBEDDED_FIXTURES[EMBEDDED_MODELS[name].fixture].sha256,
         "files": {p.name: p.stat().st_size for p in files},
         "mtime_ns": {p.name: p.stat().st_mtime_ns for p in files},
         "fingerprint": {p.name: file_fingerprint(p) for p in files},
@@ -304,16 +333,20 @@ def _restamp(target: Path, name: str, check: CacheCheck) -> None:
 
 def _cannot_build(name: str, target: Path, check: CacheCheck, exc: CacheUnusable) -> ReproError:
     """One line for an entry that needs a write the cache cannot take."""
-    todo = (f"the cache is not writable ({exc.reason}): delete it (rm -rf {target}) and load the model once "
-            f"with a writable cache, or set REPRO_CACHE to a writable directory")
+    todo = (
+        f"the cache is not writable ({exc.reason}): delete it (rm -rf {target}) and load the model once "
+        f"with a writable cache, or set REPRO_CACHE to a writable directory"
+    )
     if check.state == "corrupt":
         return ReproError(f"cached model {name} at {target} is corrupt (sha256 mismatch in {check.file}); {todo}")
     if check.state == "unloadable":
         return ReproError(f"cached model {name} at {target} cannot be loaded ({check.file}); {todo}")
-    return ReproError(f"embedded model {name} has no complete dequantised cache at {target} and the cache is not "
-                      f"writable ({exc.reason}) to build one: load it once with a writable cache (it needs the fetched "
-                      f"fixture: `repro fetch {EMBEDDED_MODELS[name].fixture}`), or set REPRO_CACHE to a writable "
-                      "directory")
+    return ReproError(
+        f"embedded model {name} has no complete dequantised cache at {target} and the cache is not "
+        f"writable ({exc.reason}) to build one: load it once with a writable cache (it needs the fetched "
+        f"fixture: `repro fetch {EMBEDDED_MODELS[name].fixture}`), or set REPRO_CACHE to a writable "
+        "directory"
+    )
 
 
 def _build(name: str, target: Path, check: CacheCheck, full: bool = False) -> Path:
@@ -389,10 +422,16 @@ def prepare_in_background(names) -> "subprocess.Popen | None":
     todo = [n for n in names if n in EMBEDDED_MODELS and not _cache_valid(model_cache_dir(n), n)]
     if not todo:
         return None
-    code = ("import sys\nfrom repro.core.models.pretrained import ensure_model_cache\n"
-            "for name in sys.argv[1:]:\n    ensure_model_cache(name)\n")
-    return subprocess.Popen([sys.executable, "-c", code, *todo], stdin=subprocess.DEVNULL,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    code = (
+        "import sys\nfrom repro.core.models.pretrained import ensure_model_cache\n"
+        "for name in sys.argv[1:]:\n    ensure_model_cache(name)\n"
+    )
+    return subprocess.Popen(
+        [sys.executable, "-c", code, *todo],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
 
 
 # --------------------------------------------------------------------------- loading
@@ -404,8 +443,7 @@ def _device(device: str | torch.device) -> torch.device:
     return torch.device(device)
 
 
-def _from_dir(path: Path | str, dev: torch.device, dtype: torch.dtype, attn: str, *,
-              tokenizer: bool = True, **kw: Any):
+def _from_dir(path: Path | str, dev: torch.device, dtype: torch.dtype, attn: str, *, tokenizer: bool = True, **kw: Any):
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     model = AutoModelForCausalLM.from_pretrained(path, dtype=dtype, attn_implementation=attn, **kw)
@@ -438,7 +476,7 @@ def _offline_message(name: str) -> str:
 
 
 def _load_hub(name: str, dev: torch.device, dtype: torch.dtype, attn: str, tokenizer: bool = True):
-    if not fixtures.hub_reachable():
+    if not resources.hub_reachable():
         try:  # a model already in the local HF cache still works offline
             return _from_dir(name, dev, dtype, attn, tokenizer=tokenizer, local_files_only=True)
         except (OSError, ValueError):
@@ -471,14 +509,16 @@ def current_class_name(qualname: Any) -> Any:
     if isinstance(qualname, str):
         for old, new in _LEGACY_PREFIXES.items():
             if qualname.startswith(old):
-                return new + qualname[len(old):]
+                return new + qualname[len(old) :]
     return qualname
 
 
 def _neither_message(path: Path) -> str:
-    return (f"cannot load a model from directory {path}: it holds neither {_HF_CONFIG_FILE} (a save_pretrained() "
-            f"model and tokenizer) nor {_TRAIN_META_FILE} + {_TRAIN_MODEL_FILE} (a checkpoint written by "
-            "repro.core.train.train); pass one of those, an embedded model or a hub id")
+    return (
+        f"cannot load a model from directory {path}: it holds neither {_HF_CONFIG_FILE} (a save_pretrained() "
+        f"model and tokenizer) nor {_TRAIN_META_FILE} + {_TRAIN_MODEL_FILE} (a checkpoint written by "
+        "repro.core.train.train); pass one of those, an embedded model or a hub id"
+    )
 
 
 def _load_local_hf(path: Path, dev: torch.device, dtype: torch.dtype, attn: str, tokenizer: bool):
@@ -491,8 +531,7 @@ def _load_local_hf(path: Path, dev: torch.device, dtype: torch.dtype, attn: str,
         model = AutoModelForCausalLM.from_pretrained(path, dtype=dtype, attn_implementation=attn)
     except Exception as exc:  # OSError, ValueError, SafetensorError, RuntimeError (shape mismatch), ...
         raise ReproError(
-            f"cannot load a model from directory {path}: {_first_line(exc)} It must hold a "
-            f"save_pretrained() {wanted}."
+            f"cannot load a model from directory {path}: {_first_line(exc)} It must hold a save_pretrained() {wanted}."
         ) from None
     tok = None
     if tokenizer:
@@ -514,8 +553,9 @@ def _load_gguf_file(path: Path, dev: torch.device, dtype: torch.dtype, attn: str
 
     try:
         with one_gguf_parse():
-            model = AutoModelForCausalLM.from_pretrained(path.parent, gguf_file=path.name, dtype=dtype,
-                                                         attn_implementation=attn)
+            model = AutoModelForCausalLM.from_pretrained(
+                path.parent, gguf_file=path.name, dtype=dtype, attn_implementation=attn
+            )
             tok = AutoTokenizer.from_pretrained(path.parent, gguf_file=path.name) if tokenizer else None
     except Exception as exc:  # ValueError (unsupported architecture), OSError, gguf's own errors, ...
         raise ReproError(f"cannot load a model from GGUF file {path}: {_first_line(exc)}") from None
@@ -525,17 +565,21 @@ def _load_gguf_file(path: Path, dev: torch.device, dtype: torch.dtype, attn: str
 def _import_model_class(qualname: Any, meta_path: Path) -> type:
     qualname = current_class_name(qualname)
     if not isinstance(qualname, str) or not qualname.startswith(_ALLOWED_CLASS_PREFIXES):
-        raise ReproError(f"{meta_path} names model class {qualname!r}; only transformers.* and repro.core.models.* "
-                         "classes are rebuilt from a checkpoint")
+        raise ReproError(
+            f"{meta_path} names model class {qualname!r}; only transformers.* and repro.core.models.* "
+            "classes are rebuilt from a checkpoint"
+        )
     module_name, _, attr = qualname.rpartition(".")
     try:
         cls = getattr(importlib.import_module(module_name), attr)
     except (ImportError, AttributeError):
         import transformers
 
-        raise ReproError(f"unknown model class {qualname!r} in {meta_path}: it cannot be imported here "
-                         f"(transformers {transformers.__version__}); was the checkpoint written by another "
-                         "version of repro or transformers?") from None
+        raise ReproError(
+            f"unknown model class {qualname!r} in {meta_path}: it cannot be imported here "
+            f"(transformers {transformers.__version__}); was the checkpoint written by another "
+            "version of repro or transformers?"
+        ) from None
     from torch import nn
 
     if not (isinstance(cls, type) and issubclass(cls, nn.Module)):
@@ -550,8 +594,10 @@ def _rebuild_model(description: dict[str, Any], meta_path: Path, attn: str) -> "
     cls = _import_model_class(qualname, meta_path)
     conf = description.get("config")
     if not isinstance(conf, dict):
-        raise ReproError(f"{meta_path} records no config dict for {qualname} (got {type(conf).__name__}); "
-                         "the model cannot be rebuilt from it")
+        raise ReproError(
+            f"{meta_path} records no config dict for {qualname} (got {type(conf).__name__}); "
+            "the model cannot be rebuilt from it"
+        )
     if qualname.startswith("transformers."):
         try:
             config_class = getattr(cls, "config_class", None)
@@ -578,8 +624,10 @@ def _rebuild_model(description: dict[str, Any], meta_path: Path, attn: str) -> "
         return model
     config_path = _REPRO_CONFIG_CLASSES.get(qualname)
     if config_path is None:
-        raise ReproError(f"unknown model class {qualname!r} in {meta_path}: the repro.core.models classes a checkpoint "
-                         f"can be rebuilt as are {', '.join(_REPRO_CONFIG_CLASSES)}")
+        raise ReproError(
+            f"unknown model class {qualname!r} in {meta_path}: the repro.core.models classes a checkpoint "
+            f"can be rebuilt as are {', '.join(_REPRO_CONFIG_CLASSES)}"
+        )
     module_name, _, attr = config_path.rpartition(".")
     config_cls = getattr(importlib.import_module(module_name), attr)
     try:
@@ -591,7 +639,8 @@ def _rebuild_model(description: dict[str, Any], meta_path: Path, attn: str) -> "
 
 def _is_train_checkpoint(directory: Path) -> bool:
     return not (directory / _HF_CONFIG_FILE).exists() and (
-        (directory / _TRAIN_META_FILE).exists() or (directory / _TRAIN_MODEL_FILE).exists())
+        (directory / _TRAIN_META_FILE).exists() or (directory / _TRAIN_MODEL_FILE).exists()
+    )
 
 
 def _load_train_checkpoint(directory: Path, weights: Path, dev: torch.device, dtype: torch.dtype, attn: str):
@@ -600,21 +649,28 @@ def _load_train_checkpoint(directory: Path, weights: Path, dev: torch.device, dt
 
     meta_path = directory / _TRAIN_META_FILE
     if not meta_path.is_file():
-        raise ReproError(f"cannot load a model from directory {directory}: it has {_TRAIN_MODEL_FILE} but no "
-                         f"{_TRAIN_META_FILE} (a repro.core.train checkpoint needs both; a save_pretrained() directory "
-                         f"needs {_HF_CONFIG_FILE})")
+        raise ReproError(
+            f"cannot load a model from directory {directory}: it has {_TRAIN_MODEL_FILE} but no "
+            f"{_TRAIN_META_FILE} (a repro.core.train checkpoint needs both; a save_pretrained() directory "
+            f"needs {_HF_CONFIG_FILE})"
+        )
     meta = read_json_or_none(meta_path)
     if not isinstance(meta, dict):
-        raise ReproError(f"{meta_path} is unreadable (truncated or not JSON); delete the checkpoint directory "
-                         "and train it again")
+        raise ReproError(
+            f"{meta_path} is unreadable (truncated or not JSON); delete the checkpoint directory and train it again"
+        )
     description = meta.get("description")
     description = description.get("model") if isinstance(description, dict) else None
     if not isinstance(description, dict) or "class" not in description:
-        raise ReproError(f"{meta_path} does not describe a model (no description.model.class): it was not "
-                         "written by repro.core.train.train")
+        raise ReproError(
+            f"{meta_path} does not describe a model (no description.model.class): it was not "
+            "written by repro.core.train.train"
+        )
     if not weights.is_file():
-        raise ReproError(f"cannot load a model from directory {directory}: it has {_TRAIN_META_FILE} but no "
-                         f"{weights.name}; the checkpoint is incomplete (train it again)")
+        raise ReproError(
+            f"cannot load a model from directory {directory}: it has {_TRAIN_META_FILE} but no "
+            f"{weights.name}; the checkpoint is incomplete (train it again)"
+        )
     model = _rebuild_model(description, meta_path, attn)
     try:
         from safetensors import safe_open
@@ -622,8 +678,10 @@ def _load_train_checkpoint(directory: Path, weights: Path, dev: torch.device, dt
         with safe_open(str(weights), framework="pt"):
             pass
     except Exception as exc:  # SafetensorError: truncated, garbage header, ...
-        raise ReproError(f"{weights} is not a readable safetensors file ({_first_line(exc)}): truncated or "
-                         "corrupt; delete the checkpoint directory and train it again") from None
+        raise ReproError(
+            f"{weights} is not a readable safetensors file ({_first_line(exc)}): truncated or "
+            "corrupt; delete the checkpoint directory and train it again"
+        ) from None
     try:
         if weights.name == _TRAIN_MODEL_FILE:
             train.load_checkpoint(model, directory)
@@ -632,8 +690,10 @@ def _load_train_checkpoint(directory: Path, weights: Path, dev: torch.device, dt
     except ReproError:
         raise
     except Exception as exc:  # strict load: missing / unexpected keys, shape mismatches
-        raise ReproError(f"the weights in {weights} do not fit the {description['class']} described in "
-                         f"{meta_path}: {_first_line(exc)}") from None
+        raise ReproError(
+            f"the weights in {weights} do not fit the {description['class']} described in "
+            f"{meta_path}: {_first_line(exc)}"
+        ) from None
     if dtype != torch.float32:
         # parameters only, as repro.core.models.hf.build_model: float32 buffers (RoPE) stay float32
         for param in model.parameters():
@@ -654,9 +714,11 @@ def _load_path(path: Path, dev: torch.device, dtype: torch.dtype, attn: str, tok
         return _load_train_checkpoint(parent, path, dev, dtype, attn)
     if path.name == _TRAIN_MODEL_FILE and (parent / _HF_CONFIG_FILE).exists():
         return _load_local_hf(parent, dev, dtype, attn, tokenizer)
-    raise ReproError(f"cannot load a model from file {path}: pass a model directory (save_pretrained() or a "
-                     f"repro.core.train checkpoint), or a .safetensors file inside a repro.core.train checkpoint "
-                     f"directory (next to its {_TRAIN_META_FILE})")
+    raise ReproError(
+        f"cannot load a model from file {path}: pass a model directory (save_pretrained() or a "
+        f"repro.core.train checkpoint), or a .safetensors file inside a repro.core.train checkpoint "
+        f"directory (next to its {_TRAIN_META_FILE})"
+    )
 
 
 def load_pretrained(
@@ -680,8 +742,9 @@ def load_pretrained(
     (`repro fetch NAME`). Hub ids need network, or a copy in the local HF cache."""
     dev = _device(device)
     if not name_or_path.strip():
-        raise ReproError(f"no model given: pass an embedded model ({_choices()}), a local model "
-                         "directory or a Hugging Face hub id")
+        raise ReproError(
+            f"no model given: pass an embedded model ({_choices()}), a local model directory or a Hugging Face hub id"
+        )
     if name_or_path in EMBEDDED_MODELS:
         return _load_embedded(name_or_path, dev, dtype, attn_implementation, tokenizer)
     path = Path(name_or_path).expanduser()
@@ -715,14 +778,19 @@ def model_spec_problem(spec: str) -> str | None:
     if path.is_file():
         if path.suffix == ".gguf":
             return None
-        if path.suffix == ".safetensors" and (_is_train_checkpoint(path.parent)
-                                              or (path.parent / _HF_CONFIG_FILE).exists()):
+        if path.suffix == ".safetensors" and (
+            _is_train_checkpoint(path.parent) or (path.parent / _HF_CONFIG_FILE).exists()
+        ):
             return None
-        return (f"cannot load a model from file {path}: pass a model directory (save_pretrained() or a "
-                "repro.core.train checkpoint), a .safetensors file inside a checkpoint directory, or a .gguf file")
+        return (
+            f"cannot load a model from file {path}: pass a model directory (save_pretrained() or a "
+            "repro.core.train checkpoint), a .safetensors file inside a checkpoint directory, or a .gguf file"
+        )
     if spec.startswith(("/", ".", "~")) or not _HUB_ID.match(spec) or "/" not in spec:
-        return (f"unknown model {spec!r}: not an embedded model ({_choices()}), no such local path, and not a "
-                "Hugging Face hub id (owner/name)")
+        return (
+            f"unknown model {spec!r}: not an embedded model ({_choices()}), no such local path, and not a "
+            "Hugging Face hub id (owner/name)"
+        )
     return None
 
 
@@ -737,6 +805,7 @@ def load_model_any(
     `load_pretrained` accepts: an embedded name, a hub id, a save_pretrained() directory (with or
     without a tokenizer), a repro.core.train checkpoint directory or a .safetensors file in one, a
     .gguf file."""
-    model, _ = load_pretrained(spec, device=device, dtype=dtype, attn_implementation=attn_implementation,
-                               tokenizer=False)
+    model, _ = load_pretrained(
+        spec, device=device, dtype=dtype, attn_implementation=attn_implementation, tokenizer=False
+    )
     return model

@@ -32,6 +32,7 @@ Init: 001 App B.1 via `repro.core.models.hf.init_gpt_style_` (same code as the H
 embedding weights N(0, init_std²), W_O and W_down N(0, (init_std/√(2L))²), biases 0, norms 1.
 With no generator, a generator seeded with 0 is used, so construction is deterministic.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -46,7 +47,8 @@ from torch import nn
 from transformers.modeling_outputs import ModelOutput
 
 from repro.core.models.attention import sdpa
-from repro.harness.runtime import ReproError, generator as make_generator
+from repro.ground.runtime import ReproError
+from repro.ground.runtime import generator as make_generator
 
 BLOCKS = ("full", "attn", "mlp")
 NORMS = ("layernorm", "rmsnorm", "none")
@@ -77,33 +79,39 @@ class _class_or_instance_method:
 
 @dataclass(frozen=True)
 class TinyConfig:
-    vocab_size: int = 256          # 0: no embedding / LM head (feed inputs_embeds)
+    vocab_size: int = 256  # 0: no embedding / LM head (feed inputs_embeds)
     d_model: int = 128
     n_layer: int = 4
     n_head: int = 4
-    d_ff: int | None = None        # None: 4·d_model
+    d_ff: int | None = None  # None: 4·d_model
     max_len: int = 1024
-    block: str = "full"            # "full" | "attn" (attention-only) | "mlp" (MLP-only)
-    norm: str = "layernorm"        # "layernorm" | "rmsnorm" | "none"
-    activation: str = "gelu"       # "gelu" (exact) | "relu" | "tanh" | "swiglu"
+    block: str = "full"  # "full" | "attn" (attention-only) | "mlp" (MLP-only)
+    norm: str = "layernorm"  # "layernorm" | "rmsnorm" | "none"
+    activation: str = "gelu"  # "gelu" (exact) | "relu" | "tanh" | "swiglu"
     residual: bool = True
-    attention: str = "softmax"     # "softmax" | "uniform" (Attn0: causal running mean)
-    value_identity: bool = False   # Attn0's W_V = W_O = I: skip both projections
-    positions: str = "rope"        # "rope" | "learned" | "none"
-    agg_scale: str = "none"        # "none" | "amplify" (o_i·√i) | "attenuate" (o_i·√(i/max_len))
-    residual_alpha: float = 1.0    # x ← α·x + F(Norm(x))
-    norm_position: str = "pre"     # "pre": x ← α·x + F(Norm(x)); "post": x ← Norm(α·x + F(x))
+    attention: str = "softmax"  # "softmax" | "uniform" (Attn0: causal running mean)
+    value_identity: bool = False  # Attn0's W_V = W_O = I: skip both projections
+    positions: str = "rope"  # "rope" | "learned" | "none"
+    agg_scale: str = "none"  # "none" | "amplify" (o_i·√i) | "attenuate" (o_i·√(i/max_len))
+    residual_alpha: float = 1.0  # x ← α·x + F(Norm(x))
+    norm_position: str = "pre"  # "pre": x ← α·x + F(Norm(x)); "post": x ← Norm(α·x + F(x))
     tie_embeddings: bool = True
-    init_std: float = 0.02         # App B.1; W_O and W_down get init_std/√(2·n_layer)
-    bias: bool = True              # biases of linear layers and LayerNorm
+    init_std: float = 0.02  # App B.1; W_O and W_down get init_std/√(2·n_layer)
+    bias: bool = True  # biases of linear layers and LayerNorm
     final_norm: bool = True
     rope_theta: float = 10000.0
     norm_eps: float = 1e-5
 
     def __post_init__(self) -> None:
-        choices = {"block": BLOCKS, "norm": NORMS, "activation": ACTIVATIONS,
-                   "attention": ATTENTIONS, "positions": POSITIONS, "agg_scale": AGG_SCALES,
-                   "norm_position": NORM_POSITIONS}
+        choices = {
+            "block": BLOCKS,
+            "norm": NORMS,
+            "activation": ACTIVATIONS,
+            "attention": ATTENTIONS,
+            "positions": POSITIONS,
+            "agg_scale": AGG_SCALES,
+            "norm_position": NORM_POSITIONS,
+        }
         for field, allowed in choices.items():
             value = getattr(self, field)
             if value not in allowed:
@@ -119,11 +127,11 @@ class TinyConfig:
             raise TinyConfigError(f"TinyConfig.init_std must be > 0, got {self.init_std}")
         if self.block != "mlp":
             if self.n_head < 1 or self.d_model % self.n_head:
-                raise TinyConfigError(
-                    f"TinyConfig.d_model={self.d_model} must be divisible by n_head={self.n_head}")
+                raise TinyConfigError(f"TinyConfig.d_model={self.d_model} must be divisible by n_head={self.n_head}")
             if self.positions == "rope" and (self.d_model // self.n_head) % 2:
                 raise TinyConfigError(
-                    f"rotary positions need an even head size; d_model/n_head = {self.d_model // self.n_head}")
+                    f"rotary positions need an even head size; d_model/n_head = {self.d_model // self.n_head}"
+                )
 
     @property
     def ff_width(self) -> int:
@@ -149,23 +157,40 @@ class TinyConfig:
     @classmethod
     def mlp0_stack(cls, **overrides) -> "TinyConfig":
         """A stack of MLP0 blocks (001 Def. 1): no norm, no residual, ReLU, no final norm."""
-        base = dict(block="mlp", norm="none", residual=False, activation="relu",
-                    final_norm=False, positions="none", vocab_size=0, bias=False)
+        base = dict(
+            block="mlp",
+            norm="none",
+            residual=False,
+            activation="relu",
+            final_norm=False,
+            positions="none",
+            vocab_size=0,
+            bias=False,
+        )
         return cls(**{**base, **overrides})
 
     @classmethod
     def attn0_stack(cls, **overrides) -> "TinyConfig":
         """A stack of Attn0 blocks (001 Def. 3): uniform causal mean, W_V = W_O = I."""
-        base = dict(block="attn", attention="uniform", value_identity=True, norm="none",
-                    residual=False, final_norm=False, positions="none", vocab_size=0, bias=False)
+        base = dict(
+            block="attn",
+            attention="uniform",
+            value_identity=True,
+            norm="none",
+            residual=False,
+            final_norm=False,
+            positions="none",
+            vocab_size=0,
+            bias=False,
+        )
         return cls(**{**base, **overrides})
 
 
 @dataclass
 class TinyOutput(ModelOutput):
     loss: torch.Tensor | None = None
-    logits: torch.Tensor | None = None                  # (B, T or logits_to_keep, V); None if V = 0
-    last_hidden_state: torch.Tensor | None = None       # (B, T, d), after the final norm
+    logits: torch.Tensor | None = None  # (B, T or logits_to_keep, V); None if V = 0
+    last_hidden_state: torch.Tensor | None = None  # (B, T, d), after the final norm
     hidden_states: tuple[torch.Tensor, ...] | None = None  # n_layer+1 × (B, T, d), last BEFORE final norm
     attentions: tuple[torch.Tensor, ...] | None = None  # per attention block, (B, H, T, T)
 
@@ -226,28 +251,29 @@ class CausalSelfAttention(nn.Module):
             self.v_proj = nn.Linear(d, d, bias=config.bias)
             self.o_proj = nn.Linear(d, d, bias=config.bias)
         self.agg_unscaled = nn.Identity()  # hook point: o = A·V, (B, T, H, D)
-        self.agg = nn.Identity()           # hook point: o after agg_scale, what enters W_O
+        self.agg = nn.Identity()  # hook point: o after agg_scale, what enters W_O
 
-    def forward(self, x: torch.Tensor, rope: tuple[torch.Tensor, torch.Tensor] | None,
-                need_weights: bool = False) -> tuple[torch.Tensor, torch.Tensor | None]:
+    def forward(
+        self, x: torch.Tensor, rope: tuple[torch.Tensor, torch.Tensor] | None, need_weights: bool = False
+    ) -> tuple[torch.Tensor, torch.Tensor | None]:
         cfg = self.config
         B, T, d = x.shape
         H, D = cfg.n_head, cfg.head_dim
-        v = x if cfg.value_identity else self.v_proj(x)          # (B, T, d)
-        v = v.view(B, T, H, D).transpose(1, 2)                     # (B, H, T, D)
+        v = x if cfg.value_identity else self.v_proj(x)  # (B, T, d)
+        v = v.view(B, T, H, D).transpose(1, 2)  # (B, H, T, D)
         weights = None
         if cfg.attention == "uniform":
             # Attn0: o_i = (1/i) Σ_{j≤i} v_j — a causal running mean, computed as a prefix sum.
             counts = torch.arange(1, T + 1, device=x.device, dtype=v.dtype).view(1, 1, T, 1)
-            o = v.cumsum(dim=2) / counts                           # (B, H, T, D)
+            o = v.cumsum(dim=2) / counts  # (B, H, T, D)
             if need_weights:
                 A = torch.tril(torch.ones(T, T, device=x.device, dtype=v.dtype)) / counts.view(T, 1)
-                weights = A.expand(B, H, T, T)                     # (B, H, T, T)
+                weights = A.expand(B, H, T, T)  # (B, H, T, T)
         else:
-            q = self.q_proj(x).view(B, T, H, D).transpose(1, 2)    # (B, H, T, D)
-            k = self.k_proj(x).view(B, T, H, D).transpose(1, 2)    # (B, H, T, D)
+            q = self.q_proj(x).view(B, T, H, D).transpose(1, 2)  # (B, H, T, D)
+            k = self.k_proj(x).view(B, T, H, D).transpose(1, 2)  # (B, H, T, D)
             if rope is not None:
-                cos, sin = rope                                    # (T, D) each
+                cos, sin = rope  # (T, D) each
                 q = q * cos + _rotate_half(q) * sin
                 k = k * cos + _rotate_half(k) * sin
             if need_weights:
@@ -255,16 +281,16 @@ class CausalSelfAttention(nn.Module):
                 mask = torch.ones(T, T, dtype=torch.bool, device=x.device).tril()
                 scores = scores.masked_fill(~mask, float("-inf"))
                 weights = scores.softmax(dim=-1)
-                o = weights @ v                                    # (B, H, T, D)
+                o = weights @ v  # (B, H, T, D)
             else:
-                o = sdpa(q, k, v, is_causal=True)                      # (B, H, T, D)
-        o = self.agg_unscaled(o.transpose(1, 2))                   # (B, T, H, D), hook point
+                o = sdpa(q, k, v, is_causal=True)  # (B, H, T, D)
+        o = self.agg_unscaled(o.transpose(1, 2))  # (B, T, H, D), hook point
         scale = agg_scale_factors(cfg.agg_scale, T, cfg.max_len, device=x.device, dtype=o.dtype)
         if scale is not None:
-            o = o * scale.view(1, T, 1, 1)                         # o_i · s_i (001 §6.2.1)
-        o = self.agg(o)                                            # (B, T, H, D), hook point
-        o = o.reshape(B, T, d)                                     # (B, T, d)
-        out = o if cfg.value_identity else self.o_proj(o)          # (B, T, d)
+            o = o * scale.view(1, T, 1, 1)  # o_i · s_i (001 §6.2.1)
+        o = self.agg(o)  # (B, T, H, D), hook point
+        o = o.reshape(B, T, d)  # (B, T, d)
+        out = o if cfg.value_identity else self.o_proj(o)  # (B, T, d)
         return out, weights
 
 
@@ -279,12 +305,12 @@ class MLP(nn.Module):
         self.act = {"gelu": nn.GELU(), "relu": nn.ReLU(), "tanh": nn.Tanh(), "swiglu": nn.SiLU()}[config.activation]
         self.down_proj = nn.Linear(Fw, d, bias=config.bias)
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:             # (B, T, d)
+    def forward(self, x: torch.Tensor) -> torch.Tensor:  # (B, T, d)
         if self.swiglu:
-            h = self.act(self.gate_proj(x)) * self.up_proj(x)      # (B, T, F)
+            h = self.act(self.gate_proj(x)) * self.up_proj(x)  # (B, T, F)
         else:
-            h = self.act(self.up_proj(x))                          # (B, T, F)
-        return self.down_proj(h)                                   # (B, T, d)
+            h = self.act(self.up_proj(x))  # (B, T, F)
+        return self.down_proj(h)  # (B, T, d)
 
 
 class Block(nn.Module):
@@ -301,9 +327,9 @@ class Block(nn.Module):
     def _add(self, x: torch.Tensor, fx: torch.Tensor) -> torch.Tensor:
         return self.config.residual_alpha * x + fx if self.config.residual else fx
 
-    def forward(self, x, rope, need_weights=False):                # x: (B, T, d)
+    def forward(self, x, rope, need_weights=False):  # x: (B, T, d)
         weights = None
-        if self.config.norm_position == "post":                    # Norm after the residual add
+        if self.config.norm_position == "post":  # Norm after the residual add
             if hasattr(self, "attn"):
                 a, weights = self.attn(x, rope, need_weights)
                 x = self.ln_1(self._add(x, a))
@@ -332,8 +358,7 @@ def _skip_torch_init():
 
 
 class TinyDecoder(nn.Module):
-    def __init__(self, config: TinyConfig | None = None, generator: torch.Generator | None = None,
-                 init: bool = True):
+    def __init__(self, config: TinyConfig | None = None, generator: torch.Generator | None = None, init: bool = True):
         """`init=False`: leave the parameters uninitialised (torch.empty), for a caller that
         overwrites every one of them at once (RS-3's `xavier_init_`: the App B.1 draws it would
         replace were half of RS-3's CPU time at paper size)."""
@@ -344,8 +369,9 @@ class TinyDecoder(nn.Module):
         if init:
             from repro.core.models.hf import init_gpt_style_
 
-            init_gpt_style_(self, config.n_layer, generator if generator is not None else make_generator(0),
-                            std=config.init_std)
+            init_gpt_style_(
+                self, config.n_layer, generator if generator is not None else make_generator(0), std=config.init_std
+            )
         self.eval()
 
     def _build(self, config: TinyConfig) -> None:
@@ -358,7 +384,7 @@ class TinyDecoder(nn.Module):
             D = config.head_dim
             inv_freq = 1.0 / config.rope_theta ** (torch.arange(0, D, 2, dtype=torch.float32) / D)
             angles = torch.outer(torch.arange(config.max_len, dtype=torch.float32), inv_freq)  # (max_len, D/2)
-            angles = torch.cat((angles, angles), dim=-1)                                       # (max_len, D)
+            angles = torch.cat((angles, angles), dim=-1)  # (max_len, D)
             self.register_buffer("rope_cos", angles.cos(), persistent=False)
             self.register_buffer("rope_sin", angles.sin(), persistent=False)
         self.blocks = nn.ModuleList(Block(config) for _ in range(config.n_layer))
@@ -390,14 +416,14 @@ class TinyDecoder(nn.Module):
         if input_ids is not None:
             if cfg.vocab_size == 0:
                 raise ReproError("TinyDecoder with vocab_size=0 has no embedding; pass inputs_embeds")
-            x = self.wte(input_ids)                                # (B, T, d)
+            x = self.wte(input_ids)  # (B, T, d)
         else:
-            x = inputs_embeds                                      # (B, T, d)
+            x = inputs_embeds  # (B, T, d)
         B, T, _ = x.shape
         if T > cfg.max_len:
             raise ReproError(f"TinyDecoder: sequence length {T} exceeds max_len={cfg.max_len}")
         if cfg.positions == "learned":
-            x = x + self.wpe(torch.arange(T, device=x.device))     # (B, T, d)
+            x = x + self.wpe(torch.arange(T, device=x.device))  # (B, T, d)
         rope = None
         if hasattr(self, "rope_cos"):
             rope = (self.rope_cos[:T].to(x.dtype), self.rope_sin[:T].to(x.dtype))  # (T, D) each
@@ -409,20 +435,23 @@ class TinyDecoder(nn.Module):
             hidden.append(x)
             if weights is not None:
                 attentions.append(weights)
-        h = self.ln_f(x)                                           # (B, T, d)
+        h = self.ln_f(x)  # (B, T, d)
 
         logits = loss = None
         if hasattr(self, "lm_head"):
             kept = h if logits_to_keep == 0 else h[:, -logits_to_keep:]
-            logits = self.lm_head(kept)                            # (B, T', V)
+            logits = self.lm_head(kept)  # (B, T', V)
         if labels is not None:
             if logits is None or logits_to_keep != 0:
                 raise ReproError("TinyDecoder: labels need an LM head and logits_to_keep=0")
             # HF convention: labels are aligned with input_ids; position t predicts labels[t+1].
-            loss = F.cross_entropy(logits[:, :-1].reshape(-1, logits.size(-1)).float(),
-                                   labels[:, 1:].reshape(-1), ignore_index=-100)
+            loss = F.cross_entropy(
+                logits[:, :-1].reshape(-1, logits.size(-1)).float(), labels[:, 1:].reshape(-1), ignore_index=-100
+            )
         return TinyOutput(
-            loss=loss, logits=logits, last_hidden_state=h,
+            loss=loss,
+            logits=logits,
+            last_hidden_state=h,
             hidden_states=tuple(hidden) if output_hidden_states else None,
             attentions=tuple(attentions) if output_attentions else None,
         )

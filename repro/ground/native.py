@@ -8,6 +8,7 @@ is missing or the build fails, it raises one ReproError saying which, and `avail
 says so without raising. Nothing of the suite's claims depends on these ops: they are opt-in
 kernels (the context axis's `fused`), each with a pure-PyTorch twin it is tested against.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -22,7 +23,7 @@ from pathlib import Path
 
 import torch
 
-from repro.harness.runtime import ReproError, _cpuinfo_flags, cache_dir, file_lock
+from repro.ground.runtime import ReproError, _cpuinfo_flags, cache_dir, file_lock
 
 # -fopenmp-simd: `#pragma omp simd` loops vectorised (glibc's vector expf) without OpenMP threads
 # and without -ffast-math, whose "no infinities" the kernels' −inf padding scores would break
@@ -101,8 +102,14 @@ def _load(source: str) -> tuple[str, str]:
             # would make every later process wait forever: under ours, any such file is stale
             with file_lock(folder / "repro.lock").acquire(timeout=LOCK_TIMEOUT_S):
                 (folder / "lock").unlink(missing_ok=True)
-                build(name, sources=[str(path)], extra_cflags=list(CFLAGS), build_directory=str(folder),
-                      is_python_module=False, verbose=False)
+                build(
+                    name,
+                    sources=[str(path)],
+                    extra_cflags=list(CFLAGS),
+                    build_directory=str(folder),
+                    is_python_module=False,
+                    verbose=False,
+                )
         except Exception as e:  # compiler errors arrive as RuntimeError; a locked or unwritable cache, OSError
             where = f" in {folder}" if folder is not None else ""
             return "", f"building {path.name}{where} failed: {type(e).__name__}: {str(e)[-2000:]}"

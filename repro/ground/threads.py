@@ -16,6 +16,7 @@ thread's MKL count. Both end with the worker thread; the caller's settings are n
 Where either is missing (another platform, a build without OpenMP or MKL, a torch whose CPU
 library is not found), `workers()` is 1 and callers run their loop in the calling thread.
 """
+
 from __future__ import annotations
 
 import ctypes

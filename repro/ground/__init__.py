@@ -1,0 +1,12 @@
+"""The ground floor: what every layer above stands on, and no transformer science.
+
+Imports nothing of the suite; `repro.core`, the seven topic packages and the roof
+(`repro.harness`) import it (the layer rule: `tests/test_layers.py`, `make test`).
+
+- `runtime`: device choice, the dtype policy (``resolve_dtype``, ``REPRO_DTYPE``), seeded
+  generators (``derive_seed``), the cache directory, atomic writes, ``ReproError``.
+- `resources`: embedded models and corpora from the package registries — fetch, verify,
+  locate (``repro fetch``, ``fixtures/manifest.json``).
+- `native`: opt-in C++ kernels built with torch.utils.cpp_extension.
+- `threads`: a loop of small torch ops split over worker threads, each on one intra-op thread.
+"""
