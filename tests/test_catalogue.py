@@ -380,7 +380,7 @@ def source_number_copies(text: str, filename: str = "<string>") -> list[str]:
 
 def _scanned_files() -> list[Path]:
     files = sorted((REPO / "claims").glob("*.py")) + sorted((REPO / "repro").rglob("*.py"))
-    return [path for path in files if path != REPO / "repro" / "harness" / "catalogue.py"]
+    return [path for path in files if path.name != "catalogue.py"]  # the registry and the topics' catalogues
 
 
 def test_no_copy_of_a_source_number_in_claims_or_library():
@@ -392,7 +392,8 @@ def test_no_copy_of_a_source_number_in_claims_or_library():
         for hit in source_number_copies(path.read_text(encoding="utf-8"), str(path.relative_to(REPO)))
     ]
     assert not copies, (
-        f"source numbers written out instead of read from repro/harness/catalogue.py (catalogue.number): {copies}"
+        "source numbers written out instead of read from the topic's catalogue "
+        f"(repro/<topic>/catalogue.py, catalogue.number): {copies}"
     )
 
 
@@ -535,3 +536,21 @@ def test_no_distinctive_source_number_is_written_out():
         if path.name != "catalogue.py":
             found += distinctive_number_copies(path.read_text("utf-8"), str(path.relative_to(REPO)))
     assert not found, "source numbers written out (read them with catalogue.number):\n" + "\n".join(found)
+
+
+def test_each_topic_owns_its_claims_and_numbers():
+    """The registry only collects: every claim and source number lives in its topic's catalogue
+    (repro/<topic>/catalogue.py), and the topic's own `number` reads the same entry."""
+    import importlib
+
+    for prefix, package in catalogue.PACKAGES.items():
+        topic = importlib.import_module(f"repro.{package}.catalogue")
+        assert topic.TOPIC == prefix and topic.CLAIMS, package
+        assert all(spec.topic == prefix and spec.id.startswith(prefix + "-") for spec in topic.CLAIMS), package
+        assert all(claim_id.startswith(prefix + "-") for claim_id in topic.NUMBERS), package
+        for claim_id, entries in topic.NUMBERS.items():
+            for key in entries:
+                assert topic.number(claim_id, key) is catalogue.number(claim_id, key)
+    assert len(catalogue.CLAIMS) == sum(
+        len(importlib.import_module(f"repro.{p}.catalogue").CLAIMS) for p in catalogue.TOPIC_PACKAGES
+    )

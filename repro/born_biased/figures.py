@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from repro.core.plotting import SOURCE_STYLE, band, plt
-from repro.harness import catalogue
+from repro.born_biased import catalogue
 
 
 def fig5_mlp_stack(res) -> plt.Figure:

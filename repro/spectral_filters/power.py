@@ -16,7 +16,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from repro.core import stats
-from repro.harness import catalogue
+from repro.spectral_filters import catalogue
 from repro.spectral_filters import spectral as sp
 
 SOURCE_LAYERS = catalogue.number("SF-8", "layers")  # LLaMA-2 13B (003 Table 1), the model of Figs 8–15 and Table 4

@@ -39,7 +39,7 @@ from torch import nn
 from repro.core import lens, memo
 from repro.core.lens import frozen_norm
 from repro.ground.runtime import NotApplicable, ReproError, generator
-from repro.harness import catalogue
+from repro.spectral_filters import catalogue
 
 N_BANDS = 20
 # 003 §7: High-Mean Low-Variance received-attention thresholds (the catalogue's numbers)

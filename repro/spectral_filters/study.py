@@ -22,7 +22,7 @@ import torch
 
 from repro.core import data, lens
 from repro.ground.runtime import NotApplicable, ReproError, dtype_name, generator, resolve_dtype
-from repro.harness import catalogue
+from repro.spectral_filters import catalogue
 from repro.spectral_filters import spectral as sp
 
 SOURCE_SF7 = catalogue.number("SF-7", "fig13")  # 003 Fig 13: Ω_{u,14} after L12 of 40: NLL 2.47 → 2.74
