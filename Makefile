@@ -11,13 +11,13 @@ TORCH_SPEC ?= torch==2.13.0
 PYTEST_ARGS ?=
 # the claims run on this many processes (pytest-xdist), each with cores/N torch threads; tests
 # that share a module fixture (a pretrained model, a trained trio) stay on one process
-# (--dist loadgroup, groups in repro/harness/plugin.py). Default 1 (the pytest process itself):
+# (--dist loadgroup, groups in repro/harness/collection.py). Default 1 (the pytest process itself):
 # on the 2-core reference machine `-n 2` (one thread each) showed no gain on this mostly
-# matmul-bound run (measured 2026-11-23, see results/reference-machine.md); use it on machines with more cores.
+# matmul-bound run (results/reference-machine.md); use it on machines with more cores.
 CLAIMS_PROCS ?= 1
 CLAIMS_XDIST := $(if $(filter 1,$(CLAIMS_PROCS)),,-n $(CLAIMS_PROCS) --dist loadgroup)
 
-.PHONY: setup fixtures claims test bench clean
+.PHONY: setup fixtures claims test lint bench clean
 setup: $(VENV)/.installed
 
 $(VENV)/.installed: pyproject.toml constraints.txt
@@ -34,8 +34,8 @@ claims: fixtures
 	$(BIN)/python -m pytest claims/ $(CLAIMS_XDIST) $(PYTEST_ARGS)
 
 # the unit tests on this many processes (pytest-xdist, one torch thread each): most are small and
-# single-threaded, so on 2 cores `-n 2` ran them in 187 s instead of 355 s (bf16-native EPYC,
-# 2026-11-25); the slowest 15 are listed so a slowdown shows. TEST_PROCS=1: in the pytest process.
+# single-threaded, so on 2 cores `-n 2` ran them in 187 s instead of 355 s (a bf16-native EPYC);
+# the slowest 15 are listed so a slowdown shows. TEST_PROCS=1: in the pytest process.
 TEST_PROCS ?= 2
 TEST_XDIST := $(if $(filter 1,$(TEST_PROCS)),,-n $(TEST_PROCS))
 
@@ -43,7 +43,14 @@ TEST_XDIST := $(if $(filter 1,$(TEST_PROCS)),,-n $(TEST_PROCS))
 # (tests/test_model_families.py: one process, the families one after the other — each runs claims
 # that train and fork a pool, so side by side they oversubscribe the cores),
 # then every benchmark once at small sizes as a smoke test
-test: fixtures
+# the lint and the layer rule first (seconds): ruff's checks and format, the import contract
+# (pyproject.toml [tool.importlinter]: harness > topics > core > ground)
+lint: setup
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/lint-imports --no-cache
+
+test: fixtures lint
 	$(BIN)/python -m pytest tests/ $(TEST_XDIST) --durations=15 $(PYTEST_ARGS)
 	REPRO_FAMILY_TESTS=1 $(BIN)/python -m pytest tests/test_model_families.py -p no:xdist -q
 	$(BIN)/python -m pytest benchmarks/ -p no:xdist --benchmark-disable -q

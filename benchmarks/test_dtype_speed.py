@@ -23,9 +23,10 @@ from pathlib import Path
 import pytest
 import torch
 
-from repro.born_biased.init_bias import random_token_inputs
 from repro.born_biased.preference_probe import probe
+from repro.born_biased.preference_runs import random_token_inputs
 from repro.causal_shift.experiments import gpt2_style
+from repro.core import scoring
 from repro.core import train as T
 from repro.core.models.hf import build_model
 from repro.core.models.tiny import TinyDecoder
@@ -55,7 +56,7 @@ def test_train_step(benchmark, tokens, name):
     opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
 
     def step():
-        loss = T._lm_loss(model, tokens, cfg)
+        loss = scoring.lm_loss(model, tokens, cfg)
         opt.zero_grad(set_to_none=True)
         loss.backward()
         opt.step()

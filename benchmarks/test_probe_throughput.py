@@ -24,8 +24,8 @@ from __future__ import annotations
 import pytest
 import torch
 
-from repro.born_biased.init_bias import random_token_inputs
 from repro.born_biased.preference_probe import probe
+from repro.born_biased.preference_runs import random_token_inputs
 from repro.core.data import random_tokens
 from repro.core.models.hf import build_model, default_d_ff
 from repro.ground.runtime import generator, resolve_dtype

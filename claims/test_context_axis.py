@@ -22,13 +22,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-import torch
 
 from repro.context_axis import exactness, experiments, figures
-from repro.context_axis import kernels as ca
-from repro.context_axis.experiments import VARIANTS, Experiment, PretrainedRun
+from repro.context_axis.experiments import TESTED, VARIANTS, Experiment, PretrainedRun
 from repro.core import data, plotting
-from repro.core.stats import loglog_slope, n_for_power, paired_seed_difference, paired_t, tail_slope
 
 # 004 Figure 1 (L = 5), 1 = masked: (a) context axis 2, (b) context axis 3
 FIG1 = {2: [[0, 0, 0, 1, 1]] * 3 + [[0, 0, 0, 0, 1], [0, 0, 0, 0, 0]], 3: [[0, 0, 0, 0, 1]] * 4 + [[0, 0, 0, 0, 0]]}
@@ -37,7 +34,16 @@ FIG1 = {2: [[0, 0, 0, 1, 1]] * 3 + [[0, 0, 0, 0, 1], [0, 0, 0, 0, 0]], 3: [[0, 0
 # order of floating-point sums (≈ 1e-16 relative); 1e-9 on logits of size ≈ 1 leaves 10⁶×
 # headroom and still catches any real leak (a future token moves logits by ≳ 1e-3 here)
 EXACT = 1e-9
-PRETRAINED_TOL = 1e-3  # CA-4: pretrained models in float64 with float32 norms (see its test)
+# CA-4: pretrained models in float64 with float32 norms. Rounding: the same function through
+# differently shaped kernels (padded buckets, KV cache vs one pass). The model runs in float64
+# (`experiments.pretrained_run`), but transformers' RMSNorm and rotary tables compute in float32
+# (float64 states are cast down there and back), so every norm still rounds at float32's 6e-8
+# relative. Measured in float64: ≤ 1.2e-5 at ci (2 × 32 tokens, both models), ≤ 2.8e-5 on SmolLM2
+# at the paper's 128 tokens (2 windows, CPU); in float32 ≤ 1e-4 at ci; in float32 at the paper's
+# 128 tokens: 7e-4 on a CPU (4 windows), 0.019 on an H100 (16 windows), which failed the old
+# float32 bound of 2e-3. PRETRAINED_TOL keeps ≥ 35× headroom over those measurements and stays 10⁴×
+# under a real leak (the controls: 11–35 in logits)
+PRETRAINED_TOL = 1e-3
 
 # (claim, profile) → why the claim does not hold at that profile, in words (this run's numbers
 # are appended; see CA-8's records and power row)
@@ -65,33 +71,23 @@ def sizes(profile):
 def test_algorithm1_mask(claim):
     """Algorithm 1 line by line against the closed form M[b,0,c,i,j] = 1 iff j > max(i, c) or
     x[b, j] is padding, on every sequence of length ≤ 6 over {pad, a, b} (3⁶ + … sequences)."""
-    worst, control, shapes_ok, n = 0, 0, True, 0
-    for S in range(1, 7):
-        x = torch.cartesian_prod(*[torch.arange(3)] * S).reshape(-1, S)  # every sequence; 0 = padding
-        M = ca.algorithm1_mask(x, pad_id=0)
-        shapes_ok &= M.shape == (x.shape[0], 1, S, S, S) and M.dtype == torch.bool
-        c, i, j = torch.meshgrid(torch.arange(S), torch.arange(S), torch.arange(S), indexing="ij")
-        pad = (x == 0)[:, None, None, :]
-        want = (j > torch.maximum(i, c))[None] | pad
-        worst += int((M[:, 0] != want).sum())
-        # control: one term dropped — the causal mask C alone broadcast over the slices (no
-        # context mask T), with the same padding
-        control += int((((j > i)[None] | pad) != want).sum())
-        n += x.shape[0]
-    claim.record("sequences checked (S = 1 … 6, every sequence over 3 symbols)", n)
-    M5 = ca.algorithm1_mask(torch.ones(1, 5, dtype=torch.long))[0, 0].int()
+    m = exactness.mask_stats(max_S=6, symbols=3)
+    claim.record("sequences checked (S = 1 … 6, every sequence over 3 symbols)", m["n"])
     claim.figure(
-        figures.mask_slices(M5.numpy(), [0, 2, 3, 4], "004 Algorithm 1, L = 5: M[c] (1 = masked)"), "mask_slices"
+        figures.mask_slices(
+            exactness.unpadded_mask(5).numpy(), [0, 2, 3, 4], "004 Algorithm 1, L = 5: M[c] (1 = masked)"
+        ),
+        "mask_slices",
     )
-    claim.check("shape (B, 1, S, S, S) and dtype bool on every S", bool(shapes_ok), compare="true", why="exact")
+    claim.check("shape (B, 1, S, S, S) and dtype bool on every S", m["shapes_ok"], compare="true", why="exact")
     claim.check(
         "mask entries differing from the closed form",
-        worst,
+        m["worst"],
         0,
         compare="abs",
         tol=0,
         why="an exact boolean construction",
-        control=control,
+        control=m["control"],
         control_name="causal mask C alone over every slice (Algorithm 1 without the context mask T)",
     )
 
@@ -100,35 +96,22 @@ def test_algorithm1_mask(claim):
 def test_figure1_slices(claim):
     """Fig 1's two printed slices; in slice c every query sees up to c; the query i = c of
     slice c is the ordinary causal row; the last slice masks nothing."""
-    S = 5
-    M = ca.algorithm1_mask(torch.ones(1, S, dtype=torch.long))[0, 0].int()
-    fig_diff = sum(int((M[c] != torch.tensor(want)).sum()) for c, want in FIG1.items())
-    causal = torch.triu(torch.ones(S, S, dtype=torch.int), 1)
-    diag_diff = sum(int((M[c, c] != causal[c]).sum()) for c in range(S))
-    sees = [[int((M[c, i] == 0).nonzero().max()) for i in range(S)] for c in range(S)]
-    up_to_c = sum(int(sees[c][i] != max(i, c)) for c in range(S) for i in range(S))
-    # control: the ordinary causal mask in every slice (no context axis) against the same figure
-    fig_control = sum(int((causal != torch.tensor(want)).sum()) for want in FIG1.values())
-    claim.figure(figures.mask_slices(M.numpy(), [2, 3], "004 Fig 1 (a) c = 2, (b) c = 3, L = 5 (ours)"), "fig1")
-    # Fig 2: every slot of the (context, causal) grid is computed; the diagonal is read out
-    grid = np.tile(np.arange(6)[:, None], (1, 6))
-    claim.figure(
-        figures.axis_layout(grid, np.ones((6, 6)), "004 Fig 2: output states h_{c,t} (diagonal read out)", "computed"),
-        "fig2_layout",
-    )
+    f = exactness.figure1_stats(FIG1)
+    claim.figure(figures.mask_slices(f["mask"].numpy(), [2, 3], "004 Fig 1 (a) c = 2, (b) c = 3, L = 5 (ours)"), "fig1")
+    claim.figure(figures.fig2_layout(), "fig2_layout")
     claim.check(
         "entries differing from Fig 1 (a), (b)",
-        fig_diff,
+        f["figure"],
         0,
         compare="abs",
         tol=0,
         why="exact",
-        control=fig_control,
+        control=f["control"],
         control_name="the ordinary causal mask in every slice (no context axis)",
     )
-    claim.check("diagonal rows differing from the causal mask", diag_diff, 0, compare="abs", tol=0, why="exact")
-    claim.check("queries whose last visible key is not max(i, c)", up_to_c, 0, compare="abs", tol=0, why="exact")
-    claim.check("entries masked in the last slice", int(M[S - 1].sum()), 0, compare="abs", tol=0, why="exact")
+    claim.check("diagonal rows differing from the causal mask", f["diagonal"], 0, compare="abs", tol=0, why="exact")
+    claim.check("queries whose last visible key is not max(i, c)", f["up_to_c"], 0, compare="abs", tol=0, why="exact")
+    claim.check("entries masked in the last slice", f["last"], 0, compare="abs", tol=0, why="exact")
 
 
 # --------------------------------------------------------------------------- CA-3
@@ -200,15 +183,6 @@ def test_pretrained_weights_run_unchanged(claim, pretrained_run, sizes):
     r = pretrained_run
     claim.dtype = r.dtype
     claim.corpus(r.corpus)
-    # rounding: the same function through differently shaped kernels (padded buckets, KV cache vs
-    # one pass). The model runs in float64 (`experiments.pretrained_run`), but transformers' RMSNorm
-    # and rotary tables compute in float32 (float64 states are cast down there and back), so every
-    # norm still rounds at float32's 6e-8 relative. Measured in float64: ≤ 1.2e-5 at ci (2 × 32
-    # tokens, both models), ≤ 2.8e-5 on SmolLM2 at the paper's 128 tokens (2 windows, CPU); in
-    # float32 ≤ 1e-4 at ci; in float32 at the paper's 128 tokens: 7e-4 on a
-    # CPU (4 windows), 0.019 on an H100 (16 windows), which failed the old float32 bound of 2e-3.
-    # PRETRAINED_TOL keeps ≥ 35× headroom over those measurements and stays 10⁴× under a real
-    # leak (the controls: 11–35 in logits)
     tol = PRETRAINED_TOL
     why = (
         f"{r.dtype} states with float32 norms and rotary tables (transformers): rounding of one function "
@@ -264,19 +238,7 @@ def test_upper_triangle_is_never_read(claim, sizes, device):
     S = sizes["cost"]["S"][-1]
     claim.record("random models checked", stats["n"])
     claim.record(f"share of the S × S states never computed (S = {S})", (S - 1) / (2 * S))
-    # Fig 3 from a real layer: ‖h_{c,t}‖ of a 1-layer model's per-slice outputs, trimmed kernel
-    m = exactness.tiny_model("llama", 1, 0, device)
-    h = experiments.per_slice_states(m, exactness.random_ids(0, (1, 6), device), kernel="trimmed").cpu()
-    src = np.where(np.tril(np.ones((6, 6))) > 0, np.arange(6)[:, None], -1)
-    claim.figure(
-        figures.axis_layout(
-            src,
-            h.norm(dim=-1).numpy(),
-            "004 Fig 3: strictly upper part zero (1-layer attention, trimmed kernel)",
-            "‖attention output‖",
-        ),
-        "fig3_layout",
-    )
+    claim.figure(figures.fig3_layout(exactness.trimmed_state_norms(device).numpy()), "fig3_layout")
     exact = "float64, exact construction (see EXACT)"
     claim.check(
         "max |Δ diagonal logit| with the upper triangle zeroed in every layer",
@@ -309,36 +271,11 @@ def test_segment_level_sparsity(claim, sizes, cost, device):
     and FLOPs grow linearly in k at fixed S."""
     claim.dtype = "float64"  # exact checks: see EXACT
     stats = exactness.segment_stats(sizes["check"], device)
-    ks = np.array([r[0] for r in cost["seg"]], dtype=float)
-    fl = np.array([r[1] for r in cost["seg"]], dtype=float)
-    st_ = np.array([r[2] for r in cost["seg"]], dtype=float)
-    fl_slope, st_slope = loglog_slope(ks, fl).slope, loglog_slope(ks, st_).slope
+    sc = experiments.segment_cost(cost)
     claim.record("random models checked", stats["n"])
-    claim.table(
-        "CA-6: segment kernel cost at fixed S",
-        ["k", "GFLOP", "states per head (K·S)"],
-        [[int(k), round(f / 1e9, 4), int(s)] for k, f, s in zip(ks, fl, st_)],
-    )
-    src = np.where(np.tril(np.ones((6, 6))) > 0, np.minimum(np.arange(6)[:, None], np.arange(6)[None, :] + 2), -1)
-    claim.figure(
-        figures.axis_layout(
-            src,
-            (src >= 0) * (1 + (np.arange(6)[:, None] <= np.arange(6)[None, :] + 2)),
-            "004 Fig 4: segment size 3 (slots c ≥ t + 3 reuse h_{t+2,t})",
-            "stored (2) / reused (1) / zero (0)",
-        ),
-        "fig4_layout",
-    )
-    fig_curves = {"FLOPs": (ks, fl), "states": (ks, st_)}
-    claim.figure(
-        figures.cost_vs_length(
-            fig_curves,
-            f"CA-6 segment kernel at S = {cost['S']}: cost vs k",
-            "count",
-            {"FLOPs": fl_slope, "states": st_slope},
-        ),
-        "cost_vs_k",
-    )
+    claim.table("CA-6: segment kernel cost at fixed S", ["k", "GFLOP", "states per head (K·S)"], sc.table())
+    claim.figure(figures.fig4_layout(), "fig4_layout")
+    claim.figure(figures.segment_cost_vs_k(sc), "cost_vs_k")
     exact = "float64, exact construction (see EXACT)"
     claim.check(
         "max |segment k = 1 − causal decoding| (logits)",
@@ -365,7 +302,7 @@ def test_segment_level_sparsity(claim, sizes, cost, device):
     # last slice, a waste that shrinks as k grows: 0.85–1.0 is linear for k ≥ 1
     claim.check(
         f"log–log slope of segment FLOPs in k (S = {cost['S']})",
-        fl_slope,
+        sc.flops_slope,
         1.0,
         compare="abs",
         tol=0.15,
@@ -373,7 +310,7 @@ def test_segment_level_sparsity(claim, sizes, cost, device):
     )
     claim.check(
         f"log–log slope of stored states in k (S = {cost['S']})",
-        st_slope,
+        sc.states_slope,
         1.0,
         compare="abs",
         tol=0.02,
@@ -386,29 +323,14 @@ def test_cost_grows_cubically_and_sparsity_brings_it_down(claim, cost):
     """Counted FLOPs against S: the Algorithm-1 kernels (naive, masked SDPA) grow as S³, the
     causal decoder as S²; the trimmed kernel stays S³ but does only the ≈ 1/3 that can reach
     the diagonal; segment(k) brings the exponent back to 2."""
-    rows, S = cost["rows"], cost["S"]
-    slopes = {n: tail_slope([r[0] for r in v], [r[1] for r in v]) for n, v in rows.items() if len(v) > 1}
-    at = {n: dict(v)[S] for n, v in rows.items() if S in dict(v)}
+    kc = experiments.kernel_cost(cost)
+    S, slopes, at = kc.S, kc.slopes, kc.at
     claim.record(f"FLOPs segment k=4 / masked_sdpa at S = {S}", at["segment k=4"] / at["masked_sdpa"])
     claim.table(
-        f"CA-7: counted GFLOP by kernel (H = {cost['H']}, d = {cost['d']}, batch 1)",
-        ["S", *rows],
-        [
-            [s, *[round(dict(v).get(s, float("nan")) / 1e9, 5) for v in rows.values()]]
-            for s in sorted({r[0] for v in rows.values() for r in v})
-        ],
+        f"CA-7: counted GFLOP by kernel (H = {cost['H']}, d = {cost['d']}, batch 1)", ["S", *kc.rows], kc.table()
     )
-    curves = {n: ([r[0] for r in v], [r[1] for r in v]) for n, v in rows.items()}
-    claim.figure(
-        figures.cost_vs_length(curves, "CA-7: attention FLOPs per layer vs S (counted)", "FLOPs", slopes), "flops_vs_S"
-    )
-    st_curves = {n: ([r[0] for r in v], [r[1] for r in v]) for n, v in cost["states"].items()}
-    claim.figure(
-        figures.cost_vs_length(
-            st_curves, "CA-7: states stored per head vs S", "states", {n: tail_slope(*c) for n, c in st_curves.items()}
-        ),
-        "states_vs_S",
-    )
+    claim.figure(figures.flops_vs_S(kc), "flops_vs_S")
+    claim.figure(figures.states_vs_S(kc), "states_vs_S")
     # every comparison shown is asserted. Controls: the slope of a kernel of the other order
     # through the same comparison (the S² causal decoder as "cubic", the S³ kernel as "quadratic")
     why = "counted FLOPs; the lower-order terms left between the two largest S move the slope by < 0.15"
@@ -487,54 +409,14 @@ def test_context_axis_training_gives_better_representations(claim, experiment, s
     models barely re-read the past, not that the source's premise holds."""
     e = experiment
     claim.corpus(e.corpus)
-    base = e.nll["causal"]["causal"]
-    table, rows = {}, []
-    for v in VARIANTS:
-        table[v] = {m: (float(e.nll[v][m].mean(1).mean()), float(e.nll[v][m].mean(1).std(ddof=1))) for m in e.modes}
-        rows.append([v, *[f"{table[v][m][0]:.4f} ± {table[v][m][1]:.4f}" for m in e.modes]])
-    claim.table(
-        f"CA-8: held-out NLL (nats/token), mean ± sd over seeds {list(e.seeds)}; {e.n_windows} "
-        f"{data.corpus_title(e.corpus)} validation windows of {e.seq_len} tokens",
-        ["trained as", *e.modes],
-        rows,
-    )
-    claim.record("seeds", len(e.seeds))
-    claim.record("causal model, causal inference (the baseline)", float(base.mean()), unit="nats/token")
-    deltas = {}
-    for v, mode in (
-        ("context axis", "full"),
-        ("axis drop", "full"),
-        ("context axis", "causal"),
-        ("axis drop", "causal"),
-        ("axis drop", e.modes[-2]),
-        ("causal", "full"),
-    ):
-        deltas[(v, mode)] = paired_seed_difference(e.nll[v][mode], base)
-        d, _, p = deltas[(v, mode)]
-        claim.record(
-            f"Δ NLL: {v} model, {mode} inference − baseline (paired t over seeds: p = {p:.3g})", d, unit="nats/token"
-        )
-    dropped = [x / sizes["train"]["steps"] for x in e.dropped["axis drop"]]
-    claim.record(
-        f"axis drop: share of batches trained causally (drawn with p = {sizes['axis_drop']})", float(np.mean(dropped))
-    )
-    # our own check (not the source's claim): the training–inference mismatch of each model
-    seed_sd = float(base.mean(1).std(ddof=1))
-    mismatch = experiments.train_inference_mismatch(e)
-    worst = max(mismatch.values())
-    for (v, mode), d in mismatch.items():
-        claim.record(
-            f"our check, not the source's claim — {v} model: max over seeds |NLL({mode}) − NLL(training mode)|",
-            d,
-            unit="nats/token",
-        )
-    claim.record(
-        "our check, not the source's claim — seed-to-seed sd of the causal baseline", seed_sd, unit="nats/token"
-    )
-    claim.record("our check, not the source's claim — largest mismatch / baseline seed sd", worst / seed_sd)
+    deltas = experiments.nll_deltas(e)
+    experiments.record_nll(claim, e, deltas, axis_drop=sizes["axis_drop"], steps=sizes["train"]["steps"])
     claim.figure(
         figures.nll_by_inference(
-            table, e.modes, "CA-8: held-out NLL by training and inference mode", reference=float(base.mean())
+            experiments.nll_table(e),
+            e.modes,
+            "CA-8: held-out NLL by training and inference mode",
+            reference=float(e.nll["causal"]["causal"].mean()),
         ),
         "nll_by_mode",
     )
@@ -542,43 +424,12 @@ def test_context_axis_training_gives_better_representations(claim, experiment, s
     claim.figure(
         plotting.training_curves(curves, "CA-8: training loss (each model in its own training mode)"), "training"
     )
-    # power: the two asserted comparisons, each a one-sided paired t at α/2 with the paired sd
-    # measured here (3 seeds: a rough sd), passing together. They share the baseline, so they
-    # are positively correlated: the product (independence) is a lower bound on the joint
-    # power, the smaller of the two an upper bound.
-    tested = (("context axis", "full"), ("axis drop", "causal"))
-    sds = [deltas[k][1] for k in tested]
-    n = len(e.seeds)
-    if n >= 2 and all(np.isfinite(sd) and sd > 0 for sd in sds):
-        joint, each = experiments.joint_paired_power(EFFECT_NATS, sds, ALPHA_TWO_SIDED / 2, n)
-        n80 = n_for_power(joint)
-        # the shield of an invented effect: each comparison's one-sided paired-t p in the claimed
-        # direction (better than the baseline); the claim needs both, so the larger one
-        direction_p = max(paired_t(e.nll[v][m].mean(1), base.mean(1), alternative="less").p for v, m in tested)
-        claim.power(
-            joint(n),
-            effect=f"{EFFECT_NATS} nats/token better held-out NLL in both comparisons",
-            effect_value=EFFECT_NATS,
-            basis="interest: the source states no size; the least benefit worth the axis's S-fold cost "
-            "(≈ 1% perplexity)",
-            test=f"two one-sided paired t-tests at α = {ALPHA_TWO_SIDED / 2} (two-sided {ALPHA_TWO_SIDED} "
-            "with the sign), both must pass",
-            sample=f"{n} paired seeds × {e.n_windows} held-out windows of {e.seq_len} tokens",
-            method=f"closed form: noncentral t; nuisance: paired sd over the {n} seeds (plug-in) "
-            f"{sds[0]:.4f} (full) / {sds[1]:.4f} (axis drop, causal); product of the two "
-            f"(lower bound; upper bound {min(each):.3f})",
-            decide=f"{n80} paired seeds at this model size and budget" if n80 else "more than 100,000 paired seeds",
-            direction_p=direction_p,
-        )
-    # (with fewer than 2 seeds or no spread, power cannot be computed: the verdict stays inconclusive)
-    full_d, _, full_p = deltas[tested[0]]
-    drop_d, _, drop_p = deltas[tested[1]]
-    measured = (
-        f"Δ NLL context axis (full inference) {full_d:+.4f} nats, p = {full_p:.2g}; Δ NLL axis drop "
-        f"(causal inference) {drop_d:+.4f} nats, p = {drop_p:.2g}; largest train–inference mismatch "
-        f"{worst / seed_sd:.2f} × the seed sd"
-    )
-    claim.not_reproduced_if(NOT_REPRODUCED, ("CA-8", profile.name), measured)
+    power = experiments.ca8_power(e, deltas, EFFECT_NATS, ALPHA_TWO_SIDED)  # None: < 2 seeds or no spread
+    if power:
+        claim.power(**power)
+    claim.not_reproduced_if(NOT_REPRODUCED, ("CA-8", profile.name), experiments.ca8_summary(e, deltas))
+    full_d, _, full_p = deltas[TESTED[0]]
+    drop_d, _, drop_p = deltas[TESTED[1]]
     better = "the premise: better held-out NLL than the identical causal model"
     claim.check(
         "Δ NLL: context axis model, full inference − baseline (mean over seeds)",

@@ -20,9 +20,6 @@ reads nothing from the layer (RS-8).
 
 from __future__ import annotations
 
-import math
-import re
-
 import numpy as np
 import pytest
 
@@ -31,7 +28,6 @@ from repro.harness import catalogue
 from repro.residual_stream import decomposition as rs
 from repro.residual_stream import figures, study
 
-F32_U = 2.0**-24  # float32 unit roundoff
 # 002 "Residual Stream Decomposition": 1 + L·H + L terms for (L, H) = (32, 32) (the source's
 # example) and (24, 16) (its exercise)
 SOURCE_TERMS = catalogue.number("RS-1", "terms")
@@ -88,67 +84,51 @@ def decomposed(texts, random_init, sizes):
 
 @pytest.mark.claim("RS-1")
 def test_final_residual_is_sum_of_terms(claim, decomposed, corpus_name):
+    """The count 1 + L·H + L on the source's two examples and on every model, and the terms'
+    sum against x^(L) within float32 rounding (`rs.sum_check`: 2·n·u, Higham). Control: the sum
+    with one term left out (the smallest head output)."""
     claim.corpus(corpus_name)
-    from transformers import GPT2Config, LlamaConfig
-
     # the count formula from the configs of the source's two examples (32 × 32; the exercise's 24 × 16)
     for (L, H), n in SOURCE_TERMS.items():
-        cfg = LlamaConfig(num_hidden_layers=L, num_attention_heads=H) if L == 32 else GPT2Config(n_layer=L, n_head=H)
         claim.check(
             f"terms for a {L}-layer × {H}-head model",
-            rs.count_terms(cfg),
+            rs.count_terms(rs.example_config(L, H)),
             n,
             compare="abs",
             tol=0,
             source=n,
             why="exact count: 1 + L·H + L",
         )
-
-    for _i, (name, (model, _, dec)) in enumerate(decomposed.items()):
-        n_terms = len(dec.names())
-        expected = rs.count_terms(model.config) + rs.bias_terms(model)
+    for name, (model, _, dec) in decomposed.items():
+        c = rs.sum_check(model, dec)
+        l, h = c.head
         claim.check(
             f"{name}: terms (1 + L·H + L + bias terms)",
-            n_terms,
-            expected,
+            c.n_terms,
+            c.expected,
             compare="abs",
             tol=0,
-            why=f"count_terms + {rs.bias_terms(model)} b_O terms",
+            why=f"count_terms + {c.bias} b_O terms",
         )
-        # per position: max-abs error relative to the position's max |x|. Tolerance: n float32
-        # additions of terms no larger than |x| (before cancellation) give ≤ n·u relative error
-        # in the worst case (Higham 2002 §3.1); we allow that bound with u = 2^-24.
-        total = dec.total()
-        err = rs.relative_error(total, dec.residual)
-        tol = n_terms * F32_U * 2  # ×2: our float64 sum and the model's float32 sum both round
-        # negative control: the same sum with one term left out, the head whose output is
-        # smallest (the hardest to miss): the exactness check must then fail
-        l, h = rs.smallest_head(dec.heads[0].norm(dim=-1).amax(-1))
-        ctl = rs.relative_error(total - dec.heads[:, l, h].double(), dec.residual)
         claim.check(
             f"{name}: max relative |Σ terms − x^(L)|",
-            err,
+            c.err,
             0.0,
             compare="abs",
-            tol=tol,
-            why=f"2·n·u worst-case float32 accumulation over n = {n_terms} terms",
-            control=ctl,
+            tol=c.tol,
+            why=f"2·n·u worst-case float32 accumulation over n = {c.n_terms} terms",
+            control=c.control,
             control_name=f"Σ terms without one term (L{l}H{h}, the smallest head output)",
         )
     name, (_, _, dec) = next(iter(decomposed.items()))
-    t = dec.residual.shape[1] - 1  # the last token of the passage
-    claim.figure(
-        figures.term_norm_heatmap(
-            dec.heads[0, :, :, t].norm(dim=-1).cpu().numpy(),
-            dec.ffn[0, :, t].norm(dim=-1).cpu().numpy(),
-            f"{name}: log10 ‖term‖ at the last token\n{len(dec.names())} terms sum to x^(L)",
-        ),
-        "term_norms",
-    )
+    claim.figure(figures.term_norms_at_last_token(name, dec), "term_norms")
 
 
 @pytest.mark.claim("RS-2")
 def test_direct_logit_attribution_sums_to_logit(claim, decomposed, corpus_name):
+    """Σ DLA (final norm's scale frozen, its gain folded into the unembedding) equals the logit
+    within float32 rounding (`rs.dla_check`), on models whose final-norm gains are not 1.
+    Control: the sum with one head's attribution left out (the smallest)."""
     claim.corpus(corpus_name)
     shown = None
     for name, (model, ids, dec) in decomposed.items():
@@ -165,41 +145,20 @@ def test_direct_logit_attribution_sums_to_logit(claim, decomposed, corpus_name):
                 compare="ge",
                 why="gains that differ from 1, so freezing the norm's scale is put to the test",
             )
-        att = rs.direct_logit_attribution(model, dec, ids[:, 1:])
-        logits = dec.output.logits.double().gather(-1, ids[:, 1:].unsqueeze(-1)).squeeze(-1)
-        total = att.total()
-        scale = logits.abs().max()
-        err = ((total - logits).abs().max() / scale).item()
-        n = len(att.names) + 1
-        tol = 2 * n * F32_U  # as RS-1: worst-case float32 accumulation over the n terms (+ constant)
-        # negative control: one head's attribution left out (the head whose attribution is
-        # smallest in magnitude over the positions): the sum must then miss the logit
-        heads = [i for i, t in enumerate(att.names) if re.fullmatch(r"L\d+H\d+", t)]
-        k = heads[int(att.per_term[0, heads].abs().amax(-1).argmin())]
-        ctl = ((total - att.per_term[:, k].double() - logits).abs().max() / scale).item()
+        c = rs.dla_check(model, ids, dec)
         claim.check(
             f"{name}: max |Σ DLA − logit| / max |logit|",
-            err,
+            c.err,
             0.0,
             compare="abs",
-            tol=tol,
-            why=f"2·n·u float32 accumulation, n = {n} terms",
-            control=ctl,
-            control_name=f"Σ DLA without one term ({att.names[k]}, the smallest head attribution)",
+            tol=c.tol,
+            why=f"2·n·u float32 accumulation, n = {len(c.att.names) + 1} terms",
+            control=c.control,
+            control_name=f"Σ DLA without one term ({c.att.names[c.term]}, the smallest head attribution)",
         )
-        if shown is None:
-            shown = (name, att, logits)
-    name, att, logits = shown
-    t = att.per_term.shape[-1] - 1
-    claim.figure(
-        figures.dla_bars(
-            att.names + ["norm/head bias"],
-            att.per_term[0, :, t].tolist() + [float(att.constant[0, t])],
-            float(logits[0, t]),
-            f"{name}: DLA of the next token at the last position",
-        ),
-        "dla_top_terms",
-    )
+        shown = shown or (name, c)
+    name, c = shown
+    claim.figure(figures.dla_at_last_token(name, c.att, c.logits), "dla_top_terms")
 
 
 # --------------------------------------------------------------------------- RS-3
@@ -281,28 +240,9 @@ def test_post_norm_loses_gradient_at_depth(claim, gradients, profile, corpus_nam
         "∂L/∂x^(L) in ∂L/∂x^(1) / first-last weight-gradient ratio",
         f"{g.b1['share'][0]:.3f} / {g.b1['param_ratio'][0]:.3f}",
     )
-    # power: the source gives no number; its "lose gradient" is read as the first block getting
-    # at most a quarter of the last block's weight gradient at the deepest depth (a factor 4,
-    # twice our bar of 2). Noise: the seeds' spread of log(ratio) (multiplicative noise)
-    logs = np.log(deep["param_ratio"])
-    n = len(logs)
-    sd = float(np.std(logs, ddof=1)) if n > 1 else float("nan")
-    effect, bar = math.log(0.25), math.log(0.5)
-    if np.isfinite(sd) and sd > 0:
-        at = lambda k: stats.power_threshold(effect, bar, sd / math.sqrt(k), "le")  # noqa: E731
-        n80 = stats.n_for_power(at)
-        claim.power(
-            at(n),
-            effect=f"first/last block weight-gradient ratio 0.25 at L={deep['depth']}",
-            effect_value=0.25,
-            basis="interest: the source gives no number; 'lose gradient' read as a factor 4 (twice our bar of 2)",
-            test="geometric mean over seeds of the first/last weight-gradient ratio ≤ 0.5",
-            sample=f"{n} seeds at L={deep['depth']}",
-            method=f"closed form: normal approximation on the mean log ratio; nuisance: its sd over the "
-            f"{n} seeds (plug-in) {sd:.3f}",
-            decide=f"{n80} seeds" if n80 else "more than 100,000 seeds",
-            direction_p=stats.one_sample_t(logs, 0.0, alternative="less").p,
-        )
+    post_power = study.post_norm_power(deep)  # None: fewer than two seeds, or no spread
+    if post_power:
+        claim.power(**post_power)
     claim.not_reproduced_if(
         NOT_REPRODUCED,
         ("RS-3", profile.name),
@@ -526,64 +466,31 @@ def test_tuned_lens_beats_logit_lens(claim, texts, sizes, profile, corpus_name):
     two assertions: it may beat the logit lens at early layers, where the logit lens is poor, but
     must not beat it at every layer."""
     claim.corpus(corpus_name)
-    s = sizes["lens"]
     names = study.lens_models(list(texts), sizes)
     claim.record("models", ", ".join(names))
     curves = {}
     for name in names:
-        t = texts[name]
-        flat = lambda r: r[:, :, 1:].permute(0, 2, 1, 3).reshape(-1, r.shape[1], r.shape[-1])  # noqa: E731
-        train, test = flat(t.train_resid), flat(t.resid)
-        tuned, losses = lens.fit_tuned_lens(
-            t.model, train, steps=s["steps"], batch_tokens=s["batch_tokens"], lr=s["lr"], seed=0
-        )
-        kl_logit, kl_tuned = lens.lens_kl(t.model, test).cpu(), lens.lens_kl(t.model, test, tuned).cpu()  # (L, N)
-        # (N,), the same at every layer; on the CPU like the two above (it stayed on CUDA: the
-        # paper run on an H200 failed on the mixed devices, 2026-11-26)
-        kl_const = rs.mean_distribution_kl(t.model, train[:, -1], test[:, -1]).cpu()
-        curves[name] = (kl_logit.mean(1).cpu().numpy(), kl_tuned.mean(1).cpu().numpy())
-        L = kl_logit.shape[0]
-        # one-sided Wilcoxon signed-rank per layer over held-out tokens, Bonferroni over layers
-        ps = [
-            stats.wilcoxon_signed_rank(kl_tuned[l].cpu().numpy(), kl_logit[l].cpu().numpy(), alternative="less").p
-            for l in range(L)
-        ]
-        ps_const = [
-            stats.wilcoxon_signed_rank(kl_const.cpu().numpy(), kl_logit[l].cpu().numpy(), alternative="less").p
-            for l in range(L)
-        ]
-        worst = int(np.argmax(ps))
-        claim.record(f"{name}: held-out tokens / training tokens", f"{test.shape[0]} / {train.shape[0]}")
-        claim.record(
-            f"{name}: mean KL logit → tuned lens, layer 0 / L/2 / L−1",
-            " / ".join(f"{kl_logit[l].mean():.2f}→{kl_tuned[l].mean():.2f}" for l in (0, L // 2, L - 1)),
-        )
-        claim.record(f"{name}: mean KL of the state-independent lens (control)", float(kl_const.mean()))
-        claim.record(
-            f"{name}: layers where the state-independent lens beats the logit lens (mean KL)",
-            f"{int((kl_const.mean() < kl_logit.mean(1)).sum())}/{L}",
-        )
-        claim.record(
-            f"{name}: layers where the tuned lens beats the state-independent lens (mean KL)",
-            f"{int((kl_tuned.mean(1) < kl_const.mean()).sum())}/{L}",
-        )
+        c = study.lens_comparison(texts[name], sizes["lens"])
+        curves[name] = c.curves()
+        study.record_lens(claim, name, c)
+        L, worst = c.layers, int(np.argmax(c.ps))
         ctl = "a lens that reads nothing from the layer (the mean final distribution of the training tokens)"
         claim.check(
             f"{name}: layers where mean tuned KL < mean logit KL",
-            int((kl_tuned.mean(1) < kl_logit.mean(1)).sum()),
+            c.tuned_wins,
             L,
             compare="ge",
             why=f"better at every layer: {L} of {L}",
-            control=int((kl_const.mean() < kl_logit.mean(1)).sum()),
+            control=c.control_wins,
             control_name=ctl,
         )
         claim.check(
             f"{name}: largest per-layer Wilcoxon p (layer {worst})",
-            float(ps[worst]),
+            float(c.ps[worst]),
             0.01 / L,
             compare="le",
             why=f"α = 0.01, Bonferroni over {L} layers",
-            control=float(max(ps_const)),
+            control=float(max(c.ps_const)),
             control_name=ctl,
         )
     claim.figure(figures.lens_kl_by_layer(curves), "tuned_vs_logit_kl")

@@ -1,4 +1,4 @@
-"""repro.core.models.attention: attention in float32 inside a bf16 autocast on a CPU (issue 18)."""
+"""repro.core.models.attention: attention in float32 inside a bf16 autocast on a CPU."""
 
 from __future__ import annotations
 

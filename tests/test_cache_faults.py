@@ -1,4 +1,4 @@
-"""Cache faults (issue 50, item 6): an unusable cache path, a read-only or shared cache, a fixture
+"""Cache faults: an unusable cache path, a read-only or shared cache, a fixture
 not fetched, same-size corruption of a cached dequantised model.
 
 Everything runs the real code paths. A read-only cache is read by a separate process that cannot
@@ -27,7 +27,7 @@ import pytest
 import torch
 
 from repro.core import data
-from repro.core.models import pretrained
+from repro.core.models import gguf_cache, pretrained
 from repro.core.models.pretrained import check_model_cache, ensure_model_cache, load_pretrained, model_cache_dir
 from repro.ground import resources, runtime
 from repro.ground.runtime import CacheUnusable, MissingFixture, ReproError
@@ -127,7 +127,7 @@ def _tiny_entry(bpe, vocab: int = 4096, width: int = 256) -> Path:
     target.mkdir(parents=True)
     LlamaForCausalLM(cfg).save_pretrained(target)
     bpe.save_pretrained(target)
-    pretrained._write_stamp(target, MODEL)
+    gguf_cache._write_stamp(target, MODEL)
     return target
 
 
@@ -342,7 +342,7 @@ def test_same_size_corruption_of_a_cached_model_is_detected(tmp_cache, bpe, keep
     size = weights.stat().st_size
     _flip(weights, size // 2, size - size // 2, keep_mtime=keep_mtime)  # the second half of the weights
     _still_loads(weights)
-    assert check_model_cache(MODEL) == pretrained.CacheCheck("corrupt", "model.safetensors")
+    assert check_model_cache(MODEL) == gguf_cache.CacheCheck("corrupt", "model.safetensors")
 
 
 def test_corruption_between_fingerprint_blocks_is_found_by_the_full_hash(tmp_cache, bpe):
@@ -355,7 +355,7 @@ def test_corruption_between_fingerprint_blocks_is_found_by_the_full_hash(tmp_cac
     _flip(weights, start, 1000, keep_mtime=True)
     _still_loads(weights)
     assert check_model_cache(MODEL).state == "ok"
-    assert check_model_cache(MODEL, full=True) == pretrained.CacheCheck("corrupt", "model.safetensors")
+    assert check_model_cache(MODEL, full=True) == gguf_cache.CacheCheck("corrupt", "model.safetensors")
     with pytest.raises(MissingFixture):  # full_check: the rebuild starts (and needs the GGUF, absent here)
         ensure_model_cache(MODEL, full_check=True)
     os.utime(weights)  # a write that changed the mtime: found on the ordinary load

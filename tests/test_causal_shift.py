@@ -273,37 +273,37 @@ def test_variant_key_differs_and_gate_history(tmp_path, monkeypatch):
 
 
 def test_order_power_grows_with_seeds_and_vanishes_without_gains():
-    """CS-6's power (study.order_power): more seeds per variant shrink the noise and raise it to
+    """CS-6's power (power.order_power): more seeds per variant shrink the noise and raise it to
     80% at a finite count; with no gains the order of three ties shows by chance only (≈ 1/6 per
     benchmark, so ≈ (1/6)³ on three)."""
     import numpy as np
 
-    from repro.causal_shift import study
+    from repro.causal_shift import power
     from repro.core import stats
 
     base, higher, sd = np.array([20.0, 15.0, 6.5]), np.array([True, True, False]), np.array([0.3, 0.4, 0.02])
     gains = (0.0058, 0.0083)
-    one = study.order_power(base, higher, sd, gains)
-    assert one == study.order_power(base, higher, sd, gains)  # a fixed generator: the same every run
+    one = power.order_power(base, higher, sd, gains)
+    assert one == power.order_power(base, higher, sd, gains)  # a fixed generator: the same every run
     assert (
         one
-        < study.order_power(base, higher, sd, gains, seeds=16)
-        < study.order_power(base, higher, sd, gains, seeds=256)
+        < power.order_power(base, higher, sd, gains, seeds=16)
+        < power.order_power(base, higher, sd, gains, seeds=256)
     )
-    n80 = stats.n_for_power(lambda n: study.order_power(base, higher, sd, gains, seeds=n, draws=4_000), n_max=4096)
-    assert n80 is not None and study.order_power(base, higher, sd, gains, seeds=n80, draws=4_000) >= 0.8
-    assert study.order_power(base, higher, sd, (0.0, 0.0), seeds=64) < 0.02
+    n80 = stats.n_for_power(lambda n: power.order_power(base, higher, sd, gains, seeds=n, draws=4_000), n_max=4096)
+    assert n80 is not None and power.order_power(base, higher, sd, gains, seeds=n80, draws=4_000) >= 0.8
+    assert power.order_power(base, higher, sd, (0.0, 0.0), seeds=64) < 0.02
 
 
 def test_gate_power_by_hand():
     """CS-5's power at our budget: a line through (0, 1/L) fitted to the largest π by hand, its
     prediction at our last step, and the steps at which it clears the bar with 80%."""
-    from repro.causal_shift import study
+    from repro.causal_shift import power
 
     steps = (0, 100, 200, 300)
     wobble = {0: 0.0, 100: 0.002, 200: -0.002, 300: 0.001}
     hist = {s: np.array([0.25 + 1e-4 * s + wobble[s], 0.25, 0.25, 0.25 - 1e-4 * s - wobble[s]]) for s in steps}
-    gp = study.gate_power(hist, bar=0.5)
+    gp = power.gate_power(hist, bar=0.5)
     x = np.array([100.0, 200, 300])
     d = 1e-4 * x + np.array([0.002, -0.002, 0.001])
     slope = float((x * d).sum() / (x * x).sum())
@@ -319,15 +319,15 @@ def test_gate_power_by_hand():
     # fell back (slope 0.8 se, df 2: ≈ 0.75) never reaches 80%
     back = {0: 0.0, 100: 0.004, 200: 0.001, 300: 0.0005}
     flat = {s: np.array([0.25 + back[s], 0.25, 0.25, 0.25 - back[s]]) for s in steps}
-    assert study.gate_power(flat, bar=0.5).steps_80 == math.inf
+    assert power.gate_power(flat, bar=0.5).steps_80 == math.inf
     with pytest.raises(ReproError, match="two snapshots"):
-        study.gate_power({0: np.full(4, 0.25), 100: np.full(4, 0.25)}, bar=0.5)
+        power.gate_power({0: np.full(4, 0.25), 100: np.full(4, 0.25)}, bar=0.5)
 
 
 def test_measures_power_by_hand():
     """CS-2's power: the product of the three checks' normal powers at the declared effects with the
     se of the per-sequence excess over the twin; p one-sided over sequences."""
-    from repro.causal_shift import study
+    from repro.causal_shift import power
     from repro.core import stats
 
     ours = {
@@ -337,10 +337,31 @@ def test_measures_power_by_hand():
     }
     null = {k: np.zeros(4) for k in ours}
     effects, bars = {"proj": 0.5, "falls": 0.1, "rises": 0.1}, {"proj": 0.1, "falls": 0.05, "rises": 0.05}
-    mp = study.measures_power(ours, null, effects, bars)
+    mp = power.measures_power(ours, null, effects, bars)
     se = {k: float(np.std(v, ddof=1) / 2) for k, v in ours.items()}
     assert mp.se == pytest.approx(se) and mp.n_seq == 4
     want = np.prod([stats.power_threshold(effects[k], bars[k], se[k]) for k in ours])
     assert mp.power == pytest.approx(want)
     assert mp.p["proj"] < 0.01 and mp.p["falls"] > 0.05
     assert mp.n_80 is not None and mp.n_80 <= 4
+
+
+def test_table2_rows_order_the_benchmarks_as_table_ii():
+    """CS-6's rows (study.table2_rows): accuracies in %, higher is better; the last-word NLL lower
+    is better; the order holds where gating ≥ fixed cut ≥ baseline."""
+    from repro.causal_shift import study
+
+    res = {
+        name: {
+            "brown": (3.0 - i, 0.1 + 0.01 * i),
+            "code": (4.0, 0.2 - 0.01 * i),
+            "last_word": 0.0,
+            "last_word_nll": 5 - i,
+        }
+        for i, name in enumerate(("baseline", "fixed cut (layer 0)", "gating"))
+    }
+    rows = study.table2_rows(res, 7, "Brown")
+    assert rows.names == list(res) and rows.n_items == 7
+    assert rows.acc[0][0] == "Brown test (acc %)" and rows.acc[0][1:] == pytest.approx([10.0, 11.0, 12.0])
+    assert rows.holds() == [True, False, True]
+    assert rows.bars()[1][0] == "stdlib code" and len(rows.table()) == 2 + 1 + 3

@@ -1,4 +1,4 @@
-"""Running claims by ID, and the harness's cross-check of passed tests (issue 50, items 1 and 5).
+"""Running claims by ID, and the harness's cross-check of passed tests.
 
 The selection tests collect the real `claims/` directory (no test runs): what a newcomer types is
 what is tested, including the README's own examples."""
@@ -140,7 +140,7 @@ def test_needs_a_fixture(claim):
 
 def test_a_fixture_never_fetched_skips_its_claim(tmp_path: Path):
     """An empty cache without `repro fetch`: the claim reads "skipped" with the command that fetches
-    the fixture, not "failed" (issue 50)."""
+    the fixture, not "failed"."""
     (tmp_path / "conftest.py").write_text(CONFTEST)
     (tmp_path / "claims").mkdir()
     (tmp_path / "claims" / "test_m.py").write_text(MISSING)

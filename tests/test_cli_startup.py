@@ -2,7 +2,8 @@
 parser without importing torch (seconds on the reference CPU) — checked deterministically, by the
 modules a fresh process holds after building them, not by a timed assertion; the wall times are
 printed (`pytest -rP` shows them). The parsers' choices and defaults that live in torch-importing
-modules are read from those modules' source (`cli._const`): each one read equals the imported value.
+modules are read from those modules' source (`source_constants.const`): each one read equals the
+imported value.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from repro.harness import cli
+from repro.harness import cli, source_constants
 
 HEAVY = ("torch", "numpy", "scipy", "transformers")
 
@@ -67,7 +68,7 @@ def test_every_help_is_built_without_torch() -> None:
 
 
 def _imported(module: str, name: str):
-    """The value `_const` stands in for, from the imported module ("Class.field": the field's default)."""
+    """The value `const` stands in for, from the imported module ("Class.field": the field's default)."""
     mod = importlib.import_module(module)
     if "." not in name:
         return getattr(mod, name)
@@ -79,9 +80,9 @@ def test_constants_read_from_source_equal_the_imported_ones() -> None:
     from repro.harness import plan
 
     parser = cli.build_parser()
-    assert cli.CONSTS_READ, "no constant read: the check below checks nothing"
-    for module, name in sorted(cli.CONSTS_READ):
-        assert cli._const(module, name) == _imported(module, name), (module, name)
+    assert source_constants.CONSTS_READ, "no constant read: the check below checks nothing"
+    for module, name in sorted(source_constants.CONSTS_READ):
+        assert source_constants.const(module, name) == _imported(module, name), (module, name)
     plan_parser = parser._subparsers._group_actions[0].choices["plan"]
     device = next(a for a in plan_parser._actions if a.dest == "device")
     assert tuple(device.choices) == plan.device_names()
@@ -93,7 +94,7 @@ def test_module_constants_reads_literals_only(tmp_path: Path, monkeypatch: pytes
         "class K:\n    n: int = 10_000\n    a: float = A\n    f: list = field(default_factory=list)\n"
     )
     monkeypatch.syspath_prepend(str(tmp_path))
-    found = cli._module_constants("consts_probe")
+    found = source_constants.module_constants("consts_probe")
     assert found == {"A": 3, "B": ("x", "y"), "C": 3, "E": {"k": {"v": 1.5}}, "K.n": 10_000, "K.a": 3}
     assert "consts_probe" not in sys.modules  # read, never imported
 

@@ -233,7 +233,7 @@ def test_a_negative_control_never_drifts():
     assert cmp.compare(a, b).drifts
 
 
-# --------------------------------------------------------------------------- stable keys (issue 50)
+# --------------------------------------------------------------------------- stable keys
 
 
 def _asserted(name: str, value: float, **extra) -> dict:

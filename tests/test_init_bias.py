@@ -1,5 +1,6 @@
-"""repro.born_biased.init_bias closed forms (001 App A) and cosine helpers, and the Bonferroni p of
-repro.core.stats (001 App B.2), against brute force, numerical integration and hand values.
+"""repro.born_biased.closed_forms (001 App A), the cosine helpers and BB-5's stacks of
+repro.born_biased.init_bias, and the Bonferroni p of repro.core.stats (001 App B.2), against brute
+force, numerical integration and hand values.
 
 Tolerances: cosine helpers run in float64, so brute force and the library agree to ~1e-15 per
 pair; 1e-12 leaves room for the summation order. Quadrature targets 1e-11 absolute error, so
@@ -19,8 +20,11 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
+from repro.born_biased import ablation_study
+from repro.born_biased import closed_forms as cf
 from repro.born_biased import init_bias as ib
 from repro.core import stats
+from repro.core.data import gaussian_inputs
 from repro.core.models.tiny import TinyConfig, TinyDecoder
 from repro.ground.runtime import generator
 
@@ -102,11 +106,13 @@ def test_intra_sequence_cosine_brute_force(n, T, d, seed):
 @given(x=_rows(min_n=3))
 def test_pairwise_cosine_std_brute_force(x):
     # torch's .std() is the sample std (ddof = 1) over the N(N−1)/2 pairs
-    assert ib.pairwise_cosine_std(torch.from_numpy(x)) == pytest.approx(np.std(_brute_pairs(x), ddof=1), abs=1e-12)
+    assert ablation_study.pairwise_cosine_std(torch.from_numpy(x)) == pytest.approx(
+        np.std(_brute_pairs(x), ddof=1), abs=1e-12
+    )
 
 
 def test_pairwise_cosine_std_of_identical_rows_is_zero():
-    assert ib.pairwise_cosine_std(torch.ones(4, 3)) == pytest.approx(0.0, abs=1e-12)
+    assert ablation_study.pairwise_cosine_std(torch.ones(4, 3)) == pytest.approx(0.0, abs=1e-12)
 
 
 # --------------------------------------------------------------------------- Bonferroni binomial p (App B.2)
@@ -203,30 +209,30 @@ def _relu_kernel_by_quadrature(rho: float) -> float:
 
 @pytest.mark.parametrize("rho", [-0.5, 0.0, 0.2, 1 / math.pi, 0.5, 0.8, 0.95])
 def test_arccos_map_matches_quadrature(rho):
-    assert ib.arccos_map(rho) == pytest.approx(_relu_kernel_by_quadrature(rho), abs=1e-8)
+    assert cf.arccos_map(rho) == pytest.approx(_relu_kernel_by_quadrature(rho), abs=1e-8)
 
 
 def test_arccos_map_endpoints():
-    assert ib.arccos_map(0.0) == pytest.approx(1 / math.pi, abs=1e-15)
-    assert ib.arccos_map(1.0) == pytest.approx(1.0, abs=1e-15)  # identical inputs stay identical
-    assert ib.arccos_map(-1.0) == pytest.approx(0.0, abs=1e-15)  # relu(u)·relu(−u) = 0
-    assert ib.arccos_map(1.0 + 1e-12) == ib.arccos_map(1.0)  # rounding past ±1 is clamped
+    assert cf.arccos_map(0.0) == pytest.approx(1 / math.pi, abs=1e-15)
+    assert cf.arccos_map(1.0) == pytest.approx(1.0, abs=1e-15)  # identical inputs stay identical
+    assert cf.arccos_map(-1.0) == pytest.approx(0.0, abs=1e-15)  # relu(u)·relu(−u) = 0
+    assert cf.arccos_map(1.0 + 1e-12) == cf.arccos_map(1.0)  # rounding past ±1 is clamped
 
 
 @FAST
 @given(rho=st.floats(0.0, 1.0), eps=st.floats(1e-6, 0.1))
 def test_arccos_map_increases_correlation_monotonically(rho, eps):
-    assert rho - 1e-15 <= ib.arccos_map(rho) <= 1.0
-    assert ib.arccos_map(min(rho + eps, 1.0)) >= ib.arccos_map(rho)
+    assert rho - 1e-15 <= cf.arccos_map(rho) <= 1.0
+    assert cf.arccos_map(min(rho + eps, 1.0)) >= cf.arccos_map(rho)
 
 
 def test_relu_recurrence():
-    assert ib.relu_recurrence(1) == [pytest.approx(1 / math.pi, abs=1e-15)]
-    r = ib.relu_recurrence(50)
-    assert len(r) == 50 and r[1] == pytest.approx(ib.arccos_map(1 / math.pi), abs=1e-15)
+    assert cf.relu_recurrence(1) == [pytest.approx(1 / math.pi, abs=1e-15)]
+    r = cf.relu_recurrence(50)
+    assert len(r) == 50 and r[1] == pytest.approx(cf.arccos_map(1 / math.pi), abs=1e-15)
     assert all(a < b < 1.0 for a, b in zip(r, r[1:]))  # strictly increasing, below the fixed point 1
     assert 1 - r[-1] < 0.02  # and approaching it (1 − ρ̄_50 ≈ 0.012)
-    assert ib.relu_recurrence(2, rho0=0.5) == [ib.arccos_map(0.5), ib.arccos_map(ib.arccos_map(0.5))]
+    assert cf.relu_recurrence(2, rho0=0.5) == [cf.arccos_map(0.5), cf.arccos_map(cf.arccos_map(0.5))]
 
 
 # --------------------------------------------------------------------------- Attn0 ∘ MLP0 (Prop 4)
@@ -246,15 +252,15 @@ def _mean_of_equicorrelated(T: int, rho: float) -> float:
 @given(T=st.integers(1, 300), rho=st.floats(0.0, 1.0))
 def test_attn0_after_mlp0_covariance_algebra(T, rho):
     assume(rho > 1e-6)  # ρ = 0 is 0/0 in the covariance algebra
-    assert ib.attn0_after_mlp0(T, rho) == pytest.approx(_mean_of_equicorrelated(T, rho), abs=1e-12)
-    assert ib.attn0_after_mlp0(T) == pytest.approx(T / (T + math.pi - 1), abs=1e-14)
+    assert cf.attn0_after_mlp0(T, rho) == pytest.approx(_mean_of_equicorrelated(T, rho), abs=1e-12)
+    assert cf.attn0_after_mlp0(T) == pytest.approx(T / (T + math.pi - 1), abs=1e-14)
 
 
 # --------------------------------------------------------------------------- Attn0 stacks (Prop 5)
 
 
 def test_attn0_exact_no_averaging():
-    off, full = ib.attn0_exact(7, 0)  # i.i.d. positions: orthogonal in the infinite-width limit
+    off, full = cf.attn0_exact(7, 0)  # i.i.d. positions: orthogonal in the infinite-width limit
     assert off == pytest.approx(0.0, abs=1e-15) and full == pytest.approx(1 / 7, abs=1e-15)
 
 
@@ -262,49 +268,49 @@ def test_attn0_exact_one_average_brute_force():
     # one running mean: Σ_ij = min(i,j)/(ij), Σ_ii = 1/i, so ρ_ij = √(min(i,j)/max(i,j))
     T = 6
     rho = [math.sqrt(min(i, j) / max(i, j)) for i in range(1, T + 1) for j in range(1, T + 1) if i != j]
-    off, full = ib.attn0_exact(T, 1)
+    off, full = cf.attn0_exact(T, 1)
     assert off == pytest.approx(np.mean(rho), abs=1e-14)
     assert full == pytest.approx((sum(rho) + T) / T**2, abs=1e-14)
 
 
 def test_attn0_exact_T2_by_hand():
     # M = [[1, 0], [½, ½]]: rows of M are (1, 0) and (½, ½) → cos = 1/√2
-    off, full = ib.attn0_exact(2, 1)
+    off, full = cf.attn0_exact(2, 1)
     assert off == pytest.approx(1 / math.sqrt(2), abs=1e-15)
     assert full == pytest.approx((1 + 1 / math.sqrt(2)) / 2, abs=1e-15)
     # M² = [[1, 0], [¾, ¼]] → cos = ¾ / √(9/16 + 1/16) = 3/√10
-    assert ib.attn0_exact(2, 2)[0] == pytest.approx(3 / math.sqrt(10), abs=1e-15)
+    assert cf.attn0_exact(2, 2)[0] == pytest.approx(3 / math.sqrt(10), abs=1e-15)
 
 
 @FAST
 @given(T=st.integers(2, 40), n_avg=st.integers(0, 6))
 def test_attn0_exact_full_vs_offdiag_and_monotone(T, n_avg):
-    off, full = ib.attn0_exact(T, n_avg)
+    off, full = cf.attn0_exact(T, n_avg)
     assert full == pytest.approx(1 / T + (T - 1) / T * off, abs=1e-12)
     assert 0.0 <= off < 1.0
-    assert ib.attn0_exact(T, n_avg + 1)[0] > off  # each running mean makes positions more alike
+    assert cf.attn0_exact(T, n_avg + 1)[0] > off  # each running mean makes positions more alike
 
 
 def test_attn0_exact_rejects_bad_arguments():
     for T, n in ((1, 1), (4, -1)):
         with pytest.raises(ValueError):
-            ib.attn0_exact(T, n)
+            cf.attn0_exact(T, n)
 
 
 def test_prop5_limit_by_hand():
-    assert ib.prop5_limit(2) == pytest.approx(2 / 3, abs=1e-15)  # n=0: (2/3)^1
-    assert ib.prop5_limit(3) == pytest.approx(8 / 9, abs=1e-15)  # n=1: ½·(4/9 + 2·2/3)
-    vals = [ib.prop5_limit(L) for L in range(2, 40)]
+    assert cf.prop5_limit(2) == pytest.approx(2 / 3, abs=1e-15)  # n=0: (2/3)^1
+    assert cf.prop5_limit(3) == pytest.approx(8 / 9, abs=1e-15)  # n=1: ½·(4/9 + 2·2/3)
+    vals = [cf.prop5_limit(L) for L in range(2, 40)]
     assert all(a < b < 1 for a, b in zip(vals, vals[1:]))
     with pytest.raises(ValueError):
-        ib.prop5_limit(1)
+        cf.prop5_limit(1)
 
 
 @pytest.mark.parametrize("L", [2, 3])
 def test_attn0_exact_approaches_prop5_limit(L):
     # Prop 5 is the T → ∞ limit of L−1 running means; the finite-T gap shrinks with T
     # (measured: L=2 gap 0.0039 → 0.0006, L=3 gap 0.0115 → 0.0025 from T=64 to T=512)
-    gaps = [abs(ib.attn0_exact(T, L - 1)[0] - ib.prop5_limit(L)) for T in (64, 128, 256, 512)]
+    gaps = [abs(cf.attn0_exact(T, L - 1)[0] - cf.prop5_limit(L)) for T in (64, 128, 256, 512)]
     assert all(a > b for a, b in zip(gaps, gaps[1:]))
     assert gaps[-1] < 0.006
 
@@ -312,15 +318,15 @@ def test_attn0_exact_approaches_prop5_limit(L):
 def test_prop5_approx():
     # 1 − (1 − 1/T)/L² is the all-pairs mean 1/T + (1 − 1/T)·ρ with off-diagonal ρ = 1 − 1/L²
     for T, L in ((1, 3), (8, 3), (100, 5)):
-        assert ib.prop5_approx(T, L) == pytest.approx(1 / T + (1 - 1 / T) * (1 - 1 / L**2), abs=1e-15)
-    assert ib.prop5_approx(1, 4) == 1.0  # one position: only the diagonal
+        assert cf.prop5_approx(T, L) == pytest.approx(1 / T + (1 - 1 / T) * (1 - 1 / L**2), abs=1e-15)
+    assert cf.prop5_approx(1, 4) == 1.0  # one position: only the diagonal
     # stated accurate for L ≥ 3: at T → ∞ it is exact for L = 3 and within 0.006 of the closed
     # form up to L = 11 (largest gap 0.0058 at L = 10); at L = 2 it is off by 1/12
-    assert ib.prop5_approx(10**9, 3) == pytest.approx(ib.prop5_limit(3), abs=1e-8)
-    assert all(abs(ib.prop5_approx(10**9, L) - ib.prop5_limit(L)) < 0.006 for L in range(3, 12))
-    assert ib.prop5_approx(10**9, 2) - ib.prop5_limit(2) == pytest.approx(1 / 12, abs=1e-8)
+    assert cf.prop5_approx(10**9, 3) == pytest.approx(cf.prop5_limit(3), abs=1e-8)
+    assert all(abs(cf.prop5_approx(10**9, L) - cf.prop5_limit(L)) < 0.006 for L in range(3, 12))
+    assert cf.prop5_approx(10**9, 2) - cf.prop5_limit(2) == pytest.approx(1 / 12, abs=1e-8)
     # and it tracks the exact finite-T value (all-pairs mean) for L = 3: within 0.003 at T = 512
-    assert ib.prop5_approx(512, 3) == pytest.approx(ib.attn0_exact(512, 2)[1], abs=0.003)
+    assert cf.prop5_approx(512, 3) == pytest.approx(cf.attn0_exact(512, 2)[1], abs=0.003)
 
 
 def test_attn0_stack_monte_carlo_matches_exact():
@@ -338,7 +344,7 @@ def test_attn0_stack_monte_carlo_matches_exact():
     torch.testing.assert_close(hs[1], x.cumsum(1) / torch.arange(1, T + 1).view(1, T, 1))
     for n_avg in range(1, L + 1):
         off, full = ib.intra_sequence_cosine(hs[n_avg])
-        exact_off, exact_full = ib.attn0_exact(T, n_avg)
+        exact_off, exact_full = cf.attn0_exact(T, n_avg)
         se = off.std(ddof=1) / math.sqrt(N)
         assert 0 < se < 0.01
         assert abs(off.mean() - exact_off) < 5 * se + 1 / d, (n_avg, off.mean(), exact_off, se)
@@ -376,139 +382,36 @@ def test_no_averaging_null_is_the_stack_with_identity_attention():
         ib._no_averaging_cosines(TinyDecoder(cfg.merged(residual=True)), x.float())
 
 
-# --------------------------------------------------------------------------- issue 19: exact depths, extrapolation
+# --------------------------------------------------------------------------- Prop 5: exact depths, extrapolation
 
 
 def test_attn0_exact_depths_matches_attn0_exact():
     for T in (2, 5, 33):
-        fast = ib.attn0_exact_depths(T, 6)
-        slow = [ib.attn0_exact(T, n)[0] for n in range(1, 7)]
+        fast = cf.attn0_exact_depths(T, 6)
+        slow = [cf.attn0_exact(T, n)[0] for n in range(1, 7)]
         np.testing.assert_allclose(fast, slow, atol=1e-12)
     with pytest.raises(ValueError):
-        ib.attn0_exact_depths(1, 3)
+        cf.attn0_exact_depths(1, 3)
 
 
 def test_extrapolate_doublings_recovers_a_power_law_limit():
     # exact for a + b·T^−c: three doublings determine it
     for a, b, c in ((0.9, -0.3, 0.5), (0.5, 0.2, 1.0), (0.98, 0.05, 0.3)):
         x = [a + b * T**-c for T in (256, 512, 1024)]
-        e = ib.extrapolate_doublings(*x)
+        e = cf.extrapolate_doublings(*x)
         assert e.limit == pytest.approx(a, abs=1e-12)
         assert e.ratio == pytest.approx(2**-c, rel=1e-12)
-    assert math.isnan(ib.extrapolate_doublings(0.0, 1.0, 3.0).limit)  # growing steps: no limit
+    assert math.isnan(cf.extrapolate_doublings(0.0, 1.0, 3.0).limit)  # growing steps: no limit
 
 
 def test_extrapolated_enumeration_reaches_prop5_limit_at_shallow_depth():
     # after 2–4 averagings the finite-T approach is geometric by T = 1024; the extrapolated
     # limit is the closed form to ≤ 5e-4 (measured: 6e-5, 1.9e-4, 7e-5)
-    x = {T: ib.attn0_exact_depths(T, 4) for T in (256, 512, 1024, 2048)}
+    x = {T: cf.attn0_exact_depths(T, 4) for T in (256, 512, 1024, 2048)}
     for n in (2, 3, 4):
-        e = ib.extrapolate_doublings(*(x[T][n - 1] for T in (512, 1024, 2048)))
+        e = cf.extrapolate_doublings(*(x[T][n - 1] for T in (512, 1024, 2048)))
         assert 0 < e.ratio < 0.9
-        assert e.limit == pytest.approx(ib.prop5_limit(n + 1), abs=5e-4)
-
-
-# --------------------------------------------------------------------------- issue 19: the head's own null
-
-
-def test_gaussian_argmax_rates_equal_scales_are_uniform():
-    np.testing.assert_allclose(ib.gaussian_argmax_rates(np.full(17, 3.0)), np.full(17, 1 / 17))
-    with pytest.raises(ValueError):
-        ib.gaussian_argmax_rates([1.0, 0.0])
-
-
-def test_gaussian_argmax_rates_two_variables_closed_form():
-    # two independent zero-mean Gaussians: each wins half the time, whatever the scales
-    np.testing.assert_allclose(ib.gaussian_argmax_rates([1.0, 3.0]), [0.5, 0.5], atol=1e-6)
-
-
-def test_gaussian_argmax_rates_match_monte_carlo():
-    """V = 200 independent Gaussians with scales spread ±10%: 400,000 draws, each rate within
-    5 binomial SEs of its count (SE = √(q(1−q)/n) ≈ 2.2e-4 at q = 1/200), and the long-scale
-    tokens clearly favoured."""
-    rng = np.random.default_rng(0)
-    s = 1 + 0.1 * rng.standard_normal(200)
-    q = ib.gaussian_argmax_rates(s)
-    n = 400_000
-    wins = np.concatenate([np.argmax(rng.standard_normal((50_000, 200)) * s, axis=1) for _ in range(n // 50_000)])
-    freq = np.bincount(wins, minlength=200) / n
-    se = np.sqrt(q * (1 - q) / n)
-    assert np.all(np.abs(freq - q) < 5 * se + 1e-12)
-    assert q[np.argmax(s)] > 3 * q[np.argmin(s)]
-
-
-@settings(max_examples=20, deadline=None)
-@given(st.integers(2, 30), st.integers(1, 2000), st.integers(10, 60000))
-def test_null_top_log10_p_with_uniform_rates_is_app_b2(k, n, V):
-    assume(k <= n)
-    assert ib.null_top_log10_p(k, n, np.full(V, 1 / V)) == pytest.approx(
-        stats.bonferroni_binomial_log10_p(k, n, V), abs=1e-9
-    )
-
-
-def test_null_top_log10_p_deep_tail_does_not_underflow():
-    V = 50257
-    a = ib.null_top_log10_p(700, 10_000, np.full(V, 1 / V))
-    assert a == pytest.approx(stats.bonferroni_binomial_log10_p(700, 10_000, V), abs=1e-6)
-    q = np.full(V, 1 / V)
-    q[:10] *= 5
-    q /= q.sum()
-    assert ib.null_top_log10_p(700, 10_000, q) > a  # a more concentrated null: a larger p
-
-
-def test_top_count_distribution_helpers():
-    V, n = 1000, 50
-    q = np.full(V, 1 / V)
-    # E[top count] of uniform draws against simulation (4,000 runs: SE ≈ 0.01)
-    rng = np.random.default_rng(1)
-    sim = np.mean([np.bincount(rng.integers(0, V, n)).max() for _ in range(4000)])
-    assert ib.expected_top_count(n, q) == pytest.approx(sim, abs=0.05)
-    k99 = ib.null_top_count_quantile(n, q, 0.99)
-    assert ib.null_top_count_cdf(k99, n, q) >= 0.99 > ib.null_top_count_cdf(k99 - 1, n, q)
-    k = ib.critical_top_count(n, q, math.log10(0.05))
-    assert ib.null_top_log10_p(k, n, q) <= math.log10(0.05) < ib.null_top_log10_p(k - 1, n, q)
-    # power: ~α with no favourite, → 1 for a strong one
-    assert ib.top_count_power(n, q, 1 / V, math.log10(0.05)) < 0.05
-    assert ib.top_count_power(n, q, 0.3, math.log10(0.05)) > 0.99
-
-
-def test_power_pooled_share_against_simulation():
-    rng = np.random.default_rng(2)
-    for fa, fb in ((0.03, 0.02), (0.02, 0.02)):
-        a, b = rng.binomial(800, fa, 20000), rng.binomial(800, fb, 20000)
-        p = scipy.stats.binom.sf(a - 1, a + b, 0.5)
-        sim = np.mean(np.where(a + b == 0, False, p < 0.05))
-        assert ib.power_pooled_share(800, fa, 800, fb, 0.05) == pytest.approx(sim, abs=0.015)
-
-
-def test_power_at_most_share_against_simulation():
-    """BB-1.1's "far weaker" power (k fixed, the other count binomial) against a simulation of the
-    same test, at a weak and a strong setting."""
-    rng = np.random.default_rng(3)
-    for k, n, f in ((13, 2400, 0.015), (13, 2400, 0.03), (40, 60000, 0.027)):
-        g = rng.binomial(n, f, 20000)
-        sim = np.mean(scipy.stats.binom.cdf(k, k + g, 1 / 3) < 0.01)
-        assert ib.power_at_most_share(k, n, f, 1 / 3, 0.01) == pytest.approx(sim, abs=0.015)
-    assert ib.power_at_most_share(40, 60000, 0.027, 1 / 3, 0.01) > 0.99
-
-
-def test_wilson_covers_matches_stats_binomial_ci():
-    for k in range(31):
-        ci = stats.binomial_ci(k, 30)
-        for v in (0.1, 0.5, 0.76):
-            assert bool(ib.wilson_covers(np.array([k]), 30, v)[0]) == (ci.low <= v <= ci.high)
-
-
-def test_mode_agreement_power_limits():
-    # a favourite far ahead of every other token: the mode is always it, power = interval coverage
-    rc = np.zeros((30, 5))
-    rc[:, 0] = 200
-    p = ib.mode_agreement_power(rc, 256, 50_000, 0.76, sims=2000)
-    cover = scipy.stats.binom.pmf(np.arange(31), 30, 0.76) @ ib.wilson_covers(np.arange(31), 30, 0.76)
-    assert p == pytest.approx(cover, abs=0.03)
-    # no favourite at all (every model's top counts tied at 1): the mode is a random token
-    flat = np.ones((30, 5))
-    assert ib.mode_agreement_power(flat, 256, 50_000, 0.76, sims=500) < 0.05
+        assert e.limit == pytest.approx(cf.prop5_limit(n + 1), abs=5e-4)
 
 
 def test_gelu_asymmetry():
@@ -525,69 +428,28 @@ def test_bb5_stack_in_chunks_equals_one_pass(monkeypatch):
     """BB-5's per-sequence cosines do not depend on how many sequences share a pass (the chunking
     that keeps paper sizes in memory); control: other inputs give other cosines."""
     cfg = TinyConfig.merged(**ib.ATTN_STACK, d_model=16, n_head=2, n_layer=3, max_len=8)
-    model = ib._tiny(cfg, 0, "cpu")
-    x = ib.gaussian_inputs(10, 8, 16, generator(1))
+    model = ib.tiny_decoder(cfg, 0, "cpu")
+    x = gaussian_inputs(10, 8, 16, generator(1))
     off1, full1 = ib._stack_cosines(model, x)
     monkeypatch.setattr(ib, "BB5_CHUNK", 3)
     off3, full3 = ib._stack_cosines(model, x)
     assert off1.shape == off3.shape == (3, 10)
     np.testing.assert_allclose(off3, off1, rtol=0, atol=1e-9)
     np.testing.assert_allclose(full3, full1, rtol=0, atol=1e-9)
-    other, _ = ib._stack_cosines(model, ib.gaussian_inputs(10, 8, 16, generator(2)))
+    other, _ = ib._stack_cosines(model, gaussian_inputs(10, 8, 16, generator(2)))
     assert np.abs(other - off1).max() > 1e-3
 
 
-# --------------------------------------------------------------------------- issue 46: BB-1.3's held-out favourite
-
-
-def test_held_out_favourite_by_hand():
-    from repro.born_biased.preference_stats import held_out_favourite
-
-    a = np.array([3, 3, 1, 3, 2, 1, 3, 0])  # first half chooses 3 (3 of 4); held-out half: 2, 1, 3, 0
-    b = np.array([0, 0, 0, 0, 3, 3, 1, 1])  # the other model on the same sequences
-    fav = held_out_favourite(a, b, vocab_size=4)
-    assert (fav.token, fav.n_held) == (3, 4)
-    assert fav.own == pytest.approx(0.25) and fav.other == pytest.approx(0.5)
-    with pytest.raises(ValueError):
-        held_out_favourite(a, b[:-1], 4)
-
-
-def test_held_out_favourite_removes_the_winners_curse():
-    """Uniform draws (no favourite): chosen and counted on the same draws the top token's frequency
-    sits far above 1/V (the winner's curse); counted on the held-out half it is unbiased. 2,000
-    replicates of N = 200 over V = 50: the held-out mean's SE is ≈ √(0.02·0.98/100/2000) ≈ 3e-4,
-    so 5 SE ≈ 0.0016."""
-    from repro.born_biased.preference_stats import held_out_favourite
-
-    rng = np.random.default_rng(7)
-    V, N = 50, 200
-    held, same = [], []
-    for _ in range(2000):
-        a, b = rng.integers(0, V, N), rng.integers(0, V, N)
-        held.append(held_out_favourite(a, b, V).own)
-        same.append(np.bincount(a, minlength=V).max() / N)
-    assert abs(np.mean(held) - 1 / V) < 0.0016
-    assert np.mean(same) > 2 / V
-
-
-def test_held_out_power_matches_simulation():
-    """held_out_power against 4,000 simulated held-out checks: V = 200 tokens, a favourite at 5%
-    (the last id, so np.argmax's lowest-index tie-break loses every tie, as the closed form
-    counts them), the others uniform, N = 120. Tolerance: 4 SE (≈ 0.031) + 0.02 for the
-    Poissonised top count (token counts treated as independent)."""
-    from repro.born_biased.preference_stats import held_out_favourite, held_out_power
-
-    rng = np.random.default_rng(11)
-    V, N, rate, other = 200, 120, 0.05, 1 / 200
-    probs = np.full(V, (1 - rate) / (V - 1))
-    probs[-1] = rate
-    null_rates = probs.copy()
-    null_rates[-1] = 0.0
-    hits = 0
-    for _ in range(4000):
-        a = rng.choice(V, N, p=probs)
-        b = np.where(rng.random(N) < other, V - 1, rng.integers(0, V - 1, N))
-        f = held_out_favourite(a, b, V)
-        hits += f.token == V - 1 and (f.own - f.other) * f.n_held >= 1
-    sim, se = hits / 4000, math.sqrt(0.25 / 4000)
-    assert abs(held_out_power(N, rate, null_rates, other) - sim) < 4 * se + 0.02
+def test_prop5_depths_are_the_enumeration_extrapolated():
+    """BB-5's reading of Prop 5 (`closed_forms.prop5_depths`): at each depth L, the exact enumeration
+    after L−1 averagings at ENUM_T, its two Aitken triplets and the other indexing (L averagings)."""
+    depths = cf.prop5_depths(5)
+    exact = {T: cf.attn0_exact_depths(T, 5) for T in cf.ENUM_T}
+    assert [d.L for d in depths] == [3, 4, 5]
+    for d in depths:
+        x = [exact[T][d.L - 2] for T in cf.ENUM_T]
+        assert d.exact == tuple(x) and d.closed_form == cf.prop5_limit(d.L)
+        assert d.last == cf.extrapolate_doublings(*x[1:]) and d.first == cf.extrapolate_doublings(*x[:3])
+        assert d.other_indexing == cf.extrapolate_doublings(*(exact[T][d.L - 1] for T in cf.ENUM_T[1:]))
+        assert d.shift == abs(d.last.limit - d.first.limit)
+    assert depths[0].reached  # L = 3 (two averagings) has turned geometric by T = 256

@@ -1,4 +1,4 @@
-"""Training on N processes through torchrun (issue 22): 2 gloo processes on this CPU reach the
+"""Training on N processes through torchrun: 2 gloo processes on this CPU reach the
 same loss curve as one process (same global batch), the claim side loads the checkpoint rank 0
 wrote, and a rank that fails or hangs ends in one ReproError within a timeout."""
 

@@ -1,15 +1,18 @@
-"""`repro plan`: parameter counts, FLOPs and memory against hand counts on tiny configs; the
-paper plan names what it lacks."""
+"""`repro plan`: parameter counts, FLOPs and memory (`repro.core.cost`) against hand counts on tiny
+configs, each topic's planners (`repro/<topic>/sizes.py`) against real models; the paper plan
+names what it lacks (`repro.harness.plan_corpus`: corpus and vocabulary)."""
 
 from __future__ import annotations
 
 import pytest
 import torch
 
+from repro.core import cost
 from repro.core.models.hf import build_model
 from repro.core.models.tiny import TinyConfig, TinyDecoder
+from repro.ground.errors import ReproError
 from repro.ground.runtime import cache_dir
-from repro.harness import plan
+from repro.harness import plan, plan_corpus
 from repro.harness.cli import main
 
 CACHE = str(cache_dir())  # at import, before pytester moves HOME
@@ -19,7 +22,7 @@ CACHE = str(cache_dir())  # at import, before pytester moves HOME
 def test_meta_device_count_equals_a_real_model(arch):
     shape = dict(n_layer=2, n_head=2, d_model=16, vocab_size=50, n_positions=32)
     real = build_model(arch, seed=0, **shape)
-    assert plan.hf_params(arch, **shape) == sum(p.numel() for p in real.parameters())
+    assert cost.hf_params(arch, **shape) == sum(p.numel() for p in real.parameters())
 
 
 def test_tiny_closed_form_equals_a_real_tiny_decoder():
@@ -36,16 +39,16 @@ def test_tiny_closed_form_equals_a_real_tiny_decoder():
         bias=True,
     )
     real = TinyDecoder(tc, torch.Generator().manual_seed(0))
-    assert plan.tiny_params(50, 16, 3, max_len=32) == sum(p.numel() for p in real.parameters())
+    assert cost.tiny_params(50, 16, 3, max_len=32) == sum(p.numel() for p in real.parameters())
 
 
 def test_flops_and_memory_by_hand():
     # N = 1,000 parameters, D = 100 tokens, L = 2 layers, T = 10, d = 8
-    assert plan.forward_flops(1000, 2, 10, 8, 100) == 2 * 1000 * 100 + 2 * 2 * 10 * 8 * 100  # 232,000
-    assert plan.train_flops(1000, 2, 10, 8, 100) == 3 * 232_000
-    assert plan.activation_bytes(2, 4, 10, 8, 2) == 2 * 4 * 10 * (34 * 8 + 5 * 2 * 10)
-    j = plan.Job("x", "BB-1", "w", "train", 3, 1000, 8, 2, 2, 50, 10, 100, batch=4)
-    assert j.flops == 3 * 696_000 and j.memory_bytes == 16 * 1000 + plan.activation_bytes(2, 4, 10, 8, 2)
+    assert cost.forward_flops(1000, 2, 10, 8, 100) == 2 * 1000 * 100 + 2 * 2 * 10 * 8 * 100  # 232,000
+    assert cost.train_flops(1000, 2, 10, 8, 100) == 3 * 232_000
+    assert cost.activation_bytes(2, 4, 10, 8, 2) == 2 * 4 * 10 * (34 * 8 + 5 * 2 * 10)
+    j = cost.Job("x", "BB-1", "w", "train", 3, 1000, 8, 2, 2, 50, 10, 100, batch=4)
+    assert j.flops == 3 * 696_000 and j.memory_bytes == 16 * 1000 + cost.activation_bytes(2, 4, 10, 8, 2)
     p = plan.Plan("t", tflops=1.0, utilisation=0.5, jobs=[j])
     assert p.seconds() == pytest.approx(3 * 696_000 / 0.5e12)
 
@@ -67,9 +70,9 @@ def test_bb_1_2_is_costed_at_the_larger_shape():
     jobs = [j for j in plan.plan("paper").jobs if j.experiment == "bb_1_2"]
     assert len(jobs) == 1
     j = jobs[0]
-    p = plan.hf_params("rope-gpt2", n_layer=24, n_head=32, d_model=2048, vocab_size=50257, n_positions=1024)
+    p = cost.hf_params("rope-gpt2", n_layer=24, n_head=32, d_model=2048, vocab_size=50257, n_positions=1024)
     assert (j.models, j.params, j.L, j.d, j.T, j.tokens) == (2, p, 24, 2048, 1024, 10_000 * 1024)
-    assert j.flops == 2 * plan.forward_flops(p, 24, 1024, 2048, 10_000 * 1024)
+    assert j.flops == 2 * cost.forward_flops(p, 24, 1024, 2048, 10_000 * 1024)
     assert j.flops > 4e16
 
 
@@ -125,10 +128,10 @@ def test_plan_device_choices(monkeypatch):
     cpu = plan.plan_device("cpu", tflops=2.0, memory_gib=3.0)
     assert (cpu.name, cpu.tflops, cpu.memory_gib, cpu.rate) == ("cpu", 2.0, 3.0, "as given (--tflops)")
     assert plan.plan_device("a100").tflops == 312.0
-    with pytest.raises(plan.ReproError, match="unknown plan device 'tpu'"):
+    with pytest.raises(ReproError, match="unknown plan device 'tpu'"):
         plan.plan_device("tpu")
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
-    with pytest.raises(plan.ReproError, match="torch sees no CUDA GPU"):
+    with pytest.raises(ReproError, match="torch sees no CUDA GPU"):
         plan.plan_device("cuda")
 
     class Props:
@@ -196,11 +199,10 @@ def test_bb_5_by_hand():
     ]
     assert jobs[0].flops == 2 * (2 * 3120 * 20 + 2 * 3 * 4 * 16 * 20) == 264_960
     # held: the input and one pass's L + 1 hidden states, float32 (n, T, d) each (n ≤ BB5_CHUNK: one
-    # pass); the mirrored chunk equals the topic's
+    # pass); the planner reads the topic's chunk
     from repro.born_biased.init_bias import BB5_CHUNK
 
-    assert plan.BB5_CHUNK == BB5_CHUNK
-    assert jobs[1].memory_bytes == 2 * p + plan.activation_bytes(1, 2, 8, d, H) + 5 * 2 * 8 * d * 4
+    assert jobs[1].memory_bytes == 2 * p + cost.activation_bytes(1, 2, 8, d, H) + 5 * 2 * 8 * d * 4
     big = _one_row("bb_5", dict(d_model=d, n_head=H, n_layer=L, T=(4,), n_seq=(4 * BB5_CHUNK,), seeds=(0,)))[0]
     assert big.batch == BB5_CHUNK
     assert big.held_bytes == 4 * (4 * BB5_CHUNK + (L + 1) * BB5_CHUNK) * 4 * d
@@ -292,7 +294,7 @@ def test_residual_stream_parts_by_hand(monkeypatch):
     - lens reads: every layer's logits 3·(L+1)·V·d + the tuned lens's L·(d² + d) per held-out token
       (test_seqs × (T − 1)), no attention term, plus 2·V·d for the mean distribution per token;
     - tuned lens: 6·L·(V·d + d² + d) per training token plus 2·V·d for the final distribution."""
-    monkeypatch.setattr(plan, "EMBEDDED", {"m": dict(params=1000, d=4, L=2, V=10, H=1)})
+    monkeypatch.setattr(cost, "embedded", lambda: {"m": dict(params=1000, d=4, L=2, V=10, H=1)})
     jobs = [j for j in _one_row("residual_stream", _rs_row()) if j.what.startswith("m:")]
     read, lenses, tuned = jobs
     assert (read.params, read.tokens) == (960, (2 + 3) * 8)
@@ -307,19 +309,15 @@ def test_residual_stream_parts_by_hand(monkeypatch):
 
 def test_residual_stream_models_equal_the_topics(monkeypatch):
     """RS-3's stacks, RS-7's induction models and RS-4's post-norm control against real models of
-    the topic's configs; the sizes plan.py mirrors (GRAD_V, INDUCTION) equal the topic's."""
-    from dataclasses import asdict
-
+    the topic's configs (the planner reads GRAD_V and InductionConfig's defaults from the topic)."""
     from repro.residual_stream import induction, study
 
-    assert plan.GRAD_V == study.GRAD_V
-    assert plan.INDUCTION == {k: v for k, v in asdict(induction.InductionConfig()).items() if k in plan.INDUCTION}
     jobs = _one_row("residual_stream", _rs_row(induction=dict(config=dict(vocab_size=40, d_model=16), seeds=(0, 1, 2))))
     grad = [j for j in jobs if j.claims == "RS-3"]
     for j, L in zip(grad, (2, 3)):
         real = TinyDecoder(TinyConfig(vocab_size=study.GRAD_V, d_model=8, n_layer=L, n_head=2, max_len=4))
         assert j.params == sum(q.numel() for q in real.parameters())
-        assert j.flops == j.models * plan.train_flops(j.params, L, 4, 8, 2 * 4)
+        assert j.flops == j.models * cost.train_flops(j.params, L, 4, 8, 2 * 4)
     assert [j.models for j in grad] == [4, 4 + 3]  # pre and post per seed; at the deepest, no-skip and App B.1
     cfg = induction.InductionConfig(vocab_size=40, d_model=16)
     for j, L in zip([j for j in jobs if j.claims == "RS-7"], (1, 2)):
@@ -335,8 +333,9 @@ def test_residual_stream_models_equal_the_topics(monkeypatch):
 def test_embedded_facts_match_the_embedded_models():
     from repro.core.models.pretrained import EMBEDDED_MODELS
 
-    assert list(plan.EMBEDDED) == list(EMBEDDED_MODELS)  # the run's order: RS-8's lens.models counts from it
-    for name, e in plan.EMBEDDED.items():
+    assert list(cost.embedded()) == list(EMBEDDED_MODELS)  # the run's order: RS-8's lens.models counts from it
+    assert set(cost.EMBEDDED_PARAMS) == set(EMBEDDED_MODELS)
+    for name, e in cost.embedded().items():
         m = EMBEDDED_MODELS[name]
         assert (e["d"], e["L"], e["V"], e["H"]) == (m.d_model, m.n_layers, m.vocab_size, m.n_heads)
 
@@ -362,17 +361,17 @@ def test_plan_uses_the_run_corpus_and_counts_its_tokens(tmp_path, monkeypatch):
     docs = data.corpus_documents(str(root), "train")
     tok = data.brown_tokenizer(4096)
     by_hand = sum(len(tok(d.text, add_special_tokens=False)["input_ids"]) + 2 for d in docs)
-    assert plan.corpus_train_tokens(str(root)) == (by_hand, "")
+    assert plan_corpus.corpus_train_tokens(str(root)) == (by_hand, "")
     p = plan.plan("paper", corpus=str(root))
     sinks = next(m for m in p.missing if m.startswith("sinks (SK-2, SK-3;"))
     assert f"{root} has {by_hand:,} (" in sinks and "1,311,112" not in sinks
     assert next(j for j in p.jobs if j.claims == "SK-2, SK-3").corpus == str(root)
     assert any("SP-4" in m and "stdlib-code has 5,612,449" in m and "does not change it" in m for m in p.missing)
     assert p.corpus == str(root) and f"on corpus {str(root)!r}" in plan.lines(p)[0]
-    monkeypatch.setattr(plan, "SAMPLE_BYTES", 1)  # one document tokenized, the rest at its bytes per token
+    monkeypatch.setattr(plan_corpus, "SAMPLE_BYTES", 1)  # one document tokenized, the rest at its bytes per token
     first = len(tok(docs[0].text, add_special_tokens=False)["input_ids"]) + 2
     total = sum(len(d.text.encode()) for d in docs)
-    assert plan.corpus_train_tokens(str(root)) == (round(first * total / len(docs[0].text.encode())), "≈ ")
+    assert plan_corpus.corpus_train_tokens(str(root)) == (round(first * total / len(docs[0].text.encode())), "≈ ")
 
 
 def test_a_bad_corpus_is_one_error(tmp_path, capsys):
@@ -382,7 +381,7 @@ def test_a_bad_corpus_is_one_error(tmp_path, capsys):
     assert main(["plan", "--corpus", "no-such-corpus"]) == 2
     assert "unknown corpus 'no-such-corpus'" in capsys.readouterr().err
     (tmp_path / "empty").mkdir()
-    with pytest.raises(plan.ReproError, match="no train documents"):
+    with pytest.raises(ReproError, match="no train documents"):
         plan.plan("ci", corpus=str(tmp_path / "empty"))
 
 
@@ -396,7 +395,7 @@ def test_pytest_plan_passes_the_run_corpus(pytester: pytest.Pytester, tmp_path, 
     # options are known, and pytest would then look for conftests there, not here
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--plan", "--profile", "paper", f"--corpus={root}")
     assert result.ret == 0
-    tokens, _ = plan.corpus_train_tokens(str(root))
+    tokens, _ = plan_corpus.corpus_train_tokens(str(root))
     result.stdout.fnmatch_lines(
         [f"plan for profile 'paper' on corpus '{root}'*", f"*sinks (SK-2, SK-3; *{root} has {tokens:,} (*"]
     )
@@ -413,9 +412,9 @@ def test_bpe_vocabulary_bounds_by_hand(monkeypatch):
     documents in place of Brown) asked for a million tokens learns aa, then Ġa or ab, then Ġab: 262."""
     from repro.core import data
 
-    words = plan.bpe_words(["aa ab", "aa"])
+    words = plan_corpus.bpe_words(["aa ab", "aa"])
     assert words == {"aa": 2, "Ġab": 1}
-    assert (plan.bpe_vocab_lower(words), plan.bpe_vocab_upper(words)) == (261, 262)
+    assert (plan_corpus.bpe_vocab_lower(words), plan_corpus.bpe_vocab_upper(words)) == (261, 262)
     monkeypatch.setattr(
         data, "brown_split", lambda split: [data.Document("1", "x", "aa ab"), data.Document("2", "x", "aa")]
     )
@@ -438,19 +437,31 @@ def test_vocabulary_check_passes_on_brown_and_names_each_row_it_fails(monkeypatc
     assert any(
         line.startswith("vocabulary:") and "48,622" in line and "SK-2, SK-3: 32,000" in line for line in paper.checked
     )
-    monkeypatch.setattr(plan, "_brown_words", lambda: plan.bpe_words(["aa ab", "aa"]))
+    monkeypatch.setattr(plan_corpus, "_brown_words", lambda: plan_corpus.bpe_words(["aa ab", "aa"]))
     tiny = plan.plan("paper")
     lines = [m for m in tiny.missing if "vocab_size" in m]
-    assert len(lines) == len(plan.bpe_rows(plan.get_profile("paper"))) and tiny.checked == []
+    assert len(lines) == len(plan_corpus.bpe_rows(plan.get_profile("paper"))) and tiny.checked == []
     assert all("yields at most 262" in m and "vocab_size to ≤ 261" in m for m in lines)
     assert any(m.startswith("sinks (SK-2, SK-3): vocab_size 32,000") for m in lines)
 
 
 def test_without_brown_the_vocabulary_is_one_missing_line(monkeypatch):
     def no_brown():
-        raise plan.ReproError("fixture 'brown' is not in the cache")
+        raise ReproError("fixture 'brown' is not in the cache")
 
-    monkeypatch.setattr(plan, "_brown_words", no_brown)
+    monkeypatch.setattr(plan_corpus, "_brown_words", no_brown)
     p = plan.plan("ci")
     assert p.checked == [] and len(p.missing) == 1 and "not checked: fixture 'brown'" in p.missing[0]
     assert plan.for_claims(p, ["SK-2"]).missing == p.missing
+
+
+def test_each_topic_costs_its_own_rows():
+    """Every topic's planners cost exactly its own rows; the registry collects them unchanged."""
+    import importlib
+
+    from repro.harness.profiles import SIZE_TOPICS
+
+    for topic in SIZE_TOPICS:
+        m = importlib.import_module(f"repro.{topic}.sizes")
+        assert set(m.PLANNERS) == set(m.SIZES), topic
+        assert all(plan.PLANNERS[exp] is planner for exp, planner in m.PLANNERS.items())

@@ -87,7 +87,7 @@ def test_report_files_and_verdicts(project: pytest.Pytester):
 
 def test_deselected_claims_read_not_run(project: pytest.Pytester):
     """A selection's run writes to artifacts/selection/<what>/ and leaves the full run's report as
-    it was (issue 50: a one-claim run overwrote the full report)."""
+    it was (a one-claim run must not overwrite the full report)."""
     project.runpytest_subprocess("-p", "no:cacheprovider")
     full = (project.path / "artifacts" / "claims.json").read_bytes()
     result = project.runpytest_subprocess("-p", "no:cacheprovider", "-k", "test_reproduced")
@@ -118,7 +118,7 @@ def test_xdist_gives_the_same_claims(project: pytest.Pytester):
 
 
 def test_xdist_groups_follow_modules_and_models():
-    from repro.harness.plugin import plain_nodeid
+    from repro.harness.collection import plain_nodeid
 
     assert (
         plain_nodeid("claims/test_x.py::test_a[gemma3-270m]@spectral_filters[gemma3-270m]")
@@ -139,7 +139,7 @@ def test_claim_tests_carry_their_xdist_group(pytester: pytest.Pytester):
         "@pytest.mark.claim('BB-5')\n@pytest.mark.xdist_group('mine')\ndef test_c(claim):\n    pass\n"
     )
     items, _ = pytester.inline_genitems("claims", "-p", "no:cacheprovider")
-    from repro.harness.plugin import xdist_group_of
+    from repro.harness.collection import xdist_group_of
 
     assert [xdist_group_of(i) for i in items] == ["grp[smollm2-135m]", "grp[gemma3-270m]", "grp", "mine"]
 
@@ -409,7 +409,7 @@ def test_policy(claim):
 
 @pytest.mark.parametrize("forced", ["float32", "bfloat16"])
 def test_records_say_their_dtype_and_run_says_the_policy(pytester: pytest.Pytester, monkeypatch, forced):
-    """Issue 18: every record names its dtype (float32 unless the test is marked policy_dtype,
+    """Every record names its dtype (float32 unless the test is marked policy_dtype,
     then what the policy chose); "run" holds the policy's choice and the CPU facts behind it;
     the report and the terminal show per-claim wall time and the run against its budget."""
     monkeypatch.setenv("REPRO_DTYPE", forced)
@@ -466,7 +466,7 @@ def test_unnamed(claim):
 
 
 def test_claims_record_the_corpus_they_read(pytester: pytest.Pytester):
-    """Issue 20 item 5: each claim's entry in claims.json says what its tests read (`claim.corpus`:
+    """Each claim's entry in claims.json says what its tests read (`claim.corpus`:
     the --corpus value through the corpus_name fixture, plus any fixed shift), null when none read
     text; run.corpus stays the option's value; report.md shows both. A run with another --corpus
     (a directory) reads that one, and its baseline key says so."""
@@ -510,7 +510,7 @@ def test_bad_repro_dtype_stops_the_run(project: pytest.Pytester, monkeypatch):
 
 
 def test_run_compares_itself_with_the_committed_baseline(project: pytest.Pytester, monkeypatch, tmp_path):
-    """Issue 21 (part): no baseline → one line, nothing compared; a baseline from the same run →
+    """No baseline → one line, nothing compared; a baseline from the same run →
     no regression; a baseline whose record differs beyond 3 noise scales → the run fails with a
     line naming the record; --baseline warn reports without failing; updating the baseline
     turns it green again."""
@@ -569,7 +569,7 @@ def test_history_lines_and_trend_figure(project: pytest.Pytester):
 
 
 def test_workers_pin_one_gpu_each():
-    from repro.harness.plugin import gpu_for_worker
+    from repro.harness.options import gpu_for_worker
 
     assert [gpu_for_worker(f"gw{i}", 4) for i in range(6)] == [0, 1, 2, 3, 0, 1]
     assert gpu_for_worker("gw2", 0) is None

@@ -18,7 +18,7 @@ import pytest
 import torch
 
 from repro.core.data import brown_split, brown_tokenizer, token_ids
-from repro.core.models import pretrained
+from repro.core.models import gguf_cache, pretrained
 from repro.core.models.pretrained import (
     EMBEDDED_MODELS,
     ensure_model_cache,
@@ -166,7 +166,7 @@ def fake_dequantise(monkeypatch: pytest.MonkeyPatch, tmp_cache: Path, bpe) -> li
         _tiny_llama().save_pretrained(out_dir)
         bpe.save_pretrained(out_dir)
 
-    monkeypatch.setattr(pretrained, "_dequantise_gguf", build)
+    monkeypatch.setattr(gguf_cache, "_dequantise_gguf", build)
     return builds
 
 
@@ -202,7 +202,7 @@ def test_interrupted_build_leaves_no_cache(monkeypatch: pytest.MonkeyPatch, tmp_
         (out_dir / "model.safetensors").write_bytes(b"half")
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(pretrained, "_dequantise_gguf", crash)
+    monkeypatch.setattr(gguf_cache, "_dequantise_gguf", crash)
     with pytest.raises(KeyboardInterrupt):
         load_pretrained("smollm2-135m")
     assert not model_cache_dir("smollm2-135m").exists()

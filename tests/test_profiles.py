@@ -1,4 +1,4 @@
-"""Typed sizes (issue 20 item 4): every profile row has its ci row's keys, `long` is overrides of
+"""Typed sizes: every profile row has its ci row's keys, `long` is overrides of
 ci, and a size that is not there is one clear error."""
 
 import copy
@@ -81,3 +81,36 @@ def test_lineage_sizes_are_checked_against_their_config():
         LineageConfig.from_sizes(P.get_profile(name).sizes("seedprint")["lineage"])
     with pytest.raises(ReproError, match=r"\['stepz'\] are not fields of LineageConfig"):
         LineageConfig.from_sizes({"stepz": 3})
+
+
+def test_each_topic_owns_its_rows():
+    """The registry only collects: every row lives in its topic's repro/<topic>/sizes.py (one topic
+    per experiment, in SIZE_TOPICS' order), SIZE_TOPICS are the catalogue's topics, and a topic's
+    own view of its rows (`repro.ground.sizes.profile`, as `repro seedprint-eval` reads them) is
+    the registry's."""
+    import importlib
+
+    from repro.ground import sizes as ground_sizes
+    from repro.harness import catalogue
+
+    assert sorted(P.SIZE_TOPICS) == sorted(catalogue.TOPIC_PACKAGES)
+    modules = {topic: importlib.import_module(f"repro.{topic}.sizes") for topic in P.SIZE_TOPICS}
+    assert list(P.SIZES) == [exp for m in modules.values() for exp in m.SIZES]
+    for topic, m in modules.items():
+        for exp, rows in m.SIZES.items():
+            assert P.SIZES[exp] is rows and P.TOPIC_OF[exp] == topic
+        for name in P.PROFILES:
+            own = ground_sizes.profile(name, m.SIZES, m.OVERRIDES)
+            assert {e: own.sizes(e) for e in m.SIZES} == {e: P.get_profile(name).sizes(e) for e in m.SIZES}
+
+
+def test_the_machinery_needs_no_registry():
+    """`repro.ground.sizes` on a table of its own: rows checked, long merged from its overrides."""
+    from repro.ground import sizes as ground_sizes
+
+    table = {"x": {"ci": dict(n=1, train=dict(steps=2, lr=0.1)), "paper": dict(n=10, train=dict(steps=20, lr=0.1))}}
+    long = ground_sizes.profile("long", table, {"long": {"x": {"train": {"steps": 5}}}})
+    assert long.sizes("x") == {"n": 1, "train": {"steps": 5, "lr": 0.1}}
+    assert ground_sizes.profile("paper", table).sizes("x")["train"]["steps"] == 20
+    with pytest.raises(ReproError, match=r"x\[paper\]: missing \['n'\]"):
+        ground_sizes.profile("ci", {"x": {"ci": dict(n=1), "paper": dict()}})

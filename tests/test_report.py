@@ -1,4 +1,4 @@
-"""Verdict rules and record comparisons of repro.harness.report."""
+"""Verdict rules and record comparisons of repro.harness.report, and what repro.harness.writers shows of them."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from repro.harness import report
+from repro.harness import report, writers
 from repro.harness.report import Record, verdict_of
 
 
@@ -116,7 +116,7 @@ def test_fmt_never_crashes(x):
 
 
 def test_a_claim_says_the_text_its_tests_read():
-    """Issue 20 item 5: `claim.corpus` entries of a claim's tests, merged (each name once), as
+    """`claim.corpus` entries of a claim's tests, merged (each name once), as
     claims.json's per-claim "corpus" and report.md's "Text read" line; null / no line without."""
     from repro.harness.catalogue import CATALOGUE
 
@@ -139,10 +139,10 @@ def test_a_claim_says_the_text_its_tests_read():
     )
     t2 = report.TestOutcome("claims/t.py::b", ["SK-1"], "passed")
     results = report.build_results([t1, t2])
-    by_id = {c["id"]: c for c in report.to_json(results, {"corpus": "wikitext-2"})["claims"]}
+    by_id = {c["id"]: c for c in writers.to_json(results, {"corpus": "wikitext-2"})["claims"]}
     assert by_id["SK-3"]["corpus"] == "wikitext-2; shift: stdlib-code" and by_id["SK-1"]["corpus"] is None
     assert set(by_id) == set(CATALOGUE)
-    md = report.to_markdown(results, {"corpus": "wikitext-2"})
+    md = writers.to_markdown(results, {"corpus": "wikitext-2"})
     assert "Corpus (`--corpus`): wikitext-2;" in md and md.count("Text read: ") == 1
     assert "Text read: wikitext-2; shift: stdlib-code." in md.split("#### SK-3")[1].split("####")[0]
     # an entry names the claims it is for: another claim's test does not lend it its corpus
@@ -159,25 +159,25 @@ def _check(name: str, measured: float, threshold: float, claim: str = "CS-1") ->
 
 def test_the_headline_is_the_check_that_decided():
     """CS-1 read "contradicted" with a passing check as its headline (`1 vs ≥ 0.5`) and the failing
-    one 25 lines down (issue 50): the headline of a claim that is not reproduced is its failing
+    one 25 lines down: the headline of a claim that is not reproduced is its failing
     check, and the terminal line and the summary row show its number first."""
     ok, bad = _check("top-5 input match at the embeddings", 1.0, 0.5), _check("switch layer / L", 0.167, 0.5)
     power = Record("CS-1", "power at the source's effect", 0.97, 0.8, None, "m", compare="ge", role="power").to_dict()
     xfailed = report.TestOutcome("claims/t.py::test_switch", ["CS-1"], "xfailed", records=[power, ok, bad])
     [result] = [r for r in report.build_results([xfailed]) if r.spec.id == "CS-1"]
     assert result.verdict == report.CONTRADICTED
-    assert report.headline(result)["name"] == "switch layer / L"
-    line = next(ln for ln in report.terminal_lines(report.build_results([xfailed]), width=80) if ln.startswith("CS-1"))
+    assert writers.headline(result)["name"] == "switch layer / L"
+    line = next(ln for ln in writers.terminal_lines(report.build_results([xfailed]), width=80) if ln.startswith("CS-1"))
     assert "0.167 vs ≥ 0.5 ✗" in line  # the number survives the cut
     row = next(
-        ln for ln in report.to_markdown(report.build_results([xfailed]), {}).splitlines() if ln.startswith("| CS-1 |")
+        ln for ln in writers.to_markdown(report.build_results([xfailed]), {}).splitlines() if ln.startswith("| CS-1 |")
     )
     assert "0.167 vs ≥ 0.5 ✗ — switch layer / L" in row
-    assert report.short_statement(result.spec.statement) in row  # what the claim states, in short
+    assert writers.short_statement(result.spec.statement) in row  # what the claim states, in short
     # a reproduced claim keeps its first asserted check
     passed = report.TestOutcome("claims/t.py::test_switch", ["CS-1"], "passed", records=[ok])
     [result] = [r for r in report.build_results([passed]) if r.spec.id == "CS-1"]
-    assert report.headline(result)["name"] == "top-5 input match at the embeddings"
+    assert writers.headline(result)["name"] == "top-5 input match at the embeddings"
 
 
 def test_record_keys_are_unique_and_mask_numbers():
@@ -255,6 +255,6 @@ def test_the_claims_size_is_that_of_the_tests_that_contradicted_it():
     tests = [_outcome("xfailed", 0.995), _outcome("xfailed", 0.5)]
     r = report.ClaimResult(spec, verdict_of(t.verdict() for t in tests), tests)
     assert r.verdict == report.CONTRADICTED and r.size() == pytest.approx(0.005)
-    data = report.to_json([r], {})
+    data = writers.to_json([r], {})
     assert data["claims"][0]["size"] == pytest.approx(0.005)
     assert [t["size"] for t in data["claims"][0]["tests"]] == [pytest.approx(0.005), pytest.approx(0.5)]

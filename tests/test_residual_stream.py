@@ -99,6 +99,11 @@ def test_count_formula_source_examples():
     assert rs.count_terms(TinyConfig(n_layer=3, n_head=4)) == 1 + 12 + 3
 
 
+def test_example_configs_are_the_source_examples():
+    assert rs.count_terms(rs.example_config(32, 32)) == 1057
+    assert rs.count_terms(rs.example_config(24, 16)) == 409
+
+
 def test_count_needs_layers_and_heads():
     with pytest.raises(ReproError, match="layer or head count"):
         rs.count_terms(object())
@@ -263,6 +268,20 @@ def test_dla_sums_to_logit(model):
     logits = dec.output.logits.gather(-1, ids[:, 1:].unsqueeze(-1)).squeeze(-1)
     assert att.per_term.shape == (ids.shape[0], len(dec.names()), ids.shape[1] - 1)
     assert rel_err(att.total(), logits) < 1e-5
+
+
+def test_sum_and_dla_checks_pass_and_their_controls_fail():
+    """RS-1 / RS-2's readings (rs.sum_check, rs.dla_check): the terms and the attributions sum
+    within the rounding bound, and leaving out the smallest head's term misses by more."""
+    model = hf("gpt2")
+    ids = tokens(T=10)
+    dec = rs.decompose(model, ids[:, :-1])
+    c = rs.sum_check(model, dec)
+    assert c.n_terms == c.expected == rs.count_terms(model.config) + c.bias and c.bias == 2
+    assert c.err <= c.tol < c.control
+    d = rs.dla_check(model, ids, dec)
+    assert d.err <= d.tol < d.control and d.tol == 2 * (c.n_terms + 1) * rs.F32_U
+    assert d.att.names[d.term].startswith("L")
 
 
 def test_dla_of_the_embedding_alone_is_its_frozen_logit():

@@ -165,7 +165,7 @@ def test_calibration_lines_quote_the_committed_table():
 
 
 def test_pretrained_movement_is_reported_and_bad_finetune_options_refused(tmp_path):
-    """How far each pretrained fine-tune moved its model (issue 23) is a line of the markdown; the
+    """How far each pretrained fine-tune moved its model is a line of the markdown; the
     fine-tune options need --pretrained and sane values, refused before any model is built."""
     from repro.seedprint import evaluation as ev
 

@@ -18,6 +18,7 @@ from repro.core.models.hf import attn_implementation, build_model
 from repro.core.stats import PositionStd, loglog_slope, std_by_position
 from repro.ground.runtime import ReproError, generator
 from repro.sinks import experiments as sinks
+from repro.sinks import init_std
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
@@ -340,7 +341,7 @@ def test_the_three_variants_at_init_are_one_measurement():
     amplification's / √T at every position (slopes +½ and +0 apart, exactly)."""
     model = dict(n_layer=1, n_head=2, d_model=16, vocab_size=37)
     T = 16
-    prof = {k: sinks.init_std_profile(k, model, T, seeds=(0, 1), n_seq=32) for k in sinks.SCALINGS}
+    prof = {k: init_std.init_std_profile(k, model, T, seeds=(0, 1), n_seq=32) for k in sinks.SCALINGS}
     i = torch.arange(1, T + 1, dtype=torch.float64).numpy()
     base, amp, att = (prof[k].std.values for k in sinks.SCALINGS)
     assert amp == pytest.approx(base * i**0.5, rel=1e-5)
@@ -417,7 +418,7 @@ def test_baseline_sink_power_by_hand():
     """SK-2's power at a budget: a head grown from 0.10 to 0.15 over 1,000 tokens reaches ε = 0.25
     (mean) after 3,000 and has every sequence above it (± 0.01) from 3,200 on: the rate then is one
     head of two in every sequence. None below, at our budget or for a head that did not grow."""
-    from repro.sinks.trio import baseline_sink_power, first_budget
+    from repro.sinks.budget import baseline_sink_power, first_budget
 
     trio = _fake_trio(0.10, 0.15)
     assert baseline_sink_power(trio, "source", 1000, reps=200) == 0.0
@@ -434,7 +435,7 @@ def test_loss_gap_model_recovers_a_log_linear_gap():
     give back a, b over the second half of training, and the gap at a budget with its se."""
     from types import SimpleNamespace
 
-    from repro.sinks.trio import loss_gap_model
+    from repro.sinks.budget import loss_gap_model
 
     steps, per_step = 120, 1000
     x = np.log((np.arange(steps) + 0.5) * per_step)

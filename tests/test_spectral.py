@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 import torch
 from hypothesis import example, given, settings
@@ -13,17 +14,17 @@ from hypothesis import strategies as st
 
 from repro.core.models.hf import build_model
 from repro.ground.runtime import ReproError, generator
-from repro.spectral_filters import spectral as sp
+from repro.spectral_filters import dark_signals, spectral
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
 
-def _filters(d: int, seed: int, tied: bool = True, gain: bool = False) -> sp.Filters:
+def _filters(d: int, seed: int, tied: bool = True, gain: bool = False) -> spectral.Filters:
     g = generator(seed)
     W = torch.randn(4 * d, d, generator=g, dtype=torch.float64)
     We = W if tied else torch.randn(4 * d, d, generator=g, dtype=torch.float64)
     Wu = W * (1 + 0.5 * torch.rand(d, generator=g, dtype=torch.float64))[None, :] if gain else W
-    return sp.Filters(sp.spectrum(Wu), sp.spectrum(We))
+    return spectral.Filters(spectral.spectrum(Wu), spectral.spectrum(We))
 
 
 def _close(a, b, tol=2e-5):
@@ -35,7 +36,7 @@ def _close(a, b, tol=2e-5):
 
 @given(d=st.integers(20, 700))
 def test_band_edges_round_to_nearest(d):
-    e = sp.band_edges(d)
+    e = spectral.band_edges(d)
     assert e[0] == 0 and e[-1] == d and len(e) == 21
     sizes = [b - a for a, b in zip(e, e[1:])]
     assert max(sizes) - min(sizes) <= 1
@@ -44,12 +45,12 @@ def test_band_edges_round_to_nearest(d):
 
 def test_band_edges_reject_narrow_width():
     with pytest.raises(ReproError, match="cannot be split"):
-        sp.band_edges(12)
+        spectral.band_edges(12)
 
 
 def test_spectrum_matches_svd():
     W = torch.randn(300, 40, generator=generator(1), dtype=torch.float64)
-    s = sp.spectrum(W)
+    s = spectral.spectrum(W)
     assert torch.allclose(s.S, torch.linalg.svdvals(W), rtol=1e-10)
     assert torch.allclose(s.V.T @ s.V, torch.eye(40, dtype=torch.float64), atol=1e-10)
     # V diagonalises WᵀW in the order of S
@@ -156,14 +157,14 @@ def gpt2():
 
 def test_unembedding_folds_the_final_gain(llama):
     W = llama.lm_head.weight.double() * llama.model.norm.weight.double()[None, :]
-    assert torch.allclose(sp.unembedding_matrix(llama), W)
-    assert torch.allclose(sp.embedding_matrix(llama), llama.model.embed_tokens.weight.double())
+    assert torch.allclose(spectral.unembedding_matrix(llama), W)
+    assert torch.allclose(spectral.embedding_matrix(llama), llama.model.embed_tokens.weight.double())
 
 
 def test_component_matrices_reproduce_the_sublayer_maps(llama):
     """x·W_q with the input norm's gain folded equals q_proj(norm(x)); W_2 rows are down_proj's."""
     block = llama.model.layers[1]
-    M = sp.component_matrices(llama, 1)
+    M = spectral.component_matrices(llama, 1)
     x = torch.randn(3, 40, generator=generator(3))
     rms = x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + block.input_layernorm.variance_epsilon)
     with torch.no_grad():
@@ -176,7 +177,7 @@ def test_component_matrices_reproduce_the_sublayer_maps(llama):
 
 
 def test_component_matrices_gpt2(gpt2):
-    M = sp.component_matrices(gpt2, 0)
+    M = spectral.component_matrices(gpt2, 0)
     assert set(M) == {"q", "k", "v", "o", "1", "2"}
     assert M["q"].shape == (40, 40) and M["1"].shape == (40, 160) and M["2"].shape == (160, 40)
 
@@ -188,16 +189,16 @@ def test_projection_norms_follow_eq1(n, seed):
     d = 20
     V = torch.linalg.qr(torch.randn(d, d, generator=g, dtype=torch.float64))[0]
     R = torch.randn(d, n, generator=g, dtype=torch.float64)
-    j = sp.projection_norms(R, V, "read")
+    j = spectral.projection_norms(R, V, "read")
     assert torch.allclose(j, torch.stack([(V[:, i] @ R).norm() for i in range(d)]))
     assert math.isclose(float((j**2).sum()), float((R**2).sum()), rel_tol=1e-9)  # Parseval
     Wt = R.T  # a writing matrix (n, d)
-    jw = sp.projection_norms(Wt, V, "write")
+    jw = spectral.projection_norms(Wt, V, "write")
     assert torch.allclose(jw, torch.stack([(Wt @ V[:, i]).norm() for i in range(d)]))
-    edges = sp.band_edges(d)
-    assert math.isclose(sum(sp.band_share(j, edges, b) for b in range(1, 21)), 1.0, rel_tol=1e-9)
+    edges = spectral.band_edges(d)
+    assert math.isclose(sum(spectral.band_share(j, edges, b) for b in range(1, 21)), 1.0, rel_tol=1e-9)
     with pytest.raises(ReproError):
-        sp.projection_norms(R, V, "sideways")
+        spectral.projection_norms(R, V, "sideways")
 
 
 # --------------------------------------------------------------------------- metrics
@@ -209,14 +210,14 @@ def test_udr_and_dark_fraction():
     D = F.dark("u")
     dark_vec = F.basis("u", 20, 20)[:, 0].float()
     light_vec = F.basis("u", 1, 1)[:, 0].float()
-    assert math.isclose(float(sp.dark_fraction(dark_vec, D)), 1.0, rel_tol=1e-5)
-    assert float(sp.dark_fraction(light_vec, D)) < 1e-5
-    assert math.isclose(float(sp.udr(dark_vec + light_vec, D)), 1.0, rel_tol=1e-5)  # eq. (4): equal parts
+    assert math.isclose(float(dark_signals.dark_fraction(dark_vec, D)), 1.0, rel_tol=1e-5)
+    assert float(dark_signals.dark_fraction(light_vec, D)) < 1e-5
+    assert math.isclose(float(dark_signals.udr(dark_vec + light_vec, D)), 1.0, rel_tol=1e-5)  # eq. (4): equal parts
 
 
 def test_key_dot_products_eq5():
     keys = torch.randn(2, 3, 5, 4, generator=generator(0))
-    kdp = sp.key_dot_products(keys)
+    kdp = dark_signals.key_dot_products(keys)
     b, t = 1, 3
     expect = sum(float(keys[b, h, t] @ keys[b, h, 0]) for h in range(3)) / 3
     assert math.isclose(float(kdp[b, t]), expect, rel_tol=1e-5)
@@ -231,10 +232,10 @@ def test_received_attention_and_hmlv():
         A[0, :, t, 0] = 1.0 if t == 0 else (1.0 if t == 1 else 0.5)
         if t >= 2:
             A[0, :, t, 1] = 0.5
-    mean, var = sp.received_attention(A)
+    mean, var = dark_signals.received_attention(A)
     assert math.isclose(float(mean[0, 1]), 0.5, rel_tol=1e-6) and float(var[0, 1]) < 1e-12  # queries 2 … T-1
     assert float(mean[0, 2]) == 0.0
-    mask = sp.hmlv(mean, var)
+    mask = dark_signals.hmlv(mean, var)
     assert bool(mask[0, 1]) and not bool(mask[0, 0]) and int(mask.sum()) == 1
     assert torch.isnan(mean[0, -4:]).all()
 
@@ -249,19 +250,19 @@ def test_hmlv_contrast_in_population_sds():
     valid[:, 0] = False
     mask = torch.zeros(3, 6, dtype=torch.bool)
     mask[0, 2] = mask[1, 3] = True
-    s, n = sp.hmlv_contrast(x, mask, valid)
+    s, n = dark_signals.hmlv_contrast(x, mask, valid)
     sd = float(x[valid].double().std())
     assert n.tolist() == [1.0, 1.0, 0.0]
     assert math.isclose(float(s[0]), 1.0 / sd, rel_tol=1e-9) and math.isclose(float(s[1]), 1.0 / sd, rel_tol=1e-9)
     assert float(s[2]) == 0.0
     # invariant to the metric's scale and offset (layers of different scales add up)
-    s2, _ = sp.hmlv_contrast(5 * x + 3, mask, valid)
+    s2, _ = dark_signals.hmlv_contrast(5 * x + 3, mask, valid)
     assert torch.allclose(s, s2)
     # a mask outside the population counts nothing
-    s3, n3 = sp.hmlv_contrast(x, ~valid, valid)
+    s3, n3 = dark_signals.hmlv_contrast(x, ~valid, valid)
     assert float(n3.sum()) == 0.0 and float(s3.abs().sum()) == 0.0
     with pytest.raises(ReproError, match="one shape"):
-        sp.hmlv_contrast(x, mask[:, :3], valid)
+        dark_signals.hmlv_contrast(x, mask[:, :3], valid)
 
 
 def test_matched_random_mask_keeps_counts_and_averages_to_zero():
@@ -275,9 +276,9 @@ def test_matched_random_mask_keeps_counts_and_averages_to_zero():
     mask[2, 10] = True
     total, count = torch.zeros(4, dtype=torch.float64), torch.zeros(4, dtype=torch.float64)
     for _ in range(400):
-        r = sp.matched_random_mask(mask, valid, g)
+        r = dark_signals.matched_random_mask(mask, valid, g)
         assert r.sum(1).tolist() == mask.sum(1).tolist() and not (r & ~valid).any()
-        s, n = sp.hmlv_contrast(x, r, valid)
+        s, n = dark_signals.hmlv_contrast(x, r, valid)
         total, count = total + s, count + n
     assert abs(float(total.sum() / count.sum())) < 0.05  # random tokens are not above their population
 
@@ -292,15 +293,15 @@ def test_sink_profile_finds_the_jump():
     attn = torch.zeros(L, d)
     resid = torch.zeros(L + 1, d) + 0.01
     resid[3:] += 100 * v
-    p = sp.sink_profile(resid, mlp, attn, D)
+    p = dark_signals.sink_profile(resid, mlp, attn, D)
     assert p.layer == 2 and p.in_place == [3, 4, 5]
     assert float(p.mlp_dark[2]) > 0.999 and float(p.mlp_sum_norm[2]) == pytest.approx(100, rel=1e-5)
 
 
 def test_rep_n():
-    assert sp.rep_n([1, 2, 3, 4, 5]) == 0.0
-    assert sp.rep_n([1, 2, 1, 2, 1, 2], n=2) == pytest.approx(1 - 2 / 5)
-    assert sp.rep_n([1]) == 0.0
+    assert spectral.rep_n([1, 2, 3, 4, 5]) == 0.0
+    assert spectral.rep_n([1, 2, 1, 2, 1, 2], n=2) == pytest.approx(1 - 2 / 5)
+    assert spectral.rep_n([1]) == 0.0
 
 
 # --------------------------------------------------------------------------- interventions
@@ -324,16 +325,16 @@ def _nll(model, ids):
 @pytest.mark.parametrize("arch", ["llama", "gpt2"])
 def test_hook_filter_restores_model_exactly(arch, llama, gpt2, ids):
     model = {"llama": llama, "gpt2": gpt2}[arch]
-    F = sp.filters(model)
+    F = spectral.filters(model)
     with torch.no_grad():
         before = model(ids).logits.clone()
-    with sp.filtered(model, 0, F.phi("u", 1, 10)):
+    with spectral.filtered(model, 0, F.phi("u", 1, 10)):
         with torch.no_grad():
             changed = model(ids).logits
     assert not torch.allclose(before, changed)
     with torch.no_grad():
         assert torch.equal(model(ids).logits, before)
-    with pytest.raises(RuntimeError), sp.filtered(model, 0, F.phi("u", 1, 10)):
+    with pytest.raises(RuntimeError), spectral.filtered(model, 0, F.phi("u", 1, 10)):
         raise RuntimeError("boom")  # the hook goes on the way out of an exception too
     with torch.no_grad():
         assert torch.equal(model(ids).logits, before)
@@ -343,7 +344,7 @@ def test_hook_filter_restores_model_exactly(arch, llama, gpt2, ids):
 def test_identity_filter_is_a_no_op(llama, ids):
     with torch.no_grad():
         before = llama(ids).logits
-    with sp.filtered(llama, 1, torch.eye(40)), torch.no_grad():
+    with spectral.filtered(llama, 1, torch.eye(40)), torch.no_grad():
         assert torch.allclose(llama(ids).logits, before, atol=1e-5)
 
 
@@ -353,11 +354,11 @@ def test_identity_filter_is_a_no_op(llama, ids):
 @pytest.mark.parametrize("layer", [0, 1])
 def test_sweep_matches_hooked_forward(llama, ids, kw, layer):
     """The cached-prefix NLL equals the NLL of a full forward pass with the plain hook."""
-    F = sp.filters(llama)
+    F = spectral.filters(llama)
     P = F.random(12, 3)
-    sweep = sp.Sweep(llama, ids)
+    sweep = spectral.Sweep(llama, ids)
     assert math.isclose(sweep.base, _nll(llama, ids), rel_tol=1e-5)
-    with sp.filtered(llama, layer, P, **kw):
+    with spectral.filtered(llama, layer, P, **kw):
         want = _nll(llama, ids)
     assert math.isclose(sweep.nll(layer, P, **kw), want, rel_tol=1e-5)
     # the pass-through swap is undone: the model is whole again
@@ -369,10 +370,10 @@ def test_sweep_matches_hooked_forward(llama, ids, kw, layer):
 def test_sweep_prompt_nll_is_per_sample(llama, ids, kw):
     """prompt_nll gives each sample's mean NLL (the hooked forward's per-sample cross-entropy);
     their mean is `nll`; no filter gives the unfiltered per-sample NLL."""
-    F = sp.filters(llama)
+    F = spectral.filters(llama)
     P = F.random(12, 3)
-    sweep = sp.Sweep(llama, ids)
-    with sp.filtered(llama, 1, P, **kw), torch.no_grad():
+    sweep = spectral.Sweep(llama, ids)
+    with spectral.filtered(llama, 1, P, **kw), torch.no_grad():
         logits = llama(ids).logits
     want = torch.nn.functional.cross_entropy(logits[:, :-1].transpose(1, 2), ids[:, 1:], reduction="none").mean(1)
     got = sweep.prompt_nll(1, P, **kw)
@@ -384,18 +385,18 @@ def test_sweep_prompt_nll_is_per_sample(llama, ids, kw):
 
 
 def test_dark_shares_in_another_basis(llama):
-    F = sp.filters(llama)
-    own = sp.dark_shares(llama, F)
-    same = sp.dark_shares(llama, F, F.u.V)
+    F = spectral.filters(llama)
+    own = spectral.dark_shares(llama, F)
+    same = spectral.dark_shares(llama, F, F.u.V)
     assert all(torch.allclose(own[y], same[y]) for y in own)
-    rnd = sp.dark_shares(llama, F, F.random_basis(0))
+    rnd = spectral.dark_shares(llama, F, F.random_basis(0))
     assert set(rnd) == set(own) and all(((v >= 0) & (v <= 1)).all() for v in rnd.values())
 
 
 def test_swap_leaves_shared_token0_alone(llama, ids):
     """Token 0 is the same in every sample, so the shavings swap changes nothing there (Fig 10)."""
-    F = sp.filters(llama)
-    sweep = sp.Sweep(llama, ids)
+    F = spectral.filters(llama)
+    sweep = spectral.Sweep(llama, ids)
     h = sweep.state(0, F.phi("u", 1, 5), swap=True)
     assert torch.allclose(h[:, 0], sweep.resid[:, 1, 0], atol=1e-4)
     assert not torch.allclose(h[:, 1:], sweep.resid[:, 1, 1:], atol=1e-3)
@@ -409,14 +410,14 @@ def test_swap_leaves_shared_token0_alone(llama, ids):
 
 
 def test_intervention_errors(llama, ids):
-    F = sp.filters(llama)
-    with pytest.raises(ReproError, match="out of range"), sp.filtered(llama, 9, F.dark()):
+    F = spectral.filters(llama)
+    with pytest.raises(ReproError, match="out of range"), spectral.filtered(llama, 9, F.dark()):
         pass
-    with pytest.raises(ReproError, match="where must be"), sp.filtered(llama, 0, F.dark(), where="attn"):
+    with pytest.raises(ReproError, match="where must be"), spectral.filtered(llama, 0, F.dark(), where="attn"):
         pass
-    with pytest.raises(ReproError, match="MLP filters"), sp.filtered(llama, 0, F.dark(), where="mlp", swap=True):
+    with pytest.raises(ReproError, match="MLP filters"), spectral.filtered(llama, 0, F.dark(), where="mlp", swap=True):
         pass
-    sweep = sp.Sweep(llama, ids[:1])
+    sweep = spectral.Sweep(llama, ids[:1])
     with pytest.raises(ReproError, match="two samples"):
         sweep.nll(0, F.dark(), swap=True)
     with pytest.raises(ReproError, match="out of range"):
@@ -427,25 +428,51 @@ def test_intervention_errors(llama, ids):
 
 def test_generate_with_filter_restores_model(llama):
     prompt = torch.tensor([[1, 5, 6, 7]])
-    F = sp.filters(llama)
-    a = sp.generate(llama, prompt, 6)
-    b = sp.generate(llama, prompt, 6, layer=0, P=F.phi("u", 1, 2))
+    F = spectral.filters(llama)
+    a = spectral.generate(llama, prompt, 6)
+    b = spectral.generate(llama, prompt, 6, layer=0, P=F.phi("u", 1, 2))
     assert len(a) == len(b) == 6
-    assert sp.generate(llama, prompt, 6) == a
+    assert spectral.generate(llama, prompt, 6) == a
 
 
 def test_per_head_reads(llama):
     attn = llama.model.layers[0].self_attn
     x = torch.randn(2, 5, 40, generator=generator(9))
     with torch.no_grad():
-        k = sp.head_keys(attn, x)
+        k = dark_signals.head_keys(attn, x)
         assert k.shape == (2, 4, 5, 10)
-        vo = sp.value_output_norms(attn, x)
+        vo = dark_signals.value_output_norms(attn, x)
         # the heads' W_v W_o outputs sum to o_proj(v) (attention weights aside)
         v = attn.v_proj(x)
         assert vo.shape == (2, 4, 5)
         h0 = v[..., :10] @ attn.o_proj.weight[:, :10].T
         assert torch.allclose(vo[:, 0], h0.norm(dim=-1), atol=1e-5)
+
+
+def test_value_output_ratios_divide_by_the_median_other_token(llama):
+    """SF-10's ratios: per layer and head, the position's ‖x W_v W_o‖ averaged over prompts, over
+    the median of every token's but token 0's, all prompts pooled."""
+    inputs = [torch.randn(3, 6, 40, generator=generator(11 + i)) for i in range(2)]
+    r0, r2 = dark_signals.value_output_ratios(llama, inputs, [1, 0], (0, 2))
+    assert r0.shape == r2.shape == (2, 4)
+    with torch.no_grad():
+        for row, layer in enumerate([1, 0]):
+            vo = dark_signals.value_output_norms(llama.model.layers[layer].self_attn, inputs[layer])
+            for h in range(4):
+                median = vo[:, h, 1:].flatten().median()
+                assert r0[row, h] == pytest.approx(float(vo[:, h, 0].mean() / median), rel=1e-6)
+                assert r2[row, h] == pytest.approx(float(vo[:, h, 2].mean() / median), rel=1e-6)
+
+
+def test_random_in_place_puts_the_first_seed_against_the_others():
+    """SF-3/SF-6's margin control: the first seed's random filter against the worst other one."""
+    from repro.spectral_filters.readings import random_in_place
+
+    rnd = {3: np.array([1.0, 2.0]), 5: np.array([4.0, 4.0]), 7: np.array([0.0, 1.0])}
+    kw = random_in_place(rnd, [3, 5, 7], "Φ")
+    assert kw["control"] == pytest.approx(1.5 - 4.0)
+    assert "seed 3 in place of Φ" in kw["control_name"] and "seeds [5, 7]" in kw["control_name"]
+    assert random_in_place(rnd, [3], "Φ") == {}
 
 
 @pytest.mark.parametrize("cap", [None, 3.0])
@@ -471,7 +498,7 @@ def test_nll_per_token_equals_cross_entropy_of_full_logits(llama, cap):
 
         with um.patch.object(lens, "arch_map", lambda m: amap):
             for chunk in (7, 64, 10_000):
-                got = sp.nll_per_token(model, normed, ids[:, 1:], chunk=chunk)
+                got = spectral.nll_per_token(model, normed, ids[:, 1:], chunk=chunk)
                 torch.testing.assert_close(got, want, atol=1e-5, rtol=1e-5)
     finally:
         model.config.final_logit_softcapping = old
@@ -479,7 +506,7 @@ def test_nll_per_token_equals_cross_entropy_of_full_logits(llama, cap):
 
 def test_step_rows_are_the_sink_layer_at_ci_and_every_layer_at_paper():
     """SF-3/5/6 draw their heat maps at ℓ* (and the profile's `layers`); `rows` adds SF-7's
-    layer for the claim that asserts on it (issue 18: at ci its other cells were figure-only)."""
+    layer for the claim that asserts on it (at ci its other cells were figure-only)."""
     from types import SimpleNamespace
 
     from repro.spectral_filters.study import Study
@@ -516,10 +543,10 @@ def test_hmlv_mean_threshold_marks_the_share():
     valid = torch.ones_like(mean, dtype=torch.bool)
     valid[:, 0] = False
     mean[:, -4:] = float("nan")
-    tau = sp.hmlv_mean_threshold(mean, var, valid, share=0.1)
+    tau = dark_signals.hmlv_mean_threshold(mean, var, valid, share=0.1)
     ok = valid & ~torch.isnan(mean)
-    marked = sp.hmlv(mean, var, tau) & ok
+    marked = dark_signals.hmlv(mean, var, tau) & ok
     assert int(marked.sum()) == round(0.1 * int(ok.sum()))
     with pytest.raises(ReproError):
-        sp.hmlv_mean_threshold(mean, var, valid, share=0.95)
-    assert 0.02 < sp.HMLV_SHARE < 0.04  # the source's 12,236 / 404,748
+        dark_signals.hmlv_mean_threshold(mean, var, valid, share=0.95)
+    assert 0.02 < dark_signals.HMLV_SHARE < 0.04  # the source's 12,236 / 404,748

@@ -8,6 +8,7 @@ import os
 import pytest
 import torch
 
+from repro.core import checkpoints
 from repro.core import train as T
 from repro.core.models.tiny import TinyConfig, TinyDecoder
 from repro.ground.runtime import ReproError, derive_seed, generator
@@ -232,7 +233,7 @@ def test_failed_load_leaves_init_untouched(stream):
     f.write_bytes(f.read_bytes()[:100])
     model = tiny(0)
     before = weights(model)
-    assert T._try_load(model, a.checkpoint, a.key) is None
+    assert checkpoints.try_load(model, a.checkpoint, a.key) is None
     assert same_weights(before, model.state_dict())
 
 

@@ -5,15 +5,27 @@ Tables 2–3, Props 2, 4, 5) with the closed forms of App A and the init and p-v
 App B.1–B.2 — for `claims/test_born_biased.py`. (BB-7, 001 §5 Fig 11, is a SeedPrint
 lineage experiment and lives in `claims/test_seedprint.py`.)
 
-- `init_bias`: App A's closed forms and the Monte-Carlo experiments that check them — the
-  random-token preference runs (§3), inter-sequence contraction and its direction (§4), the
-  full / attention-only / MLP-only ablations (§4.1–4.3), intra-sequence similarity and the
-  positional std of the attention output (§4.4).
+- `closed_forms`: App A — the arc-cosine recurrence (Prop 2), Attn0∘MLP0 (Prop 4), Prop 5's limit
+  and approximation, Prop 5 at finite T by exact enumeration and its extrapolation to T → ∞.
+- `init_bias`: the Monte-Carlo experiments of §4 on random-init TinyDecoder stacks — MLP0 stacks
+  (Fig 5), two blocks (Table 3), the positional std of the attention output (Eq 2, Fig 9),
+  intra-sequence similarity (Fig 8), GELU's inputs with and without LayerNorm (Fig 6) — and what
+  the claims read off them (Eq 2's reading, the depth trend with its shuffled control).
 - `preference_probe`: the random-token preference probe of any causal LM — one hooked forward
   pass per batch answering every probe length at once (prefix trick), argmax with random
   ties, rank counts and the uniform-sampling baseline.
-- `preference_stats`: the statistics the §3 preference claims read over Table 1's cells —
-  App B.2's test against each head's own null with its negative control, power at the
-  source's effect, the pooled-share trend power, Table 1's rows.
+- `preference_runs`: §3's probe runs of random-init HF models (Table 1's row groups, the
+  uniform baselines) and Finding 2.2's direction agreement over many models.
+- `head_null`: the head's own null of App B.2's test — each token's argmax rate for isotropic
+  final states, the top count's distribution, p, quantiles and power under those rates.
+- `preference_stats`: the statistics the §3 claims read over Table 1's cells — the source's
+  effects (weakest frequency, length and size trends), Fig 1a's ratio, "far weaker", the trends,
+  the held-out favourite, the hidden-dimension cells, Finding 2.2's agreement test.
+- `preference_power`: the powers of those tests and each claim's declaration for `claim.power`.
+- `ablation_study`: §4.1's full / attention-only / MLP-only ablation (Table 2, Figs 3, 4, 7).
+- `records`: what the claim tests write beyond their headline checks — context records, the
+  checks repeated per block, T, seed or cell, and the reasons of the strict xfails.
+- `tables`: the report's tables (Fig 5, Tables 1–3, Finding 1.2, Prop 5).
 - `figures`: the matplotlib builders of 001's §3–4 figures and tables.
+- `catalogue`, `sizes`: the topic's claims with the source's numbers, and its sizes per profile.
 """

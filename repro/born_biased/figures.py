@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from repro.core.plotting import SOURCE_STYLE, band, plt
 from repro.born_biased import catalogue
+from repro.born_biased.closed_forms import prop5_approx
+from repro.core.plotting import SOURCE_STYLE, band, plt
 
 
 def fig5_mlp_stack(res) -> plt.Figure:
@@ -239,8 +240,10 @@ def fig_seed_favourites(runs, length: int) -> plt.Figure:
 ABLATION_COLORS = {"full": "tab:blue", "attn-only": "tab:orange", "mlp-only": "tab:green"}
 
 
-def fig3_ablation_histograms(runs, baseline) -> plt.Figure:
-    """001 Fig 3: next-token rank frequencies of full, attention-only and MLP-only models."""
+def fig3_ablation_histograms(ablation: dict, baseline) -> plt.Figure:
+    """001 Fig 3: next-token rank frequencies of full, attention-only and MLP-only models (each
+    variant's first seed of `ablation`, variant → runs)."""
+    runs = {v: variant_runs[0] for v, variant_runs in ablation.items()}
     fig, ax = plt.subplots(figsize=(5.2, 3.4))
     ranks = np.arange(1, len(baseline) + 1)
     for variant, run in runs.items():
@@ -275,9 +278,10 @@ def fig7_layerwise(curves: dict) -> plt.Figure:
     return fig
 
 
-def fig4_mlp_only(mean, std) -> plt.Figure:
+def fig4_mlp_only(runs) -> plt.Figure:
     """001 Fig 4: mean and standard deviation (over pairs) of the inter-sequence cosine after each
-    MLP block of the MLP-only model."""
+    MLP block of the MLP-only model, averaged over its seeds' `runs`."""
+    mean, std = np.mean([r.layer_cosine for r in runs], 0), np.mean([r.layer_cosine_std for r in runs], 0)
     fig, ax = plt.subplots(figsize=(5.2, 3.4))
     layers = np.arange(1, len(mean) + 1)
     ax.plot(layers, mean, marker="o", color="tab:green", label="mean")
@@ -337,8 +341,6 @@ def fig8_intra_sequence(results, closed_form) -> plt.Figure:
     """001 Fig 8: intra-sequence cosine after each attention layer — standard attention (solid),
     Attn0 (dashed) — for each T, ±1 std over sequences as in the source; Prop 5's closed form
     (dotted) and its approximation (dash-dot, per T)."""
-    from repro.born_biased.init_bias import prop5_approx
-
     fig, ax = plt.subplots(figsize=(5.6, 3.8))
     colors = ["tab:red", "tab:blue", "tab:green"]
     for res, color in zip(results, colors):

@@ -1,24 +1,26 @@
-"""The statistics 001 §3's preference claims (BB-1, BB-1.1, BB-1.2, BB-1.3) read over the cells of
-Table 1's probes: one cell per (seed, probe length) of a `init_bias.PreferenceRun`.
+"""The statistics 001 §3's preference claims (BB-1, BB-1.1, BB-1.2, BB-1.3, BB-1x, BB-2.2) read over
+the cells of Table 1's probes: one cell per (seed, probe length) of a `preference_runs.PreferenceRun`.
 
 Significance is App B.2's Bonferroni test of a cell's top-1 count, against the head's own null
-(each token's argmax rate for isotropic final states, `init_bias.gaussian_argmax_rates`) rather
+(each token's argmax rate for isotropic final states, `head_null.gaussian_argmax_rates`) rather
 than exact uniformity; the negative control is each model's draw of N isotropic final states
-through its own norm and head. Power is stated at the source's effect: its weakest Table 1
-frequency (every cell), or its length and size trends (the pooled-share tests of BB-1.2).
-BB-1.3's favourite is chosen on one half of the probes and counted on the other
-(`held_out_favourite`, its power `held_out_power`).
+through its own norm and head. Fig 1a's ratio to the random baseline, "far weaker" (LLaMA against
+RoPE GPT-2), the length and size trends, BB-1.3's favourite chosen on one half of the probes and
+counted on the other (`held_out_favourite`), the hidden-dimension cells against their spread null
+and Finding 2.2's agreement test. The powers at the source's effects are in `preference_power`.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
-import scipy.stats
 
-from repro.born_biased import init_bias
+from repro.born_biased import head_null
 from repro.core import stats
+from repro.core.stats import BinomialCI, Top1
+from repro.ground.runtime import derive_seed
 
 
 def size_label(run) -> str:
@@ -38,119 +40,9 @@ def weakest_source_freq(source_table1: dict, arch: str) -> float:
     return min(f for (a, _, T), (_, f, _) in source_table1.items() if a == arch and T == 64) / 100
 
 
-def table1_rows(table1, source_table1: dict) -> list[list]:
-    """001 Table 1 (a)–(b) at our scale, each model's cells followed by the source's rows for it."""
-    rows = []
-    for (arch, seed), run in table1.items():
-        for i, T in enumerate(run.lengths):
-            t = run.top1[i]
-            rows.append(
-                [
-                    arch,
-                    seed,
-                    T,
-                    t.token,
-                    f"{t.freq * 100:.2f}",
-                    f"1e{t.log10_p:.1f}",
-                    f"1e{run.null_log10_p(i):.1f}",
-                    "—",
-                ]
-            )
-        for (a, s_, T), (tok, f, p) in source_table1.items():
-            if (a, s_) == (arch, seed):
-                rows.append([arch, seed, T, tok, f"{f:.2f}", f"{p:.3g}", "—", "source (N=10,000)"])
-    return rows
-
-
-def null_control(runs) -> tuple[float, str]:
-    """The negative control of 001 App B.2's test here: the strongest of the models' isotropic
-    draws (smallest p against the head's null), with its name."""
-    draws = [
-        (init_bias.null_top_log10_p(r.null_draw_top1().count, r.sizes["n_seq"], r.null_rates), seed)
-        for (_, seed), r in runs.items()
-    ]
-    p, seed = min(draws)
-    return (
-        p,
-        f"N isotropic final states through the same norm and head (no contraction; seed {seed}'s draw, the stronger)",
-    )
-
-
-def check_significance(claim, runs, bar: float, why: str, label: str) -> None:
-    """001 §3 / App B.2: every (seed, length) cell's top-1 count against the head's own null: the
-    cells as context, the worst cell asserted (through `claim`), the models' isotropic draws as
-    the control."""
-    worst = []
-    for (_arch, seed), run in runs.items():
-        for i, T in enumerate(run.lengths):
-            t = run.top1[i]
-            worst.append(run.null_log10_p(i))
-            claim.record(
-                f"{label}seed {seed}, T={T}: top-1 {t.token}, {t.count}/{t.n} ({size_label(run)})",
-                t.freq * 100,
-                unit="%",
-            )
-            claim.record(
-                f"{label}seed {seed}, T={T}: log10 p vs the head's null (App B.2's vs uniform: {t.log10_p:.2f})",
-                worst[-1],
-            )
-    for (_, seed), run in runs.items():
-        d = run.null_draw_top1()
-        claim.record(
-            f"{label}control draw, seed {seed}: top count {d.count}/{d.n}; App B.2 log10 p vs uniform", d.log10_p
-        )
-    ctl, ctl_name = null_control(runs)
-    claim.check(
-        f"{label}largest log10 p over the {len(worst)} cells, vs the head's own null",
-        max(worst),
-        bar,
-        compare="le",
-        why=why,
-        control=ctl,
-        control_name=ctl_name,
-    )
-
-
-def power_every_cell(runs, rate: float, bar: float) -> tuple[float, int | None]:
-    """Power of 001 App B.2's test in every Table 1 cell (§3):
-    P[every cell's top count reaches the critical count] if the favourite's rate is `rate`
-    (cells treated as independent: the lengths share prefixes, so this is approximate), and the
-    N per cell at which it reaches 80%."""
-    run = next(iter(runs.values()))
-    n, n_cells = run.sizes["n_seq"], sum(len(r.lengths) for r in runs.values())
-
-    def power_at(m: int) -> float:
-        return init_bias.top_count_power(m, run.null_rates, rate, bar) ** n_cells
-
-    return power_at(n), stats.n_for_power(power_at, n_max=1_000_000)
-
-
 def geomean(x) -> float:
     """Geometric mean (the source's trend effects over its Table 1 rows, 001 §3 Finding 1.2)."""
     return float(np.exp(np.mean(np.log(x))))
-
-
-def trend_power(
-    m: int,
-    *,
-    n_seeds: int,
-    n_lengths: int,
-    length_ratio: float,
-    f_short: float,
-    size_ratio: float,
-    f_small: float,
-    alpha: float,
-) -> float:
-    """BB-1.2 (001 §3 Finding 1.2) at m sequences per cell: the power of both one-sided pooled-share tests
-    together (`init_bias.power_pooled_share`) — the longest length against the shortest, pooled
-    over `n_seeds` seeds, and the larger model against the smaller, pooled over seeds and
-    `n_lengths` lengths — when the longer (larger) side's frequency is `length_ratio`
-    (`size_ratio`) times the shorter (smaller) side's `f_short` (`f_small`)."""
-    a = init_bias.power_pooled_share(m * n_seeds, min(1.0, length_ratio * f_short), m * n_seeds, f_short, alpha)
-    b = init_bias.power_pooled_share(
-        m * n_seeds * n_lengths, min(1.0, size_ratio * f_small), m * n_seeds * n_lengths, f_small, alpha
-    )
-    return a * b
 
 
 @dataclass(frozen=True)
@@ -167,7 +59,7 @@ def held_out_favourite(selecting: np.ndarray, other: np.ndarray, vocab_size: int
     """001 Table 1 / Finding 1.3 ("different seeds, different top-1 IDs"): the favourite of one
     model's predictions `selecting` (N,) chosen on the first half of the probes and its frequency
     counted on the second half, in that model and in `other` (N,), another model's predictions
-    on the same sequences (App B.2's probes are shared by every seed, `init_bias.random_token_inputs`).
+    on the same sequences (App B.2's probes are shared by every seed, `preference_runs.random_token_inputs`).
     Choosing and counting on the same probes would count the selection's own luck (winner's
     curse: the top of N null draws sits above its rate); the halves are independent i.i.d.
     sequences, so the held-out count is the chosen token's rate, unbiased."""
@@ -184,18 +76,305 @@ def held_out_favourite(selecting: np.ndarray, other: np.ndarray, vocab_size: int
     )
 
 
-def held_out_power(n: int, rate: float, null_rates, other_rate: float) -> float:
-    """Power of one `held_out_favourite` check (001 Finding 1.3): P[the selection half's top token
-    is the favourite and the held-out half counts it at least once more in its own model than in
-    the other] when the favourite's rate is `rate`, the other tokens follow the head's null rates
-    (`null_rates`, init_bias.gaussian_argmax_rates) and the other model predicts it at
-    `other_rate`. A tie at the top, or a wrong token chosen, counts as a miss (a lower bound)."""
-    half = n // 2
-    held = n - half
-    k = np.arange(1, half + 1)
-    pk = scipy.stats.binom.pmf(k, half, rate)
-    keep = pk > 1e-12  # the rest carries < 1e-9 of the mass
-    select = float(sum(p * init_bias.null_top_count_cdf(j - 1, half, null_rates) for j, p in zip(k[keep], pk[keep])))
-    y = np.arange(held + 1)
-    count = float((scipy.stats.binom.pmf(y, held, other_rate) * scipy.stats.binom.sf(y, held, rate)).sum())
-    return select * count
+# --------------------------------------------------------------------------- the source's effects
+
+
+def source_length_ratio(source_table1: dict) -> float:
+    """The source's length trend as a ratio of top-1 frequencies per 4× of length: Table 1(a) (the
+    nano model, our shape), the geometric mean of its four 4× steps (001 §3 Finding 1.2)."""
+    return geomean(
+        [
+            source_table1[("rope-gpt2", s, 4 * T)][1] / source_table1[("rope-gpt2", s, T)][1]
+            for s in (42, 43)
+            for T in (64, 256)
+        ]
+    )
+
+
+def source_size_ratio(source_table1: dict, source_table1c: dict) -> float:
+    """The source's size trend as a ratio of top-1 frequencies: Table 1(c) 1.2B over Table 1(a) nano
+    at equal length, the geometric mean of its six cells (001 §3 Finding 1.2)."""
+    return geomean([f / source_table1[("rope-gpt2", s, T)][1] for (s, T), f in source_table1c.items()])
+
+
+def source_rate_at(source_table1: dict, length_ratio: float, T: int) -> float:
+    """Table 1(a)'s weakest RoPE GPT-2 favourite (T = 64) moved to length T by Table 1(a)'s own
+    length trend (`length_ratio` per 4× of length): the favourite's rate a nano model at T shows."""
+    return weakest_source_freq(source_table1, "rope-gpt2") * length_ratio ** math.log(T / 64, 4)
+
+
+def source_arch_ratio(source_table1: dict) -> float:
+    """LLaMA's top-1 frequency over RoPE GPT-2's, each the mean of its Table 1 rows (001 Table 1(a)–(b))."""
+    src = {
+        a: np.mean([f for (aa, _, _), (_, f, _) in source_table1.items() if aa == a]) for a in ("rope-gpt2", "llama")
+    }
+    return src["llama"] / src["rope-gpt2"]
+
+
+# --------------------------------------------------------------------------- BB-1: Fig 1a
+
+
+@dataclass(frozen=True)
+class Fig1aSeed:
+    """One seed's Fig 1a ratio at the longest length (`fig1a`)."""
+
+    ratio: float  # its top-1 count / the random baseline's expected top count
+    interval: str  # the ratio with its 95% Wilson interval, and whether the source's frequency is inside
+    control: float  # the same ratio of its N isotropic final states through the same norm and head
+
+
+@dataclass(frozen=True)
+class Fig1a:
+    """001 Fig 1a's ratio (the top count over the top count of N uniform draws) at our N."""
+
+    n: int
+    source_ratio: float  # the source's ratio (58.5×)
+    source_n: int  # at the source's N
+    base: float  # expected top count of n uniform draws (Fig 1a's red line at rank 1)
+    k99: int  # the head's null 99th percentile of the top count of n predictions
+    source_freq: float  # the source's ratio at its own N as a top-1 frequency
+    table1_t64: str  # Table 1(a)'s frequencies at T = 64 as a range of ratios at our N
+    seeds: dict[int, Fig1aSeed]
+
+    @property
+    def threshold(self) -> float:
+        """One count above the head's null 99th percentile, as a ratio."""
+        return (self.k99 + 1) / self.base
+
+
+def fig1a(runs, T: int, source_fig1a: tuple, source_table1: dict) -> Fig1a:
+    """Fig 1a at length T for every seed of `runs`: the source's ratio is at N = 2,000 and an
+    unstated length; it grows with N (the baseline's top count barely moves), so it is also read
+    as the top-1 frequency it implies and at our N."""
+    run = next(iter(runs.values()))
+    n, V = run.sizes["n_seq"], run.sizes["vocab_size"]
+    uniform = np.full(V, 1.0 / V)
+    base = head_null.expected_top_count(n, uniform)
+    k99 = head_null.null_top_count_quantile(n, run.null_rates, 0.99)
+    ratio_src, n_src = source_fig1a
+    f_src = ratio_src * head_null.expected_top_count(n_src, uniform) / n_src
+    t64 = [f for (a, _, TT), (_, f, _) in source_table1.items() if a == "rope-gpt2" and TT == 64]
+    seeds = {}
+    for (_, seed), r in runs.items():
+        t = r.top1[r.at(T)]
+        ci = stats.binomial_ci(t.count, n)
+        ratio = t.count / base
+        interval = (
+            f"{ratio:.2f} [{ci.low * n / base:.2f}, {ci.high * n / base:.2f}]; source's at our N "
+            f"{f_src * n / base:.1f} {'inside' if ci.low <= f_src <= ci.high else 'outside'}"
+        )
+        seeds[seed] = Fig1aSeed(ratio, interval, r.null_draw_top1().count / base)
+    t64_ratios = f"{min(t64) / 100 * n / base:.1f}–{max(t64) / 100 * n / base:.1f}"
+    return Fig1a(n, ratio_src, n_src, base, k99, f_src, t64_ratios, seeds)
+
+
+# --------------------------------------------------------------------------- BB-1.1: far weaker
+
+
+@dataclass(frozen=True)
+class FarWeaker:
+    """BB-1.1's "far weaker": LLaMA's top-1 counts against RoPE GPT-2's, pooled over seeds and lengths."""
+
+    pairs: list  # (RoPE GPT-2 run, LLaMA run) per seed
+    rope_count: int  # RoPE GPT-2's pooled top-1 count
+    llama_count: int  # LLaMA's
+    share: float  # the largest share of LLaMA in the pooled counts that "far weaker" allows
+    p: float  # one-sided exact binomial p of LLaMA's share ≤ `share`
+    seed_counts: list[int]  # RoPE GPT-2's pooled count per seed (the control's two sides)
+    p_control: float  # the same test between the two RoPE GPT-2 seeds
+    rope_cosine: float  # inter-sequence cosine of the final-normed states at the longest length
+    llama_cosine: float
+    n_cells: int  # cells per architecture
+    n: int  # sequences per cell
+
+    @property
+    def ratio(self) -> float:
+        """LLaMA's pooled top-1 count over RoPE GPT-2's."""
+        return self.llama_count / max(self.rope_count, 1)
+
+
+def far_weaker(table1, share: float) -> FarWeaker:
+    """001 §3 Finding 1.1: under "at least half as strong" (same N per cell) LLaMA's share of the
+    pooled top-1 counts is Bin(total, ≥ `share`); the one-sided exact test, and its control
+    between the two RoPE GPT-2 seeds (one architecture, not far weaker)."""
+    pairs = [(table1[("rope-gpt2", s)], table1[("llama", s)]) for (a, s) in table1 if a == "llama"]
+    g_counts = sum(r.top1[i].count for r, _ in pairs for i in range(len(r.lengths)))
+    l_counts = sum(l.top1[i].count for _, l in pairs for i in range(len(l.lengths)))
+    p = stats.binomial_p(l_counts, g_counts + l_counts, share, alternative="less")
+    seeds = [sum(t.count for t in r.top1) for r, _ in pairs]
+    p_ctl = stats.binomial_p(min(seeds), sum(seeds), share, alternative="less")
+    g_cos = np.mean([r.final_cosine[-1] for r, _ in pairs])
+    l_cos = np.mean([l.final_cosine[-1] for _, l in pairs])
+    n_cells = sum(len(r.lengths) for r, _ in pairs)
+    return FarWeaker(
+        pairs, g_counts, l_counts, share, p, seeds, p_ctl, g_cos, l_cos, n_cells, pairs[0][0].sizes["n_seq"]
+    )
+
+
+# --------------------------------------------------------------------------- BB-1.2: length and size
+
+
+def model_scale(runs) -> int:
+    """Non-embedding weights of a probe run's shape, ∝ n_layer · d_model²: which model is larger."""
+    s = next(iter(runs.values())).sizes
+    return s["n_layer"] * s["d_model"] ** 2
+
+
+@dataclass(frozen=True)
+class Trends:
+    """BB-1.2's two pooled-share tests: the longest length against the shortest (pooled over seeds)
+    and the larger model against the smaller (pooled over seeds and lengths)."""
+
+    lengths: tuple[int, ...]
+    n: int  # sequences per cell
+    n_seeds: int
+    long_count: int  # pooled top-1 count at the longest length
+    short_count: int  # at the shortest
+    p_length: float  # one-sided binomial p of "longer, more extreme"
+    probe_is_larger: bool  # whether the Table 1 probe's model (bb_1) is the larger one
+    large_count: int  # the larger model's pooled top-1 count
+    small_count: int
+    p_size: float  # one-sided binomial p of "larger, more extreme"
+    cosine_length: float  # final-normed cosine, longest minus shortest length (mechanism)
+    cosine_size: float  # final-normed cosine at the longest length, larger minus smaller model
+    larger: str  # `size_label` of the larger model
+    smaller: str
+
+
+def trends(big, other) -> Trends:
+    """001 §3 Finding 1.2 on RoPE GPT-2's Table 1 probes `big` and the same probe at the other size
+    `other` (which of the two is larger depends on the profile: `model_scale`). Under "no trend"
+    each pooled count is equally likely to come from either side: Bin(total, 1/2), one-sided."""
+    lengths = next(iter(big.values())).lengths
+    n = next(iter(big.values())).sizes["n_seq"]
+    long_ = sum(r.top1[-1].count for r in big.values())
+    short = sum(r.top1[0].count for r in big.values())
+    p_len = stats.binomial_p(long_, long_ + short, 0.5, alternative="greater")
+    larger_runs, smaller_runs = sorted((big, other), key=model_scale, reverse=True)
+    large = sum(t.count for r in larger_runs.values() for t in r.top1)
+    smaller = sum(t.count for r in smaller_runs.values() for t in r.top1)
+    p_size = stats.binomial_p(large, large + smaller, 0.5, alternative="greater")
+    cos_len = np.mean([r.final_cosine[-1] - r.final_cosine[0] for r in big.values()])
+    cos_size = np.mean([larger_runs[k].final_cosine[-1] - smaller_runs[k].final_cosine[-1] for k in big])
+    b_size, s_size = (size_label(next(iter(runs.values()))) for runs in (larger_runs, smaller_runs))
+    return Trends(
+        lengths,
+        n,
+        len(big),
+        long_,
+        short,
+        p_len,
+        larger_runs is big,
+        large,
+        smaller,
+        p_size,
+        cos_len,
+        cos_size,
+        b_size,
+        s_size,
+    )
+
+
+# --------------------------------------------------------------------------- BB-1.3: favourites by seed
+
+
+def pair_agreement(tokens) -> float:
+    """The share of distinct pairs (i < j) of `tokens` that are the same token."""
+    return float(np.mean([a == b for i, a in enumerate(tokens) for b in tokens[i + 1 :]]))
+
+
+@dataclass(frozen=True)
+class SeedFavourite:
+    """One seed's favourite at the longest length, against the other seed (`seed_favourites`)."""
+
+    seed: int
+    other_seed: int
+    token: int  # the favourite over all N probes
+    freq: float  # its frequency over all N probes
+    held: HeldOutFavourite  # chosen on the first half, counted on the other, own vs the other seed
+    null: HeldOutFavourite  # the same split of its N isotropic final states (no favourite)
+    null_own: float  # its isotropic draw chosen and counted on the same N probes: own frequency (%)
+
+
+def seed_favourites(runs, T: int) -> list[SeedFavourite]:
+    """001 Table 1 / Finding 1.3 for the first two seeds of `runs` at length T, each against the other."""
+    (k42, r42), (k43, r43) = list(runs.items())[:2]
+    V, i, n = r42.sizes["vocab_size"], r42.at(T), r42.sizes["n_seq"]
+    return [
+        SeedFavourite(
+            ka[1],
+            kb[1],
+            ra.top1[-1].token,
+            ra.top1[-1].freq,
+            held_out_favourite(ra.next_token[i], rb.next_token[i], V),
+            held_out_favourite(ra.null_next_token, rb.next_token[i], V),
+            float(np.bincount(ra.null_next_token).max() / n) * 100,
+        )
+        for (ka, ra), (kb, rb) in (((k42, r42), (k43, r43)), ((k43, r43), (k42, r42)))
+    ]
+
+
+# --------------------------------------------------------------------------- BB-1x: hidden dimensions
+
+
+@dataclass(frozen=True)
+class DimCell:
+    """One (seed, length) cell of the last block's most frequent argmax hidden dimension."""
+
+    seed: int
+    T: int
+    top: Top1  # the top dimension, its count and App B.2's p against uniform
+    log10_p: float  # App B.2's Bonferroni p against the per-dimension spread null
+    null_top_ratio: float  # the spread null's largest rate over uniform's (1/d)
+
+
+def dim_cells(runs) -> tuple[list[DimCell], list[float]]:
+    """001 App B.2's test over the d hidden dimensions with the spread null: each dimension
+    independent N(0, std_j²) with the measured per-dimension std over sequences (the spread without
+    the shared offset that the contraction adds), its argmax rates by quadrature
+    (`head_null.gaussian_argmax_rates`). Also the control per seed: N draws from that null at the
+    longest length, through the same test."""
+    cells, controls = [], []
+    for (_, seed), run in runs.items():
+        n, d = run.sizes["n_seq"], run.sizes["d_model"]
+        for i, T in enumerate(run.lengths):
+            t = run.top_dim[i]
+            rates = run.dim_null_rates(i)
+            cells.append(DimCell(seed, T, t, head_null.null_top_log10_p(t.count, n, rates), rates.max() * d))
+        i = len(run.lengths) - 1
+        rng = np.random.default_rng(derive_seed("bb1x-null-draw", seed))
+        draw = np.argmax(rng.standard_normal((n, d)) * run.dim_std[i], axis=1)
+        controls.append(head_null.null_top_log10_p(np.bincount(draw).max(), n, run.dim_null_rates(i)))
+    return cells, controls
+
+
+# --------------------------------------------------------------------------- BB-2.2: direction agreement
+
+
+@dataclass(frozen=True)
+class DirectionTest:
+    """Finding 2.2 over many random models: how often the contraction direction's token is the favourite."""
+
+    k: int  # models where it is
+    m: int  # models
+    ci: BinomialCI  # Wilson 95% interval of k / m
+    p0: float  # chance: the favourite's largest frequency over the models
+    p: float  # one-sided binomial p of k against p0
+    k_control: int  # models whose direction token is the *next* model's favourite
+    p_control: float
+    significant: np.ndarray  # (m,) the models whose favourite is significant at alpha (App B.2)
+
+
+def direction_test(directions, alpha: float) -> DirectionTest:
+    """The null: the direction token is unrelated to the favourite; it then coincides with the
+    favourite no more often than the favourite's own frequency (bounded by its max over models).
+    Control: each model's direction token against the next model's favourite (unrelated by
+    construction), through the same binomial test."""
+    agree = directions.agree
+    k, m = int(agree.sum()), len(agree)
+    ci = stats.binomial_ci(k, m)
+    p0 = float(directions.favourite_count.max() / directions.sizes["n_seq"])
+    p = stats.binomial_p(k, m, p0, alternative="greater")
+    k_ctl = int((directions.direction_token == np.roll(directions.favourite, -1)).sum())
+    p_ctl = stats.binomial_p(k_ctl, m, p0, alternative="greater")
+    return DirectionTest(k, m, ci, p0, p, k_ctl, p_ctl, directions.log10_p < math.log10(alpha))

@@ -10,8 +10,11 @@ Figs 2–3) and §IV (residual attenuation, Figs 4–5, Table II) for `claims/te
   `repro.core.launch` with ``--train-procs``).
 - `study`: the experiments the claims read, one call per fixture of the claim file: a
   pretrained model's §III reading (profile, random-init twins, switch layers, Table I panel)
-  and Fig 3's early-to-late changes, §IV's trained variants, Table II's scores, and the powers
-  of CS-2, CS-5 (at our budget, from our own gate's snapshots) and CS-6. Models and windows go
+  and Fig 3's early-to-late changes over the twins (`depth_excess`), §IV's trained variants,
+  Table II's scores and rows, and the context records of CS-2 and CS-6. Models and windows go
   on the run's `--device`.
+- `power`: the claims' power at declared effects — CS-1's switch depth, CS-2's three changes,
+  CS-4's paired cut test, CS-5's gate at our budget (from our own gate's snapshots) and CS-6's
+  order on every benchmark — as `claim.power`'s keywords.
 - `figures`: the builders of Figs 2–5 and Table II.
 """

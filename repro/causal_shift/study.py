@@ -4,32 +4,33 @@
   <bos>-led test windows of the run's corpus, two random-init twins (the null and its control),
   the switch layers with their bootstrap CIs and Table I's decoded panel (CS-1, CS-2);
   `depth_changes` (and `depth_changes_per_sequence`): Fig 3's three continuous measures, early
-  against late layers; `measures_power`: CS-2's power at declared changes over the twin's.
+  against late layers; `depth_excess`: those changes in the model and in both twins (CS-2), and
+  `record_measures`, CS-2's context records.
 - `train_runs` / `Runs`: 000 §IV's trained variants — the baseline per seed, a fixed cut at
   every layer, the cut at layer 0 per seed, α = 0 at the middle layer per seed, and the learned
   gate (CS-3 … CS-6).
 - `table2`: 000 Table II — baseline, best fixed cut and gating on held-out text of the run's
   corpus, on stdlib code (the shifted benchmark, whatever `--corpus` says) and on last words,
-  with each benchmark's seed spread; `order_power`: CS-6's power; `gate_power`: CS-5's power at
-  our budget, from a line fitted to our own gate's snapshots.
+  with each benchmark's seed spread; `table2_rows`: its rows and the order on each benchmark
+  (CS-6), `record_order` their records.
 
-Models and token windows go on `device` (the run's `--device`; CPU by default); the device itself
-is in no checkpoint key (`repro.core.train` keys the dtype that ran).
+The claims' powers are in `repro.causal_shift.power`. Models and token windows go on `device`
+(the run's `--device`; CPU by default); the device itself is in no checkpoint key
+(`repro.core.train` keys the dtype that ran).
 """
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
 import torch
 
 from repro.causal_shift import experiments as cs
-from repro.core import data, stats
+from repro.core import data
 from repro.core import train as T
 from repro.core.models.hf import random_init_twin
-from repro.ground.runtime import ReproError, resolve_dtype
+from repro.ground.runtime import resolve_dtype
 
 # --------------------------------------------------------------------------- §III: CS-1, CS-2
 
@@ -95,36 +96,78 @@ def depth_changes_per_sequence(prof: cs.AlignmentProfile, early: slice, late: sl
     }
 
 
-@dataclass
-class MeasuresPower:
-    """CS-2's power (see `measures_power`)."""
+@dataclass(frozen=True)
+class DepthExcess:
+    """CS-2 (000 Fig 3): the three continuous measures' changes between the early layers (1…q)
+    and the last q (`depth_changes`) of the model (`ours`), of its random-init twin of seed 0 (the
+    null each change is asserted in excess of) and of the twin of seed 1 (the negative control, put
+    through the same assertion); per sequence for the model and the null (CS-2's power)."""
 
-    power: float  # P(every check passes | each change at its declared effect)
-    se: dict  # name → se of the mean excess over the twin, over sequences
-    p: dict  # name → one-sided p of the excess > 0 (the claimed direction), over sequences
-    n_seq: int
-    n_80: int | None  # sequences for 80% power (None: more than 100,000)
+    q: int
+    ours: dict[str, float]
+    null: dict[str, float]
+    control: dict[str, float]
+    ours_per_sequence: dict[str, np.ndarray]
+    null_per_sequence: dict[str, np.ndarray]
+
+    def excess(self, k: str) -> float:
+        """The model's change `k` beyond the null twin's."""
+        return self.ours[k] - self.null[k]
+
+    def control_excess(self, k: str) -> float:
+        """The control twin's change `k` beyond the null twin's."""
+        return self.control[k] - self.null[k]
+
+    def summary(self) -> str:
+        """The changes in one line (CS-2's not-reproduced reading)."""
+        ours, n0 = self.ours, self.null
+        return (
+            f"Δcos_in {ours['falls']:.3f}, Δcos_out {ours['rises']:.3f}, "
+            f"Δprojection {ours['proj']:.3f} (twin {n0['falls']:.3f}, "
+            f"{n0['rises']:.3f}, {n0['proj']:.3f})"
+        )
 
 
-def measures_power(
-    ours: dict[str, np.ndarray], null: dict[str, np.ndarray], effects: dict[str, float], bars: dict[str, float]
-) -> MeasuresPower:
-    """CS-2's power: its rule is that every change (name → (S,) per sequence, `ours` minus the
-    random-init twin's `null`, paired by sequence: the same windows) reaches its bar. Each mean
-    excess is normal around its declared effect with the se of the per-sequence excesses (the
-    twin's own seed-to-seed spread, the control's, is far smaller); the power is the product of
-    the checks' powers (their passing is positively correlated through shared sequences, so the
-    product is a lower bound, and 1 − it an upper bound on the size). Also the one-sided p of each
-    excess in the claimed direction (one-sample t over sequences), for the direction shield."""
-    diff = {k: np.asarray(ours[k], float) - np.asarray(null[k], float) for k in effects}
-    n = min(int(np.isfinite(d).sum()) for d in diff.values())
-    se = {k: float(np.nanstd(d, ddof=1) / np.sqrt(np.isfinite(d).sum())) for k, d in diff.items()}
-    p = {k: float(stats.one_sample_t(d[np.isfinite(d)], 0.0, "greater").p) for k, d in diff.items()}
+def depth_excess(r: Reading) -> DepthExcess:
+    """`DepthExcess` of a §III reading. The early reference starts at layer 1: depth alone moves
+    every measure in an untrained network (its blocks add noise: the input is forgotten, the
+    projection drifts from 0 towards the middle), which the twins measure; q is a quarter of the
+    layers (at least one)."""
+    p = r.profile
+    null, twin = r.twins
+    q = max(1, p.n_layers // 4)
+    early, late = slice(1, 1 + q), slice(-q, None)
+    ours, n0, n1 = (depth_changes(prof, early, late) for prof in (p, null, twin))
+    return DepthExcess(
+        q, ours, n0, n1, depth_changes_per_sequence(p, early, late), depth_changes_per_sequence(null, early, late)
+    )
 
-    def power_at(m: int) -> float:
-        return float(np.prod([stats.power_threshold(effects[k], bars[k], se[k] * np.sqrt(n / m)) for k in effects]))
 
-    return MeasuresPower(power_at(n), se, p, n, stats.n_for_power(power_at))
+def record_measures(claim, r: Reading, d: DepthExcess, p_excess: dict[str, float]) -> None:
+    """CS-2's context records: the switch layer by each measure, the projection on the logit
+    lens's axis and the unit-vector projection at layer 1 and at the last layer, the null twin's
+    changes and the one-sided p of each excess over it (`p_excess`)."""
+    p = r.profile
+    for k in ("match", "cosine", "projection"):
+        lo, hi, _ = r.ci[k]
+        claim.record(f"{r.name}: switch by {k}", f"{r.switch[k]:.2f} [{lo:.2f}, {hi:.2f}]")
+    proj, unit = p.mean("projection"), p.mean("unit_projection")
+    claim.record(
+        f"{r.name}: projection (lens: σ(z_out − z_in)) at layer 1 / at the last layer (the model's own "
+        "output: the reach of the axis)",
+        f"{proj[1]:.2f} / {proj[-1]:.2f}",
+    )
+    claim.record(
+        f"{r.name}: unit-vector projection at layer 1 / at the last layer (not asserted: its output end "
+        "needs cos(h, e_out) = 1)",
+        f"{unit[1]:.2f} / {unit[-1]:.2f}",
+    )
+    for k, v in d.null.items():
+        claim.record(f"{r.name}: random-init twin (seed 0), change '{k}'", v)
+    claim.record(
+        f"{r.name}: one-sided p of each excess over the twin > 0 (t over sequences)",
+        ", ".join(f"{k} {v:.3g}" for k, v in p_excess.items()),
+    )
 
 
 # --------------------------------------------------------------------------- §IV: CS-3 … CS-6
@@ -237,97 +280,53 @@ def table2(runs: Runs, sizes, *, corpus: str = "brown"):
     return out, len(items), best, {k: float(np.std(v, ddof=1)) for k, v in spread.items()}
 
 
-def order_power(
-    base: np.ndarray,
-    higher_is_better: np.ndarray,
-    seed_sd: np.ndarray,
-    rel_gain: tuple[float, float],
-    seeds: int = 1,
-    draws: int = 20_000,
-) -> float:
-    """CS-6's power: the chance that gating ≥ fixed cut ≥ baseline shows on every benchmark if
-    Table II's relative gains are real. `base` (benchmark,): our baseline's scores;
-    `higher_is_better` (benchmark,) bools; `seed_sd` (benchmark,): the spread of a score over
-    seeds; `rel_gain`: (fixed cut over baseline, gating over fixed cut). Each model's score is
-    normal around base·(1 ± gain) with sd seed_sd/√seeds (`seeds`: models averaged per variant),
-    by simulation (`draws`, a fixed generator: the same number every run)."""
-    sign = np.where(higher_is_better, 1.0, -1.0)  # (benchmark,)
-    gain = np.array([0.0, rel_gain[0], (1 + rel_gain[0]) * (1 + rel_gain[1]) - 1])  # (model,)
-    means = base[:, None] * (1 + sign[:, None] * gain[None, :])  # (benchmark, model)
-    sd = seed_sd / np.sqrt(seeds)
-    g = np.random.default_rng(0)
-    sims = means[None] + g.normal(0.0, 1.0, size=(draws, *means.shape)) * sd[None, :, None]
-    better = sims * sign[None, :, None]  # higher is better
-    return float(np.all((better[..., 2] >= better[..., 1]) & (better[..., 1] >= better[..., 0]), axis=1).mean())
+@dataclass(frozen=True)
+class Table2Rows:
+    """CS-6: `table2`'s scores as 000 Table II's rows, [benchmark, baseline, fixed cut, gating]:
+    next-token accuracy (%) on the corpus's test windows and on stdlib code (higher is better),
+    the last-word NLL (lower is better: at this scale every model's last-word accuracy is 0,
+    measured, and ties at 0 say nothing), and the losses and last-word accuracy as context."""
+
+    names: list[str]
+    acc: list[list]
+    last_word: list
+    other: list[list]
+    n_items: int
+
+    def holds(self) -> list[bool]:
+        """Per benchmark, whether gating ≥ fixed cut ≥ baseline (≤ for the NLL)."""
+        lw = self.last_word
+        return [r[3] >= r[2] >= r[1] for r in self.acc] + [lw[3] <= lw[2] <= lw[1]]
+
+    def table(self) -> list[list]:
+        """Every row, scores rounded to 3 decimals."""
+        return [[r[0], *[round(v, 3) for v in r[1:]]] for r in self.acc + [self.last_word] + self.other]
+
+    def bars(self) -> list[list]:
+        """The accuracy rows with their benchmark's short name (Table II as bars)."""
+        return [[r[0].split(" (")[0], *r[1:]] for r in self.acc]
 
 
-@dataclass
-class GatePower:
-    """CS-5's power at our budget (see `gate_power`): the straight line fitted to our own gate's
-    largest π over its snapshots, what it predicts at our last step and how uncertain that is,
-    and the budget at which it would clear the bar with 80% power."""
-
-    power: float  # P(largest π ≥ bar at our last step) under the fitted line, slope uncertainty included
-    expected: float  # largest π the fitted line gives at our last step (the effect at our budget)
-    trend_per_step: float  # fitted drift of the largest π away from uniform, per step
-    trend_se: float  # its standard error
-    noise_sd: float  # residual sd of the largest π about the line
-    df: int  # the residual degrees of freedom (snapshots after init − 1)
-    steps: int  # our last step
-    steps_80: float  # steps at which the fitted line clears the bar with 80% power (inf: never)
-
-    def power_at(self, steps: float, bar: float) -> float:
-        """P(largest π ≥ `bar` after `steps`) under the fitted line: a prediction, Student t with
-        `df` degrees of freedom around 1/L + trend·steps, with sd √(noise² + steps²·trend_se²)."""
-        return _prediction_power(
-            self.expected - self.trend_per_step * self.steps,
-            self.trend_per_step,
-            self.trend_se,
-            self.noise_sd,
-            self.df,
-            steps,
-            bar,
-        )
+def table2_rows(res: dict, n_items: int, text: str) -> Table2Rows:
+    """`Table2Rows` of `table2`'s model → scores `res` (`n_items` last-word items; `text`: the
+    corpus's title)."""
+    names = list(res)
+    acc = [
+        [bench, *[100 * res[n][key][1] for n in names]]
+        for bench, key in ((f"{text} test (acc %)", "brown"), ("stdlib code (acc %)", "code"))
+    ]
+    lw = [f"last word, {text} ({n_items} sentences, NLL)", *[res[n]["last_word_nll"] for n in names]]
+    other = [
+        [b, *[res[n][k][0] for n in names]]
+        for b, k in ((f"{text} test (loss)", "brown"), ("stdlib code (loss)", "code"))
+    ]
+    other.append([f"last word, {text} ({n_items} sentences, acc %)", *[100 * res[n]["last_word"] for n in names]])
+    return Table2Rows(names, acc, lw, other, n_items)
 
 
-def _prediction_power(
-    start: float, slope: float, slope_se: float, noise: float, df: int, steps: float, bar: float
-) -> float:
-    sd = math.sqrt(noise**2 + (steps * slope_se) ** 2)
-    z = (start + slope * steps - bar) / sd
-    p2 = float(stats.t_two_sided_p(z, df))  # P(|T| ≥ |z|)
-    return 1 - p2 / 2 if z >= 0 else p2 / 2  # P(T ≤ z): the prediction clears the bar
-
-
-def gate_power(hist: dict[int, np.ndarray], bar: float, *, max_steps: float = 1e9) -> GatePower:
-    """CS-5's power at *our* budget (basis "budget"). 000 Fig 5 shows the gate going from uniform
-    (1/L) to all its mass on one layer over the source's training and has no step axis, so the
-    effect at our budget is modelled on our own gate (`hist`: step → π over its snapshots): the
-    drift of its largest π from 1/L as a straight line through (0, 1/L) in steps (least squares;
-    the init is exactly uniform), with the slope's standard error and the residual sd as the gate's
-    own noise. The claim's check (largest π ≥ `bar` at the last step) then passes with the
-    probability that the line's prediction there clears the bar — a prediction interval: Student
-    t with (snapshots after init − 1) degrees of freedom, sd √(noise² + steps²·se(slope)²), so the
-    slope's uncertainty grows with the extrapolation. `steps_80`: the smallest step count at which
-    that reaches 80% (inf when it never does within `max_steps`: the slope is too uncertain or
-    not positive). The snapshots of one run are one trajectory, not independent draws: its
-    residuals are correlated, so se(slope) is if anything too small (an optimistic power)."""
-    steps = np.array(sorted(hist), dtype=float)
-    L = len(hist[min(hist)])
-    drift = np.array([float(hist[s].max()) for s in sorted(hist)]) - 1.0 / L  # (snapshots,)
-    pos = steps > 0
-    if pos.sum() < 2:
-        raise ReproError(f"CS-5's gate power needs at least two snapshots after init, got steps {steps.tolist()}")
-    s, d = steps[pos], drift[pos]
-    ss = float((s * s).sum())
-    slope = float((s * d).sum() / ss)
-    df = int(pos.sum()) - 1
-    noise = float(np.sqrt(((d - slope * s) ** 2).sum() / df))
-    slope_se = noise / math.sqrt(ss)
-    last = float(steps.max())
-    expected = 1.0 / L + slope * last
-    gp = GatePower(0.0, expected, slope, slope_se, noise, df, int(last), math.inf)
-    gp.power = gp.power_at(last, bar)
-    if gp.power_at(max_steps, bar) >= 0.8:
-        gp.steps_80 = float(stats.n_for_power(lambda n: gp.power_at(n, bar), n_max=int(max_steps) * 2))
-    return gp
+def record_order(claim, rows: Table2Rows) -> None:
+    """CS-6's context records: on each benchmark, the three scores and whether the order holds."""
+    holds, lw = rows.holds(), rows.last_word
+    for r, h in zip(rows.acc, holds):
+        claim.record(f"{r[0]}: gating ≥ fixed cut ≥ baseline", f"{r[3]:.2f} ≥ {r[2]:.2f} ≥ {r[1]:.2f}: {h}")
+    claim.record(f"{lw[0]}: gating ≤ fixed cut ≤ baseline", f"{lw[3]:.3f} ≤ {lw[2]:.3f} ≤ {lw[1]:.3f}: {holds[-1]}")

@@ -1,8 +1,10 @@
-"""The exactness checks of 004's construction (CA-3, CA-5, CA-6): random tiny transformers
+"""The exactness checks of 004's construction: Algorithm 1's mask against its closed form on
+every short sequence (CA-1) and against Fig 1's printed slices (CA-2); random tiny transformers
 models in float64, derandomised hypothesis examples, and the largest deviation each statement
-allows, with the negative control measured by the same perturbation.
+allows, with the negative control measured by the same perturbation (CA-3, CA-5, CA-6).
 
-Each `*_stats` function runs `check['examples']` examples (`check`: the profile's
+`mask_stats` and `figure1_stats` count differing mask entries (exact booleans). Each other
+`*_stats` function runs `check['examples']` examples (`check`: the profile's
 `context_axis.check` row: `examples`, `max_S`, `max_layers`) on `device` and returns the maxima
 and medians the claims assert; the claims own the thresholds (exact up to float64 rounding).
 """
@@ -56,6 +58,64 @@ def exhaustive(check: Callable[..., None], check_sizes, **strategies) -> None:
         suppress_health_check=list(HealthCheck),
     )(given(**strategies)(check))
     runner()
+
+
+def unpadded_mask(S: int) -> torch.Tensor:
+    """Algorithm 1's mask of one unpadded sequence of length `S`: M[c, i, j] (S, S, S) as ints
+    (1 = masked), as Fig 1 prints its slices."""
+    return ca.algorithm1_mask(torch.ones(1, S, dtype=torch.long))[0, 0].int()
+
+
+def mask_stats(max_S: int = 6, symbols: int = 3) -> dict[str, Any]:
+    """CA-1: Algorithm 1 line by line against the closed form M[b,0,c,i,j] = 1 iff j > max(i, c)
+    or x[b, j] is padding, on every sequence of length 1 … `max_S` over `symbols` symbols (0 =
+    padding): the entries that differ, whether every shape is (B, 1, S, S, S) and bool, and the
+    negative control — one term dropped: the causal mask C alone broadcast over the slices (no
+    context mask T), with the same padding."""
+    worst, control, shapes_ok, n = 0, 0, True, 0
+    for S in range(1, max_S + 1):
+        x = torch.cartesian_prod(*[torch.arange(symbols)] * S).reshape(-1, S)  # every sequence; 0 = padding
+        M = ca.algorithm1_mask(x, pad_id=0)
+        shapes_ok &= M.shape == (x.shape[0], 1, S, S, S) and M.dtype == torch.bool
+        c, i, j = torch.meshgrid(torch.arange(S), torch.arange(S), torch.arange(S), indexing="ij")
+        pad = (x == 0)[:, None, None, :]
+        want = (j > torch.maximum(i, c))[None] | pad
+        worst += int((M[:, 0] != want).sum())
+        control += int((((j > i)[None] | pad) != want).sum())
+        n += x.shape[0]
+    return {"worst": worst, "control": control, "shapes_ok": bool(shapes_ok), "n": n}
+
+
+def figure1_stats(fig1: dict[int, list[list[int]]]) -> dict[str, Any]:
+    """CA-2 on the mask of one unpadded sequence as long as Fig 1's (`fig1`: slice c → its printed
+    rows, 1 = masked): entries differing from the printed slices (control: the ordinary causal
+    mask in every slice, no context axis, against the same figure), diagonal rows differing from
+    the causal mask (the query i = c of slice c is the ordinary causal row), queries whose last
+    visible key is not max(i, c) (in slice c every query sees up to c), and the entries masked in
+    the last slice (none); `mask`, the (S, S, S) mask."""
+    S = len(next(iter(fig1.values())))
+    M = unpadded_mask(S)
+    causal = torch.triu(torch.ones(S, S, dtype=torch.int), 1)
+    sees = [[int((M[c, i] == 0).nonzero().max()) for i in range(S)] for c in range(S)]
+    return {
+        "mask": M,
+        "figure": sum(int((M[c] != torch.tensor(want)).sum()) for c, want in fig1.items()),
+        "control": sum(int((causal != torch.tensor(want)).sum()) for want in fig1.values()),
+        "diagonal": sum(int((M[c, c] != causal[c]).sum()) for c in range(S)),
+        "up_to_c": sum(int(sees[c][i] != max(i, c)) for c in range(S) for i in range(S)),
+        "last": int(M[S - 1].sum()),
+    }
+
+
+def trimmed_state_norms(device: torch.device | str = "cpu", S: int = 6) -> torch.Tensor:
+    """‖h_{c,t}‖ (S, S) of a 1-layer random tiny llama's per-slice attention outputs on one
+    sequence of length `S`, through the trimmed kernel (Fig 3 from a real layer: the strictly
+    upper part is zero)."""
+    from repro.context_axis.experiments import per_slice_states
+
+    m = tiny_model("llama", 1, 0, device)
+    h = per_slice_states(m, random_ids(0, (1, S), device), kernel="trimmed").cpu()
+    return h.norm(dim=-1)
 
 
 def _common(check_sizes) -> dict[str, Any]:

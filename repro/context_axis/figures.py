@@ -1,6 +1,6 @@
 """Figure builders of the context-axis claims (004): Fig 1 (mask slices), Figs 2–4 (the
-(context, causal) grid of states), cost against sequence length, and CA-8's NLL by inference
-mode."""
+(context, causal) grid of states), cost against sequence length (CA-7) and against segment size
+(CA-6), and CA-8's NLL by inference mode."""
 
 from __future__ import annotations
 
@@ -98,3 +98,60 @@ def nll_by_inference(table: dict, modes: list, title: str, reference: float | No
     ax.set(xlabel="inference", ylabel="held-out NLL (nats/token)", title=title)
     ax.legend(fontsize=6)
     return fig
+
+
+def fig2_layout(S: int = 6) -> plt.Figure:
+    """004 Fig 2: every slot of the (context, causal) grid is computed; the diagonal is read out."""
+    grid = np.tile(np.arange(S)[:, None], (1, S))
+    return axis_layout(grid, np.ones((S, S)), "004 Fig 2: output states h_{c,t} (diagonal read out)", "computed")
+
+
+def fig3_layout(norms) -> plt.Figure:
+    """004 Fig 3 from a real layer: `norms` (S, S), ‖h_{c,t}‖ of a 1-layer model's per-slice
+    outputs through the trimmed kernel, whose strictly upper part is zero."""
+    S = np.asarray(norms).shape[0]
+    src = np.where(np.tril(np.ones((S, S))) > 0, np.arange(S)[:, None], -1)
+    return axis_layout(
+        src,
+        np.asarray(norms),
+        "004 Fig 3: strictly upper part zero (1-layer attention, trimmed kernel)",
+        "‖attention output‖",
+    )
+
+
+def fig4_layout(S: int = 6, k: int = 3) -> plt.Figure:
+    """004 Fig 4: segment size `k` — slot (c, t) is stored for c < t + k, and deeper slots reuse
+    h_{t+k−1,t}."""
+    src = np.where(np.tril(np.ones((S, S))) > 0, np.minimum(np.arange(S)[:, None], np.arange(S)[None, :] + k - 1), -1)
+    return axis_layout(
+        src,
+        (src >= 0) * (1 + (np.arange(S)[:, None] <= np.arange(S)[None, :] + k - 1)),
+        f"004 Fig 4: segment size {k} (slots c ≥ t + {k} reuse h_{{t+{k - 1},t}})",
+        "stored (2) / reused (1) / zero (0)",
+    )
+
+
+def segment_cost_vs_k(sc) -> plt.Figure:
+    """CA-6: the segment kernel's counted FLOPs and stored states against k at fixed S (`sc`: an
+    `experiments.SegmentCost`)."""
+    return cost_vs_length(
+        {"FLOPs": (sc.ks, sc.flops), "states": (sc.ks, sc.states)},
+        f"CA-6 segment kernel at S = {sc.S}: cost vs k",
+        "count",
+        {"FLOPs": sc.flops_slope, "states": sc.states_slope},
+    )
+
+
+def flops_vs_S(kc) -> plt.Figure:
+    """CA-7: every kernel's counted attention FLOPs per layer against S (`kc`: an
+    `experiments.KernelCost`)."""
+    from repro.context_axis.experiments import curves
+
+    return cost_vs_length(curves(kc.rows), "CA-7: attention FLOPs per layer vs S (counted)", "FLOPs", kc.slopes)
+
+
+def states_vs_S(kc) -> plt.Figure:
+    """CA-7: the states each layout stores per head against S (`kc`: an `experiments.KernelCost`)."""
+    from repro.context_axis.experiments import curves
+
+    return cost_vs_length(curves(kc.states), "CA-7: states stored per head vs S", "states", kc.state_slopes)

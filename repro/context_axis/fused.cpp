@@ -6,8 +6,8 @@
 // the (c+1)² probabilities; A·V is written straight into the output, no temporary, no copy.
 // The two matmuls go straight to the BLAS torch links and exports (`sgemm_`: MKL in the x86 wheels),
 // on raw pointers: through ATen (views, dispatch, at::mm_out) each of the 2·B·H·S matmuls cost
-// ≈ 10 µs more — 6.1 against 2.7 ms a call at S = 64, 390 against 368 ms at S = 512 (2-core EPYC,
-// 2026-11-27). A torch built without an exported sgemm_ fails to load this (harness/native.py then
+// ≈ 10 µs more — 6.1 against 2.7 ms a call at S = 64, 390 against 368 ms at S = 512 (a 2-core
+// CPU). A torch built without an exported sgemm_ fails to load this (harness/native.py then
 // says so). Built at first use by repro/ground/native.py; called by repro/context_axis/kernels.py
 // `fused`, one call per worker thread, each on one intra-op thread.
 #include <ATen/ATen.h>

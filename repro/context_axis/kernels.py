@@ -131,7 +131,7 @@ def trimmed(q, k, v, pad: torch.Tensor | None = None, out: str = "full") -> torc
     return _by_slices(q, k, v, pad, lambda res, cs: _prefix_attention(q, k, v, pad, res, scale, cs))
 
 
-# S from which `trimmed` splits its slices over threads. 2-core EPYC, float32, 2026-11-27, medians of
+# S from which `trimmed` splits its slices over threads. On a 2-core CPU, float32, medians of
 # 20 alternating calls: split / one loop at S = 128 17.9 / 14.7 ms (thread start, per-op overhead),
 # 160 27.5 / 26.9, 192 41.5 / 46.0, 256 73.3 / 82.6; at S = 512 421–462 ms in eight whole benchmark
 # runs, the one loop 437–438 in two alternating with them (README, "Context axis")
@@ -178,13 +178,13 @@ def _prefix_attention(q, k, v, pad, res, scale: float, slices) -> None:
         if pad is not None:
             s = s.masked_fill(pad[:, None, None, : c + 1], float("-inf"))
         # assigned, not matmul(out=res[...]): an `out` that is a strided view of the result made
-        # the kernel 23% slower at S = 512 on the 2-core EPYC (0.61 s → 0.47 s, 2026-11-26)
+        # the kernel 23% slower at S = 512 on a 2-core CPU (0.61 s → 0.47 s)
         res[:, :, c, : c + 1] = torch.softmax(s, -1) @ v[:, :, c, : c + 1]
 
 
 FUSED_SOURCE = Path(__file__).with_name("fused.cpp")
-# `fused` splits from a smaller S than `trimmed`: it has no Python per op to share the GIL. 2-core
-# EPYC, float32, H = 4, d = 64, medians of 10 alternating calls (2026-11-27), split / on the calling
+# `fused` splits from a smaller S than `trimmed`: it has no Python per op to share the GIL. On a
+# 2-core CPU, float32, H = 4, d = 64, medians of 10 alternating calls, split / on the calling
 # thread: S = 32 3.7 / 2.3 ms, 64 4.0 / 5.9, 128 11.0 / 22.1, 512 362 / 364 (`trimmed` 405)
 FUSED_SPLIT_MIN_S = 64
 
@@ -230,13 +230,13 @@ def _zeros_left_untouched(shape: tuple[int, ...], like: torch.Tensor) -> torch.T
     (`trimmed`: half of the (…, S, S, d) layout). On the CPU they come from calloc (numpy's
     zeros): the OS hands out pages already zero on first touch, so no pass writes zeros over all
     S²·d floats first — at S = 512 (268 MB) `new_zeros`'s fill was 11% of the kernel's time, and
-    with it the kernel ran 0.44 s against 0.38 s here (2-core EPYC, float32, 2026-11-27), with
+    with it the kernel ran 0.44 s against 0.38 s here (a 2-core CPU, float32), with
     identical results. numpy asks the OS for transparent huge pages on such an array (madvise,
     honoured here: THP "madvise"), and on this VM first touches of those pages stalled: 3 of 8
     calls at S = 512 took 0.59–0.79 s against 0.39 s, with 0.3–0.6 s of system time (the kernel's
     counters showed no compaction stall; the cause was not found), and the benchmark's mean with
     them. So this one allocation goes without the hint (numpy's process-wide switch, restored
-    after): 0.40–0.45 s a call, no stall in 16 (2026-11-27). Elsewhere (a GPU, bfloat16)
+    after): 0.40–0.45 s a call, no stall in 16. Elsewhere (a GPU, bfloat16)
     `new_zeros`."""
     if like.device.type == "cpu" and like.dtype in _NUMPY_DTYPES:
         import numpy as np

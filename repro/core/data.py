@@ -1,4 +1,4 @@
-"""Corpora (Brown, the stdlib's code, `datasets` corpora) and random probes (tokens, Gaussians).
+"""Corpora (Brown, the stdlib's code, the mix, `datasets` corpora) and random probes (tokens, Gaussians).
 
 DESIGN "Real components (no mocks)": English text is the Brown corpus from the npm fixture
 `brown` (see repro/ground/resources.py), code text is the running interpreter's standard library, and
@@ -11,6 +11,8 @@ rules (no RNG), so the same command gives the same splits on every machine:
   392 / 54 / 54 documents.
 - stdlib code (`stdlib_code_documents`): sha256 of the relative path, mod 10: 0 validation,
   1 test, 2-9 train. It depends on the Python version (a 3.11 stdlib is not a 3.12 one).
+- the mix (`repro.core.mix`, `--corpus mix`): Brown with four corpora from registry packages,
+  fetched on first use, deduplicated; Brown's rule within each part, Brown keeping its split.
 
 Random probes draw only from the `torch.Generator` passed in (DESIGN "Facts": explicit
 generators, so the same seed gives the same claims.json).
@@ -33,14 +35,8 @@ from typing import TYPE_CHECKING, Any, Iterable, Sequence
 import torch
 
 from repro.ground import resources
-from repro.ground.runtime import (
-    ReproError,
-    atomic_write_json,
-    atomic_write_text,
-    cache_dir,
-    config_key,
-    read_json_or_none,
-)
+from repro.ground.cache import atomic_write_json, atomic_write_text, cache_dir, config_key, read_json_or_none
+from repro.ground.errors import ReproError
 
 if TYPE_CHECKING:
     from transformers import PreTrainedTokenizerFast
@@ -74,7 +70,7 @@ HF_CORPORA: dict[str, tuple[str, str, str]] = {
     "wikitext-103": ("wikitext", "wikitext-103-raw-v1", "text"),
 }
 
-CORPORA: tuple[str, ...] = ("brown", "stdlib-code", *HF_CORPORA)
+CORPORA: tuple[str, ...] = ("brown", "stdlib-code", "mix", *HF_CORPORA)
 
 _BROWN_PARSER_VERSION = 3  # bump when the detokenisation below changes: invalidates the cache
 _TOKENIZER_VERSION = 1  # bump when brown_tokenizer's training recipe changes
@@ -361,6 +357,10 @@ def corpus_documents(name: str, split: str = "validation", *, max_files: int | N
         return brown_split(split)
     if name == "stdlib-code":
         return stdlib_code_documents(split, max_files=max_files)
+    if name == "mix":  # Brown and four registry packages (repro/core/mix.py), fetched on first use
+        from repro.core.mix import mix_documents
+
+        return mix_documents(split)
     if name in HF_CORPORA:
         _check_split(split)
         return _hf_corpus(name, split)

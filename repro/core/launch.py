@@ -1,4 +1,4 @@
-"""Training jobs on N processes through torchrun (issue 22): data-parallel, standard tools only.
+"""Training jobs on N processes through torchrun: data-parallel, standard tools only.
 
 A training job is what `repro.core.train.train` receives — a model factory (an importable
 ``module:function`` called with the seed and keyword arguments), a TrainConfig, the corpus its
@@ -20,11 +20,11 @@ on one torch thread (forked from a fork server that imported torch and transform
 run: `PRELOAD`), on as many cores as this process has torch threads (more processes than
 cores where the jobs do not divide evenly: `processes`); each writes its
 checkpoint under the key of a one-process run, and the caller loads it with `train.train`
-(a cache hit). On the 2-core EPYC in float32 (2026-11-26) a CS model (4 × 128, 300 steps of
-16 × 64 tokens) took 40 s on one thread beside another job against 25 s alone on both cores
-(1.25× the throughput: small matmuls do not use a second core well); SP's LLaMA models, whose
-steps scale to two threads, 50 s against 28 s (no gain on 2 cores, a large one on more). A pooled job always runs on one thread, on any
-machine, so its numbers do not depend on how many cores trained it.
+(a cache hit). On a 2-core CPU in float32 a CS model (4 × 128, 300 steps of 16 × 64 tokens)
+took 40 s on one thread beside another job against 25 s alone on both cores (1.25× the
+throughput: small matmuls do not use a second core well); SP's LLaMA models, whose steps scale
+to two threads, 50 s against 28 s (no gain on 2 cores, a large one on more). A pooled job always
+runs on one thread, on any machine, so its numbers do not depend on how many cores trained it.
 
 `train_jobs(jobs, procs, device)` is the one dispatch the topics call before loading their
 models: `run` for each job with ``--train-procs N`` > 1, `pool` on a CPU otherwise.
@@ -48,6 +48,7 @@ from pathlib import Path
 from typing import Any
 
 from repro.core import train as T
+from repro.core.checkpoints import checkpoint_dir
 from repro.ground.runtime import ReproError
 
 FAIL_ENV = "REPRO_LAUNCH_FAIL_RANK"  # tests: this rank raises ("3") or hangs ("3:hang") at start
@@ -187,7 +188,7 @@ def _with_checkpoint(job: dict[str, Any]) -> dict[str, Any]:
     ckpt = job.get("init_checkpoint")
     if ckpt is None or isinstance(ckpt, str):
         return job
-    return {**job, "init_checkpoint": str(T._checkpoint_dir(ckpt))}
+    return {**job, "init_checkpoint": str(checkpoint_dir(ckpt))}
 
 
 def cached(job: dict[str, Any]) -> bool:
@@ -207,11 +208,12 @@ def cached(job: dict[str, Any]) -> bool:
 
 
 def _name(job: dict[str, Any]) -> str:
-    return f"{job['factory']} (seed {job['train_config']['model_seed']}, {json.dumps(job['factory_kwargs'], default=str)[:120]})"
+    kwargs = json.dumps(job["factory_kwargs"], default=str)[:120]
+    return f"{job['factory']} (seed {job['train_config']['model_seed']}, {kwargs})"
 
 
 # What every pooled job imports from outside the suite (torch, transformers and the model classes
-# the topics train): ≈ 3.5 s of a worker's 4.4-s start on the 2-core EPYC (2026-11-27), once per
+# the topics train): ≈ 3.5 s of a worker's 4.4-s start on a 2-core VM, once per
 # worker under "spawn" — 18 workers in a claims run. The pool's workers are forked from one fork
 # server that imported these once (`_context`); repro's own modules are imported in each worker,
 # after `_worker_init` has put the caller's environment back (REPRO_CACHE, REPRO_DTYPE, … as the

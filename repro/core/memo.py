@@ -8,10 +8,11 @@ memoises such an experiment function:
     def preference_run(arch, *, seed, ...): ...
 
 The key hashes the function's bound arguments (tensors by their bytes, modules by their state
-and class, numbers and strings as they are, other objects by what their `memo_key()` returns), the dtype the policy gives "auto" here, the torch
-version and thread count (float results may depend on them), and the source of every module
-under `repro/` — any code edit recomputes, so a cached number never outlives the code that
-measured it (and so does a new torch, transformers, numpy or scipy). Modules are keyed with
+and class, numbers and strings as they are, other objects by what their `memo_key()` returns),
+the dtype the policy gives "auto" here, the torch version and thread count (float results may
+depend on them), and the source of every module under `repro/` — any code edit recomputes, so a
+cached number never outlives the code that measured it (and so does a new torch, transformers,
+numpy or scipy). Modules are keyed with
 their buffers, train/eval mode and device, and refused while forward hooks are registered.
 A computation that draws from a global RNG (torch, numpy, random) has the state it left
 stored, and a hit restores it, so what runs after draws what it drew on the cold run; one
@@ -39,16 +40,9 @@ import numpy as np
 import torch
 from torch import nn
 
-from repro.ground.runtime import (
-    CacheUnusable,
-    ReproError,
-    atomic_write_bytes,
-    atomic_write_json,
-    cache_dir,
-    config_key,
-    dtype_name,
-    resolve_dtype,
-)
+from repro.ground.cache import atomic_write_bytes, atomic_write_json, cache_dir, config_key
+from repro.ground.errors import CacheUnusable, ReproError
+from repro.ground.runtime import dtype_name, resolve_dtype
 
 MEMO_ENV = "REPRO_MEMO"
 PACKAGE = Path(__file__).resolve().parents[1]  # repro/
@@ -90,7 +84,7 @@ def _foreign_hooks(module: nn.Module) -> list[Any]:
 
 def keyable(value: Any) -> Any:
     """A JSON-able stand-in for an argument that changes whenever the argument does."""
-    from repro.core.train import model_description, state_sha256, tensor_sha256
+    from repro.core.checkpoints import model_description, state_sha256, tensor_sha256
 
     if value is None or isinstance(value, (bool, int, float, str)):
         return value
@@ -234,7 +228,7 @@ def cached(name: str, ignore: tuple[str, ...] = ()) -> Callable[[F], F]:
             except (CacheUnusable, OSError, pickle.PicklingError, TypeError, AttributeError) as err:  # keep the result
                 import warnings
 
-                warnings.warn(f"memo: could not store {name} ({err}); it will be measured again next run")
+                warnings.warn(f"memo: could not store {name} ({err}); it will be measured again next run", stacklevel=1)
             return result
 
         wrapper.uncached = fn  # type: ignore[attr-defined]

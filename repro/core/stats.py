@@ -17,7 +17,7 @@ import numpy as np
 import scipy.special
 import scipy.stats
 
-from repro.ground.runtime import ReproError
+from repro.ground.errors import ReproError
 
 if TYPE_CHECKING:  # the torch helpers here (PositionStd, std_by_position) only call tensor methods
     import torch
@@ -384,7 +384,7 @@ def paired_seed_difference(a: np.ndarray, b: np.ndarray) -> tuple[float, float, 
     return float(d.mean()), float(d.std(ddof=1)) if len(d) > 1 else float("nan"), p
 
 
-# --------------------------------------------------------------------------- power (issue: verdicts)
+# --------------------------------------------------------------------------- power (verdicts)
 # A strict xfail means "the source's effect was not seen". Whether that contradicts the source
 # or only says the test was too small depends on the test's power at the source's effect size:
 # these give it in closed form for the tests the claims use.

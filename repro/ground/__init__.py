@@ -3,8 +3,13 @@
 Imports nothing of the suite; `repro.core`, the seven topic packages and the roof
 (`repro.harness`) import it (the layer rule: `tests/test_layers.py`, `make test`).
 
-- `runtime`: device choice, the dtype policy (``resolve_dtype``, ``REPRO_DTYPE``), seeded
-  generators (``derive_seed``), the cache directory, atomic writes, ``ReproError``.
+- `runtime`: device choice, the dtype policy (``resolve_dtype``, ``REPRO_DTYPE``), autocast,
+  seeded generators (``derive_seed``); it re-exports `errors` and `cache`, where the suite
+  has always imported them from.
+- `errors`: ``ReproError`` (one line, no traceback) and its kinds: ``MissingFixture``,
+  ``NotApplicable``, ``CacheUnusable``.
+- `cache`: the cache directory (``cache_dir``, ``REPRO_CACHE``), content keys and file hashes,
+  atomic writes and the lock taken to write.
 - `resources`: embedded models and corpora from the package registries — fetch, verify,
   locate (``repro fetch``, ``fixtures/manifest.json``).
 - `native`: opt-in C++ kernels built with torch.utils.cpp_extension.

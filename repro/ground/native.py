@@ -23,7 +23,9 @@ from pathlib import Path
 
 import torch
 
-from repro.ground.runtime import ReproError, _cpuinfo_flags, cache_dir, file_lock
+from repro.ground.cache import cache_dir, file_lock
+from repro.ground.errors import ReproError
+from repro.ground.runtime import _cpuinfo_flags
 
 # -fopenmp-simd: `#pragma omp simd` loops vectorised (glibc's vector expf) without OpenMP threads
 # and without -ffast-math, whose "no infinities" the kernels' −inf padding scores would break

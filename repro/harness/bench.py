@@ -60,8 +60,8 @@ class InterleavedCeiling:
     to ``benchmark.pedantic(fn, setup=…)`` (untimed; it runs before every round, warm-up
     included) and read `gflop_per_s`, the median over the rounds. A ceiling timed once at the
     start of a run drifted from the kernel's machine state on this shared VM: measured seconds
-    to a minute apart, a kernel's fraction of it read 0.52–0.72 in five runs of the same code
-    (2-core EPYC, 2026-11-27); timed in between, kernel and ceiling share each moment."""
+    to a minute apart, a kernel's fraction of it read 0.52–0.72 in five runs of the same code;
+    timed in between, kernel and ceiling share each moment."""
 
     def __init__(self, dtype: torch.dtype = torch.float32, device: str = "cpu", warmup: int = 1, reps: int = 2):
         self.a, self.b = _operands(dtype, device)

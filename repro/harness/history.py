@@ -1,4 +1,4 @@
-"""The claims runs' history (issue 21): every `pytest claims/` appends one line per decided
+"""The claims runs' history: every `pytest claims/` appends one line per decided
 claim to artifacts/history.jsonl (commit, date, profile, device, dtype, verdict, power, the
 asserted values, wall time); `repro history CLAIM` prints a claim's lines and draws one trend
 panel per asserted value."""

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from repro.harness import report as reporting
+from repro.harness import writers
 
 
 def models_of(data: dict[str, Any]) -> list[str]:
@@ -84,7 +85,5 @@ def table(runs: list[tuple[str, dict[str, Any]]]) -> list[str]:
     ids = [cid for cid in sources if any(cid in cells_ for cells_ in per_run)]
     for cid in ids:
         row = [per_run[i].get(cid, {}).get(m, "—") for i, m in columns]
-        lines.append(
-            f"| {cid} | {reporting._cell(reporting.short_statement(sources[cid], 60))} | " + " | ".join(row) + " |"
-        )
+        lines.append(f"| {cid} | {writers.cell(writers.short_statement(sources[cid], 60))} | " + " | ".join(row) + " |")
     return lines

@@ -6,16 +6,19 @@ Key-Value Memory", "Logit Lens" and its tuned-lens caveat, "Attention Head Compo
 `claims/test_residual_stream.py`. The logit and tuned lens themselves are shared and live in
 `repro.core.lens`.
 
-- `decomposition`: the 1 + L·H + L decomposition with plain forward hooks, direct logit
-  attribution through the frozen final norm, the FFN key–value rewrite, residual norms and
-  gradient flow pre / post norm.
+- `decomposition`: the 1 + L·H + L decomposition with plain forward hooks (and the configs of
+  the source's two counting examples), direct logit attribution through the frozen final norm,
+  RS-1's and RS-2's exactness against float32 rounding with their one-term-left-out controls
+  (`sum_check`, `dla_check`), the FFN key–value rewrite, residual norms and gradient flow pre /
+  post norm.
 - `induction`: the repeated-random-sequence task of RS-7 (one- vs two-layer attention-only
   models).
 - `study`: the experiments the claims read, one call per fixture of the claim file: every
   model's residual stream on the run's corpus, the random-init models, the decompositions,
-  RS-3's gradient flows, RS-4's norm curves and post-norm control, RS-5's FFN rewrite, RS-6's
-  rank curves, RS-7's runs; the one-sided Kendall trend test and the geometric mean the claims
-  assert with. Models and tensors go on the run's `--device`.
-- `figures`: the builders of the DLA bars, term-norm heat map, FFN rewrite error, residual
+  RS-3's gradient flows and the post-norm check's power, RS-4's norm curves and post-norm
+  control, RS-5's FFN rewrite, RS-6's rank curves, RS-7's runs, RS-8's tuned against logit lens
+  with its state-independent control; the one-sided Kendall trend test and the geometric mean
+  the claims assert with. Models and tensors go on the run's `--device`.
+- `figures`: the builders of the DLA bars and term-norm heat map (at the last token), FFN rewrite error, residual
   norms, gradient ratios, lens rank / KL and induction curves.
 """

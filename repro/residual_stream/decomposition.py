@@ -38,6 +38,8 @@ from repro.core import train as T
 from repro.core.lens import arch_map, final_norm, frozen_norm, hooks, out_proj_weight, resolve
 from repro.ground.runtime import ReproError
 
+F32_U = 2.0**-24  # float32 unit roundoff
+
 # --------------------------------------------------------------------------- counting
 
 
@@ -68,6 +70,16 @@ def bias_terms(model: nn.Module) -> int:
     if amap.attn_out_proj is None:
         return 0
     return sum(getattr(resolve(b, amap.attn_out_proj), "bias", None) is not None for b in amap.blocks(model))
+
+
+def example_config(n_layer: int, n_head: int) -> Any:
+    """The config of one of 002's two counting examples: the 32-layer × 32-head model (a Llama
+    config) and the exercise's 24 × 16 (a GPT-2 config)."""
+    from transformers import GPT2Config, LlamaConfig
+
+    if n_layer == 32:
+        return LlamaConfig(num_hidden_layers=n_layer, num_attention_heads=n_head)
+    return GPT2Config(n_layer=n_layer, n_head=n_head)
 
 
 # --------------------------------------------------------------------------- decomposition
@@ -188,6 +200,42 @@ def smallest_head(norms: torch.Tensor) -> tuple[int, int]:
     return divmod(i, norms.shape[1])
 
 
+@dataclass(frozen=True)
+class SumCheck:
+    """RS-1 on one model: how many terms its decomposition has against 1 + L·H + L plus its b_O
+    terms (`bias`), how exactly they sum to x^(L) (`err`, `relative_error`) against the rounding
+    bound `tol`, and the negative control: the same sum with one term left out, the head whose
+    output is smallest (`head`: (layer, head), the hardest to miss), which must miss x^(L)."""
+
+    n_terms: int
+    expected: int
+    bias: int
+    err: float
+    tol: float
+    control: float
+    head: tuple[int, int]
+
+
+def sum_check(model: nn.Module, dec: Decomposition) -> SumCheck:
+    """`SumCheck` of `model`'s decomposition `dec`. Tolerance per position, relative to the
+    position's max |x|: n float32 additions of terms no larger than |x| (before cancellation) give
+    ≤ n·u relative error in the worst case (Higham 2002 §3.1), with u = 2^-24; ×2: our float64 sum
+    and the model's float32 sum both round."""
+    n_terms = len(dec.names())
+    bias = bias_terms(model)
+    total = dec.total()
+    l, h = smallest_head(dec.heads[0].norm(dim=-1).amax(-1))
+    return SumCheck(
+        n_terms,
+        count_terms(model.config) + bias,
+        bias,
+        relative_error(total, dec.residual),
+        n_terms * F32_U * 2,
+        relative_error(total - dec.heads[:, l, h].double(), dec.residual),
+        (l, h),
+    )
+
+
 # --------------------------------------------------------------------------- direct logit attribution
 
 
@@ -226,6 +274,39 @@ def direct_logit_attribution(model: nn.Module, dec: Decomposition, targets: torc
     if getattr(head, "bias", None) is not None:
         constant = constant + head.bias.detach().float()[targets]
     return Attribution(per_term, constant, dec.names())
+
+
+@dataclass(frozen=True)
+class DLACheck:
+    """RS-2 on one model: the direct logit attribution of each next token (`att`) and the model's
+    logits of those tokens (`logits`, (B, T) float64); how exactly the attributions sum to the
+    logit (`err`: max |Σ DLA − logit| / max |logit|) against the rounding bound `tol`, and the
+    negative control: the same sum with one head's attribution left out (`term`, the head whose
+    attribution is smallest in magnitude over the positions), which must miss the logit."""
+
+    att: Attribution
+    logits: torch.Tensor
+    err: float
+    tol: float
+    control: float
+    term: int
+
+
+def dla_check(model: nn.Module, ids: torch.Tensor, dec: Decomposition) -> DLACheck:
+    """`DLACheck` of `model` on `ids` (1, T + 1) decomposed over ids[:, :-1] (`dec`). The bound
+    is RS-1's: 2·n·u, worst-case float32 accumulation over the n terms (+ the constant)."""
+    import re
+
+    att = direct_logit_attribution(model, dec, ids[:, 1:])
+    logits = dec.output.logits.double().gather(-1, ids[:, 1:].unsqueeze(-1)).squeeze(-1)
+    total = att.total()
+    scale = logits.abs().max()
+    err = ((total - logits).abs().max() / scale).item()
+    n = len(att.names) + 1
+    heads = [i for i, t in enumerate(att.names) if re.fullmatch(r"L\d+H\d+", t)]
+    k = heads[int(att.per_term[0, heads].abs().amax(-1).argmin())]
+    ctl = ((total - att.per_term[:, k].double() - logits).abs().max() / scale).item()
+    return DLACheck(att, logits, err, 2 * n * F32_U, ctl, k)
 
 
 # --------------------------------------------------------------------------- FFN as key–value memory
@@ -305,7 +386,7 @@ def gradient_flow(
     `embed_scale`: the token embeddings are read ×embed_scale (Vaswani et al. 2017 read them ×√d;
     see `xavier_init_`). Sequences go through in micro-batches whose saved activations stay under
     about `max_batch_bytes` (the paper's 96-layer stacks on 16 × 256 tokens did not fit an 80 GB
-    H100 in one pass, 2026-11-25): each micro-batch's loss is its share of the batch mean, so the
+    H100 in one pass): each micro-batch's loss is its share of the batch mean, so the
     weight gradients accumulate to the whole batch's and the squared state-gradient norms and
     inner products add up over sequences — the same numbers as one pass."""
     from repro.core.models.tiny import TinyDecoder

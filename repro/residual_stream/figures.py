@@ -131,3 +131,25 @@ def induction_curves(curves: dict, chance: float | None = None) -> plt.Figure:
     ax.set(xlabel="training step", ylabel="loss on repeated half [nats]", title="Induction needs two layers")
     ax.legend(fontsize=7)
     return fig
+
+
+def term_norms_at_last_token(name: str, dec) -> plt.Figure:
+    """RS-1: `term_norm_heatmap` of a `Decomposition` at the passage's last token."""
+    t = dec.residual.shape[1] - 1
+    return term_norm_heatmap(
+        dec.heads[0, :, :, t].norm(dim=-1).cpu().numpy(),
+        dec.ffn[0, :, t].norm(dim=-1).cpu().numpy(),
+        f"{name}: log10 ‖term‖ at the last token\n{len(dec.names())} terms sum to x^(L)",
+    )
+
+
+def dla_at_last_token(name: str, att, logits) -> plt.Figure:
+    """RS-2: `dla_bars` of an `Attribution` (with the norm / head-bias constant as one more term)
+    at the last position, next to the model's logit `logits` (B, T) there."""
+    t = att.per_term.shape[-1] - 1
+    return dla_bars(
+        att.names + ["norm/head bias"],
+        att.per_term[0, :, t].tolist() + [float(att.constant[0, t])],
+        float(logits[0, t]),
+        f"{name}: DLA of the next token at the last position",
+    )

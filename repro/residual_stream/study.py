@@ -6,11 +6,14 @@
 - `random_init_models`: HF GPT-2 and Llama at random init with perturbed norm gains (001 App B.1), and
   windows of the corpus under the Brown BPE to feed them (002 RS-1, RS-2, RS-4).
 - `decompose_all`: 002 "Residual Stream Decomposition" of every model on one window.
-- `gradients` / `Gradients`: 002 "Pre-Norm vs Post-Norm" (gradient flow at the source's init).
+- `gradients` / `Gradients`: 002 "Pre-Norm vs Post-Norm" (gradient flow at the source's init);
+  `record_gradients`, its records, and `post_norm_power`, the post-norm check's power.
 - `residual_norm_curves`: 002 "no normalization on the residual stream itself" (norm growth),
   with a post-norm stack as its control.
 - `ffn_rewrite` / `FFNRewrite`: 002 "FFN as Key-Value Memory", checked against Higham's bound.
 - `rank_curve`, `twin_rank_curve`: 002 "Logit Lens" (rank of the next token per layer).
+- `lens_comparison` / `LensComparison`: the tuned-lens caveat (RS-8: tuned against logit lens,
+  and a state-independent lens as the control), `record_lens` its records.
 - `induction_study` / `InductionStudy`: 002 "Attention Head Composition" (RS-7's runs).
 - `one_sided_tau_p`, `gmean`: the statistics the claims assert with.
 
@@ -35,7 +38,6 @@ from repro.ground.runtime import ReproError, generator
 from repro.residual_stream import decomposition as rs
 from repro.residual_stream import figures, induction
 
-F32_U = 2.0**-24  # float32 unit roundoff
 GRAD_V = 4096  # RS-3's Brown BPE vocabulary
 RELU = "tiny ReLU (the source's form)"  # RS-5's model in the source's own form (ReLU, no biases)
 
@@ -174,7 +176,7 @@ def flow_row(
     `rs.gradient_flow` of each seed's TinyDecoder on `ids`, on `device`. The source's init
     (`rs.xavier_init_`) is drawn there, from a generator of that device: on the CPU the numbers
     of a CPU run; on a GPU other draws of the same distribution, made in milliseconds where the
-    CPU spent ≈ 150 s of a paper run's host time on 2,436 layers of width 768 (H200, 2026-11-26).
+    CPU spent ≈ 150 s of a paper run's host time on 2,436 layers of width 768 (on an H200 host).
     App B.1's init (`source_init=False`, one stack) is drawn on the CPU and moved."""
     cfg = TinyConfig(
         vocab_size=GRAD_V,
@@ -240,6 +242,37 @@ def record_gradients(claim, g: Gradients, position: str) -> list[dict]:
         )
     claim.figure(figures.gradient_ratio_by_depth(g.rows), "gradient_ratio")
     return mine
+
+
+def post_norm_power(deep: dict) -> dict | None:
+    """`claim.power` keywords of RS-3's post-norm check at the deepest stack (`deep`: its row of
+    `Gradients.rows`). The source gives no number; its "lose gradient" is read as the first block
+    getting at most a quarter of the last block's weight gradient (a factor 4, twice our bar of 2).
+    Noise: the seeds' spread of log(ratio) (multiplicative noise). None with fewer than two seeds
+    or no spread."""
+    logs = np.log(deep["param_ratio"])
+    n = len(logs)
+    sd = float(np.std(logs, ddof=1)) if n > 1 else float("nan")
+    effect, bar = math.log(0.25), math.log(0.5)
+    if not (np.isfinite(sd) and sd > 0):
+        return None
+
+    def at(k: int) -> float:
+        return stats.power_threshold(effect, bar, sd / math.sqrt(k), "le")
+
+    n80 = stats.n_for_power(at)
+    return dict(
+        value=at(n),
+        effect=f"first/last block weight-gradient ratio 0.25 at L={deep['depth']}",
+        effect_value=0.25,
+        basis="interest: the source gives no number; 'lose gradient' read as a factor 4 (twice our bar of 2)",
+        test="geometric mean over seeds of the first/last weight-gradient ratio ≤ 0.5",
+        sample=f"{n} seeds at L={deep['depth']}",
+        method=f"closed form: normal approximation on the mean log ratio; nuisance: its sd over the "
+        f"{n} seeds (plug-in) {sd:.3f}",
+        decide=f"{n80} seeds" if n80 else "more than 100,000 seeds",
+        direction_p=stats.one_sample_t(logs, 0.0, alternative="less").p,
+    )
 
 
 # --------------------------------------------------------------------------- RS-4
@@ -318,9 +351,9 @@ def ffn_rewrite(texts: dict[str, Text], dla_len: int, *, device: torch.device | 
             F = kv.coeffs.shape[-1]
             # Higham's bound for the module's float32 down-projection (same coefficients):
             # |error| ≤ F·u·Σ_i |c_i||v_i| per output coordinate.
-            bound = F * F32_U * (kv.coeffs.double().abs() @ kv.values.double().abs())
+            bound = F * rs.F32_U * (kv.coeffs.double().abs() @ kv.values.double().abs())
             if kv.bias is not None:
-                bound = bound + F32_U * kv.bias.double().abs()
+                bound = bound + rs.F32_U * kv.bias.double().abs()
             sum_kv = kv.output()
             ratios.append(float(((sum_kv - y).abs() / bound.clamp_min(1e-30)).max()))
             # negative control: the sum with one key–value pair left out, the key of median total
@@ -387,9 +420,93 @@ def induction_study(s, *, device: torch.device | str = "cpu", procs: int = 1) ->
 
     # on a CPU side by side, one torch thread each (repro.core.launch.train_jobs → pool): a
     # 64-wide model does not use a second core (one 2-layer model: 12.0 s on 2 threads, 15.7 s on
-    # 1; float32, 2-core EPYC, 2026-11-26)
+    # 1; float32, on a 2-core CPU)
     launch.train_jobs([induction.train_job(cfg, n_layer, seed) for n_layer, seed in models], procs, device)
     runs = {(n_layer, seed): induction.train_induction(cfg, n_layer, seed, device=device) for n_layer, seed in models}
     held_out = induction.eval_data(cfg)
     copy_loss, uniform = induction.context_copy_loss(held_out), float(np.log(cfg.vocab_size))
     return InductionStudy(cfg, list(s["seeds"]), runs, copy_loss, uniform)
+
+
+# --------------------------------------------------------------------------- RS-8
+
+
+@dataclass(frozen=True)
+class LensComparison:
+    """RS-8 on one model (002 "Logit Lens", its tuned-lens caveat): per layer and held-out token,
+    the KL to the model's final distribution of the logit lens (`kl_logit`, (L, N)) and of a tuned
+    lens fitted on the training tokens (`kl_tuned`); the negative control, a lens that reads
+    nothing from the layer — the model's final next-token distribution averaged over the training
+    tokens (`kl_const`, (N,), the same at every layer); the one-sided Wilcoxon signed-rank p per
+    layer over held-out tokens of each against the logit lens (`ps`, `ps_const`)."""
+
+    kl_logit: torch.Tensor
+    kl_tuned: torch.Tensor
+    kl_const: torch.Tensor
+    ps: list[float]
+    ps_const: list[float]
+    n_test: int
+    n_train: int
+
+    @property
+    def layers(self) -> int:
+        return self.kl_logit.shape[0]
+
+    @property
+    def tuned_wins(self) -> int:
+        """Layers where the tuned lens's mean KL is below the logit lens's."""
+        return int((self.kl_tuned.mean(1) < self.kl_logit.mean(1)).sum())
+
+    @property
+    def control_wins(self) -> int:
+        """Layers where the state-independent lens's mean KL is below the logit lens's."""
+        return int((self.kl_const.mean() < self.kl_logit.mean(1)).sum())
+
+    def curves(self) -> tuple[np.ndarray, np.ndarray]:
+        """Mean KL per layer of the logit and the tuned lens (Fig: KL by layer)."""
+        return self.kl_logit.mean(1).cpu().numpy(), self.kl_tuned.mean(1).cpu().numpy()
+
+
+def lens_comparison(t: Text, s) -> LensComparison:
+    """`LensComparison` of one model's text (`s`: the profile's `lens` row: the tuned lens's steps,
+    batch tokens and lr). Position 0 of every window is left out (the sink token); the KLs are
+    moved to the CPU (the state-independent one stayed on CUDA once, and the paper run on a GPU
+    failed on the mixed devices)."""
+    flat = lambda r: r[:, :, 1:].permute(0, 2, 1, 3).reshape(-1, r.shape[1], r.shape[-1])  # noqa: E731
+    train, test = flat(t.train_resid), flat(t.resid)
+    tuned, losses = lens.fit_tuned_lens(
+        t.model, train, steps=s["steps"], batch_tokens=s["batch_tokens"], lr=s["lr"], seed=0
+    )
+    kl_logit, kl_tuned = lens.lens_kl(t.model, test).cpu(), lens.lens_kl(t.model, test, tuned).cpu()  # (L, N)
+    kl_const = rs.mean_distribution_kl(t.model, train[:, -1], test[:, -1]).cpu()  # (N,)
+    L = kl_logit.shape[0]
+    # one-sided Wilcoxon signed-rank per layer over held-out tokens (the check: Bonferroni over layers)
+    ps = [
+        stats.wilcoxon_signed_rank(kl_tuned[l].cpu().numpy(), kl_logit[l].cpu().numpy(), alternative="less").p
+        for l in range(L)
+    ]
+    ps_const = [
+        stats.wilcoxon_signed_rank(kl_const.cpu().numpy(), kl_logit[l].cpu().numpy(), alternative="less").p
+        for l in range(L)
+    ]
+    return LensComparison(kl_logit, kl_tuned, kl_const, ps, ps_const, test.shape[0], train.shape[0])
+
+
+def record_lens(claim, name: str, c: LensComparison) -> None:
+    """RS-8's context records of one model: its token counts, the mean KL of the logit → tuned
+    lens at three layers, the control's mean KL, and how often the control beats the logit lens
+    and the tuned lens beats the control."""
+    L = c.layers
+    claim.record(f"{name}: held-out tokens / training tokens", f"{c.n_test} / {c.n_train}")
+    claim.record(
+        f"{name}: mean KL logit → tuned lens, layer 0 / L/2 / L−1",
+        " / ".join(f"{c.kl_logit[l].mean():.2f}→{c.kl_tuned[l].mean():.2f}" for l in (0, L // 2, L - 1)),
+    )
+    claim.record(f"{name}: mean KL of the state-independent lens (control)", float(c.kl_const.mean()))
+    claim.record(
+        f"{name}: layers where the state-independent lens beats the logit lens (mean KL)", f"{c.control_wins}/{L}"
+    )
+    claim.record(
+        f"{name}: layers where the tuned lens beats the state-independent lens (mean KL)",
+        f"{int((c.kl_tuned.mean(1) < c.kl_const.mean()).sum())}/{L}",
+    )

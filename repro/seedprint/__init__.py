@@ -6,14 +6,17 @@ scale, for `claims/test_seedprint.py`; `repro seedprint` (the command) runs `alg
 
 - `algorithm`: Algorithm 1 as the paper writes it and the authors' released variant, on the
   same responses (random token or Gaussian inputs, hidden state or logits).
-- `fingerprint_baselines`: the Intrinsic, REEF (CKA), PCS and ICS baselines (App B.3.2).
+- `fingerprint_baselines`: the Intrinsic, REEF (CKA), PCS and ICS baselines (App B.3.2);
+  `block_weights`: each block's attention and MLP matrices across families, which they read.
 - `lineage`: init → base → continual / fine-tune lineages, trained through `repro.core.train`.
 - `evaluation`: what `repro seedprint` answers are worth — detection and false-alarm rates
-  per mode on descendants, function-preserving rewrites and unrelated pairs (issue 23).
+  per mode on descendants, function-preserving rewrites and unrelated pairs.
 - `transforms`: function-preserving rewrites of a model's weights (residual basis, MLP units
   and heads permuted, scales folded into a norm).
 - `study`: the lineage study the claims read — the zoo of App B.4 and its responses, REEF's
-  windows and Table 5's pairs, the null calibration (App B.3.1), Table 6's fine-tuned
-  descendants and Fig 11's persistence.
+  windows, Table 4b's and Table 5's pairs with the baselines, the Gaussian-input pair, the null
+  calibration (App B.3.1), Table 6's fine-tuned descendants and Fig 11's persistence.
+- `verdicts`: how the claims record, table and decide what `study` measured (the pair checks,
+  the Holm families, the false-positive-rate tests, the powers).
 - `figures`: the builders of Tables 4–6 (p-values), Fig 11, Fig 13 and the baseline bars.
 """

@@ -474,7 +474,7 @@ def matched_test(
     fa: torch.Tensor, fb: torch.Tensor, *, rotations: int = 99, seed: int = 0, alpha: float = ALPHA, chunk: int = 33
 ) -> MatchedResult:
     """A lineage test that sees through any relabelling, sign flip or rescaling of the suspect's
-    dimensions and whose null goes through the same matching step (issue 23).
+    dimensions and whose null goes through the same matching step.
 
     Each model's responses are whitened on their own (`whiten`: ZCA on the correlation matrix),
     the suspect's dimensions are matched to the base's on the first half of the inputs (the

@@ -438,14 +438,15 @@ def main_table(
 ) -> tuple[Path, Path]:
     """The operating table at `profile`'s seedprint sizes (`quick`: QUICK's toy sizes, never saved
     as the committed table), written under `out`; `save` also writes OPERATING_TABLE."""
-    from repro.harness.profiles import get_profile
+    from repro.ground.sizes import profile as sizes_profile
+    from repro.seedprint.sizes import OVERRIDES, SIZES
 
     if quick and (save or pretrained or profile != "ci"):
         raise ReproError(
             "--quick builds toy models at its own sizes: it takes no --profile, cannot --save the "
             "committed table, and cannot add --pretrained"
         )
-    sizes = QUICK if quick else get_profile(profile).sizes("seedprint")
+    sizes = QUICK if quick else sizes_profile(profile, SIZES, OVERRIDES).sizes("seedprint")
     if n_untrained < 2:
         raise ReproError("--untrained must be at least 2 (pairs of inits)")
     t0 = time.perf_counter()

@@ -25,10 +25,10 @@ with the source the definition follows (the papers' official code where the text
   included, accumulated tensor by tensor. Parameters are matched by name and must have equal
   shapes (HuRef zips the two lists in order and silently skips mismatched shapes; we
   raise). REEF's own `pcs.py` drops every parameter whose name contains "embed" or
-  "lm_head": ``pcs(..., exclude=("embed", "lm_head"))``. Note the all-ones norm weights: for a *tiny* random model they dominate
-  the norm, so two unrelated initialisations can score PCS > 0.8 (2 layers, d = 64: ≈ 0.86);
-  ``info["dot_share_1d"]`` says how much of the dot product came from 1-D parameters, and
-  ``matrices_only=True`` compares ≥ 2-D parameters only.
+  "lm_head": ``pcs(..., exclude=("embed", "lm_head"))``. Note the all-ones norm weights: for a
+  *tiny* random model they dominate the norm, so two unrelated initialisations can score
+  PCS > 0.8 (2 layers, d = 64: ≈ 0.86); ``info["dot_share_1d"]`` says how much of the dot
+  product came from 1-D parameters, and ``matrices_only=True`` compares ≥ 2-D parameters only.
 - **ICS** (HuRef §3, "invariant terms"; code `main.py: get_invariant_terms2save`,
   `Invariant_terms_Cos_Sim.py`): with X̂ the word embeddings of a fixed token subset (HuRef:
   the 4096 least frequent tokens of an English-Wikipedia frequency list), and every weight
@@ -51,10 +51,8 @@ with the source the definition follows (the papers' official code where the text
   may differ (the terms are n × n); vocabularies may not. (REEF's re-implementation, ics.py,
   differs: raw cosine of the concatenated terms, no standardisation, and W_up without W_gate.)
 
-Families: Llama-like (`q/k/v/o_proj`, `gate/up/down_proj`: Llama, Mistral, Qwen, Gemma 1–3,
-SmolLM2), GPT-2 (fused Conv1D `c_attn` of shape (d, 3d), split in thirds) and GPT-NeoX
-(`query_key_value` rows per head [q | k | v], as GPTNeoXAttention views them). Weights of any
-dtype; all reductions in float64, ICS's matrix products in float32 (``dtype``) on the
+Families: those `block_weights.block_weights` reads (Llama-like, GPT-2, GPT-NeoX). Weights of
+any dtype; all reductions in float64, ICS's matrix products in float32 (``dtype``) on the
 weights' device.
 """
 
@@ -70,6 +68,7 @@ from torch import nn
 from repro.core import lens
 from repro.core.lens import arch_map, resolve
 from repro.ground.runtime import ReproError, generator
+from repro.seedprint.block_weights import block_weights
 
 THRESHOLD = 0.8  # REEF's decision threshold, used by 001 App B.3.2 for all four methods
 METHODS = ("intrinsic", "reef", "pcs", "ics")
@@ -93,118 +92,6 @@ def _result(method: str, similarity: float, info: dict[str, Any]) -> BaselineRes
     if not math.isfinite(similarity):
         raise ReproError(f"{method}: similarity is not finite ({similarity}); info: {info}")
     return BaselineResult(method, float(similarity), bool(similarity >= THRESHOLD), {"threshold": THRESHOLD, **info})
-
-
-# --------------------------------------------------------------------------- weights
-
-
-@dataclass(frozen=True)
-class BlockWeights:
-    """One block's projections in nn.Linear layout (out_features, in_features), as views of
-    the model's weights where the layout allows (never written to)."""
-
-    q: torch.Tensor  # (H·hd, d)
-    k: torch.Tensor  # (H_kv·hd, d)
-    v: torch.Tensor  # (H_kv·hd, d)
-    o: torch.Tensor  # (d, H·hd)
-    up: torch.Tensor  # (d_ff, d)
-    down: torch.Tensor  # (d, d_ff)
-    gate: torch.Tensor | None  # (d_ff, d) for gated MLPs
-    n_heads: int
-    n_kv_heads: int
-    head_dim: int
-
-
-def _text_config(model: nn.Module) -> Any:
-    cfg = getattr(model, "config", None)
-    if cfg is not None and hasattr(cfg, "get_text_config"):
-        return cfg.get_text_config()
-    return cfg
-
-
-def _n_heads(model: nn.Module) -> int:
-    cfg = _text_config(model)
-    for attr in ("num_attention_heads", "n_head"):
-        h = getattr(cfg, attr, None)
-        if h:
-            return int(h)
-    raise ReproError(f"{type(model).__name__}: its config names no number of attention heads")
-
-
-def _heads(q: torch.Tensor, k: torch.Tensor, n_heads: int, what: str) -> tuple[int, int]:
-    if q.shape[0] % n_heads:
-        raise ReproError(f"{what}: W_Q has {q.shape[0]} rows, not a multiple of {n_heads} heads")
-    head_dim = q.shape[0] // n_heads
-    if k.shape[0] % head_dim or n_heads % (k.shape[0] // head_dim):
-        raise ReproError(
-            f"{what}: W_K's {k.shape[0]} rows are not a whole number of key/value "
-            f"heads of size {head_dim} dividing {n_heads} query heads"
-        )
-    return head_dim, k.shape[0] // head_dim
-
-
-def block_weights(model: nn.Module) -> list[BlockWeights]:
-    """Per block, W_Q/W_K/W_V/W_O and the MLP matrices in nn.Linear layout (see BlockWeights).
-
-    GPT-2's Conv1D weights are (in, out) and are transposed; its fused `c_attn` (d, 3d) is split
-    into thirds; GPT-NeoX's `query_key_value` (3d, d) holds, per head, q, k, v rows in turn."""
-    amap = arch_map(model)
-    n_heads = _n_heads(model)
-    out: list[BlockWeights] = []
-    for i, block in enumerate(amap.blocks(model)):
-        what = f"{type(model).__name__} block {i}"
-        gate = None
-        if amap.family == "gpt2":
-            w = block.attn.c_attn.weight  # (d, 3d): x @ w
-            d = w.shape[0]
-            q, k, v = (w[:, j * d : (j + 1) * d].T for j in range(3))
-            o = block.attn.c_proj.weight.T
-            up, down = block.mlp.c_fc.weight.T, block.mlp.c_proj.weight.T
-        elif amap.family == "gpt_neox":
-            w = block.attention.query_key_value.weight  # (3·H·hs, d)
-            d = w.shape[1]
-            if w.shape[0] % (3 * n_heads):
-                raise ReproError(f"{what}: query_key_value has {w.shape[0]} rows, not 3·{n_heads}·head_size")
-            hs = w.shape[0] // (3 * n_heads)
-            per_head = w.view(n_heads, 3, hs, d)
-            q, k, v = (per_head[:, j].reshape(n_heads * hs, d) for j in range(3))
-            o = block.attention.dense.weight
-            up, down = block.mlp.dense_h_to_4h.weight, block.mlp.dense_4h_to_h.weight
-        else:
-            attn = resolve(block, amap.attn) if amap.attn else None
-            mlp = resolve(block, amap.mlp) if amap.mlp else None
-            names = ("q_proj", "k_proj", "v_proj", "o_proj")
-            if (
-                attn is None
-                or mlp is None
-                or not all(hasattr(attn, n) for n in names)
-                or not (hasattr(mlp, "up_proj") and hasattr(mlp, "down_proj"))
-            ):
-                raise ReproError(
-                    f"{what}: weight-based fingerprints need q/k/v/o_proj and up/down_proj "
-                    f"(Llama-like), GPT-2 or GPT-NeoX blocks; family {amap.family!r} has neither"
-                )
-            q, k, v, o = (getattr(attn, n).weight for n in names)
-            up, down = mlp.up_proj.weight, mlp.down_proj.weight
-            gate = mlp.gate_proj.weight if hasattr(mlp, "gate_proj") else None
-        head_dim, n_kv = _heads(q, k, n_heads, what)
-        out.append(
-            BlockWeights(
-                q.detach(),
-                k.detach(),
-                v.detach(),
-                o.detach(),
-                up.detach(),
-                down.detach(),
-                None if gate is None else gate.detach(),
-                n_heads,
-                n_kv,
-                head_dim,
-            )
-        )
-    if not out:
-        raise ReproError(f"{type(model).__name__} has no blocks")
-    return out
 
 
 def _pearson(a: torch.Tensor, b: torch.Tensor, what: str) -> float:

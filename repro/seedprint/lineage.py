@@ -29,7 +29,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from repro.core import train as T
+from repro.core import train
 from repro.core.models.hf import build_model
 from repro.ground.runtime import ReproError
 
@@ -94,7 +94,7 @@ class Lineage:
         (`train.corpus_tokens`); default: the pre-training corpus."""
         name = self.base_corpus if name is None else name
         if name not in self._corpora:
-            self._corpora[name] = T.corpus_tokens(name, self.cfg.vocab_size)
+            self._corpora[name] = train.corpus_tokens(name, self.cfg.vocab_size)
         return self._corpora[name]
 
     def init(self, seed: int) -> nn.Module:
@@ -102,9 +102,9 @@ class Lineage:
 
     def _train_config(
         self, *, steps: int, seed: int, data_seed: int, corpus: str, snapshots: tuple[int, ...] = ()
-    ) -> T.TrainConfig:
+    ) -> train.TrainConfig:
         c = self.cfg
-        return T.TrainConfig(
+        return train.TrainConfig(
             steps=steps,
             batch_size=c.batch_size,
             seq_len=c.seq_len,
@@ -122,7 +122,7 @@ class Lineage:
             snapshot_steps=tuple(s for s in snapshots if s <= steps),
         )
 
-    def base(self, seed: int, data_seed: int = 0) -> T.TrainResult:
+    def base(self, seed: int, data_seed: int = 0) -> train.TrainResult:
         """init(seed) pre-trained on the lineage's corpus with the data order of `data_seed`."""
         tr, va, ident = self.corpus(self.base_corpus)
         cfg = self._train_config(
@@ -132,15 +132,15 @@ class Lineage:
             corpus=self.base_corpus,
             snapshots=self.cfg.snapshot_steps,
         )
-        return T.train(self.init, cfg, train_tokens=tr, val_tokens=va, data_identity=ident, progress=self.progress)
+        return train.train(self.init, cfg, train_tokens=tr, val_tokens=va, data_identity=ident, progress=self.progress)
 
     def continual(
-        self, base: T.TrainResult, *, seed: int, corpus: str = "stdlib-code", data_seed: int = 0
-    ) -> T.TrainResult:
+        self, base: train.TrainResult, *, seed: int, corpus: str = "stdlib-code", data_seed: int = 0
+    ) -> train.TrainResult:
         """`base` trained further on `corpus` (fresh optimizer and schedule)."""
         tr, va, ident = self.corpus(corpus)
         cfg = self._train_config(steps=self.cfg.continual_steps, seed=seed, data_seed=data_seed, corpus=corpus)
-        return T.train(
+        return train.train(
             self.init,
             cfg,
             train_tokens=tr,
@@ -166,7 +166,7 @@ class Lineage:
         )
 
     def continual_job(
-        self, base: T.TrainResult, *, seed: int, corpus: str = "stdlib-code", data_seed: int = 0
+        self, base: train.TrainResult, *, seed: int, corpus: str = "stdlib-code", data_seed: int = 0
     ) -> dict[str, Any]:
         """`continual(base, ...)` as a job (`base` must be trained already: its key is the init)."""
         from repro.core import launch
@@ -188,11 +188,11 @@ class Lineage:
 
         launch.train_jobs(jobs, self.procs, self.device)
 
-    def snapshot(self, result: T.TrainResult, step: int, seed: int) -> nn.Module:
+    def snapshot(self, result: train.TrainResult, step: int, seed: int) -> nn.Module:
         """The weights of `result` after `step` updates (step 0: the init itself)."""
         if step not in result.snapshots:
             raise ReproError(f"no snapshot at step {step}; kept: {sorted(result.snapshots)}")
-        return T.load_snapshot(self.init(seed), result.snapshots[step]).eval()
+        return train.load_snapshot(self.init(seed), result.snapshots[step]).eval()
 
 
 def init_model(c: LineageConfig, seed: int) -> nn.Module:
@@ -235,7 +235,7 @@ def finetune_pretrained(
     lr: float = 1e-4,
     autocast: str | None = "auto",
     progress: bool = False,
-) -> T.TrainResult:
+) -> train.TrainResult:
     """A short full fine-tune of a pretrained model's transformer blocks on `corpus` (001 Table 6 at
     our scale). The token embedding (tied to the LM head in both embedded models; 78% of Gemma-3's
     parameters) stays frozen: on two CPU cores that is what makes the fine-tune affordable, and a
@@ -249,7 +249,7 @@ def finetune_pretrained(
     tr, va = text_tokens(
         tokenizer, corpus, max_tokens=max(steps * batch_size * (seq_len + 1) * 2, 4 * 4 * (seq_len + 1))
     )
-    cfg = T.TrainConfig(
+    cfg = train.TrainConfig(
         steps=steps,
         batch_size=batch_size,
         seq_len=seq_len,
@@ -264,7 +264,7 @@ def finetune_pretrained(
         autocast=autocast,
     )
     try:
-        return T.train(
+        return train.train(
             model,
             cfg,
             train_tokens=tr,
@@ -284,8 +284,8 @@ def heldout_windows(tokenizer: Any, corpus: str, *, n: int, seq_len: int) -> tor
     if n < 2 or seq_len < 1:
         raise ReproError(f"heldout_windows needs n ≥ 2 and seq_len ≥ 1 (got n={n}, seq_len={seq_len})")
     _, val = text_tokens(tokenizer, corpus, max_tokens=4 * n * (seq_len + 1))
-    cfg = T.TrainConfig(steps=1, batch_size=n, seq_len=seq_len, warmup_steps=0, eval_batches=1)
-    return T.val_windows(cfg, val, n)
+    cfg = train.TrainConfig(steps=1, batch_size=n, seq_len=seq_len, warmup_steps=0, eval_batches=1)
+    return train.val_windows(cfg, val, n)
 
 
 def weight_change(before: nn.Module, after: nn.Module, *, skip: tuple[str, ...] = ()) -> float:

@@ -6,8 +6,9 @@ What the SP claims (and BB-7) read, built once per module by the claim file's fi
   1000, 2000), each pre-trained on the run's corpus with one data order (Tables 4a–4c), a
   distractor (seed 123, another data order) and continual training of seed 1000 and of the
   distractor on the shifted corpus (Table 5) — and every model's responses to one set of random
-  token inputs; `reef_windows`, REEF's shared inputs; `table5_pairs`, Table 5's two suspects with
-  the four baselines of App B.3.2.
+  token inputs; `reef_windows`, REEF's shared inputs; `with_baselines`, a pair's row with the four
+  baselines of App B.3.2, for Table 4b's pairs (`init_vs_trained`) and Table 5's two suspects
+  (`table5_pairs`); `gaussian_init_pair`, §6.1.1's Gaussian-input statement on two inits.
 - `Calibration` (`calibrate`, `null_responses`, `null_pairs`): Algorithm 1's false-positive rate
   on pairs of unrelated models — independent inits (App B.3.1, Fig 13) and the zoo's trained
   models of different seeds (where Tables 4c and 5 apply the Gaussian null) — with the test of
@@ -33,15 +34,14 @@ from typing import Any, Callable
 import numpy as np
 import torch
 
-from repro.core import stats
-from repro.core import train as T
+from repro.core import stats, train
 from repro.core.models.hf import random_init_twin
 from repro.ground.runtime import autocast, derive_seed
-from repro.seedprint import algorithm as sp
+from repro.seedprint import algorithm
 from repro.seedprint import fingerprint_baselines as fb
 from repro.seedprint.lineage import Lineage, finetune_pretrained, heldout_windows, weight_change
 
-ALPHA = sp.ALPHA
+ALPHA = algorithm.ALPHA
 TESTS = (("p_t", "t-test"), ("p_u", "U-test"))  # Algorithm 1's two tests (001 §6.1.1): result key, label
 CAL_LEVEL = 0.05  # the level of the binomial test of a false-positive rate against α
 # the shifted corpus of Table 5 (The Stack) and Table 6 (the fine-tunes) at our scale: part of the
@@ -50,7 +50,7 @@ SHIFT = "stdlib-code"
 SKIP_EMBED = ("embed", "lm_head")  # the fine-tune freezes the (tied) token embedding
 
 
-def pair_row(a: str, b: str, r: sp.SeedPrintResult, same: bool, label: str | None = None) -> dict:
+def pair_row(a: str, b: str, r: algorithm.SeedPrintResult, same: bool, label: str | None = None) -> dict:
     """One pair's row: Algorithm 1's (t, U) p, |S|, mean τ on S and τ's, the released variant's
     p and z; `same`: whether the pair is one lineage."""
     return dict(
@@ -75,7 +75,7 @@ class Zoo:
     """Models of the lineage experiment (001 App B.4, Tables 4a–4c and 5) and their responses
     (n × d) to one set of random inputs."""
 
-    def __init__(self, lab: Lineage, seeds, cfg: sp.SeedPrintConfig) -> None:
+    def __init__(self, lab: Lineage, seeds, cfg: algorithm.SeedPrintConfig) -> None:
         self.lab, self.cfg = lab, cfg
         self.models: dict[str, torch.nn.Module] = {}
         self.results = {}
@@ -101,11 +101,11 @@ class Zoo:
             self.models[f"{name}+code"] = r.model
             self.seed_of[f"{name}+code"] = seed
         self.trained = [k for k in self.models if not k.startswith("init")]
-        self.inputs = sp.random_inputs(self.models[f"init{seeds[0]}"], cfg).to(lab.device)
-        self.responses = {k: sp.responses(m, self.inputs, batch_size=100) for k, m in self.models.items()}
+        self.inputs = algorithm.random_inputs(self.models[f"init{seeds[0]}"], cfg).to(lab.device)
+        self.responses = {k: algorithm.responses(m, self.inputs, batch_size=100) for k, m in self.models.items()}
 
     def compare(self, a: str, b: str, same: bool) -> dict:
-        return pair_row(a, b, sp.compare(self.responses[a], self.responses[b], self.cfg), same)
+        return pair_row(a, b, algorithm.compare(self.responses[a], self.responses[b], self.cfg), same)
 
     def same_lineage_pairs(self) -> list[dict]:
         """Every init against its own trained model, and each base against its code descendant."""
@@ -116,7 +116,7 @@ class Zoo:
         return [self.compare(a, b, same=True) for a, b in pairs]
 
 
-def build_zoo(lab: Lineage, seeds, cfg: sp.SeedPrintConfig) -> Zoo:
+def build_zoo(lab: Lineage, seeds, cfg: algorithm.SeedPrintConfig) -> Zoo:
     """The zoo of `lab` (on `lab.device`), with torch's global RNG seeded first."""
     torch.manual_seed(0)
     return Zoo(lab, seeds, cfg)
@@ -130,16 +130,34 @@ def reef_windows(lab: Lineage) -> torch.Tensor:
     return val[starts.unsqueeze(1) + torch.arange(32)].to(lab.device)
 
 
+def with_baselines(zoo: Zoo, a: str, b: str, same: bool, reef_inputs: torch.Tensor) -> dict:
+    """`zoo.compare(a, b)`'s row with the four baselines of App B.3.2 on the pair (`baselines`) and
+    the suspect `b`'s val loss (`val_loss`)."""
+    r = zoo.compare(a, b, same=same)
+    r["baselines"] = fb.all_baselines(zoo.models[a], zoo.models[b], reef_inputs)
+    r["val_loss"] = zoo.results[b].final_val_loss
+    return r
+
+
+def init_vs_trained(zoo: Zoo, seeds, reef_inputs: torch.Tensor) -> list[dict]:
+    """001 Table 4b (+ Table 8's baselines): each seed's init against its own trained model."""
+    return [with_baselines(zoo, f"init{s}", f"base{s}", True, reef_inputs) for s in seeds]
+
+
 def table5_pairs(zoo: Zoo, reef_inputs: torch.Tensor) -> list[dict]:
     """001 Table 5 (the code shift): base seed 1000 against its continual-trained descendant and
     against the distractor's, each with the four baselines (App B.3.2) and the suspect's val loss."""
-    out = []
-    for suspect, same in (("base1000+code", True), ("base123'+code", False)):
-        r = zoo.compare("base1000", suspect, same=same)
-        r["baselines"] = fb.all_baselines(zoo.models["base1000"], zoo.models[suspect], reef_inputs)
-        r["val_loss"] = zoo.results[suspect].final_val_loss
-        out.append(r)
-    return out
+    return [
+        with_baselines(zoo, "base1000", suspect, same, reef_inputs)
+        for suspect, same in (("base1000+code", True), ("base123'+code", False))
+    ]
+
+
+def gaussian_init_pair(zoo: Zoo, cfg: algorithm.SeedPrintConfig) -> algorithm.SeedPrintResult:
+    """§6.1.1's other statement of Algorithm 1, Gaussian input embeddings, on init42 vs init123
+    (two independent inits); `cfg` with its inputs replaced."""
+    gcfg = algorithm.SeedPrintConfig(**{**cfg.__dict__, "inputs": "gaussian"})
+    return algorithm.seedprint(zoo.models["init42"], zoo.models["init123"], gcfg)
 
 
 # --------------------------------------------------------------------------- null calibration (App B.3.1)
@@ -231,11 +249,11 @@ def null_responses(lab: Lineage, n_models: int, inputs: torch.Tensor) -> dict[in
     """Responses of `n_models` independent inits (seeds 10_000 + i, on `lab.device`) on the
     zoo's inputs: App B.3.1's null models."""
     seeds = [10_000 + i for i in range(n_models)]
-    return {s: sp.responses(lab.init(s), inputs, batch_size=100) for s in seeds}
+    return {s: algorithm.responses(lab.init(s), inputs, batch_size=100) for s in seeds}
 
 
 def calibrate(
-    zoo: Zoo, null_responses: dict[int, torch.Tensor], cfg: sp.SeedPrintConfig, n_null_inits: int
+    zoo: Zoo, null_responses: dict[int, torch.Tensor], cfg: algorithm.SeedPrintConfig, n_null_inits: int
 ) -> dict[str, Calibration]:
     """Every pair of the zoo's trained models of different seeds (trained × trained: what Table 5's
     distractor and the extended Table 4c are), and every init (the zoo's four and the first
@@ -253,7 +271,7 @@ def calibrate(
     }
     seed_of = {**zoo.seed_of, **{f"null{s}": s for s in nulls}}
     it = [
-        pair_row(a, b, sp.compare(resp[a], zoo.responses[b], cfg), same=False)
+        pair_row(a, b, algorithm.compare(resp[a], zoo.responses[b], cfg), same=False)
         for a in resp
         for b in zoo.trained
         if seed_of[a] != seed_of[b]
@@ -265,7 +283,7 @@ def calibrate(
 
 
 def null_pairs(
-    null_responses: dict[int, torch.Tensor], cfg: sp.SeedPrintConfig
+    null_responses: dict[int, torch.Tensor], cfg: algorithm.SeedPrintConfig
 ) -> tuple[list[dict], np.ndarray, np.ndarray, int]:
     """All pairs of the independent inits (App B.3.1, Fig 13): (p_t, p_u, p_released) per pair,
     the pooled τ's, the τ's of disjoint pairs (each model in one pair: independent samples), and
@@ -273,7 +291,7 @@ def null_pairs(
     seeds = sorted(null_responses)
     rows, pooled, by_pair = [], [], {}
     for a, b in itertools.combinations(seeds, 2):
-        r = sp.compare(null_responses[a], null_responses[b], cfg)
+        r = algorithm.compare(null_responses[a], null_responses[b], cfg)
         rows.append(dict(a=f"null{a}", b=f"null{b}", p_t=r.paper.p_t, p_u=r.paper.p_u, p_released=r.released.p))
         pooled.extend(r.paper.taus.tolist())
         by_pair[(a, b)] = r.paper.taus
@@ -286,7 +304,7 @@ def null_pairs(
 
 @dataclass
 class Movement:
-    """How far a fine-tune moved its pretrained model (issue 23: a descendant that measurably
+    """How far a fine-tune moved its pretrained model (a descendant must have measurably
     moved): held-out code NLL per window before and after (paired), the relative weight change of
     the fine-tuned parameters, and the tokens it trained on."""
 
@@ -325,7 +343,7 @@ def finetune_measured(
     held-out code NLL before and after in the policy's dtype, paired by window)."""
     windows = heldout_windows(tok, SHIFT, n=ps["heldout_windows"], seq_len=ps["finetune_seq_len"]).to(device)
     with autocast("auto", device):  # the policy dtype, as the fine-tune itself; paired before/after
-        before = T.window_losses(base, windows, batch=8).numpy()
+        before = train.window_losses(base, windows, batch=8).numpy()
     tuned = copy.deepcopy(base)
     finetune_pretrained(
         tuned,
@@ -339,7 +357,7 @@ def finetune_measured(
     )
     tuned.eval()
     with autocast("auto", device):
-        after = T.window_losses(tuned, windows, batch=8).numpy()
+        after = train.window_losses(tuned, windows, batch=8).numpy()
     tokens = ps["finetune_steps"] * ps["finetune_batch"] * ps["finetune_seq_len"]
     return tuned, Movement(tokens, before, after, weight_change(base, tuned, skip=SKIP_EMBED))
 
@@ -350,7 +368,7 @@ def finetune_descendants(
     ps: dict,
     device: torch.device | str,
     procs: int = 1,
-) -> tuple[sp.SeedPrintConfig, dict[str, Descendant]]:
+) -> tuple[algorithm.SeedPrintConfig, dict[str, Descendant]]:
     """Each of `names` (loaded by `pretrained(name)` on `device`) fine-tuned and measured
     (`finetune_measured`), and Algorithm 1 against the fine-tune and against a random-init model
     of its config and, where the profile's row sets `null_train_steps` and `null_train_lr`, against
@@ -369,14 +387,14 @@ def finetune_descendants(
             stacklevel=2,
         )
     device = torch.device(device)
-    cfg = sp.SeedPrintConfig(n=ps["n"], length=ps["length"], m=ps["m"], seed=0)
+    cfg = algorithm.SeedPrintConfig(n=ps["n"], length=ps["length"], m=ps["m"], seed=0)
     out = {}
     for name in names:
         base, tok = pretrained(name)
         tuned, mv = finetune_measured(base, tok, name=name, ps=ps, device=device)
         twin = random_init_twin(base, seed=0).to(device)
-        x = sp.random_inputs(base, cfg).to(device)
-        f_base, f_tuned, f_twin = (sp.responses(m, x, batch_size=50) for m in (base, tuned, twin))
+        x = algorithm.random_inputs(base, cfg).to(device)
+        f_base, f_tuned, f_twin = (algorithm.responses(m, x, batch_size=50) for m in (base, tuned, twin))
         trained_null, null_tokens = None, 0
         if ps.get("null_train_steps"):
             steps = ps["null_train_steps"]
@@ -395,7 +413,7 @@ def finetune_descendants(
             trained_null = pair_row(
                 name,
                 f"unrelated trained {name}-config model",
-                sp.compare(f_base, sp.responses(twin, x, batch_size=50), cfg),
+                algorithm.compare(f_base, algorithm.responses(twin, x, batch_size=50), cfg),
                 same=False,
             )
         out[name] = Descendant(
@@ -404,8 +422,8 @@ def finetune_descendants(
             mv.nll_after,
             mv.rel_change,
             name=name,
-            pair=pair_row(name, f"{name}+code ft", sp.compare(f_base, f_tuned, cfg), same=True),
-            null=pair_row(name, f"random-init {name}", sp.compare(f_base, f_twin, cfg), same=False),
+            pair=pair_row(name, f"{name}+code ft", algorithm.compare(f_base, f_tuned, cfg), same=True),
+            null=pair_row(name, f"random-init {name}", algorithm.compare(f_base, f_twin, cfg), same=False),
             one_minus_pcs=1.0 - fb.pcs(base, tuned, exclude=SKIP_EMBED).similarity,
             trained_null=trained_null,
             null_tokens=null_tokens,
@@ -439,12 +457,12 @@ def persistence(zoo: Zoo, lab: Lineage, m: int) -> Persistence:
     lineage, baseline, ps = [], [], []
     bonferroni = len(steps) - 1
     for step in steps:
-        own = sp.responses(lab.snapshot(zoo.results["base42"], step, 42), zoo.inputs, batch_size=100)
-        other = sp.responses(lab.snapshot(zoo.results["base123"], step, 123), zoo.inputs, batch_size=100)
-        lineage.append(sp.kendall_per_dim(init, own, dims))
-        baseline.append(sp.kendall_per_dim(init, other, dims))
+        own = algorithm.responses(lab.snapshot(zoo.results["base42"], step, 42), zoo.inputs, batch_size=100)
+        other = algorithm.responses(lab.snapshot(zoo.results["base123"], step, 123), zoo.inputs, batch_size=100)
+        lineage.append(algorithm.kendall_per_dim(init, own, dims))
+        baseline.append(algorithm.kendall_per_dim(init, other, dims))
         p = stats.mann_whitney_u(lineage[-1], baseline[-1], alternative="greater").p
         ps.append(min(1.0, p * bonferroni) if step > 0 else float("nan"))
-    unrelated = sp.kendall_per_dim(init, zoo.responses["base2000"], dims)
+    unrelated = algorithm.kendall_per_dim(init, zoo.responses["base2000"], dims)
     p_ctl = min(1.0, stats.mann_whitney_u(unrelated, baseline[-1], alternative="greater").p * bonferroni)
     return Persistence(steps, dims, lineage, baseline, ps, p_ctl)

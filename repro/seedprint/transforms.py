@@ -1,4 +1,4 @@
-"""Function-preserving changes to a transformer's weights (issue 23): the model computes the
+"""Function-preserving changes to a transformer's weights: the model computes the
 same logits, yet the weights — and the hidden states a fingerprint reads — change.
 
 The residual stream has no preferred basis. These transformations rewrite a model in place:

@@ -6,13 +6,18 @@ LLaMA pre-training of App B.4) for `claims/test_sinks.py`.
 
 - `experiments`: the sink metric (the source's and Gu et al.'s forms) and sink rate, attention
   recording of the first-token columns from each model's own eager attention, positional
-  scaling o_i·√i / o_i·√(i/T) through the AttentionInterface, the init std profiles of eq. 2
-  (SK-1), the nano LLaMA variants trained through `repro.core.train`, and SK-3's perplexity
-  ratio bound and its power.
+  scaling o_i·√i / o_i·√(i/T) through the AttentionInterface, the nano LLaMA variants trained
+  through `repro.core.train`, SK-3's perplexity ratio bound and its power, and SK-4's reading of
+  a pretrained model with its random-init twin.
+- `init_std`: SK-1, eq. 2 / Fig 9 on the three variants at init (the std profiles of o_i, their
+  log-log slopes per init, and the identities that make the three slopes one measurement).
 - `trio`: SK-2/SK-3's trained trio (baseline, amplification, attenuation) with its sink curves
-  and held-out NLL, its description, SK-2's paired test of amplification against the
-  baseline, the effect models at our training budget behind SK-2/SK-3's power (the baseline's
+  and held-out NLL, its description, SK-2's paired test of amplification against the baseline
+  and its records, SK-3's perplexity ratios, records and negative controls (models of the same
+  run a real harm makes worse).
+- `budget`: the effect models at our training budget behind SK-2/SK-3's power (the baseline's
   first-token attention and the variants' training-loss gap, fitted to the trio's own
-  trajectory), and SK-3's negative controls (models of the same run a real harm makes worse).
-- `figures`: the sink rate against sequence length (Fig 12).
+  trajectory) and the two claims' power declarations.
+- `figures`: Fig 9 with the variants (SK-1) and the sink rate against sequence length (Fig 12:
+  the trio, and a pretrained model as the reference).
 """

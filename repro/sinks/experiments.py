@@ -225,7 +225,7 @@ class record_attention(contextlib.AbstractContextManager):
     forward's frames (at SK-1's paper size, ≈ 6 GB of attention maps and activations per batch).
     Under Python 3.12, `contextlib.contextmanager` keeps an absorbed exception in a reference
     cycle until the next garbage collection (CPython gh-129280), and on an H200 SK-1's process
-    grew to 120 GiB and ran out of memory (2026-11-26). Here the traceback is dropped on exit,
+    grew to 120 GiB and ran out of memory. Here the traceback is dropped on exit,
     so everything is freed as the `with` ends, on every Python."""
 
     def __init__(
@@ -264,7 +264,8 @@ class record_attention(contextlib.AbstractContextManager):
         return False
 
 
-def _base(model: nn.Module) -> nn.Module:
+def base_of(model: nn.Module) -> nn.Module:
+    """The decoder body of a transformers model (its `base_model`: no LM head), or `model` itself."""
     return getattr(model, "base_model", model)
 
 
@@ -278,7 +279,7 @@ def first_token_importance(
     device = next(model.parameters()).device
     for chunk in ids.split(batch):
         with record_attention(model, keys=(k,)) as rec:
-            _base(model)(input_ids=chunk.to(device), use_cache=False)
+            base_of(model)(input_ids=chunk.to(device), use_cache=False)
         if not rec.columns:
             raise ReproError(f"{type(model).__name__} ran no attention through the AttentionInterface")
         cols = torch.stack([c[..., 0] for c in rec.columns], dim=1)  # (b, L, H, T)
@@ -394,7 +395,7 @@ def train_variant(
     )
 
 
-# --------------------------------------------------------------------------- Eq 2 at init
+# --------------------------------------------------------------------------- Eq 2 at init (SK-1's profiles: init_std)
 
 
 @torch.no_grad()
@@ -403,73 +404,13 @@ def attention_outputs(model: nn.Module, embeds: torch.Tensor, layer: int = 0) ->
     aggregation and any positional scaling, before the output projection, with `embeds`
     (n, T, d) fed as inputs_embeds: (n, T, H·d_head)."""
     with record_attention(model, outputs=True) as rec:
-        _base(model)(inputs_embeds=embeds, use_cache=False)
+        base_of(model)(inputs_embeds=embeds, use_cache=False)
     if not -len(rec.outputs) <= layer < len(rec.outputs):
         raise ReproError(f"layer {layer} outside the model's {len(rec.outputs)} attention layers")
     return rec.outputs[layer].flatten(2)
 
 
-def init_std_profile(
-    kind: str,
-    model: dict[str, Any],
-    context: int,
-    seeds,
-    n_seq: int,
-    layer: int = 0,
-    device: torch.device | str = "cpu",
-    batch_bytes: int = 2**31,
-):
-    """001 Eq 2 / Fig 9 on the nano LLaMA variant `kind` at init (SK-1): Gaussian inputs
-    (n_seq, context, d) fed as embeddings (i.i.d. across positions, as Eq 2 assumes), the std of
-    the attention output of `layer` per position, and Σ_j A_ij² (1/i under uniform attention),
-    per seed: a `repro.core.stats.PositionalStdResult`. The model is drawn on the CPU and moved
-    to `device`; the inputs are drawn on `device` (its generator). Only the blocks up to `layer` are
-    built, and the forward ends after its attention (later blocks and its MLP cannot change o_i;
-    the built ones hold the full model's weights), over batches
-    of sequences whose recorded attention stays under `batch_bytes` (at the paper's T = 2048 one
-    sequence's probabilities are 200 MB a layer; the whole set at once did not fit an 80 GB H100,
-    2026-11-25); the per-position std and Σ A² are accumulated in float64 over the batches."""
-    import numpy as np
-
-    from repro.core.stats import PositionalStdResult, PositionStd, SeedCurves
-    from repro.ground.runtime import derive_seed, generator
-
-    stds, sq = [], []
-    for seed in seeds:
-        m = nano_llama(kind, model, context, seed, device, build_layers=layer + 1)
-        base = _base(m)
-        per_seq = 4 * model["n_head"] * context * context
-        step = max(1, min(n_seq, batch_bytes // per_seq))
-        # inputs drawn where the model runs: at paper (16 seeds × 3 variants × 2,000 × 2,048 × 768
-        # ≈ 1.5e11 normals) a CPU generator alone takes minutes; on CPU the draws are unchanged
-        g = generator(derive_seed("sk1-inputs", seed), device=device)
-        acc, a2 = PositionStd(), 0.0
-        for start in range(0, n_seq, step):
-            x = torch.randn(min(step, n_seq - start), context, model["d_model"], generator=g, device=device)
-            with (
-                torch.no_grad(),
-                record_attention(m, keys=tuple(range(context)), outputs=True, stop_after=layer) as rec,
-            ):
-                base(inputs_embeds=x, use_cache=False)
-            acc.add(rec.outputs[layer])  # (b, T, C)
-            # Σ_j A_ij² in float64 one head at a time: a float64 copy of the whole (b, H, T, T) map
-            # is 3.75 GiB per batch at paper (CUDA casts before it reduces; out of memory on an
-            # H200 beside another run, 2026-11-26)
-            a2 = a2 + torch.stack([(A.double() ** 2).sum(-1) for A in rec.columns[layer].unbind(1)], 1).sum(dim=(0, 1))
-            heads = rec.columns[layer].shape[1]
-        stds.append(acc.std().cpu().numpy())
-        sq.append((a2 / (n_seq * heads)).cpu().numpy())
-    sizes = dict(model, T=context, n_seq=n_seq, seeds=list(seeds), agg_scale=kind, layer=layer)
-    return PositionalStdResult(sizes, SeedCurves(np.array(stds)), SeedCurves(np.array(sq)))
-
-
-def init_std_profiles(
-    model: dict[str, Any], context: int, *, seeds, n_seq: int, device: torch.device | str = "cpu"
-) -> dict[str, Any]:
-    """SK-1 (001 §6.2.1 on Eq 2 / Fig 9): `init_std_profile` of every variant (baseline,
-    amplification, attenuation) at the same initial weights per seed; `seeds` and `n_seq` are the
-    profile's `init` row, `context` the training context (the T of attenuation)."""
-    return {k: init_std_profile(k, model, context, seeds, n_seq, device=device) for k in SCALINGS}
+# --------------------------------------------------------------------------- SK-3's perplexity ratio
 
 
 def ratio_bound(d: torch.Tensor) -> tuple[float, float, float]:
@@ -516,3 +457,40 @@ def expected_uniform_importance(T: int) -> float:
     """α¹ under uniform causal attention (the init regime of Eq 2): (1/T)·Σ_i 1/i = H_T / T —
     the level a head reaches with no sink at all (0.07 at T = 64, 0.21 at T = 16)."""
     return sum(1.0 / i for i in range(1, T + 1)) / T
+
+
+# --------------------------------------------------------------------------- SK-4: a pretrained model
+
+
+@dataclass(frozen=True)
+class PretrainedSinks:
+    """SK-4: a pretrained model's sink curve on <bos>-led test windows, its heads (L, H), and the
+    negative control: a random-init twin's model-wide sink rate (source form) at one length."""
+
+    curve: SinkCurve
+    heads: tuple[int, int]
+    control_length: int
+    control_rate: float
+
+
+def pretrained_sinks(model: nn.Module, tok, name: str, p: dict[str, Any], corpus: str = "brown") -> PretrainedSinks:
+    """`PretrainedSinks` of `model` (`name`, for the messages) on test windows of `corpus` at
+    `p`'s lengths (`p`: the profile's `pretrained` row). The control at one length only: a single
+    length's rate bounds the minimum over lengths from above, so the full assertion rejects the
+    twin whenever this does (at a small fraction of the cost of the model's curve). T = 64:
+    uniform attention gives α¹ = H_T/T ≈ 0.07 there, well below ε; at T = 32 (≈ 0.13) a random
+    model's heads can cross ε by chance."""
+    from repro.core import data
+    from repro.core.models.hf import random_init_twin
+
+    windows = {
+        n: data.bos_windows(tok, "test", p["n_seq"], n, who=f"--model {name}: SK-4", corpus=corpus)
+        for n in p["lengths"]
+    }
+    curve = sink_curve(model, windows, batch=p["batch"])
+    L, H = curve.alpha["source"][curve.lengths[0]].shape[1:]
+    n_ctl = 64 if 64 in windows else max(windows)
+    twin = random_init_twin(model)
+    twin_rate = sink_curve(twin, {n_ctl: windows[n_ctl]}, batch=p["batch"]).mean("source", n_ctl)
+    del twin
+    return PretrainedSinks(curve, (L, H), n_ctl, twin_rate)

@@ -3,9 +3,9 @@ attenuation variants trained on one corpus with one seed and one data order, the
 curves on held-out windows (and the baseline's at its initial weights: SK-2's control), and
 per-window NLL on the in-domain held-out set and on the shifted one (`SHIFT`, Table 7's
 second, out-of-domain set — C4 there — fixed whatever `--corpus` says); SK-2's paired test of
-amplification against the baseline; the effect at our training budget behind SK-2/SK-3's
-power, modelled on the trio's own trajectory (`baseline_sink_power`, `loss_gap_model`, and
-`first_budget` for the sizes at 80%); SK-3's negative control (`harm_null`).
+amplification against the baseline and its context records; SK-3's perplexity ratios
+(`perplexity_ratios`), Table 7 beside ours, and its negative control (`harm_null`). The
+effects at our training budget behind the two claims' power are in `repro.sinks.budget`.
 """
 
 from __future__ import annotations
@@ -16,19 +16,29 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from repro.core import data, stats
-from repro.core import train as T
+from repro.core import data, stats, train
 from repro.ground.runtime import ReproError, resolve_autocast
-from repro.harness import plan
-from repro.sinks.experiments import SCALINGS, SinkCurve, nano_llama, sink_curve, train_variant, variant_job
+from repro.sinks.experiments import (
+    EPSILON,
+    FORMS,
+    SCALINGS,
+    SinkCurve,
+    apply_positional_scaling,
+    expected_uniform_importance,
+    nano_llama,
+    ratio_bound,
+    sink_curve,
+    train_variant,
+    variant_job,
+)
 
 SHIFT = "stdlib-code"  # the out-of-domain held-out set
 
 
 @dataclass
 class Trio:
-    results: dict[str, T.TrainResult]
-    cfg: T.TrainConfig
+    results: dict[str, train.TrainResult]
+    cfg: train.TrainConfig
     curves: dict[str, SinkCurve]
     held_out: dict[str, torch.Tensor]  # held-out set (Trio.text, SHIFT) → (n, seq_len + 1) windows
     nll: dict[str, dict[str, torch.Tensor]]  # kind → held-out set → per-window NLL (n,)
@@ -69,14 +79,14 @@ def train_trio(
     (`optimiser`: TrainConfig fields that replace the profile's, e.g. the deviation's lr and
     weight decay) on `device` (not part of the checkpoint key), scored. `procs` > 1
     (--train-procs): each variant trains first on that many processes under torchrun
-    (repro.core.launch), then loads here."""
-    plan.require_fits("sinks", profile_name, device)
+    (repro.core.launch), then loads here. The caller refuses a CUDA device too small for the
+    profile first (`repro.harness.plan.require_fits`: the claim's fixture, before any step)."""
     V = sizes["model"]["vocab_size"]
     tok = data.brown_tokenizer(V)
-    cfg = T.TrainConfig(**sizes["train"], vocab_size=V, lead_token=tok.bos_token_id, corpus=corpus).replace(
+    cfg = train.TrainConfig(**sizes["train"], vocab_size=V, lead_token=tok.bos_token_id, corpus=corpus).replace(
         **(optimiser or {})
     )
-    train_tokens, val_tokens, ident = T.corpus_tokens(corpus, V)
+    train_tokens, val_tokens, ident = train.corpus_tokens(corpus, V)
     accelerator = accelerator_for(profile_name)
     if procs > 1 and accelerator is not None and accelerator.num_processes > 1:
         raise ReproError(
@@ -116,13 +126,13 @@ def train_trio(
     init_curve = sink_curve(init.to(next(results["baseline"].model.parameters()).device), windows, batch=ev["batch"])
     # the shifted held-out set is fixed whatever --corpus says: Table 7's second, out-of-domain
     # set (C4 there) is part of the claim, not the user's choice
-    _, code_val, _ = T.corpus_tokens(SHIFT, V)
+    _, code_val, _ = train.corpus_tokens(SHIFT, V)
     text = corpus if corpus != SHIFT else f"{SHIFT} (--corpus)"  # Trio.text
     held_out = {
-        text: T.val_windows(cfg, val_tokens, ev["ppl_windows"]),
-        SHIFT: T.val_windows(cfg, code_val, ev["ppl_windows"]),
+        text: train.val_windows(cfg, val_tokens, ev["ppl_windows"]),
+        SHIFT: train.val_windows(cfg, code_val, ev["ppl_windows"]),
     }
-    nll = {k: {name: T.window_losses(r.model, w) for name, w in held_out.items()} for k, r in results.items()}
+    nll = {k: {name: train.window_losses(r.model, w) for name, w in held_out.items()} for k, r in results.items()}
     m = sizes["model"]
     return Trio(
         results,
@@ -179,92 +189,14 @@ def tokens_per_model(cfg) -> int:
     return int(get("steps") * get("batch_size") * get("seq_len"))
 
 
-def baseline_sink_power(trio: Trio, form: str, tokens: float, reps: int = 2000, seed: int = 0) -> float:
-    """SK-2's power at a training budget (001 §6.2.1, Fig 12: "the baseline has a clear sink rate
-    at every length"): P(the baseline check — model-wide sink rate ≥ one head of L·H at every
-    length — passes after `tokens` training tokens per model), under the effect model fitted to
-    this trio's own trajectory: each head's mean α¹ grows linearly in tokens from the initial
-    weights (`trio.init_curve`) to this run's end, and a held-out sample at that budget scatters
-    around the head means as this run's sequences do around theirs. Simulated: `reps` bootstrap
-    replicates, each resampling the held-out sequences once for the trajectory's two ends (paired:
-    the same windows) and once more for the new sample. Sinks tend to appear abruptly rather than
-    linearly, and a head's per-sequence spread grows with its mean: an estimate to plan a run
-    with, not a bound. At this run's budget the model's heads are this run's (bootstrapped)."""
-    tau = tokens_per_model(trio.cfg)
-    eps = trio.curves["baseline"].eps[form]
-    rng = np.random.default_rng(seed)
-    ok = np.ones(reps, dtype=bool)
-    for n in trio.curves["baseline"].lengths:
-        a0 = trio.init_curve.alpha[form][n].double().flatten(1).numpy()  # (S, L·H)
-        a1 = trio.curves["baseline"].alpha[form][n].double().flatten(1).numpy()
-        S, LH = a1.shape
-        fit, new = rng.integers(0, S, (reps, S)), rng.integers(0, S, (reps, S))
-        m0, m1 = a0[fit].mean(1), a1[fit].mean(1)  # (reps, L·H): the trajectory's two ends
-        mu = m0 + (m1 - m0) * (float(tokens) / tau)
-        alpha = mu[:, None, :] + (a1 - a1.mean(0))[new]  # (reps, S, L·H)
-        ok &= (alpha > eps).mean(axis=(1, 2)) >= 1.0 / LH - 1e-9
-    return float(ok.mean())
+def switched_nll(trio: Trio, kind: str, name: str) -> torch.Tensor:
+    """Per-window NLL on the held-out set `name` of the trained baseline's weights run with
+    `kind`'s scaling switched on, never trained for it (a copy: the trio's baseline is left as it
+    is): the intervention without the training SK-3 is about."""
+    import copy
 
-
-def first_budget(power_at, start: float, cap: float, target: float = 0.8, step: float = 2**0.125) -> float | None:
-    """The smallest training budget on the grid start · step^k (≤ `cap`) at which `power_at(tokens)`
-    reaches `target` (the sizes for 80% of SK-2 / SK-3), None past `cap`."""
-    t = float(start)
-    while t <= cap * (1 + 1e-9):
-        if power_at(t) >= target:
-            return t
-        t *= step
-    return None
-
-
-@dataclass(frozen=True)
-class GapModel:
-    """SK-3's effect at a training budget: the variant − baseline training-loss gap (nats/token,
-    the same batches in the same order) fitted as a + b·ln(tokens) to block means of the per-step
-    gaps (`loss_gap_model`), with the fit's uncertainty."""
-
-    intercept: float
-    slope: float  # nats per e-fold of tokens
-    resid_sd: float
-    x_mean: float
-    sxx: float
-    blocks: int
-    block_steps: int
-    first_step: int
-
-    @property
-    def slope_se(self) -> float:
-        return self.resid_sd / math.sqrt(self.sxx)
-
-    def at(self, tokens: float) -> tuple[float, float]:
-        """The fitted gap at `tokens` and its standard error (of the fitted mean)."""
-        x = math.log(tokens)
-        return (
-            self.intercept + self.slope * x,
-            self.resid_sd * math.sqrt(1.0 / self.blocks + (x - self.x_mean) ** 2 / self.sxx),
-        )
-
-
-def loss_gap_model(trio: Trio, kind: str, blocks: int = 12) -> GapModel:
-    """SK-3's budget model (001 §6.2.2, Table 7 is the converged models' ratio): this trio's own
-    trajectory of `kind` − baseline per-step training loss (same data order: paired batch by
-    batch), in `blocks` means of consecutive steps, fitted linear in ln(tokens seen) over the
-    second half of training (after the warm-up, while the gap formed; ci: steps 150–300 of 300),
-    ordinary least squares; the residual sd of the block means is the fit's noise."""
-    d = np.asarray(trio.results[kind].losses, float) - np.asarray(trio.results["baseline"].losses, float)
-    size = max(1, len(d) // blocks)
-    per_step = tokens_per_model(trio.cfg) / trio.cfg.steps
-    starts = [s for s in range(0, len(d) - size + 1, size) if s >= len(d) // 2]
-    x = np.array([math.log((s + size / 2) * per_step) for s in starts])
-    y = np.array([d[s : s + size].mean() for s in starts])
-    if len(x) < 3:
-        raise ReproError(f"SK-3's budget model needs ≥ 3 blocks in the second half of training; got {len(x)}")
-    xm = float(x.mean())
-    sxx = float(((x - xm) ** 2).sum())
-    b = float(((x - xm) * (y - y.mean())).sum() / sxx)
-    a = float(y.mean() - b * xm)
-    resid = y - (a + b * x)
-    return GapModel(a, b, float(math.sqrt((resid**2).sum() / (len(x) - 2))), xm, sxx, len(x), size, starts[0])
+    switched = apply_positional_scaling(copy.deepcopy(trio.results["baseline"].model), kind, trio.cfg.seq_len)
+    return train.window_losses(switched, trio.held_out[name])
 
 
 def harm_null(trio: Trio, kind: str) -> tuple[float, str]:
@@ -275,10 +207,6 @@ def harm_null(trio: Trio, kind: str) -> tuple[float, str]:
     it worse than the baseline in-domain); for amplification, the trained baseline with
     amplification's scaling switched on, never trained for it (the intervention without the
     training the claim is about)."""
-    import copy
-
-    from repro.sinks.experiments import apply_positional_scaling, ratio_bound
-
     text, base = trio.text, trio.nll["baseline"][trio.text]
     if kind == "attenuation":
         return (
@@ -287,9 +215,184 @@ def harm_null(trio: Trio, kind: str) -> tuple[float, str]:
         )
     if kind != "amplification":
         raise ReproError(f"SK-3 compares amplification or attenuation with the baseline, not {kind!r}")
-    switched = apply_positional_scaling(copy.deepcopy(trio.results["baseline"].model), kind, trio.cfg.seq_len)
-    nll = T.window_losses(switched, trio.held_out[text])
     return (
-        ratio_bound(nll - base)[1],
+        ratio_bound(switched_nll(trio, kind, text) - base)[1],
         "the trained baseline with amplification's scaling switched on (never trained for it)",
+    )
+
+
+# --------------------------------------------------------------------------- SK-2's readings
+
+
+def deviation_label(dev: Trio) -> str:
+    """How SK-2/SK-3's records name the deviation's trio (its optimiser, not Table 14's)."""
+    return f"deviation (lr {dev.cfg.lr:g}, wd {dev.cfg.weight_decay:g}: not Table 14's setting)"
+
+
+def record_sink_rates(claim, trio: Trio, model: dict, form: str, p_amp: dict[int, float]) -> None:
+    """SK-2's context records (001 §6.2.1, Fig 12): the training, every variant's sink rate in
+    both metric forms at every length, the largest head's mean α¹, uniform attention's α¹, and
+    `p_amp` (`amplification_p`) per length; `model`: the profile's `model` row."""
+    lengths = trio.curves["baseline"].lengths
+    claim.record("training (Table 14's optimiser settings, our budget)", describe(trio, model), compare="none")
+    claim.record(
+        "training wall time per model, s (from the checkpoints' meta)",
+        ", ".join(f"{k} {r.wall_s:.0f}" for k, r in trio.results.items()),
+        compare="none",
+    )
+    for kind in SCALINGS:
+        for f in FORMS:
+            for n in lengths:
+                claim.record(
+                    f"{kind}: sink rate, ε = {EPSILON[f]} ({f} form), T = {n}",
+                    trio.curves[kind].mean(f, n),
+                    compare="none",
+                )
+        claim.record(
+            f"{kind}: largest mean α¹ of any head, T = {lengths[-1]}",
+            float(trio.curves[kind].alpha[form][lengths[-1]].mean(0).max()),
+            compare="none",
+        )
+    claim.record(
+        "α¹ of a head with uniform causal attention, T = " + str(lengths[-1]),
+        expected_uniform_importance(lengths[-1]),
+        compare="none",
+    )
+    for n in lengths:
+        claim.record(f"amplification < baseline at T = {n}: Bonferroni one-sided Wilcoxon p", p_amp[n], compare="none")
+
+
+def record_deviation(claim, deviation: Trio | None, model: dict, form: str) -> None:
+    """SK-2's context records of the deviation's trio (the profile's `deviation` optimiser, not
+    the source's), or that the profile trains none."""
+    if deviation is None:
+        claim.record(
+            "deviation run (lr 3e-3, wd 0.5; not the source's)", "trained in the long profile only", compare="none"
+        )
+        return
+    lengths = deviation.curves["baseline"].lengths
+    lab = deviation_label(deviation)
+    claim.record(f"{lab}: training", describe(deviation, model), compare="none")
+    for kind in SCALINGS:
+        claim.record(
+            f"{lab}: {kind} sink rate (ε = {EPSILON[form]}) at T = {list(lengths)}",
+            str(np.round(deviation.curves[kind].row(form), 4).tolist()),
+            compare="none",
+        )
+    claim.record(
+        f"{lab}: amplification < baseline, Bonferroni Wilcoxon p at T = {list(lengths)}",
+        str([float(f"{p:.3g}") for p in amplification_p(deviation, form).values()]),
+        compare="none",
+    )
+
+
+def rates_summary(trio: Trio, form: str, model: dict) -> str:
+    """SK-2's measurements in one line (its not-reproduced reading): the three variants' sink
+    rates by length, the baseline's largest head α¹ at the longest, and the training."""
+    lengths = trio.curves["baseline"].lengths
+    rows = {k: trio.curves[k].row(form) for k in SCALINGS}
+    return (
+        f"baseline {np.round(np.array(rows['baseline']), 4).tolist()}, amplification "
+        f"{np.round(rows['amplification'], 4).tolist()}, "
+        f"attenuation {np.round(rows['attenuation'], 4).tolist()} at T = {list(lengths)}; largest baseline "
+        f"α¹ {float(trio.curves['baseline'].alpha[form][lengths[-1]].mean(0).max()):.3f} at T = {lengths[-1]} "
+        f"(ε = {EPSILON[form]}); {describe(trio, model)}"
+    )
+
+
+# --------------------------------------------------------------------------- SK-3's readings
+
+
+def perplexities(trio: Trio) -> dict[str, dict[str, float]]:
+    """Perplexity of every variant on every held-out set: variant → set → exp(mean NLL)."""
+    return {k: {name: math.exp(float(v.mean())) for name, v in trio.nll[k].items()} for k in SCALINGS}
+
+
+@dataclass(frozen=True)
+class PerplexityRatios:
+    """SK-3 for one variant (001 §6.2.2, Table 7): per held-out set, the variant / baseline
+    perplexity ratio, the upper one-sided 95% t bound of it and the per-window sd of the NLL
+    difference (`ratio_bound`), with every variant's perplexities and Table 7's ratios."""
+
+    kind: str
+    ppl: dict[str, dict[str, float]]  # variant → held-out set → perplexity
+    source: dict[str, float]  # held-out set → Table 7's ratio (in-domain: WikiText-2's; shifted: C4's)
+    ratio: dict[str, float]
+    upper: dict[str, float]
+    sd: dict[str, float]
+
+
+def perplexity_ratios(trio: Trio, kind: str, table7: dict) -> PerplexityRatios:
+    """`PerplexityRatios` of `kind` against the trio's baseline; `table7`: 001 Table 7's
+    perplexities, variant → (WikiText-2, C4)."""
+    text = trio.text
+    src = dict(zip((text, SHIFT), (table7[kind][i] / table7["baseline"][i] for i in range(2))))
+    ratio, upper, sds = {}, {}, {}
+    for name in trio.held_out:
+        ratio[name], upper[name], sds[name] = ratio_bound(trio.nll[kind][name] - trio.nll["baseline"][name])
+    return PerplexityRatios(kind, perplexities(trio), src, ratio, upper, sds)
+
+
+def record_table7(claim, trio: Trio, deviation: Trio | None, model: dict, table7: dict) -> None:
+    """SK-3's table: 001 Table 7 next to the trio's perplexities on the two held-out sets (and the
+    deviation's trio where the profile trains one)."""
+    text = trio.text
+    ppl = perplexities(trio)
+    rows = [[k, round(ppl[k][text], 2), round(ppl[k][SHIFT], 2), *table7[k]] for k in SCALINGS]
+    if deviation is not None:
+        dppl = perplexities(deviation)
+        rows += [
+            [
+                f"{k}, lr {deviation.cfg.lr:g} / wd {deviation.cfg.weight_decay:g} (deviation)",
+                round(dppl[k][text], 2),
+                round(dppl[k][SHIFT], 2),
+                "",
+                "",
+            ]
+            for k in SCALINGS
+        ]
+    claim.table(
+        f"001 Table 7 next to ours: perplexity ({describe(trio, model)}; {trio.n_windows[text]} "
+        f"windows of {trio.cfg.seq_len} tokens per set)",
+        [
+            "model",
+            f"{data.corpus_title(trio.corpus)} (ours)",
+            "stdlib code (ours)",
+            "WikiText-2 (source)",
+            "C4 (source)",
+        ],
+        rows,
+    )
+
+
+def record_perplexities(claim, trio: Trio, deviation: Trio | None, r: PerplexityRatios) -> None:
+    """SK-3's context records for `r.kind`: its perplexity and its ratio to the baseline's on each
+    held-out set (the deviation's ratio beside it), and, on the shifted set, the trained baseline
+    run with the scaling switched on, never trained for it (on the in-domain set that is
+    amplification's negative control, `harm_null`)."""
+    kind, text = r.kind, trio.text
+    for name in trio.held_out:
+        claim.record(
+            f"{kind}: perplexity on held-out {name} (baseline {r.ppl['baseline'][name]:.2f})",
+            r.ppl[kind][name],
+            compare="none",
+        )
+        claim.record(
+            f"{kind} / baseline perplexity on {name} (source: Table 7's "
+            f"{'WikiText-2' if name == text else 'C4'} ratio)",
+            r.ratio[name],
+            compare="none",
+            source=round(r.source[name], 4),
+        )
+        if deviation is not None:
+            r_dev, u_dev, _ = ratio_bound(deviation.nll[kind][name] - deviation.nll["baseline"][name])
+            claim.record(
+                f"{deviation_label(deviation)}: {kind} / baseline perplexity on {name} (upper 95% bound)",
+                f"{r_dev:.4f} (≤ {u_dev:.4f})",
+                compare="none",
+            )
+    claim.record(
+        f"the baseline's weights run with the {kind} scaling (never trained for it) / baseline perplexity on {SHIFT}",
+        math.exp(float((switched_nll(trio, kind, SHIFT) - trio.nll["baseline"][SHIFT]).mean())),
+        compare="none",
     )

@@ -1,12 +1,19 @@
 """Figure builders of the spectral-filter claims (003): singular values and eq. (1) projection
 norms with the dark band shaded, dark shares, NLL against retained bands and as heat maps,
-token 0's sink composition, HMLV metrics, head ratios, repetition."""
+token 0's sink composition, HMLV metrics, head ratios, repetition; and the figures of a
+`study.Study` (Figs 7, 8, 11, 13: they read its memoised NLL sweeps; Fig 15)."""
 
 from __future__ import annotations
+
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from repro.core.plotting import plt
+from repro.spectral_filters.study import SOURCE_SF7
+
+if TYPE_CHECKING:
+    from repro.spectral_filters.study import Study
 
 
 def _dark_band(ax, edges, horizontal: bool = False) -> None:
@@ -162,3 +169,73 @@ def repetition_bars(reps: dict, title: str) -> plt.Figure:
     ax.set_xticks(range(len(names)), names)
     ax.set(ylabel="rep-3 (share of repeated 3-grams)", ylim=(0, 1.02), title=title)
     return fig
+
+
+# --------------------------------------------------------------------------- a study's NLL figures
+
+
+def residual_filter_heatmaps(s: Study) -> plt.Figure:
+    """003 Fig 8: NLL with the residual stream filtered after each of `s.step_rows` (ci: ℓ*), for
+    random filters (a), Ψ (b), Φ_e (c) and Φ_u (d)."""
+    rows = s.step_rows
+    grids = {
+        "random (a)": s.grid("random", rows),
+        "Ψ (b)": s.grid("psi", rows),
+        "Φ_e (c)": s.grid("phi_e", rows),
+        "Φ_u (d)": s.grid("phi_u", rows),
+    }
+    title = f"003 Fig 8 — {s.name}, residual filtered after a layer (ℓ* = {s.sink.layer})"
+    return nll_heatmaps(grids, rows, s.cols, s.sweep.base, title)
+
+
+def mlp_filter_curves(s: Study) -> plt.Figure:
+    """003 Fig 7: NLL with the output of the sink-writing MLP (layer ℓ*) filtered."""
+    ls = s.sink.layer
+    curves = {}
+    for fam in ("phi_u", "phi_e", "psi", "random"):
+        curves[fam] = (s.cols, [s.nll(ls, fam, c, where="mlp") for c in s.cols], None)
+    return nll_vs_retained(curves, s.sweep.base, f"003 Fig 7 — {s.name}, MLP of layer {ls} filtered")
+
+
+def swap_heatmaps(s: Study) -> plt.Figure:
+    """003 Fig 11 left: Φ_u after each of `s.step_rows` with the shavings swapped, next to the
+    same filter with the shavings dropped (Fig 8 d)."""
+    rows = s.step_rows
+    grid = s.grid("phi_u", rows, swap=True)
+    grids = {"Φ_u, shavings swapped": grid, "Φ_u, dropped": s.grid("phi_u", rows)}
+    return nll_heatmaps(grids, rows, s.cols, s.sweep.base, f"003 Fig 11 left — {s.name} (ℓ* = {s.sink.layer})")
+
+
+def token0_heatmap(s: Study) -> plt.Figure:
+    """003 Fig 11 middle: Φ_u on token 0 only, after each of `s.step_rows`."""
+    rows = s.step_rows
+    grids = {"Φ_u on token 0 only": s.grid("phi_u", rows, tokens="first")}
+    return nll_heatmaps(grids, rows, s.cols, s.sweep.base, f"003 Fig 11 middle — {s.name} (ℓ* = {s.sink.layer})")
+
+
+def omega_heatmap(s: Study, grid: np.ndarray) -> plt.Figure:
+    """003 Fig 11 right: Ω_u's grid over `s.rows` (`s.grid("omega")`)."""
+    grids = {"Ω_u (head + dark band)": grid}
+    return nll_heatmaps(grids, s.rows, s.cols, s.sweep.base, f"003 Fig 11 right — {s.name}")
+
+
+def sink_preserving_curves(s: Study) -> plt.Figure:
+    """003 Fig 13: NLL against retained bands after SF-7's layer for Ω_u, Φ_u, Ψ and the random
+    filters (mean ± 1 sd over the bases), with the source's Ω_u,14 point."""
+    lay, seeds = s.sf7_layer, s.sizes["random_seeds"]
+    rnd = np.array([[s.nll(lay, "random", c, seed=k) for c in s.cols] for k in seeds])
+    curves = {
+        "Ω_u": (s.cols, [s.nll(lay, "omega", c) for c in s.cols], None),
+        "Φ_u": (s.cols, [s.nll(lay, "phi_u", c) for c in s.cols], None),
+        "Ψ": (s.cols, [s.nll(lay, "psi", c) for c in s.cols], None),
+        f"random (±1 sd, {len(seeds)} bases)": (s.cols, rnd.mean(0), rnd.std(0, ddof=1)),
+    }
+    src = (15, SOURCE_SF7[2], f"source: Ω_u,14 at L12/40 ({SOURCE_SF7[1]} → {SOURCE_SF7[2]})")
+    return nll_vs_retained(curves, s.sweep.base, f"003 Fig 13 — {s.name}, after layer {lay}", source=src)
+
+
+def hmlv_layers(s: Study, st: dict) -> plt.Figure:
+    """003 Fig 15: the per-layer means of `study.hmlv_statistics` (`st`), HMLV vs all tokens."""
+    lay = st["layers"]
+    title = f"003 Fig 15 — {s.name} ({st['shape'][1]}-token prompts)"
+    return hmlv_metrics(lay["layer"], lay["udr_h"], lay["udr_all"], lay["kdp_h"], lay["kdp_all"], title)

@@ -22,11 +22,24 @@ import torch
 
 from repro.core import data, lens
 from repro.ground.runtime import NotApplicable, ReproError, dtype_name, generator, resolve_dtype
-from repro.spectral_filters import catalogue
-from repro.spectral_filters import spectral as sp
+from repro.spectral_filters import catalogue, dark_signals, spectral
 
 SOURCE_SF7 = catalogue.number("SF-7", "fig13")  # 003 Fig 13: Ω_{u,14} after L12 of 40: NLL 2.47 → 2.74
 RANDOM_DRAWS = 16  # random selections averaged for SF-9's negative control
+# the source's prompts for Tables 2, 4 and 5 (003 §6.1, App E): SF-8's continuations
+PROMPTS = (
+    "Tuatara are lizard-like reptiles that can be traced back to the time of the dinosaurs. For the first "
+    "time in 200 years, researchers have discovered a baby tuatara on mainland New Zealand.",
+    "If you're interested in Grizzly Bear viewing in and around the northern Gulf of Alaska, consider a "
+    "chartered flight with Trygg Air Alaska based out of King Salmon with service to and from Anchorage.",
+)
+# a user's model without an attention sink (token 0 no more than this many times the median
+# token's norm) is not what 003 §4–7 speak of: SF-3 … SF-10 read "not applicable" there. Massive
+# activations are orders of magnitude (003 Fig 9); a random init sits near 1.
+SINK_MIN_RATIO = 3.0
+# SF-4's 'large': token 0's norm at its peak an order of magnitude above the median other token's
+# (§5 gives no ratio; SINK_MIN_RATIO only says a sink is there)
+SINK_LARGE = 10.0
 
 
 @dataclass
@@ -35,11 +48,11 @@ class Study:
     model: torch.nn.Module  # float32, as loaded
     tok: Any
     sizes: dict
-    F: sp.Filters
+    F: spectral.Filters
     ids: torch.Tensor  # (n, T), column 0 = <bos>
     cap: lens.Capture
-    sink: sp.SinkProfile
-    sweep: sp.Sweep  # on a copy in `dtype` (the policy's choice for sizes["nll_dtype"])
+    sink: dark_signals.SinkProfile
+    sweep: spectral.Sweep  # on a copy in `dtype` (the policy's choice for sizes["nll_dtype"])
     base_f32: float
     dtype: str
     corpus: str = "brown"  # where the prompts (and SF-1's token counts) come from: --corpus
@@ -62,7 +75,7 @@ class Study:
     def step_rows(self) -> list[int]:
         """The rows of the figures of the claims about the residual after ℓ* (SF-3, SF-5, SF-6):
         ℓ* and the profile's `layers` (ci: none, so [ℓ*]; paper: every layer). `rows` adds SF-7's
-        layer, which only SF-7 asserts on: at ci those cells were figure-only (issue 18)."""
+        layer, which only SF-7 asserts on: at ci those cells were figure-only."""
         spec = self.sizes["layers"]
         if spec == "all":
             return list(range(self.L))
@@ -78,7 +91,7 @@ class Study:
 
     @property
     def cols(self) -> list[int]:
-        return list(self.sizes["bands"]) + [sp.N_BANDS]
+        return list(self.sizes["bands"]) + [spectral.N_BANDS]
 
     @property
     def base_prompts(self) -> np.ndarray:
@@ -86,7 +99,7 @@ class Study:
 
     def filter(self, family: str, bands: int, seed: int = 0) -> torch.Tensor | None:
         """The family's filter retaining `bands` bands (Ω_{u,k} retains k + 1); None at 20."""
-        if bands >= sp.N_BANDS:
+        if bands >= spectral.N_BANDS:
             return None
         k = bands - 1 if family == "omega" else bands
         return self.F.family(family, k, seed)
@@ -122,7 +135,7 @@ class Study:
     def grid(self, family: str, rows: list[int] | None = None, **kw: Any) -> np.ndarray:
         """(rows, cols) NLL heat map (003 Fig 8/11) over `rows` (default `self.rows`; see
         `step_rows`). One cell costs a pass through the rest of the model and the head (Gemma:
-        3.1 s in float32 on the 2-core EPYC)."""
+        3.1 s in float32 on 2 CPU cores)."""
         return np.array(
             [[self.nll(r, family, c, **kw) for c in self.cols] for r in (self.rows if rows is None else rows)]
         )
@@ -137,12 +150,12 @@ def build_study(model_name: str, m: torch.nn.Module, tok: Any, sizes: dict, corp
         raise NotApplicable(
             f"--model {model_name}: its tokenizer has no <bos>; 003 §5 needs every prompt to start alike"
         )
-    F = sp.filters(m)
+    F = spectral.filters(m)
     ids = data.windows(tok, "test", sizes["n_prompts"], sizes["prompt_len"], lead=bos, corpus=corpus).to(
         next(m.parameters()).device
     )
     cap = lens.capture(m, ids, modules=["mlp_out", "attn_out", "attn_in"], attentions=True, logits_to_keep=1)
-    sink = sp.sink_profile(
+    sink = dark_signals.sink_profile(
         cap.residual[0, :, 0],
         torch.stack([x[0, 0] for x in cap.modules["mlp_out"]]),
         torch.stack([x[0, 0] for x in cap.modules["attn_out"]]),
@@ -152,9 +165,20 @@ def build_study(model_name: str, m: torch.nn.Module, tok: Any, sizes: dict, corp
     work = m if dtype == torch.float32 else copy.deepcopy(m).to(dtype)
     with torch.no_grad():
         normed = lens.final_norm(m)(cap.residual[:, -1])
-        base_f32 = float(sp.nll_per_token(m, normed[:, :-1], ids[:, 1:]).mean())
+        base_f32 = float(spectral.nll_per_token(m, normed[:, :-1], ids[:, 1:]).mean())
     return Study(
-        model_name, m, tok, sizes, F, ids, cap, sink, sp.Sweep(work, ids), base_f32, dtype_name(dtype), corpus=corpus
+        model_name,
+        m,
+        tok,
+        sizes,
+        F,
+        ids,
+        cap,
+        sink,
+        spectral.Sweep(work, ids),
+        base_f32,
+        dtype_name(dtype),
+        corpus=corpus,
     )
 
 
@@ -171,30 +195,31 @@ def generations(s: Study, prompts: tuple[str, ...]) -> tuple[list[int], dict[str
     rows = []
     for text in prompts:
         prompt = torch.tensor([[s.tok.bos_token_id] + s.tok(text, add_special_tokens=False)["input_ids"]])
-        plain = sp.generate(work, prompt, g["new_tokens"])
-        reps["none"] += [sp.rep_n(plain)] * len(layers)
-        rows.append([text[:40] + "…", "-", "none", round(sp.rep_n(plain), 2), s.tok.decode(plain)])
+        plain = spectral.generate(work, prompt, g["new_tokens"])
+        reps["none"] += [spectral.rep_n(plain)] * len(layers)
+        rows.append([text[:40] + "…", "-", "none", round(spectral.rep_n(plain), 2), s.tok.decode(plain)])
         for layer in layers:
             for name, P in fams.items():
-                out = sp.generate(work, prompt, g["new_tokens"], layer=layer, P=P)
-                reps[name].append(sp.rep_n(out))
-                rows.append([text[:40] + "…", layer, name, round(sp.rep_n(out), 2), s.tok.decode(out)])
+                out = spectral.generate(work, prompt, g["new_tokens"], layer=layer, P=P)
+                reps[name].append(spectral.rep_n(out))
+                rows.append([text[:40] + "…", layer, name, round(spectral.rep_n(out), 2), s.tok.decode(out)])
     return layers, reps, rows
 
 
 def hmlv_statistics(s: Study, draws: int = RANDOM_DRAWS) -> dict[str, Any]:
-    """§7 on prompts of the source's length (`sp.HMLV_PROMPT_LEN` = 33 tokens, <bos> first), where
+    """§7 on prompts of the source's length (`dark_signals.HMLV_PROMPT_LEN` = 33 tokens, <bos> first), where
     its thresholds (mean > 0.018, var < 0.01) mean what they meant: a token's mean received
     attention scales like 1/T, so on the study's longer prompts the same thresholds would select
     other tokens. As many prompts as the study's token budget gives (ci: 6 × 128 → 23 × 33): one
     more forward pass, with attention maps. The layers are those where token 0's sink is in place
     (token 0's stream is the same in every prompt). HMLV: variance below the source's τ_σ and mean
-    above τ_μ = `sp.hmlv_mean_threshold`, the threshold that marks the source's share of pairs
-    (3.0%) on this model; the share the source's own τ_μ = 0.018 marks is returned too. Per layer: the figure's means (HMLV vs all);
-    per prompt, summed over layers: the HMLV tokens' contrast with the prompt's other tokens in
-    population sds (`sp.hmlv_contrast`), and the same for random tokens of the same count
-    (`sp.matched_random_mask`, averaged over `draws` draws): the negative control."""
-    T = sp.HMLV_PROMPT_LEN
+    above τ_μ = `dark_signals.hmlv_mean_threshold`, the threshold that marks the source's share of
+    pairs (3.0%) on this model; the share the source's own τ_μ = 0.018 marks is returned too. Per
+    layer: the figure's means (HMLV vs all); per prompt, summed over layers: the HMLV tokens'
+    contrast with the prompt's other tokens in population sds (`dark_signals.hmlv_contrast`), and
+    the same for random tokens of the same count (`dark_signals.matched_random_mask`, averaged
+    over `draws` draws): the negative control."""
+    T = dark_signals.HMLV_PROMPT_LEN
     if s.ids.shape[1] == T:
         ids, cap = s.ids, s.cap
     else:
@@ -209,27 +234,27 @@ def hmlv_statistics(s: Study, draws: int = RANDOM_DRAWS) -> dict[str, Any]:
     acc = {k: torch.zeros(B, dtype=torch.float64) for k in ("udr", "kdp", "udr_rnd", "kdp_rnd", "n")}
     received = {}
     for layer in s.sink.in_place:
-        mean, var = sp.received_attention(cap.attentions[layer])
+        mean, var = dark_signals.received_attention(cap.attentions[layer])
         valid = ~torch.isnan(mean)
         valid[:, 0] = False
         received[layer] = (mean.cpu(), var.cpu(), valid.cpu())
     source_share = float(
-        sum(int(sp.hmlv(m, v)[ok].sum()) for m, v, ok in received.values())
+        sum(int(dark_signals.hmlv(m, v)[ok].sum()) for m, v, ok in received.values())
         / max(1, sum(int(ok.sum()) for _, _, ok in received.values()))
     )
-    tau_mean = sp.hmlv_mean_threshold(*(torch.stack([r[i] for r in received.values()]) for i in range(3)))
+    tau_mean = dark_signals.hmlv_mean_threshold(*(torch.stack([r[i] for r in received.values()]) for i in range(3)))
     for layer, (mean, var, valid) in received.items():
-        mask = sp.hmlv(mean, var, tau_mean) & valid
+        mask = dark_signals.hmlv(mean, var, tau_mean) & valid
         with torch.no_grad():
-            u = sp.udr(cap.residual[:, layer], D)
+            u = dark_signals.udr(cap.residual[:, layer], D)
             attn = lens.resolve(blocks[layer], lens.arch_map(s.model).attn)
-            kdp = sp.key_dot_products(sp.head_keys(attn, cap.modules["attn_in"][layer]))
+            kdp = dark_signals.key_dot_products(dark_signals.head_keys(attn, cap.modules["attn_in"][layer]))
         u, kdp = u.cpu(), kdp.float().cpu()
-        random_masks = [sp.matched_random_mask(mask, valid, g) for _ in range(draws)]
+        random_masks = [dark_signals.matched_random_mask(mask, valid, g) for _ in range(draws)]
         for key, x in (("udr", u), ("kdp", kdp)):
-            acc[key] += sp.hmlv_contrast(x, mask, valid)[0]
+            acc[key] += dark_signals.hmlv_contrast(x, mask, valid)[0]
             for r in random_masks:
-                acc[f"{key}_rnd"] += sp.hmlv_contrast(x, r, valid)[0] / draws
+                acc[f"{key}_rnd"] += dark_signals.hmlv_contrast(x, r, valid)[0] / draws
         acc["n"] += mask.sum(1).double()
         if int(mask.sum()) == 0:
             continue

@@ -4,8 +4,8 @@ Three architectures, named as in 001 §3 / Table 1:
 
 - ``"gpt2"``: `GPT2LMHeadModel` — learned absolute positions, LayerNorm, GELU (GPT-2's tanh
   approximation, as ``gelu_pytorch_tanh``: the function of ``gelu_new`` in one fused
-  `F.gelu(approximate="tanh")` kernel instead of seven elementwise passes — measured 2026-11-25
-  on 2 cores: a 12-layer 768-wide random probe in float32 15.9 → 12.2 s, a third of it had been
+  `F.gelu(approximate="tanh")` kernel instead of seven elementwise passes — measured on 2
+  cores: a 12-layer 768-wide random probe in float32 15.9 → 12.2 s, a third of it had been
   the activation), biases everywhere, tied embedding / LM head.
 - ``"rope-gpt2"``: the source's "RoPE-enhanced GPT-2" (001 §3, B.2: weight tying).
   transformers has no GPT-2 with rotary positions, so we use `GPTNeoXForCausalLM` configured
@@ -45,7 +45,8 @@ from typing import TYPE_CHECKING, Iterator
 import torch
 from torch import nn
 
-from repro.ground.runtime import ReproError, derive_seed
+from repro.ground.errors import ReproError
+from repro.ground.runtime import derive_seed
 from repro.ground.runtime import generator as make_generator
 
 if TYPE_CHECKING:  # transformers is imported lazily: `import repro.core.models.hf` stays light
@@ -220,7 +221,7 @@ def build_model(
     (embeddings, then layer 0, 1, …), so the layers built hold exactly the weights of the full
     model's first layers; what follows them (later layers, final norm, an untied LM head) is not
     the full model's. For measurements that read only early layers (SK-1 reads layer 0 of 48
-    12-layer models at paper size: a whole one takes 2.5 s of CPU draws on the 2-core EPYC, its
+    12-layer models at paper size: a whole one takes 2.5 s of CPU draws on 2 cores, its
     first block with the embeddings 0.3 s).
 
     ``embedding_seed``: draw the token embedding, the position embedding (GPT-2) and an untied
@@ -389,7 +390,7 @@ def init_gpt_style_(
             param.fill_(0.0 if name.endswith("bias") else 1.0)
             norm_params.append((name, param))
     if perturb_norms > 0:
-        for name, param in norm_params:
+        for _name, param in norm_params:
             noise = torch.empty(param.shape, dtype=torch.float32).normal_(0.0, perturb_norms, generator=generator)
             param.add_(noise.to(param.dtype))
 

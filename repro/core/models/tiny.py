@@ -47,7 +47,7 @@ from torch import nn
 from transformers.modeling_outputs import ModelOutput
 
 from repro.core.models.attention import sdpa
-from repro.ground.runtime import ReproError
+from repro.ground.errors import ReproError
 from repro.ground.runtime import generator as make_generator
 
 BLOCKS = ("full", "attn", "mlp")

@@ -1,0 +1,379 @@
+"""Born biased's sizes per profile and its cost rows for `repro plan` (001 §3–4, App A, App B.1).
+
+`SIZES`: experiment -> {profile -> sizes}, keys named for the claim or figure they serve (typed
+by the ci row: `repro.ground.sizes`); `PLANNERS`: experiment -> its jobs under a profile
+(`repro.core.cost.Job`). Both collected by `repro.harness.profiles` and `repro.harness.plan`.
+The measurements behind the ci sizes: docs/sizes.md, "Born biased".
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from repro.core.cost import Job, Planner, hf_params, of_row, tiny_params
+from repro.ground.sizes import Profile
+
+SIZES: dict[str, dict[str, dict[str, Any]]] = {
+    # 001 §3 Table 1 / Fig 1a / Fig 10 / Fig 2 / Finding 2.2: random-token probes of the nano
+    # RoPE GPT-2 and LLaMA-2 (12L, 12H, 768d, |V| = 50,257), seeds 42 and 43 as in Table 1.
+    # All lengths come from one pass (prefix trick, repro.born_biased.preference_probe). ci: N = 400 and T ≤ 64
+    # (≈ 11 s per model on 2 cores in bfloat16, ≈ 40 s in float32); paper: the source's N = 10,000,
+    # T up to 1024. dtype "auto": the dtype policy (runtime.resolve_dtype) everywhere below.
+    "bb_1": {
+        "ci": dict(
+            archs=("rope-gpt2", "llama"),
+            d_model=768,
+            n_layer=12,
+            n_head=12,
+            vocab_size=50257,
+            n_seq=400,
+            lengths=(16, 32, 64),
+            seeds=(42, 43),
+            dtype="auto",
+        ),
+        "paper": dict(
+            archs=("rope-gpt2", "llama"),
+            d_model=768,
+            n_layer=12,
+            n_head=12,
+            vocab_size=50257,
+            n_seq=10000,
+            lengths=(64, 256, 1024),
+            seeds=(42, 43),
+            dtype="auto",
+        ),
+    },
+    # 001 Finding 1.2 / Table 1(c): the same probe on a smaller and a larger RoPE GPT-2 than
+    # bb_1's; "smaller" at ci (4 layers), the source's 1.2B (24L, 32H, 2048d) under paper.
+    "bb_1_2": {"ci": dict(d_model=768, n_layer=4, n_head=12), "paper": dict(d_model=2048, n_layer=24, n_head=32)},
+    # 001 Finding 2.2: favourite token vs contraction direction over many random models.
+    # ci: 30 models of 6 layers (≈ 1.6 s each); paper: the source's 100 models, N = 2000, T = 1024.
+    "bb_2_2": {
+        "ci": dict(
+            arch="rope-gpt2",
+            d_model=768,
+            n_layer=6,
+            n_head=12,
+            vocab_size=50257,
+            n_seq=256,
+            T=32,
+            n_models=30,
+            dtype="auto",
+        ),
+        "paper": dict(
+            arch="rope-gpt2",
+            d_model=768,
+            n_layer=12,
+            n_head=12,
+            vocab_size=50257,
+            n_seq=2000,
+            T=1024,
+            n_models=100,
+            dtype="auto",
+        ),
+    },
+    # 001 §4.1 Table 2 / Figs 3, 4, 7: full / attention-only / MLP-only 12-layer stacks fed
+    # Gaussian inputs with the embedding's statistics.
+    "bb_3": {
+        "ci": dict(d_model=768, n_layer=12, n_head=12, vocab_size=50257, T=32, n_seq=400, seeds=(0, 1), dtype="auto"),
+        "paper": dict(
+            d_model=768, n_layer=12, n_head=12, vocab_size=50257, T=1024, n_seq=2000, seeds=(0, 1, 2, 3), dtype="auto"
+        ),
+    },
+    # 001 Finding 4.1 / Fig 6: GELU pre-activation spread with and without LayerNorm (cheap).
+    "bb_4_1": {
+        "ci": dict(d_model=768, n_seq=2048, seeds=(0, 1, 2, 3)),
+        "paper": dict(d_model=768, n_seq=10000, seeds=tuple(range(8))),
+    },
+    # 001 Prop 5 / Fig 8: 12 stacked attention layers vs Attn0, T = 16 and 512.
+    "bb_5": {
+        "ci": dict(d_model=256, n_head=4, n_layer=12, T=(16, 512), n_seq=(256, 16), seeds=(0, 1, 2)),
+        "paper": dict(d_model=768, n_head=12, n_layer=12, T=(16, 512), n_seq=(2000, 2000), seeds=(0, 1, 2, 3)),
+    },
+    # 001 Prop 2 / Fig 5: stacked MLP0 blocks (ReLU vs tanh), Gaussian inputs.
+    # The source's width (768); 6 independent models give the Monte-Carlo standard error
+    # across inits (weight drawing dominates the cost: ~4 s per model and variant on 2 cores).
+    "bb_4": {
+        "ci": dict(d_model=768, d_ff=3072, n_layer=12, n_seq=512, seeds=(0, 1, 2, 3, 4, 5)),
+        "paper": dict(d_model=768, d_ff=3072, n_layer=12, n_seq=2000, seeds=tuple(range(16))),
+    },
+    # 001 Table 3 / Prop 4: MLP0, MLP0∘MLP0, Attn0∘MLP0 at several T.
+    "bb_4_2": {
+        "ci": dict(d_model=512, d_ff=2048, n_seq=256, T=(16, 128), seeds=(0, 1, 2, 3, 4, 5, 6, 7)),
+        "paper": dict(d_model=768, d_ff=3072, n_seq=2000, T=(16, 128, 512), seeds=tuple(range(16))),
+    },
+    # 001 Eq 2 / Fig 9: per-position output std after value aggregation, T = 32.
+    "bb_6": {
+        "ci": dict(d_model=768, n_head=12, T=32, n_seq=2000, seeds=(0, 1, 2, 3)),
+        "paper": dict(d_model=768, n_head=12, T=32, n_seq=2000, seeds=tuple(range(16))),
+    },
+}
+
+# `long`'s overrides of the ci rows: none (long runs ci's sizes here)
+OVERRIDES: dict[str, dict[str, dict[str, Any]]] = {}
+
+
+def bb_1_2_sizes(prof: Profile) -> dict[str, Any]:
+    """001 Finding 1.2's other model size: bb_1's probe (seeds, N, lengths) of RoPE GPT-2 at
+    bb_1_2's shape — the one place that row is merged (the BB-1.2 fixture and `repro plan`)."""
+    return {**prof.sizes("bb_1"), "archs": ("rope-gpt2",), **prof.sizes("bb_1_2")}
+
+
+# --------------------------------------------------------------------------- cost rows
+
+
+def _bb_probes(s: dict, key: str) -> list[Job]:
+    if key in ("bb_1", "bb_1_2"):
+        p = hf_params(
+            "rope-gpt2",
+            n_layer=s["n_layer"],
+            n_head=s["n_head"],
+            d_model=s["d_model"],
+            vocab_size=s["vocab_size"],
+            n_positions=max(s["lengths"]),
+        )
+        T = max(s["lengths"])
+        claims, what = (
+            ("BB-1, BB-1.1, BB-2.1, BB-3.2a", "random-token probes (one pass, every length)")
+            if key == "bb_1"
+            else ("BB-1.2", "the same probes on the other RoPE GPT-2 size (Finding 1.2)")
+        )
+        return [
+            Job(
+                key,
+                claims,
+                what,
+                "infer",
+                len(s["archs"]) * len(s["seeds"]),
+                p,
+                s["d_model"],
+                s["n_layer"],
+                s["n_head"],
+                s["vocab_size"],
+                T,
+                s["n_seq"] * T,
+                batch=64,
+            )
+        ]
+    if key == "bb_2_2":
+        p = hf_params(
+            "rope-gpt2",
+            n_layer=s["n_layer"],
+            n_head=s["n_head"],
+            d_model=s["d_model"],
+            vocab_size=s["vocab_size"],
+            n_positions=s["T"],
+        )
+        return [
+            Job(
+                key,
+                "BB-2.2",
+                "favourite token vs direction, many random models",
+                "infer",
+                s["n_models"],
+                p,
+                s["d_model"],
+                s["n_layer"],
+                s["n_head"],
+                s["vocab_size"],
+                s["T"],
+                s["n_seq"] * s["T"],
+                batch=64,
+            )
+        ]
+    p = tiny_params(0, s["d_model"], s["n_layer"], positions="none") + s["vocab_size"] * s["d_model"]
+    return [
+        Job(
+            key,
+            "BB-2.1, BB-3",
+            "full / attention-only / MLP-only stacks on Gaussian inputs",
+            "infer",
+            3 * len(s["seeds"]),
+            p,
+            s["d_model"],
+            s["n_layer"],
+            s["n_head"],
+            s["vocab_size"],
+            s["T"],
+            s["n_seq"] * s["T"],
+            batch=64,
+        )
+    ]
+
+
+def _gaussian_stack(
+    key: str,
+    claims: str,
+    what: str,
+    s: dict,
+    p: int,
+    L: int,
+    T: int,
+    tokens: int,
+    *,
+    n: int,
+    models: int,
+    H: int = 1,
+    attn: bool = True,
+    held_states: float = 0,
+    batch: int | None = None,
+    notes: str = "",
+) -> Job:
+    """A `repro.born_biased.init_bias` experiment: random-init TinyDecoder stacks fed Gaussian
+    inputs (no embedding, no head), `batch` of the `n` sequences per float32 pass (default all);
+    `held_states` (n, T, d) float32 states' worth kept through it (hidden_states)."""
+    d = s["d_model"]
+    return Job(
+        key,
+        claims,
+        what,
+        "infer",
+        models,
+        p,
+        d,
+        L,
+        H,
+        0,
+        T,
+        tokens,
+        batch=batch or n,
+        attn_layers=None if attn else 0,
+        held_bytes=4.0 * held_states * n * T * d,
+        notes=notes,
+    )
+
+
+def _bb_4_1(s: dict) -> list[Job]:
+    # one GELU MLP block with biases, counted with its pre-LayerNorm (the variant without has 2·d fewer)
+    p = tiny_params(0, s["d_model"], 1, positions="none", block="mlp", final_norm=False)
+    return [
+        _gaussian_stack(
+            "bb_4_1",
+            "BB-4.1",
+            "one GELU MLP block with and without its LayerNorm",
+            s,
+            p,
+            1,
+            1,
+            s["n_seq"],
+            n=s["n_seq"],
+            models=2 * len(s["seeds"]),
+            attn=False,
+            held_states=2,
+        )
+    ]
+
+
+def _bb_4(s: dict) -> list[Job]:
+    # the standard variant's LayerNorm (no bias) counted; ReLU and tanh MLP0 have none
+    p = tiny_params(
+        0, s["d_model"], s["n_layer"], d_ff=s["d_ff"], positions="none", bias=False, block="mlp", final_norm=False
+    )
+    return [
+        _gaussian_stack(
+            "bb_4",
+            "BB-4",
+            "ReLU / tanh MLP0 and standard MLP stacks, one token each",
+            s,
+            p,
+            s["n_layer"],
+            1,
+            s["n_seq"],
+            n=s["n_seq"],
+            models=3 * len(s["seeds"]),
+            attn=False,
+            held_states=s["n_layer"] + 1,
+            notes="H100 2026-11-25: 20 s, drawing the weights on the CPU (not in the FLOPs)",
+        )
+    ]
+
+
+def _bb_4_2(s: dict) -> list[Job]:
+    # per seed two MLP0 blocks (no norm, no bias) on every T; Attn0 (a running mean, no weights) is
+    # O(d) per token: not counted. No attention term, so one job over every T's tokens is exact.
+    p = tiny_params(
+        0, s["d_model"], 2, d_ff=s["d_ff"], positions="none", bias=False, block="mlp", norm="none", final_norm=False
+    )
+    T = max(s["T"])
+    return [
+        _gaussian_stack(
+            "bb_4_2",
+            "BB-4.2",
+            f"two MLP0 blocks, then Attn0, at T = {', '.join(map(str, s['T']))}",
+            s,
+            p,
+            2,
+            T,
+            s["n_seq"] * sum(s["T"]),
+            n=s["n_seq"],
+            models=len(s["seeds"]),
+            attn=False,
+            held_states=4,
+            notes="peak at the largest T; H100 2026-11-25: 118 s, weight draws and launches",
+        )
+    ]
+
+
+def _bb_5(s: dict) -> list[Job]:
+    # a pre-LN softmax attention stack (LayerNorm without bias, RoPE: no parameters), one job per T
+    # (the attention term grows with T); Attn0's stack has no weights and O(d) per token. Held: the
+    # input (n sequences) and one pass's L + 1 hidden states (BB5_CHUNK sequences a pass:
+    # init_bias._stack_cosines).
+    from repro.born_biased.init_bias import BB5_CHUNK
+
+    L = s["n_layer"]
+    p = tiny_params(0, s["d_model"], L, positions="none", bias=False, block="attn", final_norm=False)
+    return [
+        _gaussian_stack(
+            "bb_5",
+            "BB-5",
+            f"stacked softmax attention and Attn0, T = {T}",
+            s,
+            p,
+            L,
+            T,
+            n * T,
+            n=n,
+            models=len(s["seeds"]),
+            H=s["n_head"],
+            batch=min(BB5_CHUNK, n),
+            held_states=1 + (L + 1) * min(BB5_CHUNK, n) / n,
+        )
+        for T, n in zip(s["T"], s["n_seq"])
+    ]
+
+
+def _bb_6(s: dict) -> list[Job]:
+    # one pre-LN attention block with biases; held: its (N, H, T, T) map and two hooked (N, T, d) tensors
+    p = tiny_params(0, s["d_model"], 1, positions="none", block="attn", final_norm=False)
+    T, H = s["T"], s["n_head"]
+    job = _gaussian_stack(
+        "bb_6",
+        "BB-6",
+        "one attention block at init, per-position std of A·V",
+        s,
+        p,
+        1,
+        T,
+        s["n_seq"] * T,
+        n=s["n_seq"],
+        models=len(s["seeds"]),
+        H=H,
+        held_states=2,
+    )
+    job.held_bytes += 4.0 * s["n_seq"] * H * T * T
+    return [job]
+
+
+# experiment -> its jobs under a profile; BB-1.2's row is bb_1's probe at bb_1_2's shape
+PLANNERS: dict[str, Planner] = {
+    "bb_1": of_row(lambda s: _bb_probes(s, "bb_1"), "bb_1"),
+    "bb_1_2": lambda prof: _bb_probes(bb_1_2_sizes(prof), "bb_1_2"),
+    "bb_2_2": of_row(lambda s: _bb_probes(s, "bb_2_2"), "bb_2_2"),
+    "bb_3": of_row(lambda s: _bb_probes(s, "bb_3"), "bb_3"),
+    "bb_4_1": of_row(_bb_4_1, "bb_4_1"),
+    "bb_4": of_row(_bb_4, "bb_4"),
+    "bb_4_2": of_row(_bb_4_2, "bb_4_2"),
+    "bb_5": of_row(_bb_5, "bb_5"),
+    "bb_6": of_row(_bb_6, "bb_6"),
+}

@@ -1,0 +1,127 @@
+"""The causal shift's sizes per profile and its cost rows for `repro plan` (000).
+
+`SIZES`: experiment -> {profile -> sizes} (typed by the ci row: `repro.ground.sizes`);
+`PLANNERS`: experiment -> its jobs under a profile (`repro.core.cost.Job`). Collected by
+`repro.harness.profiles` and `repro.harness.plan`. The measurements behind the ci sizes:
+docs/sizes.md, "Causal shift".
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from repro.core import cost
+from repro.core.cost import RUN, Job, Planner, of_row, steps_tokens, tiny_params
+
+SIZES: dict[str, dict[str, dict[str, Any]]] = {
+    # 000 causal shift (CS-1 … CS-6). `align`: CS-1/CS-2 on the pretrained models over Brown
+    # test-split windows led by <bos> (the source: 1,000 WikiText sequences), top-k decoding in
+    # the tied dictionary through the final norm (the logit lens), bootstrap over sequences; the
+    # policy's dtype for the (tokens × vocabulary) decoding matmul at ci. ci: 6 sequences, enough
+    # to decide: CS-1 is contradicted on both models with power 1.0 (its switch depth 0.19·L and
+    # 0.03·L against the source's > 0.5·L), CS-2's checks are margins of 0.3–0.5 over their nulls.
+    # `model`/`train`: the GPT-2-style TinyDecoder trained on Brown BPE for CS-3 … CS-6, every
+    # variant on one data order; the fixed cut attenuates to `cut_alpha`; CS-3 compares α = 0 at
+    # the middle layer with the baseline (α = 1) over `seeds`; `gate_snapshots`: steps at which
+    # the learned gate's π is read (Fig 5). `eval`: CS-6's held-out sets (Brown test windows,
+    # stdlib-code validation windows, last-word items from Brown test sentences).
+    # ci: 4 layers × 128 wide, 300 steps of 16 × 64 tokens, 13 models (≈ 20–30 s each alone on 2
+    # cores; on a CPU they train side by side, one thread each: repro.core.launch.pool). Not fewer
+    # steps: at 150 CS-3 failed (α = 0 − α = 1 val loss +0.076 nats, paired p 0.19 over 3 seeds).
+    # paper: the source's GPT-2 150M (12 layers, 768 wide, 1024 tokens) — a GPU and a larger
+    # corpus than Brown (`--corpus`).
+    "causal_shift": {
+        "ci": dict(
+            align=dict(n_seq=6, seq_len=64, k=5, n_boot=1000, compute_dtype="auto", panel_start=24),
+            model=dict(vocab_size=4096, d_model=128, n_layer=4, n_head=4, max_len=64),
+            train=dict(
+                steps=300,
+                batch_size=16,
+                seq_len=64,
+                lr=3e-3,
+                warmup_steps=30,
+                eval_every=300,
+                eval_batches=8,
+                autocast="auto",
+            ),
+            seeds=(0, 1, 2),
+            cut_alpha=0.5,
+            gate_snapshots=(0, 25, 50, 100, 150, 200, 250, 300),
+            eval=dict(windows=64, last_word_items=300),
+        ),
+        "paper": dict(
+            align=dict(n_seq=1000, seq_len=128, k=5, n_boot=2000, compute_dtype="float32", panel_start=24),
+            model=dict(vocab_size=32000, d_model=768, n_layer=12, n_head=12, max_len=1024),
+            train=dict(
+                steps=20000,
+                batch_size=32,
+                seq_len=1024,
+                lr=6e-4,
+                warmup_steps=2000,
+                eval_every=1000,
+                eval_batches=16,
+                autocast="auto",
+            ),
+            seeds=(0, 1, 2),
+            cut_alpha=0.5,
+            gate_snapshots=(0, 1000, 2500, 5000, 10000, 15000, 20000),
+            eval=dict(windows=512, last_word_items=2000),
+        ),
+    }
+}
+# `long`'s overrides of the ci rows: none (long runs ci's sizes here)
+OVERRIDES: dict[str, dict[str, dict[str, Any]]] = {}
+
+
+# --------------------------------------------------------------------------- cost rows
+
+
+def _causal_shift(s: dict) -> list[Job]:
+    m, t = s["model"], s["train"]
+    L = m["n_layer"]
+    n_models = len(s["seeds"]) + L + (len(s["seeds"]) - 1) + len(s["seeds"]) + 1  # baseline, cuts, cut@0, α=0, gate
+    p = tiny_params(m["vocab_size"], m["d_model"], L, max_len=m["max_len"])
+    jobs = [
+        Job(
+            "causal_shift",
+            "CS-3…CS-6",
+            "GPT-2-style variants (baseline, a cut per layer, α = 0, gating)",
+            "train",
+            n_models,
+            p,
+            m["d_model"],
+            L,
+            m["n_head"],
+            m["vocab_size"],
+            t["seq_len"],
+            steps_tokens(t),
+            batch=t["batch_size"],
+            corpus=RUN,
+        )
+    ]
+    a = s["align"]
+    for name, e in cost.embedded().items():
+        toks = a["n_seq"] * a["seq_len"]
+        # the decoding reads every layer's states through the V × d dictionary: (L+1)·2·V·d per token
+        jobs.append(
+            Job(
+                "causal_shift",
+                "CS-1, CS-2",
+                f"{name}: logit-lens decoding of every layer",
+                "infer",
+                1,
+                e["params"] + (e["L"] + 1) * e["V"] * e["d"],
+                e["d"],
+                e["L"],
+                e["H"],
+                e["V"],
+                a["seq_len"],
+                toks,
+                batch=a["n_seq"],
+                notes="params include (L+1)·V·d of per-layer decoding",
+            )
+        )
+    return jobs
+
+
+PLANNERS: dict[str, Planner] = {"causal_shift": of_row(_causal_shift, "causal_shift")}

@@ -1,0 +1,69 @@
+"""Token streams of the suite's corpora under the Brown BPE, cached: what training runs read.
+
+`corpus_tokens` tokenizes a `repro.core.data` corpus's train and validation documents once and
+caches the two streams under `cache_dir("tokens")`, keyed by the tokenizer and the documents;
+its `identity` labels the checkpoint key of runs on them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from typing import Any
+
+import torch
+
+from repro.ground.cache import atomic_torch_save, cache_dir, config_key
+from repro.ground.errors import ReproError
+
+
+def corpus_tokens(
+    corpus: str = "brown",
+    vocab_size: int = 4096,
+    *,
+    add_bos: bool = True,
+    max_tokens: int | None = None,
+    max_files: int | None = None,
+) -> tuple[torch.Tensor, torch.Tensor, dict[str, Any]]:
+    """(train_tokens, val_tokens, identity) of a repro.core.data corpus under the Brown byte-level
+    BPE (`brown_tokenizer(vocab_size)`), so models trained on one corpus can continue on the
+    other with the same vocabulary: "brown", or "stdlib-code" (the running interpreter's
+    standard library, the suite's shifted corpus; `max_files` keeps the first files of each
+    split). `identity` labels the key of runs on them. The token streams are cached under
+    cache_dir("tokens"), keyed by the tokenizer and the documents."""
+    from repro.core import data
+
+    if corpus not in data.CORPORA and not data.is_local_corpus(corpus):
+        raise ReproError(f"corpus_tokens: unknown corpus {corpus!r} (known: {', '.join(data.CORPORA)}, or a directory)")
+    tok = data.brown_tokenizer(vocab_size=vocab_size)
+    tok_sha = hashlib.sha256(tok.backend_tokenizer.to_str().encode()).hexdigest()
+    streams = []
+    for split in ("train", "validation"):
+        docs = data.corpus_documents(corpus, split, max_files=max_files)
+        if not docs:
+            raise ReproError(f"corpus {corpus!r} has no {split} documents on this machine")
+        h = hashlib.sha256()
+        for d in docs:
+            h.update(f"{d.doc_id}\0{d.text}\0".encode())
+        key = config_key(
+            {"tokenizer": tok_sha, "docs": h.hexdigest(), "add_bos": add_bos, "max_tokens": max_tokens, "format": 1}
+        )
+        label = re.sub(r"[^A-Za-z0-9_.-]+", "-", corpus).strip("-.")[-40:] or "corpus"  # a path → a file name
+        path = cache_dir("tokens") / f"{label}-{split}-{vocab_size}-{key}.pt"
+        ids = None
+        if path.exists():
+            try:
+                ids = torch.load(path, weights_only=True)
+            except Exception:  # truncated / corrupt: tokenize again
+                ids = None
+        if not isinstance(ids, torch.Tensor):
+            ids = data.token_ids(tok, docs, add_bos=add_bos, max_tokens=max_tokens)
+            atomic_torch_save(path, ids)
+        streams.append(ids)
+    identity = {
+        "corpus": corpus,
+        "tokenizer": f"brown-bpe-{vocab_size}",
+        "tokenizer_sha256": tok_sha,
+        "add_bos": add_bos,
+    }
+    return streams[0], streams[1], identity

@@ -1,0 +1,343 @@
+"""The `claim` fixture's object: what a claim test records (numbers, checks, its power, figures,
+tables, the text it read) and how it marks a verdict it knows in advance.
+
+Everything a test records goes onto its item's `user_properties` under the `PROP_*` names, so it
+travels with pytest's test reports (serialised over xdist's channel from a worker) to the process
+that writes the report.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from repro.ground.runtime import atomic_path, dtype_name, resolve_device, resolve_dtype
+from repro.harness import report as reporting
+from repro.harness.collection import claim_ids
+from repro.harness.options import users_model
+
+PROP_CLAIMS = "repro_claims"
+PROP_RECORD = "repro_record"
+PROP_FIGURE = "repro_figure"
+PROP_TABLE = "repro_table"
+PROP_CORPUS = "repro_corpus"
+
+_NO_CONTROL = object()
+
+
+class ControlPassed(Exception):
+    """A negative control passed a claim's assertion (not an AssertionError on purpose: a strict
+    xfail must not absorb it)."""
+
+
+class Claim:
+    """Handle given to a claim test: record numbers, figures and tables for the report."""
+
+    def __init__(self, item: pytest.Item, artifacts: Path) -> None:
+        self.item = item
+        self.ids = claim_ids(item)
+        self.figures_dir = artifacts / "figures"
+        # the dtype the test's numbers were computed (or their models trained) in, stamped on
+        # every record: float32 unless the test is marked `policy_dtype` (its experiment runs in
+        # what runtime.resolve_dtype("auto") chose) or sets another (e.g. "float64")
+        self.dtype = "float32"
+        if item.get_closest_marker("policy_dtype") is not None:
+            device = resolve_device(item.config.getoption("--device"))
+            self.dtype = dtype_name(resolve_dtype("auto", device))
+        if not self.ids:
+            raise pytest.UsageError(f"{item.nodeid} uses the `claim` fixture without @pytest.mark.claim")
+        self.users_model = users_model(item)
+
+    def _id(self, claim_id: str | None) -> str:
+        if claim_id is None:
+            return self.ids[0]
+        if claim_id not in self.ids:
+            raise ValueError(f"{claim_id} is not among this test's claim markers {self.ids}")
+        return claim_id
+
+    def record(
+        self,
+        name: str,
+        measured: Any,
+        expected: Any = None,
+        tol: float | None = None,
+        why: str = "",
+        *,
+        compare: str | None = None,
+        unit: str = "",
+        claim_id: str | None = None,
+        dtype: str | None = None,
+        source: Any = None,
+        role: str = "context",
+        key: str | None = None,
+        power: dict | None = None,
+    ) -> reporting.Record:
+        """Record one number for the report, not asserted (context; asserting goes through
+        `check`). `expected`/`tol`/`compare`: a threshold to show beside it; without one the record
+        compares nothing (`compare` "none", shown as context), with `expected` or `tol` and no
+        `compare` it is "abs". `source`: the source's number. `why` says where a tolerance comes
+        from (required with a tol).
+        `dtype`: what it was computed in (default: `self.dtype`). `key`: the record's identity
+        across runs, needed only when the label carries a measured *word* (which matrix, which
+        token); numbers in a label are masked by the default key (`report.key_of_label`)."""
+        if tol is not None and not why:
+            raise ValueError(f"record {name!r}: a tolerance needs its reason (why=...)")
+        if compare is None:
+            compare = "none" if expected is None and tol is None else "abs"
+        rec = reporting.Record(
+            self._id(claim_id),
+            name,
+            measured,
+            expected,
+            tol,
+            why,
+            compare,
+            unit,
+            dtype=str(dtype or self.dtype).removeprefix("torch."),
+            source=source,
+            role=role,
+            key=key,
+            power=power,
+        )
+        self.item.user_properties.append((PROP_RECORD, rec.to_dict()))
+        return rec
+
+    def check(
+        self,
+        name: str,
+        measured: Any,
+        threshold: Any = None,
+        *,
+        compare: str,
+        why: str,
+        tol: float = 0.0,
+        source: Any = None,
+        control: Any = _NO_CONTROL,
+        control_name: str = "",
+        unit: str = "",
+        claim_id: str | None = None,
+        dtype: str | None = None,
+        key: str | None = None,
+    ) -> reporting.Record:
+        """Record *and assert* one comparison, so the row a reader sees is the one that decided
+        the test: `measured` against our `threshold` (compare "ge" / "le" / "abs" / "rel", with
+        `tol`; "true" for a condition), `source` the source's own number (shown, not used),
+        `why` the threshold's reason.
+
+        `control`: the same quantity measured on a negative control (an input or model where
+        the effect must be absent, named by `control_name`). It goes through the same comparison
+        and must be *rejected*; if it passes, the assertion cannot tell the effect from its
+        absence and the test fails (`ControlPassed`, not an AssertionError: a strict xfail does
+        not absorb it). The assertion is an explicit raise, so it holds under `python -O` and
+        `--assert=plain` too; the plugin also fails any test that passed with a failed check on
+        record (`pytest_runtest_makereport`)."""
+        if not why:
+            raise ValueError(f"check {name!r}: say why this threshold (why=...)")
+        if compare not in ("ge", "le", "abs", "rel", "true"):
+            raise ValueError(f"check {name!r}: compare must be ge, le, abs, rel or true, not {compare!r}")
+        if compare != "true" and threshold is None:
+            raise ValueError(f"check {name!r}: compare {compare!r} needs a threshold")
+        if control is not _NO_CONTROL:
+            if not control_name:
+                raise ValueError(f"check {name!r}: name the control (control_name=...)")
+            ctl = self.record(
+                f"{name} — control: {control_name}",
+                control,
+                threshold,
+                tol,
+                why,
+                compare=compare,
+                unit=unit,
+                claim_id=claim_id,
+                dtype=dtype,
+                source=None,
+                role="control",
+                key=None if key is None else f"{key} — control",
+            )
+            if ctl.within is not False:
+                raise ControlPassed(
+                    f"{self._id(claim_id)} {name}: the negative control ({control_name}) passes the "
+                    f"same assertion ({ctl.shown()}): this test cannot tell the effect from its absence"
+                )
+        rec = self.record(
+            name,
+            measured,
+            threshold,
+            tol,
+            why,
+            compare=compare,
+            unit=unit,
+            claim_id=claim_id,
+            dtype=dtype,
+            source=source,
+            role="check",
+            key=key,
+        )
+        if rec.within is not True:
+            raise AssertionError(f"{rec.claim} {name}: {rec.shown()} does not hold ({why})")
+        return rec
+
+    def power(
+        self,
+        value: float,
+        *,
+        effect: str,
+        basis: str,
+        test: str,
+        sample: str,
+        method: str,
+        decide: str,
+        effect_value: float | None = None,
+        size: float | None = None,
+        size_method: str = "",
+        direction_p: float | None = None,
+        claim_id: str | None = None,
+    ) -> reporting.Record:
+        """Record the test's power at a *declared* effect: the probability that this test, at this
+        run's sizes, passes when the claim holds with `effect` (stated in words, with its number;
+        `effect_value` the number alone where there is one). Never observed power: the effect may not
+        be this run's measurement (the plugin fails a test whose power effect equals one of its
+        checks' measured values).
+
+        `basis` says where the effect comes from (`reporting.POWER_BASES`): "source: <table/figure>"
+        (the source's number), "interest: <reason>" (a smallest effect of interest we name, e.g. a
+        threshold the source does not give), "budget: <model>" (the effect expected at *our*
+        training budget, e.g. fitted to our own measured trajectory, with its uncertainty).
+        `test`: the test whose power this is (e.g. "one-sided paired t at α = 0.05"); `sample`: what
+        it is run on (e.g. "8 seeds", "400 prompts"); `method`: how the power was computed (closed
+        form, or a simulation with its replicate count); `decide`: the sizes at which it reaches 80%.
+
+        `size`: the family-wise size of reading *contradicted* — the probability that this test is
+        not reproduced although the claim holds. By default 1 − power (the declared effect is the
+        boundary of the claim: a true claim at that effect fails with probability 1 − power); a test
+        whose contradiction rests on its own rule (e.g. Holm over a family of pairs) passes it with
+        `size_method`. `direction_p`: for an effect of interest we invented, the p-value of the effect
+        in the claimed direction; when it is ≤ `reporting.SIZE_ENOUGH` the invented bar alone cannot
+        contradict the claim (the test reads inconclusive). A strict xfail reads *contradicted* only
+        with power ≥ POWER_ENOUGH and size ≤ SIZE_ENOUGH (report.TestOutcome.verdict)."""
+        if not 0.0 <= float(value) <= 1.0:
+            raise ValueError(f"power must lie in [0, 1], got {value}")
+        kind = basis.split(":", 1)[0].strip()
+        if kind not in reporting.POWER_BASES or (kind != "source" and not basis.split(":", 1)[1:]):
+            raise ValueError(
+                f"power basis {basis!r}: one of 'source: <where>', 'interest: <reason>', 'budget: <model>'"
+            )
+        for name, text in (
+            ("effect", effect),
+            ("test", test),
+            ("sample", sample),
+            ("method", method),
+            ("decide", decide),
+        ):
+            if not str(text).strip():
+                raise ValueError(
+                    f"power: state the {name} (a power record says effect, basis, test, sample, method "
+                    "and the sizes for 80%)"
+                )
+        if size is None:
+            size, size_method = (
+                1.0 - float(value),
+                size_method or "1 − power: a true claim at the declared effect fails with that probability",
+            )
+        elif not size_method:
+            raise ValueError("power: a size given explicitly needs its size_method")
+        detail = {
+            "effect": effect,
+            "effect_value": None if effect_value is None else float(effect_value),
+            "basis": basis,
+            "test": test,
+            "sample": sample,
+            "method": method,
+            "decide": decide,
+            "size": float(size),
+            "size_method": size_method,
+            "direction_p": None if direction_p is None else float(direction_p),
+        }
+        why = f"at the declared effect ({effect}; {basis}); {test} on {sample}; {method}; 80% power at: {decide}"
+        return self.record(
+            "power at the declared effect",
+            float(value),
+            reporting.POWER_ENOUGH,
+            None,
+            why,
+            compare="ge",
+            claim_id=claim_id,
+            role="power",
+            key="power at the source's effect",
+            power=detail,
+        )
+
+    def figure(self, fig: Any, name: str, *, claim_id: str | None = None) -> Path:
+        """Save a matplotlib figure as artifacts/figures/<ID>_<name>.png (atomic) and close it."""
+        import matplotlib.pyplot as plt
+
+        cid = self._id(claim_id)
+        stem = re.sub(r"[^A-Za-z0-9_.-]+", "-", f"{cid}_{name}").strip("-")
+        path = self.figures_dir / f"{stem}.png"
+        with atomic_path(path) as tmp:
+            # no timestamps / software strings in the PNG: identical runs give identical files
+            fig.savefig(tmp, format="png", dpi=110, bbox_inches="tight", metadata={"Software": None})
+        plt.close(fig)
+        self.item.user_properties.append((PROP_FIGURE, f"figures/{path.name}"))
+        return path
+
+    def not_reproduced(self, reason: str) -> None:
+        """Mark this test a strict xfail (DESIGN "Verdicts") from inside the test, once the
+        measurement that decides it is known (e.g. only at the `ci` profile): an
+        AssertionError is the expected outcome, anything else fails, and a pass is an XPASS
+        failure that makes someone update the verdict. On a user's model (`users_model`) the
+        recorded expectations do not apply: nothing is marked."""
+        if self.users_model is not None:
+            return
+        self.item.add_marker(pytest.mark.xfail(strict=True, raises=AssertionError, reason=reason))
+
+    def not_reproduced_if(self, known: dict, key: tuple, measured: str) -> None:
+        """`not_reproduced` when `key` (e.g. (claim ID, model name) or (claim ID, profile name))
+        is in `known`, a test module's table of verdicts decided from earlier measurements (not
+        from this run's numbers, so the test still fails if the behaviour changes the other way),
+        with this run's `measured` numbers appended to the stated reason."""
+        reason = known.get(key)
+        if reason:
+            self.not_reproduced(f"{key[-1]}: {reason} Measured: {measured}")
+
+    def applies(self, holds: bool, reason: str) -> None:
+        """A precondition of the claim on the run's model (e.g. a final-norm gain that differs from
+        1, or the claim tests nothing): on a user's model (`users_model`) that lacks it, the claim is
+        not applicable for `reason`; on the embedded models the test's own check asserts it."""
+        if not holds and self.users_model is not None:
+            self.not_applicable(reason)
+
+    def not_applicable(self, reason: str) -> None:
+        """End the test: the claim does not apply to this run's model (it lacks what the claim is
+        about: a final-norm gain, a first token to sink on, an architecture the layer map knows…).
+        The claim reads "not applicable: <reason>" — not a failure, not a skip for a missing
+        resource."""
+        pytest.skip(reporting.NOT_APPLICABLE_PREFIX + reason)
+
+    def corpus(self, read: str, *, shift: str | None = None, claim_id: str | None = None) -> None:
+        """State the text this test's numbers read: `read` the corpus the run's
+        `--corpus` gave it (the `corpus_name` fixture, "brown" by default), or a fixed text the claim
+        names (e.g. the source's own prompts); `shift` a second corpus the claim reads on purpose
+        whatever `--corpus` says (the shifted domain, e.g. "stdlib-code"). claims.json gives each
+        claim the union over its tests as `"corpus": "brown; shift: stdlib-code"` (null: no text
+        read: random tokens, Gaussian inputs or weights only). Applies to every claim ID of the
+        test unless `claim_id` names one."""
+        if not read:
+            raise ValueError("claim.corpus: name the corpus read (e.g. the corpus_name fixture's value)")
+        ids = self.ids if claim_id is None else [self._id(claim_id)]
+        self.item.user_properties.append(
+            (PROP_CORPUS, {"claims": list(ids), "read": str(read), "shift": None if shift is None else str(shift)})
+        )
+
+    def table(self, title: str, columns: list[str], rows: list[list[Any]], *, claim_id: str | None = None) -> None:
+        """A table for the report (e.g. the source's Table 3 next to ours)."""
+        payload = {
+            "claim": self._id(claim_id),
+            "title": title,
+            "columns": list(columns),
+            "rows": [reporting.plain(list(r)) for r in rows],
+        }
+        self.item.user_properties.append((PROP_TABLE, payload))

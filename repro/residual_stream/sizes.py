@@ -1,0 +1,283 @@
+"""The residual stream's sizes per profile and its cost rows for `repro plan` (002).
+
+`SIZES`: experiment -> {profile -> sizes} (typed by the ci row: `repro.ground.sizes`);
+`PLANNERS`: experiment -> its jobs under a profile (`repro.core.cost.Job`). Collected by
+`repro.harness.profiles` and `repro.harness.plan`. The sizes the topic fixes in code (RS-3's
+vocabulary `study.GRAD_V`, RS-7's `induction.InductionConfig` defaults) are read from there. The
+measurements behind the ci sizes: docs/sizes.md, "Residual stream".
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from repro.core import cost
+from repro.core.cost import Job, Planner, forward_flops, hf_params, of_row, tiny_params
+
+SIZES: dict[str, dict[str, dict[str, Any]]] = {
+    # 002 residual stream (RS-1 … RS-8). `text`: held-out Brown test-split windows per model
+    # (test_seqs × seq_len tokens) for RS-4/6/8; the tuned lens trains on `lens.train_seqs`
+    # validation-split windows; `dla_len`: tokens decomposed for RS-1/2/5.
+    # `grad`: RS-3's pre-/post-norm TinyDecoders (random init, one shared batch of Brown BPE
+    # windows). `random_init`: RS-2/RS-4's HF models with norm gains perturbed. `lens`: RS-8's
+    # tuned-lens budget; ci trains it on the first model only (SmolLM2 by default: Gemma's
+    # 262k vocabulary makes each step ≈ 3.5× dearer), paper on every model. ci steps draw 64
+    # tokens, not 128 (a step is (layers × tokens × V) logits forward and back, ≈ 3.7 s in
+    # float32 at 128 tokens): every layer still beats the logit lens (30/30, worst Wilcoxon p
+    # 1e-39 against the bar 3e-4; KL at layer 0 32 nats, against 31 at 128 tokens), and it keeps
+    # its 20 Adam steps (10 steps of 128 tokens left layer 0 at 45 nats).
+    # `induction`: RS-7 (repro.residual_stream.induction): InductionConfig overrides and model
+    # seeds. ci: the defaults (the 2-layer model ≈ 12 s on 2 threads; the six models train side
+    # by side, one thread each); paper: the same task (a mechanism, not a scale claim) over ten
+    # seeds.
+    "residual_stream": {
+        "ci": dict(
+            text=dict(test_seqs=3, seq_len=128),
+            dla_len=64,
+            grad=dict(depths=(12, 24, 48), d_model=128, n_head=4, batch_size=8, seq_len=64, seeds=(0, 1, 2)),
+            random_init=dict(
+                archs=("gpt2", "llama"),
+                n_layer=12,
+                d_model=256,
+                n_head=4,
+                vocab_size=4096,
+                perturb_norms=0.3,
+                n_seq=8,
+                seq_len=64,
+            ),
+            lens=dict(train_seqs=8, steps=20, batch_tokens=64, lr=1e-3, models=1),
+            induction=dict(config=dict(), seeds=(0, 1, 2)),
+        ),
+        "paper": dict(
+            text=dict(test_seqs=32, seq_len=512),
+            dla_len=512,
+            grad=dict(
+                depths=(6, 12, 24, 48, 96), d_model=768, n_head=12, batch_size=16, seq_len=256, seeds=(0, 1, 2, 3, 4)
+            ),
+            random_init=dict(
+                archs=("gpt2", "llama"),
+                n_layer=24,
+                d_model=768,
+                n_head=12,
+                vocab_size=32000,
+                perturb_norms=0.3,
+                n_seq=32,
+                seq_len=256,
+            ),
+            lens=dict(train_seqs=64, steps=250, batch_tokens=512, lr=1e-3, models=None),
+            induction=dict(config=dict(), seeds=tuple(range(10))),
+        ),
+    }
+}
+# `long`'s overrides of the ci rows: none (long runs ci's sizes here)
+OVERRIDES: dict[str, dict[str, dict[str, Any]]] = {}
+
+
+# --------------------------------------------------------------------------- cost rows
+
+
+def _rs_text(s: dict) -> list[Job]:
+    """RS-1/2/4/5/6/8 on every embedded model (in the run's order; `lens.models` of them carry RS-8)."""
+    embedded = cost.embedded()
+    lens_n = s["lens"]["models"] or len(embedded)
+    jobs = []
+    for i, (name, e) in enumerate(embedded.items()):
+        jobs += _rs_read(name, e, s, lensed=i < lens_n)
+        if i < lens_n:
+            jobs.append(_rs_tuned_lens(name, e, s["lens"]))
+    return jobs
+
+
+def _rs_read(name: str, e: dict, s: dict, *, lensed: bool) -> list[Job]:
+    """The residual stream of the held-out (and lens-training) windows, one capture each (blocks
+    only: `logits_to_keep=1`), with RS-1/2's decomposition of `dla_len` tokens (a full pass with
+    the head); then the reads of every layer through the V × d head: RS-6's ranks, RS-8's logit-
+    and tuned-lens KLs (each its final distribution and L layers) and its mean-distribution control."""
+    d, L, V, H = e["d"], e["L"], e["V"], e["H"]
+    n, T = s["text"]["test_seqs"], s["text"]["seq_len"]
+    seqs = n + (s["lens"]["train_seqs"] if lensed else 0)
+    dla = min(s["dla_len"], T)
+    read = Job(
+        "residual_stream",
+        "RS-1, RS-2, RS-4…RS-6" + (", RS-8" if lensed else ""),
+        f"{name}: residual stream of held-out text" + (" and lens windows" if lensed else ""),
+        "infer",
+        1,
+        e["params"] - V * d,
+        d,
+        L,
+        H,
+        V,
+        T,
+        seqs * T,
+        batch=n,
+        held_bytes=4.0 * (L + 1) * seqs * T * d,
+        extra_flops=forward_flops(e["params"], L, dla, d, dla),
+        notes="params: the blocks (tied head, logits of one position); extra: RS-1/2's decomposition pass. "
+        "Not counted: RS-5's FFN rewrite and RS-6's random-init twin (< 1% of the row)",
+    )
+    n_test, n_train = n * (T - 1), s["lens"]["train_seqs"] * (T - 1) if lensed else 0
+    per_token = (L + 1) * V * d * (3 if lensed else 1) + (L * (d * d + d) if lensed else 0)
+    lenses = Job(
+        "residual_stream",
+        "RS-6, RS-8" if lensed else "RS-6",
+        f"{name}: every layer through the head " + ("(ranks, logit / tuned-lens KL)" if lensed else "(ranks)"),
+        "infer",
+        1,
+        per_token,
+        d,
+        L,
+        H,
+        V,
+        T,
+        n_test,
+        batch=n,
+        attn_layers=0,
+        extra_flops=2.0 * V * d * (n_train + n_test) if lensed else 0.0,
+        peak_bytes=2.0 * e["params"] + 8.0 * n_test * V,
+        notes="params: per-token (L+1)·V·d per read; peak: one layer's logits of every held-out token",
+    )
+    return [read, lenses]
+
+
+def _rs_tuned_lens(name: str, e: dict, lens: dict) -> Job:
+    """RS-8's tuned lens: `steps` Adam steps of `batch_tokens` tokens through L affine maps and the
+    frozen head (forward and backward), the final distribution without a gradient (`extra`);
+    memory: the model, (L, tokens, V) logits in bf16 and float32 with their gradient, the lens's Adam state."""
+    d, L, V = e["d"], e["L"], e["V"]
+    bt, tokens = lens["batch_tokens"], lens["steps"] * lens["batch_tokens"]
+    return Job(
+        "residual_stream",
+        "RS-8",
+        f"{name}: tuned-lens training",
+        "train",
+        1,
+        L * (V * d + d * d + d),
+        d,
+        L,
+        e["H"],
+        V,
+        1,
+        tokens,
+        batch=bt,
+        attn_layers=0,
+        extra_flops=2.0 * V * d * tokens,
+        peak_bytes=2.0 * e["params"] + 12.0 * L * bt * V + 16.0 * L * (d * d + d),
+    )
+
+
+def _rs_random_init(s: dict) -> list[Job]:
+    """RS-2/RS-4's random-init HF models: the residual stream of every window (blocks only) and
+    RS-1/2's decomposition; RS-4's control, a post-norm TinyDecoder of their size, with its head."""
+    r = s["random_init"]
+    d, L, V, H, n, T = r["d_model"], r["n_layer"], r["vocab_size"], r["n_head"], r["n_seq"], r["seq_len"]
+    dla, jobs = min(s["dla_len"], T), []
+    for arch in r["archs"]:
+        shape = dict(n_head=H, d_model=d, vocab_size=V)
+        blocks = L * (hf_params(arch, n_layer=2, **shape) - hf_params(arch, n_layer=1, **shape))
+        jobs.append(
+            Job(
+                "residual_stream",
+                "RS-1, RS-2, RS-4",
+                f"random-init {arch}: residual stream, decomposition",
+                "infer",
+                1,
+                blocks,
+                d,
+                L,
+                H,
+                V,
+                T,
+                n * T,
+                batch=n,
+                held_bytes=4.0 * (L + 1) * n * T * d,
+                extra_flops=forward_flops(blocks + V * d, L, dla, d, dla),
+                notes="params: the blocks",
+            )
+        )
+    post = tiny_params(V, d, L, max_len=T, positions="rope", final_norm=False)
+    jobs.append(
+        Job(
+            "residual_stream",
+            "RS-4",
+            "post-norm control stack (full logits)",
+            "infer",
+            1,
+            post,
+            d,
+            L,
+            H,
+            V,
+            T,
+            n * T,
+            batch=n,
+            held_bytes=8.0 * (L + 1) * n * T * d,
+        )
+    )
+    return jobs
+
+
+def _rs_grad(s: dict) -> list[Job]:
+    """RS-3: one forward and backward (three passes) of every pre- and post-norm TinyDecoder on the
+    batch, per depth and seed; at the deepest also the no-skip stacks and App B.1's post-norm one.
+    Counted with the pre-norm stack's final norm (post-norm stacks have 2·d fewer). The Brown BPE's
+    vocabulary is the topic's (`study.GRAD_V`), not a size of the profile."""
+    from repro.residual_stream.study import GRAD_V
+
+    g = s["grad"]
+    deepest, seeds = max(g["depths"]), len(g["seeds"])
+    return [
+        Job(
+            "residual_stream",
+            "RS-3",
+            f"pre- and post-norm stacks, L = {L}" + (" (+ controls)" if L == deepest else ""),
+            "train",
+            2 * seeds + (seeds + 1 if L == deepest else 0),
+            tiny_params(GRAD_V, g["d_model"], L, max_len=g["seq_len"], positions="rope"),
+            g["d_model"],
+            L,
+            g["n_head"],
+            GRAD_V,
+            g["seq_len"],
+            g["batch_size"] * g["seq_len"],
+            batch=g["batch_size"],
+        )
+        for L in g["depths"]
+    ]
+
+
+def _rs_induction(s: dict) -> list[Job]:
+    """RS-7: the 1- and 2-layer attention-only models (untied, RoPE) per seed on generated sequences:
+    `InductionConfig`'s defaults with the row's `induction.config` overrides."""
+    from dataclasses import asdict
+
+    from repro.residual_stream.induction import InductionConfig
+
+    c = {**asdict(InductionConfig()), **s["induction"]["config"]}
+    d, T, V = c["d_model"], c["seq_len"], c["vocab_size"]
+    return [
+        Job(
+            "residual_stream",
+            "RS-7",
+            f"{L}-layer attention-only induction models",
+            "train",
+            len(s["induction"]["seeds"]),
+            tiny_params(V, d, L, max_len=T, tie=False, positions="rope", block="attn"),
+            d,
+            L,
+            c["n_head"],
+            V,
+            T,
+            c["steps"] * c["batch_size"] * T,
+            batch=c["batch_size"],
+            notes="H100 2026-11-25: 111 s for 10 seeds × 2, launch-bound (not in the FLOPs)",
+        )
+        for L in (1, 2)
+    ]
+
+
+def _residual_stream(s: dict) -> list[Job]:
+    return _rs_text(s) + _rs_random_init(s) + _rs_grad(s) + _rs_induction(s)
+
+
+PLANNERS: dict[str, Planner] = {"residual_stream": of_row(_residual_stream, "residual_stream")}

@@ -1,0 +1,185 @@
+"""SeedPrint's sizes per profile and its cost rows for `repro plan` (001 §5–6.1, App B.3–B.4).
+
+`SIZES`: experiment -> {profile -> sizes} (typed by the ci row: `repro.ground.sizes`; the
+lineage's row is checked against `repro.seedprint.lineage.LineageConfig`); `PLANNERS`: experiment
+-> its jobs under a profile (`repro.core.cost.Job`). Collected by `repro.harness.profiles` and
+`repro.harness.plan`; `repro seedprint-eval` reads its row here (`repro.seedprint.evaluation`). The
+measurements behind the ci sizes: docs/sizes.md, "SeedPrint".
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from repro.core import cost
+from repro.core.cost import RUN, Job, Planner, hf_params, of_row
+
+SIZES: dict[str, dict[str, dict[str, Any]]] = {
+    # 001 §5–6.1 SeedPrint (Fig 11, Tables 4–6, Fig 13). `lineage`: repro.seedprint.lineage.LineageConfig —
+    # LLaMA-style models on the Brown BPE, 001 Table 14's optimiser. ci: 4 layers × 128 wide,
+    # 300 steps of 16 × 64 tokens (≈ 16 s per model in bf16 autocast on 2 cores, ≈ 30 s in float32; val loss ≈ 6.1
+    # vs the 6.85 unigram bar), 150 continual steps on stdlib code. m = 32 = d/4: at d = 128 the
+    # top-6.5% sets (the source's m = 50 of 768) of an init and its own trained model are
+    # disjoint (measured |S| = 0–1), so the test would have nothing to test. n_null_models:
+    # independent inits for the false-positive rate (all pairs). paper: the source's 12L/768d,
+    # n = 10,000 sequences of length 1024, m = 50, ~2500 null pairs (72 models).
+    "seedprint": {
+        "ci": dict(
+            lineage=dict(
+                d_model=128,
+                n_layer=4,
+                n_head=4,
+                vocab_size=4096,
+                n_positions=256,
+                steps=300,
+                continual_steps=150,
+                batch_size=16,
+                seq_len=64,
+                lr=6e-4,
+                warmup_steps=30,
+                snapshot_steps=(0, 25, 50, 100, 200, 300),
+            ),
+            seeds=(42, 123, 1000, 2000),
+            n=1000,
+            length=32,
+            m=32,
+            n_null_models=32,
+            calibration_null_inits=16,
+            pretrained=dict(
+                n=300,
+                length=16,
+                m=50,
+                finetune_models=1,
+                finetune_steps=20,
+                finetune_lr=1e-4,
+                finetune_batch=4,
+                finetune_seq_len=64,
+                heldout_windows=64,
+            ),
+        ),
+        "paper": dict(
+            lineage=dict(
+                d_model=768,
+                n_layer=12,
+                n_head=12,
+                vocab_size=32000,
+                n_positions=1024,
+                steps=20000,
+                continual_steps=5000,
+                batch_size=32,
+                seq_len=1024,
+                lr=6e-4,
+                warmup_steps=2000,
+                snapshot_steps=(0, 1000, 2500, 5000, 10000, 20000),
+            ),
+            seeds=(42, 123, 1000, 2000),
+            n=10000,
+            length=1024,
+            m=50,
+            n_null_models=72,
+            calibration_null_inits=72,
+            pretrained=dict(
+                n=10000,
+                length=1024,
+                m=50,
+                finetune_models=None,
+                finetune_steps=500,
+                finetune_lr=1e-4,
+                finetune_batch=32,
+                finetune_seq_len=1024,
+                heldout_windows=512,
+            ),
+        ),
+    }
+}
+# `long`'s overrides of the ci rows: none (long runs ci's sizes here)
+OVERRIDES: dict[str, dict[str, dict[str, Any]]] = {}
+
+
+# --------------------------------------------------------------------------- cost rows
+
+
+def _seedprint(s: dict) -> list[Job]:
+    c = s["lineage"]
+    p = hf_params(
+        "llama",
+        n_layer=c["n_layer"],
+        n_head=c["n_head"],
+        d_model=c["d_model"],
+        vocab_size=c["vocab_size"],
+        n_positions=c.get("n_positions", c["seq_len"]),
+    )
+    seeds = len(s["seeds"])
+    jobs = [
+        Job(
+            "seedprint",
+            "SP-1…SP-4",
+            "lineage models (pretraining)",
+            "train",
+            seeds,
+            p,
+            c["d_model"],
+            c["n_layer"],
+            c["n_head"],
+            c["vocab_size"],
+            c["seq_len"],
+            c["steps"] * c["batch_size"] * c["seq_len"],
+            batch=c["batch_size"],
+            corpus=RUN,
+        ),
+        Job(
+            "seedprint",
+            "SP-4",
+            "continual training on code",
+            "train",
+            seeds,
+            p,
+            c["d_model"],
+            c["n_layer"],
+            c["n_head"],
+            c["vocab_size"],
+            c["seq_len"],
+            c["continual_steps"] * c["batch_size"] * c["seq_len"],
+            batch=c["batch_size"],
+            corpus="stdlib-code",
+        ),
+        Job(
+            "seedprint",
+            "SP-6",
+            "null models probed (random init)",
+            "infer",
+            s["n_null_models"],
+            p,
+            c["d_model"],
+            c["n_layer"],
+            c["n_head"],
+            c["vocab_size"],
+            s["length"],
+            s["n"] * s["length"],
+            batch=64,
+        ),
+    ]
+    q = s["pretrained"]
+    for name, e in cost.embedded().items():
+        jobs.append(
+            Job(
+                "seedprint",
+                "SP-5",
+                f"{name}: fine-tune",
+                "train",
+                1,
+                e["params"],
+                e["d"],
+                e["L"],
+                e["H"],
+                e["V"],
+                q["finetune_seq_len"],
+                q["finetune_steps"] * q["finetune_batch"] * q["finetune_seq_len"],
+                batch=q["finetune_batch"],
+                corpus="stdlib-code",
+            )
+        )
+    return jobs
+
+
+PLANNERS: dict[str, Planner] = {"seedprint": of_row(_seedprint, "seedprint")}

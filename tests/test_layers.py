@@ -1,0 +1,70 @@
+"""The house's layer rule (DESIGN.md, "The house"): the roof (repro.harness) imports the topics,
+each topic imports core and the ground, core imports the ground, and nothing imports upwards;
+the seven topics are independent (one listed exception). The rule is the import-linter contract
+in pyproject.toml; this test runs it and checks the package graph for loops, so that
+`pytest tests/` fails on a new upward import, as `make test`'s `lint-imports` does."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import grimp
+import pytest
+
+from repro.harness.catalogue import TOPIC_PACKAGES
+
+REPO = Path(__file__).resolve().parents[1]
+FLOORS = ("ground", "core", *TOPIC_PACKAGES, "harness")
+
+
+@pytest.fixture(scope="module")
+def graph() -> grimp.ImportGraph:
+    return grimp.build_graph("repro")
+
+
+def package_edges(graph: grimp.ImportGraph) -> set[tuple[str, str]]:
+    """(a, b) for every pair of the suite's packages where a module of a imports one of b."""
+    return {
+        (a, b)
+        for a in FLOORS
+        for b in FLOORS
+        if a != b and graph.direct_import_exists(importer=f"repro.{a}", imported=f"repro.{b}", as_packages=True)
+    }
+
+
+def cycles(edges: set[tuple[str, str]]) -> list[tuple[str, str]]:
+    """The pairs of packages that import each other, directly or through others."""
+    reach = {a: {b for x, b in edges if x == a} for a in FLOORS}
+    changed = True
+    while changed:
+        changed = False
+        for a in FLOORS:
+            more = set().union(*(reach[b] for b in reach[a])) - reach[a]
+            if more:
+                reach[a] |= more
+                changed = True
+    return sorted((a, b) for a in FLOORS for b in reach[a] if a < b and a in reach[b])
+
+
+def test_the_package_graph_has_no_loops(graph):
+    edges = package_edges(graph)
+    assert ("harness", "core") in edges and ("core", "ground") in edges  # the graph is real
+    assert not cycles(edges), f"packages that import each other: {cycles(edges)}"
+
+
+def test_the_loop_finder_finds_a_loop():
+    assert cycles({("core", "ground"), ("ground", "harness"), ("harness", "core")}) == [
+        ("core", "ground"),
+        ("core", "harness"),
+        ("ground", "harness"),
+    ]
+    assert cycles({("harness", "core"), ("core", "ground")}) == []
+
+
+def test_the_import_contract_holds():
+    """import-linter's layers contract (pyproject.toml, [tool.importlinter]), run as `make test` runs it."""
+    lint = Path(sys.executable).with_name("lint-imports")
+    done = subprocess.run([str(lint), "--no-cache"], cwd=REPO, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]

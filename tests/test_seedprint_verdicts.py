@@ -1,0 +1,112 @@
+"""The SP claims' statistics outside the models: `study.Calibration`'s model-level bootstrap of a
+false-positive rate (001 App B.3.1's null, pairs sharing models), and `verdicts`' decisions on a
+pair and on a family of unrelated pairs (Holm at family-wise α, its control swapped in), read
+through a stand-in for the harness's `claim` that keeps every call."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+
+from repro.core import stats
+from repro.seedprint import verdicts
+from repro.seedprint.study import BOOT_REPLICATES, Calibration
+
+
+class Claim:
+    """Keeps `record` / `check` / `power` calls as (name, value, keywords)."""
+
+    def __init__(self) -> None:
+        self.records: list[tuple] = []
+        self.checks: list[tuple] = []
+        self.powers: list[tuple] = []
+
+    def record(self, name, value, **kw):
+        self.records.append((name, value, kw))
+
+    def check(self, name, measured, threshold=None, **kw):
+        self.checks.append((name, measured, threshold, kw))
+
+    def power(self, value, **kw):
+        self.powers.append((value, kw))
+
+
+def _row(pair: str, p_t: float, p_u: float, same: bool = False) -> dict:
+    return dict(pair=pair, p_t=p_t, p_u=p_u, same=same, p_released=0.5)
+
+
+# --------------------------------------------------------------------------- calibration: model-level bootstrap
+
+
+def _cal_rows(n_models: int, flagged: set[int]) -> list[dict]:
+    pairs = itertools.combinations([f"m{i}" for i in range(n_models)], 2)
+    return [
+        dict(a=a, b=b, p_t=0.5, p_u=1e-4 if i in flagged else 0.5, p_released=0.5) for i, (a, b) in enumerate(pairs)
+    ]
+
+
+def test_model_bootstrap_p_bounds_and_determinism():
+    none = Calibration("none", _cal_rows(6, set()))
+    assert none.boot_p("p_u") == 1.0  # every resampled rate is 0
+    every = Calibration("all", _cal_rows(6, set(range(15))))
+    assert every.boot_p("p_u") == pytest.approx(1 / (1 + BOOT_REPLICATES), rel=0.05)  # no replicate at or below α
+    some = Calibration("some", _cal_rows(7, {0, 5}))
+    assert some.boot_p("p_u") == some.boot_p("p_u")  # seeded
+    assert 0.0 < some.boot_p("p_u") <= 1.0
+
+
+def test_model_bootstrap_is_wider_than_the_binomial_when_flags_share_a_model():
+    """Two flagged pairs among 21 of 7 models: the binomial test treats the pairs as independent;
+    resampling the models, the flags go with their models, so the evidence of an excess is weaker."""
+    c = Calibration("shared", _cal_rows(7, {0, 1}))  # (m0, m1) and (m0, m2): both through m0
+    assert c.binom_p("p_u") < 0.05 < c.boot_p("p_u")
+    assert c.binom_p_below("p_u") > 0.5  # the lower side: 2 of 21 is not "too few"
+
+
+# --------------------------------------------------------------------------- verdicts
+
+
+def test_check_pair_asks_a_match_of_one_lineage_and_none_of_two():
+    claim = Claim()
+    same, other = _row("a vs b", 1e-5, 2e-4, same=True), _row("a vs c", 0.4, 0.6)
+    verdicts.check_pair(claim, same, control=other, source=(1e-9, 1e-8))
+    verdicts.check_pair(claim, other)
+    (n1, m1, t1, k1), (n2, m2, _, k2), (n3, m3, _, k3), _ = claim.checks
+    assert (n1, m1, t1, k1["compare"], k1["source"]) == ("a vs b: Alg. 1 t-test p", 1e-5, 0.01, "le", 1e-9)
+    assert (n2, m2, k2["control"], k2["control_name"]) == (
+        "a vs b: Alg. 1 U-test p",
+        2e-4,
+        0.6,
+        "a vs c (different lineage)",
+    )
+    assert (n3, m3, k3["compare"], k3["why"]) == ("a vs c: Alg. 1 t-test p", 0.4, "ge", verdicts.WHY_DIFFERENT)
+    assert "control" not in k3 and k3["source"] is None
+
+
+def test_no_false_positive_is_holm_over_both_tests_of_every_pair():
+    claim = Claim()
+    rows = [_row("x", 0.3, 0.02), _row("y", 0.004, 0.8)]
+    ctl = _row("z", 1e-6, 1e-7, same=True)
+    verdicts.check_no_false_positive(claim, rows, [ctl, ctl], [(0.5, 0.4), (0.6, 0.7)])
+    adjusted = stats.holm([0.3, 0.02, 0.004, 0.8])
+    assert [c[1] for c in claim.checks] == pytest.approx(list(adjusted))
+    assert [r[1] for r in claim.records] == [0.3, 0.02, 0.004, 0.8]  # the raw p's, beside them
+    assert [r[2]["source"] for r in claim.records] == [0.5, 0.4, 0.6, 0.7]
+    assert claim.checks[2][0] == "y: Alg. 1 t-test p, Holm over 4 tests" and claim.checks[2][2] == 0.01
+    # the control takes each test's place in turn: y's t-test replaced by z's
+    assert claim.checks[2][3]["control"] == pytest.approx(stats.holm([0.3, 0.02, 1e-6, 0.8])[2])
+    assert verdicts.flagged_pairs(rows) == "y (t 0.004, U 0.8)"
+    assert verdicts.flagged_pairs(rows[:1]) == "none"
+
+
+def test_the_fpr_family_is_holm_over_each_kind_and_test():
+    claim = Claim()
+    cal = Calibration("some", _cal_rows(7, {0, 5}))
+    ctl = Calibration("all", _cal_rows(6, set(range(15))))
+    verdicts.check_fpr(claim, [cal], ctl)
+    ps = [cal.boot_p("p_t"), cal.boot_p("p_u")]
+    assert [c[1] for c in claim.checks] == pytest.approx(list(stats.holm(ps)))
+    assert claim.checks[1][3]["control"] == pytest.approx(stats.holm([ps[0], ctl.boot_p("p_u")])[1])
+    rows = verdicts.fpr_rows(claim, cal)
+    assert [r[1] for r in rows] == ["t-test", "U-test", "released variant"] and rows[1][2] == 2
