@@ -221,6 +221,35 @@ def _add_side_by_side(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(func=_cmd_side_by_side)
 
 
+def _cmd_scorecard(args: argparse.Namespace) -> int:
+    from repro.harness import scorecard
+
+    root = Path(__file__).resolve().parents[2]
+    runs = [Path(p) for p in args.runs] or scorecard.default_runs(root)
+    card, notes = scorecard.collect(runs)
+    print("\n".join(scorecard.markdown(card)))
+    for scale in card:
+        print(f"{scale}: " + ", ".join(f"{n} {v}" for v, n in scorecard.counts(card, scale).items()))
+    if args.notes:
+        print("\n".join(notes))
+    if args.figure:
+        print(f"figure: {scorecard.figure(card, Path(args.figure))}")
+    return 0
+
+
+def _add_scorecard(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser(
+        "scorecard",
+        help="verdict per claim at each scale run (ci, decide, paper), as a table and a figure",
+        description="Every claim's latest deciding verdict per profile, from claims.json files (default: the "
+        "committed ci baseline, then results/*/ in date order); a failed run does not replace a verdict.",
+    )
+    p.add_argument("runs", nargs="*", metavar="CLAIMS_JSON", help="claims.json files, oldest first")
+    p.add_argument("--figure", metavar="PNG", help="also draw claims × scales, coloured by verdict")
+    p.add_argument("--notes", action="store_true", help="list the runs that ended failed and were not counted")
+    p.set_defaults(func=_cmd_scorecard)
+
+
 def _cmd_baseline(args: argparse.Namespace) -> int:
     from repro.ground.runtime import ReproError
     from repro.harness import baseline, compare
@@ -370,6 +399,7 @@ COMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [
     _add_plan,
     add_seedprint_eval,
     _add_side_by_side,
+    _add_scorecard,
 ]
 
 

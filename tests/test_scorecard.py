@@ -1,0 +1,41 @@
+"""`repro scorecard`: the latest deciding verdict per claim and scale; a failed run replaces nothing."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from repro.harness import cli, scorecard
+from repro.harness.catalogue import CLAIMS
+
+
+def _run(path: Path, profile: str, verdicts: dict[str, str]) -> Path:
+    claims = [{"id": cid, "verdict": v} for cid, v in verdicts.items()]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"run": {"profile": profile}, "claims": claims}))
+    return path
+
+
+def test_the_latest_deciding_verdict_wins_and_a_failed_run_is_a_note(tmp_path: Path):
+    runs = [
+        _run(tmp_path / "baselines" / "ci.json", "ci", {"SK-1": "reproduced", "SK-2": "inconclusive at this scale"}),
+        _run(tmp_path / "h100-a" / "claims.json", "paper", {"SK-1": "contradicted", "SK-2": "not run"}),
+        _run(tmp_path / "h100-b" / "claims.json", "paper", {"SK-1": "failed"}),
+    ]
+    card, notes = scorecard.collect(runs)
+    assert card["ci"]["SK-1"] == ("reproduced", "baseline")
+    assert card["paper"]["SK-1"] == ("contradicted", "h100-a")  # the failed later run did not replace it
+    assert "SK-2" not in card["paper"] and notes == ["SK-1 at paper: run h100-b ended failed (not counted)"]
+    table = scorecard.markdown(card)
+    assert table[0] == "| claim | ci | paper |" and len(table) == 2 + len(CLAIMS)
+    assert "| SK-1 | reproduced (baseline) | contradicted (h100-a) |" in table
+    assert "| SK-3 | — | — |" in table
+    assert scorecard.counts(card, "ci") == {"reproduced": 1, "inconclusive": 1}
+
+
+def test_the_command_prints_the_table_and_draws_the_figure(tmp_path: Path, capsys):
+    run = _run(tmp_path / "r" / "claims.json", "ci", {"BB-1": "reproduced"})
+    assert cli.main(["scorecard", str(run), "--figure", str(tmp_path / "card.png")]) == 0
+    out = capsys.readouterr().out
+    assert "| BB-1 | reproduced (r) |" in out and "ci: 1 reproduced" in out
+    assert (tmp_path / "card.png").stat().st_size > 0
