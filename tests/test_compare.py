@@ -285,6 +285,25 @@ def test_a_lost_asserted_record_is_a_regression():
     assert not cmp.compare(a, b).lost
 
 
+def test_a_claim_run_in_part_is_listed_not_a_regression():
+    """`pytest claims/ -k <one test of a claim>` against the baseline: the tests it did not run
+    cannot have lost their records, and the claim's verdict over part of its tests is not its verdict."""
+    a, b = _run(), _run()
+    a["claims"][0]["tests"] = [
+        {"nodeid": "claims/t.py::a", "outcome": "passed"},
+        {"nodeid": "claims/t.py::a2", "outcome": "xfailed"},
+    ]
+    a["claims"][0]["verdict"] = "partly reproduced"
+    a["claims"][0]["records"].append(_asserted("a2's check", 0.5))
+    b["claims"][0]["tests"] = [{"nodeid": "claims/t.py::a", "outcome": "passed"}]
+    c = cmp.compare(a, b)
+    assert c.partial == [{"claim": "BB-4", "ran": 1, "of": 2}] and not c.lost and not c.regressed
+    assert "BB-4     1 of 2 tests" in "\n".join(cmp.lines(c))
+    b["claims"][0]["tests"].append({"nodeid": "claims/t.py::a2", "outcome": "failed"})  # both ran: compared
+    c = cmp.compare(a, b)
+    assert not c.partial and c.lost and c.regressed
+
+
 @pytest.mark.parametrize(
     "corrupt",
     [

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from repro.core.cost import Job, Planner, hf_params, of_row, tiny_params
-from repro.ground.sizes import Profile
+from repro.ground.sizes import Decide, Profile
 
 SIZES: dict[str, dict[str, dict[str, Any]]] = {
     # 001 §3 Table 1 / Fig 1a / Fig 10 / Fig 2 / Finding 2.2: random-token probes of the nano
@@ -110,7 +110,20 @@ SIZES: dict[str, dict[str, dict[str, Any]]] = {
 }
 
 # `long`'s overrides of the ci rows: none (long runs ci's sizes here)
-OVERRIDES: dict[str, dict[str, dict[str, Any]]] = {}
+# The decide chunks (an override profile each; repro plan --profile decide): the 80% sizes the
+# ci run's power records name at their declared effects. One probe pass reads every length, so
+# N = 25,100 sequences per cell covers BB-1.1's LLaMA half (25,031), BB-1.2 (2,182) and BB-1.3
+# (342 probes per seed) at once; BB-2.2's direction test needs ≈ 5,698 predictions per model.
+OVERRIDES: dict[str, dict[str, dict[str, Any]]] = {
+    "decide-bb-probes": {"bb_1": dict(n_seq=25_100)},
+    "decide-bb-direction": {"bb_2_2": dict(n_seq=5_700)},
+}
+DECIDE: dict[str, Decide] = {
+    "BB-1.1": Decide("bb-probes", "LLaMA's half: N = 25,031 per cell for 80% at Table 1(b)'s weakest frequency"),
+    "BB-1.2": Decide("bb-probes", "N = 2,182 per cell for 80% at Table 1's length and size trends"),
+    "BB-1.3": Decide("bb-probes", "N = 342 probes per seed for 80% at Table 1(a)'s weakest frequency"),
+    "BB-2.2": Decide("bb-direction", "N ≈ 5,698 predictions per model for 80% at Finding 2.2's 76%"),
+}
 
 
 def bb_1_2_sizes(prof: Profile) -> dict[str, Any]:

@@ -12,6 +12,7 @@ from typing import Any
 
 from repro.core import cost
 from repro.core.cost import RUN, Job, Planner, of_row, steps_tokens, tiny_params
+from repro.ground.sizes import Decide
 
 SIZES: dict[str, dict[str, dict[str, Any]]] = {
     # 000 causal shift (CS-1 … CS-6). `align`: CS-1/CS-2 on the pretrained models over Brown
@@ -70,7 +71,24 @@ SIZES: dict[str, dict[str, dict[str, Any]]] = {
     }
 }
 # `long`'s overrides of the ci rows: none (long runs ci's sizes here)
-OVERRIDES: dict[str, dict[str, dict[str, Any]]] = {}
+# decide-cs-gate: CS-5's power record names ≈ 2,234 steps of 1,024 tokens for 80% (the gate's own
+# fitted drift carried forward); decide-cs-seeds: CS-4's names 38 paired seeds at this model size.
+# Both on the mix corpus. CS-6 needs 256 seeds per variant: out of one GPU quarter-hour.
+OVERRIDES: dict[str, dict[str, dict[str, Any]]] = {
+    "decide-cs-gate": {
+        "causal_shift": dict(
+            train=dict(steps=2_250, eval_every=2_250), gate_snapshots=(0, 250, 500, 1000, 1500, 2000, 2250)
+        )
+    },
+    "decide-cs-seeds": {"causal_shift": dict(seeds=tuple(range(38)))},
+}
+DECIDE: dict[str, Decide] = {
+    "CS-4": Decide("cs-seeds", "38 paired seeds for 80% at Table II's fixed-cut gain", corpus="mix"),
+    "CS-5": Decide("cs-gate", "≈ 2,234 steps of 1,024 tokens for 80% under the gate's fitted drift", corpus="mix"),
+    "CS-6": Decide(
+        None, "256 seeds per variant for 80% at Table II's gains: ≈ 770 trainings, beyond one GPU quarter-hour"
+    ),
+}
 
 
 # --------------------------------------------------------------------------- cost rows

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from repro.core.cost import RUN, Job, Planner, llama_params, of_row, steps_tokens
+from repro.ground.sizes import Decide
 
 SIZES: dict[str, dict[str, dict[str, Any]]] = {
     # 004 context axis (CA-1 … CA-8). `check`: CA-3/5/6 on random tiny HF models (hypothesis
@@ -71,7 +72,11 @@ SIZES: dict[str, dict[str, dict[str, Any]]] = {
     }
 }
 # `long`'s overrides of the ci rows: none (long runs ci's sizes here)
-OVERRIDES: dict[str, dict[str, dict[str, Any]]] = {}
+# decide-ca8: CA-8's power record names 6 paired seeds at this model size and budget.
+OVERRIDES: dict[str, dict[str, dict[str, Any]]] = {"decide-ca8": {"context_axis": dict(seeds=tuple(range(6)))}}
+DECIDE: dict[str, Decide] = {
+    "CA-8": Decide("ca8", "6 paired seeds for 80% at a 0.01 nats/token benefit (ours)", corpus="mix")
+}
 
 
 # --------------------------------------------------------------------------- cost rows

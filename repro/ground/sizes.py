@@ -27,7 +27,24 @@ Overrides = Mapping[str, Mapping[str, dict[str, Any]]]
 
 #: `ci`: every claim on 2 CPU cores, offline; `long`: ci with a few rows overridden, for claims
 #: that need more than CI can pay but still fit a CPU; `paper`: the sources' own sizes (a GPU).
+#: Any other profile is an override profile a topic declares in its OVERRIDES (ci with those
+#: rows overridden): the `decide-<chunk>` profiles, see `Decide`.
 PROFILES = ("ci", "long", "paper")
+#: the prefix of the chunks of the decide profile (`repro plan --profile decide`)
+DECIDE_PREFIX = "decide-"
+
+
+@dataclass(frozen=True)
+class Decide:
+    """How a claim that is inconclusive at ci (or whose partly reproduced half is) gets decided:
+    the chunk (an override profile `decide-<name>`, sized by the 80% sizes its power record names
+    at the declared effect, each chunk meant to run in minutes on one GPU) and the corpus it
+    trains on, or `chunk` None and `why` no chunk can (out of one GPU quarter-hour, or not a
+    question of size)."""
+
+    chunk: str | None
+    why: str
+    corpus: str = "brown"
 
 
 class Sizes(dict):
@@ -86,7 +103,9 @@ def check_rows(table: Table, overrides: Overrides | None = None) -> list[str]:
             continue
         for prof, row in per_profile.items():
             if prof not in PROFILES:
-                problems.append(f"{exp}: unknown profile {prof!r}")
+                problems.append(
+                    f"{exp}: unknown profile {prof!r} (a row of its own needs one of {', '.join(PROFILES)})"
+                )
             elif prof != "ci":
                 compare(per_profile["ci"], row, f"{exp}[{prof}]")
     for prof, rows in (overrides or {}).items():
@@ -130,8 +149,9 @@ class Profile:
 def profile(name: str, table: Table, overrides: Overrides | None = None) -> Profile:
     """Profile `name` of `table` (and `overrides`), once every row is checked: an unknown profile or
     a row that disagrees with its ci row is one ReproError naming each problem."""
-    if name not in PROFILES:
-        raise ReproError(f"unknown profile {name!r}; choose one of {', '.join(PROFILES)}")
+    known = (*PROFILES, *(o for o in (overrides or {}) if o not in PROFILES))
+    if name not in known:
+        raise ReproError(f"unknown profile {name!r}; choose one of {', '.join(known)}")
     problems = check_rows(table, overrides)
     if problems:
         raise ReproError("sizes: rows disagree with their ci rows:\n  " + "\n  ".join(problems))

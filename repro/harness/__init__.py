@@ -18,8 +18,11 @@ own `catalogue.py` and `sizes.py`.
 - `profiles`: sizes per experiment per profile, collected from the topics; ``BUDGET_S``.
 - `plan`, `plan_corpus`: ``repro plan`` — per row: models, parameters, tokens, FLOPs, memory, time
   on the device the run would use; the corpus and vocabulary checks.
-- `baseline` (+ ``baselines/``), `compare`, `history`, `side_by_side`: committed baselines,
-  ``repro compare``, artifacts/history.jsonl, verdicts across runs.
+- `decide`: ``repro plan --profile decide`` — the chunks that would decide the claims the ci run
+  left inconclusive (each topic's `DECIDE`), their minutes on a device, the commands.
+- `baseline` (+ ``baselines/``), `compare`, `history`, `side_by_side`, `scorecard`: committed
+  baselines, ``repro compare``, artifacts/history.jsonl, verdicts across runs and models, the
+  verdict per claim at each scale.
 - `cli`, `cli_seedprint`, `source_constants`: the ``repro`` command (parsers built without
   importing torch: ``repro --help`` is instant).
 - `bench`: benchmark helpers (in-run matmul ceiling, peak memory in a fresh process).

@@ -323,6 +323,12 @@ def _cmd_plan(args: argparse.Namespace) -> int:
 
     from repro.harness import plan
 
+    if args.profile == "decide":  # the chunks, each an override profile of its own
+        from repro.harness import decide
+
+        device = dict(tflops=args.tflops, utilisation=args.utilisation, device_memory_gib=args.memory_gib)
+        print("\n".join(decide.lines(**device, device=args.device)))
+        return 0
     p = plan.plan(
         args.profile,
         tflops=args.tflops,
@@ -349,7 +355,12 @@ def _add_plan(subparsers: argparse._SubParsersAction) -> None:
         "that is missing or too small, one line each: the corpus of every training row (--corpus), memory per "
         "device, the Brown BPE's vocabulary. Offline (but for a datasets corpus), seconds, no GPU.",
     )
-    p.add_argument("--profile", default="paper", help="the profile to plan (default: paper)")
+    p.add_argument(
+        "--profile",
+        default="paper",
+        help="the profile to plan (default: paper); `decide`: every chunk that would decide a claim "
+        "inconclusive at ci (decide-<chunk>), its minutes on the device, and the claims no chunk decides",
+    )
     p.add_argument(
         "--device",
         choices=devices,

@@ -74,6 +74,9 @@ class Comparison:
     only_a: list[dict[str, Any]] = field(default_factory=list)
     only_b: list[dict[str, Any]] = field(default_factory=list)
     lost: list[dict[str, Any]] = field(default_factory=list)  # asserted records of A missing from B
+    # claims B ran only some tests of (a -k selection): claim, ran, of; their verdicts and missing
+    # records are not compared (a test B did not run cannot have lost its records)
+    partial: list[dict[str, Any]] = field(default_factory=list)
     wall: list[dict[str, Any]] = field(default_factory=list)  # claim, a_s, b_s, ratio
     provenance: list[dict[str, Any]] = field(default_factory=list)  # field, a, b
     k: float = DEFAULT_K
@@ -193,6 +196,21 @@ def _claim_wall(data: dict[str, Any]) -> dict[str, float]:
     return wall
 
 
+def _ran(claim: dict[str, Any]) -> set[str]:
+    return {t["nodeid"] for t in claim.get("tests", []) if t.get("outcome") not in (None, "not run", "deselected")}
+
+
+def _partly_run(a: dict[str, Any], b: dict[str, Any]) -> dict[str, tuple[int, int]]:
+    """claim -> (tests B ran, tests A ran) for the claims B ran only some of A's tests of."""
+    ran_a = {c["id"]: _ran(c) for c in a["claims"]}
+    out = {}
+    for c in b["claims"]:
+        ran_b, of = _ran(c), ran_a.get(c["id"], set())
+        if ran_b and of and ran_b < of:
+            out[c["id"]] = (len(ran_b), len(of))
+    return out
+
+
 def compare(
     a: dict[str, Any], b: dict[str, Any], *, k: float = DEFAULT_K, allow_profile_change: bool = False
 ) -> Comparison:
@@ -206,6 +224,8 @@ def compare(
     if pa != pb and not allow_profile_change:
         raise ReproError(f"profiles differ ({pa} vs {pb}); pass --allow-profile-change to compare them anyway")
     out = Comparison(k=k)
+    partial = _partly_run(a, b)
+    out.partial = [{"claim": cid, "ran": ran, "of": of} for cid, (ran, of) in partial.items()]
     va = {c["id"]: c["verdict"] for c in a["claims"]}
     vb = {c["id"]: c["verdict"] for c in b["claims"]}
     for cid in sorted(set(va) | set(vb), key=lambda c: (c not in va, c)):
@@ -216,7 +236,7 @@ def compare(
                     "claim": cid,
                     "a": x,
                     "b": y,
-                    "regression": _RANK.get(y, 4) > _RANK.get(x, 4) and y != reporting.NOT_RUN,
+                    "regression": _RANK.get(y, 4) > _RANK.get(x, 4) and y != reporting.NOT_RUN and cid not in partial,
                 }
             )
     ra, rb = _records(a), _records(b)
@@ -228,6 +248,7 @@ def compare(
                 row["role"] in ("check", "control", "power")
                 and vb.get(key[0]) not in _UNDECIDED
                 and va.get(key[0]) not in _UNDECIDED
+                and key[0] not in partial
             ):
                 out.lost.append(row)
     for key, rec in rb.items():
@@ -301,6 +322,9 @@ def lines(c: Comparison, a_name: str = "A", b_name: str = "B") -> list[str]:
         out.append("provenance that differs (can move numbers by itself):")
         out += [f"  {p['field']}: {_short(p['a'])} -> {_short(p['b'])}" for p in c.provenance]
         out.append("")
+    if c.partial:
+        out.append("claims run in part (a selection of their tests): their verdicts and missing records not compared")
+        out += [f"  {p['claim']:<8} {p['ran']} of {p['of']} tests" for p in c.partial]
     out.append(f"verdict changes: {len(c.verdicts)}")
     out += [f"  {v['claim']:<8} {v['a']} -> {v['b']}{'  REGRESSION' if v['regression'] else ''}" for v in c.verdicts]
     out.append(f"records drifted by more than {c.k:g} noise scales: {len(c.drifts)}")

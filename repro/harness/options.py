@@ -16,17 +16,18 @@ from pathlib import Path
 import pytest
 
 from repro.ground.runtime import DEVICES, ReproError, dtype_override, resolve_device
-from repro.harness.profiles import PROFILES, get_profile
+from repro.harness.profiles import ALL_PROFILES, get_profile
 
 
 def add_options(parser: pytest.Parser) -> None:
     group = parser.getgroup("repro", "repro claims")
     group.addoption(
         "--profile",
-        choices=PROFILES,
+        choices=ALL_PROFILES,
         default="ci",
         help="experiment sizes: ci (2 CPU cores, minutes), long (ci, but claims that need more training than CI "
-        "affords get it; still a CPU) or paper (the source's sizes, GPU)",
+        "affords get it; still a CPU), paper (the source's sizes, GPU), or a decide chunk decide-<name> (the "
+        "sizes that would decide claims inconclusive at ci: `repro plan --profile decide` lists them)",
     )
     group.addoption(
         "--device", choices=DEVICES, default="auto", help="auto (cuda if available), cpu, or cuda (an error if no GPU)"

@@ -344,7 +344,7 @@ def for_claims(p: Plan, claim_ids: list[str]) -> Plan:
     return Plan(p.profile, p.tflops, p.utilisation, jobs, missing, p.not_costed, p.corpus, checked, p.device)
 
 
-def _device_line(p: Plan) -> str:
+def device_line(p: Plan) -> str:
     """Which device the times and memory are for, at what rate and whence the rate."""
     if p.device is None:
         return f"one device at {p.tflops:g} TFLOP/s × {p.utilisation:.0%} utilisation"
@@ -357,7 +357,7 @@ def _device_line(p: Plan) -> str:
 
 def lines(p: Plan) -> list[str]:
     out = [
-        f"plan for profile {p.profile!r} on corpus {p.corpus!r}: {_device_line(p)}",
+        f"plan for profile {p.profile!r} on corpus {p.corpus!r}: {device_line(p)}",
         f"{'experiment':<15} {'claims':<22} {'kind':<5} {'models':>6} {'params':>9} {'tokens/model':>13} "
         f"{'PFLOP':>10} {'peak GiB':>8} {'hours':>8}  what",
     ]

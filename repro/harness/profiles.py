@@ -22,7 +22,7 @@ from typing import Any
 
 from repro.born_biased.sizes import bb_1_2_sizes  # noqa: F401  (BB-1.2's merged row, read by its claim)
 from repro.ground import sizes as _sizes
-from repro.ground.sizes import PROFILES, Profile, Sizes  # noqa: F401  (the registry's vocabulary, re-exported)
+from repro.ground.sizes import DECIDE_PREFIX, PROFILES, Decide, Profile, Sizes  # noqa: F401  (re-exported)
 
 #: The topic packages whose ``sizes`` module holds rows, in the order `repro plan` lists them
 #: (every package of ``repro.harness.catalogue.TOPIC_PACKAGES``; tests/test_profiles.py checks).
@@ -60,11 +60,27 @@ SIZES: dict[str, dict[str, dict[str, Any]]]
 #: error), for experiments whose claim needs more than CI's budget but still fits a CPU
 OVERRIDES: dict[str, dict[str, dict[str, Any]]]
 TOPIC_OF, SIZES, OVERRIDES = _collect()
+#: every profile a run may name: the three with rows of their own, then the override profiles
+#: the topics declare (`long`, the decide chunks `decide-<chunk>`)
+ALL_PROFILES: tuple[str, ...] = (*PROFILES, *sorted(o for o in OVERRIDES if o not in PROFILES))
+#: claim ID -> how the decide profile decides it (or why it cannot), every topic's DECIDE
+DECIDE: dict[str, Decide] = {
+    cid: d for topic in SIZE_TOPICS for cid, d in importlib.import_module(f"repro.{topic}.sizes").DECIDE.items()
+}
 
 # wall-time budget of a cold `pytest claims/` (empty caches) on 2 CPU cores, in seconds: shown
 # against the run's wall time in the report (≤ 30 min with native bfloat16 and with float32
 # forced). None: no budget (long and paper are not run by CI).
 BUDGET_S: dict[str, int | None] = {"ci": 1800, "long": None, "paper": None}
+
+
+def chunks() -> dict[str, list[str]]:
+    """decide chunk (its override profile's name) -> the claims it decides, in catalogue order."""
+    out: dict[str, list[str]] = {}
+    for cid, d in DECIDE.items():
+        if d.chunk is not None:
+            out.setdefault(DECIDE_PREFIX + d.chunk, []).append(cid)
+    return out
 
 
 def check_rows(table: dict[str, dict[str, dict[str, Any]]] | None = None) -> list[str]:

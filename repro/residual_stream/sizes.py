@@ -71,6 +71,7 @@ SIZES: dict[str, dict[str, dict[str, Any]]] = {
 }
 # `long`'s overrides of the ci rows: none (long runs ci's sizes here)
 OVERRIDES: dict[str, dict[str, dict[str, Any]]] = {}
+DECIDE: dict[str, Any] = {}  # nothing inconclusive at ci
 
 
 # --------------------------------------------------------------------------- cost rows

@@ -13,6 +13,7 @@ from typing import Any
 
 from repro.core import cost
 from repro.core.cost import RUN, Job, Planner, hf_params, of_row
+from repro.ground.sizes import Decide
 
 SIZES: dict[str, dict[str, dict[str, Any]]] = {
     # 001 §5–6.1 SeedPrint (Fig 11, Tables 4–6, Fig 13). `lineage`: repro.seedprint.lineage.LineageConfig —
@@ -94,6 +95,18 @@ SIZES: dict[str, dict[str, dict[str, Any]]] = {
 }
 # `long`'s overrides of the ci rows: none (long runs ci's sizes here)
 OVERRIDES: dict[str, dict[str, dict[str, Any]]] = {}
+DECIDE: dict[str, Decide] = {
+    "SP-4": Decide(
+        None,
+        "the code pair: a continual training that moves the true descendant to PCS ≤ 0.585 (Table 5), the "
+        "paper profile's 5,000 steps of 32 × 1024 tokens, not a chunk",
+    ),
+    "SP-5": Decide(
+        None,
+        "needs an unrelated model trained far enough to carry learned features (the real null) and "
+        "fine-tunes of ≥ 5e6 tokens: the paper profile's lineage on a GPU, not a chunk",
+    ),
+}
 
 
 # --------------------------------------------------------------------------- cost rows

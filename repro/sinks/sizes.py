@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from repro.core.cost import RUN, Job, Planner, hf_params, llama_params, of_row, steps_tokens
+from repro.ground.sizes import Decide
 
 SIZES: dict[str, dict[str, dict[str, Any]]] = {
     # 001 §6.2 attention sinks (SK-1 … SK-4). `model`/`train`: 001 §6.2.1's Nano LLaMA-2
@@ -86,12 +87,24 @@ SIZES: dict[str, dict[str, dict[str, Any]]] = {
 # 64 × 64 ≈ 6.6M tokens; under the deviation the first baseline head crossed 0.25 at ≈ 4.5M),
 # and the trio again under our earlier optimiser settings (lr 3e-3, wd 0.5: not the source's),
 # reported as context beside the source-setting trio.
+# decide-sinks: SK-2's power record names ≈ 9e6 training tokens per model for 80% (first on a
+# 2^(1/8) grid from ci's budget, under the baseline's fitted α¹ trajectory): 2,200 steps of
+# 64 × 64 = 9.0e6 tokens, on the mix corpus (7× Brown: fewer repeats of each window).
+DECIDE: dict[str, Decide] = {
+    "SK-2": Decide("sinks", "≈ 9e6 training tokens per model for 80% at our budget model's α¹", corpus="mix"),
+    "SK-3": Decide(
+        None,
+        "amplification's harm: not within the source's 5.2e10 tokens per model under the trio's fitted "
+        "loss gap (its power record); attenuation's half is decided at ci",
+    ),
+}
 OVERRIDES: dict[str, dict[str, dict[str, Any]]] = {
+    "decide-sinks": {"sinks": dict(train=dict(steps=2_200, batch_size=64, eval_every=2_200))},
     "long": {
         "sinks": dict(
             train=dict(steps=1600, batch_size=64, warmup_steps=100), deviation=dict(lr=3e-3, weight_decay=0.5)
         )
-    }
+    },
 }
 
 

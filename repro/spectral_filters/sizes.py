@@ -12,6 +12,7 @@ from typing import Any
 
 from repro.core import cost
 from repro.core.cost import Job, Planner, of_row
+from repro.ground.sizes import Decide
 
 SIZES: dict[str, dict[str, dict[str, Any]]] = {
     # 003 spectral filters (SF-1 … SF-10) on the embedded models (or --model). Prompts: Brown
@@ -57,7 +58,19 @@ SIZES: dict[str, dict[str, dict[str, Any]]] = {
     }
 }
 # `long`'s overrides of the ci rows: none (long runs ci's sizes here)
-OVERRIDES: dict[str, dict[str, dict[str, Any]]] = {}
+# decide-sf: SF-9's power records name up to 50 prompts of 33 tokens (§7's prompts are cut from the
+# study's n_prompts × prompt_len tokens: 14 × 128 → 54 prompts); SF-7's 7 (Gemma's) come with it.
+OVERRIDES: dict[str, dict[str, dict[str, Any]]] = {"decide-sf": {"spectral": dict(n_prompts=14)}}
+DECIDE: dict[str, Decide] = {
+    "SF-7": Decide("sf", "Gemma's half: 7 prompts of 128 tokens for 80% at Fig 13's 0.27-nat rise"),
+    "SF-9": Decide("sf", "50 prompts of 33 tokens for 80% at a 0.5-sd HMLV contrast (SmolLM2's, the larger)"),
+    "SF-8": Decide(
+        None,
+        "its prompts are the source's own two (Tables 2/4/5): more prompts is another experiment; "
+        "at layer 2 not with ≤ 256 prompts (its power record)",
+    ),
+    "SF-3": Decide(None, "the random filters' spread across seeds dominates: not reachable with more prompts"),
+}
 
 
 # --------------------------------------------------------------------------- cost rows

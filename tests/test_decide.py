@@ -1,0 +1,70 @@
+"""The decide profile: every claim the ci run left undecided has a chunk sized by its recorded 80%
+sizes, or a reason why none decides it; each chunk is an override profile a run can name."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from repro.ground.errors import ReproError
+from repro.harness import catalogue, cli, decide, profiles
+from repro.harness.catalogue import CATALOGUE
+from repro.harness.report import INCONCLUSIVE
+
+BASELINE = Path(__file__).resolve().parents[1] / "repro" / "harness" / "baselines" / "ci-cpu-float32.json"
+
+
+def undecided_at_ci() -> set[str]:
+    """Claims of the ci baseline that are inconclusive, or partly reproduced with an inconclusive test."""
+    claims = json.loads(BASELINE.read_text())["claims"]
+    return {
+        c["id"] for c in claims if c["verdict"] == INCONCLUSIVE or any(t["verdict"] == INCONCLUSIVE for t in c["tests"])
+    }
+
+
+def test_every_claim_undecided_at_ci_has_a_chunk_or_a_reason():
+    missing = undecided_at_ci() - set(profiles.DECIDE)
+    assert not missing, f"inconclusive at ci but not in any topic's DECIDE: {sorted(missing)}"
+    assert set(profiles.DECIDE) <= set(CATALOGUE)
+    assert all(d.why for d in profiles.DECIDE.values())
+
+
+def test_each_chunk_is_a_profile_a_run_can_name_and_it_changes_only_its_claims_rows():
+    ci = profiles.get_profile("ci")
+    for name, claims in profiles.chunks().items():
+        assert name in profiles.ALL_PROFILES and name.startswith(profiles.DECIDE_PREFIX)
+        chunk = profiles.get_profile(name)
+        changed = [e for e in profiles.SIZES if chunk.sizes(e) != ci.sizes(e)]
+        assert changed, name  # a chunk that changes no size decides nothing
+        packages = {catalogue.PACKAGES[CATALOGUE[c].topic] for c in claims}
+        assert {profiles.TOPIC_OF[e] for e in changed} == packages, name  # only its own topic's rows
+
+
+def test_a_chunk_size_reaches_the_recorded_80_percent_size():
+    """Spot checks against the sizes the ci run's power records name (DECIDE's `why`)."""
+    assert profiles.get_profile("decide-bb-probes").sizes("bb_1")["n_seq"] >= 25_031
+    assert profiles.get_profile("decide-bb-direction").sizes("bb_2_2")["n_seq"] >= 5_698
+    sinks = profiles.get_profile("decide-sinks").sizes("sinks")["train"]
+    assert sinks["steps"] * sinks["batch_size"] * sinks["seq_len"] >= 9e6
+    gate = profiles.get_profile("decide-cs-gate").sizes("causal_shift")
+    assert gate["train"]["steps"] >= 2_234 and max(gate["gate_snapshots"]) == gate["train"]["steps"]
+    assert len(profiles.get_profile("decide-cs-seeds").sizes("causal_shift")["seeds"]) >= 38
+    assert len(profiles.get_profile("decide-ca8").sizes("context_axis")["seeds"]) >= 6
+
+
+def test_an_unknown_profile_names_the_ones_there_are():
+    with pytest.raises(ReproError, match="unknown profile 'decide-nope'.*decide-sinks"):
+        profiles.get_profile("decide-nope")
+
+
+def test_repro_plan_decide_lists_every_chunk_with_its_command_and_every_reason(capsys):
+    assert cli.main(["plan", "--profile", "decide", "--device", "h100"]) == 0
+    out = capsys.readouterr().out
+    for name, claims in profiles.chunks().items():
+        assert f"--profile {name} " in out and f"--claim {','.join(claims)}" in out
+    for cid, d in profiles.DECIDE.items():
+        if d.chunk is None:
+            assert f"  {cid} " in out
+    assert decide.CHUNK_MINUTES <= 8
