@@ -1,4 +1,4 @@
-"""What `repro seedprint` answers are worth (issue 23): an operating table of detection and
+"""What `repro seedprint` answers are worth: an operating table of detection and
 false-alarm rates per mode, on true descendants, on function-preserving rewrites of them, and on
 unrelated pairs — each rate with its Wilson interval and its number of pairs.
 
@@ -380,7 +380,7 @@ def calibration_lines(cal: dict[str, Any] | None) -> list[str]:
     # binomial test of k in n pairs against α rejects at ALARM_LEVEL (SP-6's calibration test). A
     # rate a little over α by chance is not a defect: an exact test is at α on average, so its
     # measured rate exceeds α on about half the tables (matched test: 3/378 in the bf16 table, 5/378
-    # = 0.013, binomial p 0.33, in a float32 run of 2026-11-26).
+    # = 0.013, binomial p 0.33, in a float32 run).
     alarms = []
     for k, x in cal["groups"].get("unrelated", {}).get("rows", {}).items():
         p = stats.binomial_tail(x["k"], x["n"], alpha) if x["n"] else 1.0
