@@ -139,8 +139,8 @@ def test_stdlib_code_documents() -> None:
 
 
 def test_corpus_documents_names() -> None:
-    assert CORPORA[:2] == ("brown", "stdlib-code") and "wikitext-2" in CORPORA
-    with pytest.raises(ReproError, match="unknown corpus 'c4'; choose one of brown, stdlib-code, wikitext-2"):
+    assert CORPORA[:3] == ("brown", "stdlib-code", "mix") and "wikitext-2" in CORPORA
+    with pytest.raises(ReproError, match="unknown corpus 'c4'; choose one of brown, stdlib-code, mix, wikitext-2"):
         corpus_documents("c4")
     assert corpus_documents("stdlib-code", "test") == stdlib_code_documents("test")
 
