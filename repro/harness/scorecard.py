@@ -16,6 +16,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from repro.ground.errors import ReproError
 from repro.harness import report as reporting
 from repro.harness.catalogue import CLAIMS
 
@@ -56,12 +57,25 @@ def _label(path: Path) -> str:
     return "baseline" if path.parent.name == "baselines" else path.parent.name
 
 
+def _load(path: Path) -> dict[str, Any]:
+    """A claims.json's data; a missing, unreadable or foreign file is one ReproError naming it."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ReproError(f"{path}: no such file (a claims.json written by `pytest claims/`)") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
+        raise ReproError(f"{path}: not a readable claims.json ({err})") from None
+    if not isinstance(data, dict) or not isinstance(data.get("claims"), list):
+        raise ReproError(f"{path}: not a claims.json (no 'claims' list)")
+    return data
+
+
 def collect(paths: Iterable[Path]) -> tuple[dict[str, dict[str, tuple[str, str]]], list[str]]:
     """(scale → claim → (verdict, where), notes): the latest deciding verdict per claim and scale."""
     card: dict[str, dict[str, tuple[str, str]]] = {}
     notes: list[str] = []
     for path in paths:
-        data: dict[str, Any] = json.loads(Path(path).read_text(encoding="utf-8"))
+        data = _load(Path(path))
         scale = (data.get("run") or {}).get("profile") or "ci"
         for claim in data.get("claims", []):
             verdict = claim.get("verdict")
