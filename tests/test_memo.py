@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import shutil
+
 import numpy as np
 import pytest
 import torch
@@ -173,3 +175,39 @@ def test_zero_dim_bfloat16_buffers_are_keyable():
     m = torch.nn.Linear(2, 2).to(torch.bfloat16)
     m.register_buffer("scale", a)
     assert memo.keyable(m)["buffers"]["scale"]["tensor_sha256"] == tensor_sha256(a)
+
+
+def test_a_measurement_is_keyed_by_the_packages_it_reaches(tmp_path, monkeypatch):
+    """An edit to a topic recomputes that topic and the topics importing it (SeedPrint imports
+    BB's probe), and everything on an edit to core; never on an edit to another topic or the
+    harness. The negative control: the same edit inside the topic changes its key."""
+    copy = tmp_path / "repro"
+    shutil.copytree(memo.PACKAGE, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    monkeypatch.setattr(memo, "PACKAGE", copy)
+
+    def keys() -> dict[str, str]:
+        memo.code_version.cache_clear()
+        memo.packages_reached.cache_clear()
+        return {m: memo.code_version(f"repro.{m}.study") for m in ("sinks", "born_biased", "seedprint", "harness")}
+
+    def edit(path: str) -> dict[str, str]:
+        with open(copy / path, "a", encoding="utf-8") as f:
+            f.write("\n# an edit\n")
+        return keys()
+
+    try:
+        before = keys()
+        assert memo.packages_reached("seedprint") == ("born_biased", "core", "ground", "seedprint")
+        after = edit("harness/report.py")
+        assert [m for m in before if after[m] != before[m]] == ["harness"]
+        before, after = after, edit("sinks/budget.py")
+        assert [m for m in before if after[m] != before[m]] == ["sinks", "harness"]
+        before, after = after, edit("born_biased/tables.py")
+        assert [m for m in before if after[m] != before[m]] == ["born_biased", "seedprint", "harness"]
+        before, after = after, edit("context_axis/fused.cpp")  # a kernel's C++ source counts
+        assert [m for m in before if after[m] != before[m]] == ["harness"]
+        before, after = after, edit("core/stats.py")
+        assert all(after[m] != before[m] for m in before)
+    finally:
+        memo.code_version.cache_clear()
+        memo.packages_reached.cache_clear()

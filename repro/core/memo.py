@@ -10,9 +10,10 @@ memoises such an experiment function:
 The key hashes the function's bound arguments (tensors by their bytes, modules by their state
 and class, numbers and strings as they are, other objects by what their `memo_key()` returns),
 the dtype the policy gives "auto" here, the torch version and thread count (float results may
-depend on them), and the source of every module under `repro/` — any code edit recomputes, so a
+depend on them), and the source of every package the function's module can reach (its topic,
+the topics it imports, core and ground; `packages_reached`) — an edit there recomputes, so a
 cached number never outlives the code that measured it (and so does a new torch, transformers,
-numpy or scipy). Modules are keyed with
+numpy or scipy), while an edit to another topic or to the harness leaves it warm. Modules are keyed with
 their buffers, train/eval mode and device, and refused while forward hooks are registered.
 A computation that draws from a global RNG (torch, numpy, random) has the state it left
 stored, and a hit restores it, so what runs after draws what it drew on the cold run; one
@@ -33,6 +34,7 @@ import json
 import os
 import pickle
 import random
+import re
 from pathlib import Path
 from typing import Any, Callable, TypeVar
 
@@ -56,13 +58,53 @@ def enabled() -> bool:
     return value == "1"
 
 
+_IMPORT = re.compile(r"^\s*(?:from|import)\s+repro\.(\w+)", re.MULTILINE)
+
+
+def _package_files(package: str) -> list[Path]:
+    """A package's source: its modules and the non-Python files it ships (a C++ kernel, a
+    committed table), caches and compiled files aside."""
+    root = PACKAGE / package
+    files = root.rglob("*") if root.is_dir() else [root.with_suffix(".py")]
+    return sorted(
+        f for f in files if f.is_file() and "__pycache__" not in f.parts and f.suffix not in (".pyc", ".so", ".o")
+    )
+
+
 @functools.lru_cache(maxsize=None)
-def code_version() -> str:
-    """sha256 over the source of every module of the repro package (path and bytes)."""
+def packages_reached(package: str) -> tuple[str, ...]:
+    """The repro packages (`core`, `born_biased`, …) whose code `package` can run: itself and
+    every package it imports, transitively (imports inside functions included: the scan reads
+    each `import repro.X` / `from repro.X` line)."""
+    seen, todo = set(), [package]
+    while todo:
+        p = todo.pop()
+        if p in seen:
+            continue
+        seen.add(p)
+        for f in _package_files(p):
+            if f.suffix == ".py":
+                todo.extend(set(_IMPORT.findall(f.read_text(encoding="utf-8"))) - seen)
+    return tuple(sorted(seen))
+
+
+@functools.lru_cache(maxsize=None)
+def code_version(module: str = "") -> str:
+    """sha256 over the source of every package `module` can reach (`packages_reached`: path and
+    bytes of each file). A topic's measurement is keyed by its topic, the topics it imports and
+    the floors below (core, ground) — an edit to another topic or to the harness leaves it warm.
+    A module outside the topics and floors (the harness, a test file) is keyed by all of `repro/`."""
+    parts = module.split(".")
+    topics_and_floors = {p.name for p in PACKAGE.iterdir() if p.is_dir() and p.name not in ("harness", "__pycache__")}
+    if parts[0] == "repro" and len(parts) > 1 and parts[1] in topics_and_floors:
+        packages = packages_reached(parts[1])
+    else:
+        packages = tuple(sorted(p.name for p in PACKAGE.iterdir() if p.is_dir() and p.name != "__pycache__"))
     h = hashlib.sha256()
-    for path in sorted(PACKAGE.rglob("*.py")):
-        h.update(str(path.relative_to(PACKAGE)).encode())
-        h.update(path.read_bytes())
+    for p in ("__init__", *packages):
+        for path in _package_files(p):
+            h.update(str(path.relative_to(PACKAGE)).encode())
+            h.update(path.read_bytes())
     return h.hexdigest()
 
 
@@ -152,7 +194,7 @@ def description(fn: Callable[..., Any], args: tuple, kwargs: dict, ignore: tuple
         "autocast": [torch.is_autocast_enabled(d) for d in ("cpu", "cuda")],
         "libraries": library_versions(),
         "torch_threads": torch.get_num_threads(),
-        "code": code_version(),
+        "code": code_version(fn.__module__),
     }
 
 
