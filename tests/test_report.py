@@ -248,6 +248,23 @@ def test_contradicted_needs_power_and_family_wise_size(power, declared, verdict)
     t = _outcome("xfailed", power, **declared)
     assert t.verdict() == verdict
     assert t.size() == declared["size"]
+    # an inconclusive one says which bar it missed; a contradicted one says nothing
+    assert (t.undecided() is None) == (verdict == report.CONTRADICTED)
+
+
+def test_an_inconclusive_test_says_why_it_is_not_contradicted():
+    assert _outcome("xfailed").undecided() == "no power recorded at a declared effect"
+    assert _outcome("xfailed", 0.7, size=0.01).undecided() == "power 0.7 < 0.8"
+    assert _outcome("xfailed", 0.88, size=0.12).undecided() == "family-wise size 0.12 > 0.05"
+    shielded = _outcome("xfailed", 0.99, size=0.01, basis="interest: our 0.2 sd", direction_p=7e-8).undecided()
+    assert shielded.startswith("the bar is ours (interest: our 0.2 sd)") and "p = 7.00e-08" in shielded
+    assert _outcome("passed", 0.99).undecided() is None
+    r = report.ClaimResult(report.CATALOGUE["SF-9"], report.INCONCLUSIVE, [_outcome("xfailed", 0.48, size=0.52)])
+    assert (
+        writers.to_json([r], {})["claims"][0]["tests"][0]["undecided"]
+        == "power 0.48 < 0.8; family-wise size 0.52 > 0.05"
+    )
+    assert "- not contradicted (`t`): power 0.48 < 0.8; family-wise size 0.52 > 0.05" in writers.to_markdown([r], {})
 
 
 def test_the_claims_size_is_that_of_the_tests_that_contradicted_it():

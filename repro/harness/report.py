@@ -248,6 +248,25 @@ class TestOutcome:
                 )
         return None
 
+    def undecided(self) -> str | None:
+        """Why a strict xfail reads inconclusive rather than contradicted (None when it does not):
+        no power at a declared effect, a power under POWER_ENOUGH, a family-wise size over
+        SIZE_ENOUGH, or an invented bar while the effect goes the claimed way (`shielded`)."""
+        if self.outcome not in ("xfailed", "skipped") or self.verdict() != INCONCLUSIVE:
+            return None
+        p, s = self.power(), self.size()
+        if p is None:
+            return "no power recorded at a declared effect"
+        why = []
+        if p < POWER_ENOUGH:
+            why.append(f"power {fmt(p)} < {fmt(POWER_ENOUGH)}")
+        if s is None or s > SIZE_ENOUGH + 1e-12:
+            why.append(f"family-wise size {fmt(s)} > {fmt(SIZE_ENOUGH)}")
+        shield = self.shielded()
+        if shield:
+            why.append(shield)
+        return "; ".join(why) or None
+
     def verdict(self) -> str:
         """This test's own verdict: a strict xfail reads contradicted only with power ≥ POWER_ENOUGH at a
         declared effect, a family-wise size ≤ SIZE_ENOUGH, and not on an invented bar alone while the

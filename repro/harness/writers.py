@@ -54,6 +54,8 @@ def to_json(results: list[ClaimResult], run: dict[str, Any]) -> dict[str, Any]:
                         "power": t.power(),
                         "size": t.size(),
                         "reason": t.reason,
+                        # why an xfail reads inconclusive, not contradicted (None otherwise)
+                        "undecided": t.undecided(),
                     }
                     for t in r.tests
                 ],
@@ -292,6 +294,9 @@ def to_markdown(
             continue
         for reason in r.reasons():
             lines += [f"- reason: {reason}"]
+        for t in r.tests:
+            if t.undecided():
+                lines += [f"- not contradicted (`{t.nodeid.split('::')[-1]}`): {t.undecided()}"]
         recs = r.records()
         if recs:
             lines += [
