@@ -77,6 +77,26 @@ def test_embedded_models_match_the_manifest() -> None:
     assert EMBEDDED_MODELS["gemma3-270m"].tokenizer_adds_bos is True
 
 
+def test_on_demand_models_are_pinned_fetched_on_use_and_users_models() -> None:
+    """A real model of another family (qwen2) is known by name, pinned in the manifest, never
+    fetched by `repro fetch` / a ci run, and not one of the run's default models: a `--model`
+    run on it is its own configuration (no recorded expectation), as a user's model is."""
+    from repro.core.models.embedded import KNOWN_MODELS, ON_DEMAND_MODELS
+    from repro.core.models.pretrained import model_spec_problem
+
+    assert set(ON_DEMAND_MODELS) == {"qwen2.5-coder-1.5b"} and not set(ON_DEMAND_MODELS) & set(EMBEDDED_MODELS)
+    assert set(KNOWN_MODELS) == set(EMBEDDED_MODELS) | set(ON_DEMAND_MODELS)
+    for name, spec in ON_DEMAND_MODELS.items():
+        fixture = resources.EMBEDDED_FIXTURES[spec.fixture]
+        assert (
+            fixture.on_demand and fixture.output == spec.gguf_file and spec.fixture not in resources.default_fixtures()
+        )
+        assert model_cache_dir(name).name == f"{name}-{fixture.sha256[:12]}"
+        assert model_spec_problem(name) is None
+        assert spec.family not in {m.family for m in EMBEDDED_MODELS.values()}  # a family the defaults lack
+    assert "qwen2.5-coder-1.5b (fetched on first use)" in model_spec_problem("no-such-model")
+
+
 def test_model_family() -> None:
     from transformers import Gemma3TextConfig, GPT2Config, GPTNeoXConfig, LlamaConfig
 

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
-from repro.core.models.embedded import EMBEDDED_MODELS
+from repro.core.models.embedded import EMBEDDED_MODELS, KNOWN_MODELS
 from repro.ground import resources
 from repro.ground.cache import (
     atomic_path,
@@ -50,7 +50,7 @@ _CACHE_FORMAT = 1  # bump to invalidate every dequantised-model cache
 def model_cache_dir(name: str) -> Path:
     """Where the dequantised copy of embedded model `name` lives (it may not exist yet; nothing
     is created: reading a read-only cache writes nothing)."""
-    spec = EMBEDDED_MODELS[name]
+    spec = KNOWN_MODELS[name]
     sha = resources.EMBEDDED_FIXTURES[spec.fixture].sha256
     return cache_dir("models", create=False) / f"{name}-{sha[:12]}"
 
@@ -93,7 +93,7 @@ def _stamp_fits(stamp: Any, directory: Path, name: str) -> bool:
     return (
         isinstance(stamp, dict)
         and stamp.get("format") == _CACHE_FORMAT
-        and stamp.get("gguf_sha256") == resources.EMBEDDED_FIXTURES[EMBEDDED_MODELS[name].fixture].sha256
+        and stamp.get("gguf_sha256") == resources.EMBEDDED_FIXTURES[KNOWN_MODELS[name].fixture].sha256
         and isinstance(stamp.get("files"), dict)
         and stamp["files"] == _file_sizes(directory)
         and any(n.endswith(".safetensors") for n in stamp["files"])
@@ -186,8 +186,11 @@ def _dequantise_gguf(name: str, out_dir: Path) -> None:
     keeps a GGUF quantizer attached (even when the weights were unpacked) and refuses to save."""
     from transformers import AutoModelForCausalLM, AutoTokenizer, GgufConfig
 
-    spec = EMBEDDED_MODELS[name]
-    gguf = resources.fixture_path(spec.fixture)  # raises on a missing fixture or a checksum mismatch
+    spec = KNOWN_MODELS[name]
+    if resources.EMBEDDED_FIXTURES[spec.fixture].on_demand:  # fetched the first time a run asks for it
+        gguf = resources.fetch(spec.fixture)
+    else:
+        gguf = resources.fixture_path(spec.fixture)  # raises on a missing fixture or a checksum mismatch
     log.warning("dequantising %s from %s (one-time, cached afterwards)", name, gguf)
     try:
         with one_gguf_parse():
@@ -213,7 +216,7 @@ def _stamp(directory: Path, name: str, hashes: dict[str, str] | None = None) -> 
     return {
         "format": _CACHE_FORMAT,
         "model": name,
-        "gguf_sha256": resources.EMBEDDED_FIXTURES[EMBEDDED_MODELS[name].fixture].sha256,
+        "gguf_sha256": resources.EMBEDDED_FIXTURES[KNOWN_MODELS[name].fixture].sha256,
         "files": {p.name: p.stat().st_size for p in files},
         "mtime_ns": {p.name: p.stat().st_mtime_ns for p in files},
         "fingerprint": {p.name: file_fingerprint(p) for p in files},
@@ -258,7 +261,7 @@ def _cannot_build(name: str, target: Path, check: CacheCheck, exc: CacheUnusable
     return ReproError(
         f"embedded model {name} has no complete dequantised cache at {target} and the cache is not "
         f"writable ({exc.reason}) to build one: load it once with a writable cache (it needs the fetched "
-        f"fixture: `repro fetch {EMBEDDED_MODELS[name].fixture}`), or set REPRO_CACHE to a writable "
+        f"fixture: `repro fetch {KNOWN_MODELS[name].fixture}`), or set REPRO_CACHE to a writable "
         "directory"
     )
 

@@ -29,6 +29,7 @@ from repro.core.checkpoints import META_FILE, MODEL_FILE, load_checkpoint, load_
 
 # the `name as name` imports are re-exports: the suite imports them from here
 from repro.core.models.embedded import EMBEDDED_MODELS as EMBEDDED_MODELS
+from repro.core.models.embedded import KNOWN_MODELS, ON_DEMAND_MODELS
 from repro.core.models.embedded import EmbeddedModel as EmbeddedModel
 from repro.core.models.gguf_cache import CacheCheck, build_model_cache, ensure_model_cache, one_gguf_parse
 from repro.core.models.gguf_cache import check_model_cache as check_model_cache
@@ -49,7 +50,8 @@ _HUB_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*(/[A-Za-z0-9][A-Za-z0-9._-]*)?
 
 
 def _choices() -> str:
-    return ", ".join(EMBEDDED_MODELS)
+    on_demand = ", ".join(f"{name} (fetched on first use)" for name in ON_DEMAND_MODELS)
+    return ", ".join(EMBEDDED_MODELS) + (f"; also {on_demand}" if on_demand else "")
 
 
 def model_family(model: Any) -> str:
@@ -371,7 +373,7 @@ def load_pretrained(
         raise ReproError(
             f"no model given: pass an embedded model ({_choices()}), a local model directory or a Hugging Face hub id"
         )
-    if name_or_path in EMBEDDED_MODELS:
+    if name_or_path in KNOWN_MODELS:
         return _load_embedded(name_or_path, dev, dtype, attn_implementation, tokenizer)
     path = Path(name_or_path).expanduser()
     if path.is_dir() or (path.is_file() and path.suffix == ".safetensors"):
@@ -394,7 +396,7 @@ def model_spec_problem(spec: str) -> str | None:
     model is loaded, so a wrong path is an error at once, never a skipped claim."""
     if not spec or not spec.strip():
         return f"no model given: pass an embedded model ({_choices()}), a local model directory or a hub id"
-    if spec in EMBEDDED_MODELS:
+    if spec in KNOWN_MODELS:
         return None
     path = Path(spec).expanduser()
     if path.is_dir():
