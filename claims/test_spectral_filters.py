@@ -36,7 +36,7 @@ import pytest
 
 from repro.core import data
 from repro.spectral_filters import dark_signals, figures, power, readings
-from repro.spectral_filters.power import SOURCE_REMOVED, SOURCE_SF7_RISE, SOURCE_WE_SV_RATIO
+from repro.spectral_filters.power import SINK_MLP, SOURCE_REMOVED, SOURCE_SF7_RISE, SOURCE_WE_SV_RATIO
 from repro.spectral_filters.readings import SOURCE_CCNET
 from repro.spectral_filters.study import (
     PROMPTS,
@@ -258,7 +258,8 @@ def test_token0_gets_dark_vector_from_early_mlp(claim, study):
         v.layer / s.L,
         0.5,
         compare="le",
-        why="'an early MLP': in the first half of the model",
+        why="'an early MLP': in the first half of the model (the source's is L3 of 40)",
+        source=round(SINK_MLP[0] / SINK_MLP[1], 3),
     )
     claim.check(
         f"{s.name}: token 0's norm at its peak (layer {v.peak}) / the median other token's there",

@@ -133,6 +133,13 @@ NUMBERS: dict[str, dict[str, SourceNumber]] = {
             9.0, "003 App. C: under Φ_e filters of 13B/L0/MLP 'log-likelihood remains poor (around 9)' (Fig. 16)"
         )
     },
+    "SF-4": {
+        "sink_mlp": source(
+            (3, 40),
+            "003 §5, Fig. 9: in LLaMA-2 13B (40 layers, Table 1) 'the MLP at L3 blasts off a vector of large "
+            "norm and almost completely U-dark': (layer, layers)",
+        )
+    },
     "SF-7": {
         "fig13": source(
             (12 / 40, 2.47, 2.74),

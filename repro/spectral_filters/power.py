@@ -19,6 +19,7 @@ from repro.core import stats
 from repro.spectral_filters import catalogue, spectral
 from repro.spectral_filters.study import SINK_LARGE, SOURCE_SF7
 
+SINK_MLP = catalogue.number("SF-4", "sink_mlp")  # (layer, layers): 13B's L3 of 40, Fig. 9
 SOURCE_LAYERS = catalogue.number("SF-8", "layers")  # LLaMA-2 13B (003 Table 1), the model of Figs 8–15 and Table 4
 # 003 App E Table 4 (LLaMA-2 13B, 80% retained, the Tuatara prompt): layer of 40 → (Ψ, Ω_u)
 SOURCE_TABLE4 = catalogue.number("SF-8", "table4")
@@ -486,7 +487,13 @@ def sf4_power_record(n_others: int, peak: int) -> dict:
     """SF-4 (003 §5, Fig 9 gives no ratio): effects of interest, read from the text's words. Token
     0's stream is the same in every prompt; `n_others` other tokens at its peak layer `peak`."""
     declared = [
-        Declared("ℓ*/L", 0.5, 0.5, "le", "interest: 'an early MLP' (§5) read as one in the first half of the model"),
+        Declared(
+            "ℓ*/L",
+            SINK_MLP[0] / SINK_MLP[1],
+            0.5,
+            "le",
+            "source: §5, Fig. 9: the MLP at L3 of LLaMA-2 13B's 40 layers (our bar: the first half)",
+        ),
         Declared(
             "token 0's norm / the median other token's",
             SINK_LARGE,
