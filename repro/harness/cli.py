@@ -42,11 +42,12 @@ def _cmd_fetch(args: argparse.Namespace) -> int:
     from repro.ground import resources
 
     if args.list:
+        w = max(map(len, resources.EMBEDDED_FIXTURES))
         for name, spec in resources.EMBEDDED_FIXTURES.items():
             when = "on demand" if spec.on_demand else "default"
             cached = "cached" if resources.fixture_dir(name).exists() else "not fetched"
-            print(f"{name:<14} {spec.size / 2**20:8.1f} MiB  {when:<9}  {cached:<11}  {spec.description}", flush=True)
-            print(f"{'':<14} licence: {spec.license}", flush=True)
+            print(f"{name:<{w}} {spec.size / 2**20:8.1f} MiB  {when:<9}  {cached:<11}  {spec.description}", flush=True)
+            print(f"{'':<{w}} licence: {spec.license}", flush=True)
         return 0
     names = args.names or resources.default_fixtures()
     for name in names:  # validate every name before downloading anything
