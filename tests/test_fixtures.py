@@ -276,6 +276,7 @@ def test_manifest_pins_every_package_and_output() -> None:
         "sotu",
         "shakespeare",
         "wiki-en",
+        "qwen2.5-coder-1.5b",
     ]
     for spec in EMBEDDED_FIXTURES.values():
         assert SHA.match(spec.sha256) and spec.size > 0 and spec.packages and spec.license
@@ -316,6 +317,7 @@ def test_cli_fetch_list_names_every_fixture_with_its_size_and_licence(capsys: py
         "sotu",
         "shakespeare",
         "wiki-en",
+        "qwen2.5-coder-1.5b",
     }
 
 

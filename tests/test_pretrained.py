@@ -109,7 +109,11 @@ def test_model_family() -> None:
 
 @pytest.mark.parametrize("name", ["./no/such/dir", "/no/such/dir", "not a model!", "a/b/c", "~nobody/x"])
 def test_unknown_model_is_a_clear_error(name: str) -> None:
-    with pytest.raises(ReproError, match=r"unknown model .*: not an embedded model \(smollm2-135m, gemma3-270m\)"):
+    with pytest.raises(
+        ReproError,
+        match=r"unknown model .*: not an embedded model \(smollm2-135m, gemma3-270m; "
+        r"also qwen2\.5-coder-1\.5b \(fetched on first use\)\)",
+    ):
         load_pretrained(name)
 
 
@@ -125,7 +129,8 @@ def test_offline_hub_id_is_a_clear_error_and_fast(monkeypatch: pytest.MonkeyPatc
         load_pretrained("meta-llama/Llama-2-7b-hf")
     assert str(err.value) == (
         "cannot load hub model 'meta-llama/Llama-2-7b-hf': the Hugging Face hub is unreachable (offline). "
-        "Use an embedded model (smollm2-135m, gemma3-270m) or a local path."
+        "Use an embedded model (smollm2-135m, gemma3-270m; also qwen2.5-coder-1.5b (fetched on first use)) or a "
+        "local path."
     )
     assert time.perf_counter() - start < 10
 
