@@ -68,3 +68,51 @@ def test_repro_plan_decide_lists_every_chunk_with_its_command_and_every_reason(c
         if d.chunk is None:
             assert f"  {cid} " in out
     assert decide.CHUNK_MINUTES <= 8
+
+
+def test_chunk_minutes_say_whether_a_measured_row_backs_them(capsys):
+    """The BB chunks' rows were measured at paper on a GPU (calibrated); CA-8's never was (a floor)."""
+    assert cli.main(["plan", "--profile", "decide", "--device", "h100"]) == 0
+    out = capsys.readouterr().out
+    head = {line.split()[0]: line for line in out.splitlines() if line.startswith("  decide-")}
+    assert head["decide-bb-direction"].endswith(f"[{decide.CALIBRATED}]")
+    assert head["decide-ca8"].endswith(f"[{decide.FLOOR}]")
+    assert "job bb_2_2 (favourite token vs direction" in out
+
+
+# The chunk run at toy sizes: decide-bb-direction, BB-2.2's 4 two-layer models, as a subprocess
+# (the toy plugin patches the sizes for its whole process) with its own cache and artifacts;
+# ≈ 30 s on 2 cores, most of it the interpreter's and torch's start.
+TOY_CHUNK = "decide-bb-direction"
+
+
+@pytest.mark.slow
+def test_decide_chunk_runs_end_to_end_at_toy_sizes(tmp_path):
+    """`pytest claims/ --profile decide-<chunk> --corpus … --claim …`, the command the plan prints,
+    under `-p repro.harness.toy`: it selects exactly the chunk's claims and each ends in a verdict
+    (reproduced, contradicted or inconclusive), none failed and none in error."""
+    import os
+    import subprocess
+    import sys
+
+    from repro.harness.report import FAILED, NOT_RUN, SKIPPED
+    from repro.harness.toy import TOY
+
+    claims = profiles.chunks()[TOY_CHUNK]
+    assert {"bb_2_2"} <= set(TOY)  # the chunk's row has toy sizes
+    root = Path(__file__).resolve().parents[1]
+    env = {**os.environ, "REPRO_CACHE": str(tmp_path / "cache"), "REPRO_DTYPE": "float32", "REPRO_MEMO": "0"}
+    cmd = [sys.executable, "-m", "pytest", "claims/", "-p", "repro.harness.toy", "-p", "no:xdist"]
+    cmd += ["-p", "no:cacheprovider", "--profile", TOY_CHUNK, "--corpus", profiles.DECIDE[claims[0]].corpus]
+    cmd += ["--claim", ",".join(claims), "--artifacts", str(tmp_path / "art"), "--baseline", "off", "-q"]
+    run = subprocess.run(cmd, cwd=root, env=env, capture_output=True, text=True, timeout=300)
+    written = tmp_path / "art" / "selection"
+    found = list(written.rglob("claims.json")) or list((tmp_path / "art").glob("claims.json"))
+    assert found, run.stdout[-3000:] + run.stderr[-3000:]
+    result = json.loads(found[0].read_text())
+    ran = {c["id"]: c["verdict"] for c in result["claims"] if c["verdict"] != NOT_RUN}
+    assert set(ran) == set(claims), ran
+    assert all(v not in (FAILED, SKIPPED) for v in ran.values()), (ran, run.stdout[-3000:])
+    assert result["run"]["profile"] == TOY_CHUNK
+    sizes = result["run"]["profile_sizes"]["bb_2_2"]
+    assert (sizes["n_models"], sizes["d_model"]) == (TOY["bb_2_2"]["n_models"], TOY["bb_2_2"]["d_model"])

@@ -72,8 +72,11 @@ def test_bb_1_2_is_costed_at_the_larger_shape():
     j = jobs[0]
     p = cost.hf_params("rope-gpt2", n_layer=24, n_head=32, d_model=2048, vocab_size=50257, n_positions=1024)
     assert (j.models, j.params, j.L, j.d, j.T, j.tokens) == (2, p, 24, 2048, 1024, 10_000 * 1024)
-    assert j.flops == 2 * cost.forward_flops(p, 24, 1024, 2048, 10_000 * 1024)
+    head = 2.0 * 50257 * 2048 * 10_000 * 3  # the float32 LM head at the 3 probe positions of each sequence
+    assert j.fp32_flops == head and j.dtype == "auto"
+    assert j.flops == 2 * (cost.forward_flops(p, 24, 1024, 2048, 10_000 * 1024) + head)
     assert j.flops > 4e16
+    assert j.host_normals == p and j.h2d_bytes == 2 * p  # drawn on the host in float32, moved in bfloat16
 
 
 def test_sk1_init_probe_is_costed_by_hand():
@@ -85,6 +88,12 @@ def test_sk1_init_probe_is_costed_by_hand():
     assert (j.models, j.L, j.T, j.tokens) == (48, 1, 2048, 2000 * 2048)
     assert j.params == 4 * d * d + 3 * d * d_ff + 2 * d == 7_079_424
     assert j.flops == 48 * (2.0 * j.params * 2000 * 2048 + 2.0 * 2048 * d * 2000 * 2048)
+    # the time model: float32; each model's embeddings, untied head, block and final norm drawn on the
+    # host; its recorded (H, T, T) float32 map read and written ≈ 17 times a sequence (the scores,
+    # their scale and mask, softmax, A·V's read, Σ A² per head in float64), counted on the CPU
+    assert j.dtype == "float32" and j.host_normals == 2 * 32000 * d + j.params + d
+    passes = j.mem_bytes / 2000 / (4 * 12 * 2048**2)
+    assert 12 < passes < 24, passes
 
 
 def test_cli(capsys):
@@ -114,7 +123,8 @@ def test_cli_plans_for_the_device_the_run_would_use(capsys, monkeypatch):
     assert "one h100 device, NVIDIA H100 SXM, at 989 TFLOP/s (the datasheet's dense bfloat16 peak)" in head
     h100 = plan.plan("ci")  # plan()'s default, the pytest plugin's --plan: one H100
     assert (h100.tflops, h100.device.memory_gib) == (989.0, 80.0)
-    assert h100.seconds() == pytest.approx(h100.total_flops / (989e12 * 0.4))
+    assert h100.flop_seconds() == pytest.approx(h100.total_flops / (989e12 * 0.4))
+    assert h100.seconds() >= h100.flop_seconds()  # the time model adds to the FLOPs, never takes away
 
 
 def test_plan_device_choices(monkeypatch):
@@ -142,8 +152,14 @@ def test_plan_device_choices(monkeypatch):
     gpu = plan.plan_device()
     assert (gpu.name, gpu.label, gpu.tflops, round(gpu.memory_gib, 1)) == ("cuda", Props.name, 989.0, 79.6)
     Props.name = "NVIDIA L4"
-    monkeypatch.setattr(plan, "matmul_tflops", lambda device: (121.0, f"timed on {device}"))
-    assert (plan.plan_device().tflops, plan.plan_device().rate) == (121.0, "timed on cuda")
+    monkeypatch.setattr(
+        plan,
+        "matmul_tflops",
+        lambda device, dtype=None: (60.0 if dtype == torch.float32 else 121.0, f"timed on {device}"),
+    )
+    l4 = plan.plan_device()
+    assert (l4.tflops, l4.tflops_fp32) == (121.0, 60.0) and l4.rate.startswith("timed on cuda")
+    assert l4.gpu is None and l4.host == plan.GPU_HOST  # a GPU's host rates; no measured times of its own
 
 
 def test_matmul_rate_is_timed_in_the_policy_dtype(monkeypatch):

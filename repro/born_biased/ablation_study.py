@@ -83,7 +83,7 @@ def ablation_run(
         tie_embeddings=True,
     )
     model = tiny_decoder(cfg, derive_seed("bb3-weights", seed)).to(device=device, dtype=torch_dtype)
-    x = gaussian_inputs(n_seq, T, d_model, generator(derive_seed("bb3-inputs", T, seed)), std=0.02)
+    x = gaussian_inputs(n_seq, T, d_model, generator(derive_seed("bb3-inputs", T, seed)), std=0.02, device=device)
     res = probe.probe(model, x, keep_states=True)
     states = res.states[0]  # (L+1, N, d)
     top1 = top1_preference(res.next_token[0], vocab_size)

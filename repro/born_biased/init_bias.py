@@ -97,7 +97,7 @@ def mlp_stack_similarity(
     per_variant: dict[str, list[list[float]]] = {k: [] for k in MLP_VARIANTS}
     rms: dict[str, list[list[float]]] = {k: [] for k in MLP_VARIANTS}
     for seed in seeds:
-        x = gaussian_inputs(n_seq, 1, d_model, generator(derive_seed("bb4-inputs", seed))).to(device)
+        x = gaussian_inputs(n_seq, 1, d_model, generator(derive_seed("bb4-inputs", seed)), device=device)
         for name, overrides in MLP_VARIANTS.items():
             cfg = TinyConfig.merged(
                 vocab_size=0,
@@ -160,7 +160,7 @@ def two_block_similarity(
         residual=False,
     )
     for seed in seeds:
-        x = gaussian_inputs(n_seq, T, d_model, generator(derive_seed("bb42-inputs", T, seed))).to(device)
+        x = gaussian_inputs(n_seq, T, d_model, generator(derive_seed("bb42-inputs", T, seed)), device=device)
         two_mlps = tiny_decoder(
             TinyConfig.merged(n_layer=2, block="mlp", activation="relu", **mlp),
             derive_seed("bb42-weights", seed),
@@ -208,7 +208,7 @@ def positional_std(
             agg_scale=agg_scale,
         )
         model = tiny_decoder(cfg, derive_seed("bb6-weights", seed), device)
-        x = gaussian_inputs(n_seq, T, d_model, generator(derive_seed("bb6-inputs", seed)), std=0.02).to(device)
+        x = gaussian_inputs(n_seq, T, d_model, generator(derive_seed("bb6-inputs", seed)), std=0.02, device=device)
         # o = A·V (after agg_scale) and V, at the tiny decoder's hook points
         with lens.hooks(model, residual=False, modules=["attn.agg", "attn.v_proj"]) as cap, torch.no_grad():
             out = model(inputs_embeds=x, output_attentions=True)
@@ -373,7 +373,7 @@ def intra_sequence_stack(
     std_cfg = TinyConfig.merged(**ATTN_STACK, d_model=d_model, n_head=n_head, n_layer=n_layer, max_len=T)
     a0_cfg = TinyConfig.attn0_stack(d_model=d_model, n_layer=n_layer, max_len=T, n_head=1)
     for seed in seeds:
-        x = gaussian_inputs(n_seq, T, d_model, generator(derive_seed("bb5-inputs", T, seed))).to(device)
+        x = gaussian_inputs(n_seq, T, d_model, generator(derive_seed("bb5-inputs", T, seed)), device=device)
         rows["inputs"].append(intra_sequence_cosine(x)[0].mean())
         for name, cfg in (("standard", std_cfg), ("attn0", a0_cfg)):
             with torch.no_grad():
@@ -445,7 +445,7 @@ def gelu_input_spread(
     asym: dict[str, list] = {"norm": [], "nonorm": []}
     samples: dict[str, np.ndarray] = {}
     for seed in seeds:
-        x = gaussian_inputs(n_seq, 1, d_model, generator(derive_seed("bb41-inputs", seed)), std=0.02).to(device)
+        x = gaussian_inputs(n_seq, 1, d_model, generator(derive_seed("bb41-inputs", seed)), std=0.02, device=device)
         for name, norm in (("norm", "layernorm"), ("nonorm", "none")):
             cfg = TinyConfig.merged(
                 vocab_size=0,

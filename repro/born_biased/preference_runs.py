@@ -74,6 +74,58 @@ def random_token_inputs(n_seq: int, T: int, vocab_size: int) -> torch.Tensor:
     return random_tokens(n_seq, T, vocab_size, generator(derive_seed("random-token-probes", n_seq, T, vocab_size)))
 
 
+def random_init_model(
+    arch: str,
+    *,
+    seed: int,
+    d_model: int,
+    n_layer: int,
+    n_head: int,
+    vocab_size: int,
+    n_positions: int,
+    embedding_seed: int,
+    dtype: torch.dtype,
+    device: torch.device | str = "cpu",
+    draw_on_device: bool = False,
+) -> torch.nn.Module:
+    """The random-init model a preference run probes (App B.1 init, `hf.build_model`), on `device`.
+
+    By default drawn on the CPU in float32 and moved: the same weights on every device. With
+    `draw_on_device` on a GPU it is built there and drawn there, from generators of that device
+    seeded alike (the same distribution, other numbers): no weight crosses from the host, where a
+    CPU generator spent ≈ 1 s per 124M-parameter model (Finding 2.2's 100 models at paper). On the
+    CPU both ways are the same code and the same numbers, bit for bit."""
+    shape = dict(n_layer=n_layer, n_head=n_head, d_model=d_model, vocab_size=vocab_size, n_positions=n_positions)
+    if not draw_on_device:
+        model = build_model(
+            arch, **shape, seed=seed, embedding_seed=embedding_seed, attn_implementation="sdpa", dtype=dtype
+        )
+        return model.to(device)
+    from repro.core.models import hf
+    from repro.core.models.attention import register
+
+    try:
+        from transformers.initialization import no_init_weights
+    except ImportError:  # older layout: pay for transformers' init, then overwrite it
+        import contextlib
+
+        no_init_weights = contextlib.nullcontext
+    register()
+    config = hf.build_config(arch, **shape, attn_implementation="sdpa")
+    dev = torch.device(device)
+    with dev, no_init_weights():
+        model = hf._model_class(arch)(config)
+    model.tie_weights()
+    with dev:  # init_gpt_style_ makes its draws' buffers on the default device: this one
+        hf.init_gpt_style_(
+            model, n_layer, generator(seed, device=dev), embedding_generator=generator(embedding_seed, device=dev)
+        )
+    if dtype != torch.float32:
+        for param in model.parameters():  # parameters only, as build_model: RoPE's inv_freq stays float32
+            param.data = param.data.to(dtype)
+    return model.eval()
+
+
 @memo.cached("bb-preference-run")
 def preference_run(
     arch: str,
@@ -91,25 +143,28 @@ def preference_run(
     dtype: str = "auto",
     batch_size: int = 64,
     null: bool = False,
+    draw_on_device: bool = False,
 ) -> PreferenceRun:
     """Build a random-init `arch` model (App B.1 init; embedding and LM head fixed by
     `embedding_seed` across seeds, footnote 2) and probe it (001 §3, App B.2). `null`: also the
     head's own null (per-token argmax rates for isotropic final states, and one draw of N such
-    states through the model's final norm and head; ≈ one LM-head pass)."""
+    states through the model's final norm and head; ≈ one LM-head pass). `draw_on_device`: the
+    weights drawn where the model runs (`random_init_model`)."""
     lengths = tuple(sorted(lengths))
     torch_dtype = resolve_dtype(dtype, device)
-    model = build_model(
+    model = random_init_model(
         arch,
+        seed=seed,
+        d_model=d_model,
         n_layer=n_layer,
         n_head=n_head,
-        d_model=d_model,
         vocab_size=vocab_size,
-        seed=seed,
-        embedding_seed=embedding_seed,
         n_positions=max(lengths),
-        attn_implementation="sdpa",
+        embedding_seed=embedding_seed,
         dtype=torch_dtype,
-    ).to(device)
+        device=device,
+        draw_on_device=draw_on_device,
+    )
     res = probe.probe(
         model,
         random_token_inputs(n_seq, max(lengths), vocab_size),
@@ -227,7 +282,10 @@ def direction_agreement(
     device: torch.device | str = "cpu",
 ) -> DirectionResult:
     """Finding 2.2 protocol on `n_models` random-init models (seeds 0 … M−1, shared embedding
-    and LM head): favourite token vs the contraction direction's token, at length T."""
+    and LM head): favourite token vs the contraction direction's token, at length T. On a GPU
+    every model is built and drawn there (`random_init_model(draw_on_device=True)`): at paper
+    the 100 models' host draws took longer than their probes; on the CPU the numbers are the
+    ones a CPU build gives."""
     if n_models < 1:
         raise ValueError(f"direction_agreement needs n_models >= 1, got {n_models}")
     fav, cnt, dirs, lp, ranks = [], [], [], [], []
@@ -244,6 +302,7 @@ def direction_agreement(
             n_seq=n_seq,
             dtype=dtype,
             device=device,
+            draw_on_device=torch.device(device).type != "cpu",
         )
         fav.append(run.top1[0].token)
         cnt.append(run.top1[0].count)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from repro.core.cost import Job, Planner, hf_params, of_row, tiny_params
+from repro.core.cost import Job, Planner, hf_params, hf_probe_terms, of_row, tiny_params
 from repro.ground.sizes import Decide, Profile
 
 SIZES: dict[str, dict[str, dict[str, Any]]] = {
@@ -133,72 +133,80 @@ def bb_1_2_sizes(prof: Profile) -> dict[str, Any]:
 
 
 # --------------------------------------------------------------------------- cost rows
+# Time beyond the FLOPs (`repro.core.cost.job_seconds`): the HF probes' layers move memory
+# (`cost.hf_probe_terms`, counted on the CPU); every model of bb_1 and bb_1_2 is drawn by a CPU
+# generator and copied over (`hf.build_model`), bb_2_2's 100 on the device
+# (`preference_runs.direction_agreement`); the TinyDecoder experiments draw their weights and their
+# Gaussian inputs on the host (`init_bias.tiny_decoder`, `core.data.gaussian_inputs`), which at
+# paper takes longer than their FLOPs by 100× or more (results/h100-2026-11-25: bb_4 20 s,
+# bb_4_2 118 s, bb_6 7 s for under a second of FLOPs each).
+
+
+# Where `core.data.gaussian_inputs` draws the TinyDecoder experiments' inputs: on the run's device
+# (`init_bias` and `ablation_study` pass `device=`: a GPU draws them itself), so no host draws are
+# planned; device_times.json's `then` keeps the host draws the measured runs made.
+INPUTS_ON_HOST = False
+
+
+def _inputs(n: float) -> float:
+    """Host normals of `n` Gaussian inputs: all of them while INPUTS_ON_HOST, else none."""
+    return float(n) if INPUTS_ON_HOST else 0.0
+
+
+def _probe_job(key: str, s: dict, arch: str, claims: str, what: str, *, drawn_on_host: bool = True) -> Job:
+    T = max(s["lengths"]) if "lengths" in s else s["T"]
+    n_lengths = len(s["lengths"]) if "lengths" in s else 1
+    shape = dict(n_layer=s["n_layer"], n_head=s["n_head"], d_model=s["d_model"], vocab_size=s["vocab_size"])
+    p = hf_params(arch, n_positions=T, **shape)
+    models = len(s["seeds"]) if "seeds" in s else s["n_models"]
+    return Job(
+        key,
+        claims,
+        what,
+        "infer",
+        models,
+        p,
+        s["d_model"],
+        s["n_layer"],
+        s["n_head"],
+        s["vocab_size"],
+        T,
+        s["n_seq"] * T,
+        batch=64,
+        **hf_probe_terms(
+            arch,
+            params=p,
+            d=s["d_model"],
+            L=s["n_layer"],
+            H=s["n_head"],
+            V=s["vocab_size"],
+            n_seq=s["n_seq"],
+            T=T,
+            lengths=n_lengths,
+            drawn_on_host=drawn_on_host,
+        ),
+    )
 
 
 def _bb_probes(s: dict, key: str) -> list[Job]:
-    if key in ("bb_1", "bb_1_2"):
-        p = hf_params(
-            "rope-gpt2",
-            n_layer=s["n_layer"],
-            n_head=s["n_head"],
-            d_model=s["d_model"],
-            vocab_size=s["vocab_size"],
-            n_positions=max(s["lengths"]),
-        )
-        T = max(s["lengths"])
-        claims, what = (
-            ("BB-1, BB-1.1, BB-2.1, BB-3.2a", "random-token probes (one pass, every length)")
-            if key == "bb_1"
-            else ("BB-1.2", "the same probes on the other RoPE GPT-2 size (Finding 1.2)")
-        )
+    if key == "bb_1":
         return [
-            Job(
-                key,
-                claims,
-                what,
-                "infer",
-                len(s["archs"]) * len(s["seeds"]),
-                p,
-                s["d_model"],
-                s["n_layer"],
-                s["n_head"],
-                s["vocab_size"],
-                T,
-                s["n_seq"] * T,
-                batch=64,
-            )
+            _probe_job(key, s, arch, "BB-1…BB-2.1", f"random-token probes, {arch} (one pass, every length)")
+            for arch in s["archs"]
         ]
+    if key == "bb_1_2":
+        what = "the same probes on the other RoPE GPT-2 size (Finding 1.2)"
+        return [_probe_job(key, s, "rope-gpt2", "BB-1.2", what)]
     if key == "bb_2_2":
-        p = hf_params(
-            "rope-gpt2",
-            n_layer=s["n_layer"],
-            n_head=s["n_head"],
-            d_model=s["d_model"],
-            vocab_size=s["vocab_size"],
-            n_positions=s["T"],
-        )
-        return [
-            Job(
-                key,
-                "BB-2.2",
-                "favourite token vs direction, many random models",
-                "infer",
-                s["n_models"],
-                p,
-                s["d_model"],
-                s["n_layer"],
-                s["n_head"],
-                s["vocab_size"],
-                s["T"],
-                s["n_seq"] * s["T"],
-                batch=64,
-            )
-        ]
+        what = "favourite token vs direction, many random models"
+        return [_probe_job(key, s, s["arch"], "BB-1.3, BB-2.2", what, drawn_on_host=False)]
+    # bb_3: per variant and seed a 12-layer TinyDecoder with the tied head (drawn on the host), its own
+    # draw of the N × T Gaussian inputs on the host (`ablation_study.ablation_run`)
     p = tiny_params(0, s["d_model"], s["n_layer"], positions="none") + s["vocab_size"] * s["d_model"]
     return [
         Job(
             key,
-            "BB-2.1, BB-3",
+            "BB-3, BB-3.2a",
             "full / attention-only / MLP-only stacks on Gaussian inputs",
             "infer",
             3 * len(s["seeds"]),
@@ -210,6 +218,9 @@ def _bb_probes(s: dict, key: str) -> list[Job]:
             s["T"],
             s["n_seq"] * s["T"],
             batch=64,
+            host_normals=p + _inputs(s["n_seq"] * s["T"] * s["d_model"]),
+            fp32_flops=2.0 * s["vocab_size"] * s["d_model"] * s["n_seq"],
+            notes="host: the weights and the inputs (drawn again for each variant)",
         )
     ]
 
@@ -230,11 +241,13 @@ def _gaussian_stack(
     attn: bool = True,
     held_states: float = 0,
     batch: int | None = None,
+    host_normals: float = 0.0,
     notes: str = "",
 ) -> Job:
     """A `repro.born_biased.init_bias` experiment: random-init TinyDecoder stacks fed Gaussian
     inputs (no embedding, no head), `batch` of the `n` sequences per float32 pass (default all);
-    `held_states` (n, T, d) float32 states' worth kept through it (hidden_states)."""
+    `held_states` (n, T, d) float32 states' worth kept through it (hidden_states); `host_normals`
+    per model, the weights and inputs drawn on the host."""
     d = s["d_model"]
     return Job(
         key,
@@ -253,12 +266,15 @@ def _gaussian_stack(
         attn_layers=None if attn else 0,
         held_bytes=4.0 * held_states * n * T * d,
         notes=notes,
+        dtype="float32",
+        host_normals=host_normals,
     )
 
 
 def _bb_4_1(s: dict) -> list[Job]:
     # one GELU MLP block with biases, counted with its pre-LayerNorm (the variant without has 2·d fewer)
     p = tiny_params(0, s["d_model"], 1, positions="none", block="mlp", final_norm=False)
+    d = s["d_model"]
     return [
         _gaussian_stack(
             "bb_4_1",
@@ -273,6 +289,7 @@ def _bb_4_1(s: dict) -> list[Job]:
             models=2 * len(s["seeds"]),
             attn=False,
             held_states=2,
+            host_normals=8.0 * d * d + _inputs(s["n_seq"] * d / 2),  # W_up, W_down; the inputs shared by 2
         )
     ]
 
@@ -282,6 +299,7 @@ def _bb_4(s: dict) -> list[Job]:
     p = tiny_params(
         0, s["d_model"], s["n_layer"], d_ff=s["d_ff"], positions="none", bias=False, block="mlp", final_norm=False
     )
+    weights = 2.0 * s["n_layer"] * s["d_model"] * s["d_ff"]  # every variant redraws the seed's weights
     return [
         _gaussian_stack(
             "bb_4",
@@ -296,7 +314,7 @@ def _bb_4(s: dict) -> list[Job]:
             models=3 * len(s["seeds"]),
             attn=False,
             held_states=s["n_layer"] + 1,
-            notes="H100 2026-11-25: 20 s, drawing the weights on the CPU (not in the FLOPs)",
+            host_normals=weights + _inputs(s["n_seq"] * s["d_model"] / 3),
         )
     ]
 
@@ -308,6 +326,8 @@ def _bb_4_2(s: dict) -> list[Job]:
         0, s["d_model"], 2, d_ff=s["d_ff"], positions="none", bias=False, block="mlp", norm="none", final_norm=False
     )
     T = max(s["T"])
+    # host: per T the seed's two MLP0 blocks and its n × T × d inputs (`two_block_similarity`)
+    host = len(s["T"]) * 4.0 * s["d_model"] * s["d_ff"] + _inputs(s["n_seq"] * sum(s["T"]) * s["d_model"])
     return [
         _gaussian_stack(
             "bb_4_2",
@@ -322,7 +342,8 @@ def _bb_4_2(s: dict) -> list[Job]:
             models=len(s["seeds"]),
             attn=False,
             held_states=4,
-            notes="peak at the largest T; H100 2026-11-25: 118 s, weight draws and launches",
+            host_normals=host,
+            notes="peak at the largest T",
         )
     ]
 
@@ -331,7 +352,7 @@ def _bb_5(s: dict) -> list[Job]:
     # a pre-LN softmax attention stack (LayerNorm without bias, RoPE: no parameters), one job per T
     # (the attention term grows with T); Attn0's stack has no weights and O(d) per token. Held: the
     # input (n sequences) and one pass's L + 1 hidden states (BB5_CHUNK sequences a pass:
-    # init_bias._stack_cosines).
+    # init_bias._stack_cosines). Host: the stack's weights and the inputs.
     from repro.born_biased.init_bias import BB5_CHUNK
 
     L = s["n_layer"]
@@ -351,6 +372,7 @@ def _bb_5(s: dict) -> list[Job]:
             H=s["n_head"],
             batch=min(BB5_CHUNK, n),
             held_states=1 + (L + 1) * min(BB5_CHUNK, n) / n,
+            host_normals=p + _inputs(n * T * s["d_model"]),
         )
         for T, n in zip(s["T"], s["n_seq"])
     ]
@@ -373,6 +395,7 @@ def _bb_6(s: dict) -> list[Job]:
         models=len(s["seeds"]),
         H=H,
         held_states=2,
+        host_normals=p + _inputs(s["n_seq"] * T * s["d_model"]),
     )
     job.held_bytes += 4.0 * s["n_seq"] * H * T * T
     return [job]

@@ -115,12 +115,19 @@ def _causal_shift(s: dict) -> list[Job]:
             steps_tokens(t),
             batch=t["batch_size"],
             corpus=RUN,
+            dtype="auto" if t["autocast"] else "float32",
+            dispatches=t["steps"]
+            * cost.train_step_dispatches("tiny", L, m["n_head"], autocast=bool(t["autocast"]), positions="learned"),
         )
     ]
     a = s["align"]
     for name, e in cost.embedded().items():
         toks = a["n_seq"] * a["seq_len"]
-        # the decoding reads every layer's states through the V × d dictionary: (L+1)·2·V·d per token
+        # the decoding reads every layer's states through the V × d dictionary, (L+1)·2·V·d per
+        # token, in `compute_dtype` (float32 at paper), and top-k reads its (tokens × V) scores;
+        # the two random-init twins (CS-2's control) are drawn on the host by transformers' init
+        decode = (e["L"] + 1) * e["V"] * e["d"]
+        fp32 = a["compute_dtype"] == "float32"
         jobs.append(
             Job(
                 "causal_shift",
@@ -128,7 +135,7 @@ def _causal_shift(s: dict) -> list[Job]:
                 f"{name}: logit-lens decoding of every layer",
                 "infer",
                 1,
-                e["params"] + (e["L"] + 1) * e["V"] * e["d"],
+                e["params"] + (0 if fp32 else decode),
                 e["d"],
                 e["L"],
                 e["H"],
@@ -136,7 +143,12 @@ def _causal_shift(s: dict) -> list[Job]:
                 a["seq_len"],
                 toks,
                 batch=a["n_seq"],
-                notes="params include (L+1)·V·d of per-layer decoding",
+                fp32_flops=2.0 * decode * toks if fp32 else 0.0,
+                mem_bytes=4.0 * (e["L"] + 1) * toks * e["V"],
+                host_normals=2.0 * e["params"],
+                h2d_bytes=8.0 * e["params"],
+                loads=1,
+                notes="(L+1)·V·d of per-layer decoding per token: in params, or in float32 (fp32_flops)",
             )
         )
     return jobs

@@ -18,6 +18,9 @@ own `catalogue.py` and `sizes.py`.
 - `profiles`: sizes per experiment per profile, collected from the topics; ``BUDGET_S``.
 - `plan`, `plan_corpus`: ``repro plan`` — per row: models, parameters, tokens, FLOPs, memory, time
   on the device the run would use; the corpus and vocabulary checks.
+- `calibration` (+ ``device_times.json``): the plan's rows against the GPU times measured in
+  ``results/``, the host rates fitted on them; `toy`: an opt-in plugin (``-p repro.harness.toy``)
+  that runs a decide chunk at toy sizes on a CPU.
 - `decide`: ``repro plan --profile decide`` — the chunks that would decide the claims the ci run
   left inconclusive (each topic's `DECIDE`), their minutes on a device, the commands.
 - `baseline` (+ ``baselines/``), `compare`, `history`, `side_by_side`, `scorecard`: committed

@@ -123,6 +123,11 @@ def _seedprint(s: dict) -> list[Job]:
         n_positions=c.get("n_positions", c["seq_len"]),
     )
     seeds = len(s["seeds"])
+    step_ops = cost.train_step_dispatches("llama", c["n_layer"], c["n_head"])  # the lineage's step (bf16 autocast)
+    # SP-6's null models: built (drawn on the host) and probed like BB's random-token probes
+    null = cost.hf_probe_terms(
+        "llama", params=p, d=c["d_model"], L=c["n_layer"], H=c["n_head"], V=c["vocab_size"], n_seq=s["n"], T=s["length"]
+    )
     jobs = [
         Job(
             "seedprint",
@@ -139,6 +144,7 @@ def _seedprint(s: dict) -> list[Job]:
             c["steps"] * c["batch_size"] * c["seq_len"],
             batch=c["batch_size"],
             corpus=RUN,
+            dispatches=c["steps"] * step_ops,
         ),
         Job(
             "seedprint",
@@ -155,6 +161,7 @@ def _seedprint(s: dict) -> list[Job]:
             c["continual_steps"] * c["batch_size"] * c["seq_len"],
             batch=c["batch_size"],
             corpus="stdlib-code",
+            dispatches=c["continual_steps"] * step_ops,
         ),
         Job(
             "seedprint",
@@ -170,6 +177,7 @@ def _seedprint(s: dict) -> list[Job]:
             s["length"],
             s["n"] * s["length"],
             batch=64,
+            **null,
         ),
     ]
     q = s["pretrained"]
@@ -190,6 +198,8 @@ def _seedprint(s: dict) -> list[Job]:
                 q["finetune_steps"] * q["finetune_batch"] * q["finetune_seq_len"],
                 batch=q["finetune_batch"],
                 corpus="stdlib-code",
+                dispatches=q["finetune_steps"] * cost.train_step_dispatches("llama", e["L"], e["H"]),
+                loads=1,
             )
         )
     return jobs

@@ -9,8 +9,11 @@ docs/sizes.md, "Attention sinks".
 
 from __future__ import annotations
 
+import functools
+import math
 from typing import Any
 
+from repro.core import cost
 from repro.core.cost import RUN, Job, Planner, hf_params, llama_params, of_row, steps_tokens
 from repro.ground.sizes import Decide
 
@@ -111,15 +114,40 @@ OVERRIDES: dict[str, dict[str, dict[str, Any]]] = {
 # --------------------------------------------------------------------------- cost rows
 
 
+@functools.lru_cache(maxsize=None)
+def _sk1_traffic(d_model: int, n_head: int, T: int) -> tuple[float, float, int]:
+    return cost.remembered("census-sk1", sk1_traffic, d_model, n_head, T)
+
+
+def sk1_traffic(d_model: int, n_head: int, T: int, batch_bytes: int = 2**31) -> tuple[float, float, int]:
+    """(memory-bound bytes per sequence, dispatches per batch, sequences per batch) of SK-1's init
+    probe (`init_std.init_std_profile`: float32 eager attention, every map recorded, Σ A² in float64
+    per head) at context T, by `cost.op_census` of the probe itself on the CPU at T = 32 and 64
+    (a 1-layer model, vocabulary 64): bytes per sequence = a·T + b·T² through the two, the
+    extra batch's ops from two batches of one sequence against one of two."""
+    from repro.sinks.init_std import init_std_profile
+
+    model = dict(n_layer=1, n_head=n_head, d_model=d_model, vocab_size=64)
+
+    def count(t: int, n: int, bb: int = 2**40) -> cost.OpCensus:
+        return cost.op_census(lambda: init_std_profile("amplification", model, t, (0,), n, batch_bytes=bb))
+
+    per_seq = {t: (count(t, 2) - count(t, 1)).bytes for t in (32, 64)}
+    b = (per_seq[64] - 2 * per_seq[32]) / (64**2 - 2 * 32**2)
+    a = (per_seq[32] - b * 32**2) / 32
+    per_batch = (count(32, 2, bb=4 * n_head * 32 * 32) - count(32, 2)).dispatches
+    return a * T + b * T * T, per_batch, max(1, batch_bytes // (4 * n_head * T * T))
+
+
 def _sinks(s: dict) -> list[Job]:
     t, m = s["train"], s["model"]
     p, _ = llama_params(m, t["seq_len"])
     n = 3 + (3 if s.get("deviation") else 0)
     # SK-1: the first block of each variant and seed on Gaussian inputs (no embeddings, no head)
     i, T = s["init"], t["seq_len"]
-    block = hf_params("llama", n_positions=T, **{**llama_params(m, T)[1], "n_layer": 2}) - hf_params(
-        "llama", n_positions=T, **{**llama_params(m, T)[1], "n_layer": 1}
-    )
+    first = hf_params("llama", n_positions=T, **{**llama_params(m, T)[1], "n_layer": 1})
+    block = hf_params("llama", n_positions=T, **{**llama_params(m, T)[1], "n_layer": 2}) - first
+    per_seq, batch_ops, per_batch = _sk1_traffic(m["d_model"], m["n_head"], T)
     return [
         Job(
             "sinks",
@@ -136,6 +164,8 @@ def _sinks(s: dict) -> list[Job]:
             steps_tokens(t),
             batch=t["batch_size"],
             corpus=RUN,
+            dtype="auto" if t["autocast"] else "float32",
+            dispatches=t["steps"] * cost.train_step_dispatches("llama", m["n_layer"], m["n_head"]),
         ),
         Job(
             "sinks",
@@ -150,10 +180,14 @@ def _sinks(s: dict) -> list[Job]:
             m["vocab_size"],
             T,
             i["n_seq"] * T,
-            batch=10,
-            notes="float32 eager attention with every map recorded: memory-bound, so the FLOPs undercount it "
-            "≈ 20×: measured alone on an H200 (2026-11-26, b1086f5) 3.5 s per seed and variant (200 "
-            "batches of 10 sequences of 2,048, ≈ 17 ms each), the fixture 174 s for the 48",
+            batch=per_batch,
+            dtype="float32",
+            mem_bytes=per_seq * i["n_seq"],
+            dispatches=batch_ops * math.ceil(i["n_seq"] / per_batch),
+            host_normals=float(first),
+            h2d_bytes=4.0 * first,
+            notes="float32 eager attention with every map recorded: memory-bound; each model's embeddings, "
+            "head and first block drawn on the host",
         ),
     ]
 

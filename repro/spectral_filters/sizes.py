@@ -102,6 +102,12 @@ def _spectral(s: dict) -> list[Job]:
                 s["prompt_len"],
                 s["n_prompts"] * s["prompt_len"],
                 batch=s["n_prompts"],
+                dtype="float32" if s["nll_dtype"] == "float32" else "auto",
+                # per evaluation one pass of the prompts through half the blocks (a LLaMA-style
+                # layer's ops, `cost.hf_layer_traffic`) and the head
+                dispatches=cost.hf_layer_traffic("llama", e["d"], e["H"])[1] * e["L"] / 2
+                + cost.hf_layer_traffic("llama", e["d"], e["H"])[2],
+                loads=1,
                 notes="per evaluation: half the blocks and the whole head",
             )
         )
