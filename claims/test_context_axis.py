@@ -55,8 +55,17 @@ NOT_REPRODUCED: dict[tuple[str, str], str] = {
         "on CPU; their NLL barely moves between causal, segment and full inference (they hardly re-read the past), "
         "so the axis has little to add here. The power row gives the seeds this comparison would need; a deeper "
         "model trained longer (the paper profile, a GPU) is the test this leaves open."
-    )
+    ),
+    ("CA-4 after minimal retraining", "ci"): (
+        "the source's 'seamless integration into pretrained Transformer-based models with minimal retraining' "
+        "(§2.2) is about the weights after a context-axis fine-tune, and no profile runs one: the pretrained "
+        "weights as they are pay the full axis's cost in NLL. Whether a minimal fine-tune brings it under the "
+        "bar is left open; the power row names the fine-tune that would decide it."
+    ),
 }
+NOT_REPRODUCED[("CA-4 after minimal retraining", "long")] = NOT_REPRODUCED[
+    ("CA-4 after minimal retraining", "ci")
+]  # long runs ci's sizes here
 
 
 @pytest.fixture(scope="module")
@@ -222,6 +231,37 @@ def test_pretrained_weights_run_unchanged(claim, pretrained_run, sizes):
         why=why,
         control=r.max_segk_vs_causal,
         control_name=f"{seg} in place of k = 1",
+    )
+
+
+@pytest.mark.claim("CA-4")
+def test_pretrained_weights_integrate_with_minimal_retraining(claim, pretrained_run, profile):
+    """004 §2.2: "remains compatible with existing pretrained weights … allowing for seamless
+    integration into pretrained Transformer-based models with minimal retraining". The source gives
+    no number for "seamless" or "minimal": ours are `experiments.SEAMLESS_NATS` (the full axis within
+    a 5% perplexity rise of the same weights' causal inference) after `experiments.MINIMAL_RETRAIN`
+    (a context-axis fine-tune of ≈ 0.5M tokens). No profile fine-tunes, so the cost asserted is the
+    pretrained weights' own (the test above records it too) and the power row says what decides it."""
+    r = pretrained_run
+    claim.dtype = r.dtype
+    claim.corpus(r.corpus)
+    cost = r.full_axis_cost
+    claim.record("context-axis fine-tuning steps before the NLLs were read", r.retrain_steps, compare="none")
+    claim.power(**experiments.retraining_power(r))
+    claim.not_reproduced_if(
+        NOT_REPRODUCED,
+        ("CA-4 after minimal retraining", profile.name),
+        f"{r.name}: the full axis costs {cost:+.3f} nats/token over causal inference after {r.retrain_steps} "
+        f"fine-tuning steps (bar {experiments.SEAMLESS_NATS:.4f}).",
+    )
+    claim.check(
+        f"NLL cost of the full axis over causal inference after {r.retrain_steps} steps of context-axis retraining",
+        cost,
+        experiments.SEAMLESS_NATS,
+        compare="le",
+        unit="nats/token",
+        why="'seamless integration … with minimal retraining' (§2.2), read as a perplexity rise under 5% "
+        "(ours: the source states no number)",
     )
 
 

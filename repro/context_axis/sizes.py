@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from repro.core import cost
 from repro.core.cost import RUN, Job, Planner, llama_params, of_row, steps_tokens
 from repro.ground.sizes import Decide
 
@@ -75,7 +76,12 @@ SIZES: dict[str, dict[str, dict[str, Any]]] = {
 # decide-ca8: CA-8's power record names 6 paired seeds at this model size and budget.
 OVERRIDES: dict[str, dict[str, dict[str, Any]]] = {"decide-ca8": {"context_axis": dict(seeds=tuple(range(6)))}}
 DECIDE: dict[str, Decide] = {
-    "CA-8": Decide("ca8", "6 paired seeds for 80% at a 0.01 nats/token benefit (ours)", corpus="mix")
+    "CA-8": Decide("ca8", "6 paired seeds for 80% at a 0.01 nats/token benefit (ours)", corpus="mix"),
+    "CA-4": Decide(
+        None,
+        "the 'minimal retraining' half: a context-axis fine-tune of each embedded model (≥ 1,000 steps of "
+        "8 × 64 tokens), not built; no chunk",
+    ),
 }
 
 
@@ -102,7 +108,10 @@ def _context_axis(s: dict) -> list[Job]:
             steps_tokens(t),
             batch=t["batch_size"],
             corpus=RUN,
-            notes="the context-axis batches' S× attention term is not in the estimate",
+            dtype="auto" if t["autocast"] else "float32",
+            # a step's ops: a LLaMA-style model's of the same depth (the axis's own ops not counted)
+            dispatches=t["steps"] * cost.train_step_dispatches("llama", m["n_layer"], m["n_head"]),
+            notes="the context-axis batches' S× attention term and ops are not in the estimate",
         )
     ]
 

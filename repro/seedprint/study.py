@@ -8,7 +8,7 @@ What the SP claims (and BB-7) read, built once per module by the claim file's fi
   distractor on the shifted corpus (Table 5) — and every model's responses to one set of random
   token inputs; `reef_windows`, REEF's shared inputs; `with_baselines`, a pair's row with the four
   baselines of App B.3.2, for Table 4b's pairs (`init_vs_trained`) and Table 5's two suspects
-  (`table5_pairs`); `gaussian_init_pair`, §6.1.1's Gaussian-input statement on two inits.
+  (`table5_pairs`); `gaussian_pairs`, pairs under §6.1.1's Gaussian inputs (SP-1's other half).
 - `Calibration` (`calibrate`, `null_responses`, `null_pairs`): Algorithm 1's false-positive rate
   on pairs of unrelated models — independent inits (App B.3.1, Fig 13) and the zoo's trained
   models of different seeds (where Tables 4c and 5 apply the Gaussian null) — with the test of
@@ -27,6 +27,7 @@ inputs and responses are drawn exactly as on the CPU.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import itertools
 from dataclasses import dataclass
 from typing import Any, Callable
@@ -153,11 +154,21 @@ def table5_pairs(zoo: Zoo, reef_inputs: torch.Tensor) -> list[dict]:
     ]
 
 
-def gaussian_init_pair(zoo: Zoo, cfg: algorithm.SeedPrintConfig) -> algorithm.SeedPrintResult:
-    """§6.1.1's other statement of Algorithm 1, Gaussian input embeddings, on init42 vs init123
-    (two independent inits); `cfg` with its inputs replaced."""
-    gcfg = algorithm.SeedPrintConfig(**{**cfg.__dict__, "inputs": "gaussian"})
-    return algorithm.seedprint(zoo.models["init42"], zoo.models["init123"], gcfg)
+def gaussian_pairs(zoo: Zoo, cfg: algorithm.SeedPrintConfig, pairs: list[tuple[str, str, bool]]) -> list[dict]:
+    """Algorithm 1 as §6.1.1 states its inputs: n sequences of i.i.d. Gaussian vectors (the scalar
+    mean and std of the first init's embedding output, `algorithm.random_inputs`), one set that
+    every model of `pairs` sees, fed as input embeddings; `pairs`: (a, b, same lineage). Each row
+    is `pair_row`'s, its label marked "Gaussian inputs". Only the models named are run (a response
+    set costs about as much as the zoo's token responses of one model)."""
+    gcfg = dataclasses.replace(cfg, inputs="gaussian")
+    first = next(k for k in zoo.models if k.startswith("init"))
+    x = algorithm.random_inputs(zoo.models[first], gcfg).to(zoo.lab.device)
+    names = list(dict.fromkeys(n for a, b, _ in pairs for n in (a, b)))
+    resp = {k: algorithm.responses(zoo.models[k], x, batch_size=100) for k in names}
+    return [
+        pair_row(a, b, algorithm.compare(resp[a], resp[b], gcfg), same, label=f"{a} vs {b}, Gaussian inputs")
+        for a, b, same in pairs
+    ]
 
 
 # --------------------------------------------------------------------------- null calibration (App B.3.1)

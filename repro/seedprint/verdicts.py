@@ -13,7 +13,8 @@ Every function takes the test's `claim` (the harness's `claim` fixture) and writ
 - Table 5's baselines (`table5`, `baselines_wrong`, `power_baselines`: App B.3.2), Table 6's
   descendants (`record_descendant`, `table6`, `power_table6`, `descendant_ps`, `check_descendant`,
   `power_finetune_tokens`), Fig 11's checkpoints (`record_persistence`, `check_persistence`);
-- the tables' rows (`row`, `baseline_cells`, `gaussian_row`, under `COLUMNS` / `FPR_COLUMNS`).
+- the tables' rows (`row`, `baseline_cells`, under `COLUMNS` / `FPR_COLUMNS`), and what §6.1.1's
+  Gaussian inputs give (`record_gaussian_taus`, SP-1).
 """
 
 from __future__ import annotations
@@ -65,25 +66,16 @@ def baseline_cells(r: dict) -> list[str]:
     return [f"{r['baselines'][k].similarity:.3f}" for k in fb.METHODS]
 
 
-def gaussian_row(claim, g: algorithm.SeedPrintResult) -> list:
-    """§6.1.1's Gaussian-input variant on init42 vs init123 (`study.gaussian_init_pair`): both models
-    pass the shared input straight through the residual stream, so two unrelated inits correlate on
-    every dimension. Recorded, not asserted (tokens are the default); returns its Table 4a row."""
+def record_gaussian_taus(claim, rows: list[dict], control: dict) -> None:
+    """What §6.1.1's Gaussian inputs give (SP-1's second half): the mean τ on S of the unrelated
+    pairs beside the same-lineage pair's, context. Inputs that separate lineages put the unrelated
+    pairs' τ near 0 and the related pair's above them."""
     claim.record(
-        "init42 vs init123 with Gaussian inputs: Alg. 1 t-test p (independent inits!)", g.paper.p_t, compare="none"
+        "Gaussian inputs: mean τ on S over the unrelated init pairs",
+        float(np.mean([r["mean_tau"] for r in rows])),
+        compare="none",
     )
-    claim.record("init42 vs init123 with Gaussian inputs: mean τ on S", float(np.mean(g.paper.taus)), compare="none")
-    return [
-        "init42 vs init123, Gaussian inputs",
-        "different",
-        f"{g.paper.p_t:.3g}",
-        f"{g.paper.p_u:.3g}",
-        len(g.paper.dims),
-        f"{np.mean(g.paper.taus):.4f}",
-        f"{g.released.p:.3g}",
-        "—",
-        "—",
-    ]
+    claim.record(f"mean τ on S, {control['pair']} (same lineage)", control["mean_tau"], compare="none")
 
 
 # --------------------------------------------------------------------------- one pair, a family of pairs
