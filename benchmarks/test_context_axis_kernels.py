@@ -16,6 +16,14 @@ every case runs once at small S as a smoke test. Nothing here asserts a time. Pe
 - ``peak_mib_above_inputs`` (CPU, full runs): peak RSS a fresh process adds while running the
   kernel once on inputs it already holds, and ``memory_over_output`` = that / the output size.
 
+`test_one_launch` times `gpu_kernels`' one-launch kernels (flex, dense, jagged) beside the
+jagged-SDPA anchor (the prefixes already packed, one nested-tensor SDPA) and a padded dense SDPA
+(every slice over all S keys, unmasked: twice the work, not exact), forward and forward +
+backward, bf16 and float32 on CUDA (S up to 2048; CPU: float32 forward at S = 128, 256, for
+information), against dense 8192³ matmuls timed before each case (bf16, float32, TF32); one JSON
+line per case in artifacts/benchmarks/context_axis_one_launch.jsonl, which
+scripts/context_axis_gpu_report.py turns into the GPU run's table.
+
 `test_summary` then writes artifacts/benchmarks/context_axis_summary.json and a log–log time
 figure, with the issue's performance ratios measured in this one run: the best exact kernel's
 fraction of the ceiling at S = 512, its speed-up over masked_sdpa (S = 512) and naive
@@ -30,7 +38,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+import torch.nn.functional as F
 
+from repro.context_axis import gpu_kernels as gk
 from repro.context_axis import kernels as ca
 from repro.context_axis import whole_model as cl
 from repro.ground import native
@@ -62,6 +72,9 @@ def pytest_generate_tests(metafunc):
         metafunc.parametrize("device,S", pairs, ids=[f"{dev}-{S}" for dev, S in pairs])
     if "K" in metafunc.fixturenames:
         metafunc.parametrize("K", SMOKE_K if smoke else SEG_K)
+    if "one_case" in metafunc.fixturenames:
+        cases = _one_cases(smoke)
+        metafunc.parametrize("one_case", cases, ids=["-".join(map(str, c)) for c in cases])
 
 
 def useful_flops(S: int, K: int | None = None) -> float:
@@ -96,6 +109,7 @@ def _runner(kernel: str, q, k, v, device: str):
 
 _SETUP = """
 import torch
+from repro.context_axis import gpu_kernels as gk
 from repro.context_axis import kernels as ca
 g = torch.Generator().manual_seed({S})
 q, k, v = (torch.randn(*{shape}, generator=g) for _ in range(3))
@@ -106,7 +120,7 @@ def _measure(benchmark, *, device: str, kernel: str, S: int, K: int | None, grou
     if kernel == "naive" and S > ca.NAIVE_MAX_S:
         pytest.skip(f"naive is the reference for S ≤ {ca.NAIVE_MAX_S}")
     if kernel == "flex" and device != "cuda":
-        pytest.skip("FlexAttention only on CUDA here (on CPU it needs a C++ compiler and was no faster: NOTES)")
+        pytest.skip("flex runs eagerly on the CPU (torch's dense reference): its CPU times are test_one_launch's")
     if kernel == "fused":
         if device != "cpu":
             pytest.skip("fused is the CPU kernel (C++); on a GPU trimmed's ops are the ones timed")
@@ -199,6 +213,201 @@ def test_segment_in_k(benchmark, request, device, K):
     )
 
 
+# --------------------------------------------------------------------------- one launch for all slices
+
+# `gpu_kernels` against the jagged-SDPA anchor, forward and forward + backward. CUDA: bf16 at
+# every S (the headline S = 2048 first, so a run stopped by its time limit keeps it), float32 at
+# two; the CPU: float32 forward at S = 128, 256 for information (FlexAttention runs eagerly there)
+ONE_S = {"cpu": (128, 256), "cuda": (2048, 256, 512, 1024, 64, 128)}
+SMOKE_ONE_S = (24,)
+ONE_EXACT = ("flex", "dense", "jagged")
+ANCHORS = ("jagged_anchor", "padded_anchor")  # SDPA on inputs already packed / padded: not our layout
+TUNED = "max-autotune-no-cudagraphs"  # torch.compile's mode for "flex_tuned": flex with its tiles autotuned
+# backward FLOPs as FlashAttention counts them: the backward's five products (the scores again,
+# dP = dO·Vᵀ, dV = Pᵀ·dO, dQ = dS·K, dK = dSᵀ·Q) against the forward's two, 2.5× the forward, so
+# forward + backward is 3.5× the forward's useful work
+FWDBWD_FACTOR = 3.5
+ONE_ROWS = "context_axis_one_launch.jsonl"  # one line per case, written as it finishes
+_BUILT: set = set()  # (kernel, S, dtype) whose flex kernels this run built
+_WRITTEN: set = set()  # the rows file, once truncated in this run
+
+
+def _one_cases(smoke: bool) -> list[tuple]:
+    """(device, S, kernel, dtype, pass) in running order."""
+    out: list[tuple] = []
+    for dev in DEVICES:
+        if smoke:
+            for S in SMOKE_ONE_S:
+                for kn in (*ONE_EXACT, *ANCHORS, "trimmed"):
+                    passes = ("fwd",) if kn == "flex" and dev == "cpu" else ("fwd", "fwdbwd")  # no CPU flex backward
+                    out += [(dev, S, kn, "float32", p) for p in passes]
+        elif dev == "cpu":
+            out += [(dev, S, kn, "float32", "fwd") for S in ONE_S[dev] for kn in ("flex", "dense", "jagged", "trimmed")]
+        else:
+            for S in ONE_S[dev]:
+                out += [(dev, S, kn, "bfloat16", p) for kn in (*ONE_EXACT, *ANCHORS) for p in ("fwd", "fwdbwd")]
+            for S in (2048, 512):
+                out += [(dev, S, kn, "float32", p) for kn in ("flex", "jagged_anchor") for p in ("fwd", "fwdbwd")]
+                out.append((dev, S, "trimmed", "float32", "fwd"))
+            # last, for what time is left: flex with Inductor's autotuning of its tiles (minutes of builds)
+            out += [(dev, S, "flex_tuned", "bfloat16", p) for S in (2048, 256) for p in ("fwd", "fwdbwd")]
+    return out
+
+
+def _gpu_ceilings(device: str) -> dict[str, float]:
+    """Dense 8192³ matmul rates on `device` now (TFLOP/s, median of 3 after a warm-up, CUDA
+    events): bf16, float32 as the run sets TF32 (off by default), and TF32 forced on."""
+    n = 8192
+    g = torch.Generator(device=device).manual_seed(0)
+    out = {}
+    for name, dtype, tf32 in (
+        ("bf16", torch.bfloat16, None),
+        ("fp32", torch.float32, None),
+        ("tf32", torch.float32, True),
+    ):
+        a, b = (torch.randn(n, n, generator=g, device=device, dtype=dtype) for _ in range(2))
+        before = torch.backends.cuda.matmul.allow_tf32
+        if tf32 is not None:
+            torch.backends.cuda.matmul.allow_tf32 = tf32
+        try:
+            times = []
+            for _ in range(4):
+                start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+                start.record()
+                a @ b
+                end.record()
+                torch.cuda.synchronize()
+                times.append(start.elapsed_time(end) / 1e3)
+        finally:
+            torch.backends.cuda.matmul.allow_tf32 = before
+        out[name] = 2 * n**3 / float(np.median(times[1:])) / 1e12
+        del a, b
+    return out
+
+
+def _one_inputs(kernel: str, S: int, device: str, dtype: torch.dtype, grad: bool) -> list[torch.Tensor]:
+    """The case's operands: (B, H, S, S, D) q, k, v for our kernels; for the jagged anchor the
+    prefixes already packed, (B·S(S+1)/2, H, D) values of B·S sequences of 1 … S tokens; for the
+    padded anchor (B·H, S, S, D), every slice over all S keys, unmasked (twice the work, not
+    exact)."""
+    g = torch.Generator(device=device).manual_seed(S)
+    shape = {"jagged_anchor": (B * S * (S + 1) // 2, H, D), "padded_anchor": (B * H, S, S, D)}.get(
+        kernel, (B, H, S, S, D)
+    )
+    return [torch.randn(*shape, generator=g, device=device, dtype=dtype).requires_grad_(grad) for _ in range(3)]
+
+
+def _one_call(kernel: str, S: int, device: str):
+    if kernel == "jagged_anchor":  # the nested views made in the call, so each backward has its own graph
+        offsets = torch.cat([torch.zeros(1, dtype=torch.long), torch.arange(1, S + 1).repeat(B).cumsum(0)]).to(device)
+        return lambda *qkv: F.scaled_dot_product_attention(*(gk._nested(t, offsets, S) for t in qkv))
+    if kernel == "padded_anchor":
+        return lambda q, k, v: F.scaled_dot_product_attention(q, k, v)
+    if kernel == "flex_tuned":
+        return lambda q, k, v: gk.flex(q, k, v, mode=TUNED)
+    return lambda q, k, v: ca.attend(q, k, v, kernel=kernel)
+
+
+def _dense_out(out: torch.Tensor) -> torch.Tensor:
+    return out.values() if out.is_nested else out
+
+
+@pytest.fixture
+def smoke_threads(request):
+    """Smoke cases on one intra-op thread: their tiny ops on a busy 2-core machine's OpenMP team
+    ran ~1000× slower (tests/conftest.py's `one_thread`); a timed run keeps the machine's count."""
+    n = torch.get_num_threads()
+    if _smoke(request.config):
+        torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(n)
+
+
+@pytest.mark.usefixtures("smoke_threads")
+def test_one_launch(benchmark, request, one_case):
+    """One case of `_one_cases`: time (pytest-benchmark, synchronised), useful TFLOP/s against
+    the dense-matmul ceilings timed just before (CUDA: bf16, fp32, TF32; CPU: the interleaved
+    float32 ceiling), peak memory above the inputs against the output, and for our exact kernels
+    the diagonal against `gpu_kernels.diagonal_only` in float32 (the kernels' full exactness:
+    tests/test_context_axis_gpu_kernel.py)."""
+    device, S, kernel, dt, pas = one_case
+    dtype = getattr(torch, dt)
+    if kernel.startswith("flex") and device == "cuda" and not gk.compiler_ready(device):
+        pytest.skip("torch.compile cannot build FlexAttention here (no Triton)")
+    grad = pas == "fwdbwd"
+    cuda = device == "cuda"
+    if cuda and kernel.startswith("flex") and (kernel, S, dt) not in _BUILT:  # kernels built for this
+        torch._dynamo.reset()  # shape alone, as a fixed-shape user (CA-8's training) gets them
+        _BUILT.add((kernel, S, dt))
+    ins = None
+    try:
+        ins = _one_inputs(kernel, S, device, dtype, grad)
+        fn = _one_call(kernel, S, device)
+        gout = None
+        if grad:
+            with torch.no_grad():
+                gout = torch.randn_like(_dense_out(fn(*ins)))
+
+        def run():
+            if grad:
+                for t in ins:
+                    t.grad = None
+                _dense_out(fn(*ins)).backward(gout)
+            else:
+                with torch.no_grad():
+                    fn(*ins)
+            if cuda:
+                torch.cuda.synchronize()
+
+        timed = not _smoke(request.config)
+        ceilings = _gpu_ceilings(device) if cuda and timed else None
+        ceiling = InterleavedCeiling(torch.float32, device) if timed and not cuda else None
+        benchmark.group = f"one launch {device} {dt} {pas} S={S}"
+        benchmark.pedantic(run, setup=ceiling and ceiling.setup, rounds=5, warmup_rounds=1, iterations=1)
+        if cuda:
+            torch.cuda.synchronize()
+            held = torch.cuda.memory_allocated()
+            torch.cuda.reset_peak_memory_stats()
+            run()
+            above = torch.cuda.max_memory_allocated() - held
+        oom = False
+    except torch.OutOfMemoryError:
+        oom = True
+    if oom:
+        ins = gout = None
+        if cuda:
+            torch.cuda.empty_cache()
+        pytest.skip(f"{kernel} at S = {S} ({dt}, {pas}) does not fit in {device} memory")
+    flops = useful_flops(S) * (FWDBWD_FACTOR if grad else 1.0)
+    out_bytes = B * H * S * S * D * dtype.itemsize
+    info = benchmark.extra_info
+    info.update(device=device, kernel=kernel, S=S, dtype=dt, pass_=pas, heads=H, head_dim=D, batch=B)
+    info.update(useful_gflop=flops / 1e9, output_mib=out_bytes / 2**20, exact=kernel not in ANCHORS)
+    if kernel not in ANCHORS and not grad:
+        q, k, v = (t.detach().float() for t in ins)
+        with torch.no_grad():
+            got, want = ca.diagonal(fn(*ins)).float(), gk.diagonal_only(q, k, v)
+        info["diagonal_rel_error"] = float((got - want).norm() / want.norm())
+        assert info["diagonal_rel_error"] <= (3e-2 if dtype == torch.bfloat16 else 2e-3)  # as the tests' bounds
+    seconds = mean_seconds(benchmark)
+    if seconds is not None:
+        rate = flops / seconds / 1e12
+        info.update(seconds=seconds, tflop_per_s=rate)
+        if cuda:
+            info.update({f"{n}_tflop_per_s": c for n, c in ceilings.items()})
+            info.update({f"fraction_of_{n}": rate / c for n, c in ceilings.items()})
+            info.update(peak_mib_above_inputs=above / 2**20, memory_over_output=above / out_bytes)
+        else:
+            info.update(fp32_tflop_per_s=ceiling.gflop_per_s / 1e3, fraction_of_fp32=rate / (ceiling.gflop_per_s / 1e3))
+        RESULTS[("one", device, kernel, dt, pas, S)] = dict(info)
+    target = Path(request.config.rootpath) / "artifacts" / "benchmarks" / ONE_ROWS
+    target.parent.mkdir(parents=True, exist_ok=True)
+    mode = "a" if target in _WRITTEN else "w"  # a fresh file per run
+    _WRITTEN.add(target)
+    with target.open(mode) as f:
+        f.write(json.dumps({**info, "torch": torch.__version__}) + "\n")
+
+
 # --------------------------------------------------------------------------- a small LM
 
 
@@ -287,6 +496,9 @@ def test_summary(request, capsys):
             dict(k=k, ms=1e3 * v["seconds"], peak_mib_above_inputs=v.get("peak_mib_above_inputs")) for k, v in seg
         ]
         out["devices"][dev] = d
+    one = [v for k, v in RESULTS.items() if k[0] == "one"]
+    if one:  # the one-launch cases as measured (scripts/context_axis_gpu_report.py reads them against the anchor)
+        out["one_launch"] = one
     model = {m: RESULTS[("model", m)]["seconds"] for m in MODEL_MODES if ("model", m) in RESULTS}
     if "causal" in model:
         out["model_ratio_to_causal"] = {m: t / model["causal"] for m, t in model.items()}
@@ -329,4 +541,10 @@ def test_summary(request, capsys):
                     f"GFLOP/s {row['fraction_of_ceiling']:5.2f} of ceiling  mem "
                     f"{'—' if mem is None else f'{mem:.0f}'} MiB (output {row['output_mib']:.0f} MiB)"
                 )
+        for r in one:
+            fr = r.get("fraction_of_bf16", r.get("fraction_of_fp32"))
+            print(
+                f"{r['device']:5s} {r['kernel']:14s} {r['dtype']:8s} {r['pass_']:6s} S={r['S']:4d} "
+                f"{1e3 * r['seconds']:9.3f} ms {r['tflop_per_s']:8.3f} TFLOP/s {fr:6.3f} of the ceiling"
+            )
         print(out.get("model_ratio_to_causal"))

@@ -5,7 +5,10 @@ Reproduces 004 (Choi, "Rethinking causal mask: proposing context axis to decoder
 drop of §1 — for `claims/test_context_axis.py` (and `benchmarks/test_context_axis_kernels.py`).
 
 - `kernels`: Algorithm 1's mask and the single-layer kernels (naive, masked SDPA, trimmed,
-  segment band, flex).
+  fused, segment band); `attend(kernel="auto")` dispatches.
+- `gpu_kernels`: the one-launch exact kernels for a GPU (FlexAttention with a block mask that
+  visits only each slice's prefix tiles, one masked dense SDPA, packed jagged slices), `pick`
+  (which one, by device, dtype and S), and the packed whole-model attention.
 - `whole_model`: whole-model modes on any HF Llama / GPT-2 / Gemma model (prefix oracle,
   masked, bucketed full axis, segment-k KV cache), `ContextAxisLM` with stochastic axis drop,
   CA-8's training (in-process, or as a launch job with ``--train-procs``) and scoring.

@@ -16,7 +16,8 @@ passes the (S, S, S) mask to scaled_dot_product_attention (the source's formulat
 `trimmed` computes each slice over its prefix only (positions ≤ c, no mask) and leaves the
 upper triangle zero. `segment` (Fig 4) takes and returns the band layout (B, H, K, S, d) of
 segment size K (`to_band` / `from_band`), never storing the S² layout. `pad` (B, S) marks
-padding keys (Algorithm 1's P).
+padding keys (Algorithm 1's P). The one-launch kernels for a GPU (`flex`, `dense`, `jagged`, and
+`attend`'s "auto" choice between them) are in `gpu_kernels`.
 """
 
 from __future__ import annotations
@@ -343,52 +344,28 @@ def segment(q, k, v, pad: torch.Tensor | None = None, out: str = "full", *, chun
     return res[:, :, 0] if out == "diagonal" else res
 
 
-_FLEX = None
-
-
-def flex(q, k, v, pad: torch.Tensor | None = None, out: str = "full") -> torch.Tensor:
-    """The trimmed semantics through torch's FlexAttention: slices folded into the batch
-    (B·C, H, S, d), mask_mod "key ≤ c and query ≤ c" (plus padding), so whole blocks past a
-    slice's prefix are skipped. Needs torch.compile (CUDA, or a CPU with a C++ compiler; on
-    CPU it was no faster than masked SDPA: NOTES). Rows past the prefix come out zero."""
-    global _FLEX
-    from torch.nn.attention.flex_attention import create_block_mask, flex_attention
-
-    _check(q, k, v)
-    _check_out(out)
-    if _FLEX is None:
-        _FLEX = torch.compile(flex_attention, dynamic=False)
-    B, H, C, S, d = q.shape
-
-    def fold(t):
-        return t.transpose(1, 2).reshape(B * C, H, S, t.shape[-1])
-
-    def mask_mod(b, h, qi, kv):
-        c = b % C
-        ok = (kv <= c) & (qi <= c)
-        if pad is not None:
-            ok = ok & ~pad[b // C, kv]
-        return ok
-
-    block = create_block_mask(mask_mod, B * C, None, S, S, device=q.device)
-    h = _FLEX(fold(q), fold(k), fold(v), block_mask=block).reshape(B, C, H, S, -1).transpose(1, 2)
-    return diagonal(h) if out == "diagonal" else h
-
-
-def attend(q, k, v, kernel: str = "trimmed", pad: torch.Tensor | None = None, out: str = "full") -> torch.Tensor:
+def attend(q, k, v, kernel: str = "auto", pad: torch.Tensor | None = None, out: str = "full") -> torch.Tensor:
     """Dispatch by name: KERNELS (pure PyTorch), "fused" (`trimmed` as a C++ op, CPU float32,
-    built at first use) or "flex" (where torch.compile works). "segment" takes the band layout
+    built at first use), or `gpu_kernels`' one-launch kernels "flex", "dense", "jagged".
+    "auto" (the default) runs `gpu_kernels.pick(q, pad)`'s choice: `trimmed` on the CPU and in
+    float64, on CUDA `dense` for small S and `flex` beyond. "segment" takes the band layout
     (`to_band`)."""
+    from repro.context_axis import gpu_kernels
+
     fns = {
         "naive": naive,
         "masked_sdpa": masked_sdpa,
         "trimmed": trimmed,
         "segment": segment,
         "fused": fused,
-        "flex": flex,
+        "flex": gpu_kernels.flex,
+        "dense": gpu_kernels.dense,
+        "jagged": gpu_kernels.jagged,
     }
+    if kernel == "auto":
+        kernel = gpu_kernels.pick(q, pad)
     if kernel not in fns:
-        raise ReproError(f"unknown context-axis kernel {kernel!r}: {', '.join(fns)}")
+        raise ReproError(f"unknown context-axis kernel {kernel!r}: auto, {', '.join(fns)}")
     return fns[kernel](q, k, v, pad, out)
 
 

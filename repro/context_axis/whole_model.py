@@ -13,7 +13,9 @@ logits h_{t,t} (004 Fig 2), all exact:
   sequence, each with its slice of Algorithm 1's mask. Optional `segment` applies Fig 4's
   state reuse to every layer's input (forward pre-hooks): the reference for segment mode.
 - `full_axis_logits`: slices grouped in buckets, each padded to its longest prefix with the
-  keys beyond a slice's prefix masked (the `trimmed` kernel at model level). Trainable.
+  keys beyond a slice's prefix masked (the `trimmed` kernel at model level); on CUDA by default
+  `packed_axis_logits`, all slices packed into one forward through FlexAttention
+  (`gpu_kernels`; `full_axis_kernel` names the path). Trainable.
 - `segment_logits(k)`: 004 §2.3 at model level through the KV cache. In slice c only tokens
   c−k+1 … c are recomputed (bidirectionally among themselves, over the cache of all earlier
   tokens); afterwards token c−k+1 is final — its state in slice c = t+k−1 is what every deeper
@@ -38,6 +40,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from repro.context_axis import gpu_kernels
 from repro.context_axis.kernels import allowed, segment_reuse, upper_zeroed
 from repro.core import lens
 from repro.core import train as T
@@ -50,9 +53,12 @@ _MASK: contextvars.ContextVar[torch.Tensor | None] = contextvars.ContextVar("rep
 
 def _attention(module: nn.Module, query, key, value, attention_mask, scaling=None, dropout=0.0, **kwargs):
     """AttentionInterface function: SDPA under the mask of the current call (`_MASK`: True =
-    may attend, broadcastable to (rows, 1, L_q, L_k); None = every key visible). The model's
+    may attend, broadcastable to (rows, 1, L_q, L_k); None = every key visible; a
+    `gpu_kernels.PackedAttention`: packed slices, each attending within itself). The model's
     own mask (causal, sliding window) is ignored on purpose."""
     mask = _MASK.get()
+    if isinstance(mask, gpu_kernels.PackedAttention):  # all slices packed in one row: attention within each
+        return mask(query, key, value, scaling).transpose(1, 2).contiguous(), None
     if torch.is_grad_enabled() and query.requires_grad and query.device.type == "cpu":
         # explicit softmax attention: on CPU the fused kernel's backward under a mask was ≈ 10×
         # its forward, half a CA-8 training step (NOTES); the short rows here fit in memory
@@ -169,10 +175,31 @@ def masked_logits(
     return lm_head(model, diag)
 
 
-def full_axis_logits(model: nn.Module, ids: torch.Tensor, bucket: int = 8) -> torch.Tensor:
-    """The full context axis, batched: slices c0 … c0+bucket−1 run together over the prefix
+FULL_AXIS = ("bucketed", *gpu_kernels.PACKED)
+
+
+def full_axis_kernel(model: nn.Module, ids: torch.Tensor) -> str:
+    """The path `full_axis_logits` takes by default ("auto"): on CUDA, where torch.compile builds
+    FlexAttention and the model is not in float64 (FlexAttention has none on CUDA), "flex" —
+    every slice packed into one forward (`packed_axis_logits`); elsewhere "bucketed", the CPU's
+    (and the claims') path."""
+    dtype = next(model.parameters()).dtype
+    cuda = ids.device.type == "cuda" and dtype != torch.float64 and gpu_kernels.compiler_ready(ids.device)
+    return "flex" if cuda else "bucketed"
+
+
+def full_axis_logits(model: nn.Module, ids: torch.Tensor, bucket: int = 8, kernel: str = "auto") -> torch.Tensor:
+    """The full context axis. "bucketed": slices c0 … c0+bucket−1 run together over the prefix
     ids[:, :c0+bucket], each slice's keys beyond its own prefix masked (queries there are
-    wasted work, never read). Exact; differentiable (CA-8 trains through it)."""
+    wasted work, never read). "flex" / "jagged": `packed_axis_logits`, all slices in one
+    forward. "auto": `full_axis_kernel`'s choice (bucketed on the CPU). Exact; differentiable
+    (CA-8 trains through it)."""
+    if kernel == "auto":
+        kernel = full_axis_kernel(model, ids)
+    if kernel not in FULL_AXIS:
+        raise ReproError(f"full-axis logits run one of auto, {', '.join(FULL_AXIS)}; not {kernel!r}")
+    if kernel != "bucketed":
+        return packed_axis_logits(model, ids, kernel)
     B, S = ids.shape
     out = []
     for c0 in range(0, S, bucket):
@@ -185,6 +212,20 @@ def full_axis_logits(model: nn.Module, ids: torch.Tensor, bucket: int = 8) -> to
             h = _hidden(model, rows, use_cache=False)  # (B·n, L, d)
         out.append(h.unflatten(0, (B, n))[:, torch.arange(n), c])  # (B, n, d): position c of slice c
     return lm_head(model, torch.cat(out, dim=1))
+
+
+def packed_axis_logits(model: nn.Module, ids: torch.Tensor, how: str = "flex") -> torch.Tensor:
+    """The full context axis in one forward: sample b's S slices packed as one row of S(S+1)/2
+    tokens (slice c = ids[b, :c+1], its positions 0 … c: `gpu_kernels.packed_slices`), every
+    attention layer within each slice, bidirectionally (`gpu_kernels.PackedAttention`, `how`
+    "flex" or "jagged"), the diagonal read at each slice's last token. Exact; differentiable;
+    no work past a slice's prefix outside attention's edge tiles."""
+    S = ids.shape[1]
+    lay = gpu_kernels.packed_slices(S, str(ids.device))
+    rows = ids[:, lay.pos]  # (B, N): slice c's tokens x[0..c]
+    with attention_mask(model, gpu_kernels.PackedAttention(S, how)):
+        h = _hidden(model, rows, position_ids=lay.pos[None].expand_as(rows), use_cache=False)
+    return lm_head(model, h[:, lay.last])
 
 
 def segment_logits(model: nn.Module, ids: torch.Tensor, k: int) -> torch.Tensor:
@@ -264,8 +305,9 @@ class ContextAxisLM(nn.Module):
     forward(input_ids) → .logits (B, S, V): in training, `config.train_mode`, each call
     (one batch) drawing whether the axis is dropped from the wrapper's own generator (seeded
     by `drop_seed`: `drop_draws(n)` replays the first n, e.g. for a model loaded from the
-    cache); in eval, `self.inference`. The wrapped model's state dict is the wrapper's under
-    the prefix `model.`."""
+    cache); in eval, `self.inference`. "full" runs `full_axis_logits`' default path (on CUDA all
+    slices packed in one forward, `full_axis_kernel`). The wrapped model's state dict is the
+    wrapper's under the prefix `model.`."""
 
     def __init__(
         self,
