@@ -355,6 +355,68 @@ def test_fit_tuned_lens_is_deterministic():
     assert torch.equal(a.weight, b.weight) and torch.equal(a.bias, b.bias)
 
 
+def _flat(model, batch, length, seed=0):
+    return lens.capture(model, tokens(batch=batch, length=length, seed=seed)).residual.permute(0, 2, 1, 3).flatten(0, 1)
+
+
+def test_tuned_lens_stopped_keeps_each_layers_best_and_records_the_curve():
+    model = hf("llama")
+    train, held = _flat(model, 8, 16), _flat(model, 4, 16, seed=1)
+    f = lens.fit_tuned_lens_stopped(
+        model,
+        train,
+        held,
+        max_steps=40,
+        batch_tokens=32,
+        lr=1e-2,
+        eval_every=5,
+        patience=2,
+        min_gain=0.005,
+        autocast=None,
+    )
+    assert f.steps[0] == 0 and f.held_kl.shape == (len(f.steps), 3)
+    # the lens returned is each layer's best evaluation: its held-out KL is the curve's minimum
+    torch.testing.assert_close(lens.lens_kl(model, held, f.lens).mean(1), f.best_kl, rtol=1e-5, atol=1e-6)
+    assert (f.best_kl <= f.held_kl[0]).all()  # never worse than its start (here the identity: near-exact)
+    assert f.stopped_at == f.steps[-1] <= 40
+    if f.converged:  # the stop rule: the last `patience` evaluations gained < 0.5% at every layer
+        prior = f.held_kl[:-2].min(0).values
+        assert (f.held_kl[-2:] >= prior * (1 - 0.005) ** 2).all()
+
+
+def test_tuned_lens_stopped_at_the_cap_says_so():
+    model = hf("gpt2")
+    train, held = _flat(model, 4, 8), _flat(model, 2, 8, seed=1)
+    f = lens.fit_tuned_lens_stopped(
+        model, train, held, max_steps=3, batch_tokens=8, lr=1e-3, eval_every=5, patience=2, min_gain=0.0, autocast=None
+    )
+    assert f.steps == [0, 3] and f.stopped_at == 3 and not f.converged
+
+
+def test_ridge_start_picks_each_layers_ridge_on_the_held_out_kl():
+    model = hf("llama")
+    train, held = _flat(model, 8, 16), _flat(model, 4, 16, seed=1)
+    tl, kl, ridges = lens.ridge_translators(model, train, held, (0.01, 1.0))
+    assert kl.shape == (3,) and set(ridges) <= {0.01, 1.0}
+    torch.testing.assert_close(lens.lens_kl(model, held, tl).mean(1), kl)
+    assert torch.isfinite(kl).all() and not torch.equal(tl.weight[0], torch.eye(32))  # a fitted map, not the start
+
+
+def test_tuned_lens_stopped_wants_matching_states():
+    with pytest.raises(ReproError, match="one model"):
+        lens.fit_tuned_lens_stopped(
+            hf("gpt2"),
+            torch.zeros(4, 4, 32),
+            torch.zeros(4, 3, 32),
+            max_steps=1,
+            batch_tokens=2,
+            lr=1e-3,
+            eval_every=1,
+            patience=1,
+            min_gain=0.0,
+        )
+
+
 def test_fit_tuned_lens_wants_flat_states():
     with pytest.raises(ReproError, match="N tokens, L\\+1, d"):
         lens.fit_tuned_lens(hf("gpt2"), torch.zeros(2, 4, 3, 32))

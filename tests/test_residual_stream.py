@@ -475,3 +475,21 @@ def test_residual_norms_skip_first_position():
     norms = rs.residual_norms(r)
     assert torch.allclose(norms, torch.tensor([8**0.5, 8**0.5, 2 * 8**0.5]))
     assert rs.residual_norms(r, skip_first=0)[0] == pytest.approx(8**0.5)  # the median ignores one outlier
+
+
+def test_lens_power_grows_with_the_effect_and_the_tokens():
+    """RS-8's power is at a declared relative effect, not the measurement: a larger declared
+    effect or more held-out tokens gives more power; the record states its sizes for 80%."""
+    from repro.core.lens import StoppedLens, TunedLens
+    from repro.residual_stream import study
+
+    g = torch.Generator().manual_seed(0)
+    L, n = 3, 200
+    logit = 5.0 + torch.rand(L, n, generator=g)
+    tuned = logit - 0.3 + torch.randn(L, n, generator=g)
+    const = 4.0 + torch.rand(n, generator=g)
+    fit = StoppedLens(TunedLens(L, 4), [0], torch.zeros(1, L), [0] * L, 0, False, None)
+    c = study.LensComparison(logit, tuned, const, [], [], [], [], n, n, n, fit)
+    small, large = study.lens_power(c, 0.02), study.lens_power(c, 0.2)
+    assert 0.0 <= small["value"] < large["value"] <= 1.0
+    assert large["effect_value"] == 0.2 and "held-out tokens" in large["decide"]

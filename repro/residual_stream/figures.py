@@ -112,6 +112,24 @@ def lens_kl_by_layer(curves: dict) -> plt.Figure:
     return fig
 
 
+def lens_training_curves(fits: dict) -> plt.Figure:
+    """RS-8's stop: the tuned lens's mean KL on held-out training windows against its Adam step
+    (step 0: its start), one line per model's mean over layers and thin lines for its first,
+    middle and last layer; the marker is where training stopped."""
+    fig, ax = plt.subplots(figsize=(5.2, 3.4))
+    for name, f in fits.items():
+        kl = f.held_kl.cpu().numpy()  # (evaluations, L)
+        (line,) = ax.plot(f.steps, kl.mean(1), marker="o", ms=3, label=f"{name}, mean over layers")
+        for l in sorted({0, kl.shape[1] // 2, kl.shape[1] - 1}):
+            ax.plot(f.steps, kl[:, l], lw=0.8, ls=":", color=line.get_color())
+            ax.annotate(f"layer {l}", (f.steps[-1], kl[-1, l]), fontsize=6, color=line.get_color())
+        ax.axvline(f.stopped_at, color=line.get_color(), lw=0.6, ls="--")
+    ax.set_yscale("log")
+    ax.set(xlabel="Adam step", ylabel="KL(final ‖ tuned lens) [nats], held-out", title="Tuned lens: held-out stop")
+    ax.legend(fontsize=7)
+    return fig
+
+
 def induction_curves(curves: dict, chance: float | None = None) -> plt.Figure:
     """002 "Attention Head Composition": loss on the repeated half of random sequences during
     training, one-layer vs two-layer attention-only models (one line per seed)."""

@@ -9,6 +9,8 @@ measurements behind the ci sizes: docs/sizes.md, "Residual stream".
 
 from __future__ import annotations
 
+import functools
+import math
 from typing import Any
 
 from repro.core import cost
@@ -21,11 +23,14 @@ SIZES: dict[str, dict[str, dict[str, Any]]] = {
     # `grad`: RS-3's pre-/post-norm TinyDecoders (random init, one shared batch of Brown BPE
     # windows). `random_init`: RS-2/RS-4's HF models with norm gains perturbed. `lens`: RS-8's
     # tuned-lens budget; ci trains it on the first model only (SmolLM2 by default: Gemma's
-    # 262k vocabulary makes each step ≈ 3.5× dearer), paper on every model. ci steps draw 64
-    # tokens, not 128 (a step is (layers × tokens × V) logits forward and back, ≈ 3.7 s in
-    # float32 at 128 tokens): every layer still beats the logit lens (30/30, worst Wilcoxon p
-    # 1e-39 against the bar 3e-4; KL at layer 0 32 nats, against 31 at 128 tokens), and it keeps
-    # its 20 Adam steps (10 steps of 128 tokens left layer 0 at 45 nats).
+    # 262k vocabulary makes each step ≈ 3.5× dearer), paper on every model. Each layer's map
+    # starts from a ridge fit (λ per layer on the held-out windows) and trains on KL with a stop
+    # on held-out windows (`lens.fit_tuned_lens_stopped`): from the identity, Adam could not
+    # catch a lens that reads nothing at ci (100 steps left layer 0 at 11.6 nats against the
+    # constant lens's 3.75). ci steps draw 64 tokens (a step is layers × tokens × V logits
+    # forward and back) and stop at the 20-step cap with layers 0–18 still improving: the tuned
+    # lens then beats both the logit and the constant lens at 30/30 layers (worst Wilcoxon p
+    # 1.3e-10 against the bar 3.3e-4); convergence is the paper row's (cap 2,000 steps).
     # `induction`: RS-7 (repro.residual_stream.induction): InductionConfig overrides and model
     # seeds. ci: the defaults (the 2-layer model ≈ 12 s on 2 threads; the six models train side
     # by side, one thread each); paper: the same task (a mechanism, not a scale claim) over ten
@@ -47,7 +52,24 @@ SIZES: dict[str, dict[str, dict[str, Any]]] = {
                 n_seq=8,
                 seq_len=64,
             ),
-            lens=dict(train_seqs=8, steps=20, batch_tokens=64, lr=1e-3, models=1),
+            # RS-8's tuned lens: 16 validation windows, the last 3 held out for the stop; a ridge
+            # start (λ per layer from the grid, × the mean input variance, on the held-out windows:
+            # 1.0 lost at every layer on SmolLM2), then Adam at 64 tokens a step, evaluated every 10
+            # steps, stopped after 2 evaluations without a 0.5% gain at any layer or at the 20-step
+            # cap: at ci the cap stops it (layers 0–18 still improving, 19–29 best at the start);
+            # each held-out evaluation costs about one lens read of the test tokens
+            lens=dict(
+                train_seqs=16,
+                held_seqs=3,
+                steps=20,
+                batch_tokens=64,
+                lr=1e-4,
+                eval_every=10,
+                patience=2,
+                min_gain=0.005,
+                ridges=(0.01, 0.1),
+                models=1,
+            ),
             induction=dict(config=dict(), seeds=(0, 1, 2)),
         ),
         "paper": dict(
@@ -66,7 +88,18 @@ SIZES: dict[str, dict[str, dict[str, Any]]] = {
                 n_seq=32,
                 seq_len=256,
             ),
-            lens=dict(train_seqs=64, steps=250, batch_tokens=512, lr=1e-3, models=None),
+            lens=dict(
+                train_seqs=64,
+                held_seqs=8,
+                steps=2000,
+                batch_tokens=512,
+                lr=1e-4,
+                eval_every=25,
+                patience=4,
+                min_gain=0.005,
+                ridges=(0.01, 0.1, 1.0),
+                models=None,
+            ),
             induction=dict(config=dict(), seeds=tuple(range(10))),
         ),
     }
@@ -77,6 +110,35 @@ DECIDE: dict[str, Any] = {}  # nothing inconclusive at ci
 
 
 # --------------------------------------------------------------------------- cost rows
+
+
+@functools.lru_cache(maxsize=None)
+def _logit_bytes() -> tuple[float, float]:
+    return cost.remembered("census-logits", logit_bytes)
+
+
+def logit_bytes() -> tuple[float, float]:
+    """Memory-bound bytes per logit (`cost.op_census` on the CPU, 64 tokens × 512 logits): of a
+    lens read (a bfloat16 head's logits cast to float32 and put through `lens.kl_to_logits`) and of a
+    tuned-lens step over 2 layers (the same under a bfloat16 autocast, forward and backward)."""
+    import torch
+
+    from repro.core.lens import kl_to_logits
+
+    n, V, d, L = 64, 512, 16, 2
+    W = torch.randn(V, d, dtype=torch.bfloat16)
+    x, log_p = torch.randn(n, d), torch.randn(n, V).log_softmax(-1)
+    xs = torch.randn(L, n, d, requires_grad=True)
+
+    def read() -> None:
+        kl_to_logits(log_p, (x.to(torch.bfloat16) @ W.T).float())
+
+    def step() -> None:
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            z = xs @ W.T
+        kl_to_logits(log_p, z.float()).mean(-1).sum().backward()
+
+    return cost.op_census(read).bytes / (n * V), cost.op_census(step).bytes / (L * n * V)
 
 
 def _rs_text(s: dict) -> list[Job]:
@@ -116,11 +178,15 @@ def _rs_read(name: str, e: dict, s: dict, *, lensed: bool) -> list[Job]:
         batch=n,
         held_bytes=4.0 * (L + 1) * seqs * T * d,
         extra_flops=forward_flops(e["params"], L, dla, d, dla),
+        loads=1,
         notes="params: the blocks (tied head, logits of one position); extra: RS-1/2's decomposition pass. "
         "Not counted: RS-5's FFN rewrite and RS-6's random-init twin (< 1% of the row)",
     )
     n_test, n_train = n * (T - 1), s["lens"]["train_seqs"] * (T - 1) if lensed else 0
     per_token = (L + 1) * V * d * (3 if lensed else 1) + (L * (d * d + d) if lensed else 0)
+    # RS-8 reads the logit and the tuned lens at every layer in chunks of 256 tokens
+    # (`lens.lens_kl`, ≈ 20 ops a read), with the final distribution of each chunk
+    reads = 2 * (L + 1) if lensed else 0
     lenses = Job(
         "residual_stream",
         "RS-6, RS-8" if lensed else "RS-6",
@@ -138,6 +204,8 @@ def _rs_read(name: str, e: dict, s: dict, *, lensed: bool) -> list[Job]:
         attn_layers=0,
         extra_flops=2.0 * V * d * (n_train + n_test) if lensed else 0.0,
         peak_bytes=2.0 * e["params"] + 8.0 * n_test * V,
+        mem_bytes=_logit_bytes()[0] * reads * n_test * V,
+        dispatches=20.0 * reads * math.ceil(n_test / 256),
         notes="params: per-token (L+1)·V·d per read; peak: one layer's logits of every held-out token",
     )
     return [read, lenses]
@@ -166,6 +234,7 @@ def _rs_tuned_lens(name: str, e: dict, lens: dict) -> Job:
         attn_layers=0,
         extra_flops=2.0 * V * d * tokens,
         peak_bytes=2.0 * e["params"] + 12.0 * L * bt * V + 16.0 * L * (d * d + d),
+        mem_bytes=_logit_bytes()[1] * L * tokens * V,
     )
 
 
@@ -229,24 +298,33 @@ def _rs_grad(s: dict) -> list[Job]:
 
     g = s["grad"]
     deepest, seeds = max(g["depths"]), len(g["seeds"])
-    return [
-        Job(
-            "residual_stream",
-            "RS-3",
-            f"pre- and post-norm stacks, L = {L}" + (" (+ controls)" if L == deepest else ""),
-            "train",
-            2 * seeds + (seeds + 1 if L == deepest else 0),
-            tiny_params(GRAD_V, g["d_model"], L, max_len=g["seq_len"], positions="rope"),
-            g["d_model"],
-            L,
-            g["n_head"],
-            GRAD_V,
-            g["seq_len"],
-            g["batch_size"] * g["seq_len"],
-            batch=g["batch_size"],
+    jobs = []
+    for L in g["depths"]:
+        n = 2 * seeds + (seeds + 1 if L == deepest else 0)
+        p = tiny_params(GRAD_V, g["d_model"], L, max_len=g["seq_len"], positions="rope")
+        # every stack is built uninitialised on the host and copied over in float32 (`study.flow_row`),
+        # its init drawn on the device, but App B.1's post-norm control at the deepest is drawn on the host
+        jobs.append(
+            Job(
+                "residual_stream",
+                "RS-3",
+                f"pre- and post-norm stacks, L = {L}" + (" (+ controls)" if L == deepest else ""),
+                "train",
+                n,
+                p,
+                g["d_model"],
+                L,
+                g["n_head"],
+                GRAD_V,
+                g["seq_len"],
+                g["batch_size"] * g["seq_len"],
+                batch=g["batch_size"],
+                dtype="float32",
+                h2d_bytes=4.0 * p,
+                host_normals=p / n if L == deepest else 0.0,
+            )
         )
-        for L in g["depths"]
-    ]
+    return jobs
 
 
 def _rs_induction(s: dict) -> list[Job]:
@@ -273,7 +351,18 @@ def _rs_induction(s: dict) -> list[Job]:
             T,
             c["steps"] * c["batch_size"] * T,
             batch=c["batch_size"],
-            notes="H100 2026-11-25: 111 s for 10 seeds × 2, launch-bound (not in the FLOPs)",
+            dtype="auto" if c["autocast"] else "float32",
+            dispatches=c["steps"]
+            * cost.train_step_dispatches(
+                "tiny",
+                L,
+                c["n_head"],
+                autocast=bool(c["autocast"]),
+                block="attn",
+                positions="rope",
+                tie_embeddings=False,
+            ),
+            notes="launch-bound: 64-wide models, each step's ops cost the host more than the GPU",
         )
         for L in (1, 2)
     ]

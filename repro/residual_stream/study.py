@@ -437,18 +437,24 @@ def induction_study(s, *, device: torch.device | str = "cpu", procs: int = 1) ->
 class LensComparison:
     """RS-8 on one model (002 "Logit Lens", its tuned-lens caveat): per layer and held-out token,
     the KL to the model's final distribution of the logit lens (`kl_logit`, (L, N)) and of a tuned
-    lens fitted on the training tokens (`kl_tuned`); the negative control, a lens that reads
-    nothing from the layer — the model's final next-token distribution averaged over the training
-    tokens (`kl_const`, (N,), the same at every layer); the one-sided Wilcoxon signed-rank p per
-    layer over held-out tokens of each against the logit lens (`ps`, `ps_const`)."""
+    lens trained on the training windows until its KL on held-out training windows stopped
+    improving (`kl_tuned`; `fit`, its training curve and stop); the negative control, a lens that
+    reads nothing from the layer — the model's final next-token distribution averaged over the
+    training tokens (`kl_const`, (N,), the same at every layer); the one-sided Wilcoxon
+    signed-rank p per layer over held-out tokens: tuned < logit (`ps`), constant < logit
+    (`ps_const`), tuned < constant (`ps_tuned_const`), logit < constant (`ps_logit_const`)."""
 
     kl_logit: torch.Tensor
     kl_tuned: torch.Tensor
     kl_const: torch.Tensor
     ps: list[float]
     ps_const: list[float]
+    ps_tuned_const: list[float]
+    ps_logit_const: list[float]
     n_test: int
     n_train: int
+    n_held: int
+    fit: lens.StoppedLens
 
     @property
     def layers(self) -> int:
@@ -464,42 +470,123 @@ class LensComparison:
         """Layers where the state-independent lens's mean KL is below the logit lens's."""
         return int((self.kl_const.mean() < self.kl_logit.mean(1)).sum())
 
+    @property
+    def tuned_const_wins(self) -> int:  # layers where the tuned lens's mean KL is below the constant's
+        return int((self.kl_tuned.mean(1) < self.kl_const.mean()).sum())
+
+    @property
+    def logit_const_wins(self) -> int:  # layers where the logit lens's mean KL is below the constant's
+        return int((self.kl_logit.mean(1) < self.kl_const.mean()).sum())
+
     def curves(self) -> tuple[np.ndarray, np.ndarray]:
         """Mean KL per layer of the logit and the tuned lens (Fig: KL by layer)."""
         return self.kl_logit.mean(1).cpu().numpy(), self.kl_tuned.mean(1).cpu().numpy()
 
 
+def _one_sided(a: torch.Tensor, b: torch.Tensor) -> float:  # Wilcoxon signed-rank p of a < b, paired tokens
+    return stats.wilcoxon_signed_rank(a.cpu().numpy(), b.cpu().numpy(), alternative="less").p
+
+
 def lens_comparison(t: Text, s) -> LensComparison:
-    """`LensComparison` of one model's text (`s`: the profile's `lens` row: the tuned lens's steps,
-    batch tokens and lr). Position 0 of every window is left out (the sink token); the KLs are
-    moved to the CPU (the state-independent one stayed on CUDA once, and the paper run on a GPU
-    failed on the mixed devices)."""
+    """`LensComparison` of one model's text (`s`: the profile's `lens` row: the training windows,
+    how many of them are held out for the stop, the step cap, batch tokens, lr, the evaluation
+    interval, patience and least relative gain of the stop rule, and the ridge grid of the start).
+    The held-out windows for the stop are the last `held_seqs` training windows (whole windows:
+    tokens of one window are not independent); the test windows stay unseen. Position 0 of every
+    window is left out (the sink token); the KLs are moved to the CPU (the state-independent one
+    stayed on CUDA once, and a GPU paper run failed on the mixed devices)."""
     flat = lambda r: r[:, :, 1:].permute(0, 2, 1, 3).reshape(-1, r.shape[1], r.shape[-1])  # noqa: E731
-    train, test = flat(t.train_resid), flat(t.resid)
-    tuned, losses = lens.fit_tuned_lens(
-        t.model, train, steps=s["steps"], batch_tokens=s["batch_tokens"], lr=s["lr"], seed=0
+    k = s["held_seqs"]
+    if not 0 < k < t.train_resid.shape[0]:
+        raise ReproError(f"RS-8: held_seqs = {k} must leave training windows of the {t.train_resid.shape[0]}")
+    train, held, test = flat(t.train_resid[:-k]), flat(t.train_resid[-k:]), flat(t.resid)
+    fit = lens.fit_tuned_lens_stopped(
+        t.model,
+        train,
+        held,
+        max_steps=s["steps"],
+        batch_tokens=s["batch_tokens"],
+        lr=s["lr"],
+        eval_every=s["eval_every"],
+        patience=s["patience"],
+        min_gain=s["min_gain"],
+        ridges=tuple(s["ridges"]),
+        seed=0,
     )
-    kl_logit, kl_tuned = lens.lens_kl(t.model, test).cpu(), lens.lens_kl(t.model, test, tuned).cpu()  # (L, N)
+    kl_logit, kl_tuned = lens.lens_kl(t.model, test).cpu(), lens.lens_kl(t.model, test, fit.lens).cpu()  # (L, N)
     kl_const = rs.mean_distribution_kl(t.model, train[:, -1], test[:, -1]).cpu()  # (N,)
     L = kl_logit.shape[0]
-    # one-sided Wilcoxon signed-rank per layer over held-out tokens (the check: Bonferroni over layers)
-    ps = [
-        stats.wilcoxon_signed_rank(kl_tuned[l].cpu().numpy(), kl_logit[l].cpu().numpy(), alternative="less").p
+    const = kl_const.expand(L, -1)
+    return LensComparison(
+        kl_logit,
+        kl_tuned,
+        kl_const,
+        [_one_sided(kl_tuned[l], kl_logit[l]) for l in range(L)],
+        [_one_sided(const[l], kl_logit[l]) for l in range(L)],
+        [_one_sided(kl_tuned[l], const[l]) for l in range(L)],
+        [_one_sided(kl_logit[l], const[l]) for l in range(L)],
+        test.shape[0],
+        train.shape[0],
+        held.shape[0],
+        fit,
+    )
+
+
+# a smallest effect of interest for RS-8's power: the tuned lens's mean KL a tenth below the other
+# lens's at every layer (the other lens's mean KL at that layer sets the scale: the logit lens's
+# runs from ≈ 114 nats at layer 0 to ≈ 1.8 at L−1 on SmolLM2, the constant lens's ≈ 3.8)
+LENS_EFFECT = 0.1
+
+
+def lens_power(c: LensComparison, effect: float = LENS_EFFECT) -> dict:
+    """RS-8's power at the declared relative `effect` against the logit and the constant lens:
+    2L one-sided tests at α = 0.01/L, each with the 95% upper bound of its per-token differences'
+    sd (tokens as independent; a paired t for the Wilcoxon test, whose efficiency against it is
+    ≥ 0.86), all passing (the product)."""
+    L, n = c.layers, c.n_test
+    alpha = 0.01 / L
+    tests = [
+        (effect * float(ref.mean()), stats.sd_upper_bound(float((c.kl_tuned[l] - ref).std()), n))
         for l in range(L)
+        for ref in (c.kl_logit[l], c.kl_const)
     ]
-    ps_const = [
-        stats.wilcoxon_signed_rank(kl_const.cpu().numpy(), kl_logit[l].cpu().numpy(), alternative="less").p
-        for l in range(L)
-    ]
-    return LensComparison(kl_logit, kl_tuned, kl_const, ps, ps_const, test.shape[0], train.shape[0])
+
+    def power_at(m: int) -> float:
+        return float(np.prod([stats.power_paired_t(e, sd, m, alpha) for e, sd in tests]))
+
+    n80 = stats.n_for_power(power_at)
+    return dict(
+        value=power_at(n),
+        effect=f"the tuned lens's mean KL {effect:.0%} below the logit and the constant lens's at every layer",
+        effect_value=effect,
+        basis="interest: a tenth of the other lens's KL at each layer, the smallest gain worth a probe",
+        test=f"2 × {L} one-sided Wilcoxon signed-rank tests at α = 0.01/{L}, all passing",
+        sample=f"{n} held-out tokens ({c.n_train} training, {c.n_held} held out for the stop)",
+        method="one-sided paired t (noncentral t) per test, sd at its 95% upper bound, product over tests",
+        decide=f"{n80} held-out tokens" if n80 else "beyond 100,000 held-out tokens",
+    )
 
 
 def record_lens(claim, name: str, c: LensComparison) -> None:
-    """RS-8's context records of one model: its token counts, the mean KL of the logit → tuned
-    lens at three layers, the control's mean KL, and how often the control beats the logit lens
-    and the tuned lens beats the control."""
-    L = c.layers
-    claim.record(f"{name}: held-out tokens / training tokens", f"{c.n_test} / {c.n_train}")
+    """RS-8's context records of one model: token counts, the tuned lens's start, stop and held-out
+    KL curve, the logit → tuned lens's KL at three layers, the control's KL and wins."""
+    L, f = c.layers, c.fit
+    claim.record(
+        f"{name}: held-out tokens / training tokens / tokens held out for the stop",
+        f"{c.n_test} / {c.n_train} / {c.n_held}",
+    )
+    start = "the identity (logit lens)" if f.ridges is None else f"ridge fit, ridges {sorted(set(f.ridges))}"
+    claim.record(f"{name}: tuned lens start", start)
+    claim.record(
+        f"{name}: tuned lens stop",
+        f"step {f.stopped_at}: "
+        + ("held-out KL stopped improving" if f.converged else "step cap reached, held-out KL still improving"),
+    )
+    claim.record(
+        f"{name}: held-out KL curve, step: mean over layers / layer 0 / layer L−1",
+        "; ".join(f"{st}: {kl.mean():.3f} / {kl[0]:.3f} / {kl[-1]:.3f}" for st, kl in zip(f.steps, f.held_kl)),
+    )
+    claim.record(f"{name}: each layer's best step", ", ".join(map(str, f.best_step)))
     claim.record(
         f"{name}: mean KL logit → tuned lens, layer 0 / L/2 / L−1",
         " / ".join(f"{c.kl_logit[l].mean():.2f}→{c.kl_tuned[l].mean():.2f}" for l in (0, L // 2, L - 1)),
@@ -509,6 +596,5 @@ def record_lens(claim, name: str, c: LensComparison) -> None:
         f"{name}: layers where the state-independent lens beats the logit lens (mean KL)", f"{c.control_wins}/{L}"
     )
     claim.record(
-        f"{name}: layers where the tuned lens beats the state-independent lens (mean KL)",
-        f"{int((c.kl_tuned.mean(1) < c.kl_const.mean()).sum())}/{L}",
+        f"{name}: layers where the tuned lens beats the state-independent lens (mean KL)", f"{c.tuned_const_wins}/{L}"
     )
