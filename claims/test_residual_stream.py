@@ -502,24 +502,35 @@ def test_tuned_lens_beats_logit_lens(claim, texts, sizes, profile, corpus_name):
             control=float(max(c.ps_const)),
             control_name=ctl,
         )
-        claim.check(
-            f"{name}: layers where mean tuned KL < the constant lens's",
-            c.tuned_const_wins,
-            L,
-            compare="ge",
-            why=f"'decodes the layer': beats a lens that reads nothing at every layer, {L} of {L}",
-            control=c.logit_const_wins,
-            control_name="the logit lens (the tuned lens's untrained form)",
-        )
-        worst = int(np.argmax(c.ps_tuned_const))
-        claim.check(
-            f"{name}: largest per-layer Wilcoxon p, tuned < constant (layer {worst})",
-            float(c.ps_tuned_const[worst]),
-            0.01 / L,
-            compare="le",
-            why=f"α = 0.01, Bonferroni over {L} layers",
-            control=float(max(c.ps_logit_const)),
-            control_name="the logit lens (the tuned lens's untrained form)",
-        )
+        # the null of "beats a lens that reads nothing" is the logit lens (the tuned lens untrained):
+        # where it already beats the constant lens at every layer (a random init whose last layers
+        # carry the final distribution), the comparison cannot tell a trained lens from an
+        # untrained one, so it is recorded, not asserted
+        if c.logit_const_wins < L:
+            claim.check(
+                f"{name}: layers where mean tuned KL < the constant lens's",
+                c.tuned_const_wins,
+                L,
+                compare="ge",
+                why=f"'decodes the layer': beats a lens that reads nothing at every layer, {L} of {L}",
+                control=c.logit_const_wins,
+                control_name="the logit lens (the tuned lens's untrained form)",
+            )
+            worst = int(np.argmax(c.ps_tuned_const))
+            claim.check(
+                f"{name}: largest per-layer Wilcoxon p, tuned < constant (layer {worst})",
+                float(c.ps_tuned_const[worst]),
+                0.01 / L,
+                compare="le",
+                why=f"α = 0.01, Bonferroni over {L} layers",
+                control=float(max(c.ps_logit_const)),
+                control_name="the logit lens (the tuned lens's untrained form)",
+            )
+        else:
+            claim.record(
+                f"{name}: layers where mean tuned KL < the constant lens's (not asserted: the logit lens already "
+                "beats the constant lens at every layer)",
+                c.tuned_const_wins,
+            )
     claim.figure(figures.lens_kl_by_layer(curves), "tuned_vs_logit_kl")
     claim.figure(figures.lens_training_curves(fits), "tuned_lens_held_out_kl")
