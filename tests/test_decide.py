@@ -52,6 +52,9 @@ def test_a_chunk_size_reaches_the_recorded_80_percent_size():
     assert gate["train"]["steps"] >= 2_234 and max(gate["gate_snapshots"]) == gate["train"]["steps"]
     assert len(profiles.get_profile("decide-cs-seeds").sizes("causal_shift")["seeds"]) >= 38
     assert len(profiles.get_profile("decide-ca8").sizes("context_axis")["seeds"]) >= 6
+    assert profiles.get_profile("decide-sp-null").sizes("seedprint")["null_bound_models"] >= 2 * 348
+    # each chunk trains only the variants its claim reads (tests/test_cs_variants.py)
+    assert set(gate["variants"]) == {"gate"}
 
 
 def test_an_unknown_profile_names_the_ones_there_are():

@@ -148,3 +148,48 @@ def test_the_model_level_bootstrap_holds_its_level_with_seven_models():
     for shared in (False, True):
         assert _simulated_level(0.01, shared, 1000, seed=1) <= 0.05
     assert _simulated_level(0.3, False, 300, seed=2) > 0.1
+
+
+# --------------------------------------------------------------------------- SP-6's "≈ α" bound
+
+
+def test_the_binomial_upper_bound_is_exact_and_covers():
+    """Clopper–Pearson's one-sided bound: 0 of 16 gives 1 − 0.05^(1/16); n of n gives 1; and over
+    many draws at a true rate the bound falls below it at most 5% of the time."""
+    assert stats.binomial_upper(0, 16) == pytest.approx(1 - 0.05 ** (1 / 16))
+    assert stats.binomial_upper(5, 5) == 1.0
+    rng = np.random.default_rng(0)
+    for rate, n in ((0.01, 350), (0.1, 40)):
+        ks = rng.binomial(n, rate, size=4000)
+        miss = np.mean([stats.binomial_upper(int(k), n) < rate for k in ks])
+        assert miss <= 0.05 + 3 * np.sqrt(0.05 * 0.95 / 4000), (rate, n, miss)
+    with pytest.raises(stats.ReproError):
+        stats.binomial_upper(3, 2)
+
+
+def test_the_bound_has_no_power_with_few_pairs_and_reaches_80_percent_near_350():
+    assert stats.power_binomial_bound(16, 0.01, verdicts.FPR_BOUND) == 0.0  # ci: no outcome clears 0.03
+    assert stats.power_binomial_bound(36, 0.01, verdicts.FPR_BOUND) == 0.0  # the old paper: 72 inits
+    assert stats.power_binomial_bound(350, 0.01, verdicts.FPR_BOUND) >= 0.8
+    assert stats.power_binomial_bound(350, 0.05, verdicts.FPR_BOUND) < 0.05  # a rate above the bound rarely passes
+
+
+def test_disjoint_pairs_share_no_model_and_the_bound_reads_only_them():
+    rows = [dict(a=f"m{a}", b=f"m{b}", p_t=0.5, p_u=0.5) for a, b in itertools.combinations(range(6), 2)]
+    rows[1]["p_t"] = 0.001  # (m0, m2): a false positive outside the disjoint pairs
+    cal = Calibration("six inits", rows)
+    pairs = [(r["a"], r["b"]) for r in cal.disjoint()]
+    assert pairs == [("m0", "m1"), ("m2", "m3"), ("m4", "m5")]
+    assert cal.upper("p_t") == (0, 3, pytest.approx(stats.binomial_upper(0, 3)))
+
+
+def test_check_fpr_bound_asserts_both_tests_with_the_lineage_as_control():
+    null = [dict(a=f"n{2 * i}", b=f"n{2 * i + 1}", p_t=0.5, p_u=0.5) for i in range(400)]
+    lineage = [dict(a=f"l{2 * i}", b=f"l{2 * i + 1}", p_t=1e-9, p_u=1e-9) for i in range(4)]
+    claim = Claim()
+    verdicts.check_fpr_bound(claim, Calibration("null", null), Calibration("lineage", lineage))
+    assert [c[2] for c in claim.checks] == [verdicts.FPR_BOUND] * 2
+    assert all(c[1] <= verdicts.FPR_BOUND for c in claim.checks)  # 0 of 400: bound 0.0075
+    assert all(c[3]["control"] == 1.0 for c in claim.checks)  # every lineage pair flagged: the bound fails
+    value, kw = claim.powers[0]
+    assert value >= 0.8 and kw["effect_value"] == 0.01 and "disjoint pairs" in kw["decide"]

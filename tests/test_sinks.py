@@ -468,3 +468,21 @@ def test_ratio_bound_power_with_an_uncertain_effect():
     assert sinks.ratio_bound_power(0.1, [0.1], n, margin, 0.5) > sinks.ratio_bound_power(0.1, [0.1], n, margin)
     with pytest.raises(ReproError, match="2 sets but 3 effects"):
         sinks.ratio_bound_power([0.0, 0.0, 0.0], sds, n, margin)
+
+
+def test_baseline_sink_power_fits_every_point_of_the_trajectory():
+    """With snapshots the effect model is the least-squares line through all the points: a head
+    flat at 0.10 for the first three quarters that jumps to 0.15 at the end grows more slowly than
+    the two-end line says (the fit's slope 0.05·0.8 per 1,000 tokens, not 0.05), so the budget for
+    80% lies further out; with the end points alone it is the line through them."""
+    from repro.sinks.budget import baseline_sink_power, first_budget
+
+    two = _fake_trio(0.10, 0.15)
+    five = _fake_trio(0.10, 0.15)
+    flat = _fake_trio(0.10, 0.10)
+    five.snapshots = {250: flat.init_curve, 500: flat.init_curve, 750: flat.init_curve}
+    five.trajectory = lambda: {0: five.init_curve, **five.snapshots, 1000: five.curves["baseline"]}
+    assert baseline_sink_power(five, "source", 1000, reps=200) == baseline_sink_power(two, "source", 1000, reps=200)
+    t2 = first_budget(lambda t: baseline_sink_power(two, "source", t, reps=200), 1000, 1e6)
+    t5 = first_budget(lambda t: baseline_sink_power(five, "source", t, reps=200), 1000, 1e6)
+    assert t2 < t5, (t2, t5)

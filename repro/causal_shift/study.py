@@ -27,10 +27,11 @@ import numpy as np
 import torch
 
 from repro.causal_shift import experiments as cs
+from repro.causal_shift.sizes import VARIANTS
 from repro.core import data
 from repro.core import train as T
 from repro.core.models.hf import random_init_twin
-from repro.ground.runtime import resolve_dtype
+from repro.ground.runtime import ReproError, resolve_dtype
 
 # --------------------------------------------------------------------------- §III: CS-1, CS-2
 
@@ -175,28 +176,54 @@ def record_measures(claim, r: Reading, d: DepthExcess, p_excess: dict[str, float
 
 @dataclass
 class Runs:
-    """000 §IV's trained variants, every one from the same initial weights and data order."""
+    """000 §IV's trained variants, every one from the same initial weights and data order. A group
+    the profile does not train (`sizes["variants"]`, `repro.causal_shift.sizes.VARIANTS`) is None;
+    `need` says so by name."""
 
     tc: object
     cfg: T.TrainConfig
-    baseline: list  # TrainResult per seed
-    cuts: list  # TrainResult per layer (seed 0, α = cut_alpha)
-    first_cut: list  # the cut at layer 0, per seed (seed 0 = cuts[0]), paired with `baseline`
-    alpha0: list  # α = 0 at the middle layer, per seed
-    gate: T.TrainResult
+    baseline: list | None  # TrainResult per seed
+    cuts: list | None  # TrainResult per layer (seed 0, α = cut_alpha)
+    first_cut: list | None  # the cut at layer 0, per seed (seed 0 = cuts[0]), paired with `baseline`
+    alpha0: list | None  # α = 0 at the middle layer, per seed
+    gate: T.TrainResult | None
     gate_variant: cs.Variant
     middle: int
+    profile: str = "ci"
 
     @staticmethod
     def val(r: T.TrainResult) -> float:
         """A run's last validation loss."""
         return float(r.history[-1]["val_loss"])
 
+    def missing(self, *groups: str) -> list[str]:
+        """The groups among `groups` this profile did not train."""
+        return [g for g in groups if getattr(self, g) is None]
 
-def train_runs(sizes, *, corpus: str = "brown", device: torch.device | str = "cpu", procs: int = 1) -> Runs:
-    """Train (or load from the checkpoint cache) every §IV variant on `corpus` under the Brown
-    BPE, on `device` (`procs` > 1: under torchrun, `repro.core.launch`); `sizes`: the
-    profile's `causal_shift` sizes."""
+    def need(self, *groups: str) -> None:
+        """Raise NotTrained naming the groups a claim reads that this profile does not train."""
+        if gone := self.missing(*groups):
+            raise NotTrained(
+                f"the {self.profile} profile trains only {', '.join(self.trained)} of 000 §IV's variants "
+                f"(sizes causal_shift.variants); this claim also reads {', '.join(gone)}"
+            )
+
+    @property
+    def trained(self) -> list[str]:
+        return [g for g in VARIANTS if getattr(self, g) is not None]
+
+
+class NotTrained(ReproError):
+    """A claim reads a variant group its profile does not train (a decide chunk trains only what
+    its own claim reads)."""
+
+
+def train_runs(
+    sizes, *, corpus: str = "brown", device: torch.device | str = "cpu", procs: int = 1, profile: str = "ci"
+) -> Runs:
+    """Train (or load from the checkpoint cache) the §IV variants the profile names
+    (`sizes["variants"]`) on `corpus` under the Brown BPE, on `device` (`procs` > 1: under
+    torchrun, `repro.core.launch`); `sizes`: the profile's `causal_shift` sizes."""
     tc = cs.gpt2_style(**sizes["model"])
     cfg = T.TrainConfig(**sizes["train"], vocab_size=sizes["model"]["vocab_size"], corpus=corpus)
     tr, va, ident = T.corpus_tokens(corpus, sizes["model"]["vocab_size"])
@@ -204,28 +231,34 @@ def train_runs(sizes, *, corpus: str = "brown", device: torch.device | str = "cp
     L, a = tc.n_layer, sizes["cut_alpha"]
     middle = L // 2
     seeds = sizes["seeds"]
+    wanted = tuple(sizes["variants"])
+    if unknown := sorted(set(wanted) - set(VARIANTS)):
+        raise ReproError(f"causal_shift.variants: unknown groups {unknown}; the groups are {', '.join(VARIANTS)}")
     gv = cs.Variant("gating", "learned", alpha=a)
     gate_cfg = cfg.replace(snapshot_steps=sizes["gate_snapshots"])
-    runs = (
-        [(cfg, cs.Variant("baseline"), s) for s in seeds]
-        + [(cfg, cs.Variant(f"cut@{l}", "cut", l, a), seeds[0]) for l in range(L)]
-        + [(cfg, cs.Variant("cut@0", "cut", 0, a), s) for s in seeds[1:]]
-        + [(cfg, cs.Variant(f"cut@{middle} α=0", "cut", middle, 0.0), s) for s in seeds]
-        + [(gate_cfg, gv, seeds[0])]
-    )
+    groups = {
+        "baseline": [(cfg, cs.Variant("baseline"), s) for s in seeds],
+        "cuts": [(cfg, cs.Variant(f"cut@{l}", "cut", l, a), seeds[0]) for l in range(L)],
+        "first_cut": [(cfg, cs.Variant("cut@0", "cut", 0, a), s) for s in seeds[1:]],
+        "alpha0": [(cfg, cs.Variant(f"cut@{middle} α=0", "cut", middle, 0.0), s) for s in seeds],
+        "gate": [(gate_cfg, gv, seeds[0])],
+    }
+    if "first_cut" in wanted and "cuts" not in wanted:  # seed 0's cut at layer 0 is the sweep's first
+        groups["first_cut"].insert(0, groups["cuts"][0])
+    runs = [r for g in VARIANTS if g in wanted for r in groups[g]]
     from repro.core import launch
 
-    # the 13 independent models: each on `procs` processes under torchrun, or on a CPU side by
+    # the independent models: each on `procs` processes under torchrun, or on a CPU side by
     # side, one per core (repro.core.launch.train_jobs); then loaded here
     launch.train_jobs(
         [cs.variant_job(tc, c, v, s, corpus=corpus, data_identity=ident) for c, v, s in runs], procs, device
     )
-    done = [cs.train_variant(tc, c, v, s, **kw) for c, v, s in runs]
-    n = len(seeds)
-    baseline, cuts = done[:n], done[n : n + L]
-    first = [cuts[0]] + done[n + L : n + L + n - 1]
-    alpha0, gate = done[n + L + n - 1 : n + L + 2 * n - 1], done[-1]
-    return Runs(tc, cfg, baseline, cuts, first, alpha0, gate, gv, middle)
+    done = iter([cs.train_variant(tc, c, v, s, **kw) for c, v, s in runs])
+    got = {g: [next(done) for _ in groups[g]] if g in wanted else None for g in VARIANTS}
+    if got["first_cut"] is not None and got["cuts"] is not None:
+        got["first_cut"] = [got["cuts"][0], *got["first_cut"]]
+    gate = got["gate"][0] if got["gate"] is not None else None
+    return Runs(tc, cfg, got["baseline"], got["cuts"], got["first_cut"], got["alpha0"], gate, gv, middle, profile)
 
 
 def table2(runs: Runs, sizes, *, corpus: str = "brown"):

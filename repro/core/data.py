@@ -457,6 +457,24 @@ def token_ids(
     return torch.cat(parts) if parts else torch.empty(0, dtype=torch.long)
 
 
+# one split's token stream per (tokenizer, corpus, split, <bos>) in this process: the claims cut
+# windows from the same test split many times per model (24 tokenisations of ≈ 0.6 s each in a ci
+# run); the tokenizer object itself is kept with its stream, so a new tokenizer never hits an old
+# entry
+_STREAMS: dict[tuple, tuple[Any, torch.LongTensor]] = {}
+
+
+def _split_stream(tokenizer: Any, corpus: str, split: str, *, add_bos: bool) -> torch.LongTensor:
+    """`token_ids` of one split of `corpus`, computed once per tokenizer in this process."""
+    key = (id(tokenizer), corpus, split, add_bos)
+    hit = _STREAMS.get(key)
+    if hit is not None and hit[0] is tokenizer:
+        return hit[1]
+    stream = token_ids(tokenizer, corpus_documents(corpus, split), add_bos=add_bos)
+    _STREAMS[key] = (tokenizer, stream)
+    return stream
+
+
 def windows(
     tokenizer: Any, split: str, n: int, length: int, *, lead: int | None = None, corpus: str = "brown"
 ) -> torch.LongTensor:
@@ -464,7 +482,7 @@ def windows(
     says otherwise; `token_ids`), their starts evenly spaced through the stream. `lead`: a token
     id put first in every window (and the stream read without per-document <bos>), e.g. <bos>
     so that every sample starts alike (003 §5: token 0 is the same in every prompt)."""
-    stream = token_ids(tokenizer, corpus_documents(corpus, split), add_bos=lead is None)
+    stream = _split_stream(tokenizer, corpus, split, add_bos=lead is None)
     body = length - (lead is not None)
     if n < 1 or body < 1 or stream.numel() < body + 1:
         raise ReproError(f"cannot cut {n} windows of {length} tokens from {corpus} {split!r} ({stream.numel()} tokens)")

@@ -242,6 +242,25 @@ def binomial_ci(k: int, n: int, level: float = 0.95, method: str = "wilson") -> 
     return BinomialCI(k / n, float(ci.low), float(ci.high), level, method)
 
 
+def binomial_upper(k: int, n: int, level: float = 0.95) -> float:
+    """One-sided Clopper–Pearson upper confidence bound of a proportion from k of n independent
+    trials: the rate p with P(X ≤ k | n, p) = 1 − level (1 when k = n). Exact: its coverage is ≥
+    `level` at every true rate."""
+    if n < 1 or not 0 <= k <= n:
+        raise ReproError(f"binomial_upper needs 0 ≤ k ≤ n and n ≥ 1 (got k={k}, n={n})")
+    return 1.0 if k == n else float(scipy.stats.beta.ppf(level, k + 1, n - k))
+
+
+def power_binomial_bound(n: int, rate: float, bound: float, level: float = 0.95) -> float:
+    """Power of "the rate is at most `bound`" shown by `binomial_upper(K, n, level)` ≤ bound, at a
+    true `rate` < bound: P(K ≤ k*) for K ~ Bin(n, rate), k* the most events whose upper bound
+    still clears `bound` (0 when none does: then no outcome of n trials can show it). Exact."""
+    k = -1
+    while k + 1 <= n and binomial_upper(k + 1, n, level) <= bound:
+        k += 1
+    return 0.0 if k < 0 else float(scipy.stats.binom.cdf(k, n, rate))
+
+
 def mean_sem(x: Sequence[float]) -> tuple[float, float]:
     """Mean and standard error of the mean (sample std with ddof=1, over √n); sem = nan for n = 1."""
     a = np.asarray(x, float).reshape(-1)

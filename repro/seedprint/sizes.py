@@ -22,7 +22,9 @@ SIZES: dict[str, dict[str, dict[str, Any]]] = {
     # vs the 6.85 unigram bar), 150 continual steps on stdlib code. m = 32 = d/4: at d = 128 the
     # top-6.5% sets (the source's m = 50 of 768) of an init and its own trained model are
     # disjoint (measured |S| = 0–1), so the test would have nothing to test. n_null_models:
-    # independent inits for the false-positive rate (all pairs). paper: the source's 12L/768d,
+    # independent inits for the false-positive rate (all pairs); null_bound_models: inits paired
+    # disjointly for SP-6's "≈ 1%" bound (the first n_null_models' consecutive pairs, then more):
+    # ≈ 350 disjoint pairs give it 80% power at a rate of α (verdicts.FPR_BOUND). paper: the source's 12L/768d,
     # n = 10,000 sequences of length 1024, m = 50, ~2500 null pairs (72 models).
     "seedprint": {
         "ci": dict(
@@ -45,6 +47,7 @@ SIZES: dict[str, dict[str, dict[str, Any]]] = {
             length=32,
             m=32,
             n_null_models=32,
+            null_bound_models=32,
             calibration_null_inits=16,
             pretrained=dict(
                 n=300,
@@ -78,6 +81,7 @@ SIZES: dict[str, dict[str, dict[str, Any]]] = {
             length=1024,
             m=50,
             n_null_models=72,
+            null_bound_models=700,
             calibration_null_inits=72,
             pretrained=dict(
                 n=10000,
@@ -94,8 +98,11 @@ SIZES: dict[str, dict[str, dict[str, Any]]] = {
     }
 }
 # `long`'s overrides of the ci rows: none (long runs ci's sizes here)
-OVERRIDES: dict[str, dict[str, dict[str, Any]]] = {}
+# decide-sp-null: SP-6's bound, ≈ 350 disjoint pairs of independent inits for 80% at a rate of α
+# (its power record); the zoo at ci's sizes (its same-lineage pairs are the control).
+OVERRIDES: dict[str, dict[str, dict[str, Any]]] = {"decide-sp-null": {"seedprint": dict(null_bound_models=700)}}
 DECIDE: dict[str, Decide] = {
+    "SP-6": Decide("sp-null", "≈ 350 disjoint pairs of independent inits for 80% at a rate of α under the 0.03 bound"),
     "SP-4": Decide(
         None,
         "the code pair: a continual training that moves the true descendant to PCS ≤ 0.585 (Table 5), the "
@@ -131,7 +138,7 @@ def _seedprint(s: dict) -> list[Job]:
     jobs = [
         Job(
             "seedprint",
-            "SP-1…SP-4",
+            "SP-1…SP-4, SP-6",  # SP-6: the zoo's inputs and its same-lineage pairs (the control)
             "lineage models (pretraining)",
             "train",
             seeds,
@@ -148,7 +155,7 @@ def _seedprint(s: dict) -> list[Job]:
         ),
         Job(
             "seedprint",
-            "SP-4",
+            "SP-4, SP-6",
             "continual training on code",
             "train",
             seeds,
@@ -168,7 +175,7 @@ def _seedprint(s: dict) -> list[Job]:
             "SP-6",
             "null models probed (random init)",
             "infer",
-            s["n_null_models"],
+            max(s["n_null_models"], s["null_bound_models"]),
             p,
             c["d_model"],
             c["n_layer"],

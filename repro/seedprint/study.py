@@ -236,6 +236,26 @@ class Calibration:
         rates = self.boot_rates(key, replicates)
         return float((1 + np.sum(rates <= ALPHA)) / (1 + len(rates)))
 
+    def disjoint(self) -> list[dict]:
+        """Pairs no two of which share a model (greedy in row order: for `null_pairs`' rows the
+        consecutive seeds (0, 1), (2, 3), …). Independent models make their verdicts independent
+        trials, so an exact binomial bound holds on them (`upper`)."""
+        used: set[str] = set()
+        out = []
+        for r in self.rows:
+            a, b = str(r["a"]), str(r["b"])
+            if a not in used and b not in used:
+                used |= {a, b}
+                out.append(r)
+        return out
+
+    def upper(self, key: str, level: float = 0.95) -> tuple[int, int, float]:
+        """(false positives, pairs, one-sided Clopper–Pearson upper bound of the rate) over the
+        disjoint pairs (`disjoint`): a bound valid whatever the dependence among all pairs."""
+        rows = self.disjoint()
+        k = int(sum(r[key] < ALPHA for r in rows))
+        return k, len(rows), stats.binomial_upper(k, len(rows), level)
+
     def family_p(self, replicates: int = BOOT_REPLICATES) -> dict[str, float]:
         """`boot_p` of each of Algorithm 1's tests (TESTS' keys)."""
         return {key: self.boot_p(key, replicates) for key, _ in TESTS}
@@ -261,6 +281,25 @@ def null_responses(lab: Lineage, n_models: int, inputs: torch.Tensor) -> dict[in
     zoo's inputs: App B.3.1's null models."""
     seeds = [10_000 + i for i in range(n_models)]
     return {s: algorithm.responses(lab.init(s), inputs, batch_size=100) for s in seeds}
+
+
+def bound_pairs(
+    lab: Lineage, null_rows: list[dict], n_null: int, n_bound: int, inputs: torch.Tensor, cfg: algorithm.SeedPrintConfig
+) -> list[dict]:
+    """SP-6's bound (`verdicts.check_fpr_bound`): disjoint pairs of independent inits — the
+    consecutive pairs among `null_pairs`' `n_null` inits, then, up to `n_bound` inits, further
+    consecutive pairs (seeds 10_000 + n_null, n_null + 1, …), each pair scored and its responses
+    let go (a paper-sized bound holds hundreds of inits)."""
+    rows = Calibration("null", null_rows).disjoint()
+    for i in range(n_null, n_bound - 1, 2):
+        a, b = 10_000 + i, 10_001 + i
+        r = algorithm.compare(
+            algorithm.responses(lab.init(a), inputs, batch_size=100),
+            algorithm.responses(lab.init(b), inputs, batch_size=100),
+            cfg,
+        )
+        rows.append(dict(a=f"null{a}", b=f"null{b}", p_t=r.paper.p_t, p_u=r.paper.p_u, p_released=r.released.p))
+    return rows
 
 
 def calibrate(

@@ -262,6 +262,55 @@ def check_fpr(claim, cals: list[Calibration], control: Calibration) -> None:
         )
 
 
+# 001 App B.3.1 / CLAIMS SP-6: the rate "≈ 1%" at α = 0.01. Not rejecting "rate ≤ α" (`check_fpr`)
+# is no evidence that the rate is near α when the test cannot see an excess (the model-level
+# bootstrap over 7–32 models rejects a rate of 0.2 in about 5% of runs: tests/test_seedprint_verdicts.py).
+# So "≈ 1%" is asserted as an upper bound: the rate's one-sided 95% Clopper–Pearson bound on
+# independent (disjoint) pairs at most FPR_BOUND. The factor 3 is ours: a procedure flagging 3% of
+# unrelated pairs at α = 0.01 is no longer "about 1%".
+FPR_BOUND = 3 * ALPHA
+
+
+def check_fpr_bound(claim, cal: Calibration, control: Calibration) -> None:
+    """SP-6's "≈ α" as an equivalence-type bound on each of Algorithm 1's tests (both must clear it:
+    an intersection–union test, no multiplicity correction), with its power at the source's rate α
+    (`stats.power_binomial_bound`, exact) and the disjoint pairs that reach 80%. Control: the
+    same-lineage pairs in its place (every pair flagged: the bound must fail there)."""
+    k_ctl = {key: control.upper(key) for key, _ in TESTS}
+    ups = {key: cal.upper(key) for key, _ in TESTS}
+    m = ups[TESTS[0][0]][1]
+
+    def power_at(n: int) -> float:
+        return stats.power_binomial_bound(n, ALPHA, FPR_BOUND)
+
+    n80 = stats.n_for_power(power_at)
+    claim.power(
+        power_at(m),
+        effect=f"Alg. 1's false-positive rate is α = {ALPHA} (the source's null)",
+        effect_value=ALPHA,
+        basis=f"source: App B.3.1 (α = {ALPHA}); the bound {FPR_BOUND} ('≈ 1%': within 3× of α) is ours",
+        test=f"one-sided 95% Clopper–Pearson upper bound of each test's rate on disjoint pairs ≤ {FPR_BOUND}, "
+        "both tests (intersection–union)",
+        sample=f"{m} disjoint pairs of {cal.kind}",
+        method=f"closed form: P(K ≤ k*) for K ~ Bin(m, α), k* the most false positives whose bound clears {FPR_BOUND}",
+        size=0.05,
+        size_method="the Clopper–Pearson bound's coverage (≥ 95% exact): a rate above the bound passes at most 5%",
+        decide=f"≈ {n80} disjoint pairs ({2 * n80} independent inits)" if n80 else "no number of pairs",
+    )
+    for key, label in TESTS:
+        k, n, up = ups[key]
+        kc, nc, upc = k_ctl[key]
+        claim.check(
+            f"{cal.kind}, {label}: 95% upper bound of the false-positive rate ({k} of {n} disjoint pairs)",
+            up,
+            FPR_BOUND,
+            compare="le",
+            why=f"'≈ 1%' at α = {ALPHA}: a one-sided exact bound on independent pairs within 3× of α (ours)",
+            control=upc,
+            control_name=f"{control.kind} in its place ({kc} of {nc} disjoint pairs flagged)",
+        )
+
+
 def record_below_alpha(claim, cal: Calibration) -> None:
     """The lower side, recorded and not asserted: Algorithm 1's p is the mean of the p's against 10
     Gaussian null draws (001 §6.1.2), and a mean of p's is not uniform under the null — its rate at α

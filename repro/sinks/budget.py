@@ -23,27 +23,43 @@ def baseline_sink_power(trio: Trio, form: str, tokens: float, reps: int = 2000, 
     """SK-2's power at a training budget (001 §6.2.1, Fig 12: "the baseline has a clear sink rate
     at every length"): P(the baseline check — model-wide sink rate ≥ one head of L·H at every
     length — passes after `tokens` training tokens per model), under the effect model fitted to
-    this trio's own trajectory: each head's mean α¹ grows linearly in tokens from the initial
-    weights (`trio.init_curve`) to this run's end, and a held-out sample at that budget scatters
-    around the head means as this run's sequences do around theirs. Simulated: `reps` bootstrap
-    replicates, each resampling the held-out sequences once for the trajectory's two ends (paired:
-    the same windows) and once more for the new sample. Sinks tend to appear abruptly rather than
-    linearly, and a head's per-sequence spread grows with its mean: an estimate to plan a run
-    with, not a bound. At this run's budget the model's heads are this run's (bootstrapped)."""
+    this trio's own trajectory (`Trio.trajectory`: its initial weights, its snapshots, its end):
+    each head's mean α¹ linear in tokens, least squares over those points, and a held-out sample at
+    that budget scatters around the head means as this run's sequences do around theirs at its
+    end. Simulated: `reps` bootstrap replicates, each resampling the held-out sequences once for
+    every point of the trajectory (paired: the same windows) and once more for the new sample.
+    Sinks tend to appear abruptly rather than linearly, and a head's per-sequence spread grows with
+    its mean: an estimate to plan a run with, not a bound. At this run's budget the model's heads
+    are this run's (bootstrapped), not the fit's."""
     tau = tokens_per_model(trio.cfg)
+    path = trajectory(trio)
+    x = np.array(sorted(path), dtype=float)
     eps = trio.curves["baseline"].eps[form]
     rng = np.random.default_rng(seed)
     ok = np.ones(reps, dtype=bool)
     for n in trio.curves["baseline"].lengths:
-        a0 = trio.init_curve.alpha[form][n].double().flatten(1).numpy()  # (S, L·H)
+        a = [path[t].alpha[form][n].double().flatten(1).numpy() for t in sorted(path)]  # (S, L·H) each
         a1 = trio.curves["baseline"].alpha[form][n].double().flatten(1).numpy()
         S, LH = a1.shape
         fit, new = rng.integers(0, S, (reps, S)), rng.integers(0, S, (reps, S))
-        m0, m1 = a0[fit].mean(1), a1[fit].mean(1)  # (reps, L·H): the trajectory's two ends
-        mu = m0 + (m1 - m0) * (float(tokens) / tau)
+        means = np.stack([ai[fit].mean(1) for ai in a])  # (P, reps, L·H): each point's head means
+        if float(tokens) == tau:
+            mu = means[-1]  # our own budget: this run's heads
+        else:
+            xc = x - x.mean()
+            slope = np.tensordot(xc, means - means.mean(0), axes=(0, 0)) / (xc**2).sum()  # (reps, L·H)
+            mu = means.mean(0) + slope * (float(tokens) - x.mean())
         alpha = mu[:, None, :] + (a1 - a1.mean(0))[new]  # (reps, S, L·H)
         ok &= (alpha > eps).mean(axis=(1, 2)) >= 1.0 / LH - 1e-9
     return float(ok.mean())
+
+
+def trajectory(trio: Trio) -> dict:
+    """The baseline's sink curves by training tokens (`Trio.trajectory`; a trio without snapshots,
+    e.g. one built by hand, has its two ends)."""
+    if hasattr(trio, "trajectory"):
+        return trio.trajectory()
+    return {0: trio.init_curve, tokens_per_model(trio.cfg): trio.curves["baseline"]}
 
 
 def first_budget(power_at, start: float, cap: float, target: float = 0.8, step: float = 2**0.125) -> float | None:
@@ -126,6 +142,8 @@ def baseline_budget_power(
         return baseline_sink_power(trio, form, t, reps=reps)
 
     t80 = first_budget(power_at, tokens, paper_tokens)
+    path = trajectory(trio)
+    tops = {n: [f"{float(path[t].alpha[form][n].mean(0).max()):.3f}" for t in sorted(path)] for n in lengths}
     a0 = {n: float(trio.init_curve.alpha[form][n].mean(0).max()) for n in lengths}
     a1 = {n: float(trio.curves["baseline"].alpha[form][n].mean(0).max()) for n in lengths}
     low = min(lengths, key=lambda n: a1[n] - eps)  # the length furthest from a sink head
@@ -133,19 +151,21 @@ def baseline_budget_power(
         value=power_at(tokens),
         effect=f"the baseline's per-head mean first-token attention α¹ at our budget ({tokens / 1e6:.2f}M tokens "
         f"per model), on this trio's trajectory from its initial weights: top head "
-        f"{', '.join(f'T = {n}: {a0[n]:.3f} → {a1[n]:.3f}' for n in lengths)} against ε = {eps}; "
+        f"{', '.join(f'T = {n}: {a0[n]:.3f} → {a1[n]:.3f}' for n in lengths)} against ε = {eps} (the top "
+        f"head at each point: {'; '.join(f'T = {n}: ' + ', '.join(tops[n]) for n in lengths)}); "
         "then, with sinks, the source's effect on the variants (Fig 12: attenuation ≈ 0, amplification "
         "significantly lower), whose checks pass under it",
         effect_value=a1[low],
-        basis="budget: each head's mean α¹ linear in training tokens between the initial weights and this "
-        "run's end (two measured points, both bootstrapped over the held-out sequences); sinks tend to "
+        basis=f"budget: each head's mean α¹ linear in training tokens, least squares over the baseline's "
+        f"{len(path)} measured points ({', '.join(f'{t / 1e6:.2f}M' for t in sorted(path))} tokens: its initial "
+        "weights, its snapshots, its end; each bootstrapped over the held-out sequences); sinks tend to "
         "appear abruptly, so an estimate",
         test=f"baseline's model-wide sink rate ≥ one head of {trio.layers_heads} at every length (the check "
         "that gates the variants' comparison)",
         sample=f"{n_seq} held-out sequences per length, T = {list(lengths)}; one trained "
         "baseline (one seed, as in the source)",
-        method=f"simulation, {reps} bootstrap replicates: head means at the budget from resampled trajectory "
-        "ends, a fresh resample of this run's per-sequence scatter around them",
+        method=f"simulation, {reps} bootstrap replicates: head means at the budget from the least-squares line "
+        "through the resampled trajectory points, a fresh resample of this run's per-sequence scatter around them",
         decide=(
             f"≈ {t80:.2g} training tokens per model (first on a 2^(1/8) grid from ours); "
             if t80

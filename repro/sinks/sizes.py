@@ -17,6 +17,10 @@ from repro.core import cost
 from repro.core.cost import RUN, Job, Planner, hf_params, llama_params, of_row, steps_tokens
 from repro.ground.sizes import Decide
 
+# SK-2's effect at a budget is fitted to the baseline's own α¹ trajectory (`budget.baseline_sink_power`):
+# its initial weights, snapshots at these fractions of the run's steps, and its end (five points)
+TRAJECTORY = (0.25, 0.5, 0.75)
+
 SIZES: dict[str, dict[str, dict[str, Any]]] = {
     # 001 §6.2 attention sinks (SK-1 … SK-4). `model`/`train`: 001 §6.2.1's Nano LLaMA-2
     # (RMSNorm, SwiGLU, RoPE, GPT-2 init) as baseline, amplification and attenuation (T =
@@ -57,6 +61,7 @@ SIZES: dict[str, dict[str, dict[str, Any]]] = {
                 autocast="auto",
             ),
             deviation=None,
+            trajectory=TRAJECTORY,
             init=dict(seeds=(0, 1, 2, 3), n_seq=512),
             eval=dict(lengths=(32, 64), n_seq=100, batch=25, ppl_windows=512),
             pretrained=dict(lengths=(32, 64, 128, 256), n_seq=16, batch=4),
@@ -77,6 +82,7 @@ SIZES: dict[str, dict[str, dict[str, Any]]] = {
                 autocast="auto",
             ),
             deviation=None,
+            trajectory=TRAJECTORY,
             init=dict(seeds=tuple(range(16)), n_seq=2000),
             eval=dict(lengths=(32, 64, 128, 256, 512), n_seq=100, batch=10, ppl_windows=256),
             pretrained=dict(lengths=(32, 64, 128, 256, 512), n_seq=100, batch=4),

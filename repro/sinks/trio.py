@@ -11,12 +11,13 @@ effects at our training budget behind the two claims' power are in `repro.sinks.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import torch
 
 from repro.core import data, stats, train
+from repro.core.checkpoints import load_snapshot
 from repro.ground.runtime import ReproError, resolve_autocast
 from repro.sinks.experiments import (
     EPSILON,
@@ -46,6 +47,13 @@ class Trio:
     layers_heads: int
     init_curve: SinkCurve  # the baseline at its initial weights, on the same windows (SK-2's control)
     corpus: str = "brown"  # what the trio trained on and its in-domain held-out set (--corpus)
+    # the baseline's curve at its snapshots (training tokens → curve, on the same windows; its
+    # initial weights and its end are `init_curve` and `curves["baseline"]`): SK-2's trajectory
+    snapshots: dict[int, SinkCurve] = field(default_factory=dict)
+
+    def trajectory(self) -> dict[int, SinkCurve]:
+        """The baseline's curve by training tokens: 0 (its initial weights), its snapshots, its end."""
+        return {0: self.init_curve, **self.snapshots, tokens_per_model(self.cfg): self.curves["baseline"]}
 
     @property
     def text(self) -> str:
@@ -86,6 +94,8 @@ def train_trio(
     cfg = train.TrainConfig(**sizes["train"], vocab_size=V, lead_token=tok.bos_token_id, corpus=corpus).replace(
         **(optimiser or {})
     )
+    steps = sizes["train"]["steps"]
+    cfg = cfg.replace(snapshot_steps=tuple(sorted({round(f * steps) for f in sizes["trajectory"]} - {0, steps})))
     train_tokens, val_tokens, ident = train.corpus_tokens(corpus, V)
     accelerator = accelerator_for(profile_name)
     if procs > 1 and accelerator is not None and accelerator.num_processes > 1:
@@ -123,7 +133,17 @@ def train_trio(
     windows = {n: data.bos_windows(tok, "test", ev["n_seq"], n, who="SK-2", corpus=corpus) for n in lengths}
     curves = {k: sink_curve(r.model, windows, batch=ev["batch"]) for k, r in results.items()}
     init = nano_llama("baseline", sizes["model"], cfg.seq_len, sizes["seed"])
-    init_curve = sink_curve(init.to(next(results["baseline"].model.parameters()).device), windows, batch=ev["batch"])
+    where = next(results["baseline"].model.parameters()).device
+    init_curve = sink_curve(init.to(where), windows, batch=ev["batch"])
+    per_step = cfg.batch_size * cfg.seq_len
+    snapshots = {
+        step * per_step: sink_curve(
+            load_snapshot(nano_llama("baseline", sizes["model"], cfg.seq_len, sizes["seed"]), path).to(where),
+            windows,
+            batch=ev["batch"],
+        )
+        for step, path in sorted(results["baseline"].snapshots.items())
+    }
     # the shifted held-out set is fixed whatever --corpus says: Table 7's second, out-of-domain
     # set (C4 there) is part of the claim, not the user's choice
     _, code_val, _ = train.corpus_tokens(SHIFT, V)
@@ -144,6 +164,7 @@ def train_trio(
         m["n_layer"] * m["n_head"],
         init_curve,
         corpus,
+        snapshots,
     )
 
 

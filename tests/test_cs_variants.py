@@ -1,0 +1,68 @@
+"""000 §IV's variant groups: a profile trains the groups its `causal_shift.variants` names, so a
+decide chunk trains only what its claim reads (decide-cs-seeds: CS-4's baseline, cuts and cut at
+layer 0 per seed; decide-cs-gate: CS-5's gate), and a claim reading an untrained group is told so."""
+
+from __future__ import annotations
+
+import pytest
+
+from repro.causal_shift import study
+from repro.core import launch
+from repro.harness import profiles
+
+
+class _Stop(Exception):
+    pass
+
+
+def _jobs(monkeypatch, profile: str) -> list[dict]:
+    seen: dict = {}
+
+    def spy(jobs, procs, device="cpu", *, pooled=True):
+        seen["jobs"] = jobs
+        raise _Stop
+
+    monkeypatch.setattr(launch, "train_jobs", spy)
+    with pytest.raises(_Stop):
+        study.train_runs(profiles.get_profile(profile).sizes("causal_shift"), profile=profile)
+    return seen["jobs"]
+
+
+@pytest.mark.parametrize(
+    "profile, n, modes",
+    [
+        ("ci", 3 + 4 + 2 + 3 + 1, {"none", "cut", "learned"}),
+        ("decide-cs-seeds", 38 + 4 + 37, {"none", "cut"}),
+        ("decide-cs-gate", 1, {"learned"}),
+    ],
+)
+def test_a_profile_trains_the_groups_it_names(monkeypatch, profile, n, modes):
+    jobs = _jobs(monkeypatch, profile)
+    assert len(jobs) == n
+    assert {j["factory_kwargs"]["variant"]["mode"] for j in jobs} == modes
+    seeds = profiles.get_profile(profile).sizes("causal_shift")["seeds"]
+    if profile != "decide-cs-gate":  # CS-4's pairs: the cut at layer 0 for every seed, seed 0's from the sweep
+        first = [j["train_config"]["model_seed"] for j in jobs if j["factory_kwargs"]["variant"]["name"] == "cut@0"]
+        assert sorted(first) == sorted(seeds)
+
+
+def test_the_plan_counts_the_same_trainings():
+    from repro.causal_shift.sizes import PLANNERS
+
+    for profile, n in (("ci", 13), ("decide-cs-seeds", 79), ("decide-cs-gate", 1)):
+        job = PLANNERS["causal_shift"](profiles.get_profile(profile))[0]
+        assert job.models == n, (profile, job)
+
+
+def test_a_claim_reading_an_untrained_group_is_told_which():
+    runs = study.Runs(None, None, None, None, None, None, object(), None, 2, "decide-cs-gate")
+    runs.need("gate")  # trained: nothing raised
+    assert runs.trained == ["gate"]
+    with pytest.raises(study.NotTrained, match=r"decide-cs-gate profile trains only gate .* reads baseline, cuts"):
+        runs.need("baseline", "cuts", "gate")
+
+
+def test_an_unknown_group_is_one_clear_error():
+    sizes = dict(profiles.get_profile("ci").sizes("causal_shift"), variants=("baseline", "gates"))
+    with pytest.raises(study.ReproError, match="unknown groups .*'gates'"):
+        study.train_runs(sizes)
