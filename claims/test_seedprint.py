@@ -481,7 +481,6 @@ def test_null_false_positive_rate(claim, null_pairs, same_lineage, lab):
     verdicts.check_fpr(claim, [cal], ctl)
 
 
-@pytest.mark.claim("SP-6")
 @pytest.fixture(scope="module")
 def bound_pairs(lab, sizes, zoo, null_pairs, spcfg) -> list[dict]:
     """Disjoint pairs of independent inits for SP-6's bound (`null_bound_models` inits)."""
@@ -490,7 +489,7 @@ def bound_pairs(lab, sizes, zoo, null_pairs, spcfg) -> list[dict]:
 
 @pytest.mark.claim("SP-6")
 def test_null_false_positive_rate_is_near_alpha(claim, bound_pairs, same_lineage, lab, profile):
-    """ "≈ 1%" (App B.3.1) asserted, not only "not above α": the rate's one-sided 95% exact upper
+    """SP-6's "≈ 1%" (App B.3.1) asserted, not only "not above α": the rate's one-sided 95% exact upper
     bound on disjoint pairs of independent inits (independent trials, whatever the other pairs
     share) within `verdicts.FPR_BOUND`. Control: the same-lineage pairs in their place."""
     claim.corpus(lab.base_corpus, shift=SHIFT)  # the control: the zoo's same-lineage pairs
