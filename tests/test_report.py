@@ -275,3 +275,13 @@ def test_the_claims_size_is_that_of_the_tests_that_contradicted_it():
     data = writers.to_json([r], {})
     assert data["claims"][0]["size"] == pytest.approx(0.005)
     assert [t["size"] for t in data["claims"][0]["tests"]] == [pytest.approx(0.005), pytest.approx(0.5)]
+
+
+def test_a_power_key_names_its_test_so_a_test_added_between_shifts_no_pairing():
+    from repro.harness.claim import power_key
+
+    before = [{"name": "power at the declared effect", "key": power_key(t)} for t in ("test_a", "test_c")]
+    after = [{"name": "power at the declared effect", "key": power_key(t)} for t in ("test_a", "test_b", "test_c")]
+    kb, ka = report.record_keys(before), report.record_keys(after)
+    assert kb[1] == ka[2] == "power at the source's effect [test_c]"  # test_c's power stays test_c's
+    assert len(set(ka)) == 3

@@ -9,11 +9,25 @@ from repro.harness import cli, scorecard
 from repro.harness.catalogue import CLAIMS
 
 
-def _run(path: Path, profile: str, verdicts: dict[str, str]) -> Path:
+def _run(path: Path, profile: str, verdicts: dict[str, str], model: str | None = None) -> Path:
     claims = [{"id": cid, "verdict": v} for cid, v in verdicts.items()]
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps({"run": {"profile": profile}, "claims": claims}))
+    path.write_text(json.dumps({"run": {"profile": profile, "model": model}, "claims": claims}))
     return path
+
+
+def test_decide_chunks_share_one_scale_and_a_users_model_is_only_a_note(tmp_path: Path):
+    runs = [
+        _run(tmp_path / "baselines" / "ci.json", "ci", {"SK-1": "reproduced", "CA-8": "inconclusive at this scale"}),
+        _run(tmp_path / "cpu-a" / "claims.json", "decide-ca8", {"CA-8": "reproduced"}),
+        _run(tmp_path / "cpu-b" / "claims.json", "decide-sp-null", {"SP-6": "partly reproduced"}),
+        _run(tmp_path / "cpu-q" / "claims.json", "ci", {"SK-1": "contradicted"}, model="qwen2.5-coder-1.5b"),
+    ]
+    card, notes = scorecard.collect(runs)
+    assert set(card) == {"ci", "decide"}
+    assert card["decide"] == {"CA-8": ("reproduced", "cpu-a"), "SP-6": ("partly reproduced", "cpu-b")}
+    assert card["ci"]["SK-1"] == ("reproduced", "baseline")  # the --model run did not replace it
+    assert notes == ["run cpu-q ran --model qwen2.5-coder-1.5b (not counted)"]
 
 
 def test_the_latest_deciding_verdict_wins_and_a_failed_run_is_a_note(tmp_path: Path):

@@ -33,6 +33,13 @@ class ControlPassed(Exception):
     xfail must not absorb it)."""
 
 
+def power_key(test: str | None) -> str:
+    """A power record's identity across runs: one per test, named by it (a claim with several
+    tests has several powers; numbered by their order, a test added between two others would shift
+    the pairing of a comparison)."""
+    return "power at the source's effect" + (f" [{test}]" if test else "")
+
+
 class Claim:
     """Handle given to a claim test: record numbers, figures and tables for the report."""
 
@@ -266,7 +273,7 @@ class Claim:
             compare="ge",
             claim_id=claim_id,
             role="power",
-            key="power at the source's effect",
+            key=power_key(getattr(self.item, "name", None)),
             power=detail,
         )
 

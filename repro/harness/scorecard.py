@@ -1,6 +1,7 @@
 """`repro scorecard`: every claim's verdict at each scale the suite has run it, from claims.json files.
 
-A scale is a run's profile (`ci`, `decide`, `paper`). For each claim and scale the card keeps the
+A scale is a run's profile (`ci`, `paper`; every decide chunk, `decide-<chunk>`, is `decide`); a
+run on a researcher's own model (`--model`) is not the embedded default's and is only a note. For each claim and scale the card keeps the
 verdict of the latest run (files read in the order given; by default the committed ci baseline,
 then `results/*/**claims*.json` in folder order, which is date order) that decided it; a run that
 ended "failed" (a harness error, a regression) or did not run the claim leaves the earlier verdict
@@ -70,13 +71,22 @@ def _load(path: Path) -> dict[str, Any]:
     return data
 
 
+def scale_of(profile: str) -> str:
+    """A run's scale: its profile, a decide chunk's (`decide-<chunk>`) being "decide"."""
+    return "decide" if profile.startswith("decide-") else profile
+
+
 def collect(paths: Iterable[Path]) -> tuple[dict[str, dict[str, tuple[str, str]]], list[str]]:
     """(scale → claim → (verdict, where), notes): the latest deciding verdict per claim and scale."""
     card: dict[str, dict[str, tuple[str, str]]] = {}
     notes: list[str] = []
     for path in paths:
         data = _load(Path(path))
-        scale = (data.get("run") or {}).get("profile") or "ci"
+        run = data.get("run") or {}
+        if run.get("model"):  # a researcher's own model (--model): its verdicts are not the default's
+            notes.append(f"run {_label(Path(path))} ran --model {run['model']} (not counted)")
+            continue
+        scale = scale_of(run.get("profile") or "ci")
         for claim in data.get("claims", []):
             verdict = claim.get("verdict")
             if verdict in DECIDED:
