@@ -61,3 +61,23 @@ def test_a_missing_or_foreign_file_is_one_line(tmp_path: Path, capsys):
     (tmp_path / "x.json").write_text('{"x": 1}')
     assert cli.main(["scorecard", str(tmp_path / "x.json")]) == 2
     assert "not a claims.json" in capsys.readouterr().err
+
+
+def test_results_are_read_in_the_order_their_runs_started(tmp_path: Path):
+    """Folder names date runs by day only: two runs of one day are ordered by `run.started`."""
+    for folder, started, verdict in (
+        ("cpu-2026-11-28-a", "T09", "partly reproduced"),
+        ("cpu-2026-11-28-b", "T05", "reproduced"),
+    ):
+        path = tmp_path / "results" / folder / "claims.json"
+        path.parent.mkdir(parents=True)
+        path.write_text(
+            json.dumps(
+                {
+                    "run": {"profile": "ci", "started": "2026-11-28" + started},
+                    "claims": [{"id": "SP-6", "verdict": verdict}],
+                }
+            )
+        )
+    card, _ = scorecard.collect(scorecard.default_runs(tmp_path))
+    assert card["ci"]["SP-6"] == ("partly reproduced", "cpu-2026-11-28-a")  # the later run, despite its folder name

@@ -80,3 +80,46 @@ def test_a_users_model_is_its_own_configuration(pytester: pytest.Pytester):
     assert by_id["SF-1"]["tests"][0]["reason"] == "not applicable: my-qwen does not tie its input and output embeddings"
     # the embedded models' report was not touched by the model's run
     assert not (pytester.path / "artifacts" / "claims.json").exists()
+
+
+CHUNK_TESTS = """
+import pytest
+
+@pytest.mark.claim("BB-6")
+def test_holds(claim):
+    claim.check("ratio", 20.0, 10.0, compare="ge", why="stated", control=1.0, control_name="a null")
+
+@pytest.mark.claim("BB-5")
+def test_fails_with_power(claim):
+    claim.power(0.97, effect="the source's 10x (stated)", basis="source: Table 1", test="ratio ≥ 10",
+                sample="4 seeds", method="closed form", decide="any size", size=0.03, size_method="closed form")
+    claim.check("ratio", 2.0, 10.0, compare="ge", why="stated")
+
+@pytest.mark.claim("BB-4")
+def test_fails_without_power(claim):
+    claim.check("ratio", 2.0, 10.0, compare="ge", why="stated")
+
+@pytest.mark.claim("BB-7")
+def test_control_passes(claim):
+    claim.check("ratio", 20.0, 10.0, compare="ge", why="stated", control=12.0, control_name="a weak null")
+"""
+
+
+def test_a_decide_chunk_reads_a_failing_check_by_its_power(pytester: pytest.Pytester):
+    """A decide chunk is sized to decide its claims, so none has a recorded expectation there: a
+    failing check reads contradicted (power ≥ 0.8, size ≤ 0.05) or inconclusive, as on a user's model,
+    never "failed"; a control that passes still fails. Under ci the same checks are failures."""
+    pytester.makeconftest(CONFTEST)
+    pytester.mkdir("claims")
+    (pytester.path / "claims" / "test_chunk.py").write_text(CHUNK_TESTS)
+    ci = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--baseline", "off")
+    ci.assert_outcomes(passed=1, failed=3)
+    result = pytester.runpytest_subprocess(
+        "-p", "no:cacheprovider", "--profile", "decide-ca8", "--baseline", "off", "--artifacts", "chunk"
+    )
+    result.assert_outcomes(passed=1, xfailed=2, failed=1)
+    by_id = {c["id"]: c for c in json.loads((pytester.path / "chunk" / "claims.json").read_text())["claims"]}
+    assert by_id["BB-6"]["verdict"] == "reproduced"
+    assert by_id["BB-5"]["verdict"] == "contradicted"
+    assert by_id["BB-4"]["verdict"] == "inconclusive at this scale"
+    assert by_id["BB-7"]["verdict"] == "failed"

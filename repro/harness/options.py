@@ -221,6 +221,15 @@ def users_model(item: pytest.Item) -> str | None:
     return None if model in EMBEDDED_MODELS else str(model)
 
 
+def decide_chunk(item: pytest.Item) -> str | None:
+    """The run's profile when it is a decide chunk (`decide-<chunk>`): a run sized to decide the
+    claims its chunk names, so none of them has a recorded expectation there; None otherwise."""
+    from repro.ground.sizes import DECIDE_PREFIX
+
+    profile = str(item.config.getoption("--profile") or "")
+    return profile if profile.startswith(DECIDE_PREFIX) else None
+
+
 def gpu_for_worker(worker_id: str, n_gpus: int) -> int | None:
     """The GPU an xdist worker ("gw3") pins itself to: its index modulo the GPU count; None
     without GPUs."""

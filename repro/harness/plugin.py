@@ -139,19 +139,21 @@ def pytest_runtest_setup(item: pytest.Item):
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_call(item: pytest.Item):
-    """ReproError → one line (`_fault`). On a user's model a failing check is not a regression but
-    the claim's answer for that model: its AssertionError reads as an xfail, whose verdict —
-    contradicted or inconclusive — comes from the power the test recorded on that model's data. A
+    """ReproError → one line (`_fault`). On a user's model, and in a decide chunk (a profile sized
+    to decide its claims, which therefore have no recorded expectation there), a failing check is
+    not a regression but the claim's answer: its AssertionError reads as an xfail, whose verdict —
+    contradicted or inconclusive — comes from the power the test recorded on that run's data. A
     control that passes, or any other error, still fails."""
     try:
         return (yield)
     except ReproError as err:
         _fault(err)
     except AssertionError as err:
-        model = options.users_model(item)
-        if model is None:
+        model, chunk = options.users_model(item), options.decide_chunk(item)
+        if model is None and chunk is None:
             raise
-        pytest.xfail(f"{model} (no recorded expectation): {first_line(str(err))}")
+        who = f"{model} (no recorded expectation)" if model else f"{chunk} (a decide chunk: no recorded expectation)"
+        pytest.xfail(f"{who}: {first_line(str(err))}")
 
 
 def observed_power(records: Iterable[dict]) -> str | None:

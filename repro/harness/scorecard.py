@@ -1,13 +1,14 @@
 """`repro scorecard`: every claim's verdict at each scale the suite has run it, from claims.json files.
 
 A scale is a run's profile (`ci`, `paper`; every decide chunk, `decide-<chunk>`, is `decide`); a
-run on a researcher's own model (`--model`) is not the embedded default's and is only a note. For each claim and scale the card keeps the
-verdict of the latest run (files read in the order given; by default the committed ci baseline,
-then `results/*/**claims*.json` in folder order, which is date order) that decided it; a run that
-ended "failed" (a harness error, a regression) or did not run the claim leaves the earlier verdict
-in place and is listed as a note. Each cell names the run it came from (the results folder, or
-the baseline), so a reader can open its report. `markdown` gives the README's table, `figure` the
-same as one image: claims × scales, coloured by verdict.
+run on a researcher's own model (`--model`) is not the embedded default's and is only a note.
+For each claim and scale the card keeps the verdict of the latest run (files read in the order
+given; by default the committed ci baseline, then `results/*/**claims*.json` in the order the
+runs started) that decided it; a run that ended "failed" (a harness error, a regression) or did
+not run the claim leaves the earlier verdict in place and is listed as a note. Each cell names
+the run it came from (the results folder, or the baseline), so a reader can open its report.
+`markdown` gives the README's table, `figure` the same as one image: claims × scales, coloured
+by verdict.
 """
 
 from __future__ import annotations
@@ -50,8 +51,18 @@ def default_runs(root: Path) -> list[Path]:
     """The committed ci baseline (float32: the dtype every CPU can run), then every claims.json
     kept under results/, in folder (date) order."""
     baseline = root / "repro" / "harness" / "baselines" / "ci-cpu-float32.json"
-    found = sorted(p for p in (root / "results").rglob("*claims*.json") if "partial" not in p.name)
-    return ([baseline] if baseline.exists() else []) + found
+    found = [p for p in (root / "results").rglob("*claims*.json") if "partial" not in p.name]
+    return ([baseline] if baseline.exists() else []) + sorted(found, key=_started)
+
+
+def _started(path: Path) -> tuple[str, str]:
+    """When the run started (its claims.json's `run.started`, ISO time), then its path: the folder
+    names' dates do not order two runs of one day."""
+    try:
+        started = str((json.loads(path.read_text(encoding="utf-8")).get("run") or {}).get("started") or "")
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, AttributeError):
+        started = ""
+    return started, str(path)
 
 
 def _label(path: Path) -> str:
