@@ -458,6 +458,25 @@ def test_induction_needs_two_layers(claim, induction_runs):
 # --------------------------------------------------------------------------- RS-8
 
 
+def _beats_at_every_layer(claim, names, lens, null, L: int, why: str, null_name: str) -> None:
+    """RS-8's two assertions of one lens comparison: it wins at every layer (`names[0]`, lens's
+    wins against `L`), and its largest per-layer Wilcoxon p is below 0.01 / L (`names[1]`, the
+    layer named); `lens` and `null` are (wins, per-layer p's), the null through the same checks."""
+    wins, ps = lens
+    null_wins, null_ps = null
+    claim.check(names[0], wins, L, compare="ge", why=why, control=null_wins, control_name=null_name)
+    worst = int(np.argmax(ps))
+    claim.check(
+        f"{names[1]} (layer {worst})",
+        float(ps[worst]),
+        0.01 / L,
+        compare="le",
+        why=f"α = 0.01, Bonferroni over {L} layers",
+        control=float(max(null_ps)),
+        control_name=null_name,
+    )
+
+
 @pytest.mark.policy_dtype
 @pytest.mark.claim("RS-8")
 def test_tuned_lens_beats_logit_lens(claim, texts, sizes, profile, corpus_name):
@@ -483,48 +502,31 @@ def test_tuned_lens_beats_logit_lens(claim, texts, sizes, profile, corpus_name):
         claim.not_reproduced_if(NOT_REPRODUCED, ("RS-8", profile.name), "; ".join(measured))
         L = c.layers
         ctl = "a lens that reads nothing from the layer (the mean final distribution of the training tokens)"
-        claim.check(
-            f"{name}: layers where mean tuned KL < mean logit KL",
-            c.tuned_wins,
+        _beats_at_every_layer(
+            claim,
+            (f"{name}: layers where mean tuned KL < mean logit KL", f"{name}: largest per-layer Wilcoxon p"),
+            (c.tuned_wins, c.ps),
+            (c.control_wins, c.ps_const),
             L,
-            compare="ge",
-            why=f"better at every layer: {L} of {L}",
-            control=c.control_wins,
-            control_name=ctl,
-        )
-        worst = int(np.argmax(c.ps))
-        claim.check(
-            f"{name}: largest per-layer Wilcoxon p (layer {worst})",
-            float(c.ps[worst]),
-            0.01 / L,
-            compare="le",
-            why=f"α = 0.01, Bonferroni over {L} layers",
-            control=float(max(c.ps_const)),
-            control_name=ctl,
+            f"better at every layer: {L} of {L}",
+            ctl,
         )
         # the null of "beats a lens that reads nothing" is the logit lens (the tuned lens untrained):
         # where it already beats the constant lens at every layer (a random init whose last layers
         # carry the final distribution), the comparison cannot tell a trained lens from an
         # untrained one, so it is recorded, not asserted
         if c.logit_const_wins < L:
-            claim.check(
-                f"{name}: layers where mean tuned KL < the constant lens's",
-                c.tuned_const_wins,
+            _beats_at_every_layer(
+                claim,
+                (
+                    f"{name}: layers where mean tuned KL < the constant lens's",
+                    f"{name}: largest per-layer Wilcoxon p, tuned < constant",
+                ),
+                (c.tuned_const_wins, c.ps_tuned_const),
+                (c.logit_const_wins, c.ps_logit_const),
                 L,
-                compare="ge",
-                why=f"'decodes the layer': beats a lens that reads nothing at every layer, {L} of {L}",
-                control=c.logit_const_wins,
-                control_name="the logit lens (the tuned lens's untrained form)",
-            )
-            worst = int(np.argmax(c.ps_tuned_const))
-            claim.check(
-                f"{name}: largest per-layer Wilcoxon p, tuned < constant (layer {worst})",
-                float(c.ps_tuned_const[worst]),
-                0.01 / L,
-                compare="le",
-                why=f"α = 0.01, Bonferroni over {L} layers",
-                control=float(max(c.ps_logit_const)),
-                control_name="the logit lens (the tuned lens's untrained form)",
+                f"'decodes the layer': beats a lens that reads nothing at every layer, {L} of {L}",
+                "the logit lens (the tuned lens's untrained form)",
             )
         else:
             claim.record(

@@ -411,7 +411,10 @@ def _fake_trio(top0: float, top1: float, spread: float = 0.01, n: int = 20, toke
         return sinks.SinkCurve((32, 64), {}, {"source": {32: al, 64: al}}, {"source": 0.25})
 
     cfg = SimpleNamespace(steps=10, batch_size=10, seq_len=tokens // 100)
-    return SimpleNamespace(cfg=cfg, curves={"baseline": curve(top1)}, init_curve=curve(top0), layers_heads=2)
+    trio = SimpleNamespace(cfg=cfg, curves={"baseline": curve(top1)}, init_curve=curve(top0), layers_heads=2)
+    trio.snapshots = {}
+    trio.trajectory = lambda: {0: trio.init_curve, **trio.snapshots, tokens: trio.curves["baseline"]}
+    return trio
 
 
 def test_baseline_sink_power_by_hand():
@@ -481,7 +484,6 @@ def test_baseline_sink_power_fits_every_point_of_the_trajectory():
     five = _fake_trio(0.10, 0.15)
     flat = _fake_trio(0.10, 0.10)
     five.snapshots = {250: flat.init_curve, 500: flat.init_curve, 750: flat.init_curve}
-    five.trajectory = lambda: {0: five.init_curve, **five.snapshots, 1000: five.curves["baseline"]}
     assert baseline_sink_power(five, "source", 1000, reps=200) == baseline_sink_power(two, "source", 1000, reps=200)
     t2 = first_budget(lambda t: baseline_sink_power(two, "source", t, reps=200), 1000, 1e6)
     t5 = first_budget(lambda t: baseline_sink_power(five, "source", t, reps=200), 1000, 1e6)

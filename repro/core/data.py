@@ -458,9 +458,8 @@ def token_ids(
 
 
 # one split's token stream per (tokenizer, corpus, split, <bos>) in this process: the claims cut
-# windows from the same test split many times per model (24 tokenisations of ≈ 0.6 s each in a ci
-# run); the tokenizer object itself is kept with its stream, so a new tokenizer never hits an old
-# entry
+# windows from the same test split many times per model, and each cut tokenised the whole split;
+# the tokenizer object itself is kept with its stream, so a new tokenizer never hits an old entry
 _STREAMS: dict[tuple, tuple[Any, torch.LongTensor]] = {}
 
 

@@ -32,7 +32,7 @@ def baseline_sink_power(trio: Trio, form: str, tokens: float, reps: int = 2000, 
     its mean: an estimate to plan a run with, not a bound. At this run's budget the model's heads
     are this run's (bootstrapped), not the fit's."""
     tau = tokens_per_model(trio.cfg)
-    path = trajectory(trio)
+    path = trio.trajectory()
     x = np.array(sorted(path), dtype=float)
     eps = trio.curves["baseline"].eps[form]
     rng = np.random.default_rng(seed)
@@ -52,14 +52,6 @@ def baseline_sink_power(trio: Trio, form: str, tokens: float, reps: int = 2000, 
         alpha = mu[:, None, :] + (a1 - a1.mean(0))[new]  # (reps, S, L·H)
         ok &= (alpha > eps).mean(axis=(1, 2)) >= 1.0 / LH - 1e-9
     return float(ok.mean())
-
-
-def trajectory(trio: Trio) -> dict:
-    """The baseline's sink curves by training tokens (`Trio.trajectory`; a trio without snapshots,
-    e.g. one built by hand, has its two ends)."""
-    if hasattr(trio, "trajectory"):
-        return trio.trajectory()
-    return {0: trio.init_curve, tokens_per_model(trio.cfg): trio.curves["baseline"]}
 
 
 def first_budget(power_at, start: float, cap: float, target: float = 0.8, step: float = 2**0.125) -> float | None:
@@ -142,7 +134,7 @@ def baseline_budget_power(
         return baseline_sink_power(trio, form, t, reps=reps)
 
     t80 = first_budget(power_at, tokens, paper_tokens)
-    path = trajectory(trio)
+    path = trio.trajectory()
     tops = {n: [f"{float(path[t].alpha[form][n].mean(0).max()):.3f}" for t in sorted(path)] for n in lengths}
     a0 = {n: float(trio.init_curve.alpha[form][n].mean(0).max()) for n in lengths}
     a1 = {n: float(trio.curves["baseline"].alpha[form][n].mean(0).max()) for n in lengths}

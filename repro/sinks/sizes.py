@@ -98,7 +98,7 @@ SIZES: dict[str, dict[str, dict[str, Any]]] = {
 # reported as context beside the source-setting trio.
 # decide-sinks: SK-2's power record names ≈ 5.8e6 training tokens per model for 80% (first on a
 # 2^(1/8) grid from ci's budget, under the least-squares line through the baseline's five
-# trajectory points, cold ci run of 2026-11-28; the two-end line it replaced named ≈ 9e6): the
+# trajectory points; the two-end line it replaced named ≈ 9e6): the
 # chunk keeps 2,200 steps of 64 × 64 = 9.0e6 tokens (sinks appear abruptly: the line is an
 # estimate), on the mix corpus (7× Brown: fewer repeats of each window).
 DECIDE: dict[str, Decide] = {

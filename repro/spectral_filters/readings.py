@@ -72,7 +72,7 @@ def unembedding_spectrum(s: Study) -> UnembeddingSpectrum:
     g = generator(0)
     r = torch.randn(d, generator=g, dtype=torch.float64)
     rho_ctl, _ = stats.spearman((W_u @ (r / r.norm()))[keep].numpy(), log_f)
-    S_ctl = spectral.spectrum(W_u - W_u.mean(0)).S  # through WᵀW: seconds for Gemma's 262k rows (svdvals: 7 s)
+    S_ctl = spectral.spectrum(W_u - W_u.mean(0)).S  # through the d × d WᵀW, not an SVD of Gemma's 262k rows
     del W_u
     return UnembeddingSpectrum(
         S,
