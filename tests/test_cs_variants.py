@@ -5,6 +5,7 @@ layer 0 per seed; decide-cs-gate: CS-5's gate), and a claim reading an untrained
 from __future__ import annotations
 
 import pytest
+import torch
 
 from repro.causal_shift import study
 from repro.core import launch
@@ -31,9 +32,9 @@ def _jobs(monkeypatch, profile: str) -> list[dict]:
 @pytest.mark.parametrize(
     "profile, n, modes",
     [
-        ("ci", 3 + 4 + 2 + 3 + 1, {"none", "cut", "learned"}),
+        ("ci", 3 + 4 + 2 + 3 + 1 + 1, {"none", "cut", "learned"}),
         ("decide-cs-seeds", 38 + 4 + 37, {"none", "cut"}),
-        ("decide-cs-gate", 1, {"learned"}),
+        ("decide-cs-gate", 2, {"learned"}),
     ],
 )
 def test_a_profile_trains_the_groups_it_names(monkeypatch, profile, n, modes):
@@ -49,7 +50,7 @@ def test_a_profile_trains_the_groups_it_names(monkeypatch, profile, n, modes):
 def test_the_plan_counts_the_same_trainings():
     from repro.causal_shift.sizes import PLANNERS
 
-    for profile, n in (("ci", 13), ("decide-cs-seeds", 79), ("decide-cs-gate", 1)):
+    for profile, n in (("ci", 14), ("decide-cs-seeds", 79), ("decide-cs-gate", 2)):
         job = PLANNERS["causal_shift"](profiles.get_profile(profile))[0]
         assert job.models == n, (profile, job)
 
@@ -66,3 +67,23 @@ def test_an_unknown_group_is_one_clear_error():
     sizes = dict(profiles.get_profile("ci").sizes("causal_shift"), variants=("baseline", "gates"))
     with pytest.raises(study.ReproError, match="unknown groups .*'gates'"):
         study.train_runs(sizes)
+
+
+def test_the_gate_null_trains_on_the_corpus_tokens_shuffled(monkeypatch):
+    """CS-5's null: the gate's job, on the same tokens in random order (a job of its own with the
+    streams' factory and the order in its key's labels); the other jobs read the corpus."""
+    from repro.core import token_streams
+
+    jobs = _jobs(monkeypatch, "decide-cs-gate")
+    gate, null = jobs
+    assert gate["tokens"] is None and gate["data_identity"].get("token_order") is None
+    assert null["tokens"]["factory"] == "repro.core.token_streams:shuffled_streams"
+    assert null["data_identity"]["token_order"] == "shuffled (seed 0)"
+    assert null["factory_kwargs"] == gate["factory_kwargs"] and null["train_config"] == gate["train_config"]
+    tr, va, _ = token_streams.corpus_tokens("brown", 4096)
+    s_tr, s_va = token_streams.shuffled_streams(**null["tokens"]["kwargs"])
+    for a, b in ((tr, s_tr), (va, s_va)):
+        assert torch.equal(a.sort().values, b.sort().values)  # the same tokens
+        assert (a != b).float().mean() > 0.9  # in another order
+    again, _ = token_streams.shuffled_streams(**null["tokens"]["kwargs"])
+    assert torch.equal(again, s_tr)  # the same order every time

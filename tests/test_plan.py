@@ -60,8 +60,10 @@ def test_paper_plan_lists_what_it_lacks_and_ci_lacks_nothing():
     assert any("GiB per device" in m for m in paper.missing)
     assert paper.total_flops > 1e20  # the SK trio alone: 3 × 6 · 134M · 52B ≈ 1.3e20
     assert plan.plan("ci").missing == []
-    assert len(set(paper.missing)) == len(paper.missing)  # one line per job: SP-5's two fine-tunes name their model
-    assert sum("SP-5; smollm2-135m" in m or "SP-5; gemma3-270m" in m for m in paper.missing) == 2
+    # one line per job: SP-5's two fine-tunes and their two real nulls name their model
+    assert len(set(paper.missing)) == len(paper.missing)
+    assert sum("SP-5; smollm2-135m" in m or "SP-5; gemma3-270m" in m for m in paper.missing) == 4
+    assert sum("the real null" in m for m in paper.missing) == 2
 
 
 def test_bb_1_2_is_costed_at_the_larger_shape():

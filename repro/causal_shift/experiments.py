@@ -389,8 +389,10 @@ def variant_job(
     *,
     corpus: str = "brown",
     data_identity: dict | None = None,
+    tokens: tuple[str, dict] | None = None,
 ) -> dict:
-    """`train_variant`'s run as a JSON-able job for another process (repro.core.launch)."""
+    """`train_variant`'s run as a JSON-able job for another process (repro.core.launch);
+    `tokens`: the streams' factory when they are not the corpus's (`launch.job`)."""
     from dataclasses import asdict
 
     from repro.core import launch
@@ -402,6 +404,7 @@ def variant_job(
         corpus=corpus,
         model_config=job_model_config(tc, variant),
         data_identity=data_identity,
+        tokens=tokens,
     )
 
 

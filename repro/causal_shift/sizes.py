@@ -18,7 +18,7 @@ from repro.ground.sizes import Decide
 # layer (seed 0), the cut at layer 0 per other seed, α = 0 at the middle layer per seed, the learned
 # gate (seed 0). `variants` names the groups a profile trains; a claim that reads a group its
 # profile does not train is skipped, saying so (a decide chunk trains only what its claim reads).
-VARIANTS = ("baseline", "cuts", "first_cut", "alpha0", "gate")
+VARIANTS = ("baseline", "cuts", "first_cut", "alpha0", "gate", "gate_null")
 
 SIZES: dict[str, dict[str, dict[str, Any]]] = {
     # 000 causal shift (CS-1 … CS-6). `align`: CS-1/CS-2 on the pretrained models over Brown
@@ -32,7 +32,7 @@ SIZES: dict[str, dict[str, dict[str, Any]]] = {
     # the middle layer with the baseline (α = 1) over `seeds`; `gate_snapshots`: steps at which
     # the learned gate's π is read (Fig 5). `eval`: CS-6's held-out sets (Brown test windows,
     # stdlib-code validation windows, last-word items from Brown test sentences).
-    # ci: 4 layers × 128 wide, 300 steps of 16 × 64 tokens, 13 models (≈ 20–30 s each alone on 2
+    # ci: 4 layers × 128 wide, 300 steps of 16 × 64 tokens, 14 models (≈ 20–30 s each alone on 2
     # cores; on a CPU they train side by side, one thread each: repro.core.launch.pool). Not fewer
     # steps: at 150 CS-3 failed (α = 0 − α = 1 val loss +0.076 nats, paired p 0.19 over 3 seeds).
     # paper: the source's GPT-2 150M (12 layers, 768 wide, 1024 tokens) — a GPU and a larger
@@ -84,14 +84,14 @@ SIZES: dict[str, dict[str, dict[str, Any]]] = {
 # Both on the mix corpus. Each chunk trains only the variants its claim reads (`variants`): with
 # all five groups they were 10.7 and 8.9 minutes on an H100 in the plan (118 and 13 dispatch-bound
 # trainings), over the 8-minute chunk; CS-4 reads the baseline, the cuts and the cut at layer 0 per
-# seed (79 trainings), CS-5 the gate alone. CS-6 needs 256 seeds per variant: out of one GPU
-# quarter-hour.
+# seed (79 trainings), CS-5 the gate and its null (the gate on shuffled tokens). CS-6 needs 256
+# seeds per variant: out of one GPU quarter-hour.
 OVERRIDES: dict[str, dict[str, dict[str, Any]]] = {
     "decide-cs-gate": {
         "causal_shift": dict(
             train=dict(steps=2_250, eval_every=2_250),
             gate_snapshots=(0, 250, 500, 1000, 1500, 2000, 2250),
-            variants=("gate",),
+            variants=("gate", "gate_null"),
         )
     },
     "decide-cs-seeds": {"causal_shift": dict(seeds=tuple(range(38)), variants=("baseline", "cuts", "first_cut"))},
@@ -112,14 +112,14 @@ def _causal_shift(s: dict) -> list[Job]:
     m, t = s["model"], s["train"]
     L = m["n_layer"]
     n = len(s["seeds"])
-    per_group = {"baseline": n, "cuts": L, "first_cut": n - 1, "alpha0": n, "gate": 1}
+    per_group = {"baseline": n, "cuts": L, "first_cut": n - 1, "alpha0": n, "gate": 1, "gate_null": 1}
     n_models = sum(per_group[g] for g in s["variants"])  # the groups the profile trains
     p = tiny_params(m["vocab_size"], m["d_model"], L, max_len=m["max_len"])
     jobs = [
         Job(
             "causal_shift",
             "CS-3…CS-6",
-            "GPT-2-style variants (baseline, a cut per layer, α = 0, gating)"
+            "GPT-2-style variants (baseline, a cut per layer, α = 0, gating, gating on shuffled tokens)"
             if tuple(s["variants"]) == VARIANTS
             else f"GPT-2-style variants: {', '.join(s['variants'])} only",
             "train",

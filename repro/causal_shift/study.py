@@ -7,8 +7,8 @@
   against late layers; `depth_excess`: those changes in the model and in both twins (CS-2), and
   `record_measures`, CS-2's context records.
 - `train_runs` / `Runs`: 000 §IV's trained variants — the baseline per seed, a fixed cut at
-  every layer, the cut at layer 0 per seed, α = 0 at the middle layer per seed, and the learned
-  gate (CS-3 … CS-6).
+  every layer, the cut at layer 0 per seed, α = 0 at the middle layer per seed, the learned
+  gate, and the same gate trained on the corpus's tokens in random order (CS-5's null) (CS-3 … CS-6).
 - `table2`: 000 Table II — baseline, best fixed cut and gating on held-out text of the run's
   corpus, on stdlib code (the shifted benchmark, whatever `--corpus` says) and on last words,
   with each benchmark's seed spread; `table2_rows`: its rows and the order on each benchmark
@@ -28,7 +28,7 @@ import torch
 
 from repro.causal_shift import experiments as cs
 from repro.causal_shift.sizes import VARIANTS
-from repro.core import data
+from repro.core import data, token_streams
 from repro.core import train as T
 from repro.core.models.hf import random_init_twin
 from repro.ground.runtime import ReproError, resolve_dtype
@@ -190,6 +190,8 @@ class Runs:
     gate_variant: cs.Variant
     middle: int
     profile: str = "ci"
+    # CS-5's null: the gate trained alike on the corpus's tokens shuffled (no sequence to model)
+    gate_null: T.TrainResult | None = None
 
     @staticmethod
     def val(r: T.TrainResult) -> float:
@@ -226,8 +228,19 @@ def train_runs(
     torchrun, `repro.core.launch`); `sizes`: the profile's `causal_shift` sizes."""
     tc = cs.gpt2_style(**sizes["model"])
     cfg = T.TrainConfig(**sizes["train"], vocab_size=sizes["model"]["vocab_size"], corpus=corpus)
-    tr, va, ident = T.corpus_tokens(corpus, sizes["model"]["vocab_size"])
+    V = sizes["model"]["vocab_size"]
+    tr, va, ident = T.corpus_tokens(corpus, V)
     kw = dict(train_tokens=tr, val_tokens=va, data_identity=ident, device=device, corpus=corpus)
+    # CS-5's null reads the same tokens in random order (order seed 0): no sequence to model
+    str_, sva, sident = token_streams.shuffled_corpus_tokens(corpus, V, seed=0)
+    null_kw = dict(kw, train_tokens=str_, val_tokens=sva, data_identity=sident)
+    null_tokens = ("repro.core.token_streams:shuffled_streams", dict(corpus=corpus, vocab_size=V, seed=0))
+
+    def job(g: str, c, v, s) -> dict:
+        if g == "gate_null":
+            return cs.variant_job(tc, c, v, s, corpus=corpus, data_identity=sident, tokens=null_tokens)
+        return cs.variant_job(tc, c, v, s, corpus=corpus, data_identity=ident)
+
     L, a = tc.n_layer, sizes["cut_alpha"]
     middle = L // 2
     seeds = sizes["seeds"]
@@ -242,23 +255,25 @@ def train_runs(
         "first_cut": [(cfg, cs.Variant("cut@0", "cut", 0, a), s) for s in seeds[1:]],
         "alpha0": [(cfg, cs.Variant(f"cut@{middle} α=0", "cut", middle, 0.0), s) for s in seeds],
         "gate": [(gate_cfg, gv, seeds[0])],
+        "gate_null": [(gate_cfg, gv, seeds[0])],
     }
     if "first_cut" in wanted and "cuts" not in wanted:  # seed 0's cut at layer 0 is the sweep's first
         groups["first_cut"].insert(0, groups["cuts"][0])
-    runs = [r for g in VARIANTS if g in wanted for r in groups[g]]
     from repro.core import launch
 
     # the independent models: each on `procs` processes under torchrun, or on a CPU side by
     # side, one per core (repro.core.launch.train_jobs); then loaded here
-    launch.train_jobs(
-        [cs.variant_job(tc, c, v, s, corpus=corpus, data_identity=ident) for c, v, s in runs], procs, device
-    )
-    done = iter([cs.train_variant(tc, c, v, s, **kw) for c, v, s in runs])
+    runs = [(g, *r) for g in VARIANTS if g in wanted for r in groups[g]]
+    launch.train_jobs([job(*r) for r in runs], procs, device)
+    done = iter([cs.train_variant(tc, c, v, s, **(null_kw if g == "gate_null" else kw)) for g, c, v, s in runs])
     got = {g: [next(done) for _ in groups[g]] if g in wanted else None for g in VARIANTS}
     if got["first_cut"] is not None and got["cuts"] is not None:
         got["first_cut"] = [got["cuts"][0], *got["first_cut"]]
     gate = got["gate"][0] if got["gate"] is not None else None
-    return Runs(tc, cfg, got["baseline"], got["cuts"], got["first_cut"], got["alpha0"], gate, gv, middle, profile)
+    null_gate = got["gate_null"][0] if got["gate_null"] is not None else None
+    return Runs(
+        tc, cfg, got["baseline"], got["cuts"], got["first_cut"], got["alpha0"], gate, gv, middle, profile, null_gate
+    )
 
 
 def table2(runs: Runs, sizes, *, corpus: str = "brown"):

@@ -2,7 +2,9 @@
 
 `corpus_tokens` tokenizes a `repro.core.data` corpus's train and validation documents once and
 caches the two streams under `cache_dir("tokens")`, keyed by the tokenizer and the documents;
-its `identity` labels the checkpoint key of runs on them.
+its `identity` labels the checkpoint key of runs on them. `shuffled_corpus_tokens`: the same
+streams with their tokens in a random order (a null with the corpus's unigram statistics and no
+sequence to model).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import torch
 
 from repro.ground.cache import atomic_torch_save, cache_dir, config_key
 from repro.ground.errors import ReproError
+from repro.ground.runtime import derive_seed, generator
 
 
 def corpus_tokens(
@@ -67,3 +70,25 @@ def corpus_tokens(
         "add_bos": add_bos,
     }
     return streams[0], streams[1], identity
+
+
+def shuffled_corpus_tokens(
+    corpus: str = "brown", vocab_size: int = 4096, *, seed: int = 0
+) -> tuple[torch.Tensor, torch.Tensor, dict[str, Any]]:
+    """`corpus_tokens`'s train and validation streams, each with its tokens permuted at random
+    (one permutation per stream, drawn from `seed`): the same tokens and unigram frequencies, no
+    order left to learn. `identity` is `corpus_tokens`'s with the order named, so a run on them
+    keys apart from one on the corpus (the streams are hashed into the key as well)."""
+    tr, va, identity = corpus_tokens(corpus, vocab_size)
+    out = []
+    for i, ids in enumerate((tr, va)):
+        perm = torch.randperm(ids.numel(), generator=generator(derive_seed("token-order", seed, i)))
+        out.append(ids.reshape(-1)[perm].reshape(ids.shape))
+    return out[0], out[1], {**identity, "token_order": f"shuffled (seed {seed})"}
+
+
+def shuffled_streams(corpus: str = "brown", vocab_size: int = 4096, seed: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
+    """(train, validation) of `shuffled_corpus_tokens`: the token factory of a training job in
+    another process (`repro.core.launch.job(tokens=...)`)."""
+    tr, va, _ = shuffled_corpus_tokens(corpus, vocab_size, seed=seed)
+    return tr, va

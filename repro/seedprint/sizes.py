@@ -26,6 +26,13 @@ SIZES: dict[str, dict[str, dict[str, Any]]] = {
     # disjointly for SP-6's "≈ 1%" bound (the first n_null_models' consecutive pairs, then more):
     # ≈ 350 disjoint pairs give it 80% power at a rate of α (verdicts.FPR_BOUND). paper: the source's 12L/768d,
     # n = 10,000 sequences of length 1024, m = 50, ~2500 null pairs (72 models).
+    # `pretrained` (SP-5, Table 6): each embedded model fine-tuned on stdlib code, token embedding
+    # frozen. `null_train_steps`: Table 6's real null, the model's random-init twin trained on the
+    # same code at the fine-tune's batch and length (0: not built). ci: 20 steps of 4 × 64 tokens,
+    # no null (a 135M-parameter model trained far enough to carry learned features costs hours on 2
+    # cores). paper: 500 steps of 32 × 1024 = 16.4M tokens each (≥ the 5M of Table 6's smallest
+    # descendant; ≈ 3 passes over stdlib code, 5.6M tokens under the Brown BPE), the null as many
+    # tokens at 6e-4 (001 Table 14's pre-training rate: a random init, not a fine-tune).
     "seedprint": {
         "ci": dict(
             lineage=dict(
@@ -59,6 +66,8 @@ SIZES: dict[str, dict[str, dict[str, Any]]] = {
                 finetune_batch=4,
                 finetune_seq_len=64,
                 heldout_windows=64,
+                null_train_steps=0,
+                null_train_lr=6e-4,
             ),
         ),
         "paper": dict(
@@ -93,6 +102,8 @@ SIZES: dict[str, dict[str, dict[str, Any]]] = {
                 finetune_batch=32,
                 finetune_seq_len=1024,
                 heldout_windows=512,
+                null_train_steps=500,
+                null_train_lr=6e-4,
             ),
         ),
     }
@@ -111,7 +122,7 @@ DECIDE: dict[str, Decide] = {
     "SP-5": Decide(
         None,
         "needs an unrelated model trained far enough to carry learned features (the real null) and "
-        "fine-tunes of ≥ 5e6 tokens: the paper profile's lineage on a GPU, not a chunk",
+        "fine-tunes of ≥ 5e6 tokens: the paper profile's 16.4M-token fine-tunes and null twins on a GPU, not a chunk",
     ),
 }
 
@@ -209,6 +220,27 @@ def _seedprint(s: dict) -> list[Job]:
                 loads=1,
             )
         )
+        if q["null_train_steps"]:  # Table 6's real null: the random-init twin trained alike
+            jobs.append(
+                Job(
+                    "seedprint",
+                    "SP-5",
+                    f"{name}: the real null (its random-init twin trained on the same code)",
+                    "train",
+                    1,
+                    e["params"],
+                    e["d"],
+                    e["L"],
+                    e["H"],
+                    e["V"],
+                    q["finetune_seq_len"],
+                    q["null_train_steps"] * q["finetune_batch"] * q["finetune_seq_len"],
+                    batch=q["finetune_batch"],
+                    corpus="stdlib-code",
+                    dispatches=q["null_train_steps"] * cost.train_step_dispatches("llama", e["L"], e["H"]),
+                    host_normals=2.0 * e["params"],
+                )
+            )
     return jobs
 
 
