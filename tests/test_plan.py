@@ -76,7 +76,10 @@ def test_bb_1_2_is_costed_at_the_larger_shape():
     assert (j.models, j.params, j.L, j.d, j.T, j.tokens) == (2, p, 24, 2048, 1024, 10_000 * 1024)
     head = 2.0 * 50257 * 2048 * 10_000 * 3  # the float32 LM head at the 3 probe positions of each sequence
     assert j.fp32_flops == head and j.dtype == "auto"
-    assert j.flops == 2 * (cost.forward_flops(p, 24, 1024, 2048, 10_000 * 1024) + head)
+    # the tied head runs at the probe positions only (`logits_to_keep`, the float32 head above),
+    # so 2·N·D leaves its V·d parameters out
+    assert j.head_params == 50257 * 2048
+    assert j.flops == 2 * (cost.forward_flops(p - 50257 * 2048, 24, 1024, 2048, 10_000 * 1024) + head)
     assert j.flops > 4e16
     assert j.host_normals == p and j.h2d_bytes == 2 * p  # drawn on the host in float32, moved in bfloat16
 
@@ -483,3 +486,14 @@ def test_each_topic_costs_its_own_rows():
         m = importlib.import_module(f"repro.{topic}.sizes")
         assert set(m.PLANNERS) == set(m.SIZES), topic
         assert all(plan.PLANNERS[exp] is planner for exp, planner in m.PLANNERS.items())
+
+
+def test_ci_fits_its_budget_in_flops():
+    """The ci budget's 30 minutes are the reference CPU's (`profiles.REFERENCE_CPU_TFLOPS`, float32):
+    the ci profile's planned FLOPs must fit what they buy there, so a size that grows ci past its
+    budget fails here on any machine, however fast or slow the one running the tests."""
+    budget = plan.budget_flops("ci")
+    assert budget == pytest.approx(1800 * 0.15e12 * plan.CPU_UTILISATION)
+    assert plan.budget_flops("paper") is None
+    total = plan.plan("ci", device="cpu", tflops=0.15).total_flops
+    assert total <= budget, f"ci plans {total / 1e15:.4f} PFLOP, over its budget's {budget / 1e15:.4f}"

@@ -425,7 +425,10 @@ def test_records_say_their_dtype_and_run_says_the_policy(pytester: pytest.Pytest
     assert pol["auto"] == forced and pol["override"] == forced
     assert isinstance(pol["cpu"]["native_bf16"], bool) and "flags" in pol["cpu"]
     assert data["run"]["budget_s"] == 1800
+    # the budget's seconds are the reference CPU's: a CPU run times its own rate to scale them
+    assert data["run"]["budget_reference_tflops"] == 0.15 and data["run"]["cpu_matmul_tflops"] > 0
     md = (pytester.path / "artifacts" / "report.md").read_text()
+    assert "TFLOP/s against the budget's reference CPU's 0.15" in md
     assert (
         "of the ci budget of 1.8e+03 s" in md
         or "of the ci budget of 1800 s" in md

@@ -83,12 +83,15 @@ class Job:
     h2d_bytes: float = 0.0  # bytes built on the host and copied to the device
     dispatches: float = 0.0  # torch ops the host dispatches one by one (eager launches)
     loads: int = 0  # pretrained models this job is the first to load in a claim file's process (per job)
+    # parameters an output head holds that runs only where `fp32_flops` counts it (a probe's head at
+    # its probe positions, `logits_to_keep`), not at every token: left out of 2·N·D
+    head_params: int = 0
 
     @property
     def flops(self) -> float:
         L = self.L if self.attn_layers is None else self.attn_layers
         per_model = (train_flops if self.kind == "train" else forward_flops)(
-            self.params, L, self.T, self.d, self.tokens
+            self.params - self.head_params, L, self.T, self.d, self.tokens
         )
         return self.models * (per_model + self.extra_flops + self.fp32_flops)
 
@@ -436,6 +439,7 @@ def hf_probe_terms(
     CPU generator in float32 and the model copied over in bfloat16 (`hf.build_model`)."""
     per_token, per_layer, fixed = hf_layer_traffic(arch, d, H)
     return dict(
+        head_params=V * d,  # the head runs at the probe positions only (`fp32_flops`)
         mem_bytes=per_token * L * n_seq * T,
         dispatches=(per_layer * L + fixed) * math.ceil(n_seq / batch),
         fp32_flops=2.0 * V * d * n_seq * lengths,

@@ -34,7 +34,7 @@ from repro.core import cost
 from repro.core.cost import RUN, Job, Planner
 from repro.ground.errors import ReproError
 from repro.ground.runtime import DEVICES
-from repro.harness import calibration, plan_corpus
+from repro.harness import calibration, plan_corpus, profiles
 from repro.harness.plan_corpus import vocab_lines
 from repro.harness.profiles import SIZE_TOPICS, SIZES, Profile, get_profile
 
@@ -83,6 +83,16 @@ GPU_HOST = {"host_normals_per_s": 1.41e8, "dispatch_s": 1.98e-5, "h2d_gbs": 10.0
 # ... and of a CPU's measured matmul rate: a float32-forced ci run on 2 cores took 30–32 min where
 # its FLOPs at that CPU's measured matmul rate (0.15 TFLOP/s) come to 25 min
 CPU_UTILISATION = 0.8
+
+
+def budget_flops(profile: str) -> float | None:
+    """The FLOPs of the plan's model that `profile`'s wall-time budget buys on the reference CPU
+    (`profiles.BUDGET_S` seconds at `profiles.REFERENCE_CPU_TFLOPS` × CPU_UTILISATION): what its
+    planned FLOPs must fit, on any machine (None: no budget)."""
+    seconds = profiles.BUDGET_S.get(profile)
+    return None if seconds is None else seconds * profiles.REFERENCE_CPU_TFLOPS * 1e12 * CPU_UTILISATION
+
+
 # the matmul `matmul_tflops` times on a device not in GPUS: (n × n) @ (n × n), best of PROBE_REPEATS
 # after a warm-up. 1024 on a CPU: ≈ 2 GFLOP, tens of ms on 2 cores; a GPU needs 8192 to be busy.
 PROBE_N = {"cpu": 1024, "cuda": 8192}

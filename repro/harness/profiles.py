@@ -70,8 +70,14 @@ DECIDE: dict[str, Decide] = {
 
 # wall-time budget of a cold `pytest claims/` (empty caches) on 2 CPU cores, in seconds: shown
 # against the run's wall time in the report (≤ 30 min with native bfloat16 and with float32
-# forced). None: no budget (long and paper are not run by CI).
+# forced). None: no budget (long and paper are not run by CI). The seconds are the reference
+# CPU's: the 2-core AMD EPYC of results/reference-machine.md, whose float32 (1024 × 1024) matmul
+# runs at REFERENCE_CPU_TFLOPS. A slower CPU takes longer (the AVX2-only EPYC of 2026-11-28, at
+# 0.067–0.105 TFLOP/s, ran the ci profile cold in 3,524 s), so the budget is also held as FLOPs:
+# `plan.budget_flops`, which tests/test_plan.py checks the ci profile's planned FLOPs against, and
+# the report scales a CPU run's wall time by the matmul rate it measured.
 BUDGET_S: dict[str, int | None] = {"ci": 1800, "long": None, "paper": None}
+REFERENCE_CPU_TFLOPS = 0.15
 
 
 def chunks() -> dict[str, list[str]]:

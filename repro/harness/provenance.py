@@ -18,7 +18,7 @@ import pytest
 
 from repro.ground.runtime import cpu_capability, dtype_name, dtype_override, resolve_device, resolve_dtype
 from repro.harness.options import selection_label
-from repro.harness.profiles import BUDGET_S, get_profile
+from repro.harness.profiles import BUDGET_S, REFERENCE_CPU_TFLOPS, get_profile
 
 PACKAGES = (
     "torch",
@@ -101,5 +101,22 @@ def run_metadata(config: pytest.Config, start: float, durations: dict[str, float
         "started": _dt.datetime.fromtimestamp(start, _dt.timezone.utc).isoformat(timespec="seconds"),
         "wall_time_s": round(time.time() - start, 2),
         "budget_s": BUDGET_S.get(prof.name),
+        # a CPU run with a budget: this CPU's float32 matmul rate, timed at the run's end, and the
+        # reference CPU's the budget's seconds are for (the report scales the wall time by them)
+        **_cpu_rate(device, BUDGET_S.get(prof.name)),
         "test_durations_s": {n: round(d, 3) for n, d in sorted(durations.items())},
+    }
+
+
+def _cpu_rate(device: Any, budget: Any) -> dict[str, float]:
+    """{"cpu_matmul_tflops", "budget_reference_tflops"} of a CPU run under a budget, else {}."""
+    if budget is None or str(device) != "cpu":
+        return {}
+    import torch
+
+    from repro.harness.plan import matmul_tflops
+
+    return {
+        "cpu_matmul_tflops": round(matmul_tflops("cpu", torch.float32)[0], 4),
+        "budget_reference_tflops": REFERENCE_CPU_TFLOPS,
     }

@@ -341,10 +341,21 @@ def _controls_cell(r: ClaimResult) -> str:
 
 
 def _budget(run: dict[str, Any]) -> str:
+    """The wall time against the profile's budget, and on a CPU (whose matmul rate the run timed)
+    scaled to the reference CPU the budget's seconds are for (`profiles.REFERENCE_CPU_TFLOPS`)."""
     budget, wall = run.get("budget_s"), run.get("wall_time_s")
     if not budget or wall is None:
         return ""
-    return f" of the {run.get('profile')} budget of {fmt(budget)} s ({100 * wall / budget:.0f}%)"
+    out = f" of the {run.get('profile')} budget of {fmt(budget)} s ({100 * wall / budget:.0f}%)"
+    rate, ref = run.get("cpu_matmul_tflops"), run.get("budget_reference_tflops")
+    if rate and ref:
+        scaled = wall * rate / ref
+        out += (
+            f"; this CPU's float32 matmul, timed at the run's end, ran at {rate:.3g} TFLOP/s against the "
+            f"budget's reference CPU's {ref:.3g}: ≈ {fmt(scaled)} s ({100 * scaled / budget:.0f}%) at the "
+            "reference rate (a VM's rate can drift by a quarter within a run)"
+        )
+    return out
 
 
 def _dtype_line(run: dict[str, Any]) -> str:

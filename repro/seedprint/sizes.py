@@ -199,7 +199,8 @@ def _seedprint(s: dict) -> list[Job]:
         ),
     ]
     q = s["pretrained"]
-    for name, e in cost.embedded().items():
+    tuned = list(cost.embedded().items())[: q["finetune_models"]]  # the first `finetune_models` (None: all)
+    for name, e in tuned:
         jobs.append(
             Job(
                 "seedprint",
