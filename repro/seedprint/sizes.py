@@ -199,49 +199,33 @@ def _seedprint(s: dict) -> list[Job]:
         ),
     ]
     q = s["pretrained"]
-    tuned = list(cost.embedded().items())[: q["finetune_models"]]  # the first `finetune_models` (None: all)
-    for name, e in tuned:
-        jobs.append(
-            Job(
-                "seedprint",
-                "SP-5",
-                f"{name}: fine-tune",
-                "train",
-                1,
-                e["params"],
-                e["d"],
-                e["L"],
-                e["H"],
-                e["V"],
-                q["finetune_seq_len"],
-                q["finetune_steps"] * q["finetune_batch"] * q["finetune_seq_len"],
-                batch=q["finetune_batch"],
-                corpus="stdlib-code",
-                dispatches=q["finetune_steps"] * cost.train_step_dispatches("llama", e["L"], e["H"]),
-                loads=1,
-            )
+
+    def code_training(name: str, e: dict, what: str, steps: int, **time_terms: Any) -> Job:
+        """One training of an embedded model's shape on stdlib code at the fine-tune's batch and length."""
+        return Job(
+            "seedprint",
+            "SP-5",
+            f"{name}: {what}",
+            "train",
+            1,
+            e["params"],
+            e["d"],
+            e["L"],
+            e["H"],
+            e["V"],
+            q["finetune_seq_len"],
+            steps * q["finetune_batch"] * q["finetune_seq_len"],
+            batch=q["finetune_batch"],
+            corpus="stdlib-code",
+            dispatches=steps * cost.train_step_dispatches("llama", e["L"], e["H"]),
+            **time_terms,
         )
+
+    for name, e in list(cost.embedded().items())[: q["finetune_models"]]:  # the first `finetune_models` (None: all)
+        jobs.append(code_training(name, e, "fine-tune", q["finetune_steps"], loads=1))
         if q["null_train_steps"]:  # Table 6's real null: the random-init twin trained alike
-            jobs.append(
-                Job(
-                    "seedprint",
-                    "SP-5",
-                    f"{name}: the real null (its random-init twin trained on the same code)",
-                    "train",
-                    1,
-                    e["params"],
-                    e["d"],
-                    e["L"],
-                    e["H"],
-                    e["V"],
-                    q["finetune_seq_len"],
-                    q["null_train_steps"] * q["finetune_batch"] * q["finetune_seq_len"],
-                    batch=q["finetune_batch"],
-                    corpus="stdlib-code",
-                    dispatches=q["null_train_steps"] * cost.train_step_dispatches("llama", e["L"], e["H"]),
-                    host_normals=2.0 * e["params"],
-                )
-            )
+            what = "the real null (its random-init twin trained on the same code)"
+            jobs.append(code_training(name, e, what, q["null_train_steps"], host_normals=2.0 * e["params"]))
     return jobs
 
 
