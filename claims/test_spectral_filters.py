@@ -98,7 +98,14 @@ def test_unembedding_spectrum(claim, study):
     claim.record(f"{s.name}: σ1/σ2 of W_e", u.we_lead, source=SOURCE_WE_SV_RATIO)
     spectra = {"W_u (final-norm gain folded)": u.S, "W_e": F.e.S.numpy()}
     claim.figure(figures.singular_values(spectra, F.edges, f"003 Fig 3 — {s.name} (d = {F.d})"), f"{s.name}_fig3")
-    claim.power(**power.sf1_power_record(s.name, u.n_tokens, corpus))
+    values = {  # each check's value and its null's (the shield of a bar of ours: power.deterministic)
+        "σ1/σ2 of W_u": (u.lead, u.lead_control),
+        "σ(0.1d)/σ(0.9d)": (u.body, None),
+        "last-band drop over the per-band body decline": (u.end_over_body, None),
+        "|Spearman ρ| of W_u·v1 with log frequency": (u.rho, u.rho_control),
+        "Spearman p at ρ = 0.5": (u.p, None),
+    }
+    claim.power(**power.sf1_power_record(s.name, u.n_tokens, corpus, values))
     claim.not_reproduced_if(
         NOT_REPRODUCED, ("SF-1", s.name), f"σ1/σ2 {u.lead:.2f}, σ(0.1d)/σ(0.9d) {u.body:.2f}, |ρ| {u.rho:.2f}"
     )
@@ -150,7 +157,11 @@ def test_components_read_and_write_dark(claim, study):
         figures.dark_share_heatmap(ds.shares, ds.chance, f"U-dark share by matrix and layer — {s.name}"),
         f"{s.name}_dark_share",
     )
-    claim.power(**power.sf2_power_record(s.name, s.L))
+    values = {  # each check's value and its null's: the same matrices in a random orthonormal basis
+        "largest U-dark share / chance": (ds.best / ds.chance, ds.best_random / ds.chance),
+        "U-dark share of the most dark-writing early W_2": (ds.w2, ds.w2_random),
+    }
+    claim.power(**power.sf2_power_record(s.name, s.L, values))
     claim.not_reproduced_if(
         NOT_REPRODUCED,
         ("SF-2", s.name),
@@ -246,7 +257,14 @@ def test_token0_gets_dark_vector_from_early_mlp(claim, study):
         f"{s.name}: U-dark fraction of token 0's stream before any block (its <bos> embedding)", v.dark_embedding
     )
     claim.figure(figures.sink_composition(s.sink, f"003 Fig 9 — {s.name}: token 0 (<bos>) residual"), f"{s.name}_fig9")
-    claim.power(**power.sf4_power_record(v.n_others, v.peak))
+    values = {  # each check's value and its null's (the check's negative control)
+        "ℓ*/L": (v.layer / s.L, None),
+        "token 0's norm / the median other token's": (v.large, v.large_control),
+        "U-dark fraction": (v.dark, v.dark_control),
+        "MLP share": (v.mlp_share, v.attn_share),
+        "last block that reads it / L": (v.last / s.L, None),
+    }
+    claim.power(**power.sf4_power_record(v.n_others, v.peak, values))
     claim.not_reproduced_if(
         NOT_REPRODUCED,
         ("SF-4", s.name),
@@ -573,7 +591,19 @@ def test_token0_value_projection_is_small(claim, study):
     claim.figure(figures.head_ratio_heatmap(r, layers, title), f"{s.name}_fig21")
     claim.record(f"{s.name}: heads × layers (sink in place: layers {layers[0]}–{layers[-1]})", int(r.size))
     claim.record(f"{s.name}: largest ratio", float(r.max()))
-    claim.power(**power.sf10_power_record(r.size, s.ids.shape[0] * (s.ids.shape[1] - 1)))
+    values = {  # the value and its null's: token 0 no different from the median token (ratio 1)
+        "median ratio token 0 / median token": (float(np.median(r)), 1.0),
+        "share of heads where token 0's projection is below the median token's": (float((r < 1).mean()), None),
+    }
+    reps = dark_signals.value_output_ratio_replicates(s.model, s.cap.modules["attn_in"], layers)  # (n_boot, L, H)
+    lo, hi = np.percentile(reps, [2.5, 97.5], axis=0)
+    top = np.unravel_index(int(np.argmax(r)), r.shape)
+    claim.record(
+        f"{s.name}: largest ratio's 95% bootstrap interval (the median token resampled)",
+        f"[{lo[top]:.3g}, {hi[top]:.3g}]",
+    )
+    claim.record(f"{s.name}: heads whose 95% bootstrap interval lies above 1", int((lo >= 1).sum()))
+    claim.power(**power.sf10_power_record(r.size, s.ids.shape[0] * (s.ids.shape[1] - 1), values, reps))
     claim.not_reproduced_if(
         NOT_REPRODUCED, ("SF-10", s.name), f"{int((r >= 1).sum())} of {r.size} heads ≥ 1, largest {r.max():.2f}"
     )

@@ -285,3 +285,31 @@ def test_a_power_key_names_its_test_so_a_test_added_between_shifts_no_pairing():
     kb, ka = report.record_keys(before), report.record_keys(after)
     assert kb[1] == ka[2] == "power at the source's effect [test_c]"  # test_c's power stays test_c's
     assert len(set(ka)) == 3
+
+
+def test_a_noise_free_check_on_a_bar_of_ours_is_shielded_as_a_sampled_one():
+    """SF-1/2/4/10's checks read fixed weights: noise-free. A missed bar of ours whose value lies
+    beyond its null in the claimed direction shields the test, as a significant sampled effect does
+    (`spectral_filters.power.deterministic`); a missed source bar, or a value at or short of its
+    null, does not."""
+    from repro.spectral_filters import power
+
+    def verdict(values):
+        kw = power.sf2_power_record("m", 4, values)
+        rec = {k: v for k, v in kw.items() if k != "value"}
+        return kw["direction_p"], _outcome("xfailed", kw["value"], **rec).verdict()
+
+    ratio, w2 = "largest U-dark share / chance", "U-dark share of the most dark-writing early W_2"
+    # 1.4× chance against a random basis's 1.0×: the effect is there, only our 3× says it is small
+    assert verdict({ratio: (1.4, 1.0), w2: (0.6, 0.05)}) == (0.0, report.INCONCLUSIVE)
+    # at its null (a random basis reads as much): no effect to shield, contradicted
+    assert verdict({ratio: (1.0, 1.0), w2: (0.6, 0.05)}) == (None, report.CONTRADICTED)
+    # one missed check without a null: no shield
+    assert verdict({ratio: (1.4, None), w2: (0.6, 0.05)}) == (None, report.CONTRADICTED)
+    # nothing missed: nothing to shield
+    assert verdict({ratio: (4.0, 1.0), w2: (0.6, 0.05)})[0] is None
+    # a missed source bar is never shielded (SF-4's ℓ*/L), whatever the other checks
+    kw = power.sf4_power_record(100, 3, {"ℓ*/L": (0.7, None), "token 0's norm / the median other token's": (3.0, 1.0)})
+    assert kw["direction_p"] is None
+    with pytest.raises(ValueError, match="undeclared"):
+        power.sf2_power_record("m", 4, {"no such check": (1.0, 0.0)})

@@ -464,6 +464,24 @@ def test_value_output_ratios_divide_by_the_median_other_token(llama):
                 assert r2[row, h] == pytest.approx(float(vo[:, h, 2].mean() / median), rel=1e-6)
 
 
+def test_value_output_ratio_replicates_resample_the_median_only(llama):
+    """SF-10's bootstrap: token 0's ratios with the other tokens resampled, (n_boot, layers, H),
+    centred on the ratios themselves, the same draw every time, and its power record counts every
+    head's noise (a larger spread, a lower power; its size is 1 − power)."""
+    from repro.spectral_filters import power
+
+    inputs = [torch.randn(3, 6, 40, generator=generator(11 + i)) for i in range(2)]
+    (r0,) = dark_signals.value_output_ratios(llama, inputs, [1, 0], (0,))
+    reps = dark_signals.value_output_ratio_replicates(llama, inputs, [1, 0], n_boot=400)
+    assert reps.shape == (400, 2, 4)
+    assert np.median(reps, 0) == pytest.approx(r0, rel=0.35)
+    assert np.array_equal(reps, dark_signals.value_output_ratio_replicates(llama, inputs, [1, 0], n_boot=400))
+    rec = power.sf10_power_record(8, 15, replicates=reps)
+    wide = power.sf10_power_record(8, 15, replicates=reps[:, :, :1] * np.linspace(0.2, 3.0, 400)[:, None, None])
+    assert 0.0 < wide["value"] < rec["value"] <= 1.0 and rec["size"] == pytest.approx(1 - rec["value"])
+    assert "bootstrap relative sd" in rec["method"] and "400 replicates" in rec["sample"]
+
+
 def test_random_in_place_puts_the_first_seed_against_the_others():
     """SF-3/SF-6's margin control: the first seed's random filter against the worst other one."""
     from repro.spectral_filters.readings import random_in_place

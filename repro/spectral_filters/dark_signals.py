@@ -6,7 +6,7 @@ vector across depth. The band itself is `spectral.Filters.dark`: the last 5% of 
   `hmlv_mean_threshold` (τ_μ calibrated to the source's share of pairs), `hmlv_contrast` and
   `matched_random_mask` (its negative control);
 - App D: `head_keys`, `value_output_norms`, `value_output_ratios` (token 0's ‖h W_v W_o‖ over
-  the median token's, per head);
+  the median token's, per head) and `value_output_ratio_replicates` (their bootstrap);
 - §5, Fig 9: `SinkProfile`, `sink_profile`.
 """
 
@@ -178,6 +178,20 @@ def value_output_norms(attn: nn.Module, x: torch.Tensor) -> torch.Tensor:
     return torch.einsum("bthe,dhe->bhtd", v, W_o).norm(dim=-1)
 
 
+def _layer_value_output_norms(model: nn.Module, attn_inputs: list[torch.Tensor], layers: list[int]):
+    """Each of `layers`' ‖x_t W_v W_o‖ (B, H, T) from its normalised attention input (no grad)."""
+    blocks = lens.arch_map(model).blocks(model)
+    with torch.no_grad():
+        for layer in layers:
+            attn = lens.resolve(blocks[layer], lens.arch_map(model).attn)
+            yield value_output_norms(attn, attn_inputs[layer])
+
+
+def _others(vo: torch.Tensor) -> torch.Tensor:
+    """(H, n): every token's norm but token 0's, all prompts pooled, per head."""
+    return vo[:, :, 1:].transpose(0, 1).reshape(vo.shape[1], -1)
+
+
 def value_output_ratios(
     model: nn.Module, attn_inputs: list[torch.Tensor], layers: list[int], positions: tuple[int, ...]
 ) -> list[np.ndarray]:
@@ -186,16 +200,32 @@ def value_output_ratios(
     pooled), from each block's normalised attention input `attn_inputs[layer]` (B, T, d).
     Returns one (len(layers), H) array per position: position 0 is the sink, another position
     its negative control."""
-    blocks = lens.arch_map(model).blocks(model)
     ratios: list[list[np.ndarray]] = [[] for _ in positions]
-    with torch.no_grad():
-        for layer in layers:
-            attn = lens.resolve(blocks[layer], lens.arch_map(model).attn)
-            vo = value_output_norms(attn, attn_inputs[layer])  # (B, H, T)
-            others = vo[:, :, 1:].transpose(0, 1).reshape(vo.shape[1], -1).median(-1).values
-            for out, p in zip(ratios, positions):
-                out.append((vo[:, :, p].mean(0) / others).cpu().numpy())
+    for vo in _layer_value_output_norms(model, attn_inputs, layers):
+        others = _others(vo).median(-1).values
+        for out, p in zip(ratios, positions):
+            out.append((vo[:, :, p].mean(0) / others).cpu().numpy())
     return [np.stack(r) for r in ratios]
+
+
+def value_output_ratio_replicates(
+    model: nn.Module, attn_inputs: list[torch.Tensor], layers: list[int], *, n_boot: int = 200, seed: int = 0
+) -> np.ndarray:
+    """(n_boot, len(layers), H): token 0's `value_output_ratios` with the other tokens resampled
+    with replacement (a bootstrap of the median it divides by, the ratio's one sampled part: token
+    0's stream is the same in every prompt)."""
+    from repro.ground.runtime import generator
+
+    if n_boot < 2:
+        raise ReproError(f"value_output_ratio_replicates needs n_boot ≥ 2 (got {n_boot})")
+    g = generator(seed)
+    out = []
+    for vo in _layer_value_output_norms(model, attn_inputs, layers):
+        pool = _others(vo)  # (H, n)
+        idx = torch.randint(0, pool.shape[1], (n_boot, pool.shape[1]), generator=g).to(pool.device)
+        medians = pool[:, idx].median(-1).values  # (H, n_boot)
+        out.append((vo[:, :, 0].mean(0)[:, None] / medians).T.cpu().numpy())  # (n_boot, H)
+    return np.stack(out, 1)
 
 
 # --------------------------------------------------------------------------- token 0's sink vector (§5, Fig 9)

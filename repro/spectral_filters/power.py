@@ -377,6 +377,22 @@ class Declared:
     threshold: float
     compare: str  # "ge" | "le"
     basis: str
+    # this run's value and its null's (the check's negative control, or the value of no effect at
+    # all), for the shield of a bar of ours (`deterministic`); None: not given, no shield
+    measured: float | None = None
+    null: float | None = None
+
+    def fails(self) -> bool:
+        """This run's value misses the threshold (False when no value is given)."""
+        if self.measured is None:
+            return False
+        return self.measured < self.threshold if self.compare == "ge" else self.measured > self.threshold
+
+    def beyond_null(self) -> bool:
+        """This run's value lies beyond its null in the claimed direction (strictly)."""
+        if self.measured is None or self.null is None:
+            return False
+        return self.measured > self.null if self.compare == "ge" else self.measured < self.null
 
 
 def spearman_p(rho: float, n: int) -> float:
@@ -385,15 +401,39 @@ def spearman_p(rho: float, n: int) -> float:
     return float(2 * stats.normal_sf(abs(t))) if n > 1000 else float(stats.t_two_sided_p(t, n - 2))
 
 
+Values = dict[str, tuple[float, float | None]]
+
+
+def _with_values(declared: list[Declared], values: Values | None) -> list[Declared]:
+    """`declared` with this run's (value, null) of each check named in `values`."""
+    from dataclasses import replace
+
+    values = dict(values or {})
+    if unknown := sorted(set(values) - {d.check for d in declared}):
+        raise ValueError(f"values for undeclared checks {unknown}; declared: {[d.check for d in declared]}")
+    return [
+        replace(d, measured=values[d.check][0], null=values[d.check][1]) if d.check in values else d for d in declared
+    ]
+
+
 def deterministic(declared: Sequence[Declared], sample: str) -> dict:
     """`claim.power` keywords for a test whose checks are all noise-free: the power is the product of
     `stats.deterministic_power` at each check's declared effect (1 when every declared effect clears
     its threshold: a model with the declared property passes with certainty, and a true claim at
     that effect is never read as not reproduced, size 0). The basis is "source" only when every
-    effect is the source's; one effect of ours makes the record's basis "interest"."""
+    effect is the source's; one effect of ours makes the record's basis "interest".
+
+    The shield, as for sampled effects (`report.TestResult.shielded`): when every check that misses
+    its threshold is on a bar of ours and its value lies beyond its null in the claimed direction
+    (`Declared.measured`, `Declared.null`), the effect is there — a noise-free quantity beyond its
+    null is "significant", `direction_p` 0 — and only our bar's size says it is too small, so the
+    test cannot read contradicted on that bar. A missed source bar, or a value not beyond its null,
+    leaves no shield."""
     if not declared:
         raise ValueError("deterministic: declare at least one check's effect")
     value = float(np.prod([stats.deterministic_power(d.effect, d.threshold, d.compare) for d in declared]))
+    missed = [d for d in declared if d.fails()]
+    shield = bool(missed) and all(not d.basis.startswith("source") and d.beyond_null() for d in missed)
     ours = [d for d in declared if not d.basis.startswith("source")]
     parts = "; ".join(f"{d.check} {d.effect:.3g} ({d.basis})" for d in declared)
     basis = (
@@ -410,7 +450,15 @@ def deterministic(declared: Sequence[Declared], sample: str) -> dict:
         test="; ".join(f"{d.check} {rel[d.compare]} {d.threshold:.3g}" for d in declared),
         sample=sample,
         method="closed form: noise-free quantities (stats.deterministic_power at each declared effect, "
-        "product over the checks)",
+        "product over the checks)"
+        + (
+            f"; every missed check is on a bar of ours with its value beyond its null in the claimed direction "
+            f"({'; '.join(f'{d.check} {d.measured:.3g} vs null {d.null:.3g}' for d in missed)}): noise-free, "
+            "so p = 0 in that direction"
+            if shield
+            else ""
+        ),
+        direction_p=0.0 if shield else None,
         decide="any size: no sampling noise, so more data does not change the power",
         size=1.0 - value,
         size_method="1 − power: a model with the declared effects passes every check with "
@@ -421,7 +469,7 @@ def deterministic(declared: Sequence[Declared], sample: str) -> dict:
 # --------------------------------------------------------------------------- `claim.power` keywords of SF-1, 2, 4, 10
 
 
-def sf1_power_record(model: str, n_tokens: int, corpus: str) -> dict:
+def sf1_power_record(model: str, n_tokens: int, corpus: str, values: Values | None = None) -> dict:
     """SF-1 (003 §3, Fig 3, footnote 1): the text gives no number for W_u's spectrum; effects of
     interest, read from its words. `n_tokens`: the tokens whose frequency in `corpus` (its title)
     the correlation reads."""
@@ -459,10 +507,11 @@ def sf1_power_record(model: str, n_tokens: int, corpus: str) -> dict:
             "Spearman p at ρ = 0.5", spearman_p(0.5, n_tokens), 1e-6, "le", f"interest: ρ = 0.5 over {n_tokens} tokens"
         ),
     ]
-    return deterministic(declared, sample=f"the weights of {model} and {n_tokens} tokens' {corpus} counts")
+    sample = f"the weights of {model} and {n_tokens} tokens' {corpus} counts"
+    return deterministic(_with_values(declared, values), sample=sample)
 
 
-def sf2_power_record(model: str, n_layers: int) -> dict:
+def sf2_power_record(model: str, n_layers: int, values: Values | None = None) -> dict:
     """SF-2 (003 §3, Figs 4–5 give no number): effects of interest, read from the text's words."""
     declared = [
         Declared(
@@ -480,10 +529,11 @@ def sf2_power_record(model: str, n_layers: int) -> dict:
             "interest: 'writes mostly into the dark subspace' (Fig 5): over half its norm",
         ),
     ]
-    return deterministic(declared, sample=f"the weights of {model} (every matrix of {n_layers} layers)")
+    sample = f"the weights of {model} (every matrix of {n_layers} layers)"
+    return deterministic(_with_values(declared, values), sample=sample)
 
 
-def sf4_power_record(n_others: int, peak: int) -> dict:
+def sf4_power_record(n_others: int, peak: int, values: Values | None = None) -> dict:
     """SF-4 (003 §5, Fig 9 gives no ratio): effects of interest, read from the text's words. Token
     0's stream is the same in every prompt; `n_others` other tokens at its peak layer `peak`."""
     declared = [
@@ -514,12 +564,20 @@ def sf4_power_record(n_others: int, peak: int) -> dict:
         ),
     ]
     sample = f"token 0's stream (the same in every prompt) and {n_others} other tokens at layer {peak}"
-    return deterministic(declared, sample=sample)
+    return deterministic(_with_values(declared, values), sample=sample)
 
 
-def sf10_power_record(n_ratios: int, n_others: int) -> dict:
+def sf10_power_record(
+    n_ratios: int, n_others: int, values: Values | None = None, replicates: np.ndarray | None = None
+) -> dict:
     """SF-10 (003 App D, Fig 21): 'for all H' is the source's; 'much smaller' is read by us.
-    `n_ratios` heads × layers; `n_others` tokens whose median each ratio divides by."""
+    `n_ratios` heads × layers; `n_others` tokens whose median each ratio divides by. Each ratio's
+    one sampled part is that median: with `replicates` (n_boot, layers, H: token 0's ratios with
+    the other tokens resampled, `dark_signals.value_output_ratio_replicates`) the "for all H" check's
+    power is the chance that every head of a model with the declared effect — each ratio at the
+    declared 0.5, with its own bootstrap relative sd — reads below 1: the product over heads, so
+    its size (1 − power) is family-wise over the heads. The median over heads stays noise-free
+    at its threshold (the declared 'much smaller' is the bar itself)."""
     declared = [
         Declared(
             "median ratio token 0 / median token",
@@ -540,4 +598,24 @@ def sf10_power_record(n_ratios: int, n_others: int) -> dict:
         f"{n_ratios} heads × layers; token 0's stream is the same in every prompt, the median over "
         f"{n_others} other tokens per head the only sampled quantity"
     )
-    return deterministic(declared, sample=sample)
+    rec = deterministic(_with_values(declared, values), sample=sample)
+    if replicates is None:
+        return rec
+    reps = np.asarray(replicates, float).reshape(replicates.shape[0], -1)  # (n_boot, heads)
+    rel_sd = reps.std(0, ddof=1) / reps.mean(0)
+    effect = declared[0].effect  # each head's ratio under the declared effect
+    pass_h = np.array([stats.normal_sf(-z) for z in (1.0 - effect) / (effect * rel_sd)])  # P(head < 1)
+    all_h = float(np.prod(pass_h))
+    rec.update(
+        value=rec["value"] * all_h,
+        size=1.0 - rec["value"] * all_h,
+        sample=f"{sample} (bootstrap of each head's median, {reps.shape[0]} replicates)",
+        method=rec["method"].replace(
+            "closed form: noise-free quantities",
+            f"closed form: 'for all H' at each head's ratio {effect:g} with its bootstrap relative sd "
+            f"(largest {rel_sd.max():.3g}), product over the {reps.shape[1]} heads ({all_h:.4g}); the other checks "
+            "noise-free",
+        ),
+        size_method="1 − power: the chance that a model with the declared effect misses a check, over every head",
+    )
+    return rec
