@@ -214,6 +214,11 @@ def runs(sizes, device, train_procs, corpus_name, profile) -> study.Runs:
     return study.train_runs(sizes, corpus=corpus_name, device=device, procs=train_procs, profile=profile.name)
 
 
+def _tokens(runs: study.Runs) -> int:
+    """Training tokens per model of this profile's runs."""
+    return runs.cfg.steps * runs.cfg.batch_size * runs.cfg.seq_len
+
+
 def _need(runs: study.Runs, *groups: str) -> None:
     """Skip, saying why, a claim whose variants this profile does not train (a decide chunk
     trains only what its own claim reads: `sizes causal_shift.variants`)."""
@@ -294,6 +299,13 @@ def test_fixed_cut_sweep(claim, runs, sizes, profile):
     title = f"000 Fig 4 — {L}-layer GPT-2-style model on {data.corpus_title(runs.cfg.corpus)}"
     claim.figure(figures.cut_sweep(cut, base, sd, title), "fig4")
     claim.power(**power.cut_power(diff, base, REL_GAIN[0]))  # Table II's gain as a relative loss gain
+    # and the gain our own runs show at our budget: paired training-loss trajectories per seed
+    gaps = [power.trajectory_gap(b.losses, c.losses) for b, c in zip(runs.baseline, runs.first_cut)]
+    claim.record(
+        "cut at layer 0 − baseline training loss at the last step, per seed (a line through the last half)",
+        ", ".join(f"{g:+.4f} ± {se:.4f}" for g, se in gaps),
+    )
+    claim.power(**power.cut_budget_power(diff, gaps, _tokens(runs)))
     claim.not_reproduced_if(
         NOT_REPRODUCED,
         ("CS-4", profile.name),
@@ -411,6 +423,15 @@ def test_gating_beats_fixed_cut_beats_baseline(claim, table2, runs, profile, cor
         f"Brown acc {sd[0]:.3f} pts, code acc {sd[1]:.3f} pts, last-word NLL {sd[2]:.4f}",
     )
     claim.power(**power.order_power_record(rows, sd, REL_GAIN, n_seeds=len(runs.baseline)))
+    base0, cut0 = runs.baseline[0], runs.cuts[best]  # seed 0's baseline and best fixed cut, as scored above
+    gap_cut = power.trajectory_gap(base0.losses, cut0.losses)
+    gap_gate = power.trajectory_gap(cut0.losses, runs.gate.losses)
+    claim.record(
+        "training loss at the last step, seed 0: best fixed cut − baseline, gating − fixed cut",
+        f"{gap_cut[0]:+.4f} ± {gap_cut[1]:.4f}, {gap_gate[0]:+.4f} ± {gap_gate[1]:.4f}",
+    )
+    gains = power.order_budget_gains(gap_cut, gap_gate, runs.val(base0))
+    claim.power(**power.order_power_record(rows, sd, REL_GAIN, len(runs.baseline), budget=(gains, _tokens(runs))))
     claim.not_reproduced_if(
         NOT_REPRODUCED, ("CS-6", profile.name), f"the order holds on {sum(holds)} of {len(holds)} benchmarks"
     )

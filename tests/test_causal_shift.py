@@ -4,6 +4,7 @@ answer is known, switch-layer estimation, the residual gate (uniform at init, su
 
 from __future__ import annotations
 
+import inspect
 import math
 
 import numpy as np
@@ -365,3 +366,35 @@ def test_table2_rows_order_the_benchmarks_as_table_ii():
     assert rows.acc[0][0] == "Brown test (acc %)" and rows.acc[0][1:] == pytest.approx([10.0, 11.0, 12.0])
     assert rows.holds() == [True, False, True]
     assert rows.bars()[1][0] == "stdlib code" and len(rows.table()) == 2 + 1 + 3
+
+
+def test_trajectory_gap_reads_the_paired_gap_at_the_last_step():
+    """CS-4/CS-6's budget model: the line through the last half of two runs' per-step training-loss
+    difference, at the last step, with its standard error; a known gap is found within its se."""
+    from repro.causal_shift import power
+
+    g = np.random.default_rng(0)
+    steps = np.arange(300)
+    base = 8.0 - 0.01 * steps + g.normal(0, 0.05, 300)
+    # the cut pulls ahead linearly: −0.02 at step 150, −0.05 at the last step, plus paired noise
+    cut = base - 0.02 - 0.03 * np.clip(steps - 150, 0, None) / 149 + g.normal(0, 0.01, 300)
+    gap, se = power.trajectory_gap(base.tolist(), cut.tolist())
+    assert 0 < se < 0.005 and abs(gap - (-0.05)) < 3 * se
+    with pytest.raises(ReproError, match="per-step losses"):
+        power.trajectory_gap([1.0, 2.0], [1.0, 2.0])
+
+
+def test_cut_budget_power_is_a_budget_declaration_that_grows_with_the_gain():
+    """CS-4 at our budget: the gain our trajectories show, its uncertainty averaged over; no gain,
+    the test's level and no seed count; a larger gain, more power and a finite 80% size."""
+    from repro.causal_shift import power
+    from repro.harness.claim import Claim
+
+    diff = np.array([-0.02, 0.01, -0.005])
+    none = power.cut_budget_power(diff, [(0.001, 0.002), (-0.001, 0.002), (0.0, 0.002)], 307_200)
+    big = power.cut_budget_power(diff, [(-0.2, 0.002), (-0.21, 0.002), (-0.19, 0.002)], 307_200)
+    inspect.signature(Claim.power).bind(object(), **big)
+    assert none["basis"].startswith("budget:") and none["value"] < 0.1
+    assert "no number of seeds" in none["decide"]
+    assert big["value"] > none["value"] and big["decide"].endswith("paired seeds at this budget")
+    assert power.expected_power(lambda e: e * e, 0.3, 1.0) == pytest.approx(0.3**2 + 1.0, rel=0.01)  # E[δ²]

@@ -127,6 +127,75 @@ def cut_power(diff: np.ndarray, base: float, rel_gain: float) -> dict:
     )
 
 
+def trajectory_gap(a: list[float], b: list[float], tail: float = 0.5) -> tuple[float, float]:
+    """(gap, se): the training loss of run `b` minus run `a`'s at their last step, from a
+    least-squares line through the last `tail` of their per-step losses (`TrainResult.losses`).
+    The two runs read the same batches in the same order (one data order for every variant), so
+    the per-step difference is paired; a run reads under one epoch of the corpus, so each batch is
+    new to the model and the training loss an unbiased reading of the loss at that step. se: from
+    the line's residuals, taken as independent (the batches are; an autocorrelated residual would
+    make it optimistic)."""
+    d = np.asarray(b, float) - np.asarray(a, float)
+    if d.ndim != 1 or d.size < 6:
+        raise ReproError(f"trajectory_gap needs two runs' per-step losses of equal length ≥ 6 (got {d.shape})")
+    k = max(int(d.size * tail), 3)
+    t = np.arange(d.size - k, d.size, dtype=float) - (d.size - 1)  # 0 at the last step
+    X = np.stack([np.ones(k), t], 1)
+    coef, *_ = np.linalg.lstsq(X, d[-k:], rcond=None)
+    resid = d[-k:] - X @ coef
+    cov = float(resid @ resid) / (k - 2) * np.linalg.inv(X.T @ X)
+    return float(coef[0]), float(math.sqrt(cov[0, 0]))
+
+
+def expected_power(power_at, effect: float, se: float, points: int = 41) -> float:
+    """E[power_at(δ)] over δ ~ N(effect, se²): the power at an effect known only with its
+    uncertainty (a normal quadrature over ±4 se; `power_at(effect)` when se is 0)."""
+    if se <= 0:
+        return float(power_at(effect))
+    z = np.linspace(-4.0, 4.0, points)
+    w = np.exp(-0.5 * z * z)
+    return float(sum(wi * power_at(effect + zi * se) for zi, wi in zip(z, w)) / w.sum())
+
+
+def cut_budget_power(diff: np.ndarray, gaps: list[tuple[float, float]], tokens: int) -> dict:
+    """`claim.power` keywords of CS-4's paired test at *our* budget (basis "budget"): the cut's gain
+    expected after this profile's `tokens` per model, from our own runs' trajectories —
+    `gaps`: per seed, `trajectory_gap(baseline, cut at layer 0)` (negative: the cut is ahead) —
+    with the seeds' spread as its uncertainty; the test's noise is the paired validation
+    differences' sd at its 95% upper bound (`diff`: cut − baseline per seed; `stats.sd_upper_bound`:
+    a plug-in sd from 3 seeds can be 4× too small). The power is its expectation over the gain's
+    uncertainty (`expected_power`)."""
+    gain = -np.array([g for g, _ in gaps])  # (seeds,) the cut's improvement at our last step
+    n = len(diff)
+    effect, se = float(gain.mean()), float(gain.std(ddof=1) / math.sqrt(len(gain))) if len(gain) > 1 else 0.0
+    sd = stats.sd_upper_bound(float(diff.std(ddof=1)), n)
+    value = expected_power(lambda e: stats.power_paired_t(e, sd, n), effect, se)
+    n80 = stats.n_for_power(lambda m: stats.power_paired_t(effect, sd, max(m, 2))) if effect > 0 else None
+    return dict(
+        value=value,
+        effect=f"cut at layer 0 improves the loss by {effect:+.4f} ± {se:.4f} nats at {tokens:,} tokens per model "
+        "(our budget), from our runs' paired training-loss trajectories",
+        effect_value=effect,
+        basis="budget: per seed, a least-squares line through the last half of the cut's and the baseline's "
+        "per-step training losses (the same batches: paired; under one epoch: each batch unseen), at the last "
+        f"step; mean over {len(gain)} seeds ± their standard error",
+        test="one-sided paired t at α = 0.05 (cut at layer 0 < baseline; the check below)",
+        sample=f"{n} paired seeds (same initial weights and data order per pair)",
+        method=f"closed form: noncentral t with the paired sd at its 95% upper bound ({sd:.4f} from {n} seeds), "
+        f"averaged over the effect's normal uncertainty",
+        decide=f"{n80} paired seeds at this budget"
+        if n80
+        else "no number of seeds at this budget: our runs show no gain from the cut here (train longer)",
+    )
+
+
+def order_budget_gains(gap_cut: tuple[float, float], gap_gate: tuple[float, float], loss: float) -> tuple[float, float]:
+    """CS-6's gains at our budget, relative, from seed 0's paired training-loss trajectories: the
+    best fixed cut over the baseline (`gap_cut`: `trajectory_gap(baseline, cut)`) and gating over
+    that cut (`gap_gate`: `trajectory_gap(cut, gate)`), each over the baseline's last loss `loss`."""
+    return -gap_cut[0] / loss, -gap_gate[0] / loss
+
+
 def order_power(
     base: np.ndarray,
     higher_is_better: np.ndarray,
@@ -151,26 +220,47 @@ def order_power(
     return float(np.all((better[..., 2] >= better[..., 1]) & (better[..., 1] >= better[..., 0]), axis=1).mean())
 
 
-def order_power_record(rows, seed_sd: np.ndarray, rel_gain: tuple[float, float], n_seeds: int) -> dict:
+def order_power_record(
+    rows,
+    seed_sd: np.ndarray,
+    rel_gain: tuple[float, float],
+    n_seeds: int,
+    *,
+    budget: tuple[tuple[float, float], int] | None = None,
+) -> dict:
     """`claim.power` keywords of CS-6: the chance that the order shows on every benchmark if the
     source's gains are real. Table II's scores are accuracies (higher is better): its relative
     gains (`rel_gain`: fixed cut over baseline, gating over fixed cut, mean of its four
     benchmarks) are applied like for like to our accuracy benchmarks, and as relative NLL
     improvements to the last-word NLL; each model's score carries the seed spread of that
     benchmark (`seed_sd`, over the baseline's `n_seeds` seeds), by simulation (`order_power`).
-    `rows`: `study.Table2Rows`."""
+    `rows`: `study.Table2Rows`. `budget`: ((fixed cut over baseline, gating over fixed cut) at our
+    budget, `order_budget_gains`; tokens per model): the same simulation at those gains, the
+    record's basis "budget" (the gains from one seed's trajectories: no seed spread of their own)."""
     base = np.array([r[1] for r in rows.acc] + [rows.last_word[1]])  # (benchmark,)
     higher = np.array([True] * len(rows.acc) + [False])
     sd = seed_sd
+    if budget is not None:
+        rel_gain = budget[0]
     power = order_power(base, higher, sd, rel_gain)
     n80 = stats.n_for_power(lambda n: order_power(base, higher, sd, rel_gain, seeds=n, draws=4_000), n_max=4096)
     k = len(rows.acc) + 1
     return dict(
         value=power,
-        effect=f"Table II's gains ({100 * rel_gain[0]:.2f}% fixed cut over baseline, "
-        f"{100 * rel_gain[1]:.2f}% gating over fixed cut, relative, mean of its four benchmarks), applied to "
-        "our accuracies (and as relative NLL gains to the last-word NLL)",
-        basis="source: 000 Table II (relative gains, mean of its four benchmarks, at the source's 10B tokens)",
+        effect=(
+            f"Table II's gains ({100 * rel_gain[0]:.2f}% fixed cut over baseline, "
+            f"{100 * rel_gain[1]:.2f}% gating over fixed cut, relative, mean of its four benchmarks), applied to "
+            "our accuracies (and as relative NLL gains to the last-word NLL)"
+            if budget is None
+            else f"our gains at {budget[1]:,} tokens per model ({100 * rel_gain[0]:+.2f}% fixed cut over baseline, "
+            f"{100 * rel_gain[1]:+.2f}% gating over fixed cut, relative training loss), applied like Table II's"
+        ),
+        effect_value=None if budget is None else float(rel_gain[0]),
+        basis="source: 000 Table II (relative gains, mean of its four benchmarks, at the source's 10B tokens)"
+        if budget is None
+        else "budget: seed 0's paired per-step training losses (baseline, the best fixed cut, gating: the same "
+        "batches, each unseen), a least-squares line through their last half at the last step "
+        "(`trajectory_gap`), over the baseline's loss",
         test=f"gating ≥ fixed cut ≥ baseline on every one of the {k} benchmarks (the check below)",
         sample=f"one model per variant × {k} benchmarks ({rows.n_items} last-word items)",
         method=f"simulation, 20,000 replicates: each model's score on each benchmark normal around our "
