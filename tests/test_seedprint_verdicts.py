@@ -188,8 +188,23 @@ def test_check_fpr_bound_asserts_both_tests_with_the_lineage_as_control():
     lineage = [dict(a=f"l{2 * i}", b=f"l{2 * i + 1}", p_t=1e-9, p_u=1e-9) for i in range(4)]
     claim = Claim()
     verdicts.check_fpr_bound(claim, Calibration("null", null), Calibration("lineage", lineage))
-    assert [c[2] for c in claim.checks] == [verdicts.FPR_BOUND] * 2
-    assert all(c[1] <= verdicts.FPR_BOUND for c in claim.checks)  # 0 of 400: bound 0.0075
-    assert all(c[3]["control"] == 1.0 for c in claim.checks)  # every lineage pair flagged: the bound fails
+    upper, lower = claim.checks[0::2], claim.checks[1::2]  # per test: the upper bound, then the low side
+    assert [c[2] for c in upper] == [verdicts.FPR_BOUND] * 2 and [c[2] for c in lower] == [0.05] * 2
+    assert all(c[1] <= verdicts.FPR_BOUND for c in upper)  # 0 of 400: bound 0.0075
+    assert all(c[3]["control"] == 1.0 for c in upper)  # every lineage pair flagged: the bound fails
+    assert all(c[1] == pytest.approx((1 - verdicts.FPR_FLOOR) ** 400) and c[1] > 0.05 for c in lower)
     value, kw = claim.powers[0]
     assert value >= 0.8 and kw["effect_value"] == 0.01 and "disjoint pairs" in kw["decide"]
+
+
+def test_the_low_side_fails_only_on_evidence_of_a_rate_far_below_alpha():
+    """SP-6 two-sided: 0 false positives of 1,500 independent pairs is significantly below α/3
+    (p = e^-5), 0 of 400 is not; the power at α counts both sides and stays near the one-sided's."""
+    assert (
+        stats.binomial_below_p(0, 1500, verdicts.FPR_FLOOR) < 0.05 < stats.binomial_below_p(0, 400, verdicts.FPR_FLOOR)
+    )
+    one = stats.power_binomial_bound(2000, 0.01, verdicts.FPR_BOUND)
+    two = stats.power_binomial_bound(2000, 0.01, verdicts.FPR_BOUND, floor=verdicts.FPR_FLOOR)
+    assert 0.95 < two <= one
+    # a rate of α/10 fails the low side more often than not at 2,000 pairs; the one-sided bound never
+    assert stats.power_binomial_bound(2000, 0.001, verdicts.FPR_BOUND, floor=verdicts.FPR_FLOOR) < 0.5

@@ -251,14 +251,29 @@ def binomial_upper(k: int, n: int, level: float = 0.95) -> float:
     return 1.0 if k == n else float(scipy.stats.beta.ppf(level, k + 1, n - k))
 
 
-def power_binomial_bound(n: int, rate: float, bound: float, level: float = 0.95) -> float:
+def binomial_below_p(k: int, n: int, floor: float) -> float:
+    """One-sided exact p of so few events if the rate were `floor`: P(X ≤ k | n, floor)."""
+    if n < 1 or not 0 <= k <= n:
+        raise ReproError(f"binomial_below_p needs 0 ≤ k ≤ n and n ≥ 1 (got k={k}, n={n})")
+    return float(scipy.stats.binom.cdf(k, n, floor))
+
+
+def power_binomial_bound(n: int, rate: float, bound: float, level: float = 0.95, floor: float | None = None) -> float:
     """Power of "the rate is at most `bound`" shown by `binomial_upper(K, n, level)` ≤ bound, at a
     true `rate` < bound: P(K ≤ k*) for K ~ Bin(n, rate), k* the most events whose upper bound
-    still clears `bound` (0 when none does: then no outcome of n trials can show it). Exact."""
+    still clears `bound` (0 when none does: then no outcome of n trials can show it). With
+    `floor`, the two-sided form: also not significantly below `floor` (`binomial_below_p(K, n,
+    floor)` > 1 − level), P(k_lo ≤ K ≤ k*). Exact."""
     k = -1
     while k + 1 <= n and binomial_upper(k + 1, n, level) <= bound:
         k += 1
-    return 0.0 if k < 0 else float(scipy.stats.binom.cdf(k, n, rate))
+    lo = 0
+    if floor is not None:
+        while lo <= n and binomial_below_p(lo, n, floor) <= 1.0 - level:
+            lo += 1
+    if k < lo:
+        return 0.0
+    return float(scipy.stats.binom.cdf(k, n, rate) - (scipy.stats.binom.cdf(lo - 1, n, rate) if lo > 0 else 0.0))
 
 
 def mean_sem(x: Sequence[float]) -> tuple[float, float]:
