@@ -191,6 +191,21 @@ def test_record_keys_are_unique_and_mask_numbers():
     assert report.key_of_label("({n} tokens)".format(n=1_024)) == report.key_of_label("(2048 tokens)")
 
 
+def test_a_parametrized_tests_records_are_keyed_by_their_parameter_not_their_order():
+    """Two models' 'state dict unchanged' are told apart by the model, so a run of one model alone
+    pairs with the same model's record in a run of both; a label that names its model already
+    keeps its key."""
+    both = [{"name": "state dict unchanged"}, {"name": "state dict unchanged"}, {"name": "gemma3-270m: NLL"}]
+    params = ["gemma3-270m", "smollm2-135m", "gemma3-270m"]
+    keys = report.record_keys(both, params)
+    assert keys == ["state dict unchanged [gemma3-270m]", "state dict unchanged [smollm2-135m]", "gemma3-270m: NLL"]
+    assert report.record_keys(both[1:2], params[1:2]) == [keys[1]]  # the same key without the other model
+    assert report.test_param("claims/t.py::test_x[smollm2-135m]") == "smollm2-135m"
+    assert report.test_param("claims/t.py::test_x") == ""
+    power = {"name": "power", "key": "power at the source's effect [test_x[smollm2-135m]]"}
+    assert report.record_keys([power], ["smollm2-135m"]) == [power["key"]]
+
+
 @pytest.mark.parametrize(
     "compare, measured, threshold, tol, margin",
     [

@@ -188,16 +188,29 @@ def key_of_label(name: str) -> str:
     return _NUMBER.sub("#", name)
 
 
-def record_keys(records: Iterable[dict[str, Any]]) -> list[str]:
+def test_param(nodeid: str) -> str:
+    """A parametrized test's parameter id ('gemma3-270m' of 'test_x[gemma3-270m]'), else ''."""
+    m = re.search(r"\[(.+)\]$", nodeid)
+    return m.group(1) if m else ""
+
+
+def record_keys(records: Iterable[dict[str, Any]], params: Iterable[str] | None = None) -> list[str]:
     """The stable keys of one claim's records, in order: the test's own `key` where it gave one,
-    else `key_of_label(name)`; a key seen before in the claim gets ' #2', ' #3', … in order of
-    appearance (the order is deterministic: tests by node ID, records in the order recorded), so
-    no two records of a claim share a key and none is lost to a comparison."""
+    else `key_of_label(name)`; a record of a parametrized test (`params`: each record's test's
+    parameter id, `test_param`) whose key does not already name its parameter gets ' [param]', so
+    the records of one model are told apart from another's by name, not by which tests ran; a key
+    seen before in the claim then gets ' #2', ' #3', … in order of appearance (the order is
+    deterministic: tests by node ID, records in the order recorded), so no two records of a claim
+    share a key and none is lost to a comparison."""
+    records = list(records)
+    params = [""] * len(records) if params is None else list(params)
     seen: dict[str, int] = {}
     keys = []
-    for rec in records:
+    for rec, param in zip(records, params):
         base = rec.get("key") or key_of_label(str(rec.get("name", "")))
         base = re.sub(r" #\d+$", "", base)
+        if param and key_of_label(param) not in base and f"[{param}]" not in base:
+            base = f"{base} [{param}]"
         seen[base] = seen.get(base, 0) + 1
         keys.append(base if seen[base] == 1 else f"{base} #{seen[base]}")
     return keys
@@ -292,8 +305,9 @@ class ClaimResult:
 
     def records(self) -> list[dict[str, Any]]:
         """The claim's records over its tests, each with its stable `key` (`record_keys`)."""
-        recs = [dict(r) for t in self.tests for r in t.records if r["claim"] == self.spec.id]
-        for rec, key in zip(recs, record_keys(recs)):
+        pairs = [(dict(r), test_param(t.nodeid)) for t in self.tests for r in t.records if r["claim"] == self.spec.id]
+        recs = [r for r, _ in pairs]
+        for rec, key in zip(recs, record_keys(recs, [p for _, p in pairs])):
             rec["key"] = key
         return recs
 
