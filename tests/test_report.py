@@ -328,3 +328,20 @@ def test_a_noise_free_check_on_a_bar_of_ours_is_shielded_as_a_sampled_one():
     assert kw["direction_p"] is None
     with pytest.raises(ValueError, match="undeclared"):
         power.sf2_power_record("m", 4, {"no such check": (1.0, 0.0)})
+
+
+def test_a_claim_reads_contradicted_only_under_the_union_bound_of_its_tests_sizes():
+    """Any test that reads contradicted makes the claim read so, so the claim's family-wise size is
+    the sum of those tests' sizes: two tests at 0.03 each are 0.06 together, inconclusive."""
+    a = _outcome("xfailed", 0.99, size=0.03, size_method="1 − power")
+    b = _outcome("xfailed", 0.99, size=0.03, size_method="1 − power")
+    c = _outcome("xfailed", 0.99, size=0.01, size_method="1 − power")
+    weak = _outcome("xfailed", 0.5, size=0.5, size_method="1 − power")  # cannot contradict: not counted
+    assert all(t.verdict() == report.CONTRADICTED for t in (a, b, c))
+    pairs = lambda ts: [(t.verdict(), t.size()) for t in ts]  # noqa: E731
+    assert report.union_size(pairs([a, b])) == pytest.approx(0.06)
+    assert report.claim_verdict(pairs([a, b])) == report.INCONCLUSIVE
+    assert report.claim_verdict(pairs([a, c, weak])) == report.CONTRADICTED
+    r = report.ClaimResult(report.CATALOGUE["SF-7"], report.claim_verdict(pairs([a, c, weak])), [a, c, weak])
+    assert r.size() == pytest.approx(0.04)
+    assert report.union_size(pairs([weak])) is None

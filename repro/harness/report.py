@@ -341,12 +341,12 @@ class ClaimResult:
         return min(ps) if ps else None
 
     def size(self) -> float | None:
-        """The family-wise size behind the verdict: for a contradicted claim the largest among the
-        tests that contradicted it (each ≤ SIZE_ENOUGH); otherwise the largest any test recorded."""
-        tests = self.tests
+        """The family-wise size behind the verdict: for a contradicted claim the union bound over
+        the tests that contradicted it (`union_size`: any one of them reading contradicted makes
+        the claim read so); otherwise the largest any test recorded."""
         if self.verdict == CONTRADICTED:
-            tests = [t for t in tests if t.verdict() == CONTRADICTED]
-        ss = [s for s in (t.size() for t in tests) if s is not None]
+            return union_size((t.verdict(), t.size()) for t in self.tests)
+        ss = [s for s in (t.size() for t in self.tests) if s is not None]
         return max(ss) if ss else None
 
     def wall_s(self) -> float:
@@ -390,6 +390,26 @@ def verdict_of(verdicts: Iterable[str]) -> str:
     return PARTLY
 
 
+def union_size(verdicts_sizes: Iterable[tuple[str, float | None]]) -> float | None:
+    """A claim's family-wise size of reading contradicted, from its tests' (verdict, size): it does
+    when any of its tests does, so the chance a true claim reads contradicted is at most the sum of
+    the sizes of the tests that read contradicted (Bonferroni's union bound; capped at 1). None:
+    no test reads contradicted."""
+    ss = [s for v, s in verdicts_sizes if v == CONTRADICTED and s is not None]
+    return min(1.0, float(sum(ss))) if ss else None
+
+
+def claim_verdict(verdicts_sizes: Iterable[tuple[str, float | None]]) -> str:
+    """A claim's verdict from its tests' (verdict, size) (`verdict_of`), a contradiction held to a
+    family-wise size over its tests: contradicted only when `union_size` is at most SIZE_ENOUGH
+    (each test's alone is not enough when several could contradict), else inconclusive."""
+    pairs = list(verdicts_sizes)
+    verdict = verdict_of(v for v, _ in pairs)
+    if verdict == CONTRADICTED and (union_size(pairs) or 0.0) > SIZE_ENOUGH + 1e-12:
+        return INCONCLUSIVE
+    return verdict
+
+
 def build_results(tests: Iterable[TestOutcome], encoded: Iterable[str] = ()) -> list[ClaimResult]:
     """Group test outcomes by claim, in catalogue order; every catalogue ID appears.
     `encoded`: IDs that some claim test carries, so a claim this run did not select reads
@@ -403,7 +423,7 @@ def build_results(tests: Iterable[TestOutcome], encoded: Iterable[str] = ()) -> 
     for cid, ts in by_claim.items():
         if cid not in CATALOGUE:
             continue
-        verdict = verdict_of(t.verdict() for t in ts)
+        verdict = claim_verdict((t.verdict(), t.size()) for t in ts)
         if verdict == NOT_ENCODED and cid in encoded:
             verdict = NOT_RUN
         results.append(ClaimResult(CATALOGUE[cid], verdict, ts))

@@ -51,7 +51,7 @@ def cells(data: dict[str, Any]) -> dict[str, dict[str, str]]:
         for m, tests in per.items():
             if not tests:
                 continue
-            verdict = reporting.verdict_of(t.get("verdict", reporting.FAILED) for t in tests)
+            verdict = reporting.claim_verdict((t.get("verdict", reporting.FAILED), t.get("size")) for t in tests)
             undecided = [
                 t
                 for t in tests
