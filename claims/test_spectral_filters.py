@@ -260,6 +260,7 @@ def test_token0_gets_dark_vector_from_early_mlp(claim, study):
     values = {  # each check's value and its null's (the check's negative control)
         "ℓ*/L": (v.layer / s.L, None),
         "token 0's norm / the median other token's": (v.large, v.large_control),
+        "U-dark fraction of the median other token": (v.dark_control, None),  # the null's own validity
         "U-dark fraction": (v.dark, v.dark_control),
         "MLP share": (v.mlp_share, v.attn_share),
         "last block that reads it / L": (v.last / s.L, None),

@@ -423,7 +423,7 @@ def deterministic(declared: Sequence[Declared], sample: str) -> dict:
     that effect is never read as not reproduced, size 0). The basis is "source" only when every
     effect is the source's; one effect of ours makes the record's basis "interest".
 
-    The shield, as for sampled effects (`report.TestResult.shielded`): when every check that misses
+    The shield, as for sampled effects (`report.TestOutcome.shielded`): when every check that misses
     its threshold is on a bar of ours and its value lies beyond its null in the claimed direction
     (`Declared.measured`, `Declared.null`), the effect is there — a noise-free quantity beyond its
     null is "significant", `direction_p` 0 — and only our bar's size says it is too small, so the
@@ -550,6 +550,14 @@ def sf4_power_record(n_others: int, peak: int, values: Values | None = None) -> 
             SINK_LARGE,
             "ge",
             f"interest: 'a vector of large norm' (§5; Fig 9 gives no ratio) read as {SINK_LARGE:g}×",
+        ),
+        Declared(
+            "U-dark fraction of the median other token",
+            0.5,
+            0.9,
+            "le",
+            "interest: darkness singles token 0 out: the other tokens at its depth are not almost entirely U-dark "
+            "(a model with the claimed sink: half their norm at most, Fig 9's other tokens)",
         ),
         Declared(
             "U-dark fraction", 0.9, 0.9, "ge", "interest: 'almost completely U-dark' (§5) read as ≥ 90% of its norm"
