@@ -480,6 +480,10 @@ def test_value_output_ratio_replicates_resample_the_median_only(llama):
     wide = power.sf10_power_record(8, 15, replicates=reps[:, :, :1] * np.linspace(0.2, 3.0, 400)[:, None, None])
     assert 0.0 < wide["value"] < rec["value"] <= 1.0 and rec["size"] == pytest.approx(1 - rec["value"])
     assert "bootstrap relative sd" in rec["method"] and "400 replicates" in rec["sample"]
+    # the sizes that decide come from the bootstrap's sd, not "no sampling noise": a wider spread
+    # needs more of the other tokens for the same power
+    n_rec, n_wide = (int(r["decide"].split()[0].replace(",", "")) for r in (rec, wide))
+    assert n_rec <= n_wide and "1/√n" in wide["decide"]
 
 
 def test_random_in_place_puts_the_first_seed_against_the_others():

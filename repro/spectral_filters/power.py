@@ -612,11 +612,21 @@ def sf10_power_record(
     reps = np.asarray(replicates, float).reshape(replicates.shape[0], -1)  # (n_boot, heads)
     rel_sd = reps.std(0, ddof=1) / reps.mean(0)
     effect = declared[0].effect  # each head's ratio under the declared effect
-    pass_h = np.array([stats.normal_sf(-z) for z in (1.0 - effect) / (effect * rel_sd)])  # P(head < 1)
-    all_h = float(np.prod(pass_h))
+
+    def all_heads(m: int) -> float:  # 'for all H' with m other tokens: the median's sd ∝ 1/√m
+        sd = rel_sd * np.sqrt(n_others / m)
+        return float(np.prod([stats.normal_sf(-z) for z in (1.0 - effect) / (effect * sd)]))  # P(every head < 1)
+
+    all_h = all_heads(n_others)
+    n80 = stats.n_for_power(lambda m: rec["value"] * all_heads(m)) if rec["value"] > 0 else None
     rec.update(
         value=rec["value"] * all_h,
         size=1.0 - rec["value"] * all_h,
+        decide=(
+            f"{n80:,} other tokens per head (each head's median's bootstrap sd scaled as 1/√n)"
+            if n80
+            else "beyond 100,000 other tokens per head"
+        ),
         sample=f"{sample} (bootstrap of each head's median, {reps.shape[0]} replicates)",
         method=rec["method"].replace(
             "closed form: noise-free quantities",
