@@ -70,6 +70,12 @@ DECIDE: dict[str, Decide] = {
         "at layer 2 not with ≤ 256 prompts (its power record)",
     ),
     "SF-3": Decide(None, "the random filters' spread across seeds dominates: not reachable with more prompts"),
+    "SF-2": Decide(
+        None,
+        "SmolLM2's half: weights, no sampling noise; its missed bar is ours (the early W_2 writing over half "
+        "its norm dark), its value beyond its null in the claimed direction (0.071 vs 0.051): no size "
+        "changes it, only another model",
+    ),
 }
 
 
