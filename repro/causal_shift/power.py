@@ -12,6 +12,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+import scipy.stats
 
 from repro.core import stats
 from repro.ground.runtime import ReproError
@@ -140,12 +141,9 @@ def trajectory_gap(a: list[float], b: list[float], tail: float = 0.5) -> tuple[f
     if d.ndim != 1 or d.size < 6:
         raise ReproError(f"trajectory_gap needs two runs' per-step losses of equal length ≥ 6 (got {d.shape})")
     k = max(int(d.size * tail), 3)
-    t = np.arange(d.size - k, d.size, dtype=float) - (d.size - 1)  # 0 at the last step
-    X = np.stack([np.ones(k), t], 1)
-    coef, *_ = np.linalg.lstsq(X, d[-k:], rcond=None)
-    resid = d[-k:] - X @ coef
-    cov = float(resid @ resid) / (k - 2) * np.linalg.inv(X.T @ X)
-    return float(coef[0]), float(math.sqrt(cov[0, 0]))
+    t = np.arange(d.size - k, d.size, dtype=float) - (d.size - 1)  # 0 at the last step: the intercept
+    fit = scipy.stats.linregress(t, d[-k:])
+    return float(fit.intercept), float(fit.intercept_stderr)
 
 
 def expected_power(power_at, effect: float, se: float, points: int = 41) -> float:
