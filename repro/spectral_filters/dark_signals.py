@@ -19,7 +19,7 @@ import torch
 from torch import nn
 
 from repro.core import lens
-from repro.ground.runtime import NotApplicable, ReproError
+from repro.ground.runtime import NotApplicable, ReproError, generator
 from repro.spectral_filters import catalogue
 
 # 003 §7: High-Mean Low-Variance received-attention thresholds (the catalogue's numbers)
@@ -214,8 +214,6 @@ def value_output_ratio_replicates(
     """(n_boot, len(layers), H): token 0's `value_output_ratios` with the other tokens resampled
     with replacement (a bootstrap of the median it divides by, the ratio's one sampled part: token
     0's stream is the same in every prompt)."""
-    from repro.ground.runtime import generator
-
     if n_boot < 2:
         raise ReproError(f"value_output_ratio_replicates needs n_boot ≥ 2 (got {n_boot})")
     g = generator(seed)
