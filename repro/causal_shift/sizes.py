@@ -79,8 +79,11 @@ SIZES: dict[str, dict[str, dict[str, Any]]] = {
     }
 }
 # `long`'s overrides of the ci rows: none (long runs ci's sizes here)
-# decide-cs-gate: CS-5's power record names ≈ 2,234 steps of 1,024 tokens for 80% (the gate's own
-# fitted drift carried forward); decide-cs-seeds: CS-4's names 38 paired seeds at this model size.
+# decide-cs-gate: CS-5's power record names the steps of 1,024 tokens for 80% (the gate's own fitted
+# drift carried forward): ≈ 2,234 at ci (300 steps, Brown); the chunk at that size (2,250 steps, mix,
+# results/cpu-2026-11-29-decide) drifted slower (largest π 0.311, 3.1e-5 per step) and its record
+# names ≈ 9,641, so the chunk trains 10,000 (≈ 14 min on 2 CPU cores). decide-cs-seeds: CS-4's record
+# names 38 paired seeds at this model size.
 # Both on the mix corpus. Each chunk trains only the variants its claim reads (`variants`): with
 # all five groups they were 10.7 and 8.9 minutes on an H100 in the plan (118 and 13 dispatch-bound
 # trainings), over the 8-minute chunk; CS-4 reads the baseline, the cuts and the cut at layer 0 per
@@ -89,16 +92,27 @@ SIZES: dict[str, dict[str, dict[str, Any]]] = {
 OVERRIDES: dict[str, dict[str, dict[str, Any]]] = {
     "decide-cs-gate": {
         "causal_shift": dict(
-            train=dict(steps=2_250, eval_every=2_250),
-            gate_snapshots=(0, 250, 500, 1000, 1500, 2000, 2250),
+            train=dict(steps=10_000, eval_every=10_000),
+            gate_snapshots=(0, 250, 500, 1000, 2000, 4000, 6000, 8000, 10000),
             variants=("gate", "gate_null"),
         )
     },
     "decide-cs-seeds": {"causal_shift": dict(seeds=tuple(range(38)), variants=("baseline", "cuts", "first_cut"))},
 }
 DECIDE: dict[str, Decide] = {
-    "CS-4": Decide("cs-seeds", "38 paired seeds for 80% at Table II's fixed-cut gain", corpus="mix"),
-    "CS-5": Decide("cs-gate", "≈ 2,234 steps of 1,024 tokens for 80% under the gate's fitted drift", corpus="mix"),
+    # the 38-seed chunk (results/cpu-2026-11-29-decide) decided the first-layer half (-0.078 nats,
+    # p 4e-6); the sweep's spread is one seed's sweep (the cuts train for seed 0 only), so no seed
+    # count decides "highly sensitive to the layer": that needs the sweep per seed, not built
+    "CS-4": Decide(
+        "cs-seeds",
+        "38 paired seeds for 80% at Table II's fixed-cut gain (the first-layer half; the sweep is one seed's)",
+        corpus="mix",
+    ),
+    "CS-5": Decide(
+        "cs-gate",
+        "≈ 9,641 steps of 1,024 tokens for 80% under the gate's fitted drift (the 2,250-step chunk's record)",
+        corpus="mix",
+    ),
     "CS-6": Decide(
         None, "256 seeds per variant for 80% at Table II's gains: ≈ 770 trainings, beyond one GPU quarter-hour"
     ),

@@ -17,7 +17,7 @@ import pytest
 from repro.ground.runtime import atomic_path, dtype_name, resolve_device, resolve_dtype
 from repro.harness import report as reporting
 from repro.harness.collection import claim_ids
-from repro.harness.options import users_model
+from repro.harness.options import decide_chunk, users_model
 
 PROP_CLAIMS = "repro_claims"
 PROP_RECORD = "repro_record"
@@ -57,6 +57,7 @@ class Claim:
         if not self.ids:
             raise pytest.UsageError(f"{item.nodeid} uses the `claim` fixture without @pytest.mark.claim")
         self.users_model = users_model(item)
+        self.decide_chunk = decide_chunk(item)
 
     def _id(self, claim_id: str | None) -> str:
         if claim_id is None:
@@ -295,9 +296,11 @@ class Claim:
         """Mark this test a strict xfail (DESIGN "Verdicts") from inside the test, once the
         measurement that decides it is known (e.g. only at the `ci` profile): an
         AssertionError is the expected outcome, anything else fails, and a pass is an XPASS
-        failure that makes someone update the verdict. On a user's model (`users_model`) the
-        recorded expectations do not apply: nothing is marked."""
-        if self.users_model is not None:
+        failure that makes someone update the verdict. On a user's model (`users_model`) and in a
+        decide chunk (`decide_chunk`: a run sized to decide its claims, where the ci run's
+        expectation is the question, not the answer) the recorded expectations do not apply:
+        nothing is marked, and a failing check reads by its power (`plugin.pytest_runtest_call`)."""
+        if self.users_model is not None or self.decide_chunk is not None:
             return
         self.item.add_marker(pytest.mark.xfail(strict=True, raises=AssertionError, reason=reason))
 
