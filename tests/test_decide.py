@@ -48,7 +48,7 @@ def test_a_chunk_size_reaches_the_recorded_80_percent_size():
     assert profiles.get_profile("decide-bb-probes").sizes("bb_1")["n_seq"] >= 25_031
     assert profiles.get_profile("decide-bb-direction").sizes("bb_2_2")["n_seq"] >= 5_698
     sinks = profiles.get_profile("decide-sinks").sizes("sinks")["train"]
-    assert sinks["steps"] * sinks["batch_size"] * sinks["seq_len"] >= 9e6
+    assert sinks["steps"] * sinks["batch_size"] * sinks["seq_len"] >= 1.1e7  # the 9.0e6 chunk's own record
     gate = profiles.get_profile("decide-cs-gate").sizes("causal_shift")
     # re-sized from the first chunk run's own record (9,641 steps; ci's named 2,234)
     assert gate["train"]["steps"] >= 9_641 and max(gate["gate_snapshots"]) == gate["train"]["steps"]

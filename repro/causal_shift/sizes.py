@@ -82,8 +82,10 @@ SIZES: dict[str, dict[str, dict[str, Any]]] = {
 # decide-cs-gate: CS-5's power record names the steps of 1,024 tokens for 80% (the gate's own fitted
 # drift carried forward): ≈ 2,234 at ci (300 steps, Brown); the chunk at that size (2,250 steps, mix,
 # results/cpu-2026-11-29-decide) drifted slower (largest π 0.311, 3.1e-5 per step) and its record
-# names ≈ 9,641, so the chunk trains 10,000 (≈ 14 min on 2 CPU cores). decide-cs-seeds: CS-4's record
-# names 38 paired seeds at this model size.
+# names ≈ 9,641, so the chunk trains 10,000 (1,193 s on 2 CPU cores beside another chunk: there the
+# shuffled-token null concentrated as well, 0.707 against 0.748, and CS-5 read failed).
+# decide-cs-seeds: CS-4's record names 38 paired seeds at this model size (1,229 s on 2 CPU cores,
+# partly beside another chunk).
 # Both on the mix corpus. Each chunk trains only the variants its claim reads (`variants`): with
 # all five groups they were 10.7 and 8.9 minutes on an H100 in the plan (118 and 13 dispatch-bound
 # trainings), over the 8-minute chunk; CS-4 reads the baseline, the cuts and the cut at layer 0 per
@@ -110,7 +112,8 @@ DECIDE: dict[str, Decide] = {
     ),
     "CS-5": Decide(
         "cs-gate",
-        "≈ 9,641 steps of 1,024 tokens for 80% under the gate's fitted drift (the 2,250-step chunk's record)",
+        "≈ 9,641 steps of 1,024 tokens for 80% under the gate's fitted drift (the 2,250-step chunk's record); "
+        "run at 10,000 on 2 CPU cores its shuffled-token null concentrated too (0.707 vs 0.748): failed",
         corpus="mix",
     ),
     "CS-6": Decide(

@@ -99,12 +99,17 @@ SIZES: dict[str, dict[str, dict[str, Any]]] = {
 # decide-sinks: SK-2's power record names ≈ 5.8e6 training tokens per model for 80% (first on a
 # 2^(1/8) grid from ci's budget, under the least-squares line through the baseline's five
 # trajectory points; the two-end line it replaced named ≈ 9e6): the
-# chunk keeps 2,200 steps of 64 × 64 = 9.0e6 tokens (sinks appear abruptly: the line is an
-# estimate), on the mix corpus (7× Brown: fewer repeats of each window).
+# chunk kept 2,200 steps of 64 × 64 = 9.0e6 tokens (sinks appear abruptly: the line is an
+# estimate), on the mix corpus (7× Brown: fewer repeats of each window). Run on 2 CPU cores
+# (results/cpu-2026-11-29-decide, 1,560 s, the trio side by side): the baseline's top head at T = 64
+# reached α¹ 0.207 against ε = 0.25 (T = 32's sink rate 0.34), inconclusive at power 0.0, and its
+# record named ≈ 1.1e7 tokens; so the chunk trains 3,000 steps = 1.2e7 (2,253 s on 2 CPU cores:
+# the baseline's sinks formed, and SK-2 read contradicted on attenuation's sink rate, 0.05–0.07).
 DECIDE: dict[str, Decide] = {
     "SK-2": Decide(
         "sinks",
-        "≈ 5.8e6 training tokens per model for 80% at our budget model's α¹ (the chunk trains 9.0e6)",
+        "≈ 1.1e7 training tokens per model for 80% at our budget model's α¹ (the 9.0e6-token chunk's record; "
+        "the chunk trains 1.2e7)",
         corpus="mix",
     ),
     "SK-3": Decide(
@@ -114,7 +119,7 @@ DECIDE: dict[str, Decide] = {
     ),
 }
 OVERRIDES: dict[str, dict[str, dict[str, Any]]] = {
-    "decide-sinks": {"sinks": dict(train=dict(steps=2_200, batch_size=64, eval_every=2_200))},
+    "decide-sinks": {"sinks": dict(train=dict(steps=3_000, batch_size=64, eval_every=3_000))},
     "long": {
         "sinks": dict(
             train=dict(steps=1600, batch_size=64, warmup_steps=100), deviation=dict(lr=3e-3, weight_decay=0.5)
