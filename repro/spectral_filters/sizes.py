@@ -63,7 +63,7 @@ SIZES: dict[str, dict[str, dict[str, Any]]] = {
 # 14 prompts were run (results/cpu-2026-11-29-decide): Gemma's SF-7 rise was 7.3 nats, its bar 0.5,
 # at power 0.917 — a size of 0.083 (a bar test's size is 1 − its power), over the 0.05 a
 # "contradicted" needs. So the chunk runs 24: power Φ(0.23·√24 / 0.62) = 0.965 at the recorded
-# per-prompt sd 0.62 (20 would give 0.951, too near the line for an estimated sd). 88 s → ≈ 150 s
+# per-prompt sd 0.62 (20 would give 0.951, too near the line for an estimated sd). 88 s → 99 s
 # on 2 CPU cores.
 OVERRIDES: dict[str, dict[str, dict[str, Any]]] = {"decide-sf": {"spectral": dict(n_prompts=24)}}
 DECIDE: dict[str, Decide] = {
