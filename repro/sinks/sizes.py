@@ -105,6 +105,7 @@ SIZES: dict[str, dict[str, dict[str, Any]]] = {
 # reached α¹ 0.207 against ε = 0.25 (T = 32's sink rate 0.34), inconclusive at power 0.0, and its
 # record named ≈ 1.1e7 tokens; so the chunk trains 3,000 steps = 1.2e7 (2,253 s on 2 CPU cores:
 # the baseline's sinks formed, and SK-2 read contradicted on attenuation's sink rate, 0.05–0.07).
+# 1.2e7 is 1.25 × the mix's 9.8M training tokens: the last quarter repeats text (`repro plan` says so).
 DECIDE: dict[str, Decide] = {
     "SK-2": Decide(
         "sinks",
