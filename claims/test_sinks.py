@@ -85,8 +85,8 @@ NOT_REPRODUCED: dict[tuple[str, str], str] = {
         "the ci budget (a few hundred thousand tokens per model, Table 14's optimiser; the run's own count is below) "
         "is far below the one at which the "
         "baseline develops sinks: no baseline head crosses ε at every length, so the variants cannot be compared "
-        "with it. `--profile long` trains the trio at a budget where, under the faster lr 3e-3 / wd 0.5 deviation, "
-        "the baseline did develop sinks."
+        "with it. The decide-sinks chunk (`repro plan --profile decide`) trains the trio at the budget its power "
+        "record names, on the mix corpus, where the baseline does develop sinks."
     ),
 }
 

@@ -398,3 +398,21 @@ def test_cut_budget_power_is_a_budget_declaration_that_grows_with_the_gain():
     assert "no number of seeds" in none["decide"]
     assert big["value"] > none["value"] and big["decide"].endswith("paired seeds at this budget")
     assert power.expected_power(lambda e: e * e, 0.3, 1.0) == pytest.approx(0.3**2 + 1.0, rel=0.01)  # E[δ²]
+
+
+def test_placement_powers_grow_with_seeds_and_bind_as_claim_power():
+    """CS-4's placement half: the blocked F and the last-cut intersection–union powers at Table
+    II's gain, against the seed × layer noise at its upper bound; more seeds of the same noise give
+    more power, and the 80% sizes are where the power crosses 0.8."""
+    from repro.causal_shift import power
+    from repro.harness.claim import Claim
+
+    g = np.random.default_rng(0)
+    few, many = (6.0 + 0.02 * g.normal(size=(n, 4)) for n in (3, 40))
+    for fn in (power.placement_power, power.last_cut_power):
+        a, b = fn(few, 6.0, 0.006), fn(many, 6.0, 0.006)
+        inspect.signature(Claim.power).bind(object(), **a)
+        assert a["basis"].startswith("interest:") and a["effect_value"] == pytest.approx(0.036)
+        assert a["value"] < b["value"] <= 1.0
+        n80 = int(b["decide"].split()[0])
+        assert n80 > 3

@@ -1,6 +1,6 @@
 """000 §IV's variant groups: a profile trains the groups its `causal_shift.variants` names, so a
-decide chunk trains only what its claim reads (decide-cs-seeds: CS-4's baseline, cuts and cut at
-layer 0 per seed; decide-cs-gate: CS-5's gate), and a claim reading an untrained group is told so."""
+decide chunk trains only what its claim reads (decide-cs-seeds: CS-4's baseline and the cut at every
+layer per seed; decide-cs-gate: CS-5's gate), and a claim reading an untrained group is told so."""
 
 from __future__ import annotations
 
@@ -32,8 +32,8 @@ def _jobs(monkeypatch, profile: str) -> list[dict]:
 @pytest.mark.parametrize(
     "profile, n, modes",
     [
-        ("ci", 3 + 4 + 2 + 3 + 1 + 1, {"none", "cut", "learned"}),
-        ("decide-cs-seeds", 38 + 4 + 37, {"none", "cut"}),
+        ("ci", 3 + 4 + 2 + 2 * 3 + 3 + 1 + 1, {"none", "cut", "learned"}),
+        ("decide-cs-seeds", 38 + 4 + 37 + 37 * 3, {"none", "cut"}),
         ("decide-cs-gate", 2, {"learned"}),
     ],
 )
@@ -45,12 +45,20 @@ def test_a_profile_trains_the_groups_it_names(monkeypatch, profile, n, modes):
     if profile != "decide-cs-gate":  # CS-4's pairs: the cut at layer 0 for every seed, seed 0's from the sweep
         first = [j["train_config"]["model_seed"] for j in jobs if j["factory_kwargs"]["variant"]["name"] == "cut@0"]
         assert sorted(first) == sorted(seeds)
+        # CS-4's placement: every (seed, layer) cut once, so the sweep per seed is complete
+        cuts = [
+            (j["train_config"]["model_seed"], j["factory_kwargs"]["variant"]["layer"])
+            for j in jobs
+            if j["factory_kwargs"]["variant"]["mode"] == "cut" and j["factory_kwargs"]["variant"]["alpha"] > 0
+        ]
+        L = profiles.get_profile(profile).sizes("causal_shift")["model"]["n_layer"]
+        assert sorted(cuts) == sorted((s, l) for s in seeds for l in range(L))
 
 
 def test_the_plan_counts_the_same_trainings():
     from repro.causal_shift.sizes import PLANNERS
 
-    for profile, n in (("ci", 14), ("decide-cs-seeds", 79), ("decide-cs-gate", 2)):
+    for profile, n in (("ci", 20), ("decide-cs-seeds", 190), ("decide-cs-gate", 2)):
         job = PLANNERS["causal_shift"](profiles.get_profile(profile))[0]
         assert job.models == n, (profile, job)
 
@@ -61,6 +69,28 @@ def test_a_claim_reading_an_untrained_group_is_told_which():
     assert runs.trained == ["gate"]
     with pytest.raises(study.NotTrained, match=r"decide-cs-gate profile trains only gate .* reads baseline, cuts"):
         runs.need("baseline", "cuts", "gate")
+
+
+def test_the_sweep_table_is_seeds_by_layers():
+    """`Runs.sweep_table`: seed 0's row from `cuts`, the others' from `first_cut` and `sweep` in
+    (seed, layer) order, as `train_runs` lists them."""
+
+    class R:
+        def __init__(self, v):
+            self.history = [{"val_loss": v}]
+
+    L, n = 3, 3
+    cuts = [R(0 * 10 + l) for l in range(L)]
+    first = [cuts[0], *[R(s * 10) for s in range(1, n)]]
+    sweep = [R(s * 10 + l) for s in range(1, n) for l in range(1, L)]
+    runs = study.Runs(None, None, [], cuts, first, None, None, None, 1, "ci", None, sweep)
+    assert runs.sweep_table().tolist() == [[s * 10 + l for l in range(L)] for s in range(n)]
+
+
+def test_the_sweep_needs_the_cuts_it_completes():
+    sizes = dict(profiles.get_profile("ci").sizes("causal_shift"), variants=("baseline", "sweep"))
+    with pytest.raises(study.ReproError, match="'sweep' completes"):
+        study.train_runs(sizes)
 
 
 def test_an_unknown_group_is_one_clear_error():

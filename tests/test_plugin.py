@@ -290,7 +290,8 @@ def test_contradicted(claim):
 @pytest.mark.claim("BB-5")
 def test_inconclusive(claim):
     claim.power(0.31, effect="a 2-nat step", basis="interest: the least step worth reporting", test="step ≥ 1 nat",
-                sample="200 prompts", method="200 simulations", decide="n_seq = 1600")
+                sample="200 prompts", method="200 simulations", decide="n_seq = 1600",
+                decide_either="n_seq = 2600")
     claim.not_reproduced("measured 1.2")
     claim.check("ratio", 1.2, 10.0, compare="ge", why="stated")
 
@@ -344,6 +345,11 @@ def test_check_controls_and_power_verdicts(pytester: pytest.Pytester):
     assert by_id["BB-5"]["verdict"] == "inconclusive at this scale" and by_id["BB-5"]["power"] == 0.31
     power = [r for r in by_id["BB-5"]["records"] if r["role"] == "power"][0]
     assert "n_seq = 1600" in power["why"] and power["power"]["decide"] == "n_seq = 1600"
+    assert (
+        power["power"]["decide_either"] == "n_seq = 2600"
+        and "95% power (a miss then reads contradicted) at: n_seq = 2600" in power["why"]
+    )
+    assert by_id["BB-5"]["tests"][0]["undecided"].endswith("95% (decides either way) at n_seq = 2600")
     assert power["power"]["basis"].startswith("interest") and power["power"]["size"] == pytest.approx(0.69)
     # power 0.9 at the source's effect: a true claim fails this test 10% of the time, more than 0.05
     assert by_id["BB-3"]["verdict"] == "inconclusive at this scale" and by_id["BB-3"]["size"] == pytest.approx(0.1)

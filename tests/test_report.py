@@ -8,6 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from repro.core import stats
 from repro.harness import report, writers
 from repro.harness.report import Record, verdict_of
 
@@ -280,6 +281,17 @@ def test_an_inconclusive_test_says_why_it_is_not_contradicted():
         == "power 0.48 < 0.8; family-wise size 0.52 > 0.05"
     )
     assert "- not contradicted (`t`): power 0.48 < 0.8; family-wise size 0.52 > 0.05" in writers.to_markdown([r], {})
+
+
+def test_an_inconclusive_test_names_the_sizes_that_would_decide_it_either_way():
+    """An underpowered strict xfail says where its weakest power record reaches 80% and, with a size
+    of 1 − power, EITHER_WAY (0.95): at 80% a miss still cannot read contradicted."""
+    t = _outcome("xfailed", 0.3, size=0.7, decide="40 seeds", decide_either="66 seeds")
+    assert t.undecided() == (
+        "power 0.3 < 0.8; family-wise size 0.7 > 0.05; 80% power at 40 seeds, 95% (decides either way) at 66 seeds"
+    )
+    assert _outcome("xfailed", 0.3, size=0.7, decide="40 seeds").undecided().endswith("80% power at 40 seeds")
+    assert report.EITHER_WAY == pytest.approx(1 - report.SIZE_ENOUGH) == stats.EITHER_WAY
 
 
 def test_the_claims_size_is_that_of_the_tests_that_contradicted_it():

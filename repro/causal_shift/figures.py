@@ -56,6 +56,24 @@ def cut_sweep(losses, baseline: float, baseline_sd: float, title: str) -> plt.Fi
     return fig
 
 
+def cut_sweep_seeds(rel: np.ndarray, title: str) -> plt.Figure:
+    """000 Fig 4 per seed: validation loss minus the seed's baseline with the residual attenuated
+    at each single layer (`rel`: seeds × layers), one thin line per seed, the mean ± its standard
+    error over seeds as bars."""
+    fig, ax = plt.subplots(figsize=(5.2, 3.4))
+    n, L = rel.shape
+    x = np.arange(L)
+    for row in rel:
+        ax.plot(x, row, color="0.6", lw=0.6, alpha=0.7)
+    se = rel.std(0, ddof=1) / np.sqrt(n) if n > 1 else np.zeros(L)
+    ax.bar(x, rel.mean(0), yerr=se, color="C0", alpha=0.8, capsize=3, label=f"mean ± se over {n} seeds")
+    ax.axhline(0, **SOURCE_STYLE, label="baseline (per seed)")
+    ax.set(xlabel="attenuated layer", ylabel="val loss − baseline (nats)", title=title)
+    ax.set_xticks(x)
+    ax.legend(fontsize=7)
+    return fig
+
+
 def gate_distribution(history: dict, title: str) -> plt.Figure:
     """000 Fig 5: the learned gate's distribution over layers along training."""
     steps = sorted(history)

@@ -1,6 +1,7 @@
 """The CS claims' power at declared effects (000): CS-1's switch depth against the source's
 (`switch_power`), CS-2's three depth changes over a random-init twin (`measures_power`), CS-4's
-paired cut-versus-baseline test at Table II's gain (`cut_power`), CS-5's gate at our budget from
+paired cut-versus-baseline test at Table II's gain (`cut_power`), its placement's blocked F-test
+(`placement_power`) and the last cut ahead of every middle one (`last_cut_power`), CS-5's gate at our budget from
 a line fitted to our own gate's snapshots (`gate_power`), and CS-6's order on every benchmark at
 Table II's gains (`order_power`, `order_power_record`). Each returns or builds the keywords of
 `claim.power`.
@@ -31,7 +32,11 @@ def switch_power(r, source: tuple[int, int]) -> dict | None:
     se = (hi - lo) / (2 * 1.96) / L if np.isfinite(lo) and np.isfinite(hi) else float("nan")
     if not (np.isfinite(se) and se > 0):
         return None
-    n80 = stats.n_for_power(lambda n: stats.power_threshold(src, 0.5, se * np.sqrt(r.n_seq / n)))
+
+    def power_at(n: int) -> float:
+        return stats.power_threshold(src, 0.5, se * np.sqrt(r.n_seq / n))
+
+    n80 = stats.n_for_power(power_at)
     return dict(
         value=stats.power_threshold(src, 0.5, se),
         effect=f"switch at {source[0]}/{source[1]} = {src:.2f} of depth",
@@ -41,6 +46,7 @@ def switch_power(r, source: tuple[int, int]) -> dict | None:
         sample=f"{r.n_seq} sequences × {p.n_tokens // r.n_seq} tokens",
         method=f"normal approximation, se {se:.3f} of depth from the 95% bootstrap CI over {r.n_seq} sequences",
         decide=f"{n80} sequences (se ∝ 1/√sequences)" if n80 else "more than 100,000 sequences",
+        decide_either=stats.either_way(power_at, "sequences"),
     )
 
 
@@ -53,6 +59,7 @@ class MeasuresPower:
     p: dict  # name → one-sided p of the excess > 0 (the claimed direction), over sequences
     n_seq: int
     n_80: int | None  # sequences for 80% power (None: more than 100,000)
+    either: str = ""  # sequences for 95% power (`stats.either_way`)
 
     def power_record(self, excess: dict, effects: dict, bars: dict, n_tokens: int) -> dict:
         """`claim.power` keywords of CS-2's rule (all three checks pass) at the declared `effects`,
@@ -76,6 +83,7 @@ class MeasuresPower:
             f"({', '.join(f'{k} {v:.4f}' for k, v in self.se.items())}); product of the three (a lower "
             "bound: they share sequences)",
             decide=f"{self.n_80} sequences" if self.n_80 else "more than 100,000 sequences",
+            decide_either=self.either,
             direction_p=max(self.p[k] for k in failing) if failing else max(self.p.values()),
         )
 
@@ -98,7 +106,7 @@ def measures_power(
     def power_at(m: int) -> float:
         return float(np.prod([stats.power_threshold(effects[k], bars[k], se[k] * np.sqrt(n / m)) for k in effects]))
 
-    return MeasuresPower(power_at(n), se, p, n, stats.n_for_power(power_at))
+    return MeasuresPower(power_at(n), se, p, n, stats.n_for_power(power_at), stats.either_way(power_at, "sequences"))
 
 
 # --------------------------------------------------------------------------- §IV: CS-4 … CS-6
@@ -112,7 +120,11 @@ def cut_power(diff: np.ndarray, base: float, rel_gain: float) -> dict:
     paired seed spread (`diff`: cut at layer 0 − baseline, per seed)."""
     effect = rel_gain * base
     sd_diff = float(diff.std(ddof=1))
-    n80 = stats.n_for_power(lambda n: stats.power_paired_t(effect, sd_diff, max(n, 2)))
+
+    def power_at(n: int) -> float:
+        return stats.power_paired_t(effect, sd_diff, max(n, 2))
+
+    n80 = stats.n_for_power(power_at)
     return dict(
         value=stats.power_paired_t(effect, sd_diff, len(diff)),
         effect=f"cut at layer 0 improves the loss by "
@@ -125,6 +137,81 @@ def cut_power(diff: np.ndarray, base: float, rel_gain: float) -> dict:
         sample=f"{len(diff)} paired seeds (same initial weights and data order per pair)",
         method=f"closed form: noncentral t, paired sd {sd_diff:.4f} over {len(diff)} seeds",
         decide=f"{n80} paired seeds at this model size" if n80 else "more than 100,000 paired seeds",
+        decide_either=stats.either_way(power_at, "paired seeds at this model size"),
+    )
+
+
+def _gain_effect(base: float, rel_gain: float) -> tuple[float, str]:
+    effect = rel_gain * base
+    return effect, (
+        f"Table II's fixed-cut gain over the baseline ({100 * rel_gain:.2f}% relative, mean of its four "
+        f"benchmarks) as a relative improvement of our validation loss: {effect:.4f} nats"
+    )
+
+
+def placement_power(sweep: np.ndarray, base: float, rel_gain: float) -> dict:
+    """`claim.power` keywords of CS-4's "highly sensitive to the chosen layer" (Fig 4 prints no
+    number): the blocked F-test over the cut layers (`stats.blocked_f`, seeds as blocks) at a
+    declared effect of interest — moving the cut between layers changes the loss by as much as the
+    cut gains (Table II's fixed-cut gain, `rel_gain` of our loss `base`) — in its least favourable
+    layout for that range (two layers at ±half of it, the rest between: Σ(μ − μ̄)² = range²/2). The
+    noise: the residual (seed × layer) sd at its 95% upper bound (`stats.sd_upper_bound`), so a few
+    seeds cannot make the power optimistic. `sweep`: (seeds, layers) validation losses."""
+    n, L = sweep.shape
+    f = stats.blocked_f(sweep)
+    sd = stats.sd_upper_bound(math.sqrt(f.ms_error), f.df_error + 1)
+    effect, words = _gain_effect(base, rel_gain)
+    mu = np.zeros(L)
+    mu[0], mu[-1] = -effect / 2, effect / 2  # which two layers does not matter to the F-test
+
+    def power_at(m: int) -> float:
+        return stats.power_blocked_f(mu, sd, max(m, 2))
+
+    n80 = stats.n_for_power(power_at)
+    return dict(
+        value=power_at(n),
+        effect=f"the layer means span {effect:.4f} nats (best to worst cut), two layers at the extremes: {words}",
+        effect_value=effect,
+        basis="interest: 'highly sensitive to the chosen layer' read as a placement that moves the loss by at "
+        "least as much as the cut gains (Table II's fixed-cut gain; Fig 4 gives no number)",
+        test=f"blocked F-test at α = 0.05 over the {L} cut layers, seeds as blocks (the check below)",
+        sample=f"{n} seeds × {L} cut layers (each seed's initial weights and data order for every layer)",
+        method=f"closed form: noncentral F on ({f.df_treatments}, {f.df_error}) df, residual sd at its 95% upper "
+        f"bound ({sd:.4f}; plug-in {math.sqrt(f.ms_error):.4f})",
+        decide=f"{n80} seeds × {L} cut layers at this model size" if n80 else "more than 100,000 seeds",
+        decide_either=stats.either_way(power_at, f"seeds × {L} cut layers at this model size"),
+    )
+
+
+def last_cut_power(sweep: np.ndarray, base: float, rel_gain: float) -> dict:
+    """`claim.power` keywords of CS-4's "a late cut is second best", tested as the source's text
+    names it ("the final layer, corresponding to the second-best fixed choice"): the cut at the
+    last layer beats the cut at every middle layer (1 … L − 2), an intersection–union test of
+    one-sided paired t's (each at α; no multiplicity correction: all must reject). Its power at
+    the declared effect (the last layer ahead of each middle one by Table II's fixed-cut gain) is
+    bounded below by 1 − Σ(1 − power of each pair), each pair's sd at its 95% upper bound."""
+    n, L = sweep.shape
+    effect, words = _gain_effect(base, rel_gain)
+    sds = [stats.sd_upper_bound(float((sweep[:, k] - sweep[:, -1]).std(ddof=1)), n) for k in range(1, L - 1)]
+
+    def power_at(m: int) -> float:
+        m = max(m, 2)
+        return max(0.0, 1.0 - sum(1.0 - stats.power_paired_t(effect, sd, m) for sd in sds))
+
+    n80 = stats.n_for_power(power_at)
+    return dict(
+        value=power_at(n),
+        effect=f"the cut at the last layer beats the cut at every middle layer by {effect:.4f} nats: {words}",
+        effect_value=effect,
+        basis="interest: 'a late cut is second best' as a margin over every middle layer as large as the cut's "
+        "own gain (Table II; Fig 4 gives no number)",
+        test=f"intersection–union of {L - 2} one-sided paired t's at α = 0.05 (last layer < layer k, k = 1 … "
+        f"{L - 2}; the check below)",
+        sample=f"{n} seeds (each layer's cut from the seed's initial weights and data order)",
+        method="closed form: noncentral t per pair, paired sds at their 95% upper bounds "
+        f"({', '.join(f'{sd:.4f}' for sd in sds)}), combined by the union bound 1 − Σ(1 − power)",
+        decide=f"{n80} seeds × {L} cut layers at this model size" if n80 else "more than 100,000 seeds",
+        decide_either=stats.either_way(power_at, f"seeds × {L} cut layers at this model size"),
     )
 
 
@@ -169,7 +256,11 @@ def cut_budget_power(diff: np.ndarray, gaps: list[tuple[float, float]], tokens: 
     effect, se = float(gain.mean()), float(gain.std(ddof=1) / math.sqrt(len(gain))) if len(gain) > 1 else 0.0
     sd = stats.sd_upper_bound(float(diff.std(ddof=1)), n)
     value = expected_power(lambda e: stats.power_paired_t(e, sd, n), effect, se)
-    n80 = stats.n_for_power(lambda m: stats.power_paired_t(effect, sd, max(m, 2))) if effect > 0 else None
+
+    def power_at(m: int) -> float:
+        return stats.power_paired_t(effect, sd, max(m, 2))
+
+    n80 = stats.n_for_power(power_at) if effect > 0 else None
     return dict(
         value=value,
         effect=f"cut at layer 0 improves the loss by {effect:+.4f} ± {se:.4f} nats at {tokens:,} tokens per model "
@@ -185,6 +276,7 @@ def cut_budget_power(diff: np.ndarray, gaps: list[tuple[float, float]], tokens: 
         decide=f"{n80} paired seeds at this budget"
         if n80
         else "no number of seeds at this budget: our runs show no gain from the cut here (train longer)",
+        decide_either=stats.either_way(power_at, "paired seeds at this budget") if effect > 0 else "",
     )
 
 
@@ -242,7 +334,11 @@ def order_power_record(
     if budget is not None:
         rel_gain = budget[0]
     power = order_power(base, higher, sd, rel_gain)
-    n80 = stats.n_for_power(lambda n: order_power(base, higher, sd, rel_gain, seeds=n, draws=4_000), n_max=4096)
+
+    def power_at(n: int) -> float:
+        return order_power(base, higher, sd, rel_gain, seeds=n, draws=4_000)
+
+    n80 = stats.n_for_power(power_at, n_max=4096)
     k = len(rows.acc) + 1
     return dict(
         value=power,
@@ -271,6 +367,7 @@ def order_power_record(
             if n80
             else "more than 4,096 seeds per variant at this profile's tokens: far more tokens than this profile"
         ),
+        decide_either=stats.either_way(power_at, "seeds per variant at this profile's tokens", n_max=4096),
     )
 
 
@@ -288,6 +385,7 @@ class GatePower:
     df: int  # the residual degrees of freedom (snapshots after init − 1)
     steps: int  # our last step
     steps_80: float  # steps at which the fitted line clears the bar with 80% power (inf: never)
+    either: str = ""  # steps for 95% power under the fitted line (`stats.either_way`)
 
     def power_record(self, hist: dict[int, np.ndarray], train: dict, paper: dict, bar: float) -> dict:
         """`claim.power` keywords of CS-5 at our budget (`hist`: the gate's snapshots, step → π;
@@ -321,6 +419,7 @@ class GatePower:
             f"√(residual sd² + steps²·se²) = {np.hypot(self.noise_sd, self.steps * self.trend_se):.4f} "
             "(one run's snapshots are correlated: if anything the sd is too small)",
             decide=decide,
+            decide_either=self.either,
         )
 
     def power_at(self, steps: float, bar: float) -> float:
@@ -377,4 +476,7 @@ def gate_power(hist: dict[int, np.ndarray], bar: float, *, max_steps: float = 1e
     gp.power = gp.power_at(last, bar)
     if gp.power_at(max_steps, bar) >= 0.8:
         gp.steps_80 = float(stats.n_for_power(lambda n: gp.power_at(n, bar), n_max=int(max_steps) * 2))
+        gp.either = stats.either_way(
+            lambda n: gp.power_at(n, bar), "steps, if the gate kept its fitted pace", n_max=int(max_steps) * 2
+        )
     return gp

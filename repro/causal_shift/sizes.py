@@ -15,10 +15,11 @@ from repro.core.cost import RUN, Job, Planner, of_row, steps_tokens, tiny_params
 from repro.ground.sizes import Decide
 
 # the groups of §IV's trained variants (`study.Runs`): the baseline per seed, a fixed cut at every
-# layer (seed 0), the cut at layer 0 per other seed, α = 0 at the middle layer per seed, the learned
+# layer (seed 0), the cut at layer 0 per other seed, the cut at every later layer per other seed
+# (with the two before: the sweep per seed, CS-4's placement), α = 0 at the middle layer per seed, the learned
 # gate (seed 0). `variants` names the groups a profile trains; a claim that reads a group its
 # profile does not train is skipped, saying so (a decide chunk trains only what its claim reads).
-VARIANTS = ("baseline", "cuts", "first_cut", "alpha0", "gate", "gate_null")
+VARIANTS = ("baseline", "cuts", "first_cut", "sweep", "alpha0", "gate", "gate_null")
 
 SIZES: dict[str, dict[str, dict[str, Any]]] = {
     # 000 causal shift (CS-1 … CS-6). `align`: CS-1/CS-2 on the pretrained models over Brown
@@ -82,13 +83,14 @@ SIZES: dict[str, dict[str, dict[str, Any]]] = {
 # decide-cs-gate: CS-5's power record names the steps of 1,024 tokens for 80% (the gate's own fitted
 # drift carried forward): ≈ 2,234 at ci (300 steps, Brown); on mix the gate drifted slower and the
 # 2,250-step chunk's own record named ≈ 9,641, so the chunk trains 10,000 (≈ 20 min on 2 CPU cores;
-# results/cpu-2026-11-29-decide). decide-cs-seeds: CS-4's record names 38 paired seeds at this model
-# size (≈ 20 min on 2 CPU cores).
-# Both on the mix corpus. Each chunk trains only the variants its claim reads (`variants`): with
-# all five groups they were 10.7 and 8.9 minutes on an H100 in the plan (118 and 13 dispatch-bound
-# trainings), over the 8-minute chunk; CS-4 reads the baseline, the cuts and the cut at layer 0 per
-# seed (79 trainings), CS-5 the gate and its null (the gate on shuffled tokens). CS-6 needs 256
-# seeds per variant: out of one GPU quarter-hour.
+# results/cpu-2026-11-29-decide). decide-cs-seeds: CS-4's first-layer record names 38 paired seeds at
+# this model size; the chunk also cuts every layer on every seed (`sweep`) for the placement test.
+# Both on the mix corpus. Each chunk trains only the variants its claim reads (`variants`): CS-5 the
+# gate and its null (the gate on shuffled tokens); CS-4 the baseline and the cut at every layer per
+# seed, 190 trainings: ≈ 22 min on 2 CPU cores (results/cpu-2026-11-29-cs-placement), and 17 min in
+# the H100 plan (dispatch-bound, a floor), over the 8-minute chunk: a CPU job, or two GPU
+# allocations. Without the sweep (79 trainings) it was 7.2 minutes. CS-6 needs 256 seeds per
+# variant: out of one GPU quarter-hour.
 OVERRIDES: dict[str, dict[str, dict[str, Any]]] = {
     "decide-cs-gate": {
         "causal_shift": dict(
@@ -97,14 +99,17 @@ OVERRIDES: dict[str, dict[str, dict[str, Any]]] = {
             variants=("gate", "gate_null"),
         )
     },
-    "decide-cs-seeds": {"causal_shift": dict(seeds=tuple(range(38)), variants=("baseline", "cuts", "first_cut"))},
+    "decide-cs-seeds": {
+        "causal_shift": dict(seeds=tuple(range(38)), variants=("baseline", "cuts", "first_cut", "sweep"))
+    },
 }
 DECIDE: dict[str, Decide] = {
-    # seeds decide the first-layer half only: the sweep's spread is one seed's sweep (the cuts train
-    # for seed 0 only), so "highly sensitive to the layer" needs the sweep per seed, not built
+    # 38 seeds decide the first-layer half and the placement F-test; "a late cut is second best"
+    # (the last cut ahead of every middle one) needs 135 seeds × 4 layers for 80% on mix
     "CS-4": Decide(
         "cs-seeds",
-        "38 paired seeds for 80% at Table II's fixed-cut gain (the first-layer half; the sweep is one seed's)",
+        "38 paired seeds for 80% at Table II's fixed-cut gain (the first-layer half), every layer cut on each; "
+        "the last-cut half's record names 135 seeds × 4 layers for 80% (≈ 675 trainings: beyond one chunk)",
         corpus="mix",
     ),
     "CS-5": Decide(
@@ -125,7 +130,15 @@ def _causal_shift(s: dict) -> list[Job]:
     m, t = s["model"], s["train"]
     L = m["n_layer"]
     n = len(s["seeds"])
-    per_group = {"baseline": n, "cuts": L, "first_cut": n - 1, "alpha0": n, "gate": 1, "gate_null": 1}
+    per_group = {
+        "baseline": n,
+        "cuts": L,
+        "first_cut": n - 1,
+        "sweep": (n - 1) * (L - 1),
+        "alpha0": n,
+        "gate": 1,
+        "gate_null": 1,
+    }
     n_models = sum(per_group[g] for g in s["variants"])  # the groups the profile trains
     p = tiny_params(m["vocab_size"], m["d_model"], L, max_len=m["max_len"])
     jobs = [

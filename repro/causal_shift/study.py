@@ -192,11 +192,24 @@ class Runs:
     profile: str = "ci"
     # CS-5's null: the gate trained alike on the corpus's tokens shuffled (no sequence to model)
     gate_null: T.TrainResult | None = None
+    # the cut at layers 1 … L − 1 for every seed but seed 0 (seed × layer order), with `cuts` and
+    # `first_cut` the whole sweep per seed (`sweep_table`)
+    sweep: list | None = None
 
     @staticmethod
     def val(r: T.TrainResult) -> float:
         """A run's last validation loss."""
         return float(r.history[-1]["val_loss"])
+
+    def sweep_table(self) -> np.ndarray:
+        """(seeds, layers) validation losses of the cut at every layer for every seed: seed 0's
+        row is `cuts`, the others the cut at layer 0 (`first_cut`) and at the later layers (`sweep`)."""
+        self.need("cuts", "first_cut", "sweep")
+        L = len(self.cuts)
+        rest = [self.val(r) for r in self.sweep]
+        rows = [[self.val(r) for r in self.cuts]]
+        rows += [[self.val(f), *rest[i * (L - 1) : (i + 1) * (L - 1)]] for i, f in enumerate(self.first_cut[1:])]
+        return np.array(rows)
 
     def missing(self, *groups: str) -> list[str]:
         """The groups among `groups` this profile did not train."""
@@ -253,10 +266,15 @@ def train_runs(
         "baseline": [(cfg, cs.Variant("baseline"), s) for s in seeds],
         "cuts": [(cfg, cs.Variant(f"cut@{l}", "cut", l, a), seeds[0]) for l in range(L)],
         "first_cut": [(cfg, cs.Variant("cut@0", "cut", 0, a), s) for s in seeds[1:]],
+        "sweep": [(cfg, cs.Variant(f"cut@{l}", "cut", l, a), s) for s in seeds[1:] for l in range(1, L)],
         "alpha0": [(cfg, cs.Variant(f"cut@{middle} α=0", "cut", middle, 0.0), s) for s in seeds],
         "gate": [(gate_cfg, gv, seeds[0])],
         "gate_null": [(gate_cfg, gv, seeds[0])],
     }
+    if "sweep" in wanted and not {"cuts", "first_cut"} <= set(wanted):
+        raise ReproError(
+            "causal_shift.variants: 'sweep' completes the sweep of 'cuts' and 'first_cut'; train all three"
+        )
     if "first_cut" in wanted and "cuts" not in wanted:  # seed 0's cut at layer 0 is the sweep's first
         groups["first_cut"].insert(0, groups["cuts"][0])
     from repro.core import launch
@@ -272,7 +290,18 @@ def train_runs(
     gate = got["gate"][0] if got["gate"] is not None else None
     null_gate = got["gate_null"][0] if got["gate_null"] is not None else None
     return Runs(
-        tc, cfg, got["baseline"], got["cuts"], got["first_cut"], got["alpha0"], gate, gv, middle, profile, null_gate
+        tc,
+        cfg,
+        got["baseline"],
+        got["cuts"],
+        got["first_cut"],
+        got["alpha0"],
+        gate,
+        gv,
+        middle,
+        profile,
+        null_gate,
+        got["sweep"],
     )
 
 

@@ -517,5 +517,6 @@ def ca8_power(e: Experiment, deltas: dict, effect: float, alpha_two_sided: float
         f"{sds[0]:.4f} (full) / {sds[1]:.4f} (axis drop, causal); product of the two "
         f"(lower bound; upper bound {min(each):.3f})",
         decide=f"{n80} paired seeds at this model size and budget" if n80 else "more than 100,000 paired seeds",
+        decide_either=stats.either_way(joint, "paired seeds at this model size and budget"),
         direction_p=direction_p,
     )

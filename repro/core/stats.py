@@ -159,6 +159,51 @@ def paired_t(a: Sequence[float], b: Sequence[float], alternative: str = "two-sid
     return TestResult(float(r.statistic), float(r.pvalue), alternative)
 
 
+@dataclass(frozen=True)
+class BlockedF:
+    """A two-way ANOVA without interaction on a (blocks × treatments) table: the treatments' F
+    with blocks (e.g. seeds) removed, its p, its degrees of freedom and the residual (block ×
+    treatment) variance, the noise a treatment effect is judged against."""
+
+    statistic: float
+    p: float
+    df_treatments: int
+    df_error: int
+    ms_error: float
+
+
+def blocked_f(table: np.ndarray) -> BlockedF:
+    """The repeated-measures F-test of "the treatments differ" on `table` (blocks × treatments,
+    one observation per cell; e.g. seeds × cut layers, every layer trained from each seed's
+    weights and data order): F = MS_treatments / MS_error on (t − 1, (b − 1)(t − 1)) degrees of
+    freedom, the classical randomised complete block design (scipy has no blocked ANOVA)."""
+    x = np.asarray(table, float)
+    if x.ndim != 2 or min(x.shape) < 2:
+        raise ReproError(f"blocked_f needs a (blocks × treatments) table, both ≥ 2 (got shape {x.shape})")
+    b, t = x.shape
+    resid = x - x.mean(1, keepdims=True) - x.mean(0, keepdims=True) + x.mean()
+    df_t, df_e = t - 1, (b - 1) * (t - 1)
+    ms_t = b * float(((x.mean(0) - x.mean()) ** 2).sum()) / df_t
+    ms_e = float((resid**2).sum()) / df_e
+    f = ms_t / ms_e if ms_e > 0 else float("inf")
+    return BlockedF(float(f), float(scipy.stats.f.sf(f, df_t, df_e)), df_t, df_e, ms_e)
+
+
+def power_blocked_f(effects: Sequence[float], sd: float, blocks: int, alpha: float = 0.05) -> float:
+    """Power of `blocked_f` at level `alpha` with `blocks` blocks when the treatments' true means
+    are `effects` (any offset) and the residual sd is `sd`: the noncentral F with
+    λ = blocks · Σ(μ − μ̄)² / sd²."""
+    mu = np.asarray(effects, float)
+    if blocks < 2 or sd <= 0 or mu.size < 2:
+        raise ValueError(f"power_blocked_f needs ≥ 2 blocks, ≥ 2 treatments and sd > 0 (got {blocks}, {mu.size}, {sd})")
+    df_t, df_e = mu.size - 1, (blocks - 1) * (mu.size - 1)
+    lam = blocks * float(((mu - mu.mean()) ** 2).sum()) / sd**2
+    crit = scipy.stats.f.isf(alpha, df_t, df_e)
+    if lam <= 0:  # scipy's ncf is wrong at λ = 0 (it returns sf − 1); the central F's level
+        return float(alpha)
+    return float(scipy.stats.ncf.sf(crit, df_t, df_e, lam))
+
+
 def one_sample_t(x: Sequence[float], popmean: float = 0.0, alternative: str = "two-sided") -> TestResult:
     """One-sample t-test of mean(x) against `popmean` (scipy.stats.ttest_1samp)."""
     r = scipy.stats.ttest_1samp(np.asarray(x, float), popmean, alternative=alternative)
@@ -457,6 +502,18 @@ def n_for_power(power_at: Callable[[int], float], target: float = 0.8, n_max: in
         mid = (lo + hi) // 2
         lo, hi = (mid, hi) if power_at(mid) < target else (lo, mid)
     return hi
+
+
+EITHER_WAY = 0.95  # = 1 − the harness's SIZE_ENOUGH (repro.harness.report.EITHER_WAY; a test checks they agree)
+
+
+def either_way(power_at: Callable[[int], float], unit: str, n_max: int = 100_000) -> str:
+    """A power record's `decide_either`: the smallest size at which `power_at` reaches EITHER_WAY,
+    in words ("62 paired seeds"). Where a test's size is 1 − power, a run at its 80% size can read
+    reproduced or inconclusive, never contradicted (size 0.2 > 0.05); at this size a miss reads
+    contradicted, so one run decides either way."""
+    n = n_for_power(power_at, target=EITHER_WAY, n_max=n_max)
+    return f"{n:,} {unit}" if n else f"more than {n_max:,} {unit}"
 
 
 def power_threshold(effect: float, threshold: float, se: float, compare: str = "ge") -> float:

@@ -198,6 +198,7 @@ class Claim:
         sample: str,
         method: str,
         decide: str,
+        decide_either: str = "",
         effect_value: float | None = None,
         size: float | None = None,
         size_method: str = "",
@@ -217,6 +218,9 @@ class Claim:
         `test`: the test whose power this is (e.g. "one-sided paired t at α = 0.05"); `sample`: what
         it is run on (e.g. "8 seeds", "400 prompts"); `method`: how the power was computed (closed
         form, or a simulation with its replicate count); `decide`: the sizes at which it reaches 80%.
+        `decide_either`: where the size is 1 − power, the sizes at which the power reaches
+        `reporting.EITHER_WAY` (0.95), so that a miss there reads contradicted (size ≤ 0.05): a run at
+        the 80% sizes can read reproduced or inconclusive, never contradicted (`stats.either_way`).
 
         `size`: the family-wise size of reading *contradicted* — the probability that this test is
         not reproduced although the claim holds. By default 1 − power (the declared effect is the
@@ -260,11 +264,14 @@ class Claim:
             "sample": sample,
             "method": method,
             "decide": decide,
+            "decide_either": decide_either or None,
             "size": float(size),
             "size_method": size_method,
             "direction_p": None if direction_p is None else float(direction_p),
         }
         why = f"at the declared effect ({effect}; {basis}); {test} on {sample}; {method}; 80% power at: {decide}"
+        if decide_either:
+            why += f"; {reporting.EITHER_WAY:.0%} power (a miss then reads contradicted) at: {decide_either}"
         return self.record(
             "power at the declared effect",
             float(value),

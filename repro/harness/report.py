@@ -41,6 +41,9 @@ POWER_ENOUGH = 0.8
 # "contradicted" also needs the family-wise size of that reading — the probability that the test is
 # not reproduced although the claim holds at the declared effect — at most this (Claim.power's size)
 SIZE_ENOUGH = 0.05
+# a test whose size is 1 − power reads contradicted only at this power or more: the power records
+# name the sizes for it (Claim.power's decide_either, stats.either_way) beside the 80% sizes
+EITHER_WAY = 1.0 - SIZE_ENOUGH
 # where a power's declared effect comes from (Claim.power's basis): the source's number, a smallest
 # effect of interest we name (with its reason), or the effect expected at our own training budget
 POWER_BASES = ("source", "interest", "budget")
@@ -104,7 +107,7 @@ class Record:
     # > 0 it fails (a rejected control), < 0 it holds
     margin: float | None = None
     # a power record's declaration (Claim.power): effect, effect_value, basis, test, sample, method,
-    # decide, size, size_method, direction_p
+    # decide, decide_either, size, size_method, direction_p
     power: dict | None = None
 
     def __post_init__(self) -> None:
@@ -278,7 +281,23 @@ class TestOutcome:
         shield = self.shielded()
         if shield:
             why.append(shield)
+        if why and (sizes := self.sizes_to_decide()):
+            why.append(sizes)
         return "; ".join(why) or None
+
+    def sizes_to_decide(self) -> str | None:
+        """The sizes its weakest power record names (`Claim.power`): for 80% and, where the size is
+        1 − power, for EITHER_WAY, where a miss would read contradicted."""
+        recs = self._powers()
+        if not recs:
+            return None
+        d = min(recs, key=lambda r: r["measured"]).get("power") or {}
+        if not d.get("decide"):
+            return None
+        out = f"80% power at {d['decide']}"
+        if d.get("decide_either"):
+            out += f", {EITHER_WAY:.0%} (decides either way) at {d['decide_either']}"
+        return out
 
     def verdict(self) -> str:
         """This test's own verdict: a strict xfail reads contradicted only with power ≥ POWER_ENOUGH at a

@@ -262,7 +262,7 @@ def post_norm_power(deep: dict) -> dict | None:
     def at(k: int) -> float:
         return stats.power_threshold(effect, bar, sd_hi / math.sqrt(k), "le")
 
-    n95 = stats.n_for_power(at, target=0.95)  # size 1 − power ≤ 0.05: what a contradiction needs
+    n80 = stats.n_for_power(at)
     return dict(
         value=at(n),
         effect=f"first/last block weight-gradient ratio 0.25 at L={deep['depth']}",
@@ -272,7 +272,8 @@ def post_norm_power(deep: dict) -> dict | None:
         sample=f"{n} seeds at L={deep['depth']}",
         method=f"closed form: normal approximation on the mean log ratio; nuisance: the sd of log ratio over the "
         f"{n} seeds at its 95% upper bound {sd_hi:.3f} (sample sd {sd:.3f})",
-        decide=f"{n95} seeds (power 0.95)" if n95 else "more than 100,000 seeds",
+        decide=f"{n80} seeds" if n80 else "more than 100,000 seeds",
+        decide_either=stats.either_way(at, "seeds"),
         direction_p=stats.one_sample_t(logs, 0.0, alternative="less").p,
     )
 
@@ -564,6 +565,7 @@ def lens_power(c: LensComparison, effect: float = LENS_EFFECT) -> dict:
         sample=f"{n} held-out tokens ({c.n_train} training, {c.n_held} held out for the stop)",
         method="one-sided paired t (noncentral t) per test, sd at its 95% upper bound, product over tests",
         decide=f"{n80} held-out tokens" if n80 else "beyond 100,000 held-out tokens",
+        decide_either=stats.either_way(power_at, "held-out tokens"),
     )
 
 

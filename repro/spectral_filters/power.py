@@ -38,6 +38,11 @@ def n80(power_at: Callable[[int], float]) -> str:
     return f"{n} prompts of this length" if n is not None else "more than 100,000 prompts"
 
 
+def n95(power_at: Callable[[int], float], n_max: int = 100_000) -> str:
+    """`n80`'s twin at 95% (`stats.either_way`): where a miss reads contradicted."""
+    return stats.either_way(lambda k: power_at(max(k, 2)), "prompts of this length", n_max=n_max)
+
+
 def gap_power(effect: float, threshold: float, gap_p: np.ndarray, rnd_means: list[float], sims: int = 20_000):
     """Power of "Φ − the worst of K random filters ≥ threshold" when Φ lies `effect` above the
     random filters' mean, as a function of the number of prompts n, by simulation: the worst of K
@@ -166,6 +171,7 @@ def sf3_power_record(
         method=f"simulation (20,000 draws) of the worst of {k} random filters and the prompts' noise, "
         f"normal approximation for the step; sds {sd_text(sd)}",
         decide=n80_gap(power_at),
+        decide_either=n95(power_at, n_max=10_000),
     )
     return record, sd
 
@@ -187,6 +193,7 @@ def sf5_power_record(drop_p: np.ndarray, swap_p: np.ndarray, first_p: np.ndarray
         method=f"closed form: normal approximation (delta method for the ratios), per-prompt sds "
         f"{sd_text(sd)}, product of the checks' powers",
         decide=n80(power_at),
+        decide_either=n95(power_at),
     )
 
 
@@ -210,6 +217,7 @@ def sf6_power_record(
         method=f"simulation (20,000 draws) for the gap to the worst of {k} random filters, normal "
         f"approximation for the others; sds {sd_text(sd)}; product of the checks' powers",
         decide=n80_gap(power_at),
+        decide_either=n95(power_at, n_max=10_000),
     )
 
 
@@ -226,6 +234,7 @@ def sf7_power_record(rise_p: np.ndarray, tokens: int) -> dict:
         sample=f"{n} prompts × {tokens} tokens",
         method=f"closed form: normal approximation, per-prompt sd {sd:.3f} nats of the rise",
         decide=n80(power_at),
+        decide_either=n95(power_at),
     )
 
 
@@ -277,7 +286,11 @@ def sf8_power_record(
     this run's unfiltered rep-3 `none_mean`; the sizes for 80%: the same simulation with more
     continuations (prompts) per layer, at this length."""
     per_layer = n_prompts
-    n80 = stats.n_for_power(lambda n: table4_power(src, none_mean, n, n_draw), n_max=256)
+
+    def power_at(n: int) -> float:
+        return table4_power(src, none_mean, n, n_draw)
+
+    n80 = stats.n_for_power(power_at, n_max=256)
     return dict(
         value=table4_power(src, none_mean, per_layer, n_draw),
         effect="the source's Table 4 continuations "
@@ -294,6 +307,7 @@ def sf8_power_record(
             "length, do not clear both margins against this model's unfiltered rep-3 on average)"
         )
         + "; the paper profile continues 64 tokens, Table 4's length",
+        decide_either=stats.either_way(power_at, f"prompts per layer at {new_tokens} new tokens", n_max=256),
     )
 
 
@@ -332,6 +346,9 @@ class HMLVTest:
     def decide(self) -> str:
         return n80(self.power_at).replace("of this length", "of 33 tokens")
 
+    def decide_either(self) -> str:
+        return n95(self.power_at).replace("of this length", "of 33 tokens")
+
     def power_record(self) -> dict:
         """`claim.power` keywords: the power at SF9_EFFECT, an effect of ours (the text gives no
         number), with the t-test's p as `direction_p`, so that our 0.2-sd bar alone cannot read
@@ -347,6 +364,7 @@ class HMLVTest:
             method=f"closed form: normal approximation (threshold) × noncentral t (test), per-prompt sd "
             f"{self.sd:.3f} of the contrast, product of the two checks' powers",
             decide=self.decide(),
+            decide_either=self.decide_either(),
             direction_p=self.p,
         )
 
@@ -618,7 +636,11 @@ def sf10_power_record(
         return float(np.prod([stats.normal_sf(-z) for z in (1.0 - effect) / (effect * sd)]))  # P(every head < 1)
 
     all_h = all_heads(n_others)
-    n80 = stats.n_for_power(lambda m: rec["value"] * all_heads(m)) if rec["value"] > 0 else None
+
+    def power_at(m: int) -> float:
+        return rec["value"] * all_heads(m)
+
+    n80 = stats.n_for_power(power_at) if rec["value"] > 0 else None
     rec.update(
         value=rec["value"] * all_h,
         size=1.0 - rec["value"] * all_h,
@@ -627,6 +649,7 @@ def sf10_power_record(
             if n80
             else "beyond 100,000 other tokens per head"
         ),
+        decide_either=stats.either_way(power_at, "other tokens per head") if rec["value"] > 0 else "",
         sample=f"{sample} (bootstrap of each head's median, {reps.shape[0]} replicates)",
         method=rec["method"].replace(
             "closed form: noise-free quantities",
