@@ -403,6 +403,8 @@ def test_last_cut_is_second_best(claim, runs, sweep, sizes, profile):
     t's over seeds (the layer fixed in advance, not picked from the data)."""
     _setting(claim, runs, sizes)
     n, L = sweep.shape
+    if L < 3 or n < 2:
+        pytest.skip(f"the last cut against the middle ones needs ≥ 3 layers and ≥ 2 seeds (this profile: {L}, {n})")
     last = [stats.paired_t(sweep[:, -1], sweep[:, k], "less") for k in range(1, L - 1)]
     p_last = max(t.p for t in last)
     for k, t in enumerate(last, start=1):

@@ -45,8 +45,9 @@ def test_each_chunk_is_a_profile_a_run_can_name_and_it_changes_only_its_claims_r
 def test_a_chunk_size_reaches_the_recorded_80_percent_size():
     """Spot checks against the sizes the power records name (DECIDE's `why`): the ci run's, or a
     chunk run's own where it named more (or a size ≤ 0.05 needed more than 80%)."""
-    assert profiles.get_profile("decide-bb-probes").sizes("bb_1")["n_seq"] >= 25_031
-    assert profiles.get_profile("decide-bb-direction").sizes("bb_2_2")["n_seq"] >= 5_698
+    # the GPU chunks at the 95% sizes (a miss reads contradicted); BB-2.2's test cannot reach 95%: 80%
+    assert profiles.get_profile("decide-bb-probes").sizes("bb_1")["n_seq"] >= 31_732
+    assert profiles.get_profile("decide-bb-direction").sizes("bb_2_2")["n_seq"] >= 6_222
     sinks = profiles.get_profile("decide-sinks").sizes("sinks")["train"]
     assert sinks["steps"] * sinks["batch_size"] * sinks["seq_len"] >= 1.1e7  # the 9.0e6 chunk's own record
     gate = profiles.get_profile("decide-cs-gate").sizes("causal_shift")

@@ -383,7 +383,7 @@ def test_every_training_topic_hands_its_jobs_and_procs_to_train_jobs(monkeypatch
         "causal_shift": (
             lambda: cs_study.train_runs(ci.sizes("causal_shift"), procs=procs),
             "repro.causal_shift.experiments:build_for_job",
-            14,  # §IV's 13 variants and CS-5's null (the gate on shuffled tokens)
+            20,  # §IV's 13 variants, CS-4's sweep on seeds 1–2 (6) and CS-5's null (the gate on shuffled tokens)
             True,
         ),
         "sinks": (

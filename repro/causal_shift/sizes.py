@@ -33,8 +33,9 @@ SIZES: dict[str, dict[str, dict[str, Any]]] = {
     # the middle layer with the baseline (α = 1) over `seeds`; `gate_snapshots`: steps at which
     # the learned gate's π is read (Fig 5). `eval`: CS-6's held-out sets (Brown test windows,
     # stdlib-code validation windows, last-word items from Brown test sentences).
-    # ci: 4 layers × 128 wide, 300 steps of 16 × 64 tokens, 14 models (≈ 20–30 s each alone on 2
-    # cores; on a CPU they train side by side, one thread each: repro.core.launch.pool). Not fewer
+    # ci: 4 layers × 128 wide, 300 steps of 16 × 64 tokens, 20 models (≈ 20–30 s each alone on 2
+    # cores; on a CPU they train side by side, one thread each: repro.core.launch.pool; the 6 of
+    # CS-4's sweep on seeds 1–2 added 66 s in bfloat16 on the AVX512-BF16 EPYC). Not fewer
     # steps: at 150 CS-3 failed (α = 0 − α = 1 val loss +0.076 nats, paired p 0.19 over 3 seeds).
     # paper: the source's GPT-2 150M (12 layers, 768 wide, 1024 tokens) — a GPU and a larger
     # corpus than Brown (`--corpus`).
@@ -145,7 +146,7 @@ def _causal_shift(s: dict) -> list[Job]:
         Job(
             "causal_shift",
             "CS-3…CS-6",
-            "GPT-2-style variants (baseline, a cut per layer, α = 0, gating, gating on shuffled tokens)"
+            "GPT-2-style variants (baseline, a cut at every layer per seed, α = 0, gating, gating on shuffled tokens)"
             if tuple(s["variants"]) == VARIANTS
             else f"GPT-2-style variants: {', '.join(s['variants'])} only",
             "train",
