@@ -195,6 +195,9 @@ def test_check_fpr_bound_asserts_both_tests_with_the_lineage_as_control():
     assert all(c[1] == pytest.approx((1 - verdicts.FPR_FLOOR) ** 400) and c[1] > 0.05 for c in lower)
     value, kw = claim.powers[0]
     assert value >= 0.8 and kw["effect_value"] == 0.01 and "disjoint pairs" in kw["decide"]
+    # a miss reads contradicted with size 1 − power (a rate of α fails that often), not the bound's
+    # 5% coverage (the other error: a rate above the bound read as reproduced)
+    assert "size" not in kw and kw["decide_either"].endswith("disjoint pairs")
 
 
 def test_the_low_side_fails_only_on_evidence_of_a_rate_far_below_alpha():

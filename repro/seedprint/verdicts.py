@@ -279,8 +279,11 @@ def check_fpr_bound(claim, cal: Calibration, control: Calibration) -> None:
     """SP-6's "≈ α" as an equivalence-type bound on each of Algorithm 1's tests (both must clear it:
     an intersection–union test, no multiplicity correction) and, two-sided, not significantly below
     FPR_FLOOR on the same pairs, with its power at the source's rate α
-    (`stats.power_binomial_bound`, exact) and the disjoint pairs that reach 80%. Control: the
-    same-lineage pairs in its place (every pair flagged: the bound must fail there)."""
+    (`stats.power_binomial_bound`, exact) and the disjoint pairs that reach 80%. The size of a
+    "contradicted" reading is 1 − that power: a procedure whose rate is α fails the bound or the
+    floor with that probability (the bound's 95% coverage is the other error: a rate above
+    FPR_BOUND read as reproduced). Control: the same-lineage pairs in its place (every pair
+    flagged: the bound must fail there)."""
     k_ctl = {key: control.upper(key) for key, _ in TESTS}
     ups = {key: cal.upper(key) for key, _ in TESTS}
     m = ups[TESTS[0][0]][1]
@@ -299,9 +302,8 @@ def check_fpr_bound(claim, cal: Calibration, control: Calibration) -> None:
         sample=f"{m} disjoint pairs of {cal.kind}",
         method=f"closed form: P(k_lo ≤ K ≤ k*) for K ~ Bin(m, α), k* the most false positives whose bound clears "
         f"{FPR_BOUND}, k_lo the fewest not significantly below {FPR_FLOOR:.4g}",
-        size=0.05,
-        size_method="the Clopper–Pearson bound's coverage (≥ 95% exact): a rate above the bound passes at most 5%",
         decide=f"≈ {n80} disjoint pairs ({2 * n80} independent inits)" if n80 else "no number of pairs",
+        decide_either=stats.either_way(power_at, "disjoint pairs"),
     )
     for key, label in TESTS:
         k, n, up = ups[key]
