@@ -34,8 +34,8 @@ SIZES: dict[str, dict[str, dict[str, Any]]] = {
     # the learned gate's π is read (Fig 5). `eval`: CS-6's held-out sets (Brown test windows,
     # stdlib-code validation windows, last-word items from Brown test sentences).
     # ci: 4 layers × 128 wide, 300 steps of 16 × 64 tokens, 20 models (≈ 20–30 s each alone on 2
-    # cores; on a CPU they train side by side, one thread each: repro.core.launch.pool; the 6 of
-    # CS-4's sweep on seeds 1–2 added 66 s in bfloat16 on the AVX512-BF16 EPYC). Not fewer
+    # cores; on a CPU they train side by side, one thread each: repro.core.launch.pool; the cost of
+    # CS-4's sweep on seeds 1–2 is in docs/sizes.md). Not fewer
     # steps: at 150 CS-3 failed (α = 0 − α = 1 val loss +0.076 nats, paired p 0.19 over 3 seeds).
     # paper: the source's GPT-2 150M (12 layers, 768 wide, 1024 tokens) — a GPU and a larger
     # corpus than Brown (`--corpus`).
