@@ -63,11 +63,23 @@ def test_relu_mlp0_contracts_along_the_arccos_map(claim, mlp_stack):
     claim.table(*tables.fig5_mlp_stack(mlp_stack))
     ctl = "tanh MLP0 on the same weights (symmetric: ρ̄ stays 0)"
     records.check_recurrence(claim, mlp_stack, Z, WIDTH_ALLOWANCE, SOURCE_RHO1, ctl)
-    # Monotone rise: every step up is positive in every model (Prop 2: g(ρ) > ρ on [0, 1)).
-    rise, rise_ctl = (float(np.diff(c.values, axis=1).min()) for c in (relu, tanh))
-    why = "Prop 2: increasing in every model; no tolerance"
+    # Monotone rise: every step up in every model (Prop 2: g(ρ) > ρ on [0, 1)), read as the share of
+    # (model, block) steps that rise, so the control's margin is on the scale of the claim: tanh's ρ̄
+    # wanders about 0 by ~1e-3, so its smallest rise misses 0 by that little, while about half of
+    # its steps fall
+    steps = {k: np.diff(c.values, axis=1) for k, c in (("relu", relu), ("tanh", tanh))}
+    claim.record("smallest per-model rise ρ̄_{l+1} − ρ̄_l, ReLU MLP0", float(steps["relu"].min()))
+    claim.record("smallest per-model rise ρ̄_{l+1} − ρ̄_l, tanh MLP0 (the control)", float(steps["tanh"].min()))
+    n = steps["relu"].size
     claim.check(
-        "smallest per-model rise ρ̄_{l+1} − ρ̄_l", rise, 0.0, compare="ge", why=why, control=rise_ctl, control_name=ctl
+        f"share of the {n} per-model steps where ρ̄ rises (ρ̄_{{l+1}} > ρ̄_l)",
+        float((steps["relu"] > 0).mean()),
+        1.0,
+        compare="ge",
+        why="Prop 2 (g(ρ) > ρ on [0, 1)): increasing in every model, every step, no tolerance",
+        control=float((steps["tanh"] > 0).mean()),
+        control_name=ctl,
+        key="share of the per-model steps where ρ̄ rises",
     )
 
 

@@ -389,3 +389,24 @@ def test_side_by_side_gives_a_column_per_model(tmp_path, capsys):
         "| inconclusive at this scale (power 0.3) |"
     )
     assert out[3] == "| BB-4 | Prop 2 | reproduced | reproduced | — |"
+
+
+def test_a_claim_not_run_is_not_counted_as_a_verdict_change():
+    """A selection (`--claim BB-4`) against a full baseline: the claims it did not run are named
+    apart, never counted as verdict changes nor regressions."""
+    b = _run()
+    b["claims"][1]["verdict"] = "not run"
+    b["claims"][0]["verdict"] = "partly reproduced"
+    c = cmp.compare(_run(), b)
+    text = cmp.lines(c, "base", "sel")
+    assert "verdict changes: 1" in text
+    assert "  not run in sel (not compared): BB-6" in text
+    assert not any(v["regression"] for v in c.verdicts if v["claim"] == "BB-6")
+    # a claim A did not run that fails in B is a change, and a regression, never hidden as "not run"
+    a, b = _run(), _run()
+    a["claims"][1]["verdict"] = "not run"
+    b["claims"][1]["verdict"] = "failed"
+    c = cmp.compare(a, b)
+    text = cmp.lines(c)
+    assert c.regressed and "verdict changes: 1" in text
+    assert any("not run -> failed  REGRESSION" in ln for ln in text)

@@ -33,7 +33,7 @@ def _jobs(monkeypatch, profile: str) -> list[dict]:
     "profile, n, modes",
     [
         ("ci", 3 + 4 + 2 + 2 * 3 + 3 + 1 + 1, {"none", "cut", "learned"}),
-        ("decide-cs-seeds", 38 + 4 + 37 + 37 * 3, {"none", "cut"}),
+        ("decide-cs-seeds", 38 + 4 + 37 + 37 * 3 + 38 * 4, {"none", "cut"}),
         ("decide-cs-gate", 2, {"learned"}),
     ],
 )
@@ -43,6 +43,7 @@ def test_a_profile_trains_the_groups_it_names(monkeypatch, profile, n, modes):
     assert {j["factory_kwargs"]["variant"]["mode"] for j in jobs} == modes
     seeds = profiles.get_profile(profile).sizes("causal_shift")["seeds"]
     if profile != "decide-cs-gate":  # CS-4's pairs: the cut at layer 0 for every seed, seed 0's from the sweep
+        jobs = [j for j in jobs if j["factory_kwargs"]["variant"]["alpha"] != study.FAINT_ALPHA]  # the null aside
         first = [j["train_config"]["model_seed"] for j in jobs if j["factory_kwargs"]["variant"]["name"] == "cut@0"]
         assert sorted(first) == sorted(seeds)
         # CS-4's placement: every (seed, layer) cut once, so the sweep per seed is complete
@@ -58,7 +59,7 @@ def test_a_profile_trains_the_groups_it_names(monkeypatch, profile, n, modes):
 def test_the_plan_counts_the_same_trainings():
     from repro.causal_shift.sizes import PLANNERS
 
-    for profile, n in (("ci", 20), ("decide-cs-seeds", 190), ("decide-cs-gate", 2)):
+    for profile, n in (("ci", 20), ("decide-cs-seeds", 342), ("decide-cs-gate", 2)):
         job = PLANNERS["causal_shift"](profiles.get_profile(profile))[0]
         assert job.models == n, (profile, job)
 
@@ -85,6 +86,35 @@ def test_the_sweep_table_is_seeds_by_layers():
     sweep = [R(s * 10 + l) for s in range(1, n) for l in range(1, L)]
     runs = study.Runs(None, None, [], cuts, first, None, None, None, 1, "ci", None, sweep)
     assert runs.sweep_table().tolist() == [[s * 10 + l for l in range(L)] for s in range(n)]
+
+
+def test_the_faint_null_is_the_sweep_with_a_faint_cut(monkeypatch):
+    """CS-4's faint null: the sweep again — every (seed, layer) cell, from the seed's initial weights
+    on the one data order — with α = FAINT_ALPHA, read back as a (seeds, layers) table."""
+    sizes = profiles.get_profile("decide-cs-seeds").sizes("causal_shift")
+    seeds, L = sizes["seeds"], sizes["model"]["n_layer"]
+    jobs = _jobs(monkeypatch, "decide-cs-seeds")
+    null = [j for j in jobs if j["factory_kwargs"]["variant"]["alpha"] == study.FAINT_ALPHA]
+    assert 0.99 < study.FAINT_ALPHA < 1.0
+    assert [(j["train_config"]["model_seed"], j["factory_kwargs"]["variant"]["layer"]) for j in null] == [
+        (s, l) for s in seeds for l in range(L)
+    ]
+    assert {j["factory_kwargs"]["variant"]["mode"] for j in null} == {"cut"}
+    sweep = [j for j in jobs if j["factory_kwargs"]["variant"]["alpha"] == sizes["cut_alpha"]]
+    assert {j["train_config"]["data_seed"] for j in null} == {j["train_config"]["data_seed"] for j in sweep} == {0}
+
+    class R:
+        def __init__(self, v):
+            self.history = [{"val_loss": v}]
+
+    class TC:
+        n_layer = 3
+
+    cells = [R(s * 10 + l) for s in range(2) for l in range(3)]
+    runs = study.Runs(TC(), None, None, None, None, None, None, None, 1, "ci", None, None, cells)
+    assert runs.null_table().tolist() == [[0, 1, 2], [10, 11, 12]]
+    with pytest.raises(study.NotTrained, match="reads faint_null"):
+        study.Runs(TC(), None, None, None, None, None, None, None, 1, "ci").null_table()
 
 
 def test_the_sweep_needs_the_cuts_it_completes():

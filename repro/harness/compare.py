@@ -325,8 +325,15 @@ def lines(c: Comparison, a_name: str = "A", b_name: str = "B") -> list[str]:
     if c.partial:
         out.append("claims run in part (a selection of their tests): their verdicts and missing records not compared")
         out += [f"  {p['claim']:<8} {p['ran']} of {p['of']} tests" for p in c.partial]
-    out.append(f"verdict changes: {len(c.verdicts)}")
-    out += [f"  {v['claim']:<8} {v['a']} -> {v['b']}{'  REGRESSION' if v['regression'] else ''}" for v in c.verdicts]
+    # a claim B did not run (a selection) is not a change of its verdict: counted apart, named in
+    # short; one that A did not run and B did is a verdict of B's, listed (a new "failed" regresses)
+    unrun = [v for v in c.verdicts if v["b"] == reporting.NOT_RUN and not v["regression"]]
+    changed = [v for v in c.verdicts if v not in unrun]
+    out.append(f"verdict changes: {len(changed)}")
+    out += [f"  {v['claim']:<8} {v['a']} -> {v['b']}{'  REGRESSION' if v['regression'] else ''}" for v in changed]
+    if ids := [v["claim"] for v in unrun]:
+        shown = ", ".join(ids[:8]) + (f" … ({len(ids)} in all)" if len(ids) > 8 else "")
+        out.append(f"  not run in {b_name} (not compared): {shown}")
     out.append(f"records drifted by more than {c.k:g} noise scales: {len(c.drifts)}")
     out += [
         f"  {d['claim']:<8} {d['name']}: {f(d['a'])} -> {f(d['b'])} "

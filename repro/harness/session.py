@@ -300,7 +300,9 @@ class ClaimsSession:
             regressed, lines = against
             head = [ln for ln in lines if ln.startswith(("REGRESSED", "no committed", "baseline:"))]
             counts = [
-                ln for ln in lines if ln.startswith(("verdict changes", "records drifted", "asserted records lost"))
+                ln
+                for ln in lines
+                if ln.startswith(("verdict changes", "  not run in", "records drifted", "asserted records lost"))
             ]
             for line in head + counts:
                 tr.write_line(line, red=regressed, bold=regressed)
