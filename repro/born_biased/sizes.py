@@ -110,14 +110,19 @@ SIZES: dict[str, dict[str, dict[str, Any]]] = {
 }
 
 # `long`'s overrides of the ci rows: none (long runs ci's sizes here)
-# The decide chunks (an override profile each; repro plan --profile decide), not yet run (they need
-# a GPU): the 95% sizes the ci run's power records name at their declared effects, so that a miss
-# reads contradicted (a bar test's size is 1 − power: at 80% a miss stays inconclusive). One probe
-# pass reads every length, so N = 31,800 sequences per cell covers BB-1.1's LLaMA half (95% at
-# 31,732; 80% at 25,031), BB-1.2 (3,632) and BB-1.3 (512 probes per seed) at once. BB-2.2's rate
-# test (the source's 76% inside our Wilson interval) cannot reach 95% at any N — the interval's
-# coverage is its ceiling — so its chunk is sized at 80%: 6,222 predictions per model in the
-# bfloat16 ci run (5,698 in float32), which can read reproduced, never contradicted.
+# The decide chunks (an override profile each; repro plan --profile decide): the 95% sizes the ci
+# run's power records name at their declared effects, so that a miss reads contradicted (a bar
+# test's size is 1 − power: at 80% a miss stays inconclusive). One probe pass reads every length,
+# so N = 31,800 sequences per cell covers BB-1.1's LLaMA half (95% at 31,732; 80% at 25,031),
+# BB-1.2 (3,632) and BB-1.3 (512 probes per seed) at once. BB-2.2's rate test (the source's 76%
+# inside our Wilson interval) cannot reach 95% at any N — the interval's coverage is its ceiling —
+# so its chunk is sized at 80%: 6,222 predictions per model in the bfloat16 ci run (5,698 in
+# float32), which can read reproduced, never contradicted. decide-bb-probes needs a GPU (≈ 50 min in the plan on
+# 2 CPU cores); decide-bb-direction ran on 2 CPU cores in 972 s (2026-11-29,
+# results/cpu-2026-11-29-bb-direction): BB-2.2 reproduced, 19/30 agree (Wilson [0.46, 0.78] holds
+# 76%). That run's own power record is 0.65 and names N ≈ 11,449 for 80%: the ci record's plug-in
+# rates came from ill-determined favourites (top counts 2–10 of 256). The size stays as it
+# decided; a miss at it would read inconclusive.
 OVERRIDES: dict[str, dict[str, dict[str, Any]]] = {
     "decide-bb-probes": {"bb_1": dict(n_seq=31_800)},
     "decide-bb-direction": {"bb_2_2": dict(n_seq=6_300)},
@@ -130,8 +135,9 @@ DECIDE: dict[str, Decide] = {
     "BB-1.3": Decide("bb-probes", "N = 512 probes per seed for 95% (342 for 80%) at Table 1(a)'s weakest frequency"),
     "BB-2.2": Decide(
         "bb-direction",
-        "N ≈ 6,222 predictions per model for 80% at Finding 2.2's 76% (95% is out of reach of a rate-inside-"
-        "interval test: it can reproduce, not contradict)",
+        "N ≈ 6,222 predictions per model for 80% at Finding 2.2's 76% (the ci record; the chunk's own run, "
+        "reproduced on 2 CPU cores, names 11,449; 95% is out of reach of a rate-inside-interval test: it can "
+        "reproduce, not contradict)",
     ),
 }
 
