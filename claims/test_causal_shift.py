@@ -249,7 +249,13 @@ def _faint_null(claim, runs: study.Runs, measure, name: str) -> dict:
             f"not trained at the {runs.profile} profile (sizes causal_shift.variants)",
         )
         return {}
-    return dict(control=float(measure(runs.null_table())), control_name=name)
+    null = runs.null_table()
+    if np.ptp(null, axis=1).max() == 0:  # e.g. α rounded to 1 in a bfloat16 residual stream
+        raise study.ReproError(
+            f"CS-4's faint null did not part ways: every seed's cells are equal (α = {study.FAINT_ALPHA} in the "
+            "residual's dtype is 1?), so it is no null for the sweep's tests"
+        )
+    return dict(control=float(measure(null)), control_name=name)
 
 
 def _iut_last(table: np.ndarray) -> tuple[list, float]:

@@ -134,6 +134,16 @@ DECIDE: dict[str, Decide] = {
 # --------------------------------------------------------------------------- cost rows
 
 
+def _what(variants) -> str:
+    """The plan row's words for the groups a profile trains."""
+    everything = "baseline, a cut at every layer per seed, α = 0, gating, gating on shuffled tokens"
+    if tuple(variants) == VARIANTS:
+        return f"GPT-2-style variants ({everything}, the sweep's faint null)"
+    if tuple(variants) == tuple(v for v in VARIANTS if v != "faint_null"):
+        return f"GPT-2-style variants ({everything}; not the faint null)"
+    return f"GPT-2-style variants: {', '.join(variants)} only"
+
+
 def _causal_shift(s: dict) -> list[Job]:
     m, t = s["model"], s["train"]
     L = m["n_layer"]
@@ -154,10 +164,7 @@ def _causal_shift(s: dict) -> list[Job]:
         Job(
             "causal_shift",
             "CS-3…CS-6",
-            "GPT-2-style variants (baseline, a cut at every layer per seed, α = 0, gating, gating on shuffled tokens, "
-            "the sweep's faint null)"
-            if tuple(s["variants"]) == VARIANTS
-            else f"GPT-2-style variants: {', '.join(s['variants'])} only",
+            _what(s["variants"]),
             "train",
             n_models,
             p,

@@ -219,8 +219,8 @@ class Runs:
         """(seeds, layers) validation losses of CS-4's faint null, shaped as `sweep_table`: the
         sweep again — each seed's initial weights and the one data order, a cut at each layer —
         with α = FAINT_ALPHA, a cut too faint to matter that still sends each run down its own
-        path, so the table keeps the sweep's noise and its structure (cells of a row share init and
-        data) without a layer effect. CS-4's tests put it through their assertions."""
+        path, so the table keeps the sweep's structure (cells of a row share init and data) and the
+        runs' own divergence, without a layer effect. CS-4's tests put it through their assertions."""
         self.need("faint_null")
         L = self.tc.n_layer
         v = [self.val(r) for r in self.faint_null]

@@ -327,7 +327,7 @@ def lines(c: Comparison, a_name: str = "A", b_name: str = "B") -> list[str]:
         out += [f"  {p['claim']:<8} {p['ran']} of {p['of']} tests" for p in c.partial]
     # a claim B did not run (a selection) is not a change of its verdict: counted apart, named in
     # short; one that A did not run and B did is a verdict of B's, listed (a new "failed" regresses)
-    unrun = [v for v in c.verdicts if v["b"] == reporting.NOT_RUN and not v["regression"]]
+    unrun = [v for v in c.verdicts if v["b"] == reporting.NOT_RUN]
     changed = [v for v in c.verdicts if v not in unrun]
     out.append(f"verdict changes: {len(changed)}")
     out += [f"  {v['claim']:<8} {v['a']} -> {v['b']}{'  REGRESSION' if v['regression'] else ''}" for v in changed]
