@@ -117,14 +117,8 @@ SIZES: dict[str, dict[str, dict[str, Any]]] = {
 # BB-1.2 (3,632) and BB-1.3 (512 probes per seed) at once. BB-2.2's rate test (the source's 76%
 # inside our Wilson interval) cannot reach 95% at any N — the interval's coverage is its ceiling —
 # so its chunk is sized at 80%: 6,222 predictions per model in the bfloat16 ci run (5,698 in
-# float32), which can read reproduced, never contradicted. decide-bb-probes needs a GPU (≈ 44 min in
-# the plan on 2 CPU cores; tried there 2026-11-29 and stopped: one RoPE model's probe took 18 min,
-# 2.3× its plan share with unit tests beside it for 8 of them, so the chunk is ≈ 1.5–2 h);
-# decide-bb-direction ran on 2 CPU cores in 972 s (2026-11-29, results/cpu-2026-11-29-bb-direction):
-# BB-2.2 reproduced, 19/30 agree (Wilson [0.46, 0.78] holds 76%). That run's own power record is
-# 0.65 and names N ≈ 11,449 for 80%: the ci record's plug-in rates came from ill-determined
-# favourites (top counts 2–10 of 256). The size stays as it decided; a miss at it would read
-# inconclusive.
+# float32), which can read reproduced, never contradicted. What the chunks cost and decided where
+# they ran: docs/sizes.md (Born biased) and results/.
 OVERRIDES: dict[str, dict[str, dict[str, Any]]] = {
     "decide-bb-probes": {"bb_1": dict(n_seq=31_800)},
     "decide-bb-direction": {"bb_2_2": dict(n_seq=6_300)},
@@ -138,8 +132,8 @@ DECIDE: dict[str, Decide] = {
     "BB-2.2": Decide(
         "bb-direction",
         "N ≈ 6,222 predictions per model for 80% at Finding 2.2's 76% (the ci record; the chunk's own run, "
-        "reproduced on 2 CPU cores, names 11,449; 95% is out of reach of a rate-inside-interval test: it can "
-        "reproduce, not contradict)",
+        "reproduced, names 11,449; 95% is out of reach of a rate-inside-interval test: it can reproduce, not "
+        "contradict)",
     ),
 }
 

@@ -93,11 +93,9 @@ SIZES: dict[str, dict[str, dict[str, Any]]] = {
 # and trains the sweep again with a cut too faint to matter (`faint_null`), the three CS-4 tests'
 # negative control. Both chunks on the mix corpus. Each trains only the variants its claim reads
 # (`variants`): CS-5 the gate and its null (the gate on shuffled tokens); CS-4 the baseline, the
-# cut at every layer per seed and its faint null, 342 trainings: ≈ 22 min on 2 CPU cores for the
-# first 190 (results/cpu-2026-11-29-cs-placement), 26 min for the null's 152
-# (results/cpu-2026-11-29-cs-null); 31 min in the H100 plan (dispatch-bound, a floor), over the
-# 8-minute chunk: a CPU job (no 15-minute GPU allocation holds it). Without the sweep (79 trainings) it was 7.2
-# minutes. CS-6 needs 256 seeds per variant: out of one GPU quarter-hour.
+# cut at every layer per seed and its faint null, 342 trainings: over the 8-minute chunk in the
+# H100 plan (dispatch-bound), so a CPU job (measured costs: docs/sizes.md, `sweep`, `faint_null`).
+# CS-6 needs 256 seeds per variant: out of one GPU quarter-hour.
 OVERRIDES: dict[str, dict[str, dict[str, Any]]] = {
     "decide-cs-gate": {
         "causal_shift": dict(

@@ -243,11 +243,8 @@ class Runs:
         return [g for g in VARIANTS if getattr(self, g) is not None]
 
 
-# CS-4's null: α of a cut too faint to matter. Piloted at ci sizes on Brown (3 seeds × 4 layers,
-# 2026-11-29): at α = 0.999 the runs part ways (seed × layer residual sd 0.012 nats, half the real
-# sweep's 0.024, which also holds the seeds' differing responses to the cut) with no layer pattern
-# (F p 0.37); at α = 0.99 the cut at layer 0 still sat above its seed's mean over the layers in
-# every seed (+0.008 … +0.022; F p 0.054): not faint enough.
+# CS-4's null: α of a cut too faint to matter — the runs still part ways, with no layer pattern;
+# 0.99 was not faint enough (the pilot: docs/sizes.md, `faint_null`)
 FAINT_ALPHA = 0.999
 
 
