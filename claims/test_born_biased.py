@@ -196,12 +196,22 @@ def _rope(table1):
     return {k: v for k, v in table1.items() if k[0] == "rope-gpt2"}
 
 
+def _need_archs(profile, *archs: str) -> None:
+    """Skip, saying why, a claim that reads an architecture this profile does not probe (a decide
+    chunk probes only what its own claims read: `sizes bb_1.archs`)."""
+    probed = profile.sizes("bb_1")["archs"]
+    if missing := [a for a in archs if a not in probed]:
+        pytest.skip(f"the {profile.name} profile probes {', '.join(probed)} only, not {', '.join(missing)}")
+
+
 SOURCE_TABLE1 = catalogue.number("BB-1", "table1")  # (arch, seed, T) -> (top-1 id, freq %, p), 001 Table 1(a)-(b)
 SOURCE_TABLE1C = catalogue.number("BB-1.2", "table1c")  # (seed, T) -> top-1 freq %, 001 Table 1(c): 1.2B RoPE GPT-2
 SOURCE_FIG1A = catalogue.number("BB-1", "fig1a")  # 001 Fig 1a: (top token's ratio to the random baseline's top, N)
 # the source's trends as ratios of top-1 frequencies: per 4× of length (Table 1(a)), 1.2B over nano (Table 1(c))
 SOURCE_LENGTH_RATIO = preference_stats.source_length_ratio(SOURCE_TABLE1)
 SOURCE_SIZE_RATIO = preference_stats.source_size_ratio(SOURCE_TABLE1, SOURCE_TABLE1C)
+# Table 1's size step in non-embedding weights (nano → 1.2B): the declared size effect is carried to ours
+SOURCE_SIZE_STEP = preference_stats.source_scale_step(catalogue.number("BB-1.2", "size_step"))
 
 
 @pytest.mark.policy_dtype
@@ -235,6 +245,7 @@ def test_random_init_prefers_one_token(claim, table1, uniform_baseline):
 def test_preference_holds_across_architectures(claim, table1, arch, profile):
     """App B.2's test (p < 0.05) in every cell of each architecture, against each head's own null.
     Power: at the source's weakest favourite of that architecture (Table 1, T = 64)."""
+    _need_archs(profile, arch)
     runs = {k: v for k, v in table1.items() if k[0] == arch}
     rate = preference_stats.weakest_source_freq(SOURCE_TABLE1, arch)
     power = preference_power.architecture_power(runs, arch, rate, ALPHA)
@@ -254,6 +265,7 @@ def test_llama_preference_is_far_weaker(claim, table1, profile):
     ratio is ≈ 0.015). Control: the same test between the two RoPE GPT-2 seeds (a test of the sign
     alone — share < 1/2 — let it pass at the paper's N = 10,000: seeds 42 and 43 differ, 739 vs 905,
     p = 2e-5, results/h100-2026-11-25/). Power at the source's effect only."""
+    _need_archs(profile, "rope-gpt2", "llama")
     weaker = preference_stats.far_weaker(table1, FAR_SHARE)
     src_ratio = preference_stats.source_arch_ratio(SOURCE_TABLE1)
     claim.record("inter-sequence cosine of final-normed states, RoPE GPT-2", weaker.rope_cosine)
@@ -290,7 +302,9 @@ def test_preference_grows_with_length_and_size(claim, table1, other_size, profil
     Bin(total, 1/2), one-sided at App B.2's level (`preference_stats.trends`)."""
     big = _rope(table1)
     trend = preference_stats.trends(big, other_size)
-    power = preference_power.trends_power(trend, SOURCE_TABLE1, SOURCE_LENGTH_RATIO, SOURCE_SIZE_RATIO, ALPHA)
+    power = preference_power.trends_power(
+        trend, SOURCE_TABLE1, SOURCE_LENGTH_RATIO, SOURCE_SIZE_RATIO, ALPHA, SOURCE_SIZE_STEP
+    )
     claim.power(**power.record)
     short, long_, larger, smaller = f"T={trend.lengths[0]}", f"T={trend.lengths[-1]}", trend.larger, trend.smaller
     claim.record(f"pooled top-1 count, {long_} vs {short} ({larger})", f"{trend.long_count} vs {trend.short_count}")

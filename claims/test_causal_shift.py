@@ -493,20 +493,28 @@ def test_last_cut_is_second_best(claim, runs, sweep, sizes, profile):
 @pytest.mark.policy_dtype
 @pytest.mark.claim("CS-5")
 def test_learned_gate_concentrates_late(claim, runs, sizes, profile):
-    """000 Fig 5: the learned gate, uniform at init, puts its mass on one late layer. The null is
-    the same gate from the same initial weights trained alike on the corpus's tokens in random
-    order: free to concentrate, with no sequence to model (it could pass if concentration came
-    from the optimiser rather than the text)."""
+    """000 Fig 5: the learned gate, uniform at init, puts its mass on one late layer. Two checks:
+    the gate concentrates (at least half its mass on one layer), and that layer is late (in the
+    latter half of the stack). The null is the same gate from the same initial weights trained
+    alike on runs of the corpus's tokens (shuffled, each repeated a geometric number of times): the
+    current token is the next one's best guess everywhere, so by the source's account (000
+    Abstract, §I: the residual misleads when the current token is not the most informative for
+    prediction) there is nothing to attenuate late. It goes through the layer check (`study.late_layer`:
+    the layer holding at least half the mass, none if no layer does): the null passes the test
+    only if it too puts half its mass on a late layer. Concentration alone is no evidence: at
+    decide-cs-gate's 10,000 steps the gate concentrated on every stream tried (text 0.75, shuffled
+    tokens 0.71, repeated tokens 0.95: results/cpu-2026-11-29-decide, -lengths-gate), as a
+    softmax spending a fixed attenuation budget under Adam will; where it goes is the claim."""
     _need(runs, "gate", "gate_null")
     claim.corpus(runs.cfg.corpus)
     hist = cs.gate_history(runs.gate, runs.tc, runs.gate_variant)
     null = cs.gate_history(runs.gate_null, runs.tc, runs.gate_variant)
     final, null_final = hist[max(hist)], null[max(null)]
     L = len(final)
-    top = int(final.argmax())
     claim.record("π at init (uniform)", np.round(hist[min(hist)], 4).tolist())
     claim.record("π after training", np.round(final, 4).tolist())
-    claim.record("π after training on the corpus's tokens in random order (the null)", np.round(null_final, 4).tolist())
+    claim.record("π after training on runs of repeated tokens (the null)", np.round(null_final, 4).tolist())
+    claim.record("largest π of the null (concentration is not the evidence: where it goes is)", float(null_final.max()))
     claim.figure(figures.gate_distribution(hist, f"000 Fig 5 — learned gate, {L} layers"), "fig5")
     # power at our budget: Fig 5 has no step axis, so the source's pace cannot be scaled to ours;
     # the effect expected at our budget is our own gate's fitted drift carried to our last step
@@ -529,17 +537,19 @@ def test_learned_gate_concentrates_late(claim, runs, sizes, profile):
         TOP_MASS_BAR,
         compare="ge",
         source=SOURCE_TOP_MASS,
-        control=float(null_final.max()),
-        control_name="the same gate trained alike on the corpus's tokens in random order",
-        why="'attracts all the mass': at least half of it",
+        why="'attracts all the mass': at least half of it (the gate concentrates; the null's share is a record)",
     )
     claim.check(
-        "layer of the largest π / L",
-        (top + 1) / L,
-        0.5,
+        "layer holding at least half of π / L (0: no such layer)",
+        study.late_layer(final, TOP_MASS_BAR),
+        (L // 2 + 1) / L,
         compare="ge",
         source=round(SOURCE_TOP_LAYER[0] / SOURCE_TOP_LAYER[1], 3),
-        why=f"a late layer (the source: {SOURCE_TOP_LAYER[0]}th of {SOURCE_TOP_LAYER[1]})",
+        control=study.late_layer(null_final, TOP_MASS_BAR),
+        control_name="the same gate trained alike on runs of repeated tokens (the current token the next one's "
+        "best guess: by the source's account nothing to attenuate)",
+        why=f"a late layer, in the latter half of the stack (the source: {SOURCE_TOP_LAYER[0]}th of "
+        f"{SOURCE_TOP_LAYER[1]})",
     )
 
 

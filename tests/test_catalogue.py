@@ -439,7 +439,8 @@ def test_number_citations_point_at_places_that_exist_in_the_source():
 # A copy written into a string or a number token: every number of NUMBERS with at least four
 # significant digits (Table II's 28.46, §7's 12,236 / 404,748, ccnet-405's 13,268, …), as Python
 # writes it or with thousands separators. Fewer digits (0.25, 2000) recur as sizes and thresholds
-# of our own; comments and docstrings may cite the source.
+# of our own, and so do powers of two (a width of 2048: Table 1(c)'s 1.2B shape); comments and
+# docstrings may cite the source.
 def _leaves(value):
     if isinstance(value, bool) or isinstance(value, str):
         return
@@ -462,7 +463,7 @@ DISTINCTIVE = {
     for entries in catalogue.NUMBERS.values()
     for n in entries.values()
     for x in _leaves(n.value)
-    if _significant_digits(x) >= 4
+    if _significant_digits(x) >= 4 and not (isinstance(x, int) and x > 0 and x & (x - 1) == 0)
 }
 
 

@@ -416,3 +416,13 @@ def test_placement_powers_grow_with_seeds_and_bind_as_claim_power():
         assert a["value"] < b["value"] <= 1.0
         n80 = int(b["decide"].split()[0])
         assert n80 > 3
+
+
+def test_late_layer_names_a_layer_only_where_half_the_mass_sits():
+    """CS-5's layer check: the 1-based layer over L where at least half of π sits, 0 where none
+    does, so a null gate that has not concentrated cannot pass it by where its noise peaks."""
+    from repro.causal_shift import study
+
+    assert study.late_layer(np.array([0.03, 0.10, 0.75, 0.12]), 0.5) == 0.75
+    assert study.late_layer(np.array([0.95, 0.01, 0.01, 0.03]), 0.5) == 0.25
+    assert study.late_layer(np.array([0.2, 0.2, 0.2, 0.4]), 0.5) == 0.0  # peaks late, not concentrated

@@ -129,21 +129,27 @@ def test_an_unknown_group_is_one_clear_error():
         study.train_runs(sizes)
 
 
-def test_the_gate_null_trains_on_the_corpus_tokens_shuffled(monkeypatch):
-    """CS-5's null: the gate's job, on the same tokens in random order (a job of its own with the
-    streams' factory and the order in its key's labels); the other jobs read the corpus."""
+def test_the_gate_null_trains_on_runs_of_repeated_tokens(monkeypatch):
+    """CS-5's null: the gate's job, on runs of the corpus's tokens (shuffled, each repeated a
+    geometric number of times; a job of its own with the streams' factory and the runs in its
+    key's labels); the other jobs read the corpus."""
     from repro.core import token_streams
 
     jobs = _jobs(monkeypatch, "decide-cs-gate")
     gate, null = jobs
     assert gate["tokens"] is None and gate["data_identity"].get("token_order") is None
-    assert null["tokens"]["factory"] == "repro.core.token_streams:shuffled_streams"
-    assert null["data_identity"]["token_order"] == "shuffled (seed 0)"
+    assert null["tokens"]["factory"] == "repro.core.token_streams:repeated_streams"
+    assert null["data_identity"]["token_order"] == "runs of shuffled tokens (mean length 4, seed 0)"
     assert null["factory_kwargs"] == gate["factory_kwargs"] and null["train_config"] == gate["train_config"]
     tr, va, _ = token_streams.corpus_tokens("brown", 4096)
-    s_tr, s_va = token_streams.shuffled_streams(**null["tokens"]["kwargs"])
-    for a, b in ((tr, s_tr), (va, s_va)):
-        assert torch.equal(a.sort().values, b.sort().values)  # the same tokens
-        assert (a != b).float().mean() > 0.9  # in another order
-    again, _ = token_streams.shuffled_streams(**null["tokens"]["kwargs"])
-    assert torch.equal(again, s_tr)  # the same order every time
+    r_tr, r_va = token_streams.repeated_streams(**null["tokens"]["kwargs"])
+    for a, b in ((tr, r_tr), (va, r_va)):
+        assert a.shape == b.shape and set(b.unique().tolist()) <= set(a.unique().tolist())
+        # the next token repeats the current one at ≈ 1 − 1/4 of the positions (plus chance
+        # repeats of frequent tokens); in the corpus and its shuffle almost never
+        same = (b[1:] == b[:-1]).float().mean().item()
+        assert 0.74 < same < 0.80 and (a[1:] == a[:-1]).float().mean().item() < 0.05
+    again, _ = token_streams.repeated_streams(**null["tokens"]["kwargs"])
+    assert torch.equal(again, r_tr)  # the same runs every time
+    with pytest.raises(token_streams.ReproError, match="mean_run must exceed 1"):
+        token_streams.repeated_corpus_tokens("brown", 4096, mean_run=1)

@@ -47,6 +47,8 @@ def test_a_chunk_size_reaches_the_recorded_80_percent_size():
     chunk run's own where it named more (or a size ≤ 0.05 needed more than 80%)."""
     # the GPU chunks at the 95% sizes (a miss reads contradicted); BB-2.2's test cannot reach 95%: 80%
     assert profiles.get_profile("decide-bb-probes").sizes("bb_1")["n_seq"] >= 31_732
+    lengths = profiles.get_profile("decide-bb-lengths").sizes("bb_1")  # BB-1.2 and BB-1.3: RoPE GPT-2 only
+    assert lengths["n_seq"] >= 7_965 and tuple(lengths["archs"]) == ("rope-gpt2",)
     assert profiles.get_profile("decide-bb-direction").sizes("bb_2_2")["n_seq"] >= 6_222
     sinks = profiles.get_profile("decide-sinks").sizes("sinks")["train"]
     assert sinks["steps"] * sinks["batch_size"] * sinks["seq_len"] >= 1.1e7  # the 9.0e6 chunk's own record

@@ -174,3 +174,18 @@ def test_pair_agreement_by_hand():
     assert preference_stats.pair_agreement([1, 1, 1]) == 1.0
     assert preference_stats.pair_agreement([1, 2, 3, 4]) == 0.0
     assert preference_stats.pair_agreement(np.array([5, 5, 7])) == pytest.approx(1 / 3)
+
+
+def test_the_size_effect_is_the_sources_at_its_step_and_less_at_a_smaller_one():
+    """BB-1.2's declared size effect: Table 1(c)/(a)'s ratio over the source's step in weights
+    (nano → 1.2B, ≈ 14.2×), carried log-linearly to ours; never beyond the source's ratio."""
+    from repro.born_biased import catalogue
+
+    step = preference_stats.source_scale_step(catalogue.number("BB-1.2", "size_step"))
+    assert step == pytest.approx(24 * 2048**2 / (12 * 768**2))
+    r = 1.44
+    assert preference_power.size_effect(r, step, step) == pytest.approx(r)
+    assert preference_power.size_effect(r, 10 * step, step) == pytest.approx(r)  # not extrapolated
+    assert preference_power.size_effect(r, 1.0, step) == 1.0
+    assert 1.0 < preference_power.size_effect(r, 3.0, step) < preference_power.size_effect(r, 6.0, step) < r
+    assert preference_power.size_effect(r, 3.0, step) == pytest.approx(r ** (math.log(3) / math.log(step)))

@@ -220,7 +220,12 @@ NUMBERS: dict[str, dict[str, SourceNumber]] = {
         "table1c": source(
             {(42, 64): 3.95, (42, 256): 6.20, (42, 1024): 6.35, (43, 64): 5.20, (43, 256): 7.45, (43, 1024): 10.20},
             "001 §3, Table 1(c) RoPE-enhanced 1.2B GPT-2 (24L, 32H, 2048d), N = 10,000: (seed, T) → top-1 freq. %",
-        )
+        ),
+        "size_step": source(
+            {"nano": (12, 768), "1.2B": (24, 2048)},
+            "001 §3, Table 1(a) nano RoPE GPT-2 (12L, 768d) and Table 1(c) 1.2B GPT-2 (24L, 2048d): "
+            "model → (n_layer, d_model)",
+        ),
     },
     "BB-2.2": {
         "agreement": source(

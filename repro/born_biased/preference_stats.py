@@ -97,6 +97,13 @@ def source_size_ratio(source_table1: dict, source_table1c: dict) -> float:
     return geomean([f / source_table1[("rope-gpt2", s, T)][1] for (s, T), f in source_table1c.items()])
 
 
+def source_scale_step(size_step: dict) -> float:
+    """The source's size step (Table 1(a) nano → Table 1(c) 1.2B) as a ratio of non-embedding
+    weights ∝ n_layer · d_model² (`model_scale`'s measure): 24 · 2048² / (12 · 768²) ≈ 14.2."""
+    (l_small, d_small), (l_large, d_large) = size_step["nano"], size_step["1.2B"]
+    return (l_large * d_large**2) / (l_small * d_small**2)
+
+
 def source_rate_at(source_table1: dict, length_ratio: float, T: int) -> float:
     """Table 1(a)'s weakest RoPE GPT-2 favourite (T = 64) moved to length T by Table 1(a)'s own
     length trend (`length_ratio` per 4× of length): the favourite's rate a nano model at T shows."""
@@ -239,6 +246,7 @@ class Trends:
     cosine_size: float  # final-normed cosine at the longest length, larger minus smaller model
     larger: str  # `size_label` of the larger model
     smaller: str
+    scale_ratio: float = 1.0  # `model_scale` of the larger model over the smaller's
 
 
 def trends(big, other) -> Trends:
@@ -272,6 +280,7 @@ def trends(big, other) -> Trends:
         cos_size,
         b_size,
         s_size,
+        model_scale(larger_runs) / model_scale(smaller_runs),
     )
 
 

@@ -112,23 +112,31 @@ SIZES: dict[str, dict[str, dict[str, Any]]] = {
 # `long`'s overrides of the ci rows: none (long runs ci's sizes here)
 # The decide chunks (an override profile each; repro plan --profile decide): the 95% sizes the ci
 # run's power records name at their declared effects, so that a miss reads contradicted (a bar
-# test's size is 1 − power: at 80% a miss stays inconclusive). One probe pass reads every length,
-# so N = 31,800 sequences per cell covers BB-1.1's LLaMA half (95% at 31,732; 80% at 25,031),
-# BB-1.2 (3,632) and BB-1.3 (512 probes per seed) at once. BB-2.2's rate test (the source's 76%
+# test's size is 1 − power: at 80% a miss stays inconclusive). One probe pass reads every length.
+# decide-bb-probes: N = 31,800 sequences per cell for BB-1.1's LLaMA half (95% at 31,732; 80% at
+# 25,031), both architectures. decide-bb-lengths: BB-1.2 (7,965 per cell, its size trend carried to
+# our 3× step in weights: `preference_power.size_effect`) and BB-1.3 (512 probes per seed) read
+# RoPE GPT-2 only, so N = 8,000 of RoPE GPT-2 alone: a quarter of the probes' work (a CPU job as
+# well as a GPU one). BB-2.2's rate test (the source's 76%
 # inside our Wilson interval) cannot reach 95% at any N — the interval's coverage is its ceiling —
 # so its chunk is sized at 80%: 6,222 predictions per model in the bfloat16 ci run (5,698 in
 # float32), which can read reproduced, never contradicted. What the chunks cost and decided where
 # they ran: docs/sizes.md (Born biased) and results/.
 OVERRIDES: dict[str, dict[str, dict[str, Any]]] = {
     "decide-bb-probes": {"bb_1": dict(n_seq=31_800)},
+    "decide-bb-lengths": {"bb_1": dict(n_seq=8_000, archs=("rope-gpt2",))},
     "decide-bb-direction": {"bb_2_2": dict(n_seq=6_300)},
 }
 DECIDE: dict[str, Decide] = {
     "BB-1.1": Decide(
         "bb-probes", "LLaMA's half: N = 31,732 per cell for 95% (25,031 for 80%) at Table 1(b)'s weakest frequency"
     ),
-    "BB-1.2": Decide("bb-probes", "N = 3,632 per cell for 95% (2,182 for 80%) at Table 1's length and size trends"),
-    "BB-1.3": Decide("bb-probes", "N = 512 probes per seed for 95% (342 for 80%) at Table 1(a)'s weakest frequency"),
+    "BB-1.2": Decide(
+        "bb-lengths",
+        "N = 7,965 per cell for 95% (4,768 for 80%) at Table 1's length trend and its size trend carried to our "
+        "step (×1.16 for 12L against 4L at 768d)",
+    ),
+    "BB-1.3": Decide("bb-lengths", "N = 512 probes per seed for 95% (342 for 80%) at Table 1(a)'s weakest frequency"),
     "BB-2.2": Decide(
         "bb-direction",
         "N ≈ 6,222 predictions per model for 80% at Finding 2.2's 76% (the ci record; the chunk's own run, "

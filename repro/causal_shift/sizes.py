@@ -17,7 +17,7 @@ from repro.ground.sizes import Decide
 # the groups of §IV's trained variants (`study.Runs`): the baseline per seed, a fixed cut at every
 # layer (seed 0), the cut at layer 0 per other seed, the cut at every later layer per other seed
 # (with the two before: the sweep per seed, CS-4's placement), α = 0 at the middle layer per seed, the learned
-# gate (seed 0), the gate on shuffled tokens (CS-5's null), and CS-4's null: the whole sweep again
+# gate (seed 0), the gate on runs of repeated tokens (CS-5's null), and CS-4's null: the whole sweep again
 # with a cut too faint to matter (`faint_null`, α = `study.FAINT_ALPHA`). `variants` names the groups a profile
 # trains; a claim that reads a group its profile does not train is skipped, saying so (a decide
 # chunk trains only what its claim reads).
@@ -92,7 +92,7 @@ SIZES: dict[str, dict[str, dict[str, Any]]] = {
 # this model size; the chunk also cuts every layer on every seed (`sweep`) for the placement test,
 # and trains the sweep again with a cut too faint to matter (`faint_null`), the three CS-4 tests'
 # negative control. Both chunks on the mix corpus. Each trains only the variants its claim reads
-# (`variants`): CS-5 the gate and its null (the gate on shuffled tokens); CS-4 the baseline, the
+# (`variants`): CS-5 the gate and its null (the gate on repeated tokens); CS-4 the baseline, the
 # cut at every layer per seed and its faint null, 342 trainings: over the 8-minute chunk in the
 # H100 plan (dispatch-bound), so a CPU job (measured costs: docs/sizes.md, `sweep`, `faint_null`).
 # CS-6 needs 256 seeds per variant: out of one GPU quarter-hour.
@@ -134,7 +134,7 @@ DECIDE: dict[str, Decide] = {
 
 def _what(variants) -> str:
     """The plan row's words for the groups a profile trains."""
-    everything = "baseline, a cut at every layer per seed, α = 0, gating, gating on shuffled tokens"
+    everything = "baseline, a cut at every layer per seed, α = 0, gating, gating on repeated tokens"
     if tuple(variants) == VARIANTS:
         return f"GPT-2-style variants ({everything}, the sweep's faint null)"
     if tuple(variants) == tuple(v for v in VARIANTS if v != "faint_null"):

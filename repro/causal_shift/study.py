@@ -8,7 +8,8 @@
   `record_measures`, CS-2's context records.
 - `train_runs` / `Runs`: 000 §IV's trained variants — the baseline per seed, a fixed cut at
   every layer, the cut at layer 0 per seed, α = 0 at the middle layer per seed, the learned
-  gate, the same gate trained on the corpus's tokens in random order (CS-5's null), and the sweep
+  gate, the same gate trained on runs of repeated tokens (CS-5's null: the current token is the
+  next one's best guess, so nothing to attenuate by the source's account), and the sweep
   again with a cut too faint to matter (CS-4's null, `FAINT_ALPHA`) (CS-3 … CS-6).
 - `table2`: 000 Table II — baseline, best fixed cut and gating on held-out text of the run's
   corpus, on stdlib code (the shifted benchmark, whatever `--corpus` says) and on last words,
@@ -191,7 +192,8 @@ class Runs:
     gate_variant: cs.Variant
     middle: int
     profile: str = "ci"
-    # CS-5's null: the gate trained alike on the corpus's tokens shuffled (no sequence to model)
+    # CS-5's null: the gate trained alike on runs of the corpus's tokens, shuffled and each repeated
+    # (token_streams.repeated_corpus_tokens): the current token is the next one's best guess
     gate_null: T.TrainResult | None = None
     # the cut at layers 1 … L − 1 for every seed but seed 0 (seed × layer order), with `cuts` and
     # `first_cut` the whole sweep per seed (`sweep_table`)
@@ -264,10 +266,15 @@ def train_runs(
     V = sizes["model"]["vocab_size"]
     tr, va, ident = T.corpus_tokens(corpus, V)
     kw = dict(train_tokens=tr, val_tokens=va, data_identity=ident, device=device, corpus=corpus)
-    # CS-5's null reads the same tokens in random order (order seed 0): no sequence to model
-    str_, sva, sident = token_streams.shuffled_corpus_tokens(corpus, V, seed=0)
+    # CS-5's null reads runs of the corpus's tokens (shuffled, order seed 0, each repeated a
+    # geometric number of times): the current token is the next one's best guess at every
+    # position, so by the source's account (000 Abstract: the residual propagates mismatched
+    # information "if the current token is not the most informative for prediction"; §I) there is
+    # nothing to attenuate. Shuffled tokens alone are the opposite case (the current token tells
+    # nothing of the next), where that account predicts a cut: not a null for CS-5.
+    str_, sva, sident = token_streams.repeated_corpus_tokens(corpus, V, seed=0)
     null_kw = dict(kw, train_tokens=str_, val_tokens=sva, data_identity=sident)
-    null_tokens = ("repro.core.token_streams:shuffled_streams", dict(corpus=corpus, vocab_size=V, seed=0))
+    null_tokens = ("repro.core.token_streams:repeated_streams", dict(corpus=corpus, vocab_size=V, seed=0))
 
     def job(g: str, c, v, s) -> dict:
         if g == "gate_null":
@@ -327,6 +334,14 @@ def train_runs(
         got["sweep"],
         got["faint_null"],
     )
+
+
+def late_layer(pi: np.ndarray, bar: float) -> float:
+    """CS-5's layer check on a gate's π over L layers (000 Fig 5): (l + 1) / L for the layer l that
+    holds at least `bar` of the mass, 0 where no layer does (a gate that has not concentrated names
+    no layer, so a null passes the check only by concentrating too)."""
+    top = int(np.argmax(pi))
+    return (top + 1) / len(pi) if pi[top] >= bar else 0.0
 
 
 def table2(runs: Runs, sizes, *, corpus: str = "brown"):

@@ -3,13 +3,15 @@
 `corpus_tokens` tokenizes a `repro.core.data` corpus's train and validation documents once and
 caches the two streams under `cache_dir("tokens")`, keyed by the tokenizer and the documents;
 its `identity` labels the checkpoint key of runs on them. `shuffled_corpus_tokens`: the same
-streams with their tokens in a random order (a null with the corpus's unigram statistics and no
-sequence to model).
+streams with their tokens in a random order (the corpus's unigram statistics and no sequence to
+model: the current token tells nothing of the next). `repeated_corpus_tokens`: those shuffled
+tokens each repeated a random number of times (the current token is the next one's best guess).
 """
 
 from __future__ import annotations
 
 import hashlib
+import math
 import re
 from typing import Any
 
@@ -91,4 +93,40 @@ def shuffled_streams(corpus: str = "brown", vocab_size: int = 4096, seed: int = 
     """(train, validation) of `shuffled_corpus_tokens`: the token factory of a training job in
     another process (`repro.core.launch.job(tokens=...)`)."""
     tr, va, _ = shuffled_corpus_tokens(corpus, vocab_size, seed=seed)
+    return tr, va
+
+
+RUN_MEAN = 4  # `repeated_corpus_tokens`: the next token repeats the current one at ≈ 3 positions in 4
+
+
+def repeated_corpus_tokens(
+    corpus: str = "brown", vocab_size: int = 4096, *, seed: int = 0, mean_run: float = RUN_MEAN
+) -> tuple[torch.Tensor, torch.Tensor, dict[str, Any]]:
+    """`shuffled_corpus_tokens`'s streams with each token repeated a geometric number of times
+    (≥ 1, mean `mean_run`), cut to the stream's length: runs of one token, the run's token drawn
+    from the corpus's unigram frequencies, its length memoryless. At every position the best
+    prediction is "the current token again" (probability 1 − 1/mean_run), else a unigram draw:
+    the current token is the next one's best guess, and nothing else is left to learn (no
+    position can tell that its run ends there). `identity` names the runs, so a run on them keys
+    apart from one on the corpus or its shuffle."""
+    if mean_run <= 1:
+        raise ReproError(f"repeated_corpus_tokens: mean_run must exceed 1 (got {mean_run})")
+    tr, va, identity = shuffled_corpus_tokens(corpus, vocab_size, seed=seed)
+    out = []
+    for i, ids in enumerate((tr, va)):
+        flat = ids.reshape(-1)
+        u = torch.rand(flat.numel(), generator=generator(derive_seed("token-runs", seed, i)), dtype=torch.float64)
+        # inverse CDF of the geometric law on 1, 2, …: 1 + ⌊log U / log(1 − 1/m)⌋
+        lengths = 1 + torch.floor(u.clamp_min(1e-300).log() / math.log(1.0 - 1.0 / mean_run)).long()
+        out.append(torch.repeat_interleave(flat, lengths)[: flat.numel()].reshape(ids.shape).clone())
+    order = f"runs of shuffled tokens (mean length {mean_run:g}, seed {seed})"
+    return out[0], out[1], {**identity, "token_order": order}
+
+
+def repeated_streams(
+    corpus: str = "brown", vocab_size: int = 4096, seed: int = 0, mean_run: float = RUN_MEAN
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """(train, validation) of `repeated_corpus_tokens`: the token factory of a training job in
+    another process (`repro.core.launch.job(tokens=...)`)."""
+    tr, va, _ = repeated_corpus_tokens(corpus, vocab_size, seed=seed, mean_run=mean_run)
     return tr, va
