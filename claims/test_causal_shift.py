@@ -516,6 +516,7 @@ def test_learned_gate_concentrates_late(claim, runs, sizes, profile):
     claim.record("π after training on runs of repeated tokens (the null)", np.round(null_final, 4).tolist())
     claim.record("largest π of the null (concentration is not the evidence: where it goes is)", float(null_final.max()))
     claim.figure(figures.gate_distribution(hist, f"000 Fig 5 — learned gate, {L} layers"), "fig5")
+    claim.figure(figures.gate_distribution(null, f"the null: the gate on repeated tokens, {L} layers"), "fig5_null")
     # power at our budget: Fig 5 has no step axis, so the source's pace cannot be scaled to ours;
     # the effect expected at our budget is our own gate's fitted drift carried to our last step
     gp = power.gate_power(hist, TOP_MASS_BAR)

@@ -89,6 +89,7 @@ def gate_distribution(history: dict, title: str) -> plt.Figure:
         interpolation="nearest",
     )
     ax.set_xticks(range(len(steps)), [str(s) for s in steps], fontsize=7)
+    ax.set_yticks(range(grid.shape[1]))  # one row per layer, 0 = the first
     ax.set(xlabel="training step", ylabel="layer", title=title)
     fig.colorbar(im, ax=ax, label="π (probability of attenuating)")
     return fig
