@@ -89,13 +89,6 @@ def shuffled_corpus_tokens(
     return out[0], out[1], {**identity, "token_order": f"shuffled (seed {seed})"}
 
 
-def shuffled_streams(corpus: str = "brown", vocab_size: int = 4096, seed: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
-    """(train, validation) of `shuffled_corpus_tokens`: the token factory of a training job in
-    another process (`repro.core.launch.job(tokens=...)`)."""
-    tr, va, _ = shuffled_corpus_tokens(corpus, vocab_size, seed=seed)
-    return tr, va
-
-
 RUN_MEAN = 4  # `repeated_corpus_tokens`: the next token repeats the current one at ≈ 3 positions in 4
 
 
