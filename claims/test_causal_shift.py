@@ -501,10 +501,10 @@ def test_learned_gate_concentrates_late(claim, runs, sizes, profile):
     Abstract, §I: the residual misleads when the current token is not the most informative for
     prediction) there is nothing to attenuate late. It goes through the layer check (`study.late_layer`:
     the layer holding at least half the mass, none if no layer does): the null passes the test
-    only if it too puts half its mass on a late layer. Concentration alone is no evidence: at
-    decide-cs-gate's 10,000 steps the gate concentrated on every stream tried (text 0.75, shuffled
-    tokens 0.71, repeated tokens 0.95: results/cpu-2026-11-29-decide, -lengths-gate), as a
-    softmax spending a fixed attenuation budget under Adam will; where it goes is the claim."""
+    only if it too puts half its mass on a late layer. Concentration alone is no evidence: given
+    enough steps the gate concentrated on every stream tried (text, shuffled tokens, repeated
+    tokens; results/cpu-2026-11-29-lengths-gate), as a softmax spending a fixed attenuation budget
+    under Adam will; where it goes is the claim."""
     _need(runs, "gate", "gate_null")
     claim.corpus(runs.cfg.corpus)
     hist = cs.gate_history(runs.gate, runs.tc, runs.gate_variant)

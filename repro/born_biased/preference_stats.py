@@ -100,8 +100,13 @@ def source_size_ratio(source_table1: dict, source_table1c: dict) -> float:
 def source_scale_step(size_step: dict) -> float:
     """The source's size step (Table 1(a) nano → Table 1(c) 1.2B) as a ratio of non-embedding
     weights ∝ n_layer · d_model² (`model_scale`'s measure): 24 · 2048² / (12 · 768²) ≈ 14.2."""
-    (l_small, d_small), (l_large, d_large) = size_step["nano"], size_step["1.2B"]
-    return (l_large * d_large**2) / (l_small * d_small**2)
+    return block_weights(*size_step["1.2B"]) / block_weights(*size_step["nano"])
+
+
+def block_weights(n_layer: int, d_model: int) -> int:
+    """A model's non-embedding weights up to a constant, n_layer · d_model²: the measure of size
+    BB-1.2's trend and its declared effect use."""
+    return n_layer * d_model**2
 
 
 def source_rate_at(source_table1: dict, length_ratio: float, T: int) -> float:
@@ -224,7 +229,7 @@ def far_weaker(table1, share: float) -> FarWeaker:
 def model_scale(runs) -> int:
     """Non-embedding weights of a probe run's shape, ∝ n_layer · d_model²: which model is larger."""
     s = next(iter(runs.values())).sizes
-    return s["n_layer"] * s["d_model"] ** 2
+    return block_weights(s["n_layer"], s["d_model"])
 
 
 @dataclass(frozen=True)
