@@ -23,7 +23,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from repro.context_axis import exactness, experiments, figures
+from repro.context_axis import exactness, experiments, figures, retraining
 from repro.context_axis.experiments import TESTED, VARIANTS, Experiment, PretrainedRun
 from repro.core import data, plotting
 
@@ -58,9 +58,9 @@ NOT_REPRODUCED: dict[tuple[str, str], str] = {
     ),
     ("CA-4 after minimal retraining", "ci"): (
         "the source's 'seamless integration into pretrained Transformer-based models with minimal retraining' "
-        "(§2.2) is about the weights after a context-axis fine-tune, and no profile runs one: the pretrained "
-        "weights as they are pay the full axis's cost in NLL. Whether a minimal fine-tune brings it under the "
-        "bar is left open; the power row names the fine-tune that would decide it."
+        "(§2.2) is about the weights after a context-axis fine-tune, and ci runs none (hours on a CPU): the "
+        "pretrained weights as they are pay the full axis's cost in NLL. The decide-ca4 chunk runs the declared "
+        "fine-tune (minutes on a GPU); the power row names it."
     ),
 }
 NOT_REPRODUCED[("CA-4 after minimal retraining", "long")] = NOT_REPRODUCED[
@@ -234,34 +234,66 @@ def test_pretrained_weights_run_unchanged(claim, pretrained_run, sizes):
     )
 
 
+@pytest.fixture(scope="module")
+def retrained(model_name, pretrained, sizes, corpus_name) -> retraining.Retraining:
+    m, tok = pretrained(model_name)
+    r = sizes["retrain"]
+    return retraining.retraining_run(model_name, m, tok, dict(r), r["seq_len"], corpus_name)
+
+
 @pytest.mark.claim("CA-4")
-def test_pretrained_weights_integrate_with_minimal_retraining(claim, pretrained_run, profile):
+def test_pretrained_weights_integrate_with_minimal_retraining(claim, retrained, profile):
     """004 §2.2: "remains compatible with existing pretrained weights … allowing for seamless
     integration into pretrained Transformer-based models with minimal retraining". The source gives
-    no number for "seamless" or "minimal": ours are `experiments.SEAMLESS_NATS` (the full axis within
-    a 5% perplexity rise of the same weights' causal inference) after `experiments.MINIMAL_RETRAIN`
-    (a context-axis fine-tune of ≈ 0.5M tokens). No profile fine-tunes, so the cost asserted is the
-    pretrained weights' own (the test above records it too) and the power row says what decides it."""
-    r = pretrained_run
+    no number for "seamless" or "minimal": ours are `retraining.SEAMLESS_NATS` (the full axis within
+    a 5% perplexity rise) after at most `retraining.MINIMAL_RETRAIN` (1,000 steps of 8 windows). The
+    model is fine-tuned on the full axis beside the same fine-tune run causally; the cost is the
+    first read on the full axis against the second read causally, per held-out window, and its
+    one-sided 95% upper bound must clear the bar. The control: the causal fine-tune read on the full
+    axis (the same text and steps, no axis in training). ci fine-tunes nothing (0 steps: the
+    pretrained weights as they are, no control); decide-ca4 runs the declared fine-tune."""
+    r = retrained
     claim.dtype = r.dtype
     claim.corpus(r.corpus)
-    cost = r.full_axis_cost
-    claim.record("context-axis fine-tuning steps before the NLLs were read", r.retrain_steps, compare="none")
-    claim.power(**experiments.retraining_power(r))
-    claim.not_reproduced_if(
-        NOT_REPRODUCED,
-        ("CA-4 after minimal retraining", profile.name),
-        f"{r.name}: the full axis costs {cost:+.3f} nats/token over causal inference after {r.retrain_steps} "
-        f"fine-tuning steps (bar {experiments.SEAMLESS_NATS:.4f}).",
-    )
+    cost, control = r.cost(), r.control_cost()
+    for key, v in r.nll.items():
+        variant, mode = key.split("/")
+        who = "pretrained weights" if r.steps == 0 else f"{variant} fine-tune"
+        claim.record(f"held-out NLL, {who}, {mode} inference", float(v.mean()), unit="nats/token", key=f"nll {key}")
+    claim.record("context-axis fine-tuning steps before the NLLs were read", r.steps, compare="none")
+    claim.record("held-out windows", r.n_windows, compare="none")
+    claim.record("mean cost of the full axis (per window)", float(cost.mean()), unit="nats/token")
+    if r.steps:
+        claim.table(
+            f"CA-4 {r.name}: held-out NLL after {r.steps:,} fine-tuning steps ({r.tokens:,} tokens each)",
+            ["fine-tune", *retraining.MODES],
+            [[v, *(round(float(r.nll[f"{v}/{m}"].mean()), 4) for m in retraining.MODES)] for v in retraining.VARIANTS],
+        )
+        claim.figure(
+            plotting.training_curves(
+                {f"{v} fine-tune": r.losses[v] for v in retraining.VARIANTS},
+                f"CA-4 {r.name}: fine-tuning loss (each in its own mode)",
+            ),
+            "retraining",
+        )
+    claim.power(**retraining.retraining_power(r))
+    claim.not_reproduced_if(NOT_REPRODUCED, ("CA-4 after minimal retraining", profile.name), retraining.summary(r))
     claim.check(
-        f"NLL cost of the full axis over causal inference after {r.retrain_steps} steps of context-axis retraining",
-        cost,
-        experiments.SEAMLESS_NATS,
+        f"upper {retraining.LEVEL:.0%} bound of the full-axis cost after {r.steps:,} steps of context-axis retraining",
+        retraining.upper_bound(cost),
+        retraining.SEAMLESS_NATS,
         compare="le",
         unit="nats/token",
         why="'seamless integration … with minimal retraining' (§2.2), read as a perplexity rise under 5% "
-        "(ours: the source states no number)",
+        "(ours: the source states no number), one-sided over held-out windows",
+        **(
+            dict(
+                control=retraining.upper_bound(control),
+                control_name="the causal fine-tune read on the full axis (same text and steps, no axis in training)",
+            )
+            if control is not None
+            else {}
+        ),
     )
 
 
