@@ -198,7 +198,8 @@ def retraining_power(r: Retraining) -> dict:
         )
         decide = (
             f"the decide-ca4 chunk: {budget} of context-axis fine-tuning (and the same fine-tune run causally) "
-            f"on each model, then this comparison on ≥ {windows_for_power(sd) if sd > 0 else 256:,} held-out windows"
+            "on each model, then this comparison on 512 held-out windows (after 100 steps at 32 tokens the "
+            "per-window spread asked for ≈ 50: results/cpu-2026-11-29-ca4-retrain)"
         )
         either = ""
     else:
