@@ -151,11 +151,14 @@ def retraining_run(name: str, m: nn.Module, tok: Any, r: dict, seq_len: int, cor
             read[v], res = _fine_tune(m, "full" if v == "axis" else "causal", cfg, streams, identity)
             losses[v] = list(res.losses)
             dtype = res.dtype
-    nll = {
-        f"{v}/{mode}": window_nll(read[v], test, mode, batch=8).float().cpu().numpy()
-        for v in VARIANTS
-        for mode in MODES
-    }
+    readings: dict[tuple[int, str], np.ndarray] = {}  # one reading per distinct model and mode (0 steps: one model)
+    nll = {}
+    for v in VARIANTS:
+        for mode in MODES:
+            key = (id(read[v]), mode)
+            if key not in readings:
+                readings[key] = window_nll(read[v], test, mode, batch=8).float().cpu().numpy()
+            nll[f"{v}/{mode}"] = readings[key]
     return Retraining(
         name,
         corpus,
