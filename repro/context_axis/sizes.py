@@ -155,13 +155,9 @@ def _retraining(r: dict) -> list[Job]:
             f"{name}: context-axis fine-tune and its causal twin",
             "train",
             1,
-            e["params"],
-            e["d"],
-            e["L"],
-            e["H"],
-            e["V"],
-            S,
-            windows * S,  # the text each fine-tune reads (the causal twin's work)
+            **e,  # params, d, L, H, V of the embedded model
+            T=S,
+            tokens=windows * S,  # the text each fine-tune reads (the causal twin's work)
             batch=r["batch_size"] * S // 2,  # ≈ the slices' rows per step
             corpus=RUN,
             head_params=e["V"] * e["d"],  # the head runs on the diagonal only (fp32_flops)
