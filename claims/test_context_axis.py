@@ -276,7 +276,7 @@ def test_pretrained_weights_integrate_with_minimal_retraining(claim, retrained, 
                 {f"{v} fine-tune": r.losses[v] for v in retraining.VARIANTS},
                 f"CA-4 {r.name}: fine-tuning loss (each in its own mode)",
             ),
-            "retraining",
+            f"{r.name}_retraining",
         )
     claim.power(**retraining.retraining_power(r))
     claim.not_reproduced_if(NOT_REPRODUCED, ("CA-4 after minimal retraining", profile.name), retraining.summary(r))
