@@ -237,8 +237,7 @@ def test_pretrained_weights_run_unchanged(claim, pretrained_run, sizes):
 @pytest.fixture(scope="module")
 def retrained(model_name, pretrained, sizes, corpus_name) -> retraining.Retraining:
     m, tok = pretrained(model_name)
-    r = sizes["retrain"]
-    return retraining.retraining_run(model_name, m, tok, dict(r), r["seq_len"], corpus_name)
+    return retraining.retraining_run(model_name, m, tok, dict(sizes["retrain"]), corpus_name)
 
 
 @pytest.mark.claim("CA-4")

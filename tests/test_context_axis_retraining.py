@@ -72,9 +72,15 @@ def test_power_at_the_declared_fine_tune_is_the_closed_form_and_grows_with_windo
     se = sd / math.sqrt(400)
     expect = sps.norm.cdf((SEAMLESS_NATS - sps.t.ppf(0.95, 399) * se) / se)
     assert large["value"] == pytest.approx(expect)
-    # the windows it names for 80% give ≈ 80% (normal approximation against the t bound)
+    # the windows it names for 80% are the fewest that give 80%
     k = retraining.windows_for_power(sd)
-    assert retraining.retraining_power(run(at, n=k, cost_sd=0.2))["value"] == pytest.approx(0.8, abs=0.1)
+    assert retraining.power_at(sd, k) >= 0.8 > retraining.power_at(sd, k - 1)
+
+
+def test_the_declared_fine_tune_in_the_sizes_is_minimal_retrain():
+    from repro.context_axis.sizes import RETRAIN_DECLARED
+
+    assert {k: RETRAIN_DECLARED[k] for k in MINIMAL_RETRAIN} == MINIMAL_RETRAIN
 
 
 def test_power_does_not_move_with_the_measured_cost():
@@ -96,11 +102,11 @@ def test_retraining_run_end_to_end_on_a_tiny_model():
     m.eval()
     before = {k: v.clone() for k, v in m.state_dict().items()}
     sizes = dict(steps=2, batch_size=2, seq_len=8, lr=1e-3, warmup_steps=0, windows=4)
-    r = retraining.retraining_run("tiny", m, tok, sizes, 8, "brown")
+    r = retraining.retraining_run("tiny", m, tok, sizes, "brown")
     assert all(torch.equal(v, before[k]) for k, v in m.state_dict().items())  # fine-tunes ran on copies
     assert set(r.nll) == {f"{v}/{mode}" for v in retraining.VARIANTS for mode in retraining.MODES}
     assert all(v.shape == (4,) and np.isfinite(v).all() for v in r.nll.values())
     assert {v: len(x) for v, x in r.losses.items()} == {"axis": 2, "causal": 2}
     assert not np.allclose(r.nll["axis/full"], r.nll["causal/full"], atol=1e-4)  # two different fine-tunes
-    zero = retraining.retraining_run("tiny", m, tok, {**sizes, "steps": 0}, 8, "brown")
+    zero = retraining.retraining_run("tiny", m, tok, {**sizes, "steps": 0}, "brown")
     assert np.allclose(zero.nll["axis/full"], zero.nll["causal/full"]) and zero.losses == {}

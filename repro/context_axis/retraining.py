@@ -43,7 +43,7 @@ SEAMLESS_NATS = math.log(1.05)
 # "minimal retraining": at most 1,000 steps of 8 windows (≈ 0.5M tokens at 64 tokens a window,
 # 2.6e-7 of SmolLM2-135M's 2T pre-training tokens) in context-axis mode. A full-axis step at 64
 # tokens costs ≈ 32 causal steps (every prefix is a pass: S/2), ≈ 1.4e16 FLOP for SmolLM2
-# (6 · 135M · 0.5M · 32): minutes on one GPU, ≈ 2 hours of a 2-core CPU at 32 tokens.
+# (6 · 135M · 0.5M · 32): minutes on one GPU, hours on a CPU.
 MINIMAL_RETRAIN = dict(steps=1_000, batch_size=8)
 LEVEL = 0.95  # the one-sided upper bound on the cost
 VARIANTS = ("axis", "causal")  # fine-tuned with the full context axis / causally (the baseline)
@@ -127,9 +127,10 @@ def _fine_tune(m: nn.Module, train_mode: str, cfg: T.TrainConfig, streams: tuple
 
 
 @memo.cached("ca4-retraining", ignore=("tok",))
-def retraining_run(name: str, m: nn.Module, tok: Any, r: dict, seq_len: int, corpus: str) -> Retraining:
+def retraining_run(name: str, m: nn.Module, tok: Any, r: dict, corpus: str) -> Retraining:
     """CA-4's retraining experiment on one pretrained model (module docstring): `r` the profile's
-    `retrain` row (steps, batch_size, lr, warmup_steps, windows), `seq_len` the windows' length."""
+    `retrain` row (steps, batch_size, seq_len, lr, warmup_steps, windows)."""
+    seq_len = int(r["seq_len"])
     who = f"--model {name}: CA-4's retraining"
     test = data.bos_windows(tok, "test", r["windows"], seq_len + 1, who=who, corpus=corpus)
     test = test.to(next(m.parameters()).device)
@@ -173,12 +174,16 @@ def retraining_run(name: str, m: nn.Module, tok: Any, r: dict, seq_len: int, cor
     )
 
 
-def windows_for_power(sd: float, target: float = 0.8, level: float = LEVEL) -> int:
-    """Held-out windows at which the upper bound clears `SEAMLESS_NATS` with probability `target`
-    when the true cost is 0 (normal approximation: √n ≥ (z_target + z_level) · sd / bar)."""
-    from scipy.stats import norm
+def power_at(sd: float, n: int) -> float:
+    """Power of the check over n ≥ 2 held-out windows at a true cost of 0: the probability that the
+    mean (normal, standard error sd/√n) lies under the bar less the t bound's half-width."""
+    se = sd / math.sqrt(n)
+    return stats.power_threshold(0.0, SEAMLESS_NATS - stats.t_quantile(LEVEL, n - 1) * se, se, "le")
 
-    return max(2, math.ceil(((norm.ppf(target) + norm.ppf(level)) * sd / SEAMLESS_NATS) ** 2))
+
+def windows_for_power(sd: float, target: float = 0.8) -> int | None:
+    """Held-out windows at which `power_at` reaches `target` (None past 100,000)."""
+    return stats.n_for_power(lambda n: power_at(sd, n), target)
 
 
 def retraining_power(r: Retraining) -> dict:
@@ -201,25 +206,17 @@ def retraining_power(r: Retraining) -> dict:
         )
         decide = (
             f"the decide-ca4 chunk: {budget} of context-axis fine-tuning (and the same fine-tune run causally) "
-            "on each model, then this comparison on 512 held-out windows (after 100 steps at 32 tokens the "
-            "per-window spread asked for ≈ 50: results/cpu-2026-11-29-ca4-retrain)"
+            "on each model, then this comparison on the chunk's held-out windows"
         )
         either = ""
     else:
-        se = sd / math.sqrt(n)
-        bar = SEAMLESS_NATS - stats.t_quantile(LEVEL, n - 1) * se  # the mean must lie under this
-
-        def at(k: int) -> float:
-            s = sd / math.sqrt(k)
-            return stats.power_threshold(0.0, SEAMLESS_NATS - stats.t_quantile(LEVEL, k - 1) * s, s, "le")
-
-        value = stats.power_threshold(0.0, bar, se, "le")
+        value = power_at(sd, n)
         method = (
             f"closed form: the mean cost normal with standard error sd/√n (sd {sd:.3g} nats/token over "
             f"{n:,} windows), at a true cost of 0"
         )
         decide = f"≥ {windows_for_power(sd):,} held-out windows after {budget}"
-        either = stats.either_way(at, "held-out windows after the declared fine-tune")
+        either = stats.either_way(lambda k: power_at(sd, k), "held-out windows after the declared fine-tune")
     return dict(
         value=value,
         effect=f"after ≤ {budget} of context-axis fine-tuning, the full axis costs 0 nats/token over causal "

@@ -14,7 +14,8 @@ from repro.core import cost
 from repro.core.cost import RUN, Job, Planner, llama_params, of_row, steps_tokens
 from repro.ground.sizes import Decide
 
-# CA-4's declared fine-tune (`retraining.MINIMAL_RETRAIN`: 1,000 steps of 8 windows) at 64 tokens,
+# CA-4's declared fine-tune (`retraining.MINIMAL_RETRAIN`: 1,000 steps of 8 windows; a test holds
+# the two equal) at 64 tokens,
 # read on 512 held-out windows (Brown's test split holds ≈ 2,100 disjoint 65-token windows under
 # either tokenizer; 512 evenly spaced ones do not overlap). lr 1e-4, constant after 50 steps of
 # warm-up: a common fine-tuning rate for models of this size, fixed before any fine-tune ran.
@@ -28,9 +29,8 @@ SIZES: dict[str, dict[str, dict[str, Any]]] = {
     # `retrain`: CA-4's "minimal retraining" half (`retraining`): `steps` of `batch_size` windows
     # of `seq_len` tokens of context-axis fine-tuning (and the same run causally), read on
     # `windows` held-out windows. ci: 0 steps (the pretrained weights as they are, 16 windows:
-    # seconds); a fine-tune step at 32 tokens took 7–8 s for SmolLM2 and 10 s for Gemma on the
-    # 2-core bf16 EPYC (autocast), so the declared 1,000 steps (`MINIMAL_RETRAIN`) are hours on a
-    # CPU and minutes on a GPU: the decide-ca4 chunk.
+    # seconds); the declared 1,000 steps (`MINIMAL_RETRAIN`) are hours on a CPU and minutes on a
+    # GPU: the decide-ca4 chunk (step times in docs/sizes.md).
     # CA-8: identical llama-style models (`model`) trained on Brown BPE from the same initial
     # weights and data order — causal, full context axis, full axis with §1's stochastic axis
     # drop (`axis_drop`: a batch runs causal with that probability) — over `seeds`; held-out

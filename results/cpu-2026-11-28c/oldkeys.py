@@ -1,8 +1,11 @@
 """Re-key a new claims.json the old way (no ' [param]' suffix) and compare it with an old baseline:
 shows that the key change loses no record and moves no number."""
+
 import json, re, sys, copy
 from repro.harness import compare, report
-new = json.load(open(sys.argv[1])); old = json.load(open(sys.argv[2]))
+
+new = json.load(open(sys.argv[1]))
+old = json.load(open(sys.argv[2]))
 re_new = copy.deepcopy(new)
 for c in re_new["claims"]:
     params = {report.test_param(t["nodeid"]) for t in c["tests"]} - {""}

@@ -21,7 +21,7 @@ if __name__ == "__main__":
     r = dict(steps=steps, batch_size=8, seq_len=32, lr=1e-4, warmup_steps=10, windows=128)
     m, tok = load_pretrained(name)
     t0 = time.perf_counter()
-    run = retraining.retraining_run(name, m, tok, r, r["seq_len"], "brown")
+    run = retraining.retraining_run(name, m, tok, r, "brown")
     cost, control = run.cost(), run.control_cost()
     out = {
         "model": name,
