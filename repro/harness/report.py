@@ -34,8 +34,20 @@ SKIPPED = "skipped"
 NOT_APPLICABLE = "not applicable"
 NOT_APPLICABLE_PREFIX = "not applicable: "
 NOT_RUN = "not run"  # encoded in claims/, but this run did not select it (-k, -m, a file argument)
+INTERRUPTED = "interrupted"  # selected, but the run was cut short (SIGINT, a time limit) before it finished
 NOT_ENCODED = "not yet encoded"
-VERDICTS = (REPRODUCED, PARTLY, CONTRADICTED, INCONCLUSIVE, FAILED, SKIPPED, NOT_APPLICABLE, NOT_RUN, NOT_ENCODED)
+VERDICTS = (
+    REPRODUCED,
+    PARTLY,
+    CONTRADICTED,
+    INCONCLUSIVE,
+    FAILED,
+    SKIPPED,
+    NOT_APPLICABLE,
+    INTERRUPTED,
+    NOT_RUN,
+    NOT_ENCODED,
+)
 NOT_REPRODUCED = (CONTRADICTED, INCONCLUSIVE)  # schema 1's single "not reproduced" split in two
 POWER_ENOUGH = 0.8
 # "contradicted" also needs the family-wise size of that reading — the probability that the test is
