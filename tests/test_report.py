@@ -14,12 +14,14 @@ from repro.harness.report import Record, verdict_of
 
 
 def _outcome(outcome: str, power: float | None = None, **declared) -> report.TestOutcome:
-    """A test outcome with one power record; `declared`: Claim.power's declaration (size, basis,
-    direction_p …) when the test is about it (without: a schema-2 record, size 1 − power)."""
-    recs = (
-        []
-        if power is None
-        else [
+    """A test outcome with one check (failing for an xfail) and one power record that covers it at
+    the claim's edge from the source (`rules`: what "contradicted" needs); `declared` overrides
+    Claim.power's declaration (size, basis, direction_p …) when the test is about it."""
+    check = Record("BB-1", "the check", 1.0 if outcome == "xfailed" else 3.0, 2.0, None, "m", compare="ge", role="check")
+    recs = [check.to_dict()]
+    if power is not None:
+        decl = {"covers": ["the check"], "basis": "source: Table 1", "edge": 0.0, "sd": "none"} | declared
+        recs.append(
             Record(
                 "BB-1",
                 "power at the source's effect",
@@ -29,10 +31,9 @@ def _outcome(outcome: str, power: float | None = None, **declared) -> report.Tes
                 "m",
                 compare="ge",
                 role="power",
-                power=declared or None,
+                power=decl,
             ).to_dict()
-        ]
-    )
+        )
     return report.TestOutcome("t", ["BB-1"], outcome, records=recs)
 
 
@@ -163,7 +164,10 @@ def test_the_headline_is_the_check_that_decided():
     one 25 lines down: the headline of a claim that is not reproduced is its failing
     check, and the terminal line and the summary row show its number first."""
     ok, bad = _check("top-5 input match at the embeddings", 1.0, 0.5), _check("switch layer / L", 0.167, 0.5)
-    power = Record("CS-1", "power at the source's effect", 0.97, 0.8, None, "m", compare="ge", role="power").to_dict()
+    declared = {"covers": ["switch layer / L"], "basis": "source: Fig 2", "edge": 0.0, "size": 0.03}
+    power = Record(
+        "CS-1", "power at the source's effect", 0.97, 0.8, None, "m", compare="ge", role="power", power=declared
+    ).to_dict()
     xfailed = report.TestOutcome("claims/t.py::test_switch", ["CS-1"], "xfailed", records=[power, ok, bad])
     [result] = [r for r in report.build_results([xfailed]) if r.spec.id == "CS-1"]
     assert result.verdict == report.CONTRADICTED
@@ -269,8 +273,10 @@ def test_contradicted_needs_power_and_family_wise_size(power, declared, verdict)
 
 
 def test_an_inconclusive_test_says_why_it_is_not_contradicted():
-    assert _outcome("xfailed").undecided() == "no power recorded at a declared effect"
-    assert _outcome("xfailed", 0.7, size=0.01).undecided() == "power 0.7 < 0.8"
+    assert _outcome("xfailed").undecided() == (
+        "no power recorded at a declared effect; no power covers the failing check 'the check'"
+    )
+    assert _outcome("xfailed", 0.7, size=0.01).undecided() == "'the check': power 0.7 < 0.8"
     assert _outcome("xfailed", 0.88, size=0.12).undecided() == "family-wise size 0.12 > 0.05"
     shielded = _outcome("xfailed", 0.99, size=0.01, basis="interest: our 0.2 sd", direction_p=7e-8).undecided()
     assert shielded.startswith("the bar is ours (interest: our 0.2 sd)") and "p = 7.00e-08" in shielded
@@ -278,9 +284,9 @@ def test_an_inconclusive_test_says_why_it_is_not_contradicted():
     r = report.ClaimResult(report.CATALOGUE["SF-9"], report.INCONCLUSIVE, [_outcome("xfailed", 0.48, size=0.52)])
     assert (
         writers.to_json([r], {})["claims"][0]["tests"][0]["undecided"]
-        == "power 0.48 < 0.8; family-wise size 0.52 > 0.05"
+        == "'the check': power 0.48 < 0.8"
     )
-    assert "- not contradicted (`t`): power 0.48 < 0.8; family-wise size 0.52 > 0.05" in writers.to_markdown([r], {})
+    assert "- not contradicted (`t`): 'the check': power 0.48 < 0.8" in writers.to_markdown([r], {})
 
 
 def test_an_inconclusive_test_names_the_sizes_that_would_decide_it_either_way():
@@ -288,7 +294,7 @@ def test_an_inconclusive_test_names_the_sizes_that_would_decide_it_either_way():
     of 1 − power, EITHER_WAY (0.95): at 80% a miss still cannot read contradicted."""
     t = _outcome("xfailed", 0.3, size=0.7, decide="40 seeds", decide_either="66 seeds")
     assert t.undecided() == (
-        "power 0.3 < 0.8; family-wise size 0.7 > 0.05; 80% power at 40 seeds, 95% (decides either way) at 66 seeds"
+        "'the check': power 0.3 < 0.8; 80% power at 40 seeds, 95% (decides either way) at 66 seeds"
     )
     assert _outcome("xfailed", 0.3, size=0.7, decide="40 seeds").undecided().endswith("80% power at 40 seeds")
     assert report.EITHER_WAY == pytest.approx(1 - report.SIZE_ENOUGH) == stats.EITHER_WAY

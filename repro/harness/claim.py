@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from repro.core.readings import ALL_CHECKS, Control, Power, Reading
 from repro.ground.runtime import atomic_path, dtype_name, resolve_device, resolve_dtype
 from repro.harness import report as reporting
 from repro.harness.collection import claim_ids
@@ -33,11 +34,15 @@ class ControlPassed(Exception):
     xfail must not absorb it)."""
 
 
-def power_key(test: str | None) -> str:
+def power_key(test: str | None, covers: tuple[str, ...] = ()) -> str:
     """A power record's identity across runs: one per test, named by it (a claim with several
     tests has several powers; numbered by their order, a test added between two others would shift
-    the pairing of a comparison)."""
-    return "power at the source's effect" + (f" [{test}]" if test else "")
+    the pairing of a comparison); a test's second and later powers are named by the checks they
+    cover too (a test with a power per check has one record per check)."""
+    named = [c for c in covers if c != ALL_CHECKS]
+    return (
+        "power at the source's effect" + (f" [{test}]" if test else "") + (f" {{{'; '.join(named)}}}" if named else "")
+    )
 
 
 class Claim:
@@ -82,6 +87,8 @@ class Claim:
         role: str = "context",
         key: str | None = None,
         power: dict | None = None,
+        not_rejected: bool = False,
+        valid: bool | None = None,
     ) -> reporting.Record:
         """Record one number for the report, not asserted (context; asserting goes through
         `check`). `expected`/`tol`/`compare`: a threshold to show beside it; without one the record
@@ -109,18 +116,20 @@ class Claim:
             role=role,
             key=key,
             power=power,
+            not_rejected=not_rejected,
+            valid=valid,
         )
         self.item.user_properties.append((PROP_RECORD, rec.to_dict()))
         return rec
 
     def check(
         self,
-        name: str,
-        measured: Any,
+        name: str | Reading,
+        measured: Any = None,
         threshold: Any = None,
         *,
-        compare: str,
-        why: str,
+        compare: str = "",
+        why: str = "",
         tol: float = 0.0,
         source: Any = None,
         control: Any = _NO_CONTROL,
@@ -129,25 +138,56 @@ class Claim:
         claim_id: str | None = None,
         dtype: str | None = None,
         key: str | None = None,
+        not_rejected: bool = False,
     ) -> reporting.Record:
         """Record *and assert* one comparison, so the row a reader sees is the one that decided
         the test: `measured` against our `threshold` (compare "ge" / "le" / "abs" / "rel", with
         `tol`; "true" for a condition), `source` the source's own number (shown, not used),
-        `why` the threshold's reason.
+        `why` the threshold's reason. `name` may be a `Reading` (a topic's hand-over) instead of
+        the name and its keywords. `not_rejected`: the check passes by *not* rejecting a null (a
+        false-positive rate, an interval holding the source's value): its pass reads reproduced
+        only with a covering power ≥ 0.8 against a declared alternative (`Power.against`).
 
         `control`: the same quantity measured on a negative control (an input or model where
-        the effect must be absent, named by `control_name`). It goes through the same comparison
-        and must be *rejected*; if it passes, the assertion cannot tell the effect from its
-        absence and the test fails (`ControlPassed`, not an AssertionError: a strict xfail does
-        not absorb it). The assertion is an explicit raise, so it holds under `python -O` and
-        `--assert=plain` too; the plugin also fails any test that passed with a failed check on
-        record (`pytest_runtest_makereport`)."""
-        if not why:
+        the effect must be absent, named by `control_name`), or a `Control` (its name and whether
+        the null could serve). It goes through the same comparison and must be *rejected*; if it
+        passes, the assertion cannot tell the effect from its absence and the test fails
+        (`ControlPassed`, not an AssertionError: a strict xfail does not absorb it). A `Control`
+        whose own validity check failed (`valid=False`) cannot tell either way: the check is recorded
+        and the test ends as an xfail that reads *inconclusive* ("cannot tell"), never contradicted.
+        The assertion is an explicit raise, so it holds under `python -O` and `--assert=plain` too;
+        the plugin also fails any test that passed with a failed check on record
+        (`pytest_runtest_makereport`)."""
+        r = (
+            name
+            if isinstance(name, Reading)
+            else Reading(name, measured, threshold, compare, why, tol, source, unit, key, not_rejected)
+        )
+        if isinstance(control, Control):
+            if control_name:
+                raise ValueError(f"check {r.name!r}: a Control names itself (no control_name)")
+            control, control_name, usable = control.measured, control.name, control
+        else:
+            usable = None
+        return self._check(r, control, control_name, usable, claim_id, dtype)
+
+    def _check(
+        self,
+        r: Reading,
+        control: Any,
+        control_name: str,
+        usable: Control | None,
+        claim_id: str | None,
+        dtype: str | None,
+    ) -> reporting.Record:
+        name, compare, threshold = r.name, r.compare, r.threshold
+        if not r.why:
             raise ValueError(f"check {name!r}: say why this threshold (why=...)")
         if compare not in ("ge", "le", "abs", "rel", "true"):
             raise ValueError(f"check {name!r}: compare must be ge, le, abs, rel or true, not {compare!r}")
         if compare != "true" and threshold is None:
             raise ValueError(f"check {name!r}: compare {compare!r} needs a threshold")
+        common = dict(compare=compare, unit=r.unit, claim_id=claim_id, dtype=dtype)
         if control is not _NO_CONTROL:
             if not control_name:
                 raise ValueError(f"check {name!r}: name the control (control_name=...)")
@@ -155,16 +195,22 @@ class Claim:
                 f"{name} — control: {control_name}",
                 control,
                 threshold,
-                tol,
-                why,
-                compare=compare,
-                unit=unit,
-                claim_id=claim_id,
-                dtype=dtype,
+                r.tol,
+                r.why,
+                **common,
                 source=None,
                 role="control",
-                key=None if key is None else f"{key} — control",
+                key=None if r.key is None else f"{r.key} — control",
+                valid=None if usable is None else usable.valid,
             )
+            if usable is not None and not usable.valid:
+                self.record(
+                    name, r.measured, threshold, r.tol, r.why, **common, source=r.source, role="check", key=r.key
+                )
+                pytest.xfail(
+                    f"{self._id(claim_id)} {name}: cannot tell — the null ({control_name}) cannot serve: "
+                    f"{usable.invalid_why}"
+                )
             if ctl.within is not False:
                 raise ControlPassed(
                     f"{self._id(claim_id)} {name}: the negative control ({control_name}) passes the "
@@ -172,118 +218,62 @@ class Claim:
                 )
         rec = self.record(
             name,
-            measured,
+            r.measured,
             threshold,
-            tol,
-            why,
-            compare=compare,
-            unit=unit,
-            claim_id=claim_id,
-            dtype=dtype,
-            source=source,
+            r.tol,
+            r.why,
+            **common,
+            source=r.source,
             role="check",
-            key=key,
+            key=r.key,
+            not_rejected=r.not_rejected,
         )
         if rec.within is not True:
-            raise AssertionError(f"{rec.claim} {name}: {rec.shown()} does not hold ({why})")
+            raise AssertionError(f"{rec.claim} {name}: {rec.shown()} does not hold ({r.why})")
         return rec
 
-    def power(
-        self,
-        value: float,
-        *,
-        effect: str,
-        basis: str,
-        test: str,
-        sample: str,
-        method: str,
-        decide: str,
-        decide_either: str = "",
-        effect_value: float | None = None,
-        size: float | None = None,
-        size_method: str = "",
-        direction_p: float | None = None,
-        claim_id: str | None = None,
-    ) -> reporting.Record:
-        """Record the test's power at a *declared* effect: the probability that this test, at this
-        run's sizes, passes when the claim holds with `effect` (stated in words, with its number;
-        `effect_value` the number alone where there is one). Never observed power: the effect may not
-        be this run's measurement (the plugin fails a test whose power effect equals one of its
-        checks' measured values).
+    def power(self, p: Power | None = None, /, *, claim_id: str | None = None, **legacy: Any) -> reporting.Record:
+        """Record the test's power at a *declared* effect (`repro.core.readings.Power`): the
+        probability that the checks it `covers`, at this run's sizes, pass when the claim holds with
+        its effect. Never observed power: the effect may not be this run's measurement (the plugin
+        fails a test whose power effect equals one of its checks' measured values).
 
-        `basis` says where the effect comes from (`reporting.POWER_BASES`): "source: <table/figure>"
-        (the source's number), "interest: <reason>" (a smallest effect of interest we name, e.g. a
-        threshold the source does not give), "budget: <model>" (the effect expected at *our*
-        training budget, e.g. fitted to our own measured trajectory, with its uncertainty).
-        `test`: the test whose power this is (e.g. "one-sided paired t at α = 0.05"); `sample`: what
-        it is run on (e.g. "8 seeds", "400 prompts"); `method`: how the power was computed (closed
-        form, or a simulation with its replicate count); `decide`: the sizes at which it reaches 80%.
-        `decide_either`: where the size is 1 − power, the sizes at which the power reaches
-        `reporting.EITHER_WAY` (0.95), so that a miss there reads contradicted (size ≤ 0.05): a run at
-        the 80% sizes can read reproduced or inconclusive, never contradicted (`stats.either_way`).
+        The harness judges by it, per check (`report.TestOutcome.verdict`): a failing check reads
+        contradicted only when a power covering *that* check has a source or interest basis (never
+        budget, never fitted to this run), is ≥ POWER_ENOUGH, states its size at the claim's edge and
+        takes no plug-in nuisance sd, and the test's family-wise size over its failing checks is
+        ≤ SIZE_ENOUGH; a check that passes by not rejecting a null reads reproduced only with a
+        covering power ≥ POWER_ENOUGH against a declared alternative.
 
-        `size`: the family-wise size of reading *contradicted* — the probability that this test is
-        not reproduced although the claim holds. By default 1 − power (the declared effect is the
-        boundary of the claim: a true claim at that effect fails with probability 1 − power); a test
-        whose contradiction rests on its own rule (e.g. Holm over a family of pairs) passes it with
-        `size_method`. `direction_p`: for an effect of interest we invented, the p-value of the effect
-        in the claimed direction; when it is ≤ `reporting.SIZE_ENOUGH` the invented bar alone cannot
-        contradict the claim (the test reads inconclusive). A strict xfail reads *contradicted* only
-        with power ≥ POWER_ENOUGH and size ≤ SIZE_ENOUGH (report.TestOutcome.verdict)."""
-        if not 0.0 <= float(value) <= 1.0:
-            raise ValueError(f"power must lie in [0, 1], got {value}")
-        kind = basis.split(":", 1)[0].strip()
-        if kind not in reporting.POWER_BASES or (kind != "source" and not basis.split(":", 1)[1:]):
-            raise ValueError(
-                f"power basis {basis!r}: one of 'source: <where>', 'interest: <reason>', 'budget: <model>'"
-            )
-        for name, text in (
-            ("effect", effect),
-            ("test", test),
-            ("sample", sample),
-            ("method", method),
-            ("decide", decide),
-        ):
-            if not str(text).strip():
-                raise ValueError(
-                    f"power: state the {name} (a power record says effect, basis, test, sample, method "
-                    "and the sizes for 80%)"
-                )
-        if size is None:
-            size, size_method = (
-                1.0 - float(value),
-                size_method or "1 − power: a true claim at the declared effect fails with that probability",
-            )
-        elif not size_method:
-            raise ValueError("power: a size given explicitly needs its size_method")
-        detail = {
-            "effect": effect,
-            "effect_value": None if effect_value is None else float(effect_value),
-            "basis": basis,
-            "test": test,
-            "sample": sample,
-            "method": method,
-            "decide": decide,
-            "decide_either": decide_either or None,
-            "size": float(size),
-            "size_method": size_method,
-            "direction_p": None if direction_p is None else float(direction_p),
-        }
-        why = f"at the declared effect ({effect}; {basis}); {test} on {sample}; {method}; 80% power at: {decide}"
-        if decide_either:
-            why += f"; {reporting.EITHER_WAY:.0%} power (a miss then reads contradicted) at: {decide_either}"
+        `**legacy`: the keyword form of earlier runs (value=…, effect=…, basis=…, …, `covers` optional);
+        it builds the same `Power` (a power without `covers` covers no check)."""
+        if p is None:
+            if "value" not in legacy:
+                raise TypeError("claim.power: pass a Power (repro.core.readings.Power)")
+            legacy.setdefault("covers", ())
+            p = Power(legacy.pop("value"), **legacy)
+        elif legacy:
+            raise TypeError(f"claim.power: a Power or keywords, not both ({sorted(legacy)})")
+        detail = p.to_dict()
+        why = f"at the declared effect ({p.effect}; {p.basis}); {p.test} on {p.sample}; {p.method}"
+        why += f"; 80% power at: {p.decide}"
+        if p.decide_either:
+            why += f"; {reporting.EITHER_WAY:.0%} power (a miss then reads contradicted) at: {p.decide_either}"
         return self.record(
             "power at the declared effect",
-            float(value),
+            p.value,
             reporting.POWER_ENOUGH,
             None,
             why,
             compare="ge",
             claim_id=claim_id,
             role="power",
-            key=power_key(getattr(self.item, "name", None)),
+            key=power_key(getattr(self.item, "name", None), p.covers if self._powers_recorded() else ()),
             power=detail,
         )
+
+    def _powers_recorded(self) -> int:
+        return sum(1 for k, r in self.item.user_properties if k == PROP_RECORD and r.get("role") == "power")
 
     def figure(self, fig: Any, name: str, *, claim_id: str | None = None) -> Path:
         """Save a matplotlib figure as artifacts/figures/<ID>_<name>.png (atomic) and close it."""

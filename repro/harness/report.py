@@ -15,7 +15,9 @@ import re
 from dataclasses import asdict, dataclass, field
 from typing import Any, Iterable
 
+from repro.harness import rules
 from repro.harness.catalogue import CATALOGUE, ClaimSpec
+from repro.harness.rules import POWER_ENOUGH, SIZE_ENOUGH  # noqa: F401 (re-read by writers and tests)
 
 SCHEMA_VERSION = 2  # 2: records carry `source` (the source's number) and `role`; new verdicts
 
@@ -49,10 +51,9 @@ VERDICTS = (
     NOT_ENCODED,
 )
 NOT_REPRODUCED = (CONTRADICTED, INCONCLUSIVE)  # schema 1's single "not reproduced" split in two
-POWER_ENOUGH = 0.8
-# "contradicted" also needs the family-wise size of that reading — the probability that the test is
-# not reproduced although the claim holds at the declared effect — at most this (Claim.power's size)
-SIZE_ENOUGH = 0.05
+# POWER_ENOUGH (0.8) and SIZE_ENOUGH (0.05, the family-wise size of reading "contradicted": the
+# probability that the test is not reproduced although the claim holds at its edge) live with the
+# rules that use them (`repro.harness.rules`)
 # a test whose size is 1 − power reads contradicted only at this power or more: the power records
 # name the sizes for it (Claim.power's decide_either, stats.either_way) beside the 80% sizes
 EITHER_WAY = 1.0 - SIZE_ENOUGH
@@ -118,9 +119,14 @@ class Record:
     # how far the comparison stayed from flipping, in units of the threshold's scale (`margin`):
     # > 0 it fails (a rejected control), < 0 it holds
     margin: float | None = None
-    # a power record's declaration (Claim.power): effect, effect_value, basis, test, sample, method,
-    # decide, decide_either, size, size_method, direction_p
+    # a power record's declaration (Claim.power, `readings.Power.to_dict`): covers, effect,
+    # effect_value, basis, edge, sd, test, sample, method, decide, decide_either, size, size_method,
+    # size_at, direction_p, fitted, against
     power: dict | None = None
+    # a check that passes by not rejecting a null (`readings.Reading.not_rejected`)
+    not_rejected: bool = False
+    # a control whose null could (True) or could not (False) serve (`readings.Control.valid`)
+    valid: bool | None = None
 
     def __post_init__(self) -> None:
         if self.compare not in COMPARES:
@@ -189,7 +195,12 @@ class Record:
         return f"{fmt(self.measured)} {op} {fmt(True if self.compare == 'true' else thr)}"
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        d = asdict(self)
+        if not d["not_rejected"]:  # written only where set: records of checks without it read as before
+            d.pop("not_rejected")
+        if d["valid"] is None:
+            d.pop("valid")
+        return d
 
 
 # a number standing alone (not part of a word: 'Fig 1a', 'log10', 'W_2', 'smollm2-135m' keep theirs)
@@ -246,53 +257,49 @@ class TestOutcome:
     corpora: list[dict[str, Any]] = field(default_factory=list)  # claim.corpus: {claims, read, shift}
 
     def _powers(self) -> list[dict[str, Any]]:
-        return [r for r in self.records if r.get("role") == "power" and isinstance(r["measured"], (int, float))]
+        return rules.powers(self.records)
+
+    def judgement(self) -> rules.Judgement | None:
+        """The rules' reading of this test (`repro.harness.rules`): for a failed assertion (xfail)
+        per failing check, for a pass per not-rejected check; None for other outcomes."""
+        if self.outcome == "xfailed":
+            return rules.judge_failure(self.records)
+        if self.outcome in ("passed", "xpassed"):
+            return rules.judge_pass(self.records)
+        return None
 
     def power(self) -> float | None:
-        """The smallest power the test recorded (None: none recorded)."""
+        """The power behind the verdict: for a contradicted test the smallest of the powers that
+        carried its failing checks; otherwise the smallest the test recorded (None: none)."""
+        j = self.judgement()
+        if j is not None and j.kind == CONTRADICTED:
+            return j.power
         p = [r["measured"] for r in self._powers()]
         return min(p) if p else None
 
     def size(self) -> float | None:
-        """The family-wise size of reading this test as contradicted: the largest its power records
-        state (1 − power for a record without a declaration, as schema 2 runs wrote them); None
-        without a power."""
+        """The family-wise size of reading this test as contradicted: for a contradicted test the
+        union bound over its failing checks (`rules.judge_failure`); otherwise the largest size its
+        power records state (1 − power for a record without one); None without a power."""
+        j = self.judgement()
+        if j is not None and j.kind == CONTRADICTED:
+            return j.size
         s = [(r.get("power") or {}).get("size", 1.0 - r["measured"]) for r in self._powers()]
         return max(s) if s else None
 
     def shielded(self) -> str | None:
-        """Why an invented bar cannot contradict: a power whose effect is ours ("interest") while the
-        effect is significant in the claimed direction (direction_p ≤ SIZE_ENOUGH)."""
-        for r in self._powers():
-            d = r.get("power") or {}
-            if (
-                str(d.get("basis", "")).startswith("interest")
-                and d.get("direction_p") is not None
-                and d["direction_p"] <= SIZE_ENOUGH
-            ):
-                return (
-                    f"the bar is ours ({d['basis']}) and the effect is significant in the claimed direction "
-                    f"(p = {fmt(d['direction_p'])})"
-                )
-        return None
+        """Why an invented bar cannot contradict (`rules.shielded`)."""
+        return rules.shielded(self._powers())
 
     def undecided(self) -> str | None:
-        """Why a strict xfail reads inconclusive rather than contradicted (None when it does not):
-        no power at a declared effect, a power under POWER_ENOUGH, a family-wise size over
-        SIZE_ENOUGH, or an invented bar while the effect goes the claimed way (`shielded`)."""
-        if self.outcome not in ("xfailed", "skipped") or self.verdict() != INCONCLUSIVE:
+        """Why the test reads inconclusive rather than contradicted or reproduced (None when it does
+        not): the rules' reasons, then the sizes that would decide it."""
+        if self.outcome not in ("xfailed", "passed", "xpassed") or self.verdict() != INCONCLUSIVE:
             return None
-        p, s = self.power(), self.size()
-        if p is None:
-            return "no power recorded at a declared effect"
-        why = []
-        if p < POWER_ENOUGH:
-            why.append(f"power {fmt(p)} < {fmt(POWER_ENOUGH)}")
-        if s is None or s > SIZE_ENOUGH + 1e-12:
-            why.append(f"family-wise size {fmt(s)} > {fmt(SIZE_ENOUGH)}")
-        shield = self.shielded()
-        if shield:
-            why.append(shield)
+        j = self.judgement()
+        why = list(j.why) if j else []
+        if not self._powers():
+            why.insert(0, "no power recorded at a declared effect")
         if why and (sizes := self.sizes_to_decide()):
             why.append(sizes)
         return "; ".join(why) or None
@@ -312,20 +319,21 @@ class TestOutcome:
         return out
 
     def verdict(self) -> str:
-        """This test's own verdict: a strict xfail reads contradicted only with power ≥ POWER_ENOUGH at a
-        declared effect, a family-wise size ≤ SIZE_ENOUGH, and not on an invented bar alone while the
-        effect is significant in the claimed direction (`shielded`); otherwise inconclusive."""
+        """This test's own verdict, by the rules (`repro.harness.rules`): a failed assertion reads
+        contradicted only when every failing check is covered by a qualifying power and the
+        family-wise size is ≤ SIZE_ENOUGH, else inconclusive; a pass reads reproduced unless it only
+        failed to reject a null without the power to have rejected it."""
         o = self.outcome
         if o in ("failed", "error"):
             return FAILED
         if o == "skipped":
             return NOT_APPLICABLE if self.reason.startswith(NOT_APPLICABLE_PREFIX) else SKIPPED
-        if o in ("passed", "xpassed"):
-            return REPRODUCED
-        p, s = self.power(), self.size()
-        if p is None or p < POWER_ENOUGH or s is None or s > SIZE_ENOUGH + 1e-12 or self.shielded():
-            return INCONCLUSIVE
-        return CONTRADICTED
+        if o == INTERRUPTED:
+            return INTERRUPTED
+        j = self.judgement()
+        if j is None:
+            return FAILED
+        return {"reproduced": REPRODUCED, "contradicted": CONTRADICTED}.get(j.kind, INCONCLUSIVE)
 
 
 @dataclass
