@@ -5,7 +5,8 @@ Reproduces 004 (Choi, "Rethinking causal mask: proposing context axis to decoder
 drop of §1 — for `claims/test_context_axis.py` (and `benchmarks/test_context_axis_kernels.py`).
 
 - `kernels`: Algorithm 1's mask and the single-layer kernels (naive, masked SDPA, trimmed,
-  fused, segment band); `attend(kernel="auto")` dispatches.
+  fused, segment band); `attend(kernel="auto")` dispatches. `kernel_args`: the q, k, v and
+  `out` checks both kernel modules make.
 - `gpu_kernels`: the one-launch exact kernels for a GPU (FlexAttention with a block mask that
   visits only each slice's prefix tiles, one masked dense SDPA, packed jagged slices), `pick`
   (which one, by device, dtype and S), and the packed whole-model attention.

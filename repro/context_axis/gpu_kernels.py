@@ -52,7 +52,7 @@ import warnings
 import torch
 import torch.nn.functional as F
 
-from repro.context_axis.kernels import _check, _check_out
+from repro.context_axis.kernel_args import check_out, check_qkv
 from repro.ground.runtime import ReproError
 
 log = logging.getLogger(__name__)
@@ -236,8 +236,8 @@ def flex(q, k, v, pad=None, out: str = "full", *, block: int = FLEX_BLOCK, optio
     """All slices through one FlexAttention call (module docstring; ⌈B·H·C / FLEX_MAX_ROWS⌉
     calls, whole (sample, head) groups each). `block`: the BlockMask's tile; `options`:
     FlexAttention's kernel_options (tile sizes, warps, stages); `mode`: torch.compile's (CUDA)."""
-    _check(q, k, v)
-    _check_out(out)
+    check_qkv(q, k, v)
+    check_out(out)
     B, H, C, S, d = q.shape
     pad = _pad_of(pad, B, S)
     if out == "diagonal":
@@ -272,8 +272,8 @@ def dense(q, k, v, pad=None, out: str = "full") -> torch.Tensor:
     """One SDPA over all slices (as (B·H, C, S, d): slices in the head axis), each over all S
     keys with the keys past c (and padding) masked, then rows past c set to zero: `trimmed`'s
     output with twice its work, through the vendor's masked kernel."""
-    _check(q, k, v)
-    _check_out(out)
+    check_qkv(q, k, v)
+    check_out(out)
     B, H, C, S, d = q.shape
     pad = _pad_of(pad, B, S)
     if out == "diagonal":
@@ -314,8 +314,8 @@ def _nested(values: torch.Tensor, offsets: torch.Tensor, S: int) -> torch.Tensor
 def jagged(q, k, v, pad=None, out: str = "full") -> torch.Tensor:
     """The prefixes as a jagged nested tensor, one SDPA, scattered into the zero layout (module
     docstring). No padding: nested-tensor SDPA takes no key mask."""
-    _check(q, k, v)
-    _check_out(out)
+    check_qkv(q, k, v)
+    check_out(out)
     B, H, C, S, d = q.shape
     if pad is not None:
         raise ReproError("the jagged context-axis kernel takes no padding (nested SDPA has no key mask); use 'flex'")

@@ -28,6 +28,8 @@ from pathlib import Path
 import torch
 import torch.nn.functional as F
 
+from repro.context_axis import gpu_kernels
+from repro.context_axis.kernel_args import check_out, check_qkv
 from repro.ground import native, threads
 from repro.ground.runtime import ReproError
 
@@ -68,19 +70,11 @@ def allowed(S: int, device: torch.device | str | None = None, future: int = 0) -
     return c[None, None, :] <= torch.maximum(c[:, None, None] + int(future), c[None, :, None])
 
 
-def _check(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> None:
-    if q.dim() != 5 or q.shape != k.shape or q.shape[:-1] != v.shape[:-1] or q.shape[2] != q.shape[3]:
-        raise ReproError(
-            "context-axis kernels take q, k, v of shape (B, H, C, S, d) with C = S slices; got "
-            f"{tuple(q.shape)}, {tuple(k.shape)}, {tuple(v.shape)}"
-        )
-
-
 def naive(q, k, v, pad: torch.Tensor | None = None, out: str = "full") -> torch.Tensor:
     """The literal formulation: (B, H, S, S, S) scores, Algorithm 1's mask, softmax, @ v.
     `pad` (B, S) bool marks padding keys. out="diagonal": the same work, then h_{t,t}."""
-    _check(q, k, v)
-    _check_out(out)
+    check_qkv(q, k, v)
+    check_out(out)
     S = q.shape[3]
     if S > NAIVE_MAX_S:
         raise ReproError(
@@ -99,8 +93,8 @@ def naive(q, k, v, pad: torch.Tensor | None = None, out: str = "full") -> torch.
 def masked_sdpa(q, k, v, pad: torch.Tensor | None = None, out: str = "full") -> torch.Tensor:
     """The source's formulation through scaled_dot_product_attention: the (S, S, S) boolean mask
     broadcast over batch and heads (SDPA converts it to a float copy on every call; NOTES)."""
-    _check(q, k, v)
-    _check_out(out)
+    check_qkv(q, k, v)
+    check_out(out)
     mask = allowed(q.shape[3], q.device)[None, None]
     if pad is not None:
         mask = mask & ~pad[:, None, None, None, :]
@@ -117,7 +111,7 @@ def trimmed(q, k, v, pad: torch.Tensor | None = None, out: str = "full") -> torc
     S ≥ SPLIT_MIN_S the slices are shared out between two single-threaded worker threads
     (`harness.threads`; results bit for bit the one loop's).
     `out="diagonal"` computes only query c of slice c: O(S²) work, (B, H, S, d)."""
-    _check(q, k, v)
+    check_qkv(q, k, v)
     B, H, S, _, d = q.shape
     scale = 1.0 / math.sqrt(d)
     if out == "diagonal":
@@ -128,7 +122,7 @@ def trimmed(q, k, v, pad: torch.Tensor | None = None, out: str = "full") -> torc
                 s = s.masked_fill(pad[:, None, None, : c + 1], float("-inf"))
             res[:, :, c] = (torch.softmax(s, -1) @ v[:, :, c, : c + 1])[:, :, 0]
         return res
-    _check_out(out)
+    check_out(out)
     return _by_slices(q, k, v, pad, lambda res, cs: _prefix_attention(q, k, v, pad, res, scale, cs))
 
 
@@ -200,8 +194,8 @@ def fused(q, k, v, pad: torch.Tensor | None = None, out: str = "full") -> torch.
     says to use `trimmed`. `out="diagonal"` is `trimmed`'s (O(S²), no softmax worth fusing).
     Opt-in (`attend(kernel="fused")`, the benchmark): no claim uses it, so no claim needs a
     compiler."""
-    _check(q, k, v)
-    _check_out(out)
+    check_qkv(q, k, v)
+    check_out(out)
     if out == "diagonal":
         return trimmed(q, k, v, pad, out)
     ts = (q, k, v) if pad is None else (q, k, v, pad)
@@ -250,11 +244,6 @@ def _zeros_left_untouched(shape: tuple[int, ...], like: torch.Tensor) -> torch.T
             if hint:
                 hint(before)
     return like.new_zeros(shape)
-
-
-def _check_out(out: str) -> None:
-    if out not in ("full", "diagonal"):
-        raise ReproError(f"context-axis kernels return out='full' or 'diagonal', not {out!r}")
 
 
 # --------------------------------------------------------------------------- segment level (Fig 4)
@@ -306,7 +295,7 @@ def segment(q, k, v, pad: torch.Tensor | None = None, out: str = "full", *, chun
             "the segment kernel takes q, k, v in the band layout (B, H, K, S, d), K ≤ S; got "
             f"{tuple(q.shape)}, {tuple(k.shape)}, {tuple(v.shape)}"
         )
-    _check_out(out)
+    check_out(out)
     B, H, K, S, d = q.shape
     dev = q.device
     scale = 1.0 / math.sqrt(d)
@@ -350,8 +339,6 @@ def attend(q, k, v, kernel: str = "auto", pad: torch.Tensor | None = None, out: 
     "auto" (the default) runs `gpu_kernels.pick(q, pad)`'s choice: `trimmed` on the CPU and in
     float64, on CUDA `dense` for small S and `flex` beyond. "segment" takes the band layout
     (`to_band`)."""
-    from repro.context_axis import gpu_kernels
-
     fns = {
         "naive": naive,
         "masked_sdpa": masked_sdpa,

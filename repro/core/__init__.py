@@ -6,11 +6,13 @@ cache, and `resources` for the embedded fixtures), never a topic.
   facts), `gguf_cache` (their dequantised cache), `pretrained` (loading by name or path:
   embedded models, local directories and files, hub ids, training checkpoints).
 - `data`: Brown, the stdlib's code, `datasets` corpora; the Brown BPE tokenizer; evaluation
-  windows; random probes (tokens, Gaussians).
+  windows; random probes (tokens, Gaussians). `mix`: `--corpus mix`; `documents`: `Document`
+  and the splits, which both read.
 - `train`: the one training loop; `train_config` (the run's config and result, schedule, data
   order), `scoring` (token-stream windows, the one per-token NLL and evaluation loop),
   `checkpoints` (the checkpoint cache keyed by the run's description), `token_streams` (corpora
-  under the Brown BPE, cached). `train` re-exports what the suite reads as `train.<name>`.
+  under the Brown BPE, cached); `attention_kind` (whether a model attends through SDPA: read by
+  the checkpoint key and the models). `train` re-exports what the suite reads as `train.<name>`.
 - `launch`: training jobs under torchrun, and side by side in the training pool.
 - `memo`: measurements cached by arguments, inputs, dtype policy and code.
 - `stats`: every statistical test and power figure, thin over scipy.stats.

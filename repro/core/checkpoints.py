@@ -19,6 +19,7 @@ from typing import Any
 import torch
 from torch import nn
 
+from repro.core.attention_kind import attends_by_sdpa
 from repro.core.train_config import TrainConfig, TrainResult
 from repro.ground.cache import atomic_path, config_key, read_json_or_none
 from repro.ground.errors import ReproError
@@ -98,25 +99,13 @@ def _train_description(cfg: TrainConfig) -> dict[str, Any]:
     }
 
 
-def _uses_sdpa(model: nn.Module) -> bool:
-    """Does the model attend through SDPA (torch's, transformers' or repro_sdpa)?"""
-    from repro.core.models.attention import SDPA
-    from repro.core.models.tiny import CausalSelfAttention
-
-    for m in model.modules():
-        if getattr(getattr(m, "config", None), "_attn_implementation", None) in ("sdpa", SDPA):
-            return True
-        if isinstance(m, CausalSelfAttention) and m.config.attention == "softmax":
-            return True
-    return False
-
-
 def _attention_rule(cfg: TrainConfig, model: nn.Module, device: torch.device | None) -> dict[str, str]:
     """Under a bf16 autocast on a CPU, SDPA runs in float32 (repro.core.models.attention):
     keyed for the models that attend through SDPA, so checkpoints trained before that rule are
     not mistaken for ones trained under it."""
     device = device if device is not None else next(model.parameters()).device
-    return {"attention": "sdpa-float32"} if cfg.autocast and attention_in_float32(device) and _uses_sdpa(model) else {}
+    rule = cfg.autocast and attention_in_float32(device) and attends_by_sdpa(model)
+    return {"attention": "sdpa-float32"} if rule else {}
 
 
 def train_key(

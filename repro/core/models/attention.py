@@ -19,9 +19,8 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
+from repro.core.attention_kind import SDPA
 from repro.ground.runtime import attention_in_float32, autocast_off
-
-SDPA = "repro_sdpa"
 
 
 def _upcast(query: torch.Tensor) -> bool:

@@ -253,6 +253,11 @@ class CausalSelfAttention(nn.Module):
         self.agg_unscaled = nn.Identity()  # hook point: o = A·V, (B, T, H, D)
         self.agg = nn.Identity()  # hook point: o after agg_scale, what enters W_O
 
+    @property
+    def attends_by_sdpa(self) -> bool:
+        """Softmax attention runs through `sdpa` (repro.core.attention_kind, the checkpoint key)."""
+        return self.config.attention == "softmax"
+
     def forward(
         self, x: torch.Tensor, rope: tuple[torch.Tensor, torch.Tensor] | None, need_weights: bool = False
     ) -> tuple[torch.Tensor, torch.Tensor | None]:
