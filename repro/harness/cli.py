@@ -229,6 +229,7 @@ def _cmd_scorecard(args: argparse.Namespace) -> int:
     runs = [Path(p) for p in args.runs] or scorecard.default_runs(root)
     card, notes = scorecard.collect(runs)
     print("\n".join(scorecard.markdown(card)))
+    print("record: " + ", ".join(f"{n} {v}" for v, n in scorecard.record_counts(card).items()))
     for scale in card:
         print(f"{scale}: " + ", ".join(f"{n} {v}" for v, n in scorecard.counts(card, scale).items()))
     if args.notes:

@@ -343,11 +343,13 @@ class ClaimResult:
     tests: list[TestOutcome]
 
     def records(self) -> list[dict[str, Any]]:
-        """The claim's records over its tests, each with its stable `key` (`record_keys`)."""
-        pairs = [(dict(r), test_param(t.nodeid)) for t in self.tests for r in t.records if r["claim"] == self.spec.id]
-        recs = [r for r, _ in pairs]
-        for rec, key in zip(recs, record_keys(recs, [p for _, p in pairs])):
+        """The claim's records over its tests, each with its stable `key` (`record_keys`) and the
+        test that recorded it (`test`: the node ID's last part)."""
+        owned = [(dict(r), t.nodeid) for t in self.tests for r in t.records if r["claim"] == self.spec.id]
+        recs = [r for r, _ in owned]
+        for (rec, nodeid), key in zip(owned, record_keys(recs, [test_param(n) for _, n in owned])):
             rec["key"] = key
+            rec["test"] = nodeid.split("::")[-1]  # which test recorded it: a stored run is re-judged per test
         return recs
 
     def figures(self) -> list[str]:

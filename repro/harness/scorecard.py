@@ -1,20 +1,25 @@
-"""`repro scorecard`: every claim's verdict at each scale the suite has run it, from claims.json files.
+"""`repro scorecard`: every claim's verdict at each scale the suite has run it, re-judged from the
+stored records under the current rules, and one verdict of record per claim.
 
 A scale is a run's profile (`ci`, `paper`; every decide chunk, `decide-<chunk>`, is `decide`); a
 run on a researcher's own model (`--model`) is not the embedded default's and is only a note.
-For each claim and scale the card keeps the verdict of the latest run (files read in the order
-given; by default the committed ci baseline, then `results/*/**claims*.json` in the order the
-runs started) that decided it; a run that ended "failed" (a harness error, a regression) or did
-not run the claim leaves the earlier verdict in place and is listed as a note. Each cell names
-the run it came from (the results folder, or the baseline), so a reader can open its report.
-`markdown` gives the README's table, `figure` the same as one image: claims × scales, coloured
-by verdict.
+Files are read in the order given (by default the committed ci baseline, then
+`results/*/**claims*.json` in the order the runs started). Each stored claim is re-derived from its
+records by the harness's rules (`rejudge`, `repro.harness.rules`); a run whose records lack what
+the rules need (powers without `covers`, records without their test: every run before the rules)
+is shown "pre-rules (was …)", never as decided. Per claim and scale the card keeps the latest
+cell judged under the rules, else the latest pre-rules one, else the latest failed run (failed
+runs are cells, and notes). Each cell names its run and the embedded models its tests covered.
+The *record* column is the verdict the suite stands behind (`record`): the largest scale judged
+under the rules whose run covers every model the claim's ci run names, with the disagreement of
+other scales stated. `markdown` gives the README's table, `figure` the same as one image.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +42,8 @@ COLOURS = {
     reporting.INCONCLUSIVE: "#fee08b",
     reporting.CONTRADICTED: "#d73027",
     reporting.NOT_APPLICABLE: "#bdbdbd",
+    reporting.FAILED: "#7b3294",
+    "pre-rules": "#d9d9d9",
 }
 SHORT = {
     reporting.REPRODUCED: "reproduced",
@@ -44,6 +51,7 @@ SHORT = {
     reporting.CONTRADICTED: "contradicted",
     reporting.INCONCLUSIVE: "inconclusive",
     reporting.NOT_APPLICABLE: "n/a",
+    reporting.FAILED: "failed",
 }
 
 
@@ -87,9 +95,66 @@ def scale_of(profile: str) -> str:
     return "decide" if profile.startswith("decide-") else profile
 
 
-def collect(paths: Iterable[Path]) -> tuple[dict[str, dict[str, tuple[str, str]]], list[str]]:
-    """(scale → claim → (verdict, where), notes): the latest deciding verdict per claim and scale."""
-    card: dict[str, dict[str, tuple[str, str]]] = {}
+PRE_RULES = "pre-rules"
+#: the embedded models a test's parametrisation can name (a cell covers the models its tests ran on)
+MODELS = ("smollm2-135m", "gemma3-270m")
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One claim's verdict in one run: re-derived from its stored records under the current rules
+    (`rules`: True), or the verdict the run wrote when its records lack what the rules need
+    (`rules`: False, shown "pre-rules"); `models` the embedded models its tests ran on."""
+
+    verdict: str
+    run: str
+    models: tuple[str, ...] = ()
+    rules: bool = True
+    written: str = ""  # what the run itself wrote, where the re-derivation differs
+
+    def shown(self) -> str:
+        word = SHORT.get(self.verdict, self.verdict)
+        if not self.rules:
+            word = f"{PRE_RULES} (was {SHORT.get(self.written, self.written)})"
+        elif self.written and self.written != self.verdict:
+            word += f" (was {SHORT.get(self.written, self.written)})"
+        on = f", {'+'.join(m.split('-')[0] for m in self.models)}" if self.models else ""
+        return f"{word} ({self.run}{on})"
+
+
+def models_of(claim: dict[str, Any]) -> tuple[str, ...]:
+    """The embedded models a stored claim's tests name in their parametrisation."""
+    params = " ".join(reporting.test_param(str(t.get("nodeid", ""))) for t in claim.get("tests") or [])
+    return tuple(m for m in MODELS if m in params)
+
+
+def rejudge(claim: dict[str, Any]) -> tuple[str, bool]:
+    """(verdict, judged under the current rules) of one stored claim: its tests rebuilt from their
+    records (`report.TestOutcome`, `rules`), when every record names its test and every power its
+    `covers` (what the rules judge by); otherwise the verdict the run wrote, marked pre-rules."""
+    tests, recs = claim.get("tests") or [], claim.get("records") or []
+    if claim.get("verdict") not in DECIDED or not tests:
+        return str(claim.get("verdict")), True
+    ready = all("test" in r for r in recs) and all(
+        "covers" in (r.get("power") or {}) for r in recs if r.get("role") == "power"
+    )
+    if not ready:
+        return str(claim["verdict"]), False
+    outcomes = []
+    for t in tests:
+        name = str(t["nodeid"]).split("::")[-1]
+        own = [r for r in recs if r.get("test") == name]
+        outcomes.append(
+            reporting.TestOutcome(t["nodeid"], [claim["id"]], t["outcome"], t.get("reason", ""), records=own)
+        )
+    return reporting.claim_verdict((o.verdict(), o.size()) for o in outcomes), True
+
+
+def collect(paths: Iterable[Path]) -> tuple[dict[str, dict[str, Cell]], list[str]]:
+    """(scale → claim → Cell, notes): per claim and scale the latest run's cell that decided it —
+    one judged under the current rules if any run is, else the latest pre-rules one; a run that
+    ended failed is kept as the cell when nothing later decided the claim, and listed in the notes."""
+    card: dict[str, dict[str, Cell]] = {}
     notes: list[str] = []
     for path in paths:
         data = _load(Path(path))
@@ -99,31 +164,83 @@ def collect(paths: Iterable[Path]) -> tuple[dict[str, dict[str, tuple[str, str]]
             continue
         scale = scale_of(run.get("profile") or "ci")
         for claim in data.get("claims", []):
-            verdict = claim.get("verdict")
-            if verdict in DECIDED:
-                card.setdefault(scale, {})[claim["id"]] = (verdict, _label(Path(path)))
-            elif verdict == reporting.FAILED:
-                notes.append(f"{claim['id']} at {scale}: run {_label(Path(path))} ended failed (not counted)")
+            written = claim.get("verdict")
+            if written == reporting.FAILED:
+                notes.append(f"{claim['id']} at {scale}: run {_label(Path(path))} ended failed")
+            if written not in DECIDED and written != reporting.FAILED:
+                continue
+            verdict, judged = rejudge(claim)
+            cell = Cell(verdict, _label(Path(path)), models_of(claim), judged, "" if verdict == written else written)
+            if not judged:
+                cell = Cell(PRE_RULES, cell.run, cell.models, False, str(written))
+            old = card.setdefault(scale, {}).get(claim["id"])
+            if old is None or _rank(cell) >= _rank(old):
+                card[scale][claim["id"]] = cell
     return card, notes
 
 
-def markdown(card: dict[str, dict[str, tuple[str, str]]]) -> list[str]:
-    """One row per claim (catalogue order), one column per scale: 'verdict (run)' or '—'."""
+def _rank(cell: Cell) -> int:
+    """Which cell of a scale stands: a later one replaces an earlier one of the same or lower rank
+    (judged under the rules 2, pre-rules 1, failed 0)."""
+    if cell.verdict == reporting.FAILED:
+        return 0
+    return 2 if cell.rules else 1
+
+
+def record(cid: str, card: dict[str, dict[str, Cell]], names: tuple[str, ...]) -> tuple[str, str]:
+    """The verdict of record for claim `cid` and why: the largest scale judged under the current rules
+    whose run covers every model the claim names (`names`: its ci run's models) and decided it; where
+    judged scales disagree, "scales disagree: …"."""
+    judged = [
+        (s, card[s][cid])
+        for s in SCALES
+        if cid in card.get(s, {}) and card[s][cid].rules and card[s][cid].verdict in DECIDED
+    ]
+    full = [(s, c) for s, c in judged if set(names) <= set(c.models)]
+    if not full:
+        pre = [s for s in SCALES if cid in card.get(s, {}) and not card[s][cid].rules]
+        why = "no run judged under the current rules covers its models"
+        return "—", why + (f" ({', '.join(pre)} pre-rules)" if pre else "")
+    scale, cell = full[-1]
+    why = f"{scale}, the largest scale judged under the current rules on {', '.join(names) or 'its models'}"
+    others = {c.verdict for _, c in judged} - {cell.verdict}
+    if others:
+        why = "scales disagree: " + ", ".join(f"{s} {SHORT.get(c.verdict, c.verdict)}" for s, c in judged)
+        why += f"; the record is the largest ({scale})"
+    pre = [s for s in SCALES if cid in card.get(s, {}) and not card[s][cid].rules]
+    if pre:
+        why += f"; {', '.join(pre)} pre-rules (to re-run)"
+    return cell.verdict, why
+
+
+def markdown(card: dict[str, dict[str, Cell]]) -> list[str]:
+    """One row per claim (catalogue order): the verdict of record and why, then one column per scale:
+    'verdict (run, models)' or '—'."""
     scales = [s for s in SCALES if s in card] + sorted(s for s in card if s not in SCALES)
-    lines = ["| claim | " + " | ".join(scales) + " |", "|---|" + "---|" * len(scales)]
+    lines = ["| claim | record | why | " + " | ".join(scales) + " |", "|---|---|---|" + "---|" * len(scales)]
     for spec in CLAIMS:
-        cells = []
-        for scale in scales:
-            got = card[scale].get(spec.id)
-            cells.append(f"{SHORT[got[0]]} ({got[1]})" if got else "—")
-        lines.append(f"| {spec.id} | " + " | ".join(cells) + " |")
+        ci = card.get("ci", {}).get(spec.id)
+        verdict, why = record(spec.id, card, ci.models if ci else ())
+        cells = [card[s][spec.id].shown() if spec.id in card[s] else "—" for s in scales]
+        lines.append(f"| {spec.id} | {SHORT.get(verdict, verdict)} | {why} | " + " | ".join(cells) + " |")
     return lines
 
 
-def counts(card: dict[str, dict[str, tuple[str, str]]], scale: str) -> dict[str, int]:
+def counts(card: dict[str, dict[str, Cell]], scale: str) -> dict[str, int]:
     out: dict[str, int] = {}
-    for verdict, _ in card.get(scale, {}).values():
-        out[SHORT[verdict]] = out.get(SHORT[verdict], 0) + 1
+    for cell in card.get(scale, {}).values():
+        word = PRE_RULES if not cell.rules else SHORT.get(cell.verdict, cell.verdict)
+        out[word] = out.get(word, 0) + 1
+    return out
+
+
+def record_counts(card: dict[str, dict[str, Cell]]) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for spec in CLAIMS:
+        ci = card.get("ci", {}).get(spec.id)
+        verdict = record(spec.id, card, ci.models if ci else ())[0]
+        word = SHORT.get(verdict, verdict)
+        out[word] = out.get(word, 0) + 1
     return out
 
 
@@ -133,13 +250,20 @@ def figure(card: dict[str, dict[str, tuple[str, str]]], path: Path) -> Path:
 
     from repro.core.plotting import plt
 
-    scales = [s for s in SCALES if s in card] + sorted(s for s in card if s not in SCALES)
+    scales = ["record"] + [s for s in SCALES if s in card] + sorted(s for s in card if s not in SCALES)
     ids = [spec.id for spec in CLAIMS]
+    records = {}
+    for spec in CLAIMS:
+        ci = card.get("ci", {}).get(spec.id)
+        records[spec.id] = record(spec.id, card, ci.models if ci else ())[0]
     fig, ax = plt.subplots(figsize=(1.6 + 1.1 * len(scales), 0.2 * len(ids) + 1.2))
     for j, scale in enumerate(scales):
         for i, cid in enumerate(ids):
-            got = card[scale].get(cid)
-            colour = COLOURS[got[0]] if got else "#f5f5f5"
+            if scale == "record":
+                colour = COLOURS.get(records[cid], "#f5f5f5")
+            else:
+                got = card[scale].get(cid)
+                colour = "#f5f5f5" if got is None else COLOURS.get(got.verdict if got.rules else PRE_RULES, "#f5f5f5")
             ax.add_patch(plt.Rectangle((j, i), 0.95, 0.9, color=colour))
     ax.set_xlim(0, len(scales))
     ax.set_ylim(len(ids), 0)
@@ -148,9 +272,11 @@ def figure(card: dict[str, dict[str, tuple[str, str]]], path: Path) -> Path:
     ax.tick_params(length=0)
     for side in ax.spines.values():
         side.set_visible(False)
-    handles = [Patch(color=c, label=SHORT[v]) for v, c in COLOURS.items()] + [Patch(color="#f5f5f5", label="not run")]
+    handles = [Patch(color=c, label=SHORT.get(v, v)) for v, c in COLOURS.items()] + [
+        Patch(color="#f5f5f5", label="not run")
+    ]
     ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.02, 1), fontsize=7, frameon=False)
-    ax.set_title("verdict per claim and scale", fontsize=9)
+    ax.set_title("verdict of record, then per scale", fontsize=9)
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=150)
