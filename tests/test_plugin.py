@@ -144,34 +144,6 @@ def test_claim_tests_carry_their_xdist_group(pytester: pytest.Pytester):
     assert [xdist_group_of(i) for i in items] == ["grp[smollm2-135m]", "grp[gemma3-270m]", "grp", "mine"]
 
 
-def test_a_killed_run_leaves_what_it_decided(pytester: pytest.Pytester):
-    """After each claim test the run so far is in artifacts/claims.partial.json (run.partial set):
-    a process killed mid-run (os._exit: no sessionfinish) keeps the claims decided before it; a run
-    that ends writes claims.json and removes the partial file."""
-    pytester.makeconftest(CONFTEST)
-    pytester.mkdir("claims")
-    (pytester.path / "claims" / "test_claims.py").write_text(
-        "import os, pytest\n"
-        "@pytest.mark.claim('BB-4')\ndef test_a(claim):\n    claim.check('v', 1.0, 1.0, compare='abs', why='exact')\n"
-        "@pytest.mark.claim('BB-6')\ndef test_b(claim):\n    os._exit(3)\n"
-    )
-    pytester.runpytest_subprocess("-p", "no:cacheprovider")
-    art = pytester.path / "artifacts"
-    assert not (art / "claims.json").exists()
-    data = json.loads((art / "claims.partial.json").read_text())
-    assert "partial" in data["run"] and data["run"]["profile"] == "ci"
-    verdicts = {c["id"]: c["verdict"] for c in data["claims"]}
-    assert verdicts["BB-4"] == "reproduced" and verdicts["BB-6"] == "not run"
-    # a run that ends: claims.json, no partial file
-    (pytester.path / "claims" / "test_claims.py").write_text(
-        "import pytest\n@pytest.mark.claim('BB-4')\ndef test_a(claim):\n"
-        "    claim.check('v', 1.0, 1.0, compare='abs', why='exact')\n"
-    )
-    pytester.runpytest_subprocess("-p", "no:cacheprovider").assert_outcomes(passed=1)
-    assert (art / "claims.json").exists() and not (art / "claims.partial.json").exists()
-    assert "partial" not in _load(pytester)["run"]
-
-
 def test_unknown_claim_id_is_a_collection_error(pytester: pytest.Pytester):
     pytester.makeconftest(CONFTEST)
     pytester.makepyfile('import pytest\n@pytest.mark.claim("BB-44")\ndef test_x(claim):\n    pass\n')

@@ -76,7 +76,12 @@ def test_contradicted_and_inconclusive_are_their_own_statuses(pytester: pytest.P
     result.assert_outcomes(passed=1, xfailed=3)
     result.stdout.fnmatch_lines(
         [
-            "claims/test_v.py .CIx*",
+            "now running claims/test_v.py::test_reproduced (BB-4)",
+            "claims/test_v.py .*",
+            "now running claims/test_v.py::test_contradicted (BB-6)",
+            "claims/test_v.py C*",
+            "now running claims/test_v.py::test_inconclusive (BB-5)",
+            "claims/test_v.py Ix*",  # the plain xfail is no claim test: no line of its own
             "CONTRADICTED claims/test_v.py::test_contradicted - measured 1.2",
             "INCONCLUSIVE claims/test_v.py::test_inconclusive - measured 1.2, no power recorded",
             "XFAIL claims/test_v.py::test_plain_xfail - not a claim test",

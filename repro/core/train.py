@@ -46,6 +46,7 @@ from repro.core.token_streams import corpus_tokens as corpus_tokens
 from repro.core.train_config import TrainConfig, TrainResult, batch_starts, lr_at, resolved
 from repro.ground.cache import cache_dir
 from repro.ground.errors import ReproError
+from repro.ground.progress import Heartbeat
 from repro.ground.runtime import derive_seed
 
 
@@ -258,6 +259,8 @@ def _loop(
             dynamic_ncols=True,
             disable=accelerator is not None and not accelerator.is_main_process,
         )
+    # a line on `repro.progress` every half minute (what pytest's terminal shows while a claim trains)
+    beat = Heartbeat("train", cfg.steps) if rank == 0 else None
     try:
         for step in range(cfg.steps):
             lr = lr_at(step, cfg)
@@ -286,6 +289,8 @@ def _loop(
             losses.append(value)
             since.append(value)
             checkpoint_events(step + 1, since)
+            if beat is not None:
+                beat.tick(step + 1, f"loss {value:.3f}")
             if bar is not None:
                 bar.update(1)
                 if history:

@@ -18,7 +18,7 @@ from typing import Any, Iterable
 
 import pytest
 
-from repro.ground.runtime import MissingFixture, NotApplicable, ReproError, resolve_device
+from repro.ground.runtime import CacheUnusable, MissingFixture, NotApplicable, ReproError, resolve_device
 from repro.harness import options
 from repro.harness import report as reporting
 from repro.harness.claim import PROP_CLAIMS, PROP_RECORD, Claim
@@ -97,7 +97,9 @@ def model_names(pytestconfig: pytest.Config) -> list[str]:
 @pytest.fixture(scope="session")
 def pretrained(device):
     """`pretrained(name)` -> (model, tokenizer), loaded once per session; a hub model that cannot be
-    reached skips the test with the reason (DESIGN.md: skipped only for a missing resource)."""
+    reached, a fixture never fetched, and an embedded model whose cache entry cannot be (re)built in
+    a read-only cache skip the test with the reason (DESIGN.md: skipped only for a missing
+    resource); any other fault of an embedded model is an error."""
     from repro.core.models.pretrained import EMBEDDED_MODELS, load_pretrained
 
     loaded: dict[str, Any] = {}
@@ -107,7 +109,7 @@ def pretrained(device):
             try:
                 loaded[name] = load_pretrained(name, device=device)
             except ReproError as err:
-                if name in EMBEDDED_MODELS and not isinstance(err, MissingFixture):
+                if name in EMBEDDED_MODELS and not isinstance(err, (MissingFixture, CacheUnusable)):
                     raise
                 pytest.skip(str(err))
         return loaded[name]
@@ -119,10 +121,12 @@ def pretrained(device):
 
 
 def _fault(err: ReproError) -> None:
-    """A ReproError in a claim test: a fixture that was never fetched is a missing resource
-    (skipped, with the command that fetches it); a model that lacks what the claim is about is
-    `NotApplicable` (the claim reads "not applicable"); anything else is one line, failed."""
-    if isinstance(err, MissingFixture):
+    """A ReproError in a claim test: a fixture that was never fetched, or one the run cannot
+    (re)build because the cache is read-only (`CacheUnusable`: a truncated or corrupt model entry in
+    a shared cache), is a missing resource — skipped, with the line that says what to do; a model
+    that lacks what the claim is about is `NotApplicable` (the claim reads "not applicable");
+    anything else is one line, failed."""
+    if isinstance(err, (MissingFixture, CacheUnusable)):
         pytest.skip(str(err))
     if isinstance(err, NotApplicable):
         pytest.skip(reporting.NOT_APPLICABLE_PREFIX + str(err))

@@ -16,14 +16,17 @@ never overwrites a claims report.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import logging
 import subprocess
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterable
 
 import pytest
 
+from repro.ground import progress
 from repro.ground.runtime import ReproError, atomic_write_json, atomic_write_text
 from repro.harness import catalogue, collection, writers
 from repro.harness import report as reporting
@@ -74,6 +77,29 @@ class ClaimsSession:
         self.written: tuple[list[reporting.ClaimResult], dict[str, Any], Any] | None = None
         self._run_static: dict[str, Any] | None = None
         self._prepare: subprocess.Popen | None = None  # the background model build
+        # the claim tests selected to run (node ID -> claim IDs; known where this process collects,
+        # not in an xdist controller) and those whose outcome is final: what an interrupt cut short
+        self.selected: dict[str, list[str]] = {}
+        self.finished: set[str] = set()
+        self.interrupted: str | None = None  # why the run was cut short (pytest_keyboard_interrupt)
+        self._progress: _TerminalLines | None = None  # repro.progress lines onto the terminal
+
+    # ----------------------------------------------------------------------- progress
+
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        """Show `repro.progress` (a training loop's and a model build's progress lines) on
+        pytest's terminal while a test runs, as pytest's live logging does, capture suspended for
+        the line; not under -q, nor in an xdist worker (its terminal is the controller's)."""
+        if self.worker or self.config.get_verbosity() < 0:
+            return
+        tr = self.config.pluginmanager.get_plugin("terminalreporter")
+        capman = self.config.pluginmanager.get_plugin("capturemanager")
+        if tr is None:
+            return
+        self._progress = _TerminalLines(tr, capman)
+        logger = logging.getLogger(progress.LOGGER)
+        logger.addHandler(self._progress)
+        logger.setLevel(logging.INFO)
 
     # ----------------------------------------------------------------------- collection
 
@@ -117,14 +143,20 @@ class ClaimsSession:
         (`pretrained.prepare_in_background`), when a selected test reads the `pretrained` fixture
         (once per run: not in an xdist worker but the first, not under --plan)."""
         config = self.config
+        self.selected = {
+            collection.plain_nodeid(it.nodeid): collection.claim_ids(it)
+            for it in session.items
+            if collection.claim_ids(it)
+        }
         if config.getoption("--plan") or getattr(config, "workerinput", {}).get("workerid", "gw0") != "gw0":
             return
-        if not any("pretrained" in getattr(item, "fixturenames", ()) for item in session.items):
+        models = selected_models(session.items, run_models(config))
+        if not models:
             return
         from repro.core.models.pretrained import prepare_in_background
 
         try:
-            self._prepare = prepare_in_background(run_models(config))
+            self._prepare = prepare_in_background(models)
         except ReproError as err:  # e.g. a cache path that cannot be used: one line, not an internal error
             raise pytest.UsageError(str(err)) from None
 
@@ -147,6 +179,27 @@ class ClaimsSession:
 
     # ----------------------------------------------------------------------- outcomes
 
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_logstart(self, nodeid: str, location: Any) -> None:
+        """Before each claim test, a line naming it ("now running <nodeid> (IDs)"), through
+        pytest's terminal reporter: a claim may work for minutes before its letter appears, and
+        the line tells work from a hang. Not under -q (nor -v, whose line names the test already),
+        nor under xdist (whose workers' lines interleave)."""
+        config = self.config
+        tr = config.pluginmanager.get_plugin("terminalreporter")
+        ids = self.selected.get(nodeid)
+        if tr is None or not ids or config.get_verbosity() != 0 or config.pluginmanager.has_plugin("dsession"):
+            return
+        tw = tr._tw
+        if tr.currentfspath is not None and getattr(tr, "_show_progress_info", False):
+            tr._write_progress_information_filling_space()  # the previous line's "[ 40%]"
+        if tw.width_of_current_line:
+            tw.line()
+        tw.write(f"now running {nodeid} ({', '.join(ids)})")
+        tr.currentfspath = None  # pytest ends the line and starts the test's own: "claims/x.py "
+        if self._progress is not None:
+            self._progress.prefix = nodeid.split("::")[0] + " "
+
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         rep = report
         props = dict((k, v) for k, v in rep.user_properties if k == PROP_CLAIMS)
@@ -159,6 +212,7 @@ class ClaimsSession:
         t.duration += rep.duration
         wasxfail = getattr(rep, "wasxfail", None)
         if rep.when == "call" or (rep.when == "setup" and not rep.passed):
+            self.finished.add(nodeid)
             if rep.failed:
                 t.outcome = "failed" if rep.when == "call" else "error"
                 t.reason = first_line(rep.longreprtext)
@@ -201,6 +255,33 @@ class ClaimsSession:
         results = reporting.build_results(self.outcomes.values(), self.encoded())
         atomic_write_json(out / PARTIAL, writers.to_json(results, run))
 
+    # ----------------------------------------------------------------------- an interrupted run
+
+    def pytest_keyboard_interrupt(self, excinfo: pytest.ExceptionInfo) -> None:
+        """SIGINT (or a KeyboardInterrupt raised in a test): the run ends now; what it had not
+        finished reads "interrupted", not "not run" (pytest_sessionfinish)."""
+        self.interrupted = f"interrupted ({excinfo.typename})"
+
+    def cut_short(self) -> list[str]:
+        """The claim tests the run selected (or started) but did not finish: empty unless the run was
+        interrupted. Under xdist the controller knows only the tests that started."""
+        if self.interrupted is None:
+            return []
+        return sorted((set(self.selected) | set(self.outcomes)) - self.finished)
+
+    def _results(self) -> list[reporting.ClaimResult]:
+        """The claims' results from the tests that finished; after an interrupt, every claim with a
+        selected test that did not finish reads `report.INTERRUPTED` (a failure already seen stays
+        "failed": it is decided whatever the rest would have said)."""
+        cut = self.cut_short()
+        done = [t for n, t in self.outcomes.items() if n not in cut]
+        results = reporting.build_results(done, self.encoded())
+        ids = {cid for n in cut for cid in (self.selected.get(n) or self.outcomes[n].claim_ids)}
+        for r in results:
+            if r.spec.id in ids and r.verdict != reporting.FAILED:
+                r.verdict = reporting.INTERRUPTED
+        return results
+
     # ----------------------------------------------------------------------- the end of the run
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
@@ -211,10 +292,22 @@ class ClaimsSession:
             if self.collection_seen:  # to the controller, through xdist's channel (pytest_testnodedown)
                 config.workeroutput[WORKER_CLAIM_IDS] = sorted(self.claim_ids_seen)
             return
-        if not self.outcomes:
+        if session.shouldstop and self.interrupted is None and self.cut_short_by_stop(session):
+            self.interrupted = f"stopped early ({session.shouldstop})"
+        if not self.outcomes and not self.cut_short():
             return  # no claim tests ran (e.g. `pytest tests/`): leave any existing report alone
-        results = reporting.build_results(self.outcomes.values(), self.encoded())
+        results = self._results()
         run = run_metadata(config, self.start, self._durations())
+        if self.interrupted is not None:
+            cut = self.cut_short()
+            run["interrupted"] = True
+            run["interrupted_by"] = self.interrupted
+            run["interrupted_tests"] = cut
+            by_claim: dict[str, list[str]] = {}
+            for n in cut:
+                for cid in self.selected.get(n) or self.outcomes[n].claim_ids:
+                    by_claim.setdefault(cid, []).append(n)
+            run["interrupted_claims"] = by_claim
         out = artifacts_dir(config)
         (out / "figures").mkdir(parents=True, exist_ok=True)
         data = writers.to_json(results, run)
@@ -239,11 +332,23 @@ class ClaimsSession:
         ):
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
+    def cut_short_by_stop(self, session: pytest.Session) -> bool:
+        """`-x` / `--maxfail` stopped the run (session.shouldstop) before every selected test ran."""
+        return bool(set(self.selected) - self.finished)
+
     def _against_baseline(self, data: dict[str, Any]) -> tuple[bool, list[str]] | None:
         """(regressed, lines) against the committed baseline of this run's configuration; None when
-        --baseline off. A configuration without a baseline compares nothing and says so."""
+        --baseline off. A configuration without a baseline compares nothing and says so; nor does an
+        interrupted run (what it did not finish is no evidence either way)."""
         if self.config.getoption("--baseline") == "off":
             return None
+        if data["run"].get("interrupted"):
+            n = len(data["run"].get("interrupted_tests") or [])
+            return False, [
+                f"baseline: not compared: the run was {self.interrupted} with {n} selected claim "
+                f"test{'s' if n != 1 else ''} unfinished; an interrupted run shows neither a regression nor "
+                "its absence (run it to the end to compare)"
+            ]
         from repro.harness import baseline, compare
 
         try:
@@ -311,13 +416,20 @@ class ClaimsSession:
         out = artifacts_dir(config)
         tr.write_line(f"written: {out / 'claims.json'}, {out / 'report.md'}")
         if config.getoption("--artifacts") is None and selection_label(config) is not None:
-            tr.write_line(
-                f"(a selection of claims: the last full run's report stays at {out.parent.parent / 'report.md'})"
-            )
+            full = out.parent.parent / "report.md"
+            if full.exists():
+                tr.write_line(f"(a selection of claims: the last full run's report stays at {full})")
+            else:
+                tr.write_line(f"(a selection of claims: no full run's report exists yet; a full run writes {full})")
 
     def pytest_unconfigure(self) -> None:
         """Stop a background model build still running when the run ends (an interrupted run, or one
         whose tests never loaded the model): its writes are atomic, the next run starts it again."""
+        if self._progress is not None:
+            logger = logging.getLogger(progress.LOGGER)
+            logger.removeHandler(self._progress)
+            logger.setLevel(logging.NOTSET)
+            self._progress = None
         proc = self._prepare
         if proc is not None and proc.poll() is None:
             proc.terminate()
@@ -325,6 +437,45 @@ class ClaimsSession:
                 proc.wait(timeout=30)
             except subprocess.TimeoutExpired:
                 proc.kill()
+
+
+class _TerminalLines(logging.Handler):
+    """A logging handler that writes each record as a line on pytest's terminal, with output
+    capture suspended for it (what pytest's live-log handler does)."""
+
+    def __init__(self, tr: Any, capman: Any) -> None:
+        super().__init__(logging.INFO)
+        self.tr, self.capman = tr, capman
+        self.prefix = ""  # the running claim test's file, as pytest's line shows it
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            ctx = self.capman.global_and_fixture_disabled() if self.capman is not None else contextlib.nullcontext()
+            with ctx:
+                tw = self.tr._tw
+                if tw.width_of_current_line:
+                    tw.line()
+                tw.line("  … " + record.getMessage())
+                tw.write(self.prefix)  # the test's letter then follows its file's name, as before
+        except Exception:  # a progress line must never fail a test
+            self.handleError(record)
+
+
+def selected_models(items: Iterable[pytest.Item], models: list[str]) -> list[str]:
+    """The run's pretrained models (`models`, in order) that its selected tests read: a test
+    parametrised by `model_name` reads its own; one that reads `pretrained` without it (a test over
+    `model_names`) reads them all. What `prepare_in_background` builds: a run of SmolLM2's tests
+    alone never starts Gemma's build."""
+    wanted: set[str] = set()
+    for item in items:
+        if "pretrained" not in getattr(item, "fixturenames", ()):
+            continue
+        params = getattr(getattr(item, "callspec", None), "params", {})
+        if "model_name" in params:
+            wanted.add(str(params["model_name"]))
+        else:
+            return list(models)
+    return [m for m in models if m in wanted]
 
 
 def _append_history(path: Path, rows: list[dict[str, Any]]) -> None:

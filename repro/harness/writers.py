@@ -15,6 +15,7 @@ from repro.harness.report import (
     CONTRADICTED,
     FAILED,
     INCONCLUSIVE,
+    INTERRUPTED,
     NOT_ENCODED,
     NOT_RUN,
     PARTLY,
@@ -83,7 +84,7 @@ def history_rows(results: list[ClaimResult], run: dict[str, Any]) -> list[dict[s
     device, dtype, verdict, the asserted (headline) values and the wall time."""
     rows = []
     for r in results:
-        if r.verdict in (NOT_ENCODED, NOT_RUN):
+        if r.verdict in (NOT_ENCODED, NOT_RUN, INTERRUPTED):
             continue
         checks = {
             x["key"]: x["measured"]
@@ -227,6 +228,7 @@ def to_markdown(
     lines = [
         "# repro — claims report",
         "",
+        *([interrupted_line(run), ""] if run.get("interrupted") else []),
         f"Profile **{run.get('profile')}**, device **{run.get('device')}**, "
         f"commit `{run.get('git_commit')}`{' (dirty)' if run.get('git_dirty') else ''}, "
         f"torch {run.get('packages', {}).get('torch')}, transformers {run.get('packages', {}).get('transformers')}, "
@@ -292,6 +294,14 @@ def to_markdown(
         if r.verdict == NOT_RUN:
             lines += ["_Encoded in claims/, but not selected in this run._", ""]
             continue
+        if r.verdict == INTERRUPTED:
+            cut = [n for n in run.get("interrupted_tests") or [] if n in _claim_nodeids(r, run)]
+            lines += [
+                "_Selected, but the run was interrupted before "
+                + (f"`{'`, `'.join(cut)}` finished" if cut else "its tests finished")
+                + ": undecided._",
+                "",
+            ]
         for reason in r.reasons():
             lines += [f"- reason: {reason}"]
         for t in r.tests:
@@ -323,6 +333,22 @@ def to_markdown(
             lines += ["", f"![{s.id}]({figures_rel}/{Path(fig).name})"]
         lines += ["", "Tests: " + ", ".join(f"`{t.nodeid}` ({t.outcome})" for t in r.tests), ""]
     return "\n".join(lines) + "\n"
+
+
+def interrupted_line(run: dict[str, Any]) -> str:
+    """report.md's first line after an interrupt: what cut the run short and what it left undone."""
+    cut = run.get("interrupted_tests") or []
+    return (
+        f"**INTERRUPTED**: this run was {run.get('interrupted_by', 'interrupted')} after "
+        f"{fmt(run.get('wall_time_s'))} s, with {len(cut)} selected claim test{'s' if len(cut) != 1 else ''} "
+        "unfinished: their claims read *interrupted*, and nothing was compared with the committed baseline."
+    )
+
+
+def _claim_nodeids(r: ClaimResult, run: dict[str, Any]) -> set[str]:
+    """Node IDs of a claim's tests: those that finished, and the cut-short ones of its file (a test
+    that did not finish left no outcome that would name its claim)."""
+    return {t.nodeid for t in r.tests} | set(run.get("interrupted_claims", {}).get(r.spec.id, []))
 
 
 def _power_cell(r: ClaimResult) -> str:
@@ -388,6 +414,10 @@ def terminal_lines(results: list[ClaimResult], width: int = 100, run: dict[str, 
             continue
         if r.verdict == NOT_RUN:
             continue
+        if r.verdict == INTERRUPTED:
+            line = f"{r.spec.id:<9} {r.verdict:<26} {r.wall_s():>7.1f}  cut short before its tests finished"
+            out.append(line[:width])
+            continue
         rec = headline(r)
         detail = headline_text(rec) if rec is not None else "; ".join(r.reasons())
         if r.verdict in (CONTRADICTED, INCONCLUSIVE, PARTLY) and r.power() is not None:
@@ -398,6 +428,8 @@ def terminal_lines(results: list[ClaimResult], width: int = 100, run: dict[str, 
     out.append(", ".join(f"{n} {v}" for v, n in counts.items() if n))
     if missing:
         out.append(f"not yet encoded ({len(missing)}): " + " ".join(missing))
+    if run is not None and run.get("interrupted"):
+        out.append(interrupted_line(run).replace("**", ""))
     if run is not None:
         out.append(f"wall time {fmt(run.get('wall_time_s'))} s{_budget(run)}; dtype policy: {_dtype_line(run)}")
     return out

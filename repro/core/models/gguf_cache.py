@@ -37,6 +37,7 @@ from repro.ground.cache import (
     sha256_file,
 )
 from repro.ground.errors import CacheUnusable, ReproError
+from repro.ground.progress import phase
 
 if TYPE_CHECKING:
     import subprocess
@@ -193,7 +194,7 @@ def _dequantise_gguf(name: str, out_dir: Path) -> None:
         gguf = resources.fixture_path(spec.fixture)  # raises on a missing fixture or a checksum mismatch
     log.warning("dequantising %s from %s (one-time, cached afterwards)", name, gguf)
     try:
-        with one_gguf_parse():
+        with phase(f"dequantising {name} (one-time)"), one_gguf_parse():
             tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
             model = AutoModelForCausalLM.from_pretrained(
                 gguf.parent, gguf_file=gguf.name, dtype=torch.float32, quantization_config=GgufConfig(dequantize=True)
@@ -204,8 +205,9 @@ def _dequantise_gguf(name: str, out_dir: Path) -> None:
             "run `pip install -e .` in the repository"
         ) from None
     out_dir.mkdir()
-    model.save_pretrained(out_dir)
-    tokenizer.save_pretrained(out_dir)
+    with phase(f"saving {name}'s dequantised weights"):
+        model.save_pretrained(out_dir)
+        tokenizer.save_pretrained(out_dir)
 
 
 def _stamp(directory: Path, name: str, hashes: dict[str, str] | None = None) -> dict[str, Any]:
@@ -248,22 +250,26 @@ def _restamp(target: Path, name: str, check: CacheCheck) -> None:
         log.info("model cache %s: stamp not refreshed (%s)", target, exc)
 
 
-def _cannot_build(name: str, target: Path, check: CacheCheck, exc: CacheUnusable) -> ReproError:
-    """One line for an entry that needs a write the cache cannot take."""
+def _cannot_build(name: str, target: Path, check: CacheCheck, exc: CacheUnusable) -> CacheUnusable:
+    """One line for an entry that needs a write the cache cannot take: `CacheUnusable`, which the
+    claims plugin reads as a missing resource (the claim is skipped with this line), as it reads a
+    fixture never fetched; the entry is never served."""
     todo = (
         f"the cache is not writable ({exc.reason}): delete it (rm -rf {target}) and load the model once "
         f"with a writable cache, or set REPRO_CACHE to a writable directory"
     )
     if check.state == "corrupt":
-        return ReproError(f"cached model {name} at {target} is corrupt (sha256 mismatch in {check.file}); {todo}")
-    if check.state == "unloadable":
-        return ReproError(f"cached model {name} at {target} cannot be loaded ({check.file}); {todo}")
-    return ReproError(
-        f"embedded model {name} has no complete dequantised cache at {target} and the cache is not "
-        f"writable ({exc.reason}) to build one: load it once with a writable cache (it needs the fetched "
-        f"fixture: `repro fetch {KNOWN_MODELS[name].fixture}`), or set REPRO_CACHE to a writable "
-        "directory"
-    )
+        msg = f"cached model {name} at {target} is corrupt (sha256 mismatch in {check.file}); {todo}"
+    elif check.state == "unloadable":
+        msg = f"cached model {name} at {target} cannot be loaded ({check.file}); {todo}"
+    else:
+        msg = (
+            f"embedded model {name} has no complete dequantised cache at {target} and the cache is not "
+            f"writable ({exc.reason}) to build one: load it once with a writable cache (it needs the fetched "
+            f"fixture: `repro fetch {KNOWN_MODELS[name].fixture}`), or set REPRO_CACHE to a writable "
+            "directory"
+        )
+    return CacheUnusable(msg, target, exc.reason)
 
 
 def build_model_cache(name: str, target: Path, check: CacheCheck, full: bool = False) -> Path:
@@ -283,7 +289,8 @@ def build_model_cache(name: str, target: Path, check: CacheCheck, full: bool = F
         remove_stale_temporaries(target)  # left by a killed build
         with atomic_path(target) as tmp:
             _dequantise_gguf(name, tmp)
-            _write_stamp(tmp, name)
+            with phase(f"hashing {name}'s cache entry (sha256 of every file)"):
+                _write_stamp(tmp, name)
             _readable_as_umask_allows(tmp)
     finally:
         lock.release()
@@ -332,7 +339,10 @@ def prepare_in_background(names) -> "subprocess.Popen | None":
     at the run's start, it overlaps with the probes' compute. `ensure_model_cache`'s lock makes the
     two sides agree: a test that needs a model first waits for the build in progress (or builds it
     itself, and the background one then finds it done). The process says nothing and its failures
-    are left to the foreground, whose own `ensure_model_cache` gives the one clear message."""
+    are left to the foreground, whose own `ensure_model_cache` gives the one clear message. The run
+    stops it (SIGTERM) when it ends first: the process turns SIGTERM into SystemExit, so the
+    build's temporary directory (`atomic_path`) is removed on that path too, never left behind.
+    Callers pass only the models their run reads (`session.selected_models`)."""
     import subprocess
     import sys
 
@@ -340,7 +350,9 @@ def prepare_in_background(names) -> "subprocess.Popen | None":
     if not todo:
         return None
     code = (
-        "import sys\nfrom repro.core.models.gguf_cache import ensure_model_cache\n"
+        "import signal, sys\n"
+        "signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))\n"
+        "from repro.core.models.gguf_cache import ensure_model_cache\n"
         "for name in sys.argv[1:]:\n    ensure_model_cache(name)\n"
     )
     return subprocess.Popen(
