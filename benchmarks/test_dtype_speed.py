@@ -26,8 +26,7 @@ import torch
 from repro.born_biased.preference_probe import probe
 from repro.born_biased.preference_runs import random_token_inputs
 from repro.causal_shift.experiments import gpt2_style
-from repro.core import scoring
-from repro.core import train as T
+from repro.core import scoring, train
 from repro.core.models.hf import build_model
 from repro.core.models.tiny import TinyDecoder
 from repro.ground.runtime import atomic_write_json, cpu_capability, dtype_name, generator, resolve_dtype
@@ -52,7 +51,7 @@ def test_train_step(benchmark, tokens, name):
     model = TinyDecoder(
         gpt2_style(vocab_size=TR_V, d_model=TR_D, n_layer=TR_L, n_head=TR_H, max_len=TR_T), generator(1)
     )
-    cfg = T.TrainConfig(autocast=None if name == "float32" else "bfloat16", vocab_size=TR_V)
+    cfg = train.TrainConfig(autocast=None if name == "float32" else "bfloat16", vocab_size=TR_V)
     opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
 
     def step():

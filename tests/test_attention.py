@@ -5,7 +5,7 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
-from repro.core import train as T
+from repro.core import train
 from repro.core.models.attention import SDPA, sdpa
 from repro.core.models.hf import build_model
 from repro.ground import runtime
@@ -47,9 +47,9 @@ def test_checkpoint_keys_say_the_attention_rule():
     kw = dict(n_layer=1, n_head=2, d_model=16, vocab_size=32, seed=0, n_positions=8)
     model, eager = build_model("llama", attn_implementation=SDPA, **kw), build_model("llama", **kw)
     toks = torch.arange(200) % 32
-    cfg = T.TrainConfig(steps=1, warmup_steps=0, batch_size=2, seq_len=8)
-    _, plain = T.train_key(model, cfg, toks, toks)
-    _, bf16 = T.train_key(model, cfg.replace(autocast="bfloat16"), toks, toks)
-    _, eager_bf16 = T.train_key(eager, cfg.replace(autocast="bfloat16"), toks, toks)
+    cfg = train.TrainConfig(steps=1, warmup_steps=0, batch_size=2, seq_len=8)
+    _, plain = train.train_key(model, cfg, toks, toks)
+    _, bf16 = train.train_key(model, cfg.replace(autocast="bfloat16"), toks, toks)
+    _, eager_bf16 = train.train_key(eager, cfg.replace(autocast="bfloat16"), toks, toks)
     assert "attention" not in plain and bf16["attention"] == "sdpa-float32"
     assert "attention" not in eager_bf16  # eager attention is untouched by the rule: its key neither

@@ -14,8 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from repro.causal_shift import experiments as cs
-from repro.core import lens
-from repro.core import train as T
+from repro.core import lens, train
 from repro.core.models.hf import build_model
 from repro.core.models.tiny import TinyConfig, TinyDecoder
 from repro.ground.runtime import ReproError, generator
@@ -261,7 +260,7 @@ def test_last_word_items():
 def test_variant_key_differs_and_gate_history(tmp_path, monkeypatch):
     monkeypatch.setenv("REPRO_CACHE", str(tmp_path))
     tc = cs.gpt2_style(vocab_size=40, d_model=16, n_layer=2, n_head=2, max_len=16)
-    cfg = T.TrainConfig(
+    cfg = train.TrainConfig(
         steps=4, batch_size=2, seq_len=8, eval_every=4, eval_batches=1, warmup_steps=0, snapshot_steps=(0, 4)
     )
     tokens = torch.randint(0, 40, (400,), generator=generator(6))

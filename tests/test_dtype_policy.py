@@ -12,8 +12,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from repro.core import lens
-from repro.core import train as T
+from repro.core import lens, train
 from repro.core.models.tiny import TinyConfig, TinyDecoder
 from repro.ground import runtime
 from repro.ground.runtime import ReproError
@@ -54,7 +53,7 @@ def test_profile_rows_say_auto_unless_named_with_a_reason():
 
 
 def test_defaults_go_through_the_policy():
-    assert T.TrainConfig().autocast is None  # plain float32 unless a row asks
+    assert train.TrainConfig().autocast is None  # plain float32 unless a row asks
     assert lineage.LineageConfig().autocast == "auto"
     assert inspect.signature(lineage.finetune_pretrained).parameters["autocast"].default == "auto"
     assert inspect.signature(lens.fit_tuned_lens).parameters["autocast"].default == "auto"
@@ -96,7 +95,7 @@ def test_repro_dtype_forces_every_decision(monkeypatch, forced, dtype, autocast)
     for device in ("cpu", "cuda"):  # the override wins over the hardware, GPU included
         assert runtime.resolve_dtype("auto", device) is dtype
         assert runtime.resolve_autocast("auto", device) == autocast
-    assert T.resolved(T.TrainConfig(autocast="auto")).autocast == autocast
+    assert train.resolved(train.TrainConfig(autocast="auto")).autocast == autocast
     assert runtime.resolve_dtype("float32") is torch.float32  # a named dtype stays named
     assert runtime.resolve_autocast(None) is None
 
@@ -192,7 +191,7 @@ def test_training_key_names_the_dtype_that_ran(monkeypatch, tmp_path):
     monkeypatch.setenv("REPRO_CACHE", str(tmp_path))
     monkeypatch.setenv(runtime.DTYPE_ENV, "float32")
     tokens = torch.randint(0, 32, (400,), generator=runtime.generator(0))
-    cfg = T.TrainConfig(
+    cfg = train.TrainConfig(
         steps=2, batch_size=2, seq_len=8, warmup_steps=1, eval_every=2, eval_batches=1, vocab_size=32, autocast="auto"
     )
 
@@ -201,8 +200,8 @@ def test_training_key_names_the_dtype_that_ran(monkeypatch, tmp_path):
             TinyConfig.merged(vocab_size=32, d_model=16, n_layer=1, n_head=2, max_len=8), runtime.generator(1)
         )
 
-    a = T.train(model, cfg, train_tokens=tokens, val_tokens=tokens, progress=False)
-    b = T.train(model, cfg.replace(autocast=None), train_tokens=tokens, val_tokens=tokens, progress=False)
+    a = train.train(model, cfg, train_tokens=tokens, val_tokens=tokens, progress=False)
+    b = train.train(model, cfg.replace(autocast=None), train_tokens=tokens, val_tokens=tokens, progress=False)
     assert a.dtype == b.dtype == "float32"
     assert a.key == b.key and not b.trained
 

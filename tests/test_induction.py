@@ -9,16 +9,16 @@ import torch
 from torch import nn
 
 from repro.ground.runtime import ReproError, generator
-from repro.residual_stream import induction as I
+from repro.residual_stream import induction
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
 SIZES = dict(seq_len=24, vocab_size=32, min_repeat=3, max_repeat=8)
 
 
-def data(n_seq: int = 64, seed: int = 0, **kw) -> I.RepeatedTokens:
+def data(n_seq: int = 64, seed: int = 0, **kw) -> induction.RepeatedTokens:
     sizes = {**SIZES, **kw}
-    return I.repeated_tokens(
+    return induction.repeated_tokens(
         n_seq, sizes["seq_len"], sizes["vocab_size"], sizes["min_repeat"], sizes["max_repeat"], generator(seed)
     )
 
@@ -76,7 +76,7 @@ def test_bad_sizes_are_clear_errors(bad):
     sizes = {**SIZES, **bad}
     sizes["n_eval_seq"] = sizes.pop("n_seq", 1)
     with pytest.raises(ReproError):
-        I.InductionConfig(**sizes)
+        induction.InductionConfig(**sizes)
 
 
 class OracleInduction(nn.Module):
@@ -103,10 +103,10 @@ class OracleInduction(nn.Module):
 def test_induction_loss_by_hand():
     d = data(n_seq=16)
     s = 5.0
-    loss = I.induction_loss(OracleInduction(32, s), d, batch_size=5)
+    loss = induction.induction_loss(OracleInduction(32, s), d, batch_size=5)
     assert loss.repeat == pytest.approx(-math.log(math.exp(s) / (math.exp(s) + 31)), rel=1e-5)
     assert loss.first == pytest.approx(math.log(32), rel=1e-5)  # fresh tokens: no earlier occurrence
-    uniform = I.induction_loss(OracleInduction(32, 0.0), d)
+    uniform = induction.induction_loss(OracleInduction(32, 0.0), d)
     assert uniform.repeat == pytest.approx(math.log(32)) and uniform.first == pytest.approx(math.log(32))
 
 
@@ -115,42 +115,44 @@ def test_context_copy_loss_by_hand():
     tokens = torch.tensor([[0, 1, 2, 0, 1]])
     repeat = torch.tensor([[False, False, False, True]])
     first = torch.tensor([[True, True, False, False]])
-    d = I.RepeatedTokens(tokens, repeat, first, torch.tensor([0]), torch.tensor([3]))
-    assert I.context_copy_loss(d) == pytest.approx(math.log(3))
+    d = induction.RepeatedTokens(tokens, repeat, first, torch.tensor([0]), torch.tensor([3]))
+    assert induction.context_copy_loss(d) == pytest.approx(math.log(3))
 
 
 def test_malformed_data_is_a_clear_error():
     d = data(n_seq=4)
     with pytest.raises(ReproError, match="masks"):
-        I.induction_loss(
-            OracleInduction(32, 1.0), I.RepeatedTokens(d.tokens, d.repeat[:, 1:], d.first, d.start, d.period)
+        induction.induction_loss(
+            OracleInduction(32, 1.0), induction.RepeatedTokens(d.tokens, d.repeat[:, 1:], d.first, d.start, d.period)
         )
     with pytest.raises(ReproError, match="mark some"):
-        I.context_copy_loss(I.RepeatedTokens(d.tokens, torch.zeros_like(d.repeat), d.first, d.start, d.period))
+        induction.context_copy_loss(
+            induction.RepeatedTokens(d.tokens, torch.zeros_like(d.repeat), d.first, d.start, d.period)
+        )
 
 
 def test_models_differ_only_in_depth():
-    cfg = I.InductionConfig()
-    one, two = I.build_model(cfg, 1, 0), I.build_model(cfg, 2, 0)
+    cfg = induction.InductionConfig()
+    one, two = induction.build_model(cfg, 1, 0), induction.build_model(cfg, 2, 0)
     assert one.config.block == two.config.block == "attn"
     assert (one.config.n_layer, two.config.n_layer) == (1, 2)
     assert one.config.merged(n_layer=2) == two.config
-    assert I.build_model(cfg, 2, 0).state_dict().keys() == two.state_dict().keys()
-    w = I.build_model(cfg, 2, 0).state_dict()
+    assert induction.build_model(cfg, 2, 0).state_dict().keys() == two.state_dict().keys()
+    w = induction.build_model(cfg, 2, 0).state_dict()
     assert all(torch.equal(w[k], v) for k, v in two.state_dict().items())  # seeded
 
 
 def test_train_config_draws_whole_sequences():
-    cfg = I.InductionConfig(steps=250, curve_every=100)
-    tc = I.train_config(cfg, seed=3)
+    cfg = induction.InductionConfig(steps=250, curve_every=100)
+    tc = induction.train_config(cfg, seed=3)
     assert tc.window_align == cfg.seq_len + 1 and tc.model_seed == 3
     assert tc.snapshot_steps == (0, 100, 200, 250)
-    assert I.train_stream(cfg).numel() == cfg.n_train_seq * (cfg.seq_len + 1)
+    assert induction.train_stream(cfg).numel() == cfg.n_train_seq * (cfg.seq_len + 1)
 
 
 def test_train_induction_smoke(tmp_path, monkeypatch):
     monkeypatch.setenv("REPRO_CACHE", str(tmp_path))
-    cfg = I.InductionConfig(
+    cfg = induction.InductionConfig(
         **SIZES,
         n_train_seq=64,
         n_eval_seq=16,
@@ -161,10 +163,10 @@ def test_train_induction_smoke(tmp_path, monkeypatch):
         warmup_steps=1,
         curve_every=2,
     )
-    run = I.train_induction(cfg, 2, seed=0)
+    run = induction.train_induction(cfg, 2, seed=0)
     assert run.trained and [s for s, _ in run.curve] == [0, 2, 4]
     assert run.curve[-1][1] == run.final and math.isfinite(run.final.repeat)
-    again = I.train_induction(cfg, 2, seed=0)
+    again = induction.train_induction(cfg, 2, seed=0)
     assert not again.trained and again.final == run.final and again.curve == run.curve
     with pytest.raises(ReproError):
-        I.train_induction(cfg, 0, seed=0)
+        induction.train_induction(cfg, 0, seed=0)

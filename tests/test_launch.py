@@ -10,8 +10,7 @@ import uuid
 import pytest
 
 from repro.causal_shift import experiments as cs
-from repro.core import launch
-from repro.core import train as T
+from repro.core import launch, train
 from repro.ground.runtime import ReproError
 
 # the suite's Brown BPE at the vocabulary the unit tests already cache (tests/test_train.py)
@@ -20,7 +19,7 @@ TINY = dict(vocab_size=4096, d_model=32, n_layer=2, n_head=2, max_len=32)
 
 def _setup(tag: str = ""):
     tc = cs.gpt2_style(**TINY)
-    cfg = T.TrainConfig(
+    cfg = train.TrainConfig(
         steps=12,
         batch_size=8,
         seq_len=32,
@@ -31,7 +30,7 @@ def _setup(tag: str = ""):
         vocab_size=4096,
         autocast=None,
     )
-    tr, va, ident = T.corpus_tokens("brown", 4096)
+    tr, va, ident = train.corpus_tokens("brown", 4096)
     return tc, cfg, tr, va, {**ident, "test": tag}
 
 
@@ -39,7 +38,7 @@ def test_two_gloo_processes_train_like_one():
     # a fresh cache key per run (the data identity carries a random tag), removed at the end
     tc, cfg, tr, va, ident = _setup(uuid.uuid4().hex)
     v = cs.Variant("baseline")
-    one = T.train(
+    one = train.train(
         lambda s: cs.build(tc, v, s),
         cfg.replace(model_seed=0),
         train_tokens=tr,
@@ -93,7 +92,9 @@ def _environ(pid: str) -> str:
 
 def test_bad_factory_and_procs():
     with pytest.raises(ReproError, match="not importable"):
-        launch.job("repro.nowhere:f", {}, T.TrainConfig(steps=1, batch_size=1, seq_len=4, warmup_steps=0, vocab_size=8))
+        launch.job(
+            "repro.nowhere:f", {}, train.TrainConfig(steps=1, batch_size=1, seq_len=4, warmup_steps=0, vocab_size=8)
+        )
     with pytest.raises(ReproError, match="train-procs"):
         launch.run({}, 0)
 
@@ -115,7 +116,7 @@ def test_pool_trains_side_by_side_and_the_caller_loads():
         threads = torch.get_num_threads()
         torch.set_num_threads(1)
         try:
-            here = T.train(
+            here = train.train(
                 lambda s: cs.build(tc, variants[1][0], s),
                 cfg.replace(model_seed=1),
                 train_tokens=tr,
@@ -290,7 +291,7 @@ def test_rs7_induction_models_train_on_two_gloo_processes_and_the_study_loads_th
         assert sorted(st.runs) == [(1, 0), (2, 0)]
         assert not any(r.trained for r in st.runs.values())  # loaded what rank 0 wrote
         cfg = st.cfg
-        one = T.train(
+        one = train.train(
             lambda seed: induction.build_model(cfg, 2, seed),
             induction.train_config(cfg, 0),
             train_tokens=induction.train_stream(cfg),
@@ -312,10 +313,10 @@ def test_a_ca8_job_has_the_key_of_train_lm():
     """CA-8's models as launch jobs (`whole_model.lm_job`, for --train-procs): the job names the
     checkpoint an in-process `train_lm` writes, so `train_lm` loads what torchrun trained (checked
     in-process here: cheap; the 2-process run of such a job matched one process to 1e-6)."""
-    from repro.context_axis import whole_model as W
+    from repro.context_axis import whole_model
 
     model = dict(n_layer=1, n_head=2, d_model=32, vocab_size=4096)
-    cfg = T.TrainConfig(
+    cfg = train.TrainConfig(
         steps=2,
         batch_size=2,
         seq_len=8,
@@ -326,12 +327,12 @@ def test_a_ca8_job_has_the_key_of_train_lm():
         vocab_size=4096,
         autocast=None,
     )
-    tr, va, ident = T.corpus_tokens("brown", 4096)
+    tr, va, ident = train.corpus_tokens("brown", 4096)
     ident = {**ident, "test": uuid.uuid4().hex}  # a fresh key per run
     setup = dict(train_mode="full", axis_drop=0.5, bucket=4)
-    job = W.lm_job(model, cfg, 3, corpus="brown", data_identity=ident, **setup)
+    job = whole_model.lm_job(model, cfg, 3, corpus="brown", data_identity=ident, **setup)
     assert not launch.cached(job)
-    r = W.train_lm(model, cfg, 3, train_tokens=tr, val_tokens=va, data_identity=ident, **setup)
+    r = whole_model.train_lm(model, cfg, 3, train_tokens=tr, val_tokens=va, data_identity=ident, **setup)
     try:
         assert r.trained and launch.cached(job)
         assert launch.train_jobs([job], 2) == 0  # nothing left to launch

@@ -7,36 +7,36 @@ import json
 import pytest
 
 from repro.ground.runtime import ReproError
-from repro.harness import profiles as P
+from repro.harness import profiles
 
 
 def test_committed_rows_agree_with_their_ci_rows():
-    assert P.check_rows() == []
+    assert profiles.check_rows() == []
 
 
 def test_a_misspelt_paper_size_is_reported():
-    table = copy.deepcopy(P.SIZES)
+    table = copy.deepcopy(profiles.SIZES)
     table["bb_6"]["paper"]["n_seqs"] = table["bb_6"]["paper"].pop("n_seq")
-    problems = P.check_rows(table)
+    problems = profiles.check_rows(table)
     assert problems == ["bb_6[paper]: missing ['n_seq']; unknown ['n_seqs']"]
 
 
 def test_a_misspelt_nested_size_is_reported():
-    table = copy.deepcopy(P.SIZES)
+    table = copy.deepcopy(profiles.SIZES)
     table["sinks"]["paper"]["train"]["step"] = table["sinks"]["paper"]["train"].pop("steps")
-    assert P.check_rows(table) == ["sinks[paper].train: missing ['steps']; unknown ['step']"]
+    assert profiles.check_rows(table) == ["sinks[paper].train: missing ['steps']; unknown ['step']"]
 
 
 def test_an_optional_part_may_be_off_in_one_profile():
     # sinks' `deviation` is None at ci and a row under long: not a disagreement
-    assert P.get_profile("ci").sizes("sinks")["deviation"] is None
-    assert P.get_profile("long").sizes("sinks")["deviation"] == {"lr": 3e-3, "weight_decay": 0.5}
+    assert profiles.get_profile("ci").sizes("sinks")["deviation"] is None
+    assert profiles.get_profile("long").sizes("sinks")["deviation"] == {"lr": 3e-3, "weight_decay": 0.5}
 
 
 def test_long_is_ci_with_its_overrides():
-    ci, long = P.get_profile("ci"), P.get_profile("long")
-    for exp in P.SIZES:
-        if exp not in P.OVERRIDES["long"]:
+    ci, long = profiles.get_profile("ci"), profiles.get_profile("long")
+    for exp in profiles.SIZES:
+        if exp not in profiles.OVERRIDES["long"]:
             assert long.sizes(exp) == ci.sizes(exp)
     s, c = long.sizes("sinks"), ci.sizes("sinks")
     assert s["train"]["steps"] == 1600 and s["train"]["batch_size"] == 64 and s["train"]["warmup_steps"] == 100
@@ -47,13 +47,13 @@ def test_long_is_ci_with_its_overrides():
 
 
 def test_a_misspelt_override_is_an_error(monkeypatch):
-    monkeypatch.setitem(P.OVERRIDES, "long", {"sinks": {"train": {"stepz": 10}}})
+    monkeypatch.setitem(profiles.OVERRIDES, "long", {"sinks": {"train": {"stepz": 10}}})
     with pytest.raises(ReproError, match="override 'stepz' is not a size of the ci row"):
-        P.get_profile("long")
+        profiles.get_profile("long")
 
 
 def test_a_missing_size_names_the_experiment_and_what_it_has():
-    s = P.get_profile("ci").sizes("causal_shift")
+    s = profiles.get_profile("ci").sizes("causal_shift")
     with pytest.raises(ReproError, match=r"experiment 'causal_shift'.*no size 'seed'.*seeds"):
         s["seed"]
     with pytest.raises(ReproError, match=r"causal_shift'\.train has no size 'step'"):
@@ -62,23 +62,23 @@ def test_a_missing_size_names_the_experiment_and_what_it_has():
 
 
 def test_sizes_are_plain_dicts_to_json_and_unpacking():
-    s = P.get_profile("ci").sizes("bb_6")
+    s = profiles.get_profile("ci").sizes("bb_6")
     assert isinstance(s, dict) and json.loads(json.dumps(s)) == json.loads(json.dumps(dict(s)))
     assert dict(**s) == s
 
 
 def test_unknown_profile_and_experiment_are_one_clear_error():
     with pytest.raises(ReproError, match="unknown profile 'huge'"):
-        P.get_profile("huge")
+        profiles.get_profile("huge")
     with pytest.raises(ReproError, match="no sizes for experiment 'bb_99'"):
-        P.get_profile("ci").sizes("bb_99")
+        profiles.get_profile("ci").sizes("bb_99")
 
 
 def test_lineage_sizes_are_checked_against_their_config():
     from repro.seedprint.lineage import LineageConfig
 
-    for name in P.PROFILES:
-        LineageConfig.from_sizes(P.get_profile(name).sizes("seedprint")["lineage"])
+    for name in profiles.PROFILES:
+        LineageConfig.from_sizes(profiles.get_profile(name).sizes("seedprint")["lineage"])
     with pytest.raises(ReproError, match=r"\['stepz'\] are not fields of LineageConfig"):
         LineageConfig.from_sizes({"stepz": 3})
 
@@ -93,15 +93,15 @@ def test_each_topic_owns_its_rows():
     from repro.ground import sizes as ground_sizes
     from repro.harness import catalogue
 
-    assert sorted(P.SIZE_TOPICS) == sorted(catalogue.TOPIC_PACKAGES)
-    modules = {topic: importlib.import_module(f"repro.{topic}.sizes") for topic in P.SIZE_TOPICS}
-    assert list(P.SIZES) == [exp for m in modules.values() for exp in m.SIZES]
+    assert sorted(profiles.SIZE_TOPICS) == sorted(catalogue.TOPIC_PACKAGES)
+    modules = {topic: importlib.import_module(f"repro.{topic}.sizes") for topic in profiles.SIZE_TOPICS}
+    assert list(profiles.SIZES) == [exp for m in modules.values() for exp in m.SIZES]
     for topic, m in modules.items():
         for exp, rows in m.SIZES.items():
-            assert P.SIZES[exp] is rows and P.TOPIC_OF[exp] == topic
-        for name in P.PROFILES:
+            assert profiles.SIZES[exp] is rows and profiles.TOPIC_OF[exp] == topic
+        for name in profiles.PROFILES:
             own = ground_sizes.profile(name, m.SIZES, m.OVERRIDES)
-            assert {e: own.sizes(e) for e in m.SIZES} == {e: P.get_profile(name).sizes(e) for e in m.SIZES}
+            assert {e: own.sizes(e) for e in m.SIZES} == {e: profiles.get_profile(name).sizes(e) for e in m.SIZES}
 
 
 def test_the_machinery_needs_no_registry():

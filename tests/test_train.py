@@ -8,8 +8,7 @@ import os
 import pytest
 import torch
 
-from repro.core import checkpoints
-from repro.core import train as T
+from repro.core import checkpoints, train
 from repro.core.models.tiny import TinyConfig, TinyDecoder
 from repro.ground.runtime import ReproError, derive_seed, generator
 
@@ -32,7 +31,7 @@ def stream():
     return toks[:5000], toks[5000:]
 
 
-CFG = T.TrainConfig(
+CFG = train.TrainConfig(
     steps=12,
     batch_size=4,
     seq_len=16,
@@ -50,7 +49,7 @@ def tiny(seed: int = 0) -> TinyDecoder:
 
 
 def run(stream, cfg=CFG, factory=tiny, **kw):
-    return T.train(factory, cfg, train_tokens=stream[0], val_tokens=stream[1], progress=False, **kw)
+    return train.train(factory, cfg, train_tokens=stream[0], val_tokens=stream[1], progress=False, **kw)
 
 
 def weights(model):
@@ -65,37 +64,37 @@ def same_weights(a, b) -> bool:
 
 
 def test_lr_schedule_shape():
-    cfg = T.TrainConfig(steps=100, warmup_steps=10, lr=1e-3, min_lr_ratio=0.1)
-    lrs = [T.lr_at(s, cfg) for s in range(cfg.steps)]
+    cfg = train.TrainConfig(steps=100, warmup_steps=10, lr=1e-3, min_lr_ratio=0.1)
+    lrs = [train.lr_at(s, cfg) for s in range(cfg.steps)]
     assert lrs[0] == pytest.approx(1e-4)  # first warm-up step: lr / warmup
     assert lrs[9] == pytest.approx(1e-3)  # warm-up reaches the peak
     assert all(b > a for a, b in zip(lrs[:10], lrs[1:10]))  # linear rise
     assert all(b <= a for a, b in zip(lrs[9:], lrs[10:]))  # cosine decay
     assert lrs[-1] == pytest.approx(1e-4)  # ends at min_lr_ratio · lr
     mid = 10 + (100 - 10 - 1) / 2  # half way through the cosine: the mean of peak and floor
-    assert T.lr_at(int(mid), cfg) == pytest.approx(0.55e-3, rel=0.02)
+    assert train.lr_at(int(mid), cfg) == pytest.approx(0.55e-3, rel=0.02)
     no_warmup = cfg.replace(warmup_steps=0)
-    assert T.lr_at(0, no_warmup) == pytest.approx(1e-3)
+    assert train.lr_at(0, no_warmup) == pytest.approx(1e-3)
 
 
 def test_config_validation():
     with pytest.raises(ReproError):
-        T.TrainConfig(steps=10, warmup_steps=11)
+        train.TrainConfig(steps=10, warmup_steps=11)
     with pytest.raises(ReproError):
-        T.TrainConfig(steps=10, snapshot_steps=(11,))
-    assert T.TrainConfig(betas=[0.9, 0.99]).betas == (0.9, 0.99)  # from JSON lists
+        train.TrainConfig(steps=10, snapshot_steps=(11,))
+    assert train.TrainConfig(betas=[0.9, 0.99]).betas == (0.9, 0.99)  # from JSON lists
 
 
 def test_batch_starts_depend_on_data_seed_only():
-    a = T.batch_starts(CFG, 5000)
+    a = train.batch_starts(CFG, 5000)
     assert a.shape == (CFG.steps, CFG.batch_size)
-    assert torch.equal(a, T.batch_starts(CFG.replace(model_seed=7, lr=1.0), 5000))
-    assert not torch.equal(a, T.batch_starts(CFG.replace(data_seed=1), 5000))
+    assert torch.equal(a, train.batch_starts(CFG.replace(model_seed=7, lr=1.0), 5000))
+    assert not torch.equal(a, train.batch_starts(CFG.replace(data_seed=1), 5000))
     assert int(a.max()) <= 5000 - CFG.seq_len - 1
 
 
 def test_val_windows_fixed_and_in_range():
-    s = T.val_starts(CFG, 1000)
+    s = train.val_starts(CFG, 1000)
     assert len(s) == CFG.eval_batches * CFG.batch_size
     assert int(s[0]) == 0 and int(s[-1]) == 1000 - CFG.seq_len - 1
 
@@ -108,9 +107,9 @@ def test_window_align_default_draws_as_before():
         (CFG.steps, CFG.batch_size),
         generator=generator(derive_seed("train-windows", CFG.data_seed)),
     )
-    assert torch.equal(T.batch_starts(CFG, 5000), old)
+    assert torch.equal(train.batch_starts(CFG, 5000), old)
     assert torch.equal(
-        T.val_starts(CFG, 1000),
+        train.val_starts(CFG, 1000),
         torch.linspace(0, 1000 - CFG.seq_len - 1, CFG.eval_batches * CFG.batch_size).round().long(),
     )
 
@@ -119,10 +118,10 @@ def test_window_align_gives_whole_sequences():
     a = CFG.seq_len + 1
     cfg = CFG.replace(window_align=a, steps=200)
     n = 40 * a + 5  # 40 whole sequences and a ragged tail that no window may reach
-    starts = T.batch_starts(cfg, n)
+    starts = train.batch_starts(cfg, n)
     assert bool((starts % a == 0).all()) and int(starts.max()) + a <= n
     assert set(starts.unique().tolist()) == {k * a for k in range(40)}  # every sequence is drawn
-    val = T.val_starts(cfg, n)
+    val = train.val_starts(cfg, n)
     assert bool((val % a == 0).all()) and int(val[0]) == 0 and int(val[-1]) == 39 * a
     with pytest.raises(ReproError, match="window_align"):
         CFG.replace(window_align=0)
@@ -130,18 +129,18 @@ def test_window_align_gives_whole_sequences():
 
 def test_window_align_keys_only_when_set(stream):
     model = tiny(0)
-    key, description = T.train_key(model, CFG, *stream)
+    key, description = train.train_key(model, CFG, *stream)
     assert "window_align" not in description["train"]  # keys of runs from before the field stand
-    aligned, description = T.train_key(model, CFG.replace(window_align=CFG.seq_len + 1), *stream)
+    aligned, description = train.train_key(model, CFG.replace(window_align=CFG.seq_len + 1), *stream)
     assert description["train"]["window_align"] == CFG.seq_len + 1 and aligned != key
 
 
 def test_unigram_entropy_by_hand():
-    train = torch.tensor([0, 0, 1])  # counts + 1 → (3, 2, 1) / 6 over V = 3
+    tr = torch.tensor([0, 0, 1])  # counts + 1 → (3, 2, 1) / 6 over V = 3
     val = torch.tensor([0, 2])
     expected = -(math.log(3 / 6) + math.log(1 / 6)) / 2
-    assert T.unigram_entropy(train, val, 3) == pytest.approx(expected)
-    uniform = T.unigram_entropy(torch.arange(10), torch.arange(10), 10)
+    assert train.unigram_entropy(tr, val, 3) == pytest.approx(expected)
+    uniform = train.unigram_entropy(torch.arange(10), torch.arange(10), 10)
     assert uniform == pytest.approx(math.log(10))
 
 
@@ -183,7 +182,7 @@ def test_factory_receives_model_seed(stream):
     a = run(stream, CFG.replace(model_seed=3), cache=False)
     init = tiny(3)
     # the loss at the step-0 evaluation is the init's: same weights as tiny(3)
-    assert a.history[0]["val_loss"] == pytest.approx(T.evaluate(init, stream[1], CFG))
+    assert a.history[0]["val_loss"] == pytest.approx(train.evaluate(init, stream[1], CFG))
 
 
 def test_trains_hf_model_with_tied_weights(stream):
@@ -217,19 +216,19 @@ def test_cache_hit_loads_without_training(stream, isolated_cache):
 
 def test_truncated_checkpoint_is_retrained(stream):
     a = run(stream)
-    f = a.checkpoint / T.MODEL_FILE
+    f = a.checkpoint / train.MODEL_FILE
     data = f.read_bytes()
     f.write_bytes(data[: len(data) // 2])
     b = run(stream)
     assert b.trained and b.history == a.history
     assert f.read_bytes() == data  # rewritten whole, identical (deterministic)
-    (a.checkpoint / T.META_FILE).write_text("{ not json")
+    (a.checkpoint / train.META_FILE).write_text("{ not json")
     assert run(stream).trained
 
 
 def test_failed_load_leaves_init_untouched(stream):
     a = run(stream)
-    f = a.checkpoint / T.MODEL_FILE
+    f = a.checkpoint / train.MODEL_FILE
     f.write_bytes(f.read_bytes()[:100])
     model = tiny(0)
     before = weights(model)
@@ -259,10 +258,10 @@ def test_bad_init_checkpoint_is_a_clear_error(stream, tmp_path):
 def test_snapshots(stream):
     a = run(stream, CFG.replace(snapshot_steps=(0, 8)))
     assert set(a.snapshots) == {0, 8}
-    m = T.load_snapshot(tiny(0), a.snapshots[0])
+    m = train.load_snapshot(tiny(0), a.snapshots[0])
     assert same_weights(m.state_dict(), tiny(0).state_dict())
-    m8 = T.load_snapshot(tiny(0), a.snapshots[8])
-    assert T.evaluate(m8, stream[1], CFG) == pytest.approx(a.history[2]["val_loss"])
+    m8 = train.load_snapshot(tiny(0), a.snapshots[8])
+    assert train.evaluate(m8, stream[1], CFG) == pytest.approx(a.history[2]["val_loss"])
     assert m8.lm_head.weight is m8.wte.weight
     b = run(stream, CFG.replace(snapshot_steps=(0, 8)))
     assert not b.trained and b.snapshots == a.snapshots
@@ -283,14 +282,14 @@ def test_accelerator_gives_the_same_run(stream):
 
 def test_too_short_stream_is_a_clear_error():
     with pytest.raises(ReproError, match="fewer than"):
-        T.train(tiny, CFG, train_tokens=torch.arange(10), val_tokens=torch.arange(10), progress=False)
+        train.train(tiny, CFG, train_tokens=torch.arange(10), val_tokens=torch.arange(10), progress=False)
 
 
 # --------------------------------------------------------------------------- Brown
 
 
 BROWN_MODEL = TinyConfig(vocab_size=4096, d_model=128, n_layer=4, n_head=4, max_len=128)
-BROWN_CFG = T.TrainConfig(
+BROWN_CFG = train.TrainConfig(
     steps=150,
     batch_size=16,
     seq_len=128,
@@ -315,11 +314,11 @@ def test_brown_tiny_model_beats_unigram(monkeypatch):
     else:
         monkeypatch.setenv("REPRO_CACHE", _USER_CACHE)
     try:
-        tr, va, identity = T.corpus_tokens("brown", 4096)
+        tr, va, identity = train.corpus_tokens("brown", 4096)
     except ReproError as e:
         pytest.skip(f"Brown corpus unavailable (run `repro fetch brown`): {e}")
-    uni = T.unigram_entropy(tr, va, 4096)
-    r = T.train(
+    uni = train.unigram_entropy(tr, va, 4096)
+    r = train.train(
         lambda seed: TinyDecoder(BROWN_MODEL, generator(seed)),
         BROWN_CFG,
         train_tokens=tr,
@@ -335,14 +334,14 @@ def test_brown_tiny_model_beats_unigram(monkeypatch):
 def test_lead_token_leads_every_window_and_keys_only_when_set(stream):
     train_tokens, val_tokens = stream
     cfg = CFG.replace(lead_token=3)  # a token id inside V
-    w = T.val_windows(cfg, val_tokens, 5)
+    w = train.val_windows(cfg, val_tokens, 5)
     assert w.shape == (5, cfg.seq_len + 1) and bool((w[:, 0] == 3).all())
-    plain = T.val_windows(CFG, val_tokens, 5)
+    plain = train.val_windows(CFG, val_tokens, 5)
     assert torch.equal(plain[:, 1:], w[:, 1:])  # only position 0 is overwritten
     model = tiny()
-    key, description = T.train_key(model, CFG, train_tokens, val_tokens)
+    key, description = train.train_key(model, CFG, train_tokens, val_tokens)
     assert "lead_token" not in description["train"]  # keys of runs from before the field stand
-    led, description = T.train_key(model, cfg, train_tokens, val_tokens)
+    led, description = train.train_key(model, cfg, train_tokens, val_tokens)
     assert description["train"]["lead_token"] == 3 and led != key
     with pytest.raises(ReproError, match="lead_token"):
         CFG.replace(lead_token=-1)
@@ -351,11 +350,11 @@ def test_lead_token_leads_every_window_and_keys_only_when_set(stream):
 def test_window_losses_average_to_evaluate(stream):
     train_tokens, val_tokens = stream
     model = tiny()
-    losses = T.window_losses(model, T.val_windows(CFG, val_tokens), batch=3)
+    losses = train.window_losses(model, train.val_windows(CFG, val_tokens), batch=3)
     assert losses.shape == (CFG.eval_batches * CFG.batch_size,)
-    assert float(losses.mean()) == pytest.approx(T.evaluate(model, val_tokens, CFG), rel=1e-5)
+    assert float(losses.mean()) == pytest.approx(train.evaluate(model, val_tokens, CFG), rel=1e-5)
     with pytest.raises(ReproError, match="shape"):
-        T.window_losses(model, torch.zeros(4, dtype=torch.long))
+        train.window_losses(model, torch.zeros(4, dtype=torch.long))
 
 
 def test_window_nll_is_log_softmax_at_the_target(stream):
@@ -364,8 +363,8 @@ def test_window_nll_is_log_softmax_at_the_target(stream):
     position gives other numbers."""
     _, val_tokens = stream
     model = tiny().eval()
-    w = T.val_windows(CFG, val_tokens)[:5]
-    got = T.window_nll(lambda x: model(input_ids=x).logits, w, batch=2)
+    w = train.val_windows(CFG, val_tokens)[:5]
+    got = train.window_nll(lambda x: model(input_ids=x).logits, w, batch=2)
     with torch.no_grad():
         logp = model(input_ids=w[:, :-1]).logits.float().log_softmax(-1)
     want = -logp.gather(-1, w[:, 1:, None])[..., 0]
@@ -373,13 +372,13 @@ def test_window_nll_is_log_softmax_at_the_target(stream):
     assert torch.allclose(got, want, atol=1e-5)
     wrong = -logp.gather(-1, w[:, :-1, None])[..., 0]
     assert not torch.allclose(got, wrong, atol=1e-5)
-    assert torch.allclose(T.window_losses(model, w, batch=3), want.mean(1), atol=1e-5)
+    assert torch.allclose(train.window_losses(model, w, batch=3), want.mean(1), atol=1e-5)
 
 
 def test_window_logits_leaves_grad_mode_alone(stream):
     """A consumer that stops early (or raises) between batches must not be left in no_grad."""
     _, val_tokens = stream
     model = tiny().eval()
-    it = T.window_logits(lambda x: model(input_ids=x).logits, T.val_windows(CFG, val_tokens)[:4], batch=2)
+    it = train.window_logits(lambda x: model(input_ids=x).logits, train.val_windows(CFG, val_tokens)[:4], batch=2)
     logits, _ = next(it)
     assert torch.is_grad_enabled() and not logits.requires_grad

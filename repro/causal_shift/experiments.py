@@ -29,8 +29,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from repro.core import lens
-from repro.core import train as T
+from repro.core import lens, train
 from repro.core.models.tiny import TinyConfig, TinyDecoder
 from repro.ground.runtime import ReproError, derive_seed, generator
 
@@ -291,8 +290,8 @@ class ResidualGate(nn.Module):
 def loss_and_accuracy(model: nn.Module, windows: torch.Tensor, batch: int = 32) -> tuple[float, float]:
     """Mean next-token NLL (nats) and top-1 accuracy over windows (n, T+1)."""
     total, correct, count = 0.0, 0, 0
-    for logits, tgt in T.window_logits(lambda x: model(x).logits, windows, batch, next(model.parameters()).device):
-        total += float(T.token_nll(logits, tgt).sum())
+    for logits, tgt in train.window_logits(lambda x: model(x).logits, windows, batch, next(model.parameters()).device):
+        total += float(train.token_nll(logits, tgt).sum())
         correct += int((logits.argmax(-1) == tgt).sum())
         count += tgt.numel()
     return total / count, correct / count
@@ -383,7 +382,7 @@ def build_for_job(seed: int, *, tiny: dict, variant: dict) -> TinyDecoder:
 
 def variant_job(
     tc: TinyConfig,
-    cfg: T.TrainConfig,
+    cfg: train.TrainConfig,
     variant: Variant,
     seed: int,
     *,
@@ -410,7 +409,7 @@ def variant_job(
 
 def train_variant(
     tc: TinyConfig,
-    cfg: T.TrainConfig,
+    cfg: train.TrainConfig,
     variant: Variant,
     seed: int,
     *,
@@ -421,7 +420,7 @@ def train_variant(
     device: torch.device | str = "cpu",
     procs: int = 1,
     corpus: str = "brown",
-) -> T.TrainResult:
+) -> train.TrainResult:
     """Train (or load from the checkpoint cache) one variant on `device`; the gate is part of
     the key. `procs` > 1: train it on that many processes with torchrun first (repro.core.launch;
     `corpus` names where train/val tokens come from), then load the checkpoint it wrote."""
@@ -431,7 +430,7 @@ def train_variant(
         from repro.core import launch
 
         launch.train_jobs([variant_job(tc, cfg, variant, seed, corpus=corpus, data_identity=data_identity)], procs)
-    return T.train(
+    return train.train(
         lambda s: build(tc, variant, s, device),
         cfg,
         train_tokens=train_tokens,
@@ -442,10 +441,10 @@ def train_variant(
     )
 
 
-def gate_history(result: T.TrainResult, tc: TinyConfig, variant: Variant) -> dict[int, np.ndarray]:
+def gate_history(result: train.TrainResult, tc: TinyConfig, variant: Variant) -> dict[int, np.ndarray]:
     """step → π over layers, from the run's snapshots (Fig 5)."""
     out = {}
     for step, path in sorted(result.snapshots.items()):
-        model = T.load_snapshot(build(tc, variant, 0), path)
+        model = train.load_snapshot(build(tc, variant, 0), path)
         out[step] = model.residual_gate.distribution().detach().numpy()
     return out

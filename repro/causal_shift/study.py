@@ -30,8 +30,7 @@ import torch
 
 from repro.causal_shift import experiments as cs
 from repro.causal_shift.sizes import VARIANTS
-from repro.core import data, token_streams
-from repro.core import train as T
+from repro.core import data, token_streams, train
 from repro.core.models.hf import random_init_twin
 from repro.ground.runtime import ReproError, resolve_dtype
 
@@ -183,18 +182,18 @@ class Runs:
     `need` says so by name."""
 
     tc: object
-    cfg: T.TrainConfig
+    cfg: train.TrainConfig
     baseline: list | None  # TrainResult per seed
     cuts: list | None  # TrainResult per layer (seed 0, α = cut_alpha)
     first_cut: list | None  # the cut at layer 0, per seed (seed 0 = cuts[0]), paired with `baseline`
     alpha0: list | None  # α = 0 at the middle layer, per seed
-    gate: T.TrainResult | None
+    gate: train.TrainResult | None
     gate_variant: cs.Variant
     middle: int
     profile: str = "ci"
     # CS-5's null: the gate trained alike on runs of the corpus's tokens, shuffled and each repeated
     # (token_streams.repeated_corpus_tokens): the current token is the next one's best guess
-    gate_null: T.TrainResult | None = None
+    gate_null: train.TrainResult | None = None
     # the cut at layers 1 … L − 1 for every seed but seed 0 (seed × layer order), with `cuts` and
     # `first_cut` the whole sweep per seed (`sweep_table`)
     sweep: list | None = None
@@ -203,7 +202,7 @@ class Runs:
     faint_null: list | None = None
 
     @staticmethod
-    def val(r: T.TrainResult) -> float:
+    def val(r: train.TrainResult) -> float:
         """A run's last validation loss."""
         return float(r.history[-1]["val_loss"])
 
@@ -262,9 +261,9 @@ def train_runs(
     (`sizes["variants"]`) on `corpus` under the Brown BPE, on `device` (`procs` > 1: under
     torchrun, `repro.core.launch`); `sizes`: the profile's `causal_shift` sizes."""
     tc = cs.gpt2_style(**sizes["model"])
-    cfg = T.TrainConfig(**sizes["train"], vocab_size=sizes["model"]["vocab_size"], corpus=corpus)
+    cfg = train.TrainConfig(**sizes["train"], vocab_size=sizes["model"]["vocab_size"], corpus=corpus)
     V = sizes["model"]["vocab_size"]
-    tr, va, ident = T.corpus_tokens(corpus, V)
+    tr, va, ident = train.corpus_tokens(corpus, V)
     kw = dict(train_tokens=tr, val_tokens=va, data_identity=ident, device=device, corpus=corpus)
     # CS-5's null reads runs of the corpus's tokens (shuffled, order seed 0, each repeated a
     # geometric number of times): the current token is the next one's best guess at every
@@ -355,7 +354,7 @@ def table2(runs: Runs, sizes, *, corpus: str = "brown"):
     brown = data.windows(tok, "test", n, T1, corpus=corpus)
     # fixed whatever --corpus says: Table II's out-of-domain benchmark is part of the claim (the
     # shifted corpus), not the user's choice
-    _, code_val, _ = T.corpus_tokens("stdlib-code", sizes["model"]["vocab_size"])
+    _, code_val, _ = train.corpus_tokens("stdlib-code", sizes["model"]["vocab_size"])
     starts = torch.linspace(0, code_val.numel() - T1 - 1, n).long()
     code = torch.stack([code_val[s : s + T1] for s in starts])
     items = cs.last_word_items(

@@ -47,7 +47,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from repro.core import train as T
+from repro.core import train
 from repro.core.checkpoints import checkpoint_dir
 from repro.ground.runtime import ReproError
 
@@ -57,7 +57,7 @@ FAIL_ENV = "REPRO_LAUNCH_FAIL_RANK"  # tests: this rank raises ("3") or hangs ("
 def job(
     factory: str,
     factory_kwargs: dict[str, Any],
-    cfg: T.TrainConfig,
+    cfg: train.TrainConfig,
     *,
     corpus: str = "brown",
     model_config: dict | None = None,
@@ -92,7 +92,7 @@ def _streams(job: dict[str, Any], vocab_size: int) -> tuple[Any, Any, dict | Non
     corpus under the Brown BPE (`train.corpus_tokens`, whose identity labels the key)."""
     src = job.get("tokens")
     if src is None:
-        tr, va, ident = T.corpus_tokens(job["corpus"], vocab_size)
+        tr, va, ident = train.corpus_tokens(job["corpus"], vocab_size)
         return tr, va, job["data_identity"] or ident
     tr, va = _factory(src["factory"])(**src["kwargs"])
     return tr, va, job["data_identity"]
@@ -106,21 +106,21 @@ def _factory(name: str):
         raise ReproError(f"training job factory {name!r} is not importable as module:function ({err})") from None
 
 
-def _config(job: dict[str, Any]) -> T.TrainConfig:
+def _config(job: dict[str, Any]) -> train.TrainConfig:
     raw = dict(job["train_config"])
     for k, v in raw.items():
         if isinstance(v, list):
             raw[k] = tuple(v)
-    return T.TrainConfig(**raw)
+    return train.TrainConfig(**raw)
 
 
-def execute(job: dict[str, Any], accelerator: Any = None) -> T.TrainResult:
+def execute(job: dict[str, Any], accelerator: Any = None) -> train.TrainResult:
     """Run a job in this process (under torchrun: this rank), through `train.train`."""
     cfg = _config(job)
     tr, va, ident = _streams(job, cfg.vocab_size)
     fn = _factory(job["factory"])
     kwargs = job["factory_kwargs"]
-    return T.train(
+    return train.train(
         lambda seed: fn(seed, **kwargs),
         cfg,
         train_tokens=tr,
@@ -196,7 +196,7 @@ def cached(job: dict[str, Any]) -> bool:
     cfg = _config(job)
     tr, va, ident = _streams(job, cfg.vocab_size)
     model = _factory(job["factory"])(cfg.model_seed, **job["factory_kwargs"])
-    return T.is_cached(
+    return train.is_cached(
         model,
         cfg,
         tr,

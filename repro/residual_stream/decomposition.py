@@ -34,7 +34,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from repro.core import train as T
+from repro.core import train
 from repro.core.lens import arch_map, final_norm, frozen_norm, hooks, out_proj_weight, resolve
 from repro.ground.runtime import ReproError
 
@@ -412,7 +412,7 @@ def gradient_flow(
         states = out.hidden_states  # L+1 × (b, T, d)
         for h in states:
             h.retain_grad()
-        (T.token_nll(out.logits, ids[:, 1:]).sum() / (B * S)).backward()
+        (train.token_nll(out.logits, ids[:, 1:]).sum() / (B * S)).backward()
         sq += torch.stack([h.grad.double().pow(2).sum() for h in states]).cpu()
         g1, gL = states[1].grad.double(), states[L].grad.double()
         dot, gLgL = dot + float((g1 * gL).sum()), gLgL + float((gL * gL).sum())

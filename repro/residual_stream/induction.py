@@ -24,7 +24,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from repro.core import train as T
+from repro.core import train
 from repro.core.models.tiny import TinyConfig, TinyDecoder
 from repro.ground.runtime import ReproError, derive_seed, generator
 
@@ -144,7 +144,7 @@ def induction_loss(model: nn.Module, data: RepeatedTokens, batch_size: int = 256
     _check_data(data)
     was_training = model.training
     model.eval()
-    nll_all = T.window_nll(
+    nll_all = train.window_nll(
         lambda x: model(input_ids=x).logits, data.tokens, batch_size, next(model.parameters()).device
     )  # (N, T)
     model.train(was_training)
@@ -209,9 +209,9 @@ def train_job(cfg: InductionConfig, n_layer: int, seed: int) -> dict[str, Any]:
     )
 
 
-def train_config(cfg: InductionConfig, seed: int) -> T.TrainConfig:
+def train_config(cfg: InductionConfig, seed: int) -> train.TrainConfig:
     snaps = tuple(range(0, cfg.steps, cfg.curve_every)) + (cfg.steps,)
-    return T.TrainConfig(
+    return train.TrainConfig(
         steps=cfg.steps,
         batch_size=cfg.batch_size,
         seq_len=cfg.seq_len,
@@ -250,7 +250,7 @@ def train_induction(
     if n_layer < 1:
         raise ReproError(f"train_induction: n_layer must be ≥ 1 (got {n_layer})")
     data = eval_data(cfg)
-    result = T.train(
+    result = train.train(
         lambda s: build_model(cfg, n_layer, s, device),
         train_config(cfg, seed),
         train_tokens=train_stream(cfg),
@@ -259,6 +259,7 @@ def train_induction(
     )
     probe = build_model(cfg, n_layer, seed, device)
     curve = [
-        (step, induction_loss(T.load_snapshot(probe, path), data)) for step, path in sorted(result.snapshots.items())
+        (step, induction_loss(train.load_snapshot(probe, path), data))
+        for step, path in sorted(result.snapshots.items())
     ]
     return InductionRun(n_layer, seed, induction_loss(result.model, data), curve, result.wall_s, result.trained, result)

@@ -382,9 +382,9 @@ def train_variant(
     """Train (or load from the checkpoint cache) one variant through `repro.core.train.train`, the
     model on `device`; the variant is in the model's config, hence in the cache key (the device is
     not). `cfg.data_seed` fixes the data order, shared by all variants."""
-    from repro.core import train as T
+    from repro.core import train
 
-    return T.train(
+    return train.train(
         lambda s: nano_llama(kind, model, cfg.seq_len, s, device),
         cfg.replace(model_seed=seed),
         train_tokens=train_tokens,
