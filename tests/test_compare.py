@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
+from pathlib import Path
 
 import pytest
 
@@ -410,3 +411,151 @@ def test_a_claim_not_run_is_not_counted_as_a_verdict_change():
     text = cmp.lines(c)
     assert c.regressed and "verdict changes: 1" in text
     assert any("not run -> failed  REGRESSION" in ln for ln in text)
+
+
+# --------------------------------------------------------------------------- a real claims.json
+# (issue 65 item 2: each case below passed `repro compare` with exit 0 before)
+
+REAL = Path(__file__).resolve().parents[1] / "repro" / "harness" / "baselines" / "ci-cpu-float32.json"
+
+
+@pytest.fixture(scope="module")
+def real_run() -> dict:
+    return json.loads(REAL.read_text("utf-8"))
+
+
+def _real(real_run: dict) -> dict:
+    return copy.deepcopy(real_run)
+
+
+def _find(run: dict, claim: str, key: str) -> dict:
+    (cl,) = [c for c in run["claims"] if c["id"] == claim]
+    (rec,) = [r for r in cl["records"] if r["key"] == key]
+    return rec
+
+
+def _record_lines(c: cmp.Comparison, claim: str) -> list[str]:
+    """The text lines about one claim's records (not its wall time)."""
+    return [ln for ln in cmp.lines(c) if ln.lstrip().startswith(claim) and " -> " in ln]
+
+
+RS1_EXACT = ("RS-1", "terms for a #-layer × #-head model #2")  # 1 + L·H + L for 24 × 16: 409, tol 0
+
+
+def test_the_real_baseline_compares_clean_with_itself(real_run):
+    c = cmp.compare(_real(real_run), _real(real_run))
+    assert not (c.regressed or c.verdicts or c.drifts or c.moved or c.lost or c.only_a or c.only_b)
+
+
+def test_an_exact_check_that_moves_is_a_regression(real_run, tmp_path, capsys):
+    """RS-1's term count (tol 0, its test's expectation moved with it, so the check still passes):
+    409 -> 500 is no move "within its noise" but a drift, exit 1, and its line names the key."""
+    b = _real(real_run)
+    rec = _find(b, *RS1_EXACT)
+    assert (rec["role"], rec["compare"], rec["tol"], rec["measured"]) == ("check", "abs", 0.0, 409)
+    rec["measured"] = rec["expected"] = 500
+    c = cmp.compare(_real(real_run), b)
+    assert c.regressed and [(d["claim"], d["key"], d["exact"]) for d in c.drifts] == [("RS-1", RS1_EXACT[1], True)]
+    assert not c.moved
+    (line,) = _record_lines(c, "RS-1")
+    assert RS1_EXACT[1] in line and "409 -> 500" in line and "exact" in line
+    a_path, b_path = tmp_path / "a.json", tmp_path / "b.json"
+    a_path.write_text(REAL.read_text("utf-8"))
+    b_path.write_text(json.dumps(b))
+    assert main(["compare", str(a_path), str(b_path)]) == 1
+    assert "REGRESSED" in capsys.readouterr().out
+
+
+def test_an_exact_check_in_json_is_strict_json(real_run, capsys, tmp_path):
+    """--json of an exact check's drift: z is infinite, written "inf" (not the non-standard
+    Infinity token json.dumps would write), and the row carries its key."""
+    b = _real(real_run)
+    _find(b, *RS1_EXACT)["measured"] = 500
+    a_path, b_path = tmp_path / "a.json", tmp_path / "b.json"
+    a_path.write_text(REAL.read_text("utf-8"))
+    b_path.write_text(json.dumps(b))
+    assert main(["compare", str(a_path), str(b_path), "--json"]) == 1
+    out = json.loads(capsys.readouterr().out, parse_constant=lambda t: pytest.fail(f"non-standard JSON {t}"))
+    assert out["regressed"] and out["drifts"][0]["key"] == RS1_EXACT[1] and out["drifts"][0]["z"] == "inf"
+
+
+def test_one_sided_thresholds_controls_and_context_still_never_drift(real_run):
+    """What stays as it was: a check against a one-sided threshold at 0 (its value moves on its
+    side), an exact control (its check's tolerance, and it must only stay rejected) and a context
+    number move, listed, no regression."""
+    a, b = _real(real_run), _real(real_run)
+    kinds = {
+        "one-sided check": lambda r: r["role"] == "check" and r["compare"] in ("ge", "le") and not r["tol"],
+        "exact control": lambda r: r["role"] == "control" and r["compare"] == "abs" and not r["tol"],
+        "context": lambda r: r["role"] == "context",
+    }
+    moved, per_kind = [], dict.fromkeys(kinds, 0)
+    for c in b["claims"]:
+        for r in c["records"]:
+            kind = next((k for k, hit in kinds.items() if hit(r)), None)
+            if kind and isinstance(r["measured"], (int, float)) and per_kind[kind] < 20:
+                r["measured"] = r["measured"] * 1.5 + 1
+                moved.append((c["id"], r["key"]))
+                per_kind[kind] += 1
+    assert min(per_kind.values()) >= 2, per_kind
+    c = cmp.compare(a, b)
+    assert not c.regressed and not c.drifts and {(m["claim"], m["key"]) for m in c.moved} == set(moved)
+
+
+@pytest.mark.parametrize("value", [float("nan"), float("inf"), None, "n/a", True, [0.1, 0.2, 0.3]])
+@pytest.mark.parametrize(
+    "role, key", [("check", "max |segment k = # − causal| (logits) [gemma3-270m]"), ("control", None), ("power", None)]
+)
+def test_an_asserted_record_that_loses_its_number_is_a_regression(real_run, tmp_path, role, key, value):
+    """A check, a control or a power whose number became NaN, inf, null, a bool, a string or a
+    list: exit 1 (it passed as "moved" before), listed with the lost records, its line naming the
+    key and what the value became; the file round-trips through JSON (NaN as Python writes it)."""
+    a, b = _real(real_run), _real(real_run)
+    (cl,) = [c for c in b["claims"] if c["id"] == "CA-4"]
+    rec = next(r for r in cl["records"] if r["role"] == role and (key is None or r["key"] == key))
+    assert isinstance(rec["measured"], float)
+    rec["measured"] = value
+    a_path, b_path = tmp_path / "a.json", tmp_path / "b.json"
+    a_path.write_text(json.dumps(a))
+    b_path.write_text(json.dumps(b))
+    assert main(["compare", str(a_path), str(b_path)]) == 1
+    c = cmp.compare(cmp.load(a_path), cmp.load(b_path))
+    assert [(r["claim"], r["key"], r["role"]) for r in c.lost] == [("CA-4", rec["key"], role)]
+    assert not c.moved and not c.drifts
+    (line,) = _record_lines(c, "CA-4")
+    assert rec["key"] in line and c.lost[0]["why"] in line
+    # the other way round (a number where the baseline had none) loses nothing; a number where
+    # the baseline had a list of them does (a per-item record lost its items)
+    assert bool(cmp.compare(cmp.load(b_path), cmp.load(a_path)).lost) is isinstance(value, list)
+
+
+@pytest.mark.parametrize("value", [{"mean": 0.5}, [0.1, {"x": 1}]], ids=["a-dict", "a-list-holding-a-dict"])
+def test_a_measured_value_of_an_impossible_type_is_a_schema_error(real_run, tmp_path, capsys, value):
+    b = _real(real_run)
+    _find(b, *RS1_EXACT)["measured"] = value
+    a_path, b_path = tmp_path / "a.json", tmp_path / "b.json"
+    a_path.write_text(REAL.read_text("utf-8"))
+    b_path.write_text(json.dumps(b))
+    assert main(["compare", str(a_path), str(b_path)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("repro: error:") and len(err.strip().splitlines()) == 1 and "Traceback" not in err
+    assert "'measured' is" in err and "terms for a 24-layer" in err
+
+
+def test_a_drifted_per_model_record_names_its_model(real_run):
+    """CA-4 records the same check for each model under one label: the drift line names which
+    (the key carries the test's parameter), as --json did."""
+    b = _real(real_run)
+    key = "max |segment k = # − causal| (logits) [gemma3-270m]"
+    rec = _find(b, "CA-4", key)
+    rec["measured"] += 10 * rec["tol"]  # 10 noise scales
+    c = cmp.compare(_real(real_run), b)
+    assert [d["key"] for d in c.drifts] == [key]
+    (line,) = _record_lines(c, "CA-4")
+    assert "[gemma3-270m]" in line and "10.0 ×" in line
+    # a lost one names its model too
+    (cl,) = [c for c in b["claims"] if c["id"] == "CA-4"]
+    cl["records"].remove(rec)
+    c = cmp.compare(_real(real_run), b)
+    (line,) = [ln for ln in cmp.lines(c) if ln.lstrip().startswith("CA-4") and "[check]" in ln]
+    assert "[gemma3-270m]" in line and c.regressed

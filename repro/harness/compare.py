@@ -14,15 +14,25 @@ side (its `dtype` field: a bfloat16 measurement against a float32 one is two con
 e.g. a baseline entry standing in for a dtype not yet re-recorded); its verdict and its presence
 still count.
 
+An asserted *exact* check (role "check", compare "abs" or "rel" with tolerance 0: an integer count,
+an exact identity, e.g. RS-1's "terms for a #-layer × #-head model" = 1 + L·H + L) states that
+its value cannot move at all: any change of it is a drift (listed with `exact`, z = inf), not a
+move "within its noise". An asserted record (check, control, power) whose value was a finite
+number (or a list of them) in A and is NaN, ±inf, null, a bool, a string or another shape in B
+lost its measurement: listed with the asserted records lost, with `why`, and a regression. A
+measured value that cannot be one at all (an object, a list holding one) is a schema error.
+Every text line about a record names its key (which carries the test's parameter, the model).
+
 Records are matched by their stable key (`report.record_keys`: the test's `key`, else the label
 with its numbers masked, repeats numbered in order), never by their prose label alone, so a
 repeated label or one that embeds a measured value is still compared. An asserted record (a
 check, a control, a power) of a claim that ran in both runs but is missing from B counts as a
 regression: a lost assertion is never silent.
 
-Exit status: 0 nothing regressed, 1 a verdict got worse, a record drifted or an asserted record
-was lost, 2 bad input (missing or unreadable file, a schema problem, another schema version,
-another profile without `--allow-profile-change`).
+Exit status: 0 nothing regressed, 1 a verdict got worse, a record drifted (an exact check
+moved), or an asserted record was lost or lost its number, 2 bad input (missing or unreadable
+file, a schema problem, another schema version, another profile without
+`--allow-profile-change`).
 """
 
 from __future__ import annotations
@@ -73,7 +83,8 @@ class Comparison:
     moved: list[dict[str, Any]] = field(default_factory=list)  # changed, no stated noise scale
     only_a: list[dict[str, Any]] = field(default_factory=list)
     only_b: list[dict[str, Any]] = field(default_factory=list)
-    lost: list[dict[str, Any]] = field(default_factory=list)  # asserted records of A missing from B
+    # asserted records of A missing from B, or whose number B lost (NaN, null, a string: `why`)
+    lost: list[dict[str, Any]] = field(default_factory=list)
     # claims B ran only some tests of (a -k selection): claim, ran, of; their verdicts and missing
     # records are not compared (a test B did not run cannot have lost its records)
     partial: list[dict[str, Any]] = field(default_factory=list)
@@ -86,7 +97,19 @@ class Comparison:
         return bool(self.drifts) or bool(self.lost) or any(v["regression"] for v in self.verdicts)
 
     def to_dict(self) -> dict[str, Any]:
-        return {**asdict(self), "regressed": self.regressed}
+        """As JSON takes it: a non-finite number (an exact check's z, a measured NaN) as its name
+        ("inf", "nan"), never the non-standard tokens `json.dumps` would write for it."""
+        return _json_safe({**asdict(self), "regressed": self.regressed})
+
+
+def _json_safe(x: Any) -> Any:
+    if isinstance(x, float) and not math.isfinite(x):
+        return str(x)
+    if isinstance(x, dict):
+        return {k: _json_safe(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_json_safe(v) for v in x]
+    return x
 
 
 def load(path: str | Path) -> dict[str, Any]:
@@ -125,6 +148,20 @@ def validate(data: Any, where: str = "claims.json") -> None:
         for j, r in enumerate(c["records"]):
             if not isinstance(r, dict) or not isinstance(r.get("name"), str) or "measured" not in r:
                 raise ReproError(f"{where}: claim {c['id']}, records[{j}]: not a record (needs 'name' and 'measured')")
+            if not _measurable(r["measured"]):
+                kind = "a list holding an object" if isinstance(r["measured"], list) else type(r["measured"]).__name__
+                raise ReproError(
+                    f"{where}: claim {c['id']}, records[{j}] ({r['name']!r}): 'measured' is {kind}, not a "
+                    "measured value (a number, a string, a bool, null, or a list of them)"
+                )
+
+
+def _measurable(x: Any) -> bool:
+    """A value a record can hold as `measured`: a JSON scalar, or a list (per item) of them or of
+    such lists; an object (dict) is none."""
+    if x is None or isinstance(x, (bool, int, float, str)):
+        return True
+    return isinstance(x, list) and all(_measurable(v) for v in x)
 
 
 def noise_scale(rec: dict[str, Any]) -> float | None:
@@ -142,6 +179,43 @@ def noise_scale(rec: dict[str, Any]) -> float | None:
 
 def _number(x: Any) -> float | None:
     return float(x) if isinstance(x, (int, float)) and not isinstance(x, bool) else None
+
+
+ASSERTED = ("check", "control", "power")
+
+
+def is_exact(rec: dict[str, Any]) -> bool:
+    """An asserted equality with no tolerance (compare "abs"/"rel", tol 0 or none): its value
+    cannot move without the claim's content changing (a count of terms, an exact identity). A
+    one-sided threshold at 0 ("ge"/"le") is not one: its value may move on its side of the
+    threshold, and crossing it is the verdict's business; nor is a condition ("true"), whose flip
+    fails its test."""
+    return rec.get("role") == "check" and rec.get("compare") in ("abs", "rel") and not rec.get("tol")
+
+
+def _finite_kind(x: Any) -> str | None:
+    """'number' for a finite number, 'numbers' for a non-empty list of them; None otherwise."""
+    if (v := _number(x)) is not None:
+        return "number" if math.isfinite(v) else None
+    if isinstance(x, list) and x and all((v := _number(u)) is not None and math.isfinite(v) for u in x):
+        return "numbers"
+    return None
+
+
+def _what(x: Any) -> str:
+    """A measured value that is not a finite number, in words."""
+    if isinstance(x, float) and not math.isfinite(x):
+        return str(x)
+    if x is None:
+        return "null"
+    if isinstance(x, bool):
+        return f"a bool ({str(x).lower()})"
+    if isinstance(x, str):
+        return f"a string ({x[:40]!r})"
+    if isinstance(x, list):
+        bad = [u for u in x if _finite_kind(u) != "number"]
+        return f"a list of {len(x)} holding {_what(bad[0])}" if bad else "a list of numbers"
+    return f"a number ({reporting.fmt(x)})"
 
 
 # a per-item record (per seed, per window) drifts when a paired t-test rejects "no change" at this
@@ -255,6 +329,23 @@ def compare(
         if key not in ra:
             out.only_b.append({"claim": key[0], "key": key[1], "name": rec["name"], "role": rec.get("role", "context")})
             continue
+        role = rec.get("role") if rec.get("role") in ASSERTED else ra[key].get("role", "context")
+        kind_a, kind_b = _finite_kind(ra[key]["measured"]), _finite_kind(rec["measured"])
+        if role in ASSERTED and kind_a is not None and kind_b != kind_a:
+            # an asserted number that became NaN, null, a string, …: its measurement is gone
+            was = "a number" if kind_a == "number" else "a list of numbers"
+            out.lost.append(
+                {
+                    "claim": key[0],
+                    "key": key[1],
+                    "name": rec["name"],
+                    "role": role,
+                    "a": ra[key]["measured"],
+                    "b": rec["measured"],
+                    "why": f"measured {_what(rec['measured'])}, was {was}",
+                }
+            )
+            continue
         x, y = _number(ra[key]["measured"]), _number(rec["measured"])
         # computed in two dtypes (a baseline entry standing in for another dtype's measurement): the
         # move is listed, never a drift — the verdict and the presence of the record still count
@@ -278,19 +369,17 @@ def compare(
             drifted = pair["p"] < PAIRED_ALPHA and noise is not None and abs(pair["mean_diff"]) > noise and not cross
             if cross:
                 row["dtypes"] = list(dtypes)
+            elif is_exact(ra[key]) or is_exact(rec):  # an exact per-item check: any change
+                row.update(noise=0.0, z=math.inf, exact=True)
+                drifted = True
             (out.drifts if drifted else out.moved).append(row)
             continue
         if x is None or y is None:
             if ra[key]["measured"] != rec["measured"]:
-                out.moved.append(
-                    {
-                        "claim": key[0],
-                        "key": key[1],
-                        "name": rec["name"],
-                        "a": ra[key]["measured"],
-                        "b": rec["measured"],
-                    }
-                )
+                # (an asserted number that became none is lost, above; what is left here had no
+                # finite number in A: a context string, a NaN that became a number)
+                a_val, b_val = ra[key]["measured"], rec["measured"]
+                out.moved.append({"claim": key[0], "key": key[1], "name": rec["name"], "a": a_val, "b": b_val})
             continue
         if x == y or (math.isnan(x) and math.isnan(y)):
             continue
@@ -298,6 +387,10 @@ def compare(
         row = {"claim": key[0], "key": key[1], "name": rec["name"], "a": x, "b": y, "noise": noise}
         if cross:
             row["dtypes"] = list(dtypes)
+        if (is_exact(ra[key]) or is_exact(rec)) and not cross:
+            # tolerance 0 states no noise at all: any move is infinitely many noise scales
+            out.drifts.append({**row, "noise": 0.0, "z": math.inf, "exact": True})
+            continue
         if noise and not cross:
             row["z"] = abs(y - x) / noise
             if row["z"] > k:
@@ -334,11 +427,13 @@ def lines(c: Comparison, a_name: str = "A", b_name: str = "B") -> list[str]:
     if ids := [v["claim"] for v in unrun]:
         shown = ", ".join(ids[:8]) + (f" … ({len(ids)} in all)" if len(ids) > 8 else "")
         out.append(f"  not run in {b_name} (not compared): {shown}")
-    out.append(f"records drifted by more than {c.k:g} noise scales: {len(c.drifts)}")
+    out.append(f"records drifted by more than {c.k:g} noise scales (an exact check: any move): {len(c.drifts)}")
     out += [
-        f"  {d['claim']:<8} {d['name']}: {f(d['a'])} -> {f(d['b'])} "
+        f"  {d['claim']:<8} {_named(d)}: {_value(d['a'])} -> {_value(d['b'])} "
         + (
-            f"(paired t-test over {d['paired']['n']} items, p {f(d['paired']['p'])})"
+            "(exact check, tolerance 0: any move is a regression)"
+            if d.get("exact")
+            else f"(paired t-test over {d['paired']['n']} items, p {f(d['paired']['p'])})"
             if d.get("paired")
             else f"({d['z']:.1f} × {f(d['noise'])})"
         )
@@ -346,24 +441,41 @@ def lines(c: Comparison, a_name: str = "A", b_name: str = "B") -> list[str]:
     ]
     out.append(f"records that moved within their noise, or state none: {len(c.moved)}")
     out += [
-        f"  {d['claim']:<8} {d['name']}: {f(d['a'])} -> {f(d['b'])}"
+        f"  {d['claim']:<8} {_named(d)}: {_value(d['a'])} -> {_value(d['b'])}"
         + (f" ({d['z']:.2f} × {f(d['noise'])})" if d.get("z") is not None else "")
         + (f" (paired, {d['paired']['n']} items, p {f(d['paired']['p'])})" if d.get("paired") else "")
         for d in c.moved
     ]
     out.append(
-        f"asserted records lost (a check, control or power of a claim that ran in both, missing from B): {len(c.lost)}"
+        "asserted records lost (a check, control or power of a claim that ran in both, missing from B, "
+        f"or whose number B lost): {len(c.lost)}"
     )
-    out += [f"  {r['claim']:<8} [{r['role']}] {r['name']}" for r in c.lost]
+    out += [
+        f"  {r['claim']:<8} [{r['role']}] {_named(r)}"
+        + (f": {_value(r['a'])} -> {_value(r['b'])} ({r['why']})" if r.get("why") else ": missing from B")
+        for r in c.lost
+    ]
     if c.only_a or c.only_b:
         out.append(f"records only in A: {len(c.only_a)}, only in B: {len(c.only_b)}")
-        out += [f"  A only  {r['claim']:<8} {r['name']}" for r in c.only_a]
-        out += [f"  B only  {r['claim']:<8} {r['name']}" for r in c.only_b]
+        out += [f"  A only  {r['claim']:<8} {_named(r)}" for r in c.only_a]
+        out += [f"  B only  {r['claim']:<8} {_named(r)}" for r in c.only_b]
     if c.wall:
         out.append("wall time per claim (s), B / A:")
         out += [f"  {w['claim']:<8} {w['a_s']:8.1f} {w['b_s']:8.1f}  ×{w['ratio']:.2f}" for w in c.wall]
     out.append("REGRESSED" if c.regressed else "no regression")
     return out
+
+
+def _named(row: dict[str, Any]) -> str:
+    """A record as a line names it: its label, and its stable key where that says more (the
+    test's parameter, the model, a repeat's number), so two models' rows are told apart."""
+    return row["name"] if row["key"] == row["name"] else f"{row['name']} [key: {row['key']}]"
+
+
+def _value(x: Any) -> str:
+    if x is None:
+        return "null"
+    return repr(x if len(x) <= 60 else x[:60] + "…") if isinstance(x, str) else reporting.fmt(x)
 
 
 def _short(x: Any, n: int = 160) -> str:
