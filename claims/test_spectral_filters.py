@@ -35,6 +35,7 @@ import numpy as np
 import pytest
 
 from repro.core import data
+from repro.core.readings import Control
 from repro.spectral_filters import dark_signals, figures, power, readings
 from repro.spectral_filters.power import SINK_MLP, SOURCE_REMOVED, SOURCE_SF7_RISE, SOURCE_WE_SV_RATIO
 from repro.spectral_filters.readings import SOURCE_CCNET
@@ -105,7 +106,7 @@ def test_unembedding_spectrum(claim, study):
         "|Spearman ρ| of W_u·v1 with log frequency": (u.rho, u.rho_control),
         "Spearman p at ρ = 0.5": (u.p, None),
     }
-    claim.power(**power.sf1_power_record(s.name, u.n_tokens, corpus, values))
+    claim.power(power.sf1_power_record(s.name, u.n_tokens, corpus, values))
     claim.not_reproduced_if(
         NOT_REPRODUCED, ("SF-1", s.name), f"σ1/σ2 {u.lead:.2f}, σ(0.1d)/σ(0.9d) {u.body:.2f}, |ρ| {u.rho:.2f}"
     )
@@ -161,7 +162,7 @@ def test_components_read_and_write_dark(claim, study):
         "largest U-dark share / chance": (ds.best / ds.chance, ds.best_random / ds.chance),
         "U-dark share of the most dark-writing early W_2": (ds.w2, ds.w2_random),
     }
-    claim.power(**power.sf2_power_record(s.name, s.L, values))
+    claim.power(power.sf2_power_record(s.name, s.L, values))
     claim.not_reproduced_if(
         NOT_REPRODUCED,
         ("SF-2", s.name),
@@ -213,9 +214,12 @@ def test_residual_filter_step_at_last_band(claim, study):
     # own: first the source's words (Φ_u,1:19 worse than every random filter of the same rank),
     # then a margin of 1 nat (the step threshold) over the costliest one, whose negative control
     # puts one random filter in Φ_u,1:19's place against the others, through the same assertion.
-    record, sd = power.sf3_power_record(r.gap_p, rnd_means, r.step_p, s.ids.shape[1])
-    claim.record(f"{s.name}: sd across the {len(seeds)} random filters' NLL (seed-to-seed spread)", sd["seeds"])
-    claim.power(**record)
+    p, _ = power.sf3_power_record(r.gap_p, rnd_means, r.step_p, s.ids.shape[1])
+    claim.record(
+        f"{s.name}: sd across the {len(seeds)} random filters' NLL (seed-to-seed spread)",
+        float(np.std(rnd_means, ddof=1)) if len(rnd_means) > 1 else 0.0,
+    )
+    claim.power(p)
     claim.not_reproduced_if(
         NOT_REPRODUCED,
         ("SF-3", s.name),
@@ -260,12 +264,11 @@ def test_token0_gets_dark_vector_from_early_mlp(claim, study):
     values = {  # each check's value and its null's (the check's negative control)
         "ℓ*/L": (v.layer / s.L, None),
         "token 0's norm / the median other token's": (v.large, v.large_control),
-        "U-dark fraction of the median other token": (v.dark_control, None),  # the null's own validity
         "U-dark fraction": (v.dark, v.dark_control),
         "MLP share": (v.mlp_share, v.attn_share),
         "last block that reads it / L": (v.last / s.L, None),
     }
-    claim.power(**power.sf4_power_record(v.n_others, v.peak, values))
+    claim.power(power.sf4_power_record(v.n_others, v.peak, values))
     claim.not_reproduced_if(
         NOT_REPRODUCED,
         ("SF-4", s.name),
@@ -280,6 +283,25 @@ def test_token0_gets_dark_vector_from_early_mlp(claim, study):
         why="'an early MLP': in the first half of the model (the source's is L3 of 40)",
         source=round(SINK_MLP[0] / SINK_MLP[1], 3),
     )
+    # the darkness check's null, the median other token at the same depth, serves only if it is not
+    # 'almost entirely U-dark' itself: where it is, darkness cannot single token 0 out, and the test
+    # cannot tell (a `Control` whose null cannot serve: inconclusive, never contradicted)
+    dark_null = Control(
+        "the median other token at the same depth",
+        v.dark_control,
+        valid=v.dark_control < 0.9,
+        invalid_why=f"the median other token at layer {v.peak} is itself {v.dark_control:.3f} U-dark (≥ 0.9): "
+        "darkness does not single token 0 out there",
+    )
+    claim.check(
+        f"{s.name}: U-dark fraction of token 0's residual at its peak (layer {v.peak})",
+        v.dark,
+        0.9,
+        compare="ge",
+        control=dark_null,
+        key=f"{s.name}: U-dark fraction of token 0's residual at its peak",
+        why="'almost entirely U-dark': ≥ 90% of its norm in the last 5% of the spectrum",
+    )
     claim.check(
         f"{s.name}: token 0's norm at its peak (layer {v.peak}) / the median other token's there",
         v.large,
@@ -290,26 +312,6 @@ def test_token0_gets_dark_vector_from_early_mlp(claim, study):
         key=f"{s.name}: token 0's norm at its peak / the median other token's there",
         why=f"'a vector of large norm' (§5): an order of magnitude above the other tokens' ({SINK_MIN_RATIO:g}× "
         "only says there is a sink; massive activations are orders of magnitude)",
-    )
-    claim.check(
-        f"{s.name}: U-dark fraction of the median other token at layer {v.peak} (the null must not be "
-        "'almost entirely U-dark' too)",
-        v.dark_control,
-        0.9,
-        compare="le",
-        key=f"{s.name}: U-dark fraction of the median other token at token 0's peak layer",
-        why="the darkness is the sink vector's: if the other tokens at the same depth are ≥ 90% U-dark too, "
-        "the next check's null passes and darkness does not single token 0 out",
-    )
-    claim.check(
-        f"{s.name}: U-dark fraction of token 0's residual at its peak (layer {v.peak})",
-        v.dark,
-        0.9,
-        compare="ge",
-        control=v.dark_control,
-        control_name="the median other token at the same depth",
-        key=f"{s.name}: U-dark fraction of token 0's residual at its peak",
-        why="'almost entirely U-dark': ≥ 90% of its norm in the last 5% of the spectrum",
     )
     claim.check(
         f"{s.name}: ‖Σ MLP contributions up to ℓ*‖ / ‖token 0 residual after ℓ*‖",
@@ -345,7 +347,7 @@ def test_shavings_swap_removes_step(claim, study):
     step_drop, step_swap = float(drop_p.mean()), float(swap_p.mean())
     ratio, ratio0 = step_swap / step_drop, float(first_p.mean()) / step_drop
     # power: the source's swap leaves no step (Fig 11 left), token 0 alone shows the whole step
-    claim.power(**power.sf5_power_record(drop_p, swap_p, first_p, s.ids.shape[1]))
+    claim.power(power.sf5_power_record(drop_p, swap_p, first_p, s.ids.shape[1]))
     claim.not_reproduced_if(
         NOT_REPRODUCED,
         ("SF-5", s.name),
@@ -397,7 +399,7 @@ def test_token0_only_filter_shows_step(claim, study):
         f"{s.name}: NLL step of each random 95% filter on token 0 only (seeds {seeds})", np.round(rnd_means, 3).tolist()
     )
     # power: the source's token-0-only step (Fig 11 middle), half of it above the random filters' mean
-    claim.power(**power.sf6_power_record(r.step_p, swap_p, r.gap_p, rnd_means, s.ids.shape[1]))
+    claim.power(power.sf6_power_record(r.step_p, swap_p, r.gap_p, rnd_means, s.ids.shape[1]))
     claim.not_reproduced_if(
         NOT_REPRODUCED,
         ("SF-6", s.name),
@@ -455,7 +457,7 @@ def test_sink_preserving_filters_keep_nll_low(claim, study):
     claim.record(f"{s.name}: NLL Φ_u,1:15 − Ω_u,14 (same retained dims less the dark band)", phi_rise - rise)
     ok_rows = [r for r, row in zip(s.rows, grid) if row[s.cols.index(15)] - s.sweep.base <= 0.5]
     claim.record(f"{s.name}: layers where Ω_u,14 stays within 0.5 nats", str(ok_rows))
-    claim.power(**power.sf7_power_record(om_p, s.ids.shape[1]))
+    claim.power(power.sf7_power_record(om_p, s.ids.shape[1]))
     claim.not_reproduced_if(
         NOT_REPRODUCED,
         ("SF-7", s.name),
@@ -505,7 +507,7 @@ def test_generations_under_filters(claim, study):
             f"{s.name}: source's Table 4 rep-3, {fam}, rows near layers {layers} ({g['new_tokens']} tokens)",
             [round(float(np.mean(v)), 3) for v in vals],
         )
-    claim.power(**power.sf8_power_record(src, mean["none"], layers, len(PROMPTS), g["new_tokens"]))
+    claim.power(power.sf8_power_record(src, mean["none"], layers, len(PROMPTS), g["new_tokens"]))
     claim.not_reproduced_if(NOT_REPRODUCED, ("SF-8", s.name), str({k: round(v, 2) for k, v in mean.items()}))
     claim.check(
         f"{s.name}: rep-3 Ψ − unfiltered",
@@ -557,7 +559,7 @@ def test_hmlv_tokens_stand_out(claim, study, hmlv_stats, key):
             compare="ge",
             why=f"a test across prompts needs ≥ {power.SF9_MIN_PROMPTS}",
         )
-    claim.power(**h.power_record())
+    claim.power(h.power_record())
     claim.not_reproduced_if(
         NOT_REPRODUCED,
         (table_key, s.name),
@@ -604,7 +606,7 @@ def test_token0_value_projection_is_small(claim, study):
         f"[{lo[top]:.3g}, {hi[top]:.3g}]",
     )
     claim.record(f"{s.name}: heads whose 95% bootstrap interval lies above 1", int((lo >= 1).sum()))
-    claim.power(**power.sf10_power_record(r.size, s.ids.shape[0] * (s.ids.shape[1] - 1), values, reps))
+    claim.power(power.sf10_power_record(r.size, s.ids.shape[0] * (s.ids.shape[1] - 1), values, reps))
     claim.not_reproduced_if(
         NOT_REPRODUCED, ("SF-10", s.name), f"{int((r >= 1).sum())} of {r.size} heads ≥ 1, largest {r.max():.2f}"
     )

@@ -478,12 +478,13 @@ def test_value_output_ratio_replicates_resample_the_median_only(llama):
     assert np.array_equal(reps, dark_signals.value_output_ratio_replicates(llama, inputs, [1, 0], n_boot=400))
     rec = power.sf10_power_record(8, 15, replicates=reps)
     wide = power.sf10_power_record(8, 15, replicates=reps[:, :, :1] * np.linspace(0.2, 3.0, 400)[:, None, None])
-    assert 0.0 < wide["value"] < rec["value"] <= 1.0 and rec["size"] == pytest.approx(1 - rec["value"])
-    assert "bootstrap relative sd" in rec["method"] and "400 replicates" in rec["sample"]
+    assert 0.0 < wide.value < rec.value <= 1.0 and rec.stated_size() == pytest.approx(1 - rec.value)
+    assert "bootstrap relative sd" in rec.method and "400 replicates" in rec.sample
+    assert rec.edge == 0 and "share of heads where token 0's W_vW_o norm" in rec.covers
     # the sizes that decide come from the bootstrap's sd, not "no sampling noise": a wider spread
     # needs more of the other tokens for the same power
-    n_rec, n_wide = (int(r["decide"].split()[0].replace(",", "")) for r in (rec, wide))
-    assert n_rec <= n_wide and "1/√n" in wide["decide"]
+    n_rec, n_wide = (int(r.decide.split()[0].replace(",", "")) for r in (rec, wide))
+    assert n_rec <= n_wide and "1/√n" in wide.decide
 
 
 def test_random_in_place_puts_the_first_seed_against_the_others():
@@ -572,3 +573,34 @@ def test_hmlv_mean_threshold_marks_the_share():
     with pytest.raises(ReproError):
         dark_signals.hmlv_mean_threshold(mean, var, valid, share=0.95)
     assert 0.02 < dark_signals.HMLV_SHARE < 0.04  # the source's 12,236 / 404,748
+
+
+def test_nll_powers_are_typed_ours_and_sized_at_the_bars():
+    """SF-3/5/6's step is ours (App C's 'around 9' is another experiment): basis interest, sds at
+    their upper bounds, the size taken at the 1-nat bars (far above 0.05: a miss at the bars reads
+    inconclusive); SF-7's effect is the source's own rise, its edge (size 1 − power)."""
+    from repro.core.readings import Power
+    from repro.spectral_filters import power
+
+    rng = np.random.default_rng(0)
+    step_p, gap_p = 6.0 + rng.standard_normal(40), 2.0 + rng.standard_normal(40)
+    p3, sd = power.sf3_power_record(gap_p, [1.0, 1.2, 0.9], step_p, 33)
+    swap_p = 0.5 + 0.3 * rng.standard_normal(40)
+    p5 = power.sf5_power_record(step_p, swap_p, 0.9 * step_p + rng.standard_normal(40), 33)
+    p6 = power.sf6_power_record(step_p, swap_p, gap_p, [1.0, 1.2, 0.9], 33)
+    for p in (p3, p5, p6):
+        assert isinstance(p, Power) and p.basis_kind == "interest" and "another experiment" in p.basis
+        assert p.sd == "upper bound" and p.edge == pytest.approx(power.STEP - 1.0) and p.size > 0.3
+    assert sd["step"] > float(np.std(step_p, ddof=1))  # the upper bound, not the plug-in
+    p7 = power.sf7_power_record(0.27 + 0.1 * rng.standard_normal(40), 33)
+    assert p7.edge == 0 and p7.basis_kind == "source" and p7.covers == ("NLL increase, Ω_u,14",)
+
+
+def test_deterministic_power_covers_each_check_at_its_bar():
+    """SF-1/2/4/10's noise-free powers cover each check by (part of) its name, sized at the bars."""
+    from repro.spectral_filters import power
+
+    p = power.sf4_power_record(100, 5)
+    assert p.value == 1.0 and p.stated_size() == 0.0 and p.size_at.startswith("each check's bar")
+    assert "token 0's norm at its peak" in p.covers and "last block that still reads it / L" in p.covers
+    assert not any("median other token" in c for c in p.covers)  # the null's validity is a Control, not a check

@@ -16,6 +16,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from repro.core import stats
+from repro.core.readings import Power
 from repro.spectral_filters import catalogue, spectral
 from repro.spectral_filters.study import SINK_LARGE, SOURCE_SF7
 
@@ -24,10 +25,11 @@ SOURCE_LAYERS = catalogue.number("SF-8", "layers")  # LLaMA-2 13B (003 Table 1),
 # 003 App E Table 4 (LLaMA-2 13B, 80% retained, the Tuatara prompt): layer of 40 → (Ψ, Ω_u)
 SOURCE_TABLE4 = catalogue.number("SF-8", "table4")
 SOURCE_WE_SV_RATIO = catalogue.number("SF-1", "we_sv_ratio")  # 003 §3: W_e's σ1 "only twice" σ2
-# 003 App C: under a filter that removes what a sink-writing component writes, "log-likelihood
-# remains poor (around 9)"; with Fig 13's unfiltered 2.47 this is the size of the source's step
+# 003 App C: under Φ_e filters of 13B/L0's MLP (Fig 16), "log-likelihood remains poor (around 9)"
 SOURCE_POOR_NLL = catalogue.number("SF-3", "poor_nll")
-SOURCE_STEP = SOURCE_POOR_NLL - SOURCE_SF7[1]
+#: the NLL step the SF-3/5/6 powers declare, ours: Fig 8 gives no number; App C's "around 9" (another
+#: experiment, Φ_e filters on 13B/L0's MLP) over Fig 13's unfiltered 2.47 sets its scale
+STEP = SOURCE_POOR_NLL - SOURCE_SF7[1]
 SOURCE_SF7_RISE = SOURCE_SF7[2] - SOURCE_SF7[1]  # Fig 13: the NLL rise under Ω_u,14
 SOURCE_REMOVED = catalogue.number("SF-7", "removed")  # 003 Fig 13: Ω_{u,14} suppresses 25% of the SVs
 
@@ -48,11 +50,12 @@ def gap_power(effect: float, threshold: float, gap_p: np.ndarray, rnd_means: lis
     random filters' mean, as a function of the number of prompts n, by simulation: the worst of K
     random filters is the mean plus the largest of K normal draws with the seeds' spread (the sd
     of the K measured means), and the prompts add normal noise with the per-prompt sd of the
-    measured gap. More prompts cannot beat the seeds' spread, and more seeds raise the worst one.
-    Returns (power_at(n), sd across seeds, per-prompt sd)."""
+    measured gap, both at their 95% upper bounds (`stats.sd_upper_bound`: from 3 seeds the plug-in
+    sd is optimistic). More prompts cannot beat the seeds' spread, and more seeds raise the worst
+    one. Returns (power_at(n), sd across seeds, per-prompt sd)."""
     K = len(rnd_means)
-    sd_seed = float(np.std(rnd_means, ddof=1)) if K > 1 else 0.0
-    sd_prompt = float(np.std(gap_p, ddof=1))
+    sd_seed = stats.sd_upper_bound(float(np.std(rnd_means, ddof=1)), K) if K > 1 else 0.0
+    sd_prompt = _sd(gap_p)
     rng = np.random.default_rng(0)
     worst = rng.standard_normal((sims, K)).max(1) * sd_seed
     z = rng.standard_normal(sims)
@@ -75,27 +78,35 @@ def n80_gap(power_at: Callable[[int], float]) -> str:
 
 
 def _sd(x: np.ndarray) -> float:
-    return float(np.std(x, ddof=1))
+    """The per-prompt sd of `x` at its 95% upper bound (`stats.sd_upper_bound`)."""
+    return stats.sd_upper_bound(float(np.std(x, ddof=1)), len(x))
 
 
-def sf3_power(gap_p: np.ndarray, rnd_means: list[float], step_p: np.ndarray):
-    """SF-3's checks at the source's step (SOURCE_STEP, Φ_u,1:19 half of it above the random
-    filters' mean: the text gives no number for them): the gap to the worst random filter ≥ 1 nat
-    (`gap_power`) × the step ≥ 1 nat (normal approximation). Returns (power_at(n), the sds used)."""
-    gap_at, sd_seed, sd_gap = gap_power(SOURCE_STEP / 2, 1.0, gap_p, rnd_means)
+def sf3_power(
+    gap_p: np.ndarray, rnd_means: list[float], step_p: np.ndarray, step: float = STEP, gap: float | None = None
+):
+    """SF-3's checks at a declared `step` (default STEP, ours), Φ_u,1:19 `gap` above the random
+    filters' mean (default half the step: the text gives no number for them): the gap to the worst
+    random filter ≥ 1 nat (`gap_power`) × the step ≥ 1 nat (normal approximation). Returns
+    (power_at(n), the sds used)."""
+    gap_at, sd_seed, sd_gap = gap_power(step / 2 if gap is None else gap, 1.0, gap_p, rnd_means)
     sd_step = _sd(step_p)
 
     def power_at(n: int) -> float:
-        return gap_at(n) * stats.power_threshold(SOURCE_STEP, 1.0, sd_step / math.sqrt(n))
+        return gap_at(n) * stats.power_threshold(step, 1.0, sd_step / math.sqrt(n))
 
     return power_at, {"seeds": sd_seed, "gap": sd_gap, "step": sd_step}
 
 
-def sf5_power(drop_p: np.ndarray, swap_p: np.ndarray, first_p: np.ndarray):
-    """SF-5's checks at the source's effect: no step left after the swap (ratio 0, Fig 11 left), the
-    whole step when token 0 alone is filtered (ratio 1, Fig 11 middle), a dropped step of
-    SOURCE_STEP; the ratios' noise by the delta method from the per-prompt spread of (numerator −
-    ratio·drop). Returns (power_at(n), the sds used)."""
+def sf5_power(
+    drop_p: np.ndarray, swap_p: np.ndarray, first_p: np.ndarray, effect: tuple[float, float, float] = (0.0, 1.0, 0.0)
+):
+    """SF-5's checks at a declared `effect` (swap ratio, token-0 ratio, dropped step; a step of 0
+    means STEP): by default the source's (no step left after the swap, ratio 0, Fig 11 left) and
+    ours (the whole step when token 0 alone is filtered, ratio 1; a step of STEP); the ratios'
+    noise by the delta method from the per-prompt spread of (numerator − ratio·drop), every sd at
+    its 95% upper bound. Returns (power_at(n), the sds used)."""
+    swap_ratio, first_ratio, step = effect[0], effect[1], effect[2] or STEP
     step_drop = float(drop_p.mean())
     ratio, ratio0 = float(swap_p.mean()) / step_drop, float(first_p.mean()) / step_drop
     sd = {
@@ -107,26 +118,36 @@ def sf5_power(drop_p: np.ndarray, swap_p: np.ndarray, first_p: np.ndarray):
     def power_at(n: int) -> float:
         r = math.sqrt(n)
         return (
-            stats.power_threshold(0.0, 0.25, sd["swap ratio"] / r, "le")
-            * stats.power_threshold(1.0, 0.25, sd["token-0 ratio"] / r)
-            * stats.power_threshold(SOURCE_STEP, 1.0, sd["step"] / r)
+            stats.power_threshold(swap_ratio, 0.25, sd["swap ratio"] / r, "le")
+            * stats.power_threshold(first_ratio, 0.25, sd["token-0 ratio"] / r)
+            * stats.power_threshold(step, 1.0, sd["step"] / r)
         )
 
     return power_at, sd
 
 
-def sf6_power(first_p: np.ndarray, swap_p: np.ndarray, gap_p: np.ndarray, rnd_means: list[float]):
-    """SF-6's checks at the source's effect: a token-0-only step of SOURCE_STEP, half of it above
-    random filters of the same rank on token 0 (`gap_power`), none after the swap (normal
-    approximation for the step and the step − swap step). Returns (power_at(n), the sds used)."""
-    gap_at, sd_seed, sd_gap = gap_power(SOURCE_STEP / 2, 1.0, gap_p, rnd_means)
+def sf6_power(
+    first_p: np.ndarray,
+    swap_p: np.ndarray,
+    gap_p: np.ndarray,
+    rnd_means: list[float],
+    effect: tuple[float, float, float] = (0.0, 0.0, 0.0),
+):
+    """SF-6's checks at a declared `effect` (token-0-only step, its gap above random filters of the
+    same rank on token 0, step − swap step; 0 means the default): by default a step of STEP, half
+    of it above the random filters' mean (`gap_power`), none after the swap (normal approximation
+    for the step and the step − swap step), every sd at its 95% upper bound. Returns
+    (power_at(n), the sds used)."""
+    step = effect[0] or STEP
+    gap_at, sd_seed, sd_gap = gap_power(effect[1] or step / 2, 1.0, gap_p, rnd_means)
+    less_swap = effect[2] or step
     sd = {"seeds": sd_seed, "gap": sd_gap, "step": _sd(first_p), "step − swap": _sd(first_p - swap_p)}
 
     def power_at(n: int) -> float:
         return (
             gap_at(n)
-            * stats.power_threshold(SOURCE_STEP, 1.0, sd["step"] / math.sqrt(n))
-            * stats.power_threshold(SOURCE_STEP, 0.0, sd["step − swap"] / math.sqrt(n))
+            * stats.power_threshold(step, 1.0, sd["step"] / math.sqrt(n))
+            * stats.power_threshold(less_swap, 0.0, sd["step − swap"] / math.sqrt(n))
         )
 
     return power_at, sd
@@ -134,7 +155,8 @@ def sf6_power(first_p: np.ndarray, swap_p: np.ndarray, gap_p: np.ndarray, rnd_me
 
 def sf7_power(rise_p: np.ndarray, bar: float = 0.5):
     """SF-7's check at the source's rise (Fig 13: 2.47 → 2.74 under Ω_u,14): the mean rise ≤ `bar`
-    nats, normal approximation. Returns (power_at(n), the per-prompt sd)."""
+    nats, normal approximation with the per-prompt sd at its 95% upper bound. Returns
+    (power_at(n), that sd)."""
     effect, sd = SOURCE_SF7_RISE, _sd(rise_p)
 
     def power_at(n: int) -> float:
@@ -147,94 +169,131 @@ def sd_text(sd: dict[str, float]) -> str:
     return ", ".join(f"{k} {v:.3f}" for k, v in sd.items())
 
 
-# `claim.power` keywords of the NLL claims: each power model above at the prompts measured, with
-# its declaration (effect, basis, test, sample, method, the sizes for 80%)
+# The NLL claims' powers: each power model above at the prompts measured, with its declaration
+# (what it covers, effect, basis, test, sample, method, the sizes for 80%, the size at the edge)
+
+#: why the step's size is ours: the text gives no number for Fig 8's step
+STEP_BASIS = (
+    f"interest: Fig 8 gives no number for the step; ours, of the size of App C's 'poor (around "
+    f"{SOURCE_POOR_NLL:g})' NLL — another experiment, Φ_e filters on 13B/L0's MLP (Fig 16) — over Fig 13's "
+    f"{SOURCE_SF7[1]} unfiltered"
+)
+#: where the NLL claims' sizes are taken: at our bars, the edge of our reading of the claim's words
+AT_THE_BARS = "the bars (a step of 1 nat, 1 nat beyond the random filters' mean, ratio 0.25): the edge of our reading"
 
 
-def sf3_power_record(
-    gap_p: np.ndarray, rnd_means: list[float], step_p: np.ndarray, tokens: int
-) -> tuple[dict, dict[str, float]]:
-    """SF-3 (`sf3_power`): the source's step is 'poor' NLL (≈ 9, App C) against 2.47 unfiltered;
-    what a random 95% cut costs LLaMA-2 is not in the text: we allow it half the step, so
-    Φ_u,1:19 lies half the source's step above the random filters' mean. `tokens` per prompt.
-    Returns (the keywords, the sds used)."""
+def sf3_power_record(gap_p: np.ndarray, rnd_means: list[float], step_p: np.ndarray, tokens: int) -> tuple[Power, dict]:
+    """SF-3 (`sf3_power`): a step of STEP nats (ours: the text gives no number for Fig 8's step);
+    what a random 95% cut costs LLaMA-2 is not in the text either: we allow it half the step, so
+    Φ_u,1:19 lies half the step above the random filters' mean. Its size is taken at our bars (a
+    1-nat step, 1 nat above the random mean). `tokens` per prompt. Returns (the power, the sds used)."""
     power_at, sd = sf3_power(gap_p, rnd_means, step_p)
+    edge_at, _ = sf3_power(gap_p, rnd_means, step_p, step=1.0, gap=1.0)
     n, k = len(step_p), len(rnd_means)
-    record = dict(
-        value=power_at(n),
-        effect=f"a step of {SOURCE_STEP:.2f} nats, Φ_u,1:19 half of it above the random filters' "
-        "mean (the text gives no number for them)",
-        effect_value=SOURCE_STEP,
-        basis=f"source: App C ('poor', around {SOURCE_POOR_NLL:g}) against Fig 13's {SOURCE_SF7[1]} unfiltered",
-        test="Φ_u,1:19 − the worst random filter ≥ 1 nat, and the step ≥ 1 nat (mean over prompts)",
+    p = Power(
+        power_at(n),
+        covers=("Φ_u,1:19 − worst of", "NLL step Φ_u,1:19 → I after ℓ*"),
+        effect=f"a step of {STEP:.2f} nats, Φ_u,1:19 half of it above the random filters' mean (the text gives "
+        "no number for either)",
+        effect_value=STEP,
+        basis=STEP_BASIS,
+        test="Φ_u,1:19 − the worst random filter ≥ 0 and ≥ 1 nat, and the step ≥ 1 nat (means over prompts); the "
+        "margin implies the sign, so the joint power of margin and step covers all three",
         sample=f"{n} prompts × {tokens} tokens, {k} random bases",
         method=f"simulation (20,000 draws) of the worst of {k} random filters and the prompts' noise, "
-        f"normal approximation for the step; sds {sd_text(sd)}",
+        f"normal approximation for the step; sds at their 95% upper bounds {sd_text(sd)}",
         decide=n80_gap(power_at),
         decide_either=n95(power_at, n_max=10_000),
+        edge=STEP - 1.0,
+        sd="upper bound",
+        size=1.0 - edge_at(n),
+        size_method="1 − the same model's power with the step and the gap at their 1-nat bars",
+        size_at=AT_THE_BARS,
     )
-    return record, sd
+    return p, sd
 
 
-def sf5_power_record(drop_p: np.ndarray, swap_p: np.ndarray, first_p: np.ndarray, tokens: int) -> dict:
-    """SF-5 (`sf5_power`): the source's swap leaves no step (Fig 11 left), token 0 alone shows the
-    whole step (Fig 11 middle)."""
+def sf5_power_record(drop_p: np.ndarray, swap_p: np.ndarray, first_p: np.ndarray, tokens: int) -> Power:
+    """SF-5 (`sf5_power`): the source's swap leaves no step (Fig 11 left); token 0 alone shows the
+    whole step (our reading of Fig 11 middle's 'clearly visible'), a step of STEP (ours). Its size
+    is taken at the edge: no step after the swap, token 0's ratio and the step at our bars."""
     power_at, sd = sf5_power(drop_p, swap_p, first_p)
+    edge_at, _ = sf5_power(drop_p, swap_p, first_p, (0.0, 0.25, 1.0))
     n = len(drop_p)
-    return dict(
-        value=power_at(n),
+    return Power(
+        power_at(n),
+        covers=("dropped (the step to remove", "on token 0 only / dropped on all tokens", "swapped / dropped"),
         effect=f"no step left after the swap (ratio 0), the whole step when token 0 alone is "
-        f"filtered (ratio 1), a dropped-band step of {SOURCE_STEP:.2f} nats",
-        effect_value=SOURCE_STEP,
-        basis=f"source: Fig 11 left (no step), Fig 11 middle ('clearly visible'), App C ('poor', around "
-        f"{SOURCE_POOR_NLL:g}) against Fig 13's {SOURCE_SF7[1]}",
+        f"filtered (ratio 1), a dropped-band step of {STEP:.2f} nats",
+        effect_value=STEP,
+        basis="interest: Fig 11 left's 'no step-decrease' is the source's (ratio 0); the whole step on token 0 "
+        "alone reads Fig 11 middle's 'clearly visible' (ratio 1); " + STEP_BASIS.removeprefix("interest: "),
         test="swap/drop ratio ≤ 0.25, token-0/drop ratio ≥ 0.25, dropped step ≥ 1 nat (means over prompts)",
         sample=f"{n} prompts × {tokens} tokens",
-        method=f"closed form: normal approximation (delta method for the ratios), per-prompt sds "
-        f"{sd_text(sd)}, product of the checks' powers",
+        method=f"closed form: normal approximation (delta method for the ratios), per-prompt sds at their 95% "
+        f"upper bounds {sd_text(sd)}, product of the checks' powers",
         decide=n80(power_at),
         decide_either=n95(power_at),
+        edge=STEP - 1.0,
+        sd="upper bound",
+        size=1.0 - edge_at(n),
+        size_method="1 − the same model's power with the swap ratio at 0 (the source's), token 0's ratio at 0.25 "
+        "and the step at 1 nat (our bars)",
+        size_at="no step after the swap; token 0's ratio and the step at our bars",
     )
 
 
 def sf6_power_record(
     first_p: np.ndarray, swap_p: np.ndarray, gap_p: np.ndarray, rnd_means: list[float], tokens: int
-) -> dict:
-    """SF-6 (`sf6_power`): the source's token-0-only step is the step of Fig 8 ('clearly visible',
-    Fig 11 middle): SOURCE_STEP, half of it above the random filters' mean (as in SF-3), none
-    after the swap."""
+) -> Power:
+    """SF-6 (`sf6_power`): a token-0-only step of STEP (ours: Fig 11 middle's 'clearly visible'
+    gives no number), half of it above the random filters' mean (as in SF-3), none after the
+    swap. Its size is taken at our bars (a 1-nat step, 1 nat above the random mean, step − swap
+    just above 0)."""
     power_at, sd = sf6_power(first_p, swap_p, gap_p, rnd_means)
+    edge_at, _ = sf6_power(first_p, swap_p, gap_p, rnd_means, (1.0, 1.0, 1e-9))
     n, k = len(first_p), len(rnd_means)
-    return dict(
-        value=power_at(n),
-        effect=f"a token-0-only step of {SOURCE_STEP:.2f} nats, half of it above random filters "
+    return Power(
+        power_at(n),
+        covers=("token-0-only NLL Φ_u,1:19 − worst of", "NLL step at k = 20, token 0 only", "token-0-only step − swap"),
+        effect=f"a token-0-only step of {STEP:.2f} nats, half of it above random filters "
         "of the same rank on token 0 (the text gives no number for them), none after the swap",
-        effect_value=SOURCE_STEP,
-        basis=f"source: Fig 11 middle ('clearly visible'), App C ('poor', around "
-        f"{SOURCE_POOR_NLL:g}) against Fig 13's {SOURCE_SF7[1]}",
-        test="gap to the worst random filter ≥ 0 and ≥ 1 nat, step ≥ 1 nat, step − swap step ≥ 0 (means over prompts)",
+        effect_value=STEP,
+        basis=STEP_BASIS,
+        test="gap to the worst random filter ≥ 0 and ≥ 1 nat, step ≥ 1 nat, step − swap step ≥ 0 (means over "
+        "prompts; the margin implies the sign)",
         sample=f"{n} prompts × {tokens} tokens, {k} random bases",
         method=f"simulation (20,000 draws) for the gap to the worst of {k} random filters, normal "
-        f"approximation for the others; sds {sd_text(sd)}; product of the checks' powers",
+        f"approximation for the others; sds at their 95% upper bounds {sd_text(sd)}; product of the checks' powers",
         decide=n80_gap(power_at),
         decide_either=n95(power_at, n_max=10_000),
+        edge=STEP - 1.0,
+        sd="upper bound",
+        size=1.0 - edge_at(n),
+        size_method="1 − the same model's power with the step and the gap at their 1-nat bars and step − swap at 0",
+        size_at=AT_THE_BARS,
     )
 
 
-def sf7_power_record(rise_p: np.ndarray, tokens: int) -> dict:
-    """SF-7 (`sf7_power`): the source's rise under Ω_u,14 (Fig 13)."""
+def sf7_power_record(rise_p: np.ndarray, tokens: int) -> Power:
+    """SF-7 (`sf7_power`): the source's rise under Ω_u,14 (Fig 13), the claim's own number: a
+    claim of "keeps NLL low" at that rise allows no larger one, so the declared effect is the
+    claim's edge (size 1 − power)."""
     power_at, sd = sf7_power(rise_p)
     n = len(rise_p)
-    return dict(
-        value=power_at(n),
+    return Power(
+        power_at(n),
+        covers=("NLL increase, Ω_u,14",),
         effect=f"NLL rises by {SOURCE_SF7_RISE:.2f} nats under Ω_u,14",
         effect_value=SOURCE_SF7_RISE,
         basis=f"source: Fig 13 ({SOURCE_SF7[1]} → {SOURCE_SF7[2]})",
         test="mean NLL rise ≤ 0.5 nats over prompts",
         sample=f"{n} prompts × {tokens} tokens",
-        method=f"closed form: normal approximation, per-prompt sd {sd:.3f} nats of the rise",
+        method=f"closed form: normal approximation, per-prompt sd of the rise at its 95% upper bound {sd:.3f} nats",
         decide=n80(power_at),
         decide_either=n95(power_at),
+        edge=0.0,
+        sd="upper bound",
     )
 
 
@@ -279,20 +338,24 @@ def sf8_power_record(
     n_prompts: int,
     new_tokens: int,
     n_draw: int = 20_000,
-) -> dict:
-    """`claim.power` keywords for SF-8, by simulation (`table4_power`): each (prompt, layer)
+) -> Power:
+    """SF-8's power, by simulation (`table4_power`): each (prompt, layer)
     continuation under Ψ and Ω drawn from the source's own Table 4 continuations at about the
     same relative depth (`source_rep`: rep-3 in this model's tokens, cut to our length), against
     this run's unfiltered rep-3 `none_mean`; the sizes for 80%: the same simulation with more
-    continuations (prompts) per layer, at this length."""
+    continuations (prompts) per layer, at this length. Its edge is not stated: the source's
+    continuations show how far Ψ degenerates, not the least degeneration the claim allows (so a
+    miss reads inconclusive, never contradicted)."""
     per_layer = n_prompts
 
     def power_at(n: int) -> float:
         return table4_power(src, none_mean, n, n_draw)
 
     n80 = stats.n_for_power(power_at, n_max=256)
-    return dict(
-        value=table4_power(src, none_mean, per_layer, n_draw),
+    return Power(
+        table4_power(src, none_mean, per_layer, n_draw),
+        covers=("rep-3 Ψ − unfiltered", "rep-3 Ω − unfiltered"),
+        sd="simulated",
         effect="the source's Table 4 continuations "
         f"(LLaMA-2 13B, 80% retained) at the rows within 0.1 relative depth of layers {layers}",
         basis="source: App E Table 4 (LLaMA-2 13B, the Tuatara prompt, Ψ and Ω_u at 80%)",
@@ -338,9 +401,14 @@ class HMLVTest:
     def n(self) -> int:
         return len(self.contrast)
 
+    @property
+    def sd_hi(self) -> float:
+        """The per-prompt sd of the contrast at its 95% upper bound (`stats.sd_upper_bound`)."""
+        return stats.sd_upper_bound(self.sd, self.n)
+
     def power_at(self, k: int) -> float:
-        return stats.power_threshold(SF9_EFFECT, SF9_MIN, self.sd / math.sqrt(k)) * stats.power_paired_t(
-            SF9_EFFECT, self.sd, k
+        return stats.power_threshold(SF9_EFFECT, SF9_MIN, self.sd_hi / math.sqrt(k)) * stats.power_paired_t(
+            SF9_EFFECT, self.sd_hi, k
         )
 
     def decide(self) -> str:
@@ -349,12 +417,16 @@ class HMLVTest:
     def decide_either(self) -> str:
         return n95(self.power_at).replace("of this length", "of 33 tokens")
 
-    def power_record(self) -> dict:
-        """`claim.power` keywords: the power at SF9_EFFECT, an effect of ours (the text gives no
-        number), with the t-test's p as `direction_p`, so that our 0.2-sd bar alone cannot read
-        contradicted while the contrast is significant in the claimed direction."""
-        return dict(
-            value=self.power_at(self.n),
+    def power_record(self) -> Power:
+        """The power at SF9_EFFECT, our reading of the claim's words (the text gives no number), so
+        the claim's edge as we read it (the 0.2-sd bar leaves a margin below it); with the t-test's
+        p as `direction_p`, so that our bar alone cannot read contradicted while the contrast is
+        significant in the claimed direction."""
+        return Power(
+            self.power_at(self.n),
+            covers=(": HMLV ", "one-sided t-test over prompts p"),
+            edge=0.0,
+            sd="upper bound",
             effect_value=SF9_EFFECT,
             effect=f"HMLV tokens {SF9_EFFECT} population sd above the other tokens of their prompt and layer",
             basis="interest: the text gives no number; 'much larger' (App F) / 'grows considerably' (§7) read "
@@ -362,7 +434,8 @@ class HMLVTest:
             test=f"mean contrast ≥ {SF9_MIN} sd and one-sided one-sample t over prompts at α = 0.05",
             sample=f"{self.n} prompts with an HMLV token ({self.shape[0]} prompts × {self.shape[1]} tokens)",
             method=f"closed form: normal approximation (threshold) × noncentral t (test), per-prompt sd "
-            f"{self.sd:.3f} of the contrast, product of the two checks' powers",
+            f"of the contrast at its 95% upper bound {self.sd_hi:.3f} (sample sd {self.sd:.3f}), product of the two "
+            "checks' powers",
             decide=self.decide(),
             decide_either=self.decide_either(),
             direction_p=self.p,
@@ -399,6 +472,8 @@ class Declared:
     # all), for the shield of a bar of ours (`deterministic`); None: not given, no shield
     measured: float | None = None
     null: float | None = None
+    # the check's name as the claim file spells it (a part of it: `Power.covers`); "" = `check`
+    covers: str = ""
 
     def fails(self) -> bool:
         """This run's value misses the threshold (False when no value is given)."""
@@ -434,12 +509,14 @@ def _with_values(declared: list[Declared], values: Values | None) -> list[Declar
     ]
 
 
-def deterministic(declared: Sequence[Declared], sample: str) -> dict:
-    """`claim.power` keywords for a test whose checks are all noise-free: the power is the product of
-    `stats.deterministic_power` at each check's declared effect (1 when every declared effect clears
-    its threshold: a model with the declared property passes with certainty, and a true claim at
-    that effect is never read as not reproduced, size 0). The basis is "source" only when every
-    effect is the source's; one effect of ours makes the record's basis "interest".
+def deterministic(declared: Sequence[Declared], sample: str) -> Power:
+    """The power of a test whose checks are all noise-free, covering each declared check: the
+    product of `stats.deterministic_power` at each check's declared effect (1 when every declared
+    effect clears its threshold: a model with the declared property passes with certainty). Its
+    size is taken at the claim's edge as the bars read it: a model at each check's bar passes it
+    with certainty (size 0) — a miss contradicts the claim exactly as far as the bar reads it,
+    which is why each bar's basis is stated. The basis is "source" only when every effect is the
+    source's; one effect of ours makes the record's basis "interest".
 
     The shield, as for sampled effects (`report.TestOutcome.shielded`): when every check that misses
     its threshold is on a bar of ours and its value lies beyond its null in the claimed direction
@@ -460,8 +537,10 @@ def deterministic(declared: Sequence[Declared], sample: str) -> dict:
         else "source: " + "; ".join(f"{d.check}: {d.basis.split(':', 1)[1].strip()}" for d in declared)
     )
     rel = {"ge": "≥", "le": "≤"}
-    return dict(
-        value=value,
+    at_bars = float(np.prod([stats.deterministic_power(d.threshold, d.threshold, d.compare) for d in declared]))
+    return Power(
+        value,
+        covers=tuple(d.covers or d.check for d in declared),
         effect=parts,
         effect_value=declared[0].effect,
         basis=basis,
@@ -478,16 +557,18 @@ def deterministic(declared: Sequence[Declared], sample: str) -> dict:
         ),
         direction_p=0.0 if shield else None,
         decide="any size: no sampling noise, so more data does not change the power",
-        size=1.0 - value,
-        size_method="1 − power: a model with the declared effects passes every check with "
-        "certainty (size 0 when every declared effect clears its threshold)",
+        edge=abs(declared[0].effect - declared[0].threshold),
+        size=1.0 - at_bars,
+        size_method="noise-free: a model at each check's bar passes it with certainty (stats.deterministic_power "
+        "at the bar, product over the checks)",
+        size_at="each check's bar (the edge of the claim as the bars read it)",
     )
 
 
-# --------------------------------------------------------------------------- `claim.power` keywords of SF-1, 2, 4, 10
+# --------------------------------------------------------------------------- the powers of SF-1, 2, 4, 10
 
 
-def sf1_power_record(model: str, n_tokens: int, corpus: str, values: Values | None = None) -> dict:
+def sf1_power_record(model: str, n_tokens: int, corpus: str, values: Values | None = None) -> Power:
     """SF-1 (003 §3, Fig 3, footnote 1): the text gives no number for W_u's spectrum; effects of
     interest, read from its words. `n_tokens`: the tokens whose frequency in `corpus` (its title)
     the correlation reads."""
@@ -513,6 +594,7 @@ def sf1_power_record(model: str, n_tokens: int, corpus: str, values: Values | No
             1.0,
             "ge",
             "interest: the last 5% falls faster than any 5% of the body",
+            covers="last-band drop σ(0.95d)/σ(d)",
         ),
         Declared(
             "|Spearman ρ| of W_u·v1 with log frequency",
@@ -520,16 +602,22 @@ def sf1_power_record(model: str, n_tokens: int, corpus: str, values: Values | No
             0.3,
             "ge",
             "interest: 'highly representative of token frequency' (footnote 1) read as Cohen's large correlation, 0.5",
+            covers="|Spearman ρ| W_u·v1",
         ),
         Declared(
-            "Spearman p at ρ = 0.5", spearman_p(0.5, n_tokens), 1e-6, "le", f"interest: ρ = 0.5 over {n_tokens} tokens"
+            "Spearman p at ρ = 0.5",
+            spearman_p(0.5, n_tokens),
+            1e-6,
+            "le",
+            f"interest: ρ = 0.5 over {n_tokens} tokens",
+            covers=": Spearman p",
         ),
     ]
     sample = f"the weights of {model} and {n_tokens} tokens' {corpus} counts"
     return deterministic(_with_values(declared, values), sample=sample)
 
 
-def sf2_power_record(model: str, n_layers: int, values: Values | None = None) -> dict:
+def sf2_power_record(model: str, n_layers: int, values: Values | None = None) -> Power:
     """SF-2 (003 §3, Figs 4–5 give no number): effects of interest, read from the text's words."""
     declared = [
         Declared(
@@ -538,6 +626,7 @@ def sf2_power_record(model: str, n_layers: int, values: Values | None = None) ->
             3.0,
             "ge",
             "interest: 'equipped to read/write the dark subspace' (Figs 4, 5 give no number): 3× chance",
+            covers="largest U-dark share of any matrix",
         ),
         Declared(
             "U-dark share of the most dark-writing early W_2",
@@ -551,7 +640,7 @@ def sf2_power_record(model: str, n_layers: int, values: Values | None = None) ->
     return deterministic(_with_values(declared, values), sample=sample)
 
 
-def sf4_power_record(n_others: int, peak: int, values: Values | None = None) -> dict:
+def sf4_power_record(n_others: int, peak: int, values: Values | None = None) -> Power:
     """SF-4 (003 §5, Fig 9 gives no ratio): effects of interest, read from the text's words. Token
     0's stream is the same in every prompt; `n_others` other tokens at its peak layer `peak`."""
     declared = [
@@ -561,6 +650,7 @@ def sf4_power_record(n_others: int, peak: int, values: Values | None = None) -> 
             0.5,
             "le",
             "source: §5, Fig. 9: the MLP at L3 of LLaMA-2 13B's 40 layers (our bar: the first half)",
+            covers="ℓ* (token 0 first reaches half its peak norm",
         ),
         Declared(
             "token 0's norm / the median other token's",
@@ -568,25 +658,31 @@ def sf4_power_record(n_others: int, peak: int, values: Values | None = None) -> 
             SINK_LARGE,
             "ge",
             f"interest: 'a vector of large norm' (§5; Fig 9 gives no ratio) read as {SINK_LARGE:g}×",
+            covers="token 0's norm at its peak",
         ),
         Declared(
-            "U-dark fraction of the median other token",
-            0.5,
+            "U-dark fraction",
             0.9,
-            "le",
-            "interest: darkness singles token 0 out: the other tokens at its depth are not almost entirely U-dark "
-            "(a model with the claimed sink: half their norm at most, Fig 9's other tokens)",
+            0.9,
+            "ge",
+            "interest: 'almost completely U-dark' (§5) read as ≥ 90% of its norm",
+            covers="U-dark fraction of token 0's residual at its peak",
         ),
         Declared(
-            "U-dark fraction", 0.9, 0.9, "ge", "interest: 'almost completely U-dark' (§5) read as ≥ 90% of its norm"
+            "MLP share",
+            0.5,
+            0.5,
+            "ge",
+            "interest: 'the MLP … blasts off a vector' (§5) read as over half of it",
+            covers="‖Σ MLP contributions up to ℓ*‖",
         ),
-        Declared("MLP share", 0.5, 0.5, "ge", "interest: 'the MLP … blasts off a vector' (§5) read as over half of it"),
         Declared(
             "last block that reads it / L",
             0.9,
             0.8,
             "ge",
             "interest: 'kept around until the last few layers' (§5) read as the last 4 of 40",
+            covers="last block that still reads it / L",
         ),
     ]
     sample = f"token 0's stream (the same in every prompt) and {n_others} other tokens at layer {peak}"
@@ -595,7 +691,7 @@ def sf4_power_record(n_others: int, peak: int, values: Values | None = None) -> 
 
 def sf10_power_record(
     n_ratios: int, n_others: int, values: Values | None = None, replicates: np.ndarray | None = None
-) -> dict:
+) -> Power:
     """SF-10 (003 App D, Fig 21): 'for all H' is the source's; 'much smaller' is read by us.
     `n_ratios` heads × layers; `n_others` tokens whose median each ratio divides by. Each ratio's
     one sampled part is that median: with `replicates` (n_boot, layers, H: token 0's ratios with
@@ -618,6 +714,7 @@ def sf10_power_record(
             1.0,
             "ge",
             "source: App D, Fig 21 ('for all H')",
+            covers="share of heads where token 0's W_vW_o norm",
         ),
     ]
     sample = (
@@ -638,25 +735,30 @@ def sf10_power_record(
     all_h = all_heads(n_others)
 
     def power_at(m: int) -> float:
-        return rec["value"] * all_heads(m)
+        return rec.value * all_heads(m)
 
-    n80 = stats.n_for_power(power_at) if rec["value"] > 0 else None
-    rec.update(
-        value=rec["value"] * all_h,
-        size=1.0 - rec["value"] * all_h,
+    n80 = stats.n_for_power(power_at) if rec.value > 0 else None
+    from dataclasses import replace
+
+    return replace(
+        rec,
+        value=rec.value * all_h,
+        edge=0.0,
+        size=1.0 - rec.value * all_h,
         decide=(
             f"{n80:,} other tokens per head (each head's median's bootstrap sd scaled as 1/√n)"
             if n80
             else "beyond 100,000 other tokens per head"
         ),
-        decide_either=stats.either_way(power_at, "other tokens per head") if rec["value"] > 0 else "",
+        decide_either=stats.either_way(power_at, "other tokens per head") if rec.value > 0 else "",
         sample=f"{sample} (bootstrap of each head's median, {reps.shape[0]} replicates)",
-        method=rec["method"].replace(
+        method=rec.method.replace(
             "closed form: noise-free quantities",
             f"closed form: 'for all H' at each head's ratio {effect:g} with its bootstrap relative sd "
             f"(largest {rel_sd.max():.3g}), product over the {reps.shape[1]} heads ({all_h:.4g}); the other checks "
             "noise-free",
         ),
+        sd="simulated",
         size_method="1 − power: the chance that a model with the declared effect misses a check, over every head",
+        size_at="each head at the declared 0.5, the edge of 'much smaller' as the median's bar reads it",
     )
-    return rec

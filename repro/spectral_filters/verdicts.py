@@ -27,9 +27,9 @@ NOT_REPRODUCED: dict[tuple[str, str], str] = {
         "so a random cut hits them too, and a few random bases hit them hard."
     ),
     ("SF-4", "gemma3-270m"): (
-        "token 0's vector is not large (a few times the median other token's norm, not an order of magnitude), and "
-        "its darkness does not single it out: the other tokens at the same depth are themselves almost entirely "
-        "U-dark (the null of the darkness check passes)."
+        "the darkness check cannot tell: the other tokens at the same depth are themselves almost entirely U-dark, so "
+        "its null (the median other token) cannot serve and darkness does not single token 0 out; token 0's vector "
+        "is also not large (a few times the median other token's norm, not an order of magnitude)."
     ),
     ("SF-5", "gemma3-270m"): (
         "the swap does remove the step, but the step is not token 0's: filtering token 0 alone costs a small part of "
@@ -46,8 +46,9 @@ NOT_REPRODUCED: dict[tuple[str, str], str] = {
         "cut of its spectrum."
     ),
     ("SF-7", "gemma3-270m"): (
-        "Ω_u,14 after the layer at the source's relative depth raises NLL by several nats; Ω beats Φ_u,1:15 by "
-        "several nats, and stays within 0.5 nats of the unfiltered NLL only after late layers."
+        "Ω_u,14 after the layer at the source's relative depth raises NLL by several nats, although keeping the dark "
+        "band still matters (Ω beats Φ_u,1:15 by several nats); at none of the layers measured (ℓ* and that layer, at "
+        "ci and decide-sf) does Ω_u,14 stay within 0.5 nats of the unfiltered NLL."
     ),
     ("SF-8", "smollm2-135m"): (
         "Ψ (80%) does degenerate into repetition, but Ω (80%) degenerates as much: at 80% retention this model's "
