@@ -1,0 +1,8 @@
+#!/bin/bash
+# Queue item 3: decide-ca4 (CA-4's 'minimal retraining' half: the declared context-axis fine-tune
+# and its causal twin, then the held-out windows) on gemma3-270m alone — the plan's two models do not
+# fit one call together (6.05 + 3.67 min of floor, not measured).
+source "$(dirname "$0")/lib.sh"
+gpu_device_txt
+gpu_claims ca4_gemma "${LIMIT:-420}" claims/test_context_axis.py --profile decide-ca4 --model gemma3-270m --corpus brown --claim CA-4
+gpu_done

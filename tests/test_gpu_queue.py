@@ -1,0 +1,270 @@
+"""scripts/gpu/, issue 67's GPU queue, on the CPU: the sessions it plans fit the device's limits
+(15 minutes a session, 10 a call, 64 MiB a call's carry), a payload split into parts comes back
+whole on the "device" side and a missing or corrupt part is named, the kernel benchmark runs its
+own code path at toy sizes and writes its JSON, and each claims item's pytest command (recorded by
+TOY=1, not run) names a profile, claims, a model and files that exist — so a device run cannot die
+of a typo. REPRO_GPU_QUEUE_COLLECT=1 also collects each command with pytest (≈ 30 s each here)."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+GPU = ROOT / "scripts" / "gpu"
+
+
+def _load(name):
+    spec = importlib.util.spec_from_file_location(name, GPU / f"{name}.py")
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[name] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+@pytest.fixture(scope="module")
+def q():
+    return _load("gpu_queue")
+
+
+def _problems(q, sessions, sizes, capacity) -> list[str]:
+    """What breaks the device's limits or an item's needs in a plan."""
+    out = []
+    part_bytes = {
+        p: [min(capacity, b - i * capacity) for i in range(q.part_counts({p: b}, capacity)[p])]
+        for p, b in sizes.items()
+    }
+    order = [s for sess in sessions for s in sess.items]
+    if order != [i.name for i in q.ITEMS]:
+        out.append(f"items out of order: {order}")
+    for sess in sessions:
+        if sess.seconds() > q.SESSION_S:
+            out.append(f"session {sess.number}: {sess.seconds():.0f} s")
+        arrived: set[tuple[str, int]] = set()
+        for c in sess.calls:
+            carried = sum(part_bytes[p][i] for p, i in c.parts)
+            if carried > capacity:
+                out.append(f"{c.id}: {carried} bytes")
+            arrived |= set(c.parts)
+            if c.item:
+                item = q.BY_NAME[c.item]
+                if item.timeout_s > q.PER_CALL_LIMIT_S or item.seconds > item.timeout_s - 60:
+                    out.append(f"{c.item}: {item.seconds} s in a {item.timeout_s}-s call")
+                for p in item.needs:
+                    lost = [i for i in range(len(part_bytes[p])) if (p, i) not in arrived]
+                    if lost:
+                        out.append(f"{c.item}: {p} parts {lost} not carried before it")
+    return out
+
+
+def test_the_queue_fits_the_device_limits(q):
+    sizes, capacity = q.estimated_sizes(), q.capacity_bytes()
+    assert 30 * q.MIB < capacity < 60 * q.MIB  # the working tree leaves this much of a call's 64 MiB
+    sessions = q.plan(sizes, capacity)
+    assert _problems(q, sessions, sizes, capacity) == []
+    # Gemma's GGUF (241 MiB) goes over in parts: five at this capacity
+    assert q.part_counts(sizes, capacity)["gemma3-270m"] == 5
+    for item in q.ITEMS:  # each item has its script, and the script's pytest limit leaves the call room
+        script = (GPU / f"{item.name}.sh").read_text()
+        limits = [int(n) for n in re.findall(r"LIMIT\w*:-(\d+)", script)]
+        assert limits and sum(limits) <= item.timeout_s - 30, (item.name, limits)
+    # the negative controls: a plan that drops a part, and an item too long for a call, are caught
+    bad = q.plan(sizes, capacity)
+    gemma_call = next(c for s in bad for c in s.calls if c.parts and c.parts[0][0] == "gemma3-270m")
+    gemma_call.parts.pop(0)
+    assert any("not carried" in p for p in _problems(q, bad, sizes, capacity))
+    long = (q.Item("long", (), 590, 600, "x"),)
+    q.BY_NAME["long"] = long[0]
+    try:
+        assert any("long" in p for p in _problems(q, q.plan(sizes, capacity, long), sizes, capacity))
+    finally:
+        del q.BY_NAME["long"]
+
+
+def test_a_payload_goes_over_in_parts_and_comes_back_whole(q, tmp_path):
+    src = tmp_path / "here" / "toyfix"
+    src.mkdir(parents=True)
+    blob = os.urandom(300_000)
+    (src / "model.gguf").write_bytes(blob)
+    (src / "LICENSE").write_text("terms")
+    manifest = tmp_path / "manifest.json"
+    import hashlib
+
+    manifest.write_text(
+        json.dumps(
+            {
+                "fixtures": {
+                    "toyfix": {"kind": "file", "output": "model.gguf", "sha256": hashlib.sha256(blob).hexdigest()}
+                }
+            }
+        )
+    )
+    archive = q.archive(src, tmp_path / "toyfix.tgz", "toyfix")
+    assert q.archive(src, tmp_path / "again.tgz", "toyfix").read_bytes() == archive.read_bytes()  # deterministic
+    item = q.Item("toy_item", ("toyfix",), 1, 60, "test")
+    q.BY_NAME["toy_item"] = item
+    try:
+        size = archive.stat().st_size
+        sessions = [q._layout(1, ["toy_item"], {"toyfix": size}, 120_000)]
+        index = q.stage(sessions, {"toyfix": archive}, 120_000, tmp_path / "stage")
+    finally:
+        del q.BY_NAME["toy_item"]
+    calls = [c.id for c in sessions[0].calls]
+    assert len(calls) == 3 and index[calls[-1]]["item"] == "toy_item"  # two transfer calls, then the item
+    stash, cache, wheels = tmp_path / "stash", tmp_path / "cache", tmp_path / "w" / "whl"
+    args = ["--stash", str(stash), "--cache", str(cache), "--wheels", str(wheels), "--manifest", str(manifest)]
+    # the item's call before its transfers: the parts are named as missing
+    with pytest.raises(SystemExit, match=r"toyfix: part\(s\) .*part00.* not on this machine"):
+        q.main(["assemble", str(tmp_path / "stage" / calls[-1]), *args])
+    for c in calls:
+        q.main(["stash", str(tmp_path / "stage" / c), "--stash", str(stash)])
+    part = sorted(stash.glob("toyfix.tgz.part*"))[1]
+    good = part.read_bytes()
+    part.write_bytes(good[:-1] + bytes([good[-1] ^ 1]))
+    with pytest.raises(SystemExit, match="corrupt"):
+        q.main(["assemble", str(tmp_path / "stage" / calls[-1]), *args])
+    part.write_bytes(good)
+    assert q.main(["assemble", str(tmp_path / "stage" / calls[-1]), *args]) == 0
+    assert (cache / "fixtures" / "toyfix" / "model.gguf").read_bytes() == blob
+    assert (cache / "fixtures" / "toyfix" / "LICENSE").read_text() == "terms"
+
+
+def test_the_kernel_benchmark_runs_its_device_path_at_toy_sizes(tmp_path):
+    """kernel_bench.sh with TOY=1: the same script, S = 16 on the CPU, float32; the JSON's schema,
+    every case exact against the float64 oracle, the bars evaluated; and the oracle check fails a
+    perturbed output (its negative control)."""
+    import torch
+
+    out = tmp_path / "out"
+    env = {**os.environ, "TOY": "1", "OUT": str(out), "PY": sys.executable, "W": str(tmp_path / "w")}
+    run = subprocess.run(
+        ["bash", str(GPU / "kernel_bench.sh")], cwd=ROOT, env=env, capture_output=True, text=True, timeout=240
+    )
+    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
+    doc = json.loads((out / "kernel_bench.json").read_text())
+    assert doc["schema"] == 1 and doc["toy"] and doc["stopped"] is None and (out / "report.md").exists()
+    assert set(doc["bars"]) == {"bf16_half_at_2048", "beats_anchor", "memory", "exact"}
+    assert doc["bars"]["exact"] is True and doc["bars"]["bf16_half_at_2048"] is None  # no S = 2048 at toy size
+    kinds = {(r["kernel"], r["pass_"]) for r in doc["cases"]}
+    assert kinds == {(k, p) for k in ("dense", "jagged", "jagged_anchor") for p in ("fwd", "fwdbwd")}
+    for r in doc["cases"]:
+        assert r["status"] == "ok" and r["seconds"] > 0 and r["fraction_of_bf16"] > 0 and r["of_anchor"] > 0
+        if r["kernel"] != "jagged_anchor":
+            ex = r["exactness"]
+            assert ex["ok"] and ex["out_rel"] < 1e-5 and ex["slices"] == 16, ex
+            assert r["pass_"] == "fwd" or ex["grad_rel"] < 1e-5
+    assert {b["kernel"] for b in doc["best"]} <= {"dense", "jagged"} and len(doc["best"]) == 2
+    kb = _load("kernel_bench")
+    qkv = kb.inputs("dense", 8, "cpu", torch.float32, False)
+    h = kb.ca.attend(*qkv, kernel="dense")
+    assert kb.exactness(h, qkv, None, kb.slices_of(8, 10), "float32")["ok"]
+    h[:, :, 3, 1] += 1e-2
+    assert not kb.exactness(h, qkv, None, kb.slices_of(8, 10), "float32")["ok"]
+    assert kb.slices_of(2048, 10)[:2] == [0, 1] and kb.slices_of(2048, 10)[-1] == 2047
+
+
+def _argv(q, tmp_path) -> list[tuple[str, int, list[str]]]:
+    out = tmp_path / "argv"
+    for item in q.ITEMS:
+        if item.name == "kernel_bench":
+            continue
+        env = {**os.environ, "TOY": "1", "OUT": str(out), "PY": sys.executable, "W": str(tmp_path / "w")}
+        run = subprocess.run(
+            ["bash", str(GPU / f"{item.name}.sh")], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60
+        )
+        assert run.returncode == 0, (item.name, run.stderr[-2000:])
+    rows = []
+    for line in (out / "argv.txt").read_text().splitlines():
+        name, limit, *args = line.split()
+        rows.append((name, int(limit), args))
+    return rows
+
+
+def _argv_problems(args: list[str]) -> list[str]:
+    """A pytest command's profile, claims, model and files, checked against the suite."""
+    from repro.core import cost
+    from repro.harness import profiles
+
+    def opt(flag):
+        return args[args.index(flag) + 1] if flag in args else None
+
+    out = []
+    files = [a for a in args if a.startswith("claims/")]
+    if not files or not all((ROOT / f).exists() for f in files):
+        out.append(f"files {files}")
+    try:
+        profiles.get_profile(opt("--profile"))
+    except Exception as err:  # noqa: BLE001 - any refusal is the problem reported
+        out.append(f"profile: {err}")
+    model = opt("--model")
+    if model is not None and model not in cost.embedded():
+        out.append(f"model {model}")
+    text = "".join((ROOT / f).read_text() for f in files if (ROOT / f).is_file())
+    if (ROOT / "claims") in [ROOT / f for f in files]:
+        text = "".join(p.read_text() for p in (ROOT / "claims").glob("test_*.py"))
+    for cid in (opt("--claim") or "").split(","):
+        if cid and f'@pytest.mark.claim("{cid}"' not in text:
+            out.append(f"claim {cid}")
+    if args[:2] != ["-m", "pytest"] or "--device" not in args:
+        out.append("not a pytest command")
+    return out
+
+
+def test_each_claims_item_names_what_exists(q, tmp_path):
+    rows = _argv(q, tmp_path)
+    names = [r[0] for r in rows]
+    assert names == [
+        "sf_smollm2",
+        "bb_paper",
+        "sf_gemma_a",
+        "sf_gemma_b",
+        "ca4_smollm2",
+        "ca4_gemma",
+        "bb_probes",
+        "bb_lengths",
+        "bb_direction",
+    ]
+    for name, limit, args in rows:
+        assert _argv_problems(args) == [], (name, args)
+        assert 60 <= limit <= 570
+        assert args[args.index("--device") + 1] == "cpu"  # TOY's CPU; the device's cuda otherwise
+    # every SF claim on each model, across the Gemma halves
+    gemma = [a for n, _, a in rows if n.startswith("sf_gemma")]
+    assert sorted(sum((a[a.index("--claim") + 1].split(",") for a in gemma), [])) == sorted(
+        f"SF-{i}" for i in range(1, 11)
+    )
+    # the negative controls: a misspelt claim, profile and model are each reported
+    bad = [
+        "-m",
+        "pytest",
+        "claims/test_spectral_filters.py",
+        "--profile",
+        "papr",
+        "--model",
+        "gemma",
+        "--claim",
+        "SF-11",
+        "--device",
+        "cpu",
+    ]
+    assert len(_argv_problems(bad)) == 3
+
+
+@pytest.mark.skipif(
+    not os.environ.get("REPRO_GPU_QUEUE_COLLECT"), reason="set REPRO_GPU_QUEUE_COLLECT=1: ≈ 30 s per command"
+)
+def test_each_claims_item_collects(q, tmp_path):
+    for name, _, args in _argv(q, tmp_path):
+        cmd = [sys.executable, *args, "--collect-only", "-q"]
+        run = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=300)
+        assert run.returncode == 0 and re.search(r"\b[1-9]\d* tests? collected|\d+/\d+ tests collected", run.stdout), (
+            name,
+            run.stdout[-1500:],
+        )
