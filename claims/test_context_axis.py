@@ -277,10 +277,10 @@ def test_pretrained_weights_integrate_with_minimal_retraining(claim, retrained, 
             ),
             f"{r.name}_retraining",
         )
-    claim.power(**retraining.retraining_power(r))
+    claim.power(retraining.retraining_power(r))
     claim.not_reproduced_if(NOT_REPRODUCED, ("CA-4 after minimal retraining", profile.name), retraining.summary(r))
     claim.check(
-        f"upper {retraining.LEVEL:.0%} bound of the full-axis cost after {r.steps:,} steps of context-axis retraining",
+        f"upper {retraining.LEVEL:.0%} {retraining.CHECK} {r.steps:,} steps of context-axis retraining",
         retraining.upper_bound(cost),
         retraining.SEAMLESS_NATS,
         compare="le",
@@ -483,7 +483,9 @@ def test_context_axis_training_gives_better_representations(claim, experiment, s
     e = experiment
     claim.corpus(e.corpus)
     deltas = experiments.nll_deltas(e)
-    experiments.record_nll(claim, e, deltas, axis_drop=sizes["axis_drop"], steps=sizes["train"]["steps"])
+    claim.table(*experiments.nll_table_rows(e))
+    for r in experiments.nll_readings(e, deltas, axis_drop=sizes["axis_drop"], steps=sizes["train"]["steps"]):
+        claim.record(r.name, r.measured, unit=r.unit)
     claim.figure(
         figures.nll_by_inference(
             experiments.nll_table(e),
@@ -499,7 +501,7 @@ def test_context_axis_training_gives_better_representations(claim, experiment, s
     )
     power = experiments.ca8_power(e, deltas, EFFECT_NATS, ALPHA_TWO_SIDED)  # None: < 2 seeds or no spread
     if power:
-        claim.power(**power)
+        claim.power(power)
     claim.not_reproduced_if(NOT_REPRODUCED, ("CA-8", profile.name), experiments.ca8_summary(e, deltas))
     full_d, _, full_p = deltas[TESTED[0]]
     drop_d, _, drop_p = deltas[TESTED[1]]

@@ -513,3 +513,22 @@ def test_mask_and_figure1_stats_count_what_the_claims_assert():
     f = exactness.figure1_stats(fig1)
     assert (f["figure"], f["diagonal"], f["up_to_c"], f["last"]) == (0, 0, 0, 0) and f["control"] > 0
     assert f["mask"].shape == (5, 5, 5)
+
+
+def test_ca8_power_takes_each_paired_sd_at_its_upper_bound():
+    """Issue 64: CA-8's power at decide (6 paired seeds, plug-in paired sds 0.0027 / 0.0026 nats,
+    the invented 0.01-nat effect) read 0.9999995 (size 5e-7: "contradicted"); with each sd at its
+    95% upper bound (`stats.sd_upper_bound`, as CS-4 and RS-3) it is ≈ 0.88, size ≈ 0.12: a miss
+    reads inconclusive. The effect is the claim's edge as we read it (edge 0) and the power covers
+    every check of the test."""
+    from repro.context_axis.experiments import ca8_power_from
+    from repro.core import stats
+    from repro.core.readings import ALL_CHECKS
+    from repro.harness.rules import SIZE_ENOUGH, disqualified
+
+    p = ca8_power_from([0.0027, 0.0026], 6, 0.01, 0.05, 256, 32, direction_p=0.9996)
+    assert p.sd == "upper bound" and p.edge == 0.0 and p.covers == (ALL_CHECKS,)
+    assert p.stated_size() == pytest.approx(0.12, abs=0.01) and p.stated_size() > SIZE_ENOUGH
+    plug = stats.power_paired_t(0.01, 0.0027, 6, 0.025) * stats.power_paired_t(0.01, 0.0026, 6, 0.025)
+    assert plug > 0.9999 > p.value  # the plug-in sd's optimism, gone
+    assert not disqualified({"measured": p.value, "power": p.to_dict()})  # qualifies; its size keeps it inconclusive

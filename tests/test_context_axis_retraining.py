@@ -5,7 +5,6 @@ experiment end to end on a tiny model: both fine-tunes run, the loaded model is 
 
 from __future__ import annotations
 
-import inspect
 import math
 
 import numpy as np
@@ -15,7 +14,9 @@ from scipy import stats as sps
 
 from repro.context_axis import retraining
 from repro.context_axis.retraining import MINIMAL_RETRAIN, SEAMLESS_NATS, Retraining
-from repro.harness.claim import Claim
+from repro.core import stats
+from repro.core.readings import Power
+from repro.harness.rules import SIZE_ENOUGH, disqualified
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
@@ -55,26 +56,38 @@ def test_upper_bound_is_students_one_sided_bound():
 
 
 def test_power_is_zero_below_the_declared_fine_tune_whatever_the_nlls_read():
-    kw = retraining.retraining_power(run(steps=MINIMAL_RETRAIN["steps"] - 1))
-    inspect.signature(Claim.power).bind(object(), **kw)  # every keyword is Claim.power's
-    assert kw["value"] == 0.0 and kw["basis"].startswith("interest:")
-    assert kw["effect_value"] == 0.0  # declared ("costs nothing"), never the run's measurement
-    assert "decide-ca4" in kw["decide"]
+    p = retraining.retraining_power(run(steps=MINIMAL_RETRAIN["steps"] - 1))
+    assert isinstance(p, Power) and p.value == 0.0 and p.basis.startswith("interest:")
+    assert p.effect_value == 0.0  # declared ("costs nothing"), never the run's measurement
+    assert "decide-ca4" in p.decide and p.stated_size() == 1.0
 
 
 def test_power_at_the_declared_fine_tune_is_the_closed_form_and_grows_with_windows():
     at = MINIMAL_RETRAIN["steps"]
     small, large = retraining.retraining_power(run(at, n=16)), retraining.retraining_power(run(at, n=400))
-    inspect.signature(Claim.power).bind(object(), **large)
-    assert 0.0 < small["value"] < large["value"] <= 1.0
+    assert 0.0 < small.value < large.value <= 1.0
     r = run(at, n=400)
-    sd = float(np.std(r.cost(), ddof=1))
+    sd = stats.sd_upper_bound(float(np.std(r.cost(), ddof=1)), 400)  # the nuisance sd at its upper bound
     se = sd / math.sqrt(400)
     expect = sps.norm.cdf((SEAMLESS_NATS - sps.t.ppf(0.95, 399) * se) / se)
-    assert large["value"] == pytest.approx(expect)
+    assert large.value == pytest.approx(expect) and large.sd == "upper bound"
     # the windows it names for 80% are the fewest that give 80%
     k = retraining.windows_for_power(sd)
     assert retraining.power_at(sd, k) >= 0.8 > retraining.power_at(sd, k - 1)
+
+
+def test_the_size_is_taken_at_the_bar_not_at_a_cost_of_zero():
+    """Issue 64: the claim allows any cost up to ln 1.05, so the size is the failure probability at
+    the bar (≈ 95% by the one-sided bound's construction), not 1 − power at a cost of 0; at the
+    chunk's 512 windows with a per-window sd of 0.13, a true cost of 0.045 ("seamless" by our bar)
+    fails ≈ 85% of the time. Such a check cannot read contradicted under the rules."""
+    p = retraining.retraining_power(run(MINIMAL_RETRAIN["steps"], n=400))
+    assert p.edge == pytest.approx(SEAMLESS_NATS) and p.covers == (retraining.CHECK,)
+    assert p.stated_size() == pytest.approx(0.95, abs=2e-3) and p.size_at.startswith("the claim's edge")
+    hi = stats.sd_upper_bound(0.13, 512)
+    assert 1 - retraining.pass_probability(hi, 512, retraining.INSIDE_BAR) == pytest.approx(0.85, abs=0.01)
+    assert not disqualified({"measured": 0.99, "power": p.to_dict()})  # a qualifying declaration ...
+    assert p.stated_size() > SIZE_ENOUGH  # ... whose size alone keeps a miss inconclusive
 
 
 def test_the_declared_fine_tune_in_the_sizes_is_minimal_retrain():
@@ -86,8 +99,8 @@ def test_the_declared_fine_tune_in_the_sizes_is_minimal_retrain():
 def test_power_does_not_move_with_the_measured_cost():
     """Never observed power: the mean cost (the measurement) does not enter, only its spread."""
     at = MINIMAL_RETRAIN["steps"]
-    a = retraining.retraining_power(run(at, shift=0.0))["value"]
-    b = retraining.retraining_power(run(at, shift=3.0))["value"]
+    a = retraining.retraining_power(run(at, shift=0.0)).value
+    b = retraining.retraining_power(run(at, shift=3.0)).value
     assert a == pytest.approx(b)
 
 

@@ -25,9 +25,9 @@ from repro.context_axis.whole_model import (
     train_lm,
     window_nll,
 )
-from repro.core import data, stats
-from repro.core import train as T
+from repro.core import data, stats, train
 from repro.core.models.hf import in_dtype
+from repro.core.readings import ALL_CHECKS, Power, Reading
 from repro.ground.runtime import ReproError, generator
 
 # --------------------------------------------------------------------------- CA-4
@@ -90,7 +90,7 @@ def _pretrained_run(model_name: str, m: nn.Module, tok: Any, p: dict, corpus: st
         segk = segment_logits(m, x, p["segment"])
 
     def nll(lg):
-        return float(T.token_nll(lg, y).mean())
+        return float(train.token_nll(lg, y).mean())
 
     return PretrainedRun(
         model_name,
@@ -247,7 +247,7 @@ VARIANTS = ("causal", "context axis", "axis drop")
 class Experiment:
     modes: list[str]
     nll: dict[str, dict[str, np.ndarray]]  # variant → mode → (seeds, windows)
-    results: dict[str, list[T.TrainResult]]
+    results: dict[str, list[train.TrainResult]]
     seeds: tuple[int, ...]
     dropped: dict[str, list[int]]
     n_windows: int
@@ -263,15 +263,15 @@ def ca8_experiment(
     (causal, segment:k, full). `sizes`: the profile's "context_axis" row; the models train and
     are scored on `device` (--device); `procs` > 1 (--train-procs): each model trains first on
     that many processes under torchrun (repro.core.launch), then loads here."""
-    tc = T.TrainConfig(**sizes["train"], vocab_size=sizes["model"]["vocab_size"], corpus=corpus)
-    train_tokens, val_tokens, ident = T.corpus_tokens(corpus, tc.vocab_size)
+    tc = train.TrainConfig(**sizes["train"], vocab_size=sizes["model"]["vocab_size"], corpus=corpus)
+    train_tokens, val_tokens, ident = train.corpus_tokens(corpus, tc.vocab_size)
     n, L = sizes["eval"]["windows"], tc.seq_len + 1
     if val_tokens.numel() < n * L:
         raise ReproError(
             f"CA-8 needs {n} held-out windows of {L} tokens; {data.corpus_title(corpus)} "
             f"validation has {val_tokens.numel()}"
         )
-    windows = T.cut_windows(val_tokens, torch.arange(n) * L, tc.seq_len).to(device)  # n non-overlapping
+    windows = train.cut_windows(val_tokens, torch.arange(n) * L, tc.seq_len).to(device)  # n non-overlapping
     modes = ["causal", *[f"segment:{k}" for k in sizes["eval"]["segments"]], "full"]
     setups = {
         "causal": dict(train_mode="causal"),
@@ -389,42 +389,62 @@ def baseline_seed_sd(e: Experiment) -> float:
     return float(e.nll["causal"]["causal"].mean(1).std(ddof=1))
 
 
-def record_nll(claim, e: Experiment, deltas: dict, *, axis_drop: float, steps: int) -> None:
-    """CA-8's table and context records: the NLL of every trained variant under every inference
-    mode, the baseline, the paired differences `deltas` (`nll_deltas`), the share of batches axis
-    drop trained causally (drawn with probability `axis_drop` over `steps` steps), and our own check
-    beside the claim, not the source's: each model's training–inference mismatch
-    (`train_inference_mismatch`) against the baseline's seed-to-seed sd."""
+def nll_table_rows(e: Experiment) -> tuple[str, list[str], list[list]]:
+    """CA-8's table (title, columns, rows): the held-out NLL of every trained variant under every
+    inference mode, mean ± sd over seeds (`nll_table`)."""
     table = nll_table(e)
-    claim.table(
+    return (
         f"CA-8: held-out NLL (nats/token), mean ± sd over seeds {list(e.seeds)}; {e.n_windows} "
         f"{data.corpus_title(e.corpus)} validation windows of {e.seq_len} tokens",
         ["trained as", *e.modes],
         [[v, *[f"{table[v][m][0]:.4f} ± {table[v][m][1]:.4f}" for m in e.modes]] for v in VARIANTS],
     )
-    claim.record("seeds", len(e.seeds))
-    claim.record(
-        "causal model, causal inference (the baseline)", float(e.nll["causal"]["causal"].mean()), unit="nats/token"
-    )
+
+
+def nll_readings(e: Experiment, deltas: dict, *, axis_drop: float, steps: int) -> list[Reading]:
+    """CA-8's context readings (recorded, not asserted): the seeds, the baseline, the paired
+    differences `deltas` (`nll_deltas`), the share of batches axis drop trained causally (drawn with
+    probability `axis_drop` over `steps` steps), and our own check beside the claim, not the
+    source's: each model's training–inference mismatch (`train_inference_mismatch`) against the
+    baseline's seed-to-seed sd."""
+    out = [
+        Reading("seeds", len(e.seeds)),
+        Reading(
+            "causal model, causal inference (the baseline)", float(e.nll["causal"]["causal"].mean()), unit="nats/token"
+        ),
+    ]
     for (v, mode), (d, _, p) in deltas.items():
-        claim.record(
-            f"Δ NLL: {v} model, {mode} inference − baseline (paired t over seeds: p = {p:.3g})", d, unit="nats/token"
+        out.append(
+            Reading(
+                f"Δ NLL: {v} model, {mode} inference − baseline (paired t over seeds: p = {p:.3g})",
+                d,
+                unit="nats/token",
+            )
         )
     dropped = [x / steps for x in e.dropped["axis drop"]]
-    claim.record(f"axis drop: share of batches trained causally (drawn with p = {axis_drop})", float(np.mean(dropped)))
+    out.append(
+        Reading(f"axis drop: share of batches trained causally (drawn with p = {axis_drop})", float(np.mean(dropped)))
+    )
     mismatch, seed_sd = train_inference_mismatch(e), baseline_seed_sd(e)
     for (v, mode), d in mismatch.items():
-        claim.record(
-            f"our check, not the source's claim — {v} model: max over seeds |NLL({mode}) − NLL(training mode)|",
-            d,
-            unit="nats/token",
+        out.append(
+            Reading(
+                f"our check, not the source's claim — {v} model: max over seeds |NLL({mode}) − NLL(training mode)|",
+                d,
+                unit="nats/token",
+            )
         )
-    claim.record(
-        "our check, not the source's claim — seed-to-seed sd of the causal baseline", seed_sd, unit="nats/token"
+    out.append(
+        Reading(
+            "our check, not the source's claim — seed-to-seed sd of the causal baseline", seed_sd, unit="nats/token"
+        )
     )
-    claim.record(
-        "our check, not the source's claim — largest mismatch / baseline seed sd", max(mismatch.values()) / seed_sd
+    out.append(
+        Reading(
+            "our check, not the source's claim — largest mismatch / baseline seed sd", max(mismatch.values()) / seed_sd
+        )
     )
+    return out
 
 
 def ca8_summary(e: Experiment, deltas: dict) -> str:
@@ -440,34 +460,59 @@ def ca8_summary(e: Experiment, deltas: dict) -> str:
     )
 
 
-def ca8_power(e: Experiment, deltas: dict, effect: float, alpha_two_sided: float) -> dict | None:
-    """`claim.power` keywords of CA-8: the two asserted comparisons (`TESTED`), each a one-sided
-    paired t at α/2 with the paired sd measured here (`deltas`; 3 seeds: a rough sd), passing
-    together at an improvement of `effect` nats/token (ours: the source states no size). They
-    share the baseline, so they are positively correlated: the product (independence) is a lower
-    bound on the joint power, the smaller of the two an upper bound. `direction_p`, the shield of
-    an invented effect: each comparison's one-sided paired-t p in the claimed direction (better
-    than the baseline); the claim needs both, so the larger one. None with fewer than 2 seeds or
-    no spread: power cannot be computed, the verdict stays inconclusive."""
+def ca8_power(e: Experiment, deltas: dict, effect: float, alpha_two_sided: float) -> Power | None:
+    """CA-8's power (a `Power` for `claim.power`): the two asserted comparisons (`TESTED`), each a
+    one-sided paired t at α/2, passing together at an improvement of `effect` nats/token (ours: the
+    source states no size; we read "better" as better by at least `effect`, so the declared effect
+    *is* the claim's edge, `edge=0`, and the size is 1 − power). It covers all four checks: both
+    comparisons passing their one-sided test is both means below 0 and both two-sided p ≤ α.
+    Nuisance: each comparison's paired sd over seeds at its 95% upper bound
+    (`stats.sd_upper_bound`): from a few seeds the plug-in sd is optimistic, and this power can
+    make the test read contradicted (issue 64: the plug-in gave size 5e-7 at decide's 6 seeds, the
+    upper bound ≈ 0.12). They share the baseline, so they are positively correlated: the product
+    (independence) is a lower bound on the joint power, the smaller of the two an upper bound.
+    `direction_p`, the shield of an invented effect: each comparison's one-sided paired-t p in the
+    claimed direction (better than the baseline); the claim needs both, so the larger one. None
+    with fewer than 2 seeds or no spread: power cannot be computed, the verdict stays
+    inconclusive."""
     base = e.nll["causal"]["causal"]
     sds = [deltas[k][1] for k in TESTED]
     n = len(e.seeds)
     if not (n >= 2 and all(np.isfinite(sd) and sd > 0 for sd in sds)):
         return None
-    joint, each = joint_paired_power(effect, sds, alpha_two_sided / 2, n)
-    n80 = stats.n_for_power(joint)
     direction_p = max(stats.paired_t(e.nll[v][m].mean(1), base.mean(1), alternative="less").p for v, m in TESTED)
-    return dict(
-        value=joint(n),
+    return ca8_power_from(sds, n, effect, alpha_two_sided, e.n_windows, e.seq_len, direction_p)
+
+
+def ca8_power_from(
+    sds: list[float],
+    n: int,
+    effect: float,
+    alpha_two_sided: float,
+    n_windows: int,
+    seq_len: int,
+    direction_p: float | None = None,
+) -> Power:
+    """`ca8_power` from its numbers: the two comparisons' plug-in paired sds over `n` seeds (a
+    stored run is re-judged from these), each taken at its 95% upper bound."""
+    hi = [stats.sd_upper_bound(sd, n) for sd in sds]
+    joint, each = joint_paired_power(effect, hi, alpha_two_sided / 2, n)
+    n80 = stats.n_for_power(joint)
+    return Power(
+        joint(n),
+        covers=(ALL_CHECKS,),
         effect=f"{effect} nats/token better held-out NLL in both comparisons",
         effect_value=effect,
-        basis="interest: the source states no size; the least benefit worth the axis's S-fold cost (≈ 1% perplexity)",
+        edge=0.0,
+        sd="upper bound",
+        basis="interest: the source states no size; the least benefit worth the axis's S-fold cost (≈ 1% "
+        "perplexity), read as the claim's edge ('better' = better by at least this)",
         test=f"two one-sided paired t-tests at α = {alpha_two_sided / 2} (two-sided {alpha_two_sided} "
         "with the sign), both must pass",
-        sample=f"{n} paired seeds × {e.n_windows} held-out windows of {e.seq_len} tokens",
-        method=f"closed form: noncentral t; nuisance: paired sd over the {n} seeds (plug-in) "
-        f"{sds[0]:.4f} (full) / {sds[1]:.4f} (axis drop, causal); product of the two "
-        f"(lower bound; upper bound {min(each):.3f})",
+        sample=f"{n} paired seeds × {n_windows} held-out windows of {seq_len} tokens",
+        method=f"closed form: noncentral t; nuisance: each paired sd over the {n} seeds at its 95% upper bound "
+        f"(stats.sd_upper_bound) {hi[0]:.4f} (full) / {hi[1]:.4f} (axis drop, causal), plug-in "
+        f"{sds[0]:.4f} / {sds[1]:.4f}; product of the two (lower bound; upper bound {min(each):.3f})",
         decide=f"{n80} paired seeds at this model size and budget" if n80 else "more than 100,000 paired seeds",
         decide_either=stats.either_way(joint, "paired seeds at this model size and budget"),
         direction_p=direction_p,
