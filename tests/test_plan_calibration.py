@@ -78,6 +78,29 @@ def test_each_measurement_is_the_sum_of_its_tests_durations():
         )
 
 
+def test_each_uncosted_time_is_what_its_source_says():
+    """`not_costed` (times no plan row estimates): one read off a claims.json is one test's duration
+    there, or the sum of one claims file's tests (CA-1 … CA-7); one read off a README quotes it."""
+    _, not_costed = calibration.load()
+    assert len(not_costed) >= 8
+    for entry in not_costed:
+        source, seconds = entry["source"], entry["seconds"]
+        if seconds is None:
+            continue
+        if source.endswith("claims.json"):
+            durations = json.loads((ROOT / source).read_text())["run"]["test_durations_s"]
+            by_file: dict[str, float] = {}
+            for node, d in durations.items():
+                by_file[node.split("::")[0]] = by_file.get(node.split("::")[0], 0.0) + d
+            assert any(d == pytest.approx(seconds, abs=1e-3) for d in durations.values()) or any(
+                d == pytest.approx(seconds, abs=1e-3 * len(durations)) for d in by_file.values()
+            ), entry
+        else:
+            path, quote = source.split(": ", 1)
+            assert quote.strip("'") in (ROOT / path).read_text(), entry
+            assert f"{seconds:g} s" in quote, entry
+
+
 def test_each_fitted_host_rate_is_its_measurements_fit(matches):
     fitted = {}
     for gpu, ms in matches.items():
