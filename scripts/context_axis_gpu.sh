@@ -1,4 +1,5 @@
 #!/bin/bash
+# (Issue 67's queue runs the kernel figures as scripts/gpu/kernel_bench.sh, one process; see scripts/gpu/README.md.)
 # The context axis at GPU speed, one device call (≤ 8 minutes): the CUDA half of
 # tests/test_context_axis_gpu_kernel.py (exactness, forward and backward), then the one-launch
 # cases of benchmarks/test_context_axis_kernels.py on CUDA (bf16: flex, dense, jagged, the
