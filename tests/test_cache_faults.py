@@ -345,6 +345,47 @@ def test_same_size_corruption_of_a_cached_model_is_detected(tmp_cache, bpe, keep
     assert check_model_cache(MODEL) == gguf_cache.CacheCheck("corrupt", "model.safetensors")
 
 
+def test_fetch_verify_finds_zeroed_mebibytes_the_sampled_check_misses(tmp_cache, bpe):
+    """The issue's case: 4 MiB of zeros between two fingerprint blocks of a cached model, its size
+    kept and its mtime restored. A load's sampled check passes it; `repro fetch --verify` hashes
+    every file in full and names it (one BAD line, exit 1). Before the damage, --verify exits 0."""
+    target = _tiny_entry(bpe, vocab=40960)  # ≈ 84 MB of weights: blocks ≈ 5.6 MB apart
+    weights = target / "model.safetensors"
+    spacing = (weights.stat().st_size - runtime.FINGERPRINT_BLOCK) // (runtime.FINGERPRINT_BLOCKS - 1)
+    start, length = spacing + runtime.FINGERPRINT_BLOCK + 4096, 4 << 20  # after block 1, before block 2
+    assert start + length < 2 * spacing
+    env = {**os.environ, "REPRO_CACHE": str(tmp_cache)}
+
+    def verify() -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [str(REPRO), "fetch", "--verify"],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+            stdin=subprocess.DEVNULL,
+        )
+
+    clean = verify()
+    assert clean.returncode == 0, clean.stdout + clean.stderr
+    assert f"verified  model cache {MODEL} at {target}" in clean.stdout.splitlines()
+    st = weights.stat()
+    with open(weights, "r+b") as fh:
+        fh.seek(start)
+        fh.write(bytes(length))
+    os.utime(weights, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert weights.stat().st_size == st.st_size
+    _still_loads(weights)
+    assert check_model_cache(MODEL).state == "ok"  # the sampled fingerprint misses it
+    bad = verify()
+    assert bad.returncode == 1, bad.stdout + bad.stderr
+    assert [ln for ln in bad.stdout.splitlines() if ln.startswith("BAD")] == [
+        f"BAD       model cache {MODEL} at {target}: sha256 mismatch in model.safetensors; "
+        f"rm -rf {target} (the next load rebuilds it)"
+    ]
+    assert bad.stdout.splitlines()[-1] == "1 bad entry"
+
+
 def test_corruption_between_fingerprint_blocks_is_found_by_the_full_hash(tmp_cache, bpe):
     """What the cheap check can miss, stated: a few bytes between two sampled blocks, the mtime
     restored. A changed mtime or `full=True` hashes everything and finds it."""
@@ -412,11 +453,50 @@ def test_corrupt_model_in_a_read_only_cache_is_one_error_line(shared_tmp, monkey
     proc = _as_reader(_python(code), cache, shared_tmp / "home")
     assert proc.returncode == 0, proc.stderr[-3000:]
     line = _one_line(proc.stdout)
-    assert line.startswith(
-        f"ReproError: cached model {MODEL} at {target} is corrupt (sha256 mismatch in "
+    assert line.startswith(  # CacheUnusable: the claims plugin skips the claim with this line
+        f"CacheUnusable: cached model {MODEL} at {target} is corrupt (sha256 mismatch in "
         "model.safetensors); the cache is not writable"
     )
     assert f"rm -rf {target}" in line and "REPRO_CACHE" in line
+    assert _snapshot(cache) == before
+
+
+READS_THE_MODEL = """
+import pytest
+
+@pytest.mark.claim("SK-4")
+def test_reads_the_model(claim, pretrained):
+    pretrained("smollm2-135m")
+    claim.check("v", 1.0, 1.0, compare="abs", why="exact")
+"""
+
+
+def test_a_model_a_read_only_cache_cannot_rebuild_skips_the_claim(shared_tmp, monkeypatch, bpe):
+    """A truncated dequantised model in a read-only cache: the claims run names it in one line and
+    the claim reads "skipped" with that line as its reason (a missing resource, as an empty cache
+    is), not "failed"; the cache is left as it was."""
+    _needs_denial("; a writable cache is rebuilt")
+    cache = shared_tmp / "cache"
+    monkeypatch.setenv("REPRO_CACHE", str(cache))
+    target = _tiny_entry(bpe)
+    weights = target / "model.safetensors"
+    os.truncate(weights, weights.stat().st_size // 2)
+    _deny_writes(cache)
+    before = _snapshot(cache)
+    proj = shared_tmp / "home" / "proj"
+    (proj / "claims").mkdir(parents=True)
+    (proj / "conftest.py").write_text('pytest_plugins = ("repro.harness.plugin",)\n')
+    (proj / "claims" / "test_model.py").write_text(READS_THE_MODEL)
+    for path in (proj, proj / "claims"):
+        path.chmod(0o777)
+    cmd = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "no:xdist", "--baseline", "off", "claims"]
+    proc = _as_reader(cmd, cache, proj)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    claims = json.loads((proj / "artifacts" / "claims.json").read_text())["claims"]
+    sk4 = next(c for c in claims if c["id"] == "SK-4")
+    assert sk4["verdict"] == "skipped" and sk4["tests"][0]["outcome"] == "skipped"
+    assert sk4["reasons"][0].startswith(f"embedded model {MODEL} has no complete dequantised cache at {target}")
+    assert "REPRO_CACHE" in sk4["reasons"][0]
     assert _snapshot(cache) == before
 
 

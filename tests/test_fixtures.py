@@ -170,6 +170,28 @@ def test_corrupt_cached_fixture_is_an_error_then_fetch_rebuilds_it(toy: Registry
     assert fixture_path("toy-model") == path and toy.downloads == 2
 
 
+def test_fetch_verify_hashes_what_the_stamp_vouches_for(
+    toy: Registry, tmp_cache: Path, capsys: pytest.CaptureFixture
+) -> None:
+    """`repro fetch --verify`: a same-size change with the mtime restored passes the stamp (a warm
+    check does not re-hash) but not the full hash: one BAD line naming the fixture and what to do,
+    exit 1; an intact cache exits 0. A fixture not fetched is not bad."""
+    from repro.harness import cli
+
+    path = fetch("toy-model")
+    assert cli.main(["fetch", "--verify", "toy-model", "toy-corpus"]) == 0
+    assert capsys.readouterr().out.splitlines() == [f"verified  fixture toy-model at {path.parent}", "0 bad entries"]
+    st = path.stat()
+    data = path.read_bytes()
+    path.write_bytes(data[:100] + bytes(len(data) - 200) + data[-100:])  # zeroed, same size
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert fixture_path("toy-model") == path  # the stamp vouches for it: what --verify is for
+    assert cli.main(["fetch", "--verify", "toy-model"]) == 1
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith(f"BAD       fixture toy-model at {path.parent}: sha256 {_sha(path.read_bytes())}, ")
+    assert f"rm -rf {path.parent} && repro fetch toy-model" in lines[0] and lines[1:] == ["1 bad entry"]
+
+
 def test_stray_or_missing_file_in_a_directory_fixture_is_corruption(toy: Registry, tmp_cache: Path) -> None:
     corpus = fetch("toy-corpus")
     (corpus / "ca01").unlink()

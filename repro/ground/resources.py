@@ -285,6 +285,30 @@ def fixture_path(name: str, *, verify: bool = True) -> Path:
     return _main_path(spec, directory)
 
 
+def verify_fixture(name: str) -> str | None:
+    """`repro fetch --verify`: the full sha256 of a cached fixture against fixtures/manifest.json,
+    whatever its stamp says (a same-size change with its mtime restored passes the stamp). None:
+    intact or not fetched (`fixture_dir(name).exists()` tells which); else what is wrong, in words.
+    Writes nothing but a refreshed stamp where the cache takes it."""
+    spec = _spec(name)
+    directory = fixture_dir(name)
+    if not directory.exists():
+        return None
+    if not _present(spec, directory):
+        return f"incomplete: {_main_path(spec, directory)} is missing"
+    try:
+        files = _hashed_files(spec, directory)
+        if spec.kind == "dir" and spec.count is not None and len(files) != spec.count:
+            return f"{len(files)} files, the manifest says {spec.count}"
+        actual = _actual_sha256(spec, directory)
+    except OSError as exc:
+        return f"unreadable ({exc.strerror or exc})"
+    if actual != spec.sha256:
+        return f"sha256 {actual}, the manifest says {spec.sha256}"
+    _remember_verified(spec, directory)
+    return None
+
+
 # --------------------------------------------------------------------------- fetching
 
 

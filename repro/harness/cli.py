@@ -52,10 +52,44 @@ def _cmd_fetch(args: argparse.Namespace) -> int:
     names = args.names or resources.default_fixtures()
     for name in names:  # validate every name before downloading anything
         resources.fixture_dir(name)
+    if args.verify:
+        return _verify(resources, args.names or list(resources.EMBEDDED_FIXTURES))
     for name in names:
         result = resources.fetch_status(name)
         print(f"{name:<14} {result.status:<8} {result.seconds:6.1f}s  {result.path}", flush=True)
     return 0
+
+
+def _verify(resources, names: list[str]) -> int:
+    """`repro fetch --verify`: the full sha256 of every cached entry — the fetched fixtures against
+    fixtures/manifest.json, the dequantised models against their stamps' per-file sha256 — one line
+    per entry, BAD lines for damaged ones; exit 1 when any is bad (nothing is rebuilt: `repro fetch`
+    rebuilds a fixture, the next load a model entry)."""
+    from repro.core.models.gguf_cache import verify_model_caches
+
+    bad = 0
+    for name in names:
+        directory = resources.fixture_dir(name)
+        problem = resources.verify_fixture(name)
+        if problem is not None:
+            bad += 1
+            print(f"BAD       fixture {name} at {directory}: {problem}; rm -rf {directory} && repro fetch {name}")
+        elif directory.exists():
+            print(f"verified  fixture {name} at {directory}")
+    for name, directory, check in verify_model_caches(names):
+        if check.state == "ok":
+            print(f"verified  model cache {name} at {directory}")
+        elif check.state == "unhashed":
+            print(f"unhashed  model cache {name} at {directory}: its stamp predates content hashes (a load adds them)")
+        else:
+            bad += 1
+            what = {"corrupt": f"sha256 mismatch in {check.file}", "absent": "incomplete (a file missing or resized)"}
+            print(
+                f"BAD       model cache {name} at {directory}: {what.get(check.state, check.state)}; "
+                f"rm -rf {directory} (the next load rebuilds it)"
+            )
+    print(f"{bad} bad entr{'y' if bad == 1 else 'ies'}", flush=True)
+    return 1 if bad else 0
 
 
 def _add_fetch(subparsers: argparse._SubParsersAction) -> None:
@@ -74,6 +108,12 @@ def _add_fetch(subparsers: argparse._SubParsersAction) -> None:
         "on-demand ones, the mix corpus's parts, which a run fetches when it first reads them)",
     )
     p.add_argument("--list", action="store_true", help="list every fixture: size, licence, cached or not")
+    p.add_argument(
+        "--verify",
+        action="store_true",
+        help="fetch nothing; hash every cached entry in full (fixtures against fixtures/manifest.json, "
+        "dequantised models against their stamps), one line per entry; exit 1 if any is bad",
+    )
     p.set_defaults(func=_cmd_fetch)
 
 
@@ -257,28 +297,19 @@ def _cmd_baseline(args: argparse.Namespace) -> int:
     from repro.harness import baseline, compare
 
     if args.action == "show":
-        found = sorted(baseline.baseline_dir().glob("*.json"))
-        for path in found:
-            data = compare.load(path)
-            print(
-                f"{path.name:32s} commit {data['run'].get('git_commit')}, {len(data['claims'])} claims, "
-                f"{sum(len(c['records']) for c in data['claims'])} records"
-            )
-        if not found:
-            print(f"no baselines under {baseline.baseline_dir()}")
+        print("\n".join(baseline.show_lines()))
         return 0
     if not args.claims_json:
         raise ReproError("repro baseline update needs the claims.json to take as the baseline")
-    target, lines = baseline.update(compare.load(args.claims_json))
+    _, lines = baseline.update(compare.load(args.claims_json))  # its lines name each file written
     print("\n".join(lines))
-    print(f"written: {target}")
     return 0
 
 
 def _add_baseline(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
         "baseline",
-        help="show or update the committed baselines (repro/harness/baselines/<profile>-<device>-<dtype>.json)",
+        help="show or update the committed baselines (repro/<topic>/baselines/<profile>-<device>-<dtype>.json)",
         description="Baselines are claims.json files committed per configuration that changes numerics (profile, "
         "device, the dtype policy's choice). `update` writes one from a claims run and prints what changed against "
         "the one it replaces; `repro compare BASELINE artifacts/claims.json` compares a run with it.",

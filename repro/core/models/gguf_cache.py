@@ -144,6 +144,22 @@ def check_model_cache(name: str, *, full: bool = False) -> CacheCheck:
     return _check(model_cache_dir(name), name, full)
 
 
+def verify_model_caches(fixtures=None) -> list[tuple[str, Path, CacheCheck]]:
+    """`repro fetch --verify`: every dequantised entry in the cache (the known models', for the
+    pinned GGUF) checked in full — each file's sha256 against the one its stamp recorded at the
+    build, not the sampled fingerprint a load reads (which misses damage between its blocks, e.g.
+    4 MiB of zeros in a 1 GB file). (name, directory, check) per entry present, of the models built
+    from `fixtures` (default: every model); writes nothing."""
+    out = []
+    for name, spec in KNOWN_MODELS.items():
+        if fixtures is not None and spec.fixture not in fixtures:
+            continue
+        directory = model_cache_dir(name)
+        if directory.exists():
+            out.append((name, directory, _check(directory, name, full=True)))
+    return out
+
+
 def _cache_valid(directory: Path, name: str) -> bool:
     """An entry that may be served as it is (intact, or from before content hashes)."""
     return _check(directory, name).state in ("ok", "unhashed")
@@ -355,9 +371,13 @@ def prepare_in_background(names) -> "subprocess.Popen | None":
         "from repro.core.models.gguf_cache import ensure_model_cache\n"
         "for name in sys.argv[1:]:\n    ensure_model_cache(name)\n"
     )
-    return subprocess.Popen(
-        [sys.executable, "-c", code, *todo],
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    try:
+        return subprocess.Popen(
+            [sys.executable, "-c", code, *todo],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+    except OSError as exc:  # no process to start (here, say, a sandbox): the foreground builds it
+        log.info("background model build not started (%s)", exc)
+        return None
