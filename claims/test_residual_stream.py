@@ -170,6 +170,26 @@ def gradients(sizes, corpus_name, device) -> study.Gradients:
     return study.gradients(sizes["grad"], corpus=corpus_name, device=device)
 
 
+def _record_gradients(claim, g: study.Gradients, position: str) -> list[dict]:
+    """Records RS-3's measurements of the `position`-norm stacks, and the figure of all rows,
+    into `claim`; returns those rows."""
+    mine = [r for r in g.rows if r["position"] == position]
+    for r in mine:
+        claim.record(
+            f"{position}-norm L={r['depth']}: ‖∂L/∂x^(1)‖/‖∂L/∂x^(L−1)‖ (mean of {len(r['ratio'])} seeds)",
+            float(np.mean(r["ratio"])),
+        )
+        claim.record(
+            f"{position}-norm L={r['depth']}: first/last block weight-gradient ratio (geometric mean)",
+            study.gmean(r["param_ratio"]),
+        )
+        claim.record(
+            f"{position}-norm L={r['depth']}: coefficient of ∂L/∂x^(L) in ∂L/∂x^(1) (mean)", float(np.mean(r["share"]))
+        )
+    claim.figure(figures.gradient_ratio_by_depth(g.rows), "gradient_ratio")
+    return mine
+
+
 @pytest.mark.claim("RS-3")
 def test_pre_norm_keeps_gradient_at_first_layer(claim, gradients, corpus_name):
     """The Proposition: ∂L/∂x^(l) = ∂L/∂x^(L) + (terms from the blocks), the first term a direct
@@ -180,7 +200,7 @@ def test_pre_norm_keeps_gradient_at_first_layer(claim, gradients, corpus_name):
     stacks, where the source says the direct path does not exist."""
     claim.corpus(corpus_name)
     g = gradients
-    mine = study.record_gradients(claim, g, "pre")
+    mine = _record_gradients(claim, g, "pre")
     deep = max(r["depth"] for r in mine)
     post_deep = next(r for r in g.rows if r["position"] == "post" and r["depth"] == deep)
     pre_deep = next(r for r in mine if r["depth"] == deep)
@@ -233,7 +253,7 @@ def test_post_norm_loses_gradient_at_depth(claim, gradients, profile, corpus_nam
     context, not asserted."""
     claim.corpus(corpus_name)
     g = gradients
-    mine = study.record_gradients(claim, g, "post")
+    mine = _record_gradients(claim, g, "post")
     deep = mine[-1]
     claim.record(
         f"post-norm L={deep['depth']} at 001 App B.1's init (std 0.02, seed {g.b1['seeds'][0]}): coefficient of "
@@ -242,7 +262,7 @@ def test_post_norm_loses_gradient_at_depth(claim, gradients, profile, corpus_nam
     )
     post_power = study.post_norm_power(deep)  # None: fewer than two seeds, or no spread
     if post_power:
-        claim.power(**post_power)
+        claim.power(post_power)
     claim.not_reproduced_if(
         NOT_REPRODUCED,
         ("RS-3", profile.name),
@@ -477,6 +497,39 @@ def _beats_at_every_layer(claim, names, lens, null, L: int, why: str, null_name:
     )
 
 
+def _record_lens(claim, name: str, c: study.LensComparison) -> None:
+    """RS-8's context records of one model: token counts, the tuned lens's start, stop and held-out
+    KL curve, the logit → tuned lens's KL at three layers, the control's KL and wins."""
+    L, f = c.layers, c.fit
+    claim.record(
+        f"{name}: held-out tokens / training tokens / tokens held out for the stop",
+        f"{c.n_test} / {c.n_train} / {c.n_held}",
+    )
+    start = "the identity (logit lens)" if f.ridges is None else f"ridge fit, ridges {sorted(set(f.ridges))}"
+    claim.record(f"{name}: tuned lens start", start)
+    claim.record(
+        f"{name}: tuned lens stop",
+        f"step {f.stopped_at}: "
+        + ("held-out KL stopped improving" if f.converged else "step cap reached, held-out KL still improving"),
+    )
+    claim.record(
+        f"{name}: held-out KL curve, step: mean over layers / layer 0 / layer L−1",
+        "; ".join(f"{st}: {kl.mean():.3f} / {kl[0]:.3f} / {kl[-1]:.3f}" for st, kl in zip(f.steps, f.held_kl)),
+    )
+    claim.record(f"{name}: each layer's best step", ", ".join(map(str, f.best_step)))
+    claim.record(
+        f"{name}: mean KL logit → tuned lens, layer 0 / L/2 / L−1",
+        " / ".join(f"{c.kl_logit[l].mean():.2f}→{c.kl_tuned[l].mean():.2f}" for l in (0, L // 2, L - 1)),
+    )
+    claim.record(f"{name}: mean KL of the state-independent lens (control)", float(c.kl_const.mean()))
+    claim.record(
+        f"{name}: layers where the state-independent lens beats the logit lens (mean KL)", f"{c.control_wins}/{L}"
+    )
+    claim.record(
+        f"{name}: layers where the tuned lens beats the state-independent lens (mean KL)", f"{c.tuned_const_wins}/{L}"
+    )
+
+
 @pytest.mark.policy_dtype
 @pytest.mark.claim("RS-8")
 def test_tuned_lens_beats_logit_lens(claim, texts, sizes, profile, corpus_name):
@@ -493,8 +546,8 @@ def test_tuned_lens_beats_logit_lens(claim, texts, sizes, profile, corpus_name):
     for name in names:
         c = study.lens_comparison(texts[name], sizes["lens"])
         curves[name], fits[name] = c.curves(), c.fit
-        study.record_lens(claim, name, c)
-        claim.power(**study.lens_power(c))
+        _record_lens(claim, name, c)
+        claim.power(study.lens_power(c, name=name))
         measured.append(
             f"{name}: {c.tuned_wins}/{c.layers} layers below the logit lens, "
             f"{c.tuned_const_wins}/{c.layers} below the constant lens"

@@ -490,6 +490,20 @@ def test_lens_power_grows_with_the_effect_and_the_tokens():
     const = 4.0 + torch.rand(n, generator=g)
     fit = StoppedLens(TunedLens(L, 4), [0], torch.zeros(1, L), [0] * L, 0, False, None)
     c = study.LensComparison(logit, tuned, const, [], [], [], [], n, n, n, fit)
-    small, large = study.lens_power(c, 0.02), study.lens_power(c, 0.2)
-    assert 0.0 <= small["value"] < large["value"] <= 1.0
-    assert large["effect_value"] == 0.2 and "held-out tokens" in large["decide"]
+    small, large = study.lens_power(c, 0.02), study.lens_power(c, 0.2, name="m")
+    assert 0.0 <= small.value < large.value <= 1.0
+    assert large.effect_value == 0.2 and "held-out tokens" in large.decide
+    assert large.sd == "upper bound" and large.edge == 0 and large.covers[1] == "m: largest per-layer Wilcoxon p"
+
+
+def test_post_norm_power_is_typed_at_its_upper_bound_sd():
+    """RS-3's post-norm power: a `Power` covering the weight-gradient check, its sd the seeds'
+    upper bound (fewer seeds, less power at the same spread), None without a spread."""
+    from repro.residual_stream import study
+
+    deep = {"depth": 48, "param_ratio": [0.2, 0.3, 0.25, 0.22]}
+    p = study.post_norm_power(deep)
+    few = study.post_norm_power({"depth": 48, "param_ratio": [0.2, 0.3]})
+    assert p.covers == ("‖∇W block 1‖ / ‖∇W block L‖",) and p.sd == "upper bound" and p.edge == 0
+    assert few.value < p.value and p.basis_kind == "interest" and p.direction_p is not None
+    assert study.post_norm_power({"depth": 48, "param_ratio": [0.2]}) is None

@@ -157,7 +157,6 @@ def test_the_scan_finds_no_claim_object_under_a_topic_outside_the_allowance():
 ALLOWED = {
     "repro/born_biased/records.py",
     "repro/causal_shift/study.py",
-    "repro/residual_stream/study.py",
     "repro/seedprint/verdicts.py",
     "repro/sinks/init_std.py",
     "repro/sinks/trio.py",

@@ -7,13 +7,13 @@
   windows of the corpus under the Brown BPE to feed them (002 RS-1, RS-2, RS-4).
 - `decompose_all`: 002 "Residual Stream Decomposition" of every model on one window.
 - `gradients` / `Gradients`: 002 "Pre-Norm vs Post-Norm" (gradient flow at the source's init);
-  `record_gradients`, its records, and `post_norm_power`, the post-norm check's power.
+  `post_norm_power`, the post-norm check's power (a `Power`; the claim file records the rows).
 - `residual_norm_curves`: 002 "no normalization on the residual stream itself" (norm growth),
   with a post-norm stack as its control.
 - `ffn_rewrite` / `FFNRewrite`: 002 "FFN as Key-Value Memory", checked against Higham's bound.
 - `rank_curve`, `twin_rank_curve`: 002 "Logit Lens" (rank of the next token per layer).
 - `lens_comparison` / `LensComparison`: the tuned-lens caveat (RS-8: tuned against logit lens,
-  and a state-independent lens as the control), `record_lens` its records.
+  and a state-independent lens as the control), `lens_power` its power (a `Power`).
 - `induction_study` / `InductionStudy`: 002 "Attention Head Composition" (RS-7's runs).
 - `one_sided_tau_p`, `gmean`: the statistics the claims assert with.
 
@@ -34,9 +34,10 @@ import torch
 from repro.core import data, lens, stats
 from repro.core.models.hf import build_model, random_init_twin
 from repro.core.models.tiny import TinyConfig, TinyDecoder
+from repro.core.readings import Power
 from repro.ground.runtime import ReproError, generator
 from repro.residual_stream import decomposition as rs
-from repro.residual_stream import figures, induction
+from repro.residual_stream import induction
 
 GRAD_V = 4096  # RS-3's Brown BPE vocabulary
 RELU = "tiny ReLU (the source's form)"  # RS-5's model in the source's own form (ReLU, no biases)
@@ -224,33 +225,15 @@ def gradients(s, *, corpus: str = "brown", device: torch.device | str = "cpu") -
     )
 
 
-def record_gradients(claim, g: Gradients, position: str) -> list[dict]:
-    """Records RS-3's measurements of the `position`-norm stacks, and the figure of all rows,
-    into `claim`; returns those rows."""
-    mine = [r for r in g.rows if r["position"] == position]
-    for r in mine:
-        claim.record(
-            f"{position}-norm L={r['depth']}: ‖∂L/∂x^(1)‖/‖∂L/∂x^(L−1)‖ (mean of {len(r['ratio'])} seeds)",
-            float(np.mean(r["ratio"])),
-        )
-        claim.record(
-            f"{position}-norm L={r['depth']}: first/last block weight-gradient ratio (geometric mean)",
-            gmean(r["param_ratio"]),
-        )
-        claim.record(
-            f"{position}-norm L={r['depth']}: coefficient of ∂L/∂x^(L) in ∂L/∂x^(1) (mean)", float(np.mean(r["share"]))
-        )
-    claim.figure(figures.gradient_ratio_by_depth(g.rows), "gradient_ratio")
-    return mine
-
-
-def post_norm_power(deep: dict) -> dict | None:
-    """`claim.power` keywords of RS-3's post-norm check at the deepest stack (`deep`: its row of
+def post_norm_power(deep: dict) -> Power | None:
+    """The power of RS-3's post-norm check at the deepest stack (`deep`: its row of
     `Gradients.rows`). The source gives no number; its "lose gradient" is read as the first block
     getting at most a quarter of the last block's weight gradient (a factor 4, twice our bar of 2).
     Noise: the seeds' spread of log(ratio) (multiplicative noise), taken at its 95% upper bound
     (`stats.sd_upper_bound`): from a few seeds the plug-in sd is optimistic, and this power can
-    make the test read contradicted. None with fewer than two seeds or no spread."""
+    make the test read contradicted. The factor 4 is our reading of "lose gradient", so the claim's
+    edge as we read it (the bar of 2 leaves a margin): size 1 − power. None with fewer than two
+    seeds or no spread."""
     logs = np.log(deep["param_ratio"])
     n = len(logs)
     sd = float(np.std(logs, ddof=1)) if n > 1 else float("nan")
@@ -263,8 +246,11 @@ def post_norm_power(deep: dict) -> dict | None:
         return stats.power_threshold(effect, bar, sd_hi / math.sqrt(k), "le")
 
     n80 = stats.n_for_power(at)
-    return dict(
-        value=at(n),
+    return Power(
+        at(n),
+        covers=("‖∇W block 1‖ / ‖∇W block L‖",),
+        edge=0.0,
+        sd="upper bound",
         effect=f"first/last block weight-gradient ratio 0.25 at L={deep['depth']}",
         effect_value=0.25,
         basis="interest: the source gives no number; 'lose gradient' read as a factor 4 (twice our bar of 2)",
@@ -539,11 +525,14 @@ def lens_comparison(t: Text, s) -> LensComparison:
 LENS_EFFECT = 0.1
 
 
-def lens_power(c: LensComparison, effect: float = LENS_EFFECT) -> dict:
+def lens_power(c: LensComparison, effect: float = LENS_EFFECT, name: str = "") -> Power:
     """RS-8's power at the declared relative `effect` against the logit and the constant lens:
     2L one-sided tests at α = 0.01/L, each with the 95% upper bound of its per-token differences'
     sd (tokens as independent; a paired t for the Wilcoxon test, whose efficiency against it is
-    ≥ 0.86), all passing (the product)."""
+    ≥ 0.86), all passing (the product). `name`: the model's, as the checks it covers start with
+    (the wins and the largest p against either lens; a test whose p is below α/L at every layer has
+    its mean difference in the claimed direction there). The declared effect is the smallest gain
+    worth a probe, the claim's edge as we read it: size 1 − power."""
     L, n = c.layers, c.n_test
     alpha = 0.01 / L
     tests = [
@@ -556,8 +545,12 @@ def lens_power(c: LensComparison, effect: float = LENS_EFFECT) -> dict:
         return float(np.prod([stats.power_paired_t(e, sd, m, alpha) for e, sd in tests]))
 
     n80 = stats.n_for_power(power_at)
-    return dict(
-        value=power_at(n),
+    pre = f"{name}: " if name else ""
+    return Power(
+        power_at(n),
+        covers=(f"{pre}layers where mean tuned KL <", f"{pre}largest per-layer Wilcoxon p"),
+        edge=0.0,
+        sd="upper bound",
         effect=f"the tuned lens's mean KL {effect:.0%} below the logit and the constant lens's at every layer",
         effect_value=effect,
         basis="interest: a tenth of the other lens's KL at each layer, the smallest gain worth a probe",
@@ -566,37 +559,4 @@ def lens_power(c: LensComparison, effect: float = LENS_EFFECT) -> dict:
         method="one-sided paired t (noncentral t) per test, sd at its 95% upper bound, product over tests",
         decide=f"{n80} held-out tokens" if n80 else "beyond 100,000 held-out tokens",
         decide_either=stats.either_way(power_at, "held-out tokens"),
-    )
-
-
-def record_lens(claim, name: str, c: LensComparison) -> None:
-    """RS-8's context records of one model: token counts, the tuned lens's start, stop and held-out
-    KL curve, the logit → tuned lens's KL at three layers, the control's KL and wins."""
-    L, f = c.layers, c.fit
-    claim.record(
-        f"{name}: held-out tokens / training tokens / tokens held out for the stop",
-        f"{c.n_test} / {c.n_train} / {c.n_held}",
-    )
-    start = "the identity (logit lens)" if f.ridges is None else f"ridge fit, ridges {sorted(set(f.ridges))}"
-    claim.record(f"{name}: tuned lens start", start)
-    claim.record(
-        f"{name}: tuned lens stop",
-        f"step {f.stopped_at}: "
-        + ("held-out KL stopped improving" if f.converged else "step cap reached, held-out KL still improving"),
-    )
-    claim.record(
-        f"{name}: held-out KL curve, step: mean over layers / layer 0 / layer L−1",
-        "; ".join(f"{st}: {kl.mean():.3f} / {kl[0]:.3f} / {kl[-1]:.3f}" for st, kl in zip(f.steps, f.held_kl)),
-    )
-    claim.record(f"{name}: each layer's best step", ", ".join(map(str, f.best_step)))
-    claim.record(
-        f"{name}: mean KL logit → tuned lens, layer 0 / L/2 / L−1",
-        " / ".join(f"{c.kl_logit[l].mean():.2f}→{c.kl_tuned[l].mean():.2f}" for l in (0, L // 2, L - 1)),
-    )
-    claim.record(f"{name}: mean KL of the state-independent lens (control)", float(c.kl_const.mean()))
-    claim.record(
-        f"{name}: layers where the state-independent lens beats the logit lens (mean KL)", f"{c.control_wins}/{L}"
-    )
-    claim.record(
-        f"{name}: layers where the tuned lens beats the state-independent lens (mean KL)", f"{c.tuned_const_wins}/{L}"
     )
