@@ -1,6 +1,7 @@
-"""The committed baselines (repro/harness/baselines/) meet issue 19's bar for a verdict.
+"""The committed baselines (repro/<topic>/baselines/, a file per topic and configuration, joined
+by `baseline.load_set`) meet issue 19's bar for a verdict.
 
-Each baseline is a whole claims run of one configuration, so what it says holds for the suite
+Each baseline, joined, is a whole claims run of one configuration, so what it says holds for the suite
 as committed: every claim has a verdict from the current set; every *reproduced* claim ran at
 least one negative control and the control was rejected; every *contradicted* claim recorded a
 power ≥ 0.8 at a declared effect and a family-wise size ≤ 0.05; every power record states its effect,
@@ -13,12 +14,23 @@ from __future__ import annotations
 
 import copy
 import json
+import subprocess
+from pathlib import Path
 
 import pytest
 
-from repro.harness import baseline, report
+from repro.ground.runtime import ReproError
+from repro.harness import baseline, catalogue, report
 
-BASELINES = sorted(baseline.DIR.glob("*.json"))
+BASELINES = baseline.keys(baseline.ROOT)  # configurations: "ci-cpu-float32", …
+
+
+def _load(key: str) -> dict:
+    data = baseline.load_set(key, baseline.ROOT)
+    assert data is not None
+    return copy.deepcopy(data)
+
+
 DECIDED = (report.REPRODUCED, report.PARTLY, report.CONTRADICTED, report.INCONCLUSIVE)
 
 
@@ -63,21 +75,21 @@ def audit(data: dict) -> list[str]:
 
 
 def test_a_baseline_is_committed():
-    assert BASELINES, f"no baseline under {baseline.DIR}: `repro baseline update artifacts/claims.json`"
+    assert BASELINES, f"no baseline under {baseline.ROOT}/*/baselines: `repro baseline update artifacts/claims.json`"
 
 
-@pytest.mark.parametrize("path", BASELINES, ids=[p.stem for p in BASELINES])
-def test_baseline_verdicts_mean_what_they_say(path):
-    data = json.loads(path.read_text("utf-8"))
+@pytest.mark.parametrize("key", BASELINES)
+def test_baseline_verdicts_mean_what_they_say(key):
+    data = _load(key)
     assert data["schema"] == report.SCHEMA_VERSION
     assert {c["id"] for c in data["claims"]} == set(report.CATALOGUE), "a baseline covers every catalogue claim"
     assert audit(data) == []
 
 
-@pytest.mark.parametrize("path", BASELINES[:1], ids=[p.stem for p in BASELINES[:1]])
-def test_audit_rejects_a_doctored_baseline(path):
+@pytest.mark.parametrize("key", BASELINES[:1])
+def test_audit_rejects_a_doctored_baseline(key):
     """Negative controls of the audit itself: the same function on baselines that break each rule."""
-    data = json.loads(path.read_text("utf-8"))
+    data = _load(key)
     by_verdict = {c["verdict"]: i for i, c in enumerate(data["claims"])}
     i = by_verdict[report.REPRODUCED]
     no_control = copy.deepcopy(data)
@@ -107,3 +119,114 @@ def test_audit_rejects_a_doctored_baseline(path):
     failed = copy.deepcopy(data)
     failed["claims"][0]["verdict"] = report.FAILED
     assert audit(failed)
+
+
+# --------------------------------------------------------------------------- beside their topic
+# (issue 66 item 2: a file per topic and configuration, so a claim's change re-records one file)
+
+REPO = Path(__file__).resolve().parents[1]
+OLD_DIR = "repro/harness/baselines"  # the whole-run layout before
+
+
+def _git(*args: str) -> str:
+    return subprocess.run(["git", *args], cwd=REPO, capture_output=True, text=True, check=True).stdout
+
+
+def _migration(key: str) -> tuple[dict, list[dict]]:
+    """The whole-run file of `key` before the move and the topic files the move wrote: from the
+    commit that removed the whole-run file (and its parent), or, before that commit exists,
+    HEAD's file against the working tree's."""
+    old_path = f"{OLD_DIR}/{key}.json"
+    try:
+        sha = _git("log", "--diff-filter=D", "--format=%H", "-1", "--", old_path).strip()
+        if sha:
+            old = json.loads(_git("show", f"{sha}^:{old_path}"))
+            listed = _git("ls-tree", "-r", "--name-only", sha, "repro").splitlines()
+            names = [f"repro/{pkg}/baselines/{key}.json" for pkg in catalogue.TOPIC_PACKAGES]
+            return old, [json.loads(_git("show", f"{sha}:{n}")) for n in names if n in listed]
+        old = json.loads(_git("show", f"HEAD:{old_path}"))
+    except (OSError, subprocess.CalledProcessError) as err:
+        pytest.skip(f"the whole-run baseline {key} is not in this checkout's history ({err})")
+    paths = [baseline.topic_path(pkg, key, baseline.ROOT) for pkg in catalogue.TOPIC_PACKAGES]
+    return old, [json.loads(p.read_text("utf-8")) for p in paths if p.exists()]
+
+
+@pytest.mark.parametrize("key", ["ci-cpu-float32", "ci-cpu-bfloat16"])
+def test_the_move_to_topic_files_lost_no_record(key):
+    """The two whole-run files, moved to a file per topic: the topic files' claims, in catalogue
+    order, are the old file's claims, record for record; so are the per-test durations; and each
+    file holds its own topic's claims only."""
+    old, parts = _migration(key)
+    assert len(parts) == len(catalogue.TOPIC_PACKAGES)
+    assert [c for p in parts for c in p["claims"]] == old["claims"]
+    records = lambda claims: [(c["id"], r["key"], json.dumps(r, sort_keys=True)) for c in claims for r in c["records"]]  # noqa: E731
+    assert sorted(records(c for p in parts for c in p["claims"])) == sorted(records(old["claims"]))
+    assert {n: s for p in parts for n, s in p["run"]["test_durations_s"].items()} == old["run"]["test_durations_s"]
+    for pkg, part in zip(catalogue.TOPIC_PACKAGES, parts):
+        assert {baseline.package_of(c) for c in part["claims"]} == {pkg}
+        assert sum(part["summary"].values()) == len(part["claims"])
+    assert baseline.join(parts) == old  # joined, the whole-run file exactly
+
+
+@pytest.mark.parametrize("key", BASELINES)
+def test_topic_files_split_and_join_back(key):
+    data = _load(key)
+    parts = baseline.split(data)
+    assert list(parts) == [p for p in catalogue.TOPIC_PACKAGES if p in parts]
+    assert baseline.join(list(parts.values())) == data
+    for pkg, part in parts.items():
+        ids = {t["nodeid"] for c in part["claims"] for t in c["tests"]}
+        assert set(part["run"]["test_durations_s"]) <= ids, f"{pkg}: another topic's durations"
+
+
+def test_a_claims_change_re_records_its_topic_file_only(tmp_path):
+    """`update` on a scratch root: every topic file first; the same claims again from another
+    commit with new durations rewrite nothing; one RS-1 record changed rewrites
+    residual_stream's file alone (the others byte for byte as they were); the set read back is
+    the run."""
+    data = _load("ci-cpu-float32")
+    first, lines = baseline.update(data, tmp_path)
+    assert first == baseline.topic_path("born_biased", "ci-cpu-float32", tmp_path)
+    assert sum(ln.startswith("written: ") for ln in lines) == len(catalogue.TOPIC_PACKAGES)
+    files = {pkg: baseline.topic_path(pkg, "ci-cpu-float32", tmp_path) for pkg in catalogue.TOPIC_PACKAGES}
+    before = {pkg: p.read_bytes() for pkg, p in files.items()}
+    again = copy.deepcopy(data)
+    again["run"]["git_commit"] = "0000000later"
+    again["run"]["test_durations_s"] = {n: s * 2 for n, s in again["run"]["test_durations_s"].items()}
+    _, lines = baseline.update(again, tmp_path)
+    assert not any(ln.startswith("written: ") for ln in lines)
+    assert {pkg: p.read_bytes() for pkg, p in files.items()} == before
+    changed = copy.deepcopy(data)
+    rs1 = next(c for c in changed["claims"] if c["id"] == "RS-1")
+    rs1["records"][0]["measured"] = rs1["records"][0]["expected"] = 1058
+    _, lines = baseline.update(changed, tmp_path)
+    assert [ln for ln in lines if ln.startswith("written: ")] == [
+        f"written: {Path('residual_stream', 'baselines', 'ci-cpu-float32.json')}"
+    ]
+    assert "REGRESSED" in lines  # the comparison it accepts: an exact check moved
+    after = {pkg: p.read_bytes() for pkg, p in files.items()}
+    assert [pkg for pkg in files if after[pkg] != before[pkg]] == ["residual_stream"]
+    assert baseline.load_set("ci-cpu-float32", tmp_path)["claims"] == changed["claims"]
+
+
+def test_a_whole_run_file_is_read_then_replaced_and_a_topic_gone_is_removed(tmp_path):
+    """A root still in the whole-run layout (<key>.json) is read as it was; `update` writes the
+    topic files and removes it; a run without one topic's claims removes that topic's file."""
+    data = _load("ci-cpu-float32")
+    legacy = tmp_path / "ci-cpu-float32.json"
+    legacy.write_text(json.dumps(data))
+    assert baseline.load_for(data["run"], tmp_path) == data
+    assert baseline.keys(tmp_path) == ["ci-cpu-float32"]
+    assert baseline.path_for(data["run"], tmp_path) == legacy
+    baseline.update(data, tmp_path)
+    assert not legacy.exists() and baseline.load_for(data["run"], tmp_path) == data
+    fewer = copy.deepcopy(data)
+    fewer["claims"] = [c for c in fewer["claims"] if c["topic"] != "CA"]
+    _, lines = baseline.update(fewer, tmp_path)
+    assert not baseline.topic_path("context_axis", "ci-cpu-float32", tmp_path).exists()
+    assert any(ln.startswith("removed: ") and "context_axis" in ln for ln in lines)
+    assert baseline.load_for(data["run"], tmp_path)["claims"] == fewer["claims"]
+    stray = copy.deepcopy(data)
+    stray["claims"][0]["topic"], stray["claims"][0]["id"] = "XX", "XX-1"
+    with pytest.raises(ReproError, match="XX-1: topic 'XX' is none of"):
+        baseline.update(stray, tmp_path)

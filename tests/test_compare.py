@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import copy
 import json
-from pathlib import Path
 
 import pytest
 
@@ -416,12 +415,16 @@ def test_a_claim_not_run_is_not_counted_as_a_verdict_change():
 # --------------------------------------------------------------------------- a real claims.json
 # (issue 65 item 2: each case below passed `repro compare` with exit 0 before)
 
-REAL = Path(__file__).resolve().parents[1] / "repro" / "harness" / "baselines" / "ci-cpu-float32.json"
+REAL = "ci-cpu-float32"  # the committed baseline (its topic files joined: repro/<topic>/baselines/)
 
 
 @pytest.fixture(scope="module")
 def real_run() -> dict:
-    return json.loads(REAL.read_text("utf-8"))
+    from repro.harness import baseline
+
+    data = baseline.load_set(REAL, baseline.ROOT)
+    assert data is not None, f"no committed baseline {REAL}"
+    return data
 
 
 def _real(real_run: dict) -> dict:
@@ -460,7 +463,7 @@ def test_an_exact_check_that_moves_is_a_regression(real_run, tmp_path, capsys):
     (line,) = _record_lines(c, "RS-1")
     assert RS1_EXACT[1] in line and "409 -> 500" in line and "exact" in line
     a_path, b_path = tmp_path / "a.json", tmp_path / "b.json"
-    a_path.write_text(REAL.read_text("utf-8"))
+    a_path.write_text(json.dumps(real_run))
     b_path.write_text(json.dumps(b))
     assert main(["compare", str(a_path), str(b_path)]) == 1
     assert "REGRESSED" in capsys.readouterr().out
@@ -472,7 +475,7 @@ def test_an_exact_check_in_json_is_strict_json(real_run, capsys, tmp_path):
     b = _real(real_run)
     _find(b, *RS1_EXACT)["measured"] = 500
     a_path, b_path = tmp_path / "a.json", tmp_path / "b.json"
-    a_path.write_text(REAL.read_text("utf-8"))
+    a_path.write_text(json.dumps(real_run))
     b_path.write_text(json.dumps(b))
     assert main(["compare", str(a_path), str(b_path), "--json"]) == 1
     out = json.loads(capsys.readouterr().out, parse_constant=lambda t: pytest.fail(f"non-standard JSON {t}"))
@@ -534,7 +537,7 @@ def test_a_measured_value_of_an_impossible_type_is_a_schema_error(real_run, tmp_
     b = _real(real_run)
     _find(b, *RS1_EXACT)["measured"] = value
     a_path, b_path = tmp_path / "a.json", tmp_path / "b.json"
-    a_path.write_text(REAL.read_text("utf-8"))
+    a_path.write_text(json.dumps(real_run))
     b_path.write_text(json.dumps(b))
     assert main(["compare", str(a_path), str(b_path)]) == 2
     err = capsys.readouterr().err
@@ -559,3 +562,21 @@ def test_a_drifted_per_model_record_names_its_model(real_run):
     c = cmp.compare(_real(real_run), b)
     (line,) = [ln for ln in cmp.lines(c) if ln.lstrip().startswith("CA-4") and "[check]" in ln]
     assert "[gemma3-270m]" in line and c.regressed
+
+
+def test_compare_takes_a_committed_baseline_by_its_key(real_run, tmp_path, monkeypatch, capsys):
+    """`repro compare ci-cpu-float32 artifacts/claims.json`: A is the committed baseline of that
+    configuration, its topic files joined (repro/<topic>/baselines/); a key that names none is
+    one line, exit 2."""
+    monkeypatch.delenv("REPRO_BASELINES", raising=False)
+    b = _real(real_run)
+    b_path = tmp_path / "b.json"
+    b_path.write_text(json.dumps(b))
+    assert main(["compare", REAL, str(b_path)]) == 0
+    _find(b, *RS1_EXACT)["measured"] = 500
+    b_path.write_text(json.dumps(b))
+    assert main(["compare", REAL, str(b_path)]) == 1
+    capsys.readouterr()
+    assert main(["compare", "ci-cpu-float99", str(b_path)]) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and "a baseline's key" in err
