@@ -21,6 +21,7 @@ import stat
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import pytest
@@ -433,6 +434,27 @@ def test_corrupt_model_is_rebuilt_from_the_real_gguf(real_gguf_dir, tmp_cache, b
     stamp = json.loads((model_cache_dir(MODEL) / "repro-cache.json").read_text())
     assert stamp["sha256"]["model.safetensors"] == runtime.sha256_file(weights)
     assert stat.S_IMODE(weights.stat().st_mode) & 0o044  # a shared cache's other users can read it
+
+
+@pytest.mark.pretrained
+@pytest.mark.slow
+def test_a_stopped_background_build_leaves_no_temporary(real_gguf_dir, tmp_cache):
+    """The run stops a background build it no longer needs (SIGTERM, `ClaimsSession`'s unconfigure):
+    the build's temporary directory goes with it, instead of an empty `.smollm2-135m-….tmp/` left
+    in models/ each time."""
+    (tmp_cache / "fixtures").mkdir(parents=True)
+    (tmp_cache / "fixtures" / MODEL).symlink_to(real_gguf_dir, target_is_directory=True)
+    proc = pretrained.prepare_in_background([MODEL])
+    assert proc is not None
+    models = tmp_cache / "models"
+    deadline = time.monotonic() + 180
+    while not (models.is_dir() and list(models.glob(f".{model_cache_dir(MODEL).name}.*.tmp"))):
+        assert proc.poll() is None and time.monotonic() < deadline, "the build ended before its temporary appeared"
+        time.sleep(0.05)
+    proc.terminate()
+    assert proc.wait(timeout=120) != 0
+    assert [p.name for p in models.iterdir() if p.name.endswith(".tmp")] == []
+    assert not model_cache_dir(MODEL).exists()
 
 
 def test_corrupt_model_in_a_read_only_cache_is_one_error_line(shared_tmp, monkeypatch, bpe):
