@@ -32,18 +32,18 @@ import pytest
 from repro.harness import catalogue, plan, profiles
 from repro.sinks import experiments as sinks
 from repro.sinks import figures, init_std
-from repro.sinks.budget import baseline_budget_power, loss_gap_power
+from repro.sinks.budget import BASELINE_CHECK, baseline_budget_power, loss_gap_power
 from repro.sinks.trio import (
     SHIFT,
     Trio,
     amplification_p,
+    deviation_readings,
     harm_null,
     perplexity_ratios,
+    perplexity_readings,
     rates_summary,
-    record_deviation,
-    record_perplexities,
-    record_sink_rates,
-    record_table7,
+    sink_rate_readings,
+    table7_rows,
     tokens_per_model,
     train_trio,
 )
@@ -91,6 +91,12 @@ NOT_REPRODUCED: dict[tuple[str, str], str] = {
 }
 
 
+def _record(claim, readings) -> None:
+    """The topic's context readings (`repro.core.readings.Reading`), recorded, not asserted."""
+    for r in readings:
+        claim.record(r.name, r.measured, compare="none", source=r.source, unit=r.unit, key=r.key)
+
+
 @pytest.fixture(scope="module")
 def sizes(profile):
     return profile.sizes("sinks")
@@ -114,7 +120,7 @@ def test_positional_scaling_flattens_the_std_at_init(claim, init_profiles, sizes
     slope). It is asserted once, on amplification, with the unscaled baseline as its negative
     control; the identities are shown as context."""
     s = init_std.init_slopes(init_profiles)
-    init_std.record_init_identities(claim, init_profiles, s, SOURCE_EQ2_SLOPE, SOURCE_FLAT_SLOPE)
+    _record(claim, init_std.init_identity_readings(init_profiles, s, SOURCE_EQ2_SLOPE, SOURCE_FLAT_SLOPE))
     claim.figure(figures.init_std_variants(init_profiles), "fig9_variants")
     claim.check(
         f"amplification (√i), and with it attenuation (√(i/T)): log-log slope of std(o_i) against i "
@@ -180,16 +186,19 @@ def test_sink_rates_after_pretraining(claim, trio, deviation, sizes, profile):
     p_amp = amplification_p(trio, form)
     rows = {k: trio.curves[k].row(form) for k in sinks.SCALINGS}
     base = np.array(rows["baseline"])
-    record_sink_rates(claim, trio, sizes["model"], form, p_amp)
-    record_deviation(claim, deviation, sizes["model"], form)
+    _record(claim, sink_rate_readings(trio, sizes["model"], form, p_amp))
+    _record(claim, deviation_readings(deviation, sizes["model"], form))
     claim.figure(figures.trio_sink_rates(trio, deviation, form, n_seq), "fig12")
     claim.figure(figures.trio_training(trio), "training")
+    # a power for the baseline check only (budget, fitted to this trio: it sizes the chunk, never
+    # decides); the variants' checks have none (the source gives no effect size for them at a
+    # budget below its own), so a miss there reads inconclusive (issue 64)
     claim.power(
-        **baseline_budget_power(trio, form, n_seq=n_seq, long_tokens=_tokens("long"), paper_tokens=_tokens("paper"))
+        baseline_budget_power(trio, form, n_seq=n_seq, long_tokens=_tokens("long"), paper_tokens=_tokens("paper"))
     )
     claim.not_reproduced_if(NOT_REPRODUCED, ("SK-2", profile.name), rates_summary(trio, form, sizes["model"]))
     claim.check(
-        "baseline: sink rate at its lowest over lengths (≥ one sink head of L·H at every length)",
+        f"{BASELINE_CHECK} (≥ one sink head of L·H at every length)",
         float(base.min()),
         one_head,
         compare="ge",
@@ -237,12 +246,12 @@ def test_interventions_do_not_hurt_language_modelling(claim, trio, deviation, si
     claim.corpus(trio.corpus, shift=SHIFT)
     text = trio.text  # the in-domain set's key: "brown" by default
     if kind == "amplification":  # the table once per run
-        record_table7(claim, trio, deviation, sizes["model"], TABLE7)
+        claim.table(*table7_rows(trio, deviation, sizes["model"], TABLE7))
     r = perplexity_ratios(trio, kind, TABLE7)
     ctl, ctl_name = harm_null(trio, kind)
-    record_perplexities(claim, trio, deviation, r)
+    _record(claim, perplexity_readings(trio, deviation, r))
     claim.power(
-        **loss_gap_power(trio, r, PPL_MARGIN, baseline_source_ppl=TABLE7["baseline"][0], paper_tokens=_tokens("paper"))
+        loss_gap_power(trio, r, PPL_MARGIN, baseline_source_ppl=TABLE7["baseline"][0], paper_tokens=_tokens("paper"))
     )
     measured = ", ".join(f"{name} ≤ {u:.3f}" for name, u in r.upper.items())
     claim.not_reproduced_if(NOT_REPRODUCED, (f"SK-3 {kind}", profile.name), measured)

@@ -432,6 +432,30 @@ def test_baseline_sink_power_by_hand():
     assert baseline_sink_power(_fake_trio(0.10, 0.30), "source", 1000, reps=200) == 1.0
 
 
+def test_sk2_power_covers_the_baseline_check_only_and_never_decides():
+    """Issue 64: SK-2's power is a budget model fitted to this trio (at our budget a bootstrap of
+    its own heads) and covers the baseline check alone; the variants' checks have no power. So a
+    failing attenuation check reads inconclusive (at decide it read "contradicted, power 1.0,
+    size 0"), and even a failing baseline check cannot read contradicted on it."""
+    from repro.core.readings import Power
+    from repro.harness import rules
+    from repro.sinks.budget import BASELINE_CHECK, baseline_budget_power
+
+    p = baseline_budget_power(
+        _fake_trio(0.10, 0.30), "source", n_seq=20, long_tokens=10**4, paper_tokens=10**6, reps=50
+    )
+    assert isinstance(p, Power) and p.covers == (BASELINE_CHECK,) and p.value == 1.0
+    assert p.basis_kind == "budget" and p.fitted and p.sd == "plug-in"
+    power = {"role": "power", "measured": p.value, "power": p.to_dict()}
+    for name in ("attenuation: sink rate at its highest over lengths", f"{BASELINE_CHECK} (≥ one sink head)"):
+        j = rules.judge_failure([power, {"role": "check", "name": name, "within": False}])
+        assert j.kind == "inconclusive", (name, j)
+    assert (
+        "no power covers"
+        in rules.judge_failure([power, {"role": "check", "name": "attenuation", "within": False}]).why[0]
+    )
+
+
 def test_loss_gap_model_recovers_a_log_linear_gap():
     """SK-3's budget model: per-step losses whose gap is a + b·ln(tokens) (+ alternating noise)
     give back a, b over the second half of training, and the gap at a budget with its se."""

@@ -158,6 +158,4 @@ ALLOWED = {
     "repro/born_biased/records.py",
     "repro/causal_shift/study.py",
     "repro/seedprint/verdicts.py",
-    "repro/sinks/init_std.py",
-    "repro/sinks/trio.py",
 }

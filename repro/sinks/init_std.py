@@ -1,7 +1,7 @@
 """SK-1: 001 Eq 2 / Fig 9 on §6.2.1's nano LLaMA variants at init — the std of the first
 attention layer's output o_i per position under Gaussian inputs (`init_std_profile`, one set of
 initial weights per seed for all three variants), its log-log slope per init (`init_slopes`), and
-the identities that make the three variants' slopes one measurement (`record_init_identities`:
+the identities that make the three variants' slopes one measurement (`init_identity_readings`:
 amplification's √i adds ½ to the baseline's slope, attenuation's √(i/T) = √i / √T moves log std,
 never its slope).
 """
@@ -16,6 +16,7 @@ import numpy as np
 import torch
 
 from repro.core import stats
+from repro.core.readings import Reading
 from repro.core.stats import PositionalStdResult, PositionStd, SeedCurves, loglog_slope, mean_sem
 from repro.ground.runtime import derive_seed, generator
 from repro.sinks.experiments import SCALINGS, base_of, nano_llama, record_attention
@@ -104,46 +105,42 @@ def init_slopes(profiles: dict[str, Any]) -> InitSlopes:
     return InitSlopes(per_seed, slopes)
 
 
-def record_init_identities(claim, profiles: dict[str, Any], s: InitSlopes, eq2_slope, flat_slope) -> None:
-    """SK-1's context records: uniform attention's Σ_j A_ij² at init, the baseline's and
-    attenuation's slopes (`eq2_slope`, `flat_slope`: the source's −½ and 0), and the identities
-    that make the three slopes one measurement (amplification = baseline + ½; attenuation's √(i/T)
-    = √i / √T moves log std, never its slope)."""
+def init_identity_readings(profiles: dict[str, Any], s: InitSlopes, eq2_slope, flat_slope) -> list[Reading]:
+    """SK-1's context readings (recorded, not asserted): uniform attention's Σ_j A_ij² at init, the
+    baseline's and attenuation's slopes (`eq2_slope`, `flat_slope`: the source's −½ and 0), and the
+    identities that make the three slopes one measurement (amplification = baseline + ½;
+    attenuation's √(i/T) = √i / √T moves log std, never its slope)."""
     base, amp, att = profiles["baseline"], profiles["amplification"], profiles["attenuation"]
     per_seed, slopes, n = s.per_seed, s.slopes, s.n
     T_ctx = int(att.positions[-1])
-    claim.record(
-        "first layer's Σ_j A_ij² × i at the last position (1 under uniform attention)",
-        float(base.attn_sq.mean[-1] * base.positions[-1]),
-        compare="none",
-    )
-    claim.record(
-        f"baseline: log-log slope of std(o_i) against i (mean over {n} inits; Eq 2: −½)",
-        slopes["baseline"][0],
-        compare="none",
-        source=eq2_slope,
-    )
-    claim.record(
-        "amplification − baseline slope − ½, largest |value| over inits (0 up to float rounding: the same "
-        "o_i times √i, so the amplification check below is also Eq 2's −½ on the baseline)",
-        float(np.abs(per_seed["amplification"] - per_seed["baseline"] - 0.5).max()),
-        compare="none",
-    )
-    claim.record(
-        f"attenuation (√(i/T)): log-log slope of std(o_i) against i (mean over {n} inits); not asserted separately",
-        slopes["attenuation"][0],
-        compare="none",
-        source=flat_slope,
-    )
-    claim.record(
-        "attenuation − amplification slope, largest |difference| over inits (0 up to float rounding: "
-        "√(i/T) = √i / √T moves log std by −½·log T, never its slope: the same test)",
-        float(np.abs(per_seed["attenuation"] - per_seed["amplification"]).max()),
-        compare="none",
-    )
-    claim.record(
-        f"attenuation / amplification std(o_i), mean over positions and inits (1/√T = {1 / math.sqrt(T_ctx):.4f}: "
-        "attenuation equalises at the level of the last position, amplification at the first's)",
-        float(np.mean(att.std.values / amp.std.values)),
-        compare="none",
-    )
+    return [
+        Reading(
+            "first layer's Σ_j A_ij² × i at the last position (1 under uniform attention)",
+            float(base.attn_sq.mean[-1] * base.positions[-1]),
+        ),
+        Reading(
+            f"baseline: log-log slope of std(o_i) against i (mean over {n} inits; Eq 2: −½)",
+            slopes["baseline"][0],
+            source=eq2_slope,
+        ),
+        Reading(
+            "amplification − baseline slope − ½, largest |value| over inits (0 up to float rounding: the same "
+            "o_i times √i, so the amplification check below is also Eq 2's −½ on the baseline)",
+            float(np.abs(per_seed["amplification"] - per_seed["baseline"] - 0.5).max()),
+        ),
+        Reading(
+            f"attenuation (√(i/T)): log-log slope of std(o_i) against i (mean over {n} inits); not asserted separately",
+            slopes["attenuation"][0],
+            source=flat_slope,
+        ),
+        Reading(
+            "attenuation − amplification slope, largest |difference| over inits (0 up to float rounding: "
+            "√(i/T) = √i / √T moves log std by −½·log T, never its slope: the same test)",
+            float(np.abs(per_seed["attenuation"] - per_seed["amplification"]).max()),
+        ),
+        Reading(
+            f"attenuation / amplification std(o_i), mean over positions and inits (1/√T = {1 / math.sqrt(T_ctx):.4f}: "
+            "attenuation equalises at the level of the last position, amplification at the first's)",
+            float(np.mean(att.std.values / amp.std.values)),
+        ),
+    ]

@@ -18,6 +18,7 @@ import torch
 
 from repro.core import data, stats, train
 from repro.core.checkpoints import load_snapshot
+from repro.core.readings import Reading
 from repro.ground.runtime import ReproError, resolve_autocast
 from repro.sinks.experiments import (
     EPSILON,
@@ -250,61 +251,77 @@ def deviation_label(dev: Trio) -> str:
     return f"deviation (lr {dev.cfg.lr:g}, wd {dev.cfg.weight_decay:g}: not Table 14's setting)"
 
 
-def record_sink_rates(claim, trio: Trio, model: dict, form: str, p_amp: dict[int, float]) -> None:
-    """SK-2's context records (001 §6.2.1, Fig 12): the training, every variant's sink rate in
-    both metric forms at every length, the largest head's mean α¹, uniform attention's α¹, and
-    `p_amp` (`amplification_p`) per length; `model`: the profile's `model` row."""
+def sink_rate_readings(trio: Trio, model: dict, form: str, p_amp: dict[int, float]) -> list[Reading]:
+    """SK-2's context readings (001 §6.2.1, Fig 12): the training, every variant's sink rate in
+    both metric forms (ε = 0.25, the source's; ε = 0.3, Gu et al.'s, which CLAIMS.md asks to report
+    too) at every length, the three checks' quantities at the other form's ε, the largest head's
+    mean α¹, uniform attention's α¹, and `p_amp` (`amplification_p`) per length; `model`: the
+    profile's `model` row."""
     lengths = trio.curves["baseline"].lengths
-    claim.record("training (Table 14's optimiser settings, our budget)", describe(trio, model), compare="none")
-    claim.record(
-        "training wall time per model, s (from the checkpoints' meta)",
-        ", ".join(f"{k} {r.wall_s:.0f}" for k, r in trio.results.items()),
-        compare="none",
-    )
+    out = [
+        Reading("training (Table 14's optimiser settings, our budget)", describe(trio, model)),
+        Reading(
+            "training wall time per model, s (from the checkpoints' meta)",
+            ", ".join(f"{k} {r.wall_s:.0f}" for k, r in trio.results.items()),
+        ),
+    ]
     for kind in SCALINGS:
         for f in FORMS:
             for n in lengths:
-                claim.record(
-                    f"{kind}: sink rate, ε = {EPSILON[f]} ({f} form), T = {n}",
-                    trio.curves[kind].mean(f, n),
-                    compare="none",
+                out.append(
+                    Reading(f"{kind}: sink rate, ε = {EPSILON[f]} ({f} form), T = {n}", trio.curves[kind].mean(f, n))
                 )
-        claim.record(
-            f"{kind}: largest mean α¹ of any head, T = {lengths[-1]}",
-            float(trio.curves[kind].alpha[form][lengths[-1]].mean(0).max()),
-            compare="none",
+        out.append(
+            Reading(
+                f"{kind}: largest mean α¹ of any head, T = {lengths[-1]}",
+                float(trio.curves[kind].alpha[form][lengths[-1]].mean(0).max()),
+            )
         )
-    claim.record(
-        "α¹ of a head with uniform causal attention, T = " + str(lengths[-1]),
-        expected_uniform_importance(lengths[-1]),
-        compare="none",
+    for f in FORMS:
+        if f == form:
+            continue  # the asserted form: its quantities are the checks themselves
+        rows = {k: np.array(trio.curves[k].row(f)) for k in SCALINGS}
+        at = f"ε = {EPSILON[f]} ({f} form; not asserted)"
+        out += [
+            Reading(f"baseline: sink rate at its lowest over lengths, {at}", float(rows["baseline"].min())),
+            Reading(f"attenuation: sink rate at its highest over lengths, {at}", float(rows["attenuation"].max())),
+            Reading(
+                f"amplification − baseline sink rate, largest over lengths, {at}",
+                float((rows["amplification"] - rows["baseline"]).max()),
+            ),
+        ]
+    out.append(
+        Reading(
+            "α¹ of a head with uniform causal attention, T = " + str(lengths[-1]),
+            expected_uniform_importance(lengths[-1]),
+        )
     )
-    for n in lengths:
-        claim.record(f"amplification < baseline at T = {n}: Bonferroni one-sided Wilcoxon p", p_amp[n], compare="none")
+    out += [Reading(f"amplification < baseline at T = {n}: Bonferroni one-sided Wilcoxon p", p_amp[n]) for n in lengths]
+    return out
 
 
-def record_deviation(claim, deviation: Trio | None, model: dict, form: str) -> None:
-    """SK-2's context records of the deviation's trio (the profile's `deviation` optimiser, not
+def deviation_readings(deviation: Trio | None, model: dict, form: str) -> list[Reading]:
+    """SK-2's context readings of the deviation's trio (the profile's `deviation` optimiser, not
     the source's), or that the profile trains none."""
     if deviation is None:
-        claim.record(
-            "deviation run (lr 3e-3, wd 0.5; not the source's)", "trained in the long profile only", compare="none"
-        )
-        return
+        return [Reading("deviation run (lr 3e-3, wd 0.5; not the source's)", "trained in the long profile only")]
     lengths = deviation.curves["baseline"].lengths
     lab = deviation_label(deviation)
-    claim.record(f"{lab}: training", describe(deviation, model), compare="none")
+    out = [Reading(f"{lab}: training", describe(deviation, model))]
     for kind in SCALINGS:
-        claim.record(
-            f"{lab}: {kind} sink rate (ε = {EPSILON[form]}) at T = {list(lengths)}",
-            str(np.round(deviation.curves[kind].row(form), 4).tolist()),
-            compare="none",
+        out.append(
+            Reading(
+                f"{lab}: {kind} sink rate (ε = {EPSILON[form]}) at T = {list(lengths)}",
+                str(np.round(deviation.curves[kind].row(form), 4).tolist()),
+            )
         )
-    claim.record(
-        f"{lab}: amplification < baseline, Bonferroni Wilcoxon p at T = {list(lengths)}",
-        str([float(f"{p:.3g}") for p in amplification_p(deviation, form).values()]),
-        compare="none",
+    out.append(
+        Reading(
+            f"{lab}: amplification < baseline, Bonferroni Wilcoxon p at T = {list(lengths)}",
+            str([float(f"{p:.3g}") for p in amplification_p(deviation, form).values()]),
+        )
     )
+    return out
 
 
 def rates_summary(trio: Trio, form: str, model: dict) -> str:
@@ -354,9 +371,9 @@ def perplexity_ratios(trio: Trio, kind: str, table7: dict) -> PerplexityRatios:
     return PerplexityRatios(kind, perplexities(trio), src, ratio, upper, sds)
 
 
-def record_table7(claim, trio: Trio, deviation: Trio | None, model: dict, table7: dict) -> None:
-    """SK-3's table: 001 Table 7 next to the trio's perplexities on the two held-out sets (and the
-    deviation's trio where the profile trains one)."""
+def table7_rows(trio: Trio, deviation: Trio | None, model: dict, table7: dict) -> tuple[str, list[str], list[list]]:
+    """SK-3's table (title, columns, rows): 001 Table 7 next to the trio's perplexities on the two
+    held-out sets (and the deviation's trio where the profile trains one)."""
     text = trio.text
     ppl = perplexities(trio)
     rows = [[k, round(ppl[k][text], 2), round(ppl[k][SHIFT], 2), *table7[k]] for k in SCALINGS]
@@ -372,7 +389,7 @@ def record_table7(claim, trio: Trio, deviation: Trio | None, model: dict, table7
             ]
             for k in SCALINGS
         ]
-    claim.table(
+    return (
         f"001 Table 7 next to ours: perplexity ({describe(trio, model)}; {trio.n_windows[text]} "
         f"windows of {trio.cfg.seq_len} tokens per set)",
         [
@@ -386,34 +403,40 @@ def record_table7(claim, trio: Trio, deviation: Trio | None, model: dict, table7
     )
 
 
-def record_perplexities(claim, trio: Trio, deviation: Trio | None, r: PerplexityRatios) -> None:
-    """SK-3's context records for `r.kind`: its perplexity and its ratio to the baseline's on each
+def perplexity_readings(trio: Trio, deviation: Trio | None, r: PerplexityRatios) -> list[Reading]:
+    """SK-3's context readings for `r.kind`: its perplexity and its ratio to the baseline's on each
     held-out set (the deviation's ratio beside it), and, on the shifted set, the trained baseline
     run with the scaling switched on, never trained for it (on the in-domain set that is
     amplification's negative control, `harm_null`)."""
     kind, text = r.kind, trio.text
+    out = []
     for name in trio.held_out:
-        claim.record(
-            f"{kind}: perplexity on held-out {name} (baseline {r.ppl['baseline'][name]:.2f})",
-            r.ppl[kind][name],
-            compare="none",
+        out.append(
+            Reading(
+                f"{kind}: perplexity on held-out {name} (baseline {r.ppl['baseline'][name]:.2f})", r.ppl[kind][name]
+            )
         )
-        claim.record(
-            f"{kind} / baseline perplexity on {name} (source: Table 7's "
-            f"{'WikiText-2' if name == text else 'C4'} ratio)",
-            r.ratio[name],
-            compare="none",
-            source=round(r.source[name], 4),
+        out.append(
+            Reading(
+                f"{kind} / baseline perplexity on {name} (source: Table 7's "
+                f"{'WikiText-2' if name == text else 'C4'} ratio)",
+                r.ratio[name],
+                source=round(r.source[name], 4),
+            )
         )
         if deviation is not None:
             r_dev, u_dev, _ = ratio_bound(deviation.nll[kind][name] - deviation.nll["baseline"][name])
-            claim.record(
-                f"{deviation_label(deviation)}: {kind} / baseline perplexity on {name} (upper 95% bound)",
-                f"{r_dev:.4f} (≤ {u_dev:.4f})",
-                compare="none",
+            out.append(
+                Reading(
+                    f"{deviation_label(deviation)}: {kind} / baseline perplexity on {name} (upper 95% bound)",
+                    f"{r_dev:.4f} (≤ {u_dev:.4f})",
+                )
             )
-    claim.record(
-        f"the baseline's weights run with the {kind} scaling (never trained for it) / baseline perplexity on {SHIFT}",
-        math.exp(float((switched_nll(trio, kind, SHIFT) - trio.nll["baseline"][SHIFT]).mean())),
-        compare="none",
+    out.append(
+        Reading(
+            f"the baseline's weights run with the {kind} scaling (never trained for it) / baseline perplexity "
+            f"on {SHIFT}",
+            math.exp(float((switched_nll(trio, kind, SHIFT) - trio.nll["baseline"][SHIFT]).mean())),
+        )
     )
+    return out
