@@ -38,6 +38,19 @@ WIDTH_ALLOWANCE = 0.02
 Z = 4.0  # standard errors: a two-sided 4σ band is missed by chance ~6e-5 of the time per number
 
 
+def _emit(claim, rows: records.Rows) -> None:
+    """Record and assert a topic's readings in order (`records.Row`): a context row is recorded, a
+    check row asserted through `claim.check`, with its negative control."""
+    for row in rows:
+        r = row.reading
+        if not row.is_check:
+            claim.record(r.name, r.measured, source=r.source, unit=r.unit, key=r.key)
+        elif row.control is None:
+            claim.check(r)
+        else:
+            claim.check(r, control=row.control.measured, control_name=row.control.name)
+
+
 # --------------------------------------------------------------------------- BB-4
 
 
@@ -62,7 +75,7 @@ def test_relu_mlp0_contracts_along_the_arccos_map(claim, mlp_stack):
     claim.figure(figures.fig5_mlp_stack(mlp_stack), "fig5")
     claim.table(*tables.fig5_mlp_stack(mlp_stack))
     ctl = "tanh MLP0 on the same weights (symmetric: ρ̄ stays 0)"
-    records.check_recurrence(claim, mlp_stack, Z, WIDTH_ALLOWANCE, SOURCE_RHO1, ctl)
+    _emit(claim, records.check_recurrence(mlp_stack, Z, WIDTH_ALLOWANCE, SOURCE_RHO1, ctl))
     # Monotone rise: every step up in every model (Prop 2: g(ρ) > ρ on [0, 1)), read as the share of
     # (model, block) steps that rise, so the control's margin is on the scale of the claim: tanh's ρ̄
     # wanders about 0 by ~1e-3, so its smallest rise misses 0 by that little, while about half of
@@ -130,7 +143,7 @@ def test_attention_amplifies_mlp_contraction(claim, two_blocks):
     claim.table(*tables.table3_two_blocks(two_blocks, SOURCE_TABLE3))
     claim.figure(figures.table3_two_blocks(two_blocks), "table3")
     for res in two_blocks:
-        records.check_two_blocks(claim, res, Z, WIDTH_ALLOWANCE, SOURCE_TABLE3)
+        _emit(claim, records.check_two_blocks(res, Z, WIDTH_ALLOWANCE, SOURCE_TABLE3))
 
 
 # --------------------------------------------------------------------------- BB-6
@@ -165,7 +178,7 @@ def test_positional_std_decays_as_inverse_sqrt(claim, positional):
         control=eq2.value_slope,
         control_name="std of the value vectors v_j (before aggregation)",
     )
-    records.check_eq2_pointwise(claim, eq2, Z)  # Eq 2 with the measured A; Finding 6's first token
+    _emit(claim, records.check_eq2_pointwise(eq2, Z))  # Eq 2 with the measured A; Finding 6's first token
     claim.figure(plotting.fig9_positional_std(positional), "fig9")
 
 
@@ -226,16 +239,16 @@ def test_random_init_prefers_one_token(claim, table1, uniform_baseline):
     bar = math.log10(ALPHA / n_cells)
     run42 = runs[("rope-gpt2", 42)]
     rate = preference_stats.weakest_source_freq(SOURCE_TABLE1, "rope-gpt2")
-    claim.power(**preference_power.table1_power(runs, rate, bar).record)
+    claim.power(preference_power.table1_power(runs, rate, bar).power)
     T = run42.lengths[-1]
     claim.table(*tables.table1(table1, SOURCE_TABLE1))
     claim.figure(figures.fig1a_preference(run42, T, uniform_baseline[0]), "fig1a")
     claim.figure(figures.table1_frequencies(table1), "table1")
     why = f"p < {ALPHA}/{n_cells} in every cell (App B.2's test, the head's null, Bonferroni over cells)"
-    records.check_significance(claim, runs, bar, why, "")
+    _emit(claim, records.check_significance(runs, bar, why, ""))
     fig1a = preference_stats.fig1a(runs, T, SOURCE_FIG1A, SOURCE_TABLE1)
-    records.record_fig1a(claim, fig1a)
-    records.check_fig1a(claim, fig1a, T)
+    _emit(claim, records.record_fig1a(fig1a))
+    _emit(claim, records.check_fig1a(fig1a, T))
 
 
 @pytest.mark.policy_dtype
@@ -249,11 +262,11 @@ def test_preference_holds_across_architectures(claim, table1, arch, profile):
     runs = {k: v for k, v in table1.items() if k[0] == arch}
     rate = preference_stats.weakest_source_freq(SOURCE_TABLE1, arch)
     power = preference_power.architecture_power(runs, arch, rate, ALPHA)
-    claim.power(**power.record)
+    claim.power(power.power)
     if arch == "llama" and profile.name == "ci":
         claim.not_reproduced(records.unseen_favourite(runs, rate, ALPHA, power.value, power.n80))
     why = f"App B.2: p < {ALPHA} in every cell (against the head's own null)"
-    records.check_significance(claim, runs, math.log10(ALPHA), why, f"{arch}: ")
+    _emit(claim, records.check_significance(runs, math.log10(ALPHA), why, f"{arch}: "))
 
 
 @pytest.mark.policy_dtype
@@ -273,7 +286,7 @@ def test_llama_preference_is_far_weaker(claim, table1, profile):
     claim.record("source: top-1 freq LLaMA / RoPE GPT-2 (Table 1, mean of rows)", src_ratio)
     claim.record("pooled top-1 counts, LLaMA vs RoPE GPT-2", f"{weaker.llama_count} vs {weaker.rope_count}")
     power = preference_power.far_weaker_power(weaker, SOURCE_TABLE1, src_ratio, SOURCE_LENGTH_RATIO)
-    claim.power(**power.record)
+    claim.power(power.power)
     claim.figure(figures.table1_frequencies(table1), "table1b")
     if profile.name == "ci":  # measured at ci: RoPE GPT-2's counts are too few (strict: a pass must update this)
         claim.not_reproduced(records.far_weaker_unresolved(weaker, power.value, power.n80))
@@ -293,19 +306,14 @@ def other_size(profile, device):
     return preference_runs.preference_runs(device=device, keep_states=False, **bb_1_2_sizes(profile))
 
 
-@pytest.mark.policy_dtype
-@pytest.mark.xdist_group("born_biased-probes")  # the Table 1 probes: one worker builds them
-@pytest.mark.claim("BB-1.2")
-def test_preference_grows_with_length_and_size(claim, table1, other_size, profile):
-    """Pooled top-1 counts at the longest vs the shortest length, and of the larger vs the smaller
-    model (which of bb_1's and bb_1_2's is larger depends on the profile); under "no trend"
-    Bin(total, 1/2), one-sided at App B.2's level (`preference_stats.trends`)."""
+def _trend(claim, table1, other_size):
+    """BB-1.2's shared part: the pooled counts (`preference_stats.trends`), their two powers (length:
+    the source's; size: ours, `preference_power.trends_power`), context, table and figure."""
     big = _rope(table1)
     trend = preference_stats.trends(big, other_size)
-    power = preference_power.trends_power(
+    powers = preference_power.trends_power(
         trend, SOURCE_TABLE1, SOURCE_LENGTH_RATIO, SOURCE_SIZE_RATIO, ALPHA, SOURCE_SIZE_STEP
     )
-    claim.power(**power.record)
     short, long_, larger, smaller = f"T={trend.lengths[0]}", f"T={trend.lengths[-1]}", trend.larger, trend.smaller
     claim.record(f"pooled top-1 count, {long_} vs {short} ({larger})", f"{trend.long_count} vs {trend.short_count}")
     claim.record(f"pooled top-1 count, {larger} vs {smaller}", f"{trend.large_count} vs {trend.small_count}")
@@ -313,13 +321,39 @@ def test_preference_grows_with_length_and_size(claim, table1, other_size, profil
     claim.record("mechanism: final-normed cosine, larger minus smaller model", trend.cosine_size)
     claim.table(*tables.length_and_size(big, other_size))
     claim.figure(figures.table1_frequencies(big, other_size), "trend")
-    if profile.name == "ci":  # measured at ci: neither trend is resolved (strict: a pass must update this)
+    return trend, powers
+
+
+BB_1_2_WHY = "App B.2's level; one test per direction"
+
+
+@pytest.mark.policy_dtype
+@pytest.mark.xdist_group("born_biased-probes")  # the Table 1 probes: one worker builds them
+@pytest.mark.claim("BB-1.2")
+def test_preference_grows_with_length(claim, table1, other_size, profile):
+    """Pooled top-1 counts at the longest vs the shortest length; under "no trend" Bin(total, 1/2),
+    one-sided at App B.2's level (`preference_stats.trends`). Power at the source's length trend."""
+    trend, (length, _) = _trend(claim, table1, other_size)
+    claim.power(length.power)
+    if profile.name == "ci":  # measured at ci: not resolved (strict: a pass must update this)
         claim.not_reproduced(records.trends_unresolved(trend))
-    why = "App B.2's level; one test per direction"
-    claim.check(
-        "one-sided binomial p: longer sequences, more extreme", float(trend.p_length), ALPHA, compare="le", why=why
-    )
-    claim.check("one-sided binomial p: larger model, more extreme", float(trend.p_size), ALPHA, compare="le", why=why)
+    name = "one-sided binomial p: longer sequences, more extreme"
+    claim.check(name, float(trend.p_length), ALPHA, compare="le", why=BB_1_2_WHY)
+
+
+@pytest.mark.policy_dtype
+@pytest.mark.xdist_group("born_biased-probes")  # the Table 1 probes: one worker builds them
+@pytest.mark.claim("BB-1.2")
+def test_preference_grows_with_size(claim, table1, other_size, profile):
+    """Pooled top-1 counts of the larger vs the smaller model (which of bb_1's and bb_1_2's is larger
+    depends on the profile), as the length test. Power at OUR effect (basis "interest"): the source's
+    ×1.44 carried log-linearly to our step in weights (×1.16 at a 3× step)."""
+    trend, (_, size) = _trend(claim, table1, other_size)
+    claim.power(size.power)
+    if profile.name == "ci":  # measured at ci: not resolved (strict: a pass must update this)
+        claim.not_reproduced(records.trends_unresolved(trend))
+    name = "one-sided binomial p: larger model, more extreme"
+    claim.check(name, float(trend.p_size), ALPHA, compare="le", why=BB_1_2_WHY)
 
 
 SOURCE_AGREEMENT = catalogue.number("BB-2.2", "agreement")  # 001 Finding 2.2: 100 random models, N = 2,000
@@ -356,11 +390,11 @@ def test_favourite_token_is_set_by_the_seed(claim, table1, directions, profile):
     claim.check(name, between, 0.1, compare="le", why=why, control=within, control_name=ctl)
     rate = preference_stats.source_rate_at(SOURCE_TABLE1, SOURCE_LENGTH_RATIO, T)
     power = preference_power.held_out_declared(runs, T, rate)
-    claim.power(**power.record)
+    claim.power(power.power)
     if profile.name in ("ci", "long"):  # long probes at ci's sizes; measured at ci (strict: a pass must update this)
         claim.not_reproduced(records.unresolved_favourites((a, b), n, T, rate, power.value, power.n80))
     for favourite in (a, b):
-        records.check_held_out(claim, favourite, n)
+        _emit(claim, records.check_held_out(favourite, n))
 
 
 @pytest.mark.policy_dtype
@@ -372,7 +406,7 @@ def test_hidden_dimension_preference(claim, table1, uniform_baseline):
     the measured std (`preference_stats.dim_cells`). Control: N draws from that null."""
     runs = _rope(table1)
     cells, controls = preference_stats.dim_cells(runs)
-    records.record_dim_cells(claim, cells)
+    _emit(claim, records.record_dim_cells(cells))
     run = runs[("rope-gpt2", 42)]
     claim.figure(figures.fig10_token_and_dim(run, run.lengths[-1], *uniform_baseline), "fig10")
     claim.check(
@@ -395,7 +429,7 @@ def test_inter_sequence_contraction_grows_with_depth(claim, table1):
     runs = _rope(table1)
     T = next(iter(runs.values())).lengths[-1]
     for (_, seed), run in runs.items():
-        records.check_depth_trend(claim, run, T, seed)
+        _emit(claim, records.check_depth_trend(run, T, seed))
     claim.figure(figures.fig2_layer_cosine(runs, T), "fig2")
 
 
@@ -407,7 +441,7 @@ def test_contraction_direction_names_the_favourite(claim, directions):
     the favourite's largest frequency. Control: each model's direction token against the *next*
     model's favourite, through the same binomial test (`preference_stats.direction_test`)."""
     test = preference_stats.direction_test(directions, ALPHA)
-    records.record_direction_test(claim, directions, test, SOURCE_AGREEMENT)
+    _emit(claim, records.record_direction_test(directions, test, SOURCE_AGREEMENT))
     claim.figure(figures.fig_direction_agreement(directions), "agreement")
     claim.check(
         f"binomial p vs chance (p0 = {test.p0:.3f})",
@@ -427,14 +461,15 @@ def test_direction_agreement_rate_matches_source(claim, directions, profile):
     """The source's 76% inside our Wilson 95% interval. Power: by simulation, with our favourite
     the mode of N predictions (`preference_power.agreement_power`)."""
     test = preference_stats.direction_test(directions, ALPHA)
-    claim.power(**preference_power.agreement_power(directions, SOURCE_AGREEMENT).record)
+    claim.power(preference_power.agreement_power(directions, SOURCE_AGREEMENT).power)
     if profile.name == "ci":
         claim.not_reproduced(records.ill_determined_favourites(directions, test))
     src = SOURCE_AGREEMENT
     claim.record(f"agreement rate over {test.m} models", test.k / test.m, source=src)
     why = "the source's rate inside our interval (sampling error over models)"
-    claim.check("agreement rate: upper end of our Wilson 95% CI", test.ci.high, src, compare="ge", source=src, why=why)
-    claim.check("agreement rate: lower end of our Wilson 95% CI", test.ci.low, src, compare="le", source=src, why=why)
+    kw = dict(source=src, why=why, not_rejected=True)  # passes by not rejecting the source's rate
+    claim.check("agreement rate: upper end of our Wilson 95% CI", test.ci.high, src, compare="ge", **kw)
+    claim.check("agreement rate: lower end of our Wilson 95% CI", test.ci.low, src, compare="le", **kw)
 
 
 # =========================================================================== 001 §4.1: ablation
@@ -459,20 +494,20 @@ def test_mlp_drives_contraction_attention_alone_does_not(claim, ablation, unifor
     MLP-only through the "flat relative to MLP-only" test (`ablation_study.flatter_p`); attn-only
     through the "spiky" test. The histograms' p is App B.2's against each tied head's own null."""
     final = ablation_study.final_cosines(ablation)
-    records.record_table2(claim, ablation, final, SOURCE_TABLE2)
+    _emit(claim, records.record_table2(ablation, final, SOURCE_TABLE2))
     claim.table(*tables.table2_ablation(ablation, final, SOURCE_TABLE2))
     zero, zero_ctl = (float(np.abs(final[v]).max()) for v in ("attn-only", "mlp-only"))
     why, ctl = "≈ 0: far below MLP-only; >50 SEs of a null model's cosine", "MLP-only (contracts)"
     name = "attn-only |avg sim| (max over seeds)"
     claim.check(name, zero, 0.0, compare="abs", tol=ATTN_ZERO, why=why, control=zero_ctl, control_name=ctl)
     # "Flat" is judged against the other two variants, not against an exactly uniform histogram.
-    records.record_attn_only_p(claim, ablation, SOURCE_ATTN_ONLY_P)
+    _emit(claim, records.record_attn_only_p(ablation, SOURCE_ATTN_ONLY_P))
     count = ablation_study.pooled_top_counts(ablation)
     p, p_ctl = (float(ablation_study.flatter_p(ablation, v, "mlp-only")) for v in ("attn-only", "full"))
     why, ctl = "flat relative to MLP-only at 0.05", f"full ({count['full']}) against MLP-only"
     name = f"one-sided binomial p: attn-only top-1 counts ({count['attn-only']}) below MLP-only's ({count['mlp-only']})"
     claim.check(name, p, ALPHA, compare="le", why=why, control=p_ctl, control_name=ctl)
-    records.check_table2_order(claim, ablation, final, ALPHA)  # spiky histograms; full > MLP-only > attn-only
+    _emit(claim, records.check_table2_order(ablation, final, ALPHA))  # spiky histograms; full > MLP-only > attn-only
     claim.figure(figures.fig3_ablation_histograms(ablation, uniform_baseline[0]), "fig3")
     claim.figure(figures.table2_bars({v: final[v].mean() for v in final}, SOURCE_TABLE2), "table2")
     claim.figure(figures.fig4_mlp_only(ablation["mlp-only"]), "fig4")
@@ -493,7 +528,7 @@ def test_attention_amplifies_mlp_contraction_layer_by_layer(claim, ablation):
     why, ctl = "full above MLP-only from block 2 on, in every seed", "attn-only in place of full"
     name = "smallest full − MLP-only over blocks ≥ 2 and seeds"
     claim.check(name, above, 0.0, compare="ge", why=why, control=above_ctl, control_name=ctl)
-    records.check_widening(claim, gap, ALPHA)
+    _emit(claim, records.check_widening(gap, ALPHA))
     claim.check(
         "attn-only max |cosine| over blocks and seeds",
         float(np.abs(attn).max()),
@@ -528,7 +563,7 @@ def test_layernorm_engages_gelu_asymmetry(claim, gelu_spread):
     reach its asymmetric range (`init_bias.gelu_asymmetry`: 0 where GELU is linear, 1 for ReLU) and,
     "which in turn", the MLP output's inter-sequence cosine is clearly positive. The source's stds
     (0.55 / 0.011) are App B.1's init formula, context only (`records.record_gelu_std`)."""
-    records.record_gelu_std(claim, gelu_spread, SOURCE_GELU_STD)
+    _emit(claim, records.record_gelu_std(gelu_spread, SOURCE_GELU_STD))
     a, c = gelu_spread.asymmetry, gelu_spread.cosine
     claim.figure(figures.fig6_gelu(gelu_spread), "fig6")
     claim.check(
@@ -574,9 +609,11 @@ TOWARD_ONE = 0.9  # "converges toward 1" (Fig 8): within 0.1 of 1 after the last
 def test_stacked_attention_contracts_within_sequences(claim, intra):
     """Per T (`records.check_intra_sequence`): standard attention overlaps Attn0, rises with depth and
     converges toward 1. Control (Finding 5's null, §4.4): the same stacks without the averaging —
-    each layer x_i ↦ W_O W_V LN(x_i), same weights, norms and depth — through "toward 1"."""
+    each layer x_i ↦ W_O W_V LN(x_i), same weights, norms and depth — on inputs that start at
+    cosine 1/2 (`init_bias.NULL_START`, fixed before any run: a signed cosine free to rise if the
+    per-token maps align tokens), through "toward 1"."""
     for res in intra:
-        records.check_intra_sequence(claim, res, OVERLAP_TOL, Z, TOWARD_ONE)
+        _emit(claim, records.check_intra_sequence(res, OVERLAP_TOL, Z, TOWARD_ONE))
     short, long_ = intra[0], intra[-1]
     faster, why = float((short.standard.mean - long_.standard.mean).min()), "shorter T contracts faster, at every layer"
     claim.check(f"smallest per-layer (T={short.T} minus T={long_.T}) cosine", faster, 0.0, compare="ge", why=why)
@@ -617,8 +654,8 @@ def test_prop5_closed_form_at_every_depth(claim, intra):
     depths = closed_forms.prop5_depths(n_max)
     compared = [d for d in depths if d.reached]
     claim.table(*tables.prop5_depths(depths))
-    records.record_prop5_context(claim, intra[0], n_max, compared)
+    _emit(claim, records.record_prop5_context(intra[0], n_max, compared))
     for d in compared:
         ctl = f"{d.L} averagings (the other indexing), extrapolated"
         control = dict(control=d.other_indexing.limit - d.closed_form, control_name=ctl) if d is compared[0] else {}
-        records.check_prop5_depth(claim, d, APPROX_TOL, control)
+        _emit(claim, records.check_prop5_depth(d, APPROX_TOL, control))

@@ -294,6 +294,9 @@ class IntraSequenceResult:
     # the null: the standard stack's own weights without the averaging (`_no_averaging_cosines`)
     no_averaging: SeedCurves | None = None  # (seeds, L): off-diagonal mean after layer l
     no_averaging_abs: np.ndarray | None = None  # (seeds,) mean |cosine| over pairs i ≠ j after the last layer
+    # "toward 1"'s null: the same no-averaging stack on inputs that start at cosine NULL_START
+    # (`shared_inputs`), where a signed cosine is free to rise if the per-token maps align tokens
+    no_averaging_shared: SeedCurves | None = None  # (seeds, L): off-diagonal mean after layer l
 
 
 ATTN_STACK = dict(
@@ -352,6 +355,21 @@ def _no_averaging_cosines(model: torch.nn.Module, x: torch.Tensor) -> tuple[np.n
     return np.concatenate(offs, axis=1), np.concatenate(absn)
 
 
+#: where "toward 1"'s null starts (chosen before any run, issue 64): tokens of one sequence at
+#: cosine 1/2 — halfway, so a signed cosine can move either way; without averaging nothing mixes
+#: positions, so Finding 5's mechanism is absent and it stays near 1/2 (random maps keep angles to
+#: O(1/√d)), unless the per-token maps themselves align tokens (rank collapse of the product of
+#: random W_O W_V: the alternative the null rules out), which would carry it past 0.9
+NULL_START = 0.5
+
+
+def shared_inputs(x: torch.Tensor, rho: float, g: torch.Generator) -> torch.Tensor:
+    """x (N, T, d) i.i.d. N(0, 1) → √ρ·c + √(1−ρ)·x with c one N(0, I) vector per sequence: every
+    pair of a sequence's tokens at expected cosine ρ (norms ≈ √d, so the cosine concentrates)."""
+    c = torch.randn(x.shape[0], 1, x.shape[2], generator=g, device=g.device).to(x.device, x.dtype)
+    return math.sqrt(rho) * c + math.sqrt(1.0 - rho) * x
+
+
 @memo.cached("bb-intra-sequence")
 def intra_sequence_stack(
     *, T: int, d_model: int, n_head: int, n_layer: int, n_seq: int, seeds, device: torch.device | str = "cpu"
@@ -359,8 +377,9 @@ def intra_sequence_stack(
     """001 §4.4, Fig 8: one sequence of T isotropic Gaussian vectors through L stacked random-init
     self-attention sub-layers (softmax, App B.1 init, pre-LN, no residual — the residual stream
     would keep the input and hide the averaging) and through L Attn0 blocks; intra-sequence
-    cosine after each layer. The null: the standard stack's weights without the averaging
-    (`_no_averaging_cosines`), on the same inputs."""
+    cosine after each layer. The nulls: the standard stack's weights without the averaging
+    (`_no_averaging_cosines`), on the same inputs (context: its signed cosine cannot leave 0) and
+    on inputs that start at cosine NULL_START (`shared_inputs`: "toward 1"'s control)."""
     rows: dict[str, list] = {
         "standard": [],
         "attn0": [],
@@ -368,6 +387,7 @@ def intra_sequence_stack(
         "inputs": [],
         "no_avg": [],
         "no_avg_abs": [],
+        "no_avg_shared": [],
     }
     per_seq: dict[str, list] = {"standard": [], "attn0": []}
     std_cfg = TinyConfig.merged(**ATTN_STACK, d_model=d_model, n_head=n_head, n_layer=n_layer, max_len=T)
@@ -387,6 +407,8 @@ def intra_sequence_stack(
                 off, absn = _no_averaging_cosines(model, x)
                 rows["no_avg"].append([o.mean() for o in off])
                 rows["no_avg_abs"].append(absn.mean())
+                xs = shared_inputs(x, NULL_START, generator(derive_seed("bb5-shared", T, seed)))
+                rows["no_avg_shared"].append([o.mean() for o in _no_averaging_cosines(model, xs)[0]])
             del model
     sizes = dict(T=T, d_model=d_model, n_head=n_head, n_layer=n_layer, n_seq=n_seq, seeds=list(seeds))
     return IntraSequenceResult(
@@ -400,6 +422,7 @@ def intra_sequence_stack(
         np.array(rows["inputs"]),
         SeedCurves(np.array(rows["no_avg"])),
         np.array(rows["no_avg_abs"]),
+        SeedCurves(np.array(rows["no_avg_shared"])),
     )
 
 

@@ -1,8 +1,11 @@
 """Power of 001 §3's preference tests at the source's effects (BB-1, BB-1.1, BB-1.2, BB-1.3, BB-2.2):
 the exact powers of the top-count, pooled-share and held-out tests, the simulated power of
-Finding 2.2's agreement rate, and each claim's declaration for `claim.power` (`Declared`), every
+Finding 2.2's agreement rate, and each claim's declaration (`Declared`: a typed
+`repro.core.readings.Power` the claim file records with `claim.power`, and the N for 80%), every
 effect from the source's Table 1 (its weakest frequency, moved along its own length trend) or
-Finding 2.2.
+Finding 2.2 — except BB-1.2's size effect, which is ours (the source's ratio carried to our step).
+Each power names the checks it `covers`; where the declared effect is not the claim's edge
+(`edge` None) its 1 − power is no size at the edge, so a miss reads inconclusive, never contradicted.
 """
 
 from __future__ import annotations
@@ -17,20 +20,21 @@ import scipy.stats
 from repro.born_biased import head_null
 from repro.born_biased.preference_stats import FarWeaker, Trends, source_rate_at, weakest_source_freq
 from repro.core import stats
+from repro.core.readings import ALL_CHECKS, Power
 from repro.ground.runtime import derive_seed
 
 
 @dataclass(frozen=True)
 class Declared:
-    """A power at a declared effect: `claim.power(**declared.record)`, and the sample size at which it
+    """A power at a declared effect (`claim.power(declared.power)`), and the sample size at which it
     reaches 80% (`n80`, None beyond the search)."""
 
-    record: dict
+    power: Power
     n80: int | None
 
     @property
     def value(self) -> float:
-        return self.record["value"]
+        return self.power.value
 
 
 # --------------------------------------------------------------------------- the tests' powers
@@ -66,11 +70,22 @@ def trend_power(
     over `n_seeds` seeds, and the larger model against the smaller, pooled over seeds and
     `n_lengths` lengths — when the longer (larger) side's frequency is `length_ratio`
     (`size_ratio`) times the shorter (smaller) side's `f_short` (`f_small`)."""
-    a = power_pooled_share(m * n_seeds, min(1.0, length_ratio * f_short), m * n_seeds, f_short, alpha)
-    b = power_pooled_share(
-        m * n_seeds * n_lengths, min(1.0, size_ratio * f_small), m * n_seeds * n_lengths, f_small, alpha
+    return length_power(m, n_seeds=n_seeds, length_ratio=length_ratio, f_short=f_short, alpha=alpha) * size_power(
+        m, n_seeds=n_seeds, n_lengths=n_lengths, size_ratio=size_ratio, f_small=f_small, alpha=alpha
     )
-    return a * b
+
+
+def length_power(m: int, *, n_seeds: int, length_ratio: float, f_short: float, alpha: float) -> float:
+    """BB-1.2's length test alone at m sequences per cell: the longest length against the shortest,
+    pooled over `n_seeds` seeds (`power_pooled_share`)."""
+    return power_pooled_share(m * n_seeds, min(1.0, length_ratio * f_short), m * n_seeds, f_short, alpha)
+
+
+def size_power(m: int, *, n_seeds: int, n_lengths: int, size_ratio: float, f_small: float, alpha: float) -> float:
+    """BB-1.2's size test alone at m sequences per cell: the larger model against the smaller, pooled
+    over seeds and `n_lengths` lengths (`power_pooled_share`)."""
+    n = m * n_seeds * n_lengths
+    return power_pooled_share(n, min(1.0, size_ratio * f_small), n, f_small, alpha)
 
 
 def held_out_power(n: int, rate: float, null_rates, other_rate: float) -> float:
@@ -185,8 +200,11 @@ def table1_power(runs, rate: float, bar: float) -> Declared:
     `runs`, at a favourite of `rate` (Table 1(a)'s weakest RoPE GPT-2 frequency, T = 64)."""
     power, n80, n95 = power_every_cell(runs, rate, bar)
     run = next(iter(runs.values()))
-    record = dict(
+    power = Power(
         value=power,
+        covers=("largest log10 p over the",),  # the cells' check; Fig 1a's ratio has no power of its own
+        edge=None,  # the source's weakest favourite, not the edge (any favourite above the null): no size at the edge
+        sd="none",
         effect=f"a favourite at {rate:.2%} of predictions in every cell (Table 1(a)'s weakest, T = 64)",
         effect_value=rate,
         basis="source: 001 Table 1(a), the weakest RoPE GPT-2 top-1 frequency (T = 64)",
@@ -196,7 +214,7 @@ def table1_power(runs, rate: float, bar: float) -> Declared:
         decide=f"N = {n80} per cell",
         decide_either=f"N = {n95}",
     )
-    return Declared(record, n80)
+    return Declared(power, n80)
 
 
 def architecture_power(runs, arch: str, rate: float, alpha: float) -> Declared:
@@ -206,8 +224,11 @@ def architecture_power(runs, arch: str, rate: float, alpha: float) -> Declared:
     and the test cannot see it: the power says at which N it could."""
     power, n80, n95 = power_every_cell(runs, rate, math.log10(alpha))
     run = next(iter(runs.values()))
-    record = dict(
+    power = Power(
         value=power,
+        covers=(f"{arch}: largest log10 p",),
+        edge=None,  # the source's weakest favourite, not the edge: no size at the edge
+        sd="none",
         effect=f"{arch}: a favourite at {rate:.2%} of predictions in every cell (Table 1's weakest at T = 64)",
         effect_value=rate,
         basis=f"source: 001 Table 1({'a' if arch == 'rope-gpt2' else 'b'}), the weakest {arch} top-1 frequency "
@@ -218,7 +239,7 @@ def architecture_power(runs, arch: str, rate: float, alpha: float) -> Declared:
         decide=f"N = {n80} per cell",
         decide_either=f"N = {n95}",
     )
-    return Declared(record, n80)
+    return Declared(power, n80)
 
 
 def far_weaker_power(w: FarWeaker, source_table1: dict, source_ratio: float, length_ratio: float) -> Declared:
@@ -238,8 +259,11 @@ def far_weaker_power(w: FarWeaker, source_table1: dict, source_ratio: float, len
         return power_at_most_share(floor(N), w.n_cells * N, g_rate, w.share, 0.01)
 
     n80 = stats.n_for_power(power_at, n_max=1_000_000)
-    record = dict(
+    power = Power(
         value=power_at(w.n),
+        covers=(ALL_CHECKS,),  # p ≤ 0.01 for share ≤ 1/3 implies the ratio check (share < 1/3)
+        edge=0.5 - source_ratio,  # the source's ratio, not the bar 1/2: no size at the edge
+        sd="none",
         effect=f"LLaMA's favourite at {source_ratio:.3f}× RoPE GPT-2's "
         f"(Table 1 means), RoPE GPT-2's at {g_rate:.2%} over our lengths (Table 1(a)'s "
         f"weakest {rate64:.2%} at T = 64, ×{length_ratio:.2f} per 4× of length)",
@@ -253,7 +277,7 @@ def far_weaker_power(w: FarWeaker, source_table1: dict, source_ratio: float, len
         decide=f"N = {n80} per cell",
         decide_either="N = " + stats.either_way(power_at, "per cell", n_max=1_000_000),
     )
-    return Declared(record, n80)
+    return Declared(power, n80)
 
 
 def size_effect(size_ratio: float, our_step: float, source_step: float) -> float:
@@ -270,45 +294,63 @@ def size_effect(size_ratio: float, our_step: float, source_step: float) -> float
 
 def trends_power(
     t: Trends, source_table1: dict, length_ratio: float, size_ratio: float, alpha: float, source_step: float
-) -> Declared:
-    """BB-1.2's two tests (`trend_power`) when the longer (larger) side's frequency is the source's
-    ratio times our shorter (smaller) side's, every frequency the source's: our nano model's at
-    Table 1(a)'s weakest (T = 64) moved to each length by Table 1(a)'s own trend, the other size's
-    by Table 1(c)'s ratio (`size_ratio`, over the source's step of `source_step` in weights) carried
-    to our step (`size_effect`: at paper the source's own step, at ci and decide a smaller one)."""
+) -> tuple[Declared, Declared]:
+    """BB-1.2's two tests, each with its own power (`length_power`, `size_power`), when the longer
+    (larger) side's frequency is a declared ratio times our shorter (smaller) side's.
+
+    Length: the source's own effect — our nano model's frequency at Table 1(a)'s weakest (T = 64)
+    moved to each length by Table 1(a)'s trend (`length_ratio` per 4×); basis "source"; the claim's
+    edge is "grows at all" (×1), so this effect is not the edge and its 1 − power is no size there.
+    Size: OUR extrapolation, not the source's number — Table 1(c)'s ratio (`size_ratio`, over the
+    source's step of `source_step` in weights) carried log-linearly to our step (`size_effect`: the
+    source's own ratio at paper, ×1.16 at ci and decide's 3× depth step); basis "interest", and we
+    take it as the edge of "grows with size" at our step (edge 0: 1 − power is the size)."""
     nano = [source_rate_at(source_table1, length_ratio, T) for T in t.lengths]
     f_short = nano[0]
     ours = size_effect(size_ratio, t.scale_ratio, source_step)
     f_small = float(np.mean(nano)) / (ours if t.probe_is_larger else 1.0)
     steps = math.log(t.lengths[-1] / t.lengths[0], 4)
     r_len = length_ratio**steps
-    power_at = functools.partial(
-        trend_power,
-        n_seeds=t.n_seeds,
-        n_lengths=len(t.lengths),
-        length_ratio=r_len,
-        f_short=f_short,
-        size_ratio=ours,
-        f_small=f_small,
-        alpha=alpha,
+    sample = f"{t.n_seeds} seeds × {len(t.lengths)} lengths × 2 model sizes, N = {t.n} per cell"
+    test = f"one-sided pooled-share binomial test at {alpha}"
+    len_at = functools.partial(length_power, n_seeds=t.n_seeds, length_ratio=r_len, f_short=f_short, alpha=alpha)
+    size_at = functools.partial(
+        size_power, n_seeds=t.n_seeds, n_lengths=len(t.lengths), size_ratio=ours, f_small=f_small, alpha=alpha
     )
-    n80 = stats.n_for_power(power_at, n_max=200_000)
-    record = dict(
-        value=power_at(t.n),
+    n_len, n_size = (stats.n_for_power(f, n_max=200_000) for f in (len_at, size_at))
+    length = Power(
+        value=len_at(t.n),
+        covers=("longer sequences, more extreme",),
         effect=f"top-1 frequency ×{r_len:.2f} from T={t.lengths[0]} to T={t.lengths[-1]} (Table 1(a): "
-        f"×{length_ratio:.2f} per 4× of length) and ×{ours:.2f} for the larger model (Table 1(c) over (a): "
-        f"×{size_ratio:.2f} over {source_step:.1f}× the weights, carried log-linearly to our {t.scale_ratio:.1f}×)",
+        f"×{length_ratio:.2f} per 4× of length)",
         effect_value=r_len,
-        basis="source: 001 Table 1(a) (length trend, weakest frequency at T = 64) and Table 1(c) over (a) "
-        "(size ratio, per the weights' step)",
-        test=f"two one-sided pooled-share binomial tests at {alpha}, both must reject",
-        sample=f"{t.n_seeds} seeds × {len(t.lengths)} lengths × 2 model sizes, N = {t.n} per cell",
-        method=f"closed form: exact over both pooled counts; shorter/smaller-side frequencies from the source "
-        f"({f_short:.2%}, {f_small:.2%})",
-        decide=f"N = {n80} per cell",
-        decide_either="N = " + stats.either_way(power_at, "per cell", n_max=200_000),
+        edge=None,  # the source's trend, not the edge ×1: no size at the edge
+        sd="none",
+        basis="source: 001 Table 1(a) (length trend, weakest frequency at T = 64)",
+        test=test + ", longest vs shortest length",
+        sample=sample,
+        method=f"closed form: exact over both pooled counts; shorter-side frequency from the source ({f_short:.2%})",
+        decide=f"N = {n_len} per cell",
+        decide_either="N = " + stats.either_way(len_at, "per cell", n_max=200_000),
     )
-    return Declared(record, n80)
+    size = Power(
+        value=size_at(t.n),
+        covers=("larger model, more extreme",),
+        effect=f"top-1 frequency ×{ours:.2f} for the larger model (Table 1(c) over (a): ×{size_ratio:.2f} over "
+        f"{source_step:.1f}× the weights, carried log-linearly to our {t.scale_ratio:.1f}×)",
+        effect_value=ours,
+        edge=0.0,  # our bar for "grows with size" at our step
+        sd="none",
+        basis=f"interest: our extrapolation of the source's ×{size_ratio:.2f} (Table 1(c) over (a), "
+        f"{source_step:.1f}× the weights) log-linearly to our {t.scale_ratio:.1f}× step — not the source's number",
+        test=test + ", larger vs smaller model",
+        sample=sample,
+        method=f"closed form: exact over both pooled counts; smaller-side frequency from the source ({f_small:.2%})",
+        decide=f"N = {n_size} per cell",
+        decide_either="N = " + stats.either_way(size_at, "per cell", n_max=200_000),
+        direction_p=float(t.p_size),
+    )
+    return Declared(length, n_len), Declared(size, n_size)
 
 
 def held_out_declared(runs, T: int, rate: float) -> Declared:
@@ -322,8 +364,11 @@ def held_out_declared(runs, T: int, rate: float) -> Declared:
         return float(np.prod([held_out_power(N, rate, r.null_rates, 1 / V) for r in runs.values()]))
 
     n80 = stats.n_for_power(power_at, n_max=100_000)
-    record = dict(
+    power = Power(
         value=power_at(n),
+        covers=("held-out half",),  # both seeds' held-out checks; the differ/agreement checks have none
+        edge=None,  # the source's weakest favourite, not the edge: no size at the edge
+        sd="none",
         effect=f"each seed's favourite at {rate:.2%} of its own predictions (T = {T}), at chance "
         "(1/V) in the other seed",
         effect_value=rate,
@@ -337,7 +382,7 @@ def held_out_declared(runs, T: int, rate: float) -> Declared:
         decide=f"N = {n80} probes per seed" if n80 else "more than 100,000 probes per seed",
         decide_either="N = " + stats.either_way(power_at, "probes per seed"),
     )
-    return Declared(record, n80)
+    return Declared(power, n80)
 
 
 def agreement_power(directions, source_agreement: float) -> Declared:
@@ -354,8 +399,11 @@ def agreement_power(directions, source_agreement: float) -> Declared:
         )
 
     n80 = stats.n_for_power(lambda N: power_at(N, 400), n_max=100_000)
-    record = dict(
+    power = Power(
         value=power_at(n),
+        covers=("agreement rate: ",),
+        edge=0.0,
+        sd="plug-in",  # each model's measured top counts as its token rates
         effect=f"the direction names the true favourite in {source_agreement:.0%} of models",
         effect_value=source_agreement,
         basis="source: 001 Finding 2.2 (76% over 100 random models)",
@@ -367,4 +415,4 @@ def agreement_power(directions, source_agreement: float) -> Declared:
         decide=f"N ≈ {n80} predictions per model (same models, T)",
         decide_either="N ≈ " + stats.either_way(lambda N: power_at(N, 400), "predictions per model (same models, T)"),
     )
-    return Declared(record, n80)
+    return Declared(power, n80)

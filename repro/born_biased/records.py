@@ -1,12 +1,17 @@
-"""What the BB claim tests write through `claim` beyond their headline checks: context records of
-001's §3–4 experiments, the checks repeated per unit (per block, per T, per seed, per cell) and the
-reasons of the strict xfails, each reading the experiments' results (`init_bias`,
-`preference_stats`, `ablation_study`) and taking the tests' thresholds as arguments.
+"""What the BB claim tests state beyond their headline checks, as typed readings: context records
+of 001's §3–4 experiments, the checks repeated per unit (per block, per T, per seed, per cell) and
+the reasons of the strict xfails, each reading the experiments' results (`init_bias`,
+`preference_stats`, `ablation_study`) and taking the tests' thresholds as arguments. Nothing here
+touches the harness: every function returns `Rows` (a list of `Row`: a `Reading`, and its
+`Control` where the check has one) in the order the claim file records and asserts them
+(`claims/test_born_biased.py`'s `_emit`: a context row is recorded, a check row asserted).
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -14,6 +19,7 @@ from repro.born_biased.ablation_study import AblationRun
 from repro.born_biased.closed_forms import ENUM_T, prop5_approx, prop5_limit
 from repro.born_biased.head_null import null_top_log10_p
 from repro.born_biased.init_bias import (
+    NULL_START,
     TWO_BLOCK_LABELS,
     GeluSpreadResult,
     IntraSequenceResult,
@@ -31,32 +37,74 @@ from repro.born_biased.preference_stats import (
     cells,
     size_label,
 )
+from repro.core.readings import Control, Reading
 from repro.ground.runtime import derive_seed
+
+
+@dataclass(frozen=True)
+class Row:
+    """One reading for the claim file: a context record (`reading.compare == "none"`) or a check,
+    with its negative control where it has one."""
+
+    reading: Reading
+    control: Control | None = None
+
+    @property
+    def is_check(self) -> bool:
+        return self.reading.compare != "none"
+
+
+class Rows(list):
+    """The readings of one unit, in order (a list of `Row`); `record` and `check` take the claim
+    fixture's keywords so each reading reads as the call the claim file makes with it."""
+
+    def record(self, name: str, measured: Any, *, source: Any = None, unit: str = "", key: str | None = None) -> None:
+        self.append(Row(Reading(name, measured, source=source, unit=unit, key=key)))
+
+    def check(
+        self,
+        name: str,
+        measured: Any,
+        threshold: Any = None,
+        *,
+        compare: str,
+        why: str,
+        tol: float = 0.0,
+        source: Any = None,
+        unit: str = "",
+        key: str | None = None,
+        control: Any = None,
+        control_name: str = "",
+    ) -> None:
+        r = Reading(name, measured, threshold, compare, why, tol, source, unit, key)
+        self.append(Row(r, None if control_name == "" else Control(control_name, control)))
+
 
 # --------------------------------------------------------------------------- §4.2–4.4: the mechanism
 
 
-def record_gelu_std(claim, gelu_spread: GeluSpreadResult, source_gelu_std: dict) -> None:
+def record_gelu_std(gelu_spread: GeluSpreadResult, source_gelu_std: dict) -> Rows:
     """001 Finding 4.1 / Fig 6: the GELU input's std with and without LN beside App B.1's formula
     and the source's values (context: the source's stds are that formula)."""
+    rows = Rows()
     th = gelu_spread.theory
     d = gelu_spread.sizes["d_model"]
     for key in ("norm", "nonorm"):
         c = gelu_spread.std[key]
-        claim.record(
+        rows.record(
             f"GELU input std, {'with' if key == 'norm' else 'without'} LN (d={d}); "
             f"App B.1's formula {'0.02·√d' if key == 'norm' else '0.02²·√d'} = {th[key]:.4g}",
             c.mean[0],
             source=source_gelu_std[key],
         )
+    return rows
 
 
-def check_recurrence(
-    claim, mlp_stack: MLPStackResult, z: float, allowance: float, source_rho1: float, ctl: str
-) -> None:
+def check_recurrence(mlp_stack: MLPStackResult, z: float, allowance: float, source_rho1: float, ctl: str) -> Rows:
     """001 Prop 2 (§4.2) block by block: ReLU MLP0's ρ̄_l against the arc-cosine recurrence within `z`
     Monte-Carlo standard errors plus the finite-width `allowance`; tanh MLP0 on the same weights
     (`ctl`) through the same comparison at the first and the last block."""
+    rows = Rows()
     relu, tanh, theory = mlp_stack.curves["relu"], mlp_stack.curves["tanh"], mlp_stack.theory
     tol = [z * s + allowance for s in relu.sem]
     why = f"{z:g} MC standard errors over {len(relu.values)} models + {allowance} finite-width allowance"
@@ -64,7 +112,7 @@ def check_recurrence(
     for l in range(L):
         control = dict(control=float(tanh.mean[l]), control_name=ctl) if l in (0, L - 1) else {}
         name = "ρ̄₁ after 1 ReLU MLP0 block" if l == 0 else f"ρ̄_{l + 1} (arc-cosine recurrence)"
-        claim.check(
+        rows.check(
             name,
             float(relu.mean[l]),
             float(theory[l]),
@@ -74,19 +122,21 @@ def check_recurrence(
             source=round(source_rho1, 4) if l == 0 else None,
             **control,
         )
+    return rows
 
 
-def check_two_blocks(claim, res: TwoBlockResult, z: float, allowance: float, source_table3: dict) -> None:
+def check_two_blocks(res: TwoBlockResult, z: float, allowance: float, source_table3: dict) -> Rows:
     """001 Table 3 / Prop 4 at one T: each setting against its closed form within `z` standard errors
     plus the finite-width `allowance` (the second MLP0 put through Attn0∘MLP0's comparison as its
     control), and the amplification itself: Attn0 contracts more than a second MLP0, in every model."""
+    rows = Rows()
     why = f"{z:g} MC standard errors over models + {allowance} finite-width allowance"
     for key, label in TWO_BLOCK_LABELS.items():
         c = getattr(res, key)
         control = {}
         if key == "attn_mlp":
             control = dict(control=float(res.mlp_mlp.mean[0]), control_name="MLP0∘MLP0 (a second MLP, no attention)")
-        claim.check(
+        rows.check(
             f"{label}, T={res.T}",
             float(c.mean[0]),
             float(res.theory[key]),
@@ -96,39 +146,54 @@ def check_two_blocks(claim, res: TwoBlockResult, z: float, allowance: float, sou
             source=source_table3.get(key, source_table3.get((key, res.T))),
             **control,
         )
-    claim.check(
+    rows.check(
         f"T={res.T}: smallest per-model (Attn0∘MLP0 − MLP0∘MLP0)",
         float((res.attn_mlp.values - res.mlp_mlp.values).min()),
         0.0,
         compare="ge",
         why="Prop 4: attention amplifies the MLP's contraction more than a second MLP, in every model",
     )
+    return rows
 
 
-def record_intra_sequence(claim, res: IntraSequenceResult) -> None:
+def record_intra_sequence(res: IntraSequenceResult) -> Rows:
     """001 §4.4 at one T, as context: the inputs' cosine, the null's mean |cosine| (alignment up to
     sign) and the standard stack's cosine after the first and the last layer."""
+    rows = Rows()
     s, null = res.standard, res.no_averaging
-    claim.record(f"T={res.T}: inputs' cosine (0 layers)", float(res.inputs.mean()))
-    claim.record(
+    rows.record(f"T={res.T}: inputs' cosine (0 layers)", float(res.inputs.mean()))
+    rows.record(
         f"T={res.T}: without the averaging, mean |cosine| after {len(null.mean)} layers (up to sign)",
         float(res.no_averaging_abs.mean()),
     )
-    claim.record(
+    rows.record(
+        f"T={res.T}: without the averaging, signed cosine after {len(null.mean)} layers (independent inputs: "
+        "an odd map of symmetric inputs, it cannot leave 0)",
+        float(null.mean[-1]),
+    )
+    rows.record(
+        f"T={res.T}: without the averaging, from cosine {NULL_START}: after 1 → {len(null.mean)} layers",
+        f"{res.no_averaging_shared.mean[0]:.3f} → {res.no_averaging_shared.mean[-1]:.4f}",
+    )
+    rows.record(
         f"T={res.T}: standard attention cosine after 1 → {len(s.mean)} layers", f"{s.mean[0]:.3f} → {s.mean[-1]:.4f}"
     )
+    return rows
 
 
-def check_intra_sequence(claim, res: IntraSequenceResult, overlap_tol: float, z: float, toward_one: float) -> None:
+def check_intra_sequence(res: IntraSequenceResult, overlap_tol: float, z: float, toward_one: float) -> Rows:
     """001 §4.4, Fig 8 at one T: standard attention overlaps Attn0 within `overlap_tol` plus `z`
     standard errors at every layer, rises monotonically, and reaches `toward_one` after the last
-    layer — where the same stack without the averaging (attention = identity) must not."""
-    s, a, null = res.standard, res.attn0, res.no_averaging
-    record_intra_sequence(claim, res)
+    layer — where the same stack without the averaging (attention = identity), on inputs that start
+    at cosine NULL_START, must not (its signed cosine can rise; on independent inputs it cannot leave
+    0, so that null is context only, `record_intra_sequence`)."""
+    rows = Rows()
+    s, a, shared = res.standard, res.attn0, res.no_averaging_shared
+    rows.extend(record_intra_sequence(res))
     diff = np.abs(s.mean - a.mean)
     tol = overlap_tol + z * np.sqrt(s.sem**2 + a.sem**2)
     worst = int(np.argmax(diff - tol))
-    claim.check(
+    rows.check(
         f"T={res.T}: |standard − Attn0| at the worst layer ({worst + 1})",
         float(diff[worst]),
         0.0,
@@ -136,42 +201,46 @@ def check_intra_sequence(claim, res: IntraSequenceResult, overlap_tol: float, z:
         tol=float(tol[worst]),
         why=f"{overlap_tol} (see module) + {z:g} SE, at every layer",
     )
-    claim.check(
+    rows.check(
         f"T={res.T}: smallest per-layer rise (standard)",
         float(np.diff(s.mean).min()),
         0.0,
         compare="ge",
         why="monotone in depth",
     )
-    claim.check(
+    rows.check(
         f"T={res.T}: standard attention cosine after {len(s.mean)} layers",
         float(s.mean[-1]),
         toward_one,
         compare="ge",
         why="'converges toward 1' (Fig 8): within 0.1 of 1",
-        control=float(null.mean[-1]),
-        control_name=f"the same {len(null.mean)} layers without the averaging (attention = identity)",
+        control=float(shared.mean[-1]),
+        control_name=f"the same {len(shared.mean)} layers without the averaging (attention = identity), on "
+        f"inputs starting at cosine {NULL_START} (free to rise if the per-token maps align tokens)",
     )
+    return rows
 
 
-def record_prop5_context(claim, short: IntraSequenceResult, n_max: int, compared: list) -> None:
+def record_prop5_context(short: IntraSequenceResult, n_max: int, compared: list) -> Rows:
     """001 Prop 5's context: the source's approximation against its closed form at L = 12, the
     short sequence's Monte Carlo (finite T: the limit does not apply) and the depths where the
     T → ∞ limit is reached (`closed_forms.prop5_depths`)."""
+    rows = Rows()
     L12 = prop5_limit(12)
-    claim.record(
+    rows.record(
         "the source's own approximation vs its closed form at L = 12: 1 − 1/L² vs ρ̄′(12)",
         f"{prop5_approx(10**12, 12):.4f} vs {L12:.4f} (gap 1 − ρ̄′: {1 / 144:.4f} vs {1 - L12:.4f}, "
         f"ratio {(1 / 144) / (1 - L12):.2f})",
     )
-    claim.record(
+    rows.record(
         f"context, T={short.T} (finite T: the limit does not apply): MC after {n_max - 1} averagings − ρ̄′({n_max})",
         float(short.attn0.mean[n_max - 2] - prop5_limit(n_max)),
     )
-    claim.record(
+    rows.record(
         f"depths where the T → ∞ limit is reached from T ≤ {ENUM_T[-1]}",
         f"L = {compared[0].L} … {compared[-1].L} (of 3 … {n_max})" if compared else "none",
     )
+    return rows
 
 
 # --------------------------------------------------------------------------- §3: Table 1's probes
@@ -191,31 +260,32 @@ def null_control(runs) -> tuple[float, str]:
     )
 
 
-def check_significance(claim, runs, bar: float, why: str, label: str) -> None:
+def check_significance(runs, bar: float, why: str, label: str) -> Rows:
     """001 §3 / App B.2: every (seed, length) cell's top-1 count against the head's own null: the
-    cells as context, the worst cell asserted (through `claim`), the models' isotropic draws as
+    cells as context, the worst cell asserted, the models' isotropic draws as
     the control."""
+    rows = Rows()
     worst = []
     for (_arch, seed), run in runs.items():
         for i, T in enumerate(run.lengths):
             t = run.top1[i]
             worst.append(run.null_log10_p(i))
-            claim.record(
+            rows.record(
                 f"{label}seed {seed}, T={T}: top-1 {t.token}, {t.count}/{t.n} ({size_label(run)})",
                 t.freq * 100,
                 unit="%",
             )
-            claim.record(
+            rows.record(
                 f"{label}seed {seed}, T={T}: log10 p vs the head's null (App B.2's vs uniform: {t.log10_p:.2f})",
                 worst[-1],
             )
     for (_, seed), run in runs.items():
         d = run.null_draw_top1()
-        claim.record(
+        rows.record(
             f"{label}control draw, seed {seed}: top count {d.count}/{d.n}; App B.2 log10 p vs uniform", d.log10_p
         )
     ctl, ctl_name = null_control(runs)
-    claim.check(
+    rows.check(
         f"{label}largest log10 p over the {len(worst)} cells, vs the head's own null",
         max(worst),
         bar,
@@ -224,6 +294,7 @@ def check_significance(claim, runs, bar: float, why: str, label: str) -> None:
         control=ctl,
         control_name=ctl_name,
     )
+    return rows
 
 
 def unseen_favourite(runs, rate: float, alpha: float, power: float, n80: int | None) -> str:
@@ -258,23 +329,26 @@ def trends_unresolved(t: Trends) -> str:
     )
 
 
-def record_fig1a(claim, f: Fig1a) -> None:
+def record_fig1a(f: Fig1a) -> Rows:
     """Fig 1a's context (001 §1, Fig 1a): the random baseline at our N, and the source's ratio and
     Table 1(a)'s frequencies read as top-1 frequencies and as ratios at our N."""
+    rows = Rows()
     n, base = f.n, f.base
-    claim.record(f"random baseline: expected top count of {n} uniform draws (Fig 1a's red line at rank 1)", base)
-    claim.record(f"Fig 1a's {f.source_ratio}× at N = {f.source_n} as a top-1 frequency", f.source_freq * 100, unit="%")
-    claim.record(f"Fig 1a's {f.source_ratio}× at our N = {n} (the same frequency)", f.source_freq * n / base)
-    claim.record(f"Table 1(a) at T = 64 (N = 10,000) as a ratio at our N = {n}", f.table1_t64)
+    rows.record(f"random baseline: expected top count of {n} uniform draws (Fig 1a's red line at rank 1)", base)
+    rows.record(f"Fig 1a's {f.source_ratio}× at N = {f.source_n} as a top-1 frequency", f.source_freq * 100, unit="%")
+    rows.record(f"Fig 1a's {f.source_ratio}× at our N = {n} (the same frequency)", f.source_freq * n / base)
+    rows.record(f"Table 1(a) at T = 64 (N = 10,000) as a ratio at our N = {n}", f.table1_t64)
+    return rows
 
 
-def check_fig1a(claim, f: Fig1a, T: int) -> None:
+def check_fig1a(f: Fig1a, T: int) -> Rows:
     """001 Fig 1a per seed: the ratio's Wilson interval as context, and the ratio at least one count
     above the head's null 99th percentile (a model without contraction gets there ≤ 1% of the time),
     its isotropic draw through the same norm and head as the control."""
+    rows = Rows()
     for seed, s in f.seeds.items():
-        claim.record(f"Fig 1a ratio, seed {seed}, T={T}: 95% interval (Wilson, on the count)", s.interval)
-        claim.check(
+        rows.record(f"Fig 1a ratio, seed {seed}, T={T}: 95% interval (Wilson, on the count)", s.interval)
+        rows.check(
             f"Fig 1a: top-1 count / random baseline's top count, seed {seed}, T={T}",
             s.ratio,
             f.threshold,
@@ -285,30 +359,34 @@ def check_fig1a(claim, f: Fig1a, T: int) -> None:
             why=f"one count above the head's null 99th percentile ({f.k99} of {f.n}): a model without "
             "contraction reaches it ≤ 1% of the time",
         )
+    return rows
 
 
-def record_favourite(claim, f: SeedFavourite, n: int) -> None:
+def record_favourite(f: SeedFavourite, n: int) -> Rows:
     """One seed's held-out favourite as context, and its isotropic draw chosen and counted on the
     same probes (the winner's curse the split removes)."""
-    claim.record(
+    rows = Rows()
+    rows.record(
         f"seed {f.seed}: favourite on the first {n - f.held.n_held} probes, counted on the other "
         f"{f.held.n_held}: own vs seed {f.other_seed}",
         f"token {f.held.token}: {f.held.own:.2%} vs {f.held.other:.2%}",
     )
-    claim.record(
+    rows.record(
         f"seed {f.seed}'s isotropic draw, chosen and counted on the same {n} probes (the winner's curse "
         "this split removes): own freq",
         f.null_own,
         unit="%",
     )
+    return rows
 
 
-def check_held_out(claim, f: SeedFavourite, n: int) -> None:
+def check_held_out(f: SeedFavourite, n: int) -> Rows:
     """001 Finding 1.3 for one seed: its favourite, chosen on half the probes, more frequent in its
     own model than in the other seed on the held-out half, by at least one prediction; the control
     is its N isotropic final states through the same split (no favourite)."""
-    record_favourite(claim, f, n)
-    claim.check(
+    rows = Rows()
+    rows.extend(record_favourite(f, n))
+    rows.check(
         f"seed {f.seed}'s favourite (chosen on half the probes): its own freq − its freq in seed {f.other_seed}, "
         "held-out half",
         (f.held.own - f.held.other) * 100,
@@ -319,6 +397,7 @@ def check_held_out(claim, f: SeedFavourite, n: int) -> None:
         control=(f.null.own - f.null.other) * 100,
         control_name=f"seed {f.seed}'s N isotropic final states through its norm and head (no favourite)",
     )
+    return rows
 
 
 def unresolved_favourites(favs, n: int, T: int, rate: float, power: float, n80: int | None) -> str:
@@ -338,27 +417,30 @@ def unresolved_favourites(favs, n: int, T: int, rate: float, power: float, n80: 
     )
 
 
-def record_dim_cells(claim, cells: list[DimCell]) -> None:
+def record_dim_cells(cells: list[DimCell]) -> Rows:
     """BB-1x's cells as context: each top dimension's frequency and its p against the spread null."""
+    rows = Rows()
     for c in cells:
         t = c.top
-        claim.record(f"seed {c.seed}, T={c.T}: top dim {t.token}, {t.count}/{t.n}", t.freq * 100, unit="%")
-        claim.record(
+        rows.record(f"seed {c.seed}, T={c.T}: top dim {t.token}, {t.count}/{t.n}", t.freq * 100, unit="%")
+        rows.record(
             f"seed {c.seed}, T={c.T}: log10 p vs the spread null (App B.2's vs uniform: {t.log10_p:.2f}; "
             f"null's top rate {c.null_top_ratio:.2f}× uniform)",
             c.log10_p,
         )
+    return rows
 
 
-def check_depth_trend(claim, run, T: int, seed: int) -> None:
+def check_depth_trend(run, T: int, seed: int) -> Rows:
     """001 §4, Fig 2 for one model: the inter-sequence cosine after each block rises with depth
     (Kendall τ ≥ 0, p ≤ 0.01; control: the same cosines in a shuffled block order) and ends above
     its value after the first block."""
+    rows = Rows()
     c = run.layer_cosine[run.at(T)]
     tau, tau_ctl = depth_trend(c, derive_seed("bb21-shuffle", seed))
-    claim.record(f"seed {seed}: cosine after block 1 → block {len(c) - 1}", f"{c[1]:.3f} → {c[-1]:.3f}")
-    claim.check(f"seed {seed}: Kendall τ(block, cosine)", tau.statistic, 0.0, compare="ge", why="a rising trend")
-    claim.check(
+    rows.record(f"seed {seed}: cosine after block 1 → block {len(c) - 1}", f"{c[1]:.3f} → {c[-1]:.3f}")
+    rows.check(f"seed {seed}: Kendall τ(block, cosine)", tau.statistic, 0.0, compare="ge", why="a rising trend")
+    rows.check(
         f"seed {seed}: Kendall p",
         tau.p,
         0.01,
@@ -367,29 +449,32 @@ def check_depth_trend(claim, run, T: int, seed: int) -> None:
         control=tau_ctl.p,
         control_name="the same cosines against a shuffled block order",
     )
-    claim.check(
+    rows.check(
         f"seed {seed}: cosine after block {len(c) - 1} − after block 1",
         float(c[-1] - c[1]),
         0.0,
         compare="ge",
         why="higher at the end than after the first block",
     )
+    return rows
 
 
-def record_direction_test(claim, directions, test: DirectionTest, source_agreement: float) -> None:
+def record_direction_test(directions, test: DirectionTest, source_agreement: float) -> Rows:
     """Finding 2.2's agreement rate (with the source's) and its Wilson interval, and the rate among
     the models whose favourite is significant, as context."""
+    rows = Rows()
     s, sig = directions.sizes, test.significant
-    claim.record(
+    rows.record(
         f"agreement rate over {test.m} models ({s['n_layer']}L, N={s['n_seq']}, T={s['T']})",
         test.k / test.m,
         source=source_agreement,
     )
-    claim.record("Wilson 95% CI", f"[{test.ci.low:.2f}, {test.ci.high:.2f}]")
-    claim.record(
+    rows.record("Wilson 95% CI", f"[{test.ci.low:.2f}, {test.ci.high:.2f}]")
+    rows.record(
         f"agreement among the {int(sig.sum())} models with a significant favourite",
         float(directions.agree[sig].mean()) if sig.any() else float("nan"),
     )
+    return rows
 
 
 def ill_determined_favourites(directions, test: DirectionTest) -> str:
@@ -407,38 +492,43 @@ def ill_determined_favourites(directions, test: DirectionTest) -> str:
 # --------------------------------------------------------------------------- §4.1: the ablation
 
 
-def record_table2(claim, ablation: dict[str, list[AblationRun]], final: dict, source_table2: dict) -> None:
+def record_table2(ablation: dict[str, list[AblationRun]], final: dict, source_table2: dict) -> Rows:
     """001 Table 2's averages at our scale beside the source's, as context."""
+    rows = Rows()
     sizes = ablation["full"][0].sizes
     for v, runs in ablation.items():
-        claim.record(
+        rows.record(
             f"Table 2 avg sim, {v} (T={sizes['T']}, N={sizes['n_seq']}, {len(runs)} seeds)",
             final[v].mean(),
             source=source_table2[v],
         )
+    return rows
 
 
-def record_attn_only_p(claim, ablation: dict[str, list[AblationRun]], source_p) -> None:
+def record_attn_only_p(ablation: dict[str, list[AblationRun]], source_p) -> Rows:
     """Attention-only's histograms per seed: App B.2's p against uniform (the source's), its p
     against the tied head's own null in the label."""
+    rows = Rows()
     for r in ablation["attn-only"]:
-        claim.record(
+        rows.record(
             f"attn-only seed {r.seed}: top count {r.top1.count}/{r.top1.n}, log10 p vs uniform (head's null: "
             f"{r.null_log10_p:.2f})",
             r.top1.log10_p,
             source=source_p,
         )
+    return rows
 
 
 # --------------------------------------------------------------------------- checks beside a headline
 
 
-def check_eq2_pointwise(claim, eq2, z: float) -> None:
+def check_eq2_pointwise(eq2, z: float) -> Rows:
     """001 §4.4 Eq 2's mechanism, exactly: Var(o_i) = σ²·Σ_j A_ij² when the v_j are uncorrelated —
     std(o_i) against Eq 2 with the measured A within `z` relative SEs + 1% (control: Eq 2 with
     uniform A); and Finding 6: the first token is the outlier, it alone keeps the full variance
     (control: position 2 against the rest)."""
-    claim.check(
+    rows = Rows()
+    rows.check(
         "max |std(o_i) / (σ√ΣA²) − 1| (Eq 2 with measured A)",
         eq2.eq2_gap,
         0.0,
@@ -448,7 +538,7 @@ def check_eq2_pointwise(claim, eq2, z: float) -> None:
         control=eq2.uniform_gap,
         control_name="Eq 2 with uniform attention (ΣA² = 1/i)",
     )
-    claim.check(
+    rows.check(
         "std(o_1) / max_{i>1} std(o_i)",
         eq2.first_ratio,
         math.sqrt(2),
@@ -458,14 +548,16 @@ def check_eq2_pointwise(claim, eq2, z: float) -> None:
         control=eq2.second_ratio,
         control_name="position 2 against positions > 2",
     )
+    return rows
 
 
-def check_table2_order(claim, ablation: dict[str, list[AblationRun]], final: dict, alpha: float) -> None:
+def check_table2_order(ablation: dict[str, list[AblationRun]], final: dict, alpha: float) -> Rows:
     """001 Table 2's shape beside its flatness test: MLP-only's and full's histograms spiky
     (significant at `alpha` in every seed, against the head's own null; control: attn-only), and
     the order full > MLP-only > attn-only in every seed (paired: same seed index)."""
+    rows = Rows()
     for v in ("mlp-only", "full"):
-        claim.check(
+        rows.check(
             f"{v} histogram: largest log10 p over seeds (head's null)",
             max(r.null_log10_p for r in ablation[v]),
             math.log10(alpha),
@@ -474,31 +566,31 @@ def check_table2_order(claim, ablation: dict[str, list[AblationRun]], final: dic
             control=max(r.null_log10_p for r in ablation["attn-only"]),
             control_name="attn-only",
         )
-    claim.check(
+    rows.check(
         "smallest per-seed (full − MLP-only) avg sim",
         float((final["full"] - final["mlp-only"]).min()),
         0.0,
         compare="ge",
         why="Table 2's order: full above MLP-only in every seed",
     )
-    claim.check(
+    rows.check(
         "smallest per-seed (MLP-only − attn-only) avg sim",
         float((final["mlp-only"] - final["attn-only"]).min()),
         0.0,
         compare="ge",
         why="Table 2's order: MLP-only above attn-only in every seed",
     )
+    return rows
 
 
-def check_widening(claim, gap: np.ndarray, alpha: float) -> None:
+def check_widening(gap: np.ndarray, alpha: float) -> Rows:
     """001 §4.1, Fig 7: the gap full − MLP-only (seeds, L) widens — the seed-mean gap rises over
     blocks 2…L (Kendall trend at `alpha`; control: a shuffled block order), and in every seed the
     gap at the last block exceeds the gap at block 2."""
+    rows = Rows()
     tau, tau_ctl = depth_trend(gap[:, 1:].mean(0), derive_seed("bb32a-shuffle"))
-    claim.check(
-        "Kendall τ of the seed-mean gap over blocks 2…L", tau.statistic, 0.0, compare="ge", why="a widening gap"
-    )
-    claim.check(
+    rows.check("Kendall τ of the seed-mean gap over blocks 2…L", tau.statistic, 0.0, compare="ge", why="a widening gap")
+    rows.check(
         "Kendall p of that trend",
         tau.p,
         alpha,
@@ -507,21 +599,23 @@ def check_widening(claim, gap: np.ndarray, alpha: float) -> None:
         control=tau_ctl.p,
         control_name="the same gaps against a shuffled block order",
     )
-    claim.check(
+    rows.check(
         "smallest (gap at block L − gap at block 2) over seeds",
         float((gap[:, -1] - gap[:, 1]).min()),
         0.0,
         compare="ge",
         why="wider at the end in every seed",
     )
+    return rows
 
 
-def check_prop5_depth(claim, d, approx_tol: float, control: dict) -> None:
+def check_prop5_depth(d, approx_tol: float, control: dict) -> Rows:
     """001 Prop 5 at one depth where the T → ∞ limit is reached (`closed_forms.prop5_depths`): the
     extrapolated enumeration against the closed form within `approx_tol` plus the extrapolation's
     own shift (with `control`, the other indexing, where given), and the source's approximation's
     gap 1 − ρ̄′ against the extrapolated gap within a factor ~2."""
-    claim.check(
+    rows = Rows()
+    rows.check(
         f"L={d.L}: extrapolated exact enumeration (T → ∞) − closed form",
         d.last.limit - d.closed_form,
         0.0,
@@ -530,7 +624,7 @@ def check_prop5_depth(claim, d, approx_tol: float, control: dict) -> None:
         why=f"'≈' within {approx_tol}, plus the extrapolation's shift between triplets ({d.shift:.1g})",
         **control,
     )
-    claim.check(
+    rows.check(
         f"L={d.L}: (1 − approx) / (1 − extrapolated), T → ∞",
         (1 - d.approx) / (1 - d.last.limit),
         1.0,
@@ -538,3 +632,4 @@ def check_prop5_depth(claim, d, approx_tol: float, control: dict) -> None:
         tol=0.5,
         why="the approximation is about the rate 1 − ρ̄′ ∝ 1/L²: within a factor ~2",
     )
+    return rows
