@@ -21,7 +21,7 @@ pass run a negative control through one of their checks (random filters of the s
 random basis, a non-sink token, random tokens in place of the HMLV ones, …); every test records
 its power at the source's effect, so a strict xfail reads *contradicted* (power ≥ 0.8) or
 *inconclusive at this scale*. Quantities read off the weights or off token 0's prompt-independent
-stream are deterministic (`power.deterministic` at each check's declared effect, the source's
+stream are deterministic (`noise_free.deterministic` at each check's declared effect, the source's
 number or a named effect of interest); NLL quantities carry the spread of the per-prompt NLL
 difference (`power.sf3_power` …). Every power record states its effect, basis, test, sample,
 method and the sizes for 80%. Where a model behaves differently from LLaMA-2 the test is a strict
@@ -36,8 +36,9 @@ import pytest
 
 from repro.core import data
 from repro.core.readings import Control
-from repro.spectral_filters import dark_signals, figures, power, readings
-from repro.spectral_filters.power import SINK_MLP, SOURCE_REMOVED, SOURCE_SF7_RISE, SOURCE_WE_SV_RATIO
+from repro.spectral_filters import dark_signals, figures, noise_free, power, readings
+from repro.spectral_filters.noise_free import SINK_MLP, SOURCE_WE_SV_RATIO
+from repro.spectral_filters.power import SOURCE_REMOVED, SOURCE_SF7_RISE
 from repro.spectral_filters.readings import SOURCE_CCNET
 from repro.spectral_filters.study import (
     PROMPTS,
@@ -99,14 +100,14 @@ def test_unembedding_spectrum(claim, study):
     claim.record(f"{s.name}: σ1/σ2 of W_e", u.we_lead, source=SOURCE_WE_SV_RATIO)
     spectra = {"W_u (final-norm gain folded)": u.S, "W_e": F.e.S.numpy()}
     claim.figure(figures.singular_values(spectra, F.edges, f"003 Fig 3 — {s.name} (d = {F.d})"), f"{s.name}_fig3")
-    values = {  # each check's value and its null's (the shield of a bar of ours: power.deterministic)
+    values = {  # each check's value and its null's (the shield of a bar of ours: noise_free.deterministic)
         "σ1/σ2 of W_u": (u.lead, u.lead_control),
         "σ(0.1d)/σ(0.9d)": (u.body, None),
         "last-band drop over the per-band body decline": (u.end_over_body, None),
         "|Spearman ρ| of W_u·v1 with log frequency": (u.rho, u.rho_control),
         "Spearman p at ρ = 0.5": (u.p, None),
     }
-    claim.power(power.sf1_power_record(s.name, u.n_tokens, corpus, values))
+    claim.power(noise_free.sf1_power_record(s.name, u.n_tokens, corpus, values))
     claim.not_reproduced_if(
         NOT_REPRODUCED, ("SF-1", s.name), f"σ1/σ2 {u.lead:.2f}, σ(0.1d)/σ(0.9d) {u.body:.2f}, |ρ| {u.rho:.2f}"
     )
@@ -162,7 +163,7 @@ def test_components_read_and_write_dark(claim, study):
         "largest U-dark share / chance": (ds.best / ds.chance, ds.best_random / ds.chance),
         "U-dark share of the most dark-writing early W_2": (ds.w2, ds.w2_random),
     }
-    claim.power(power.sf2_power_record(s.name, s.L, values))
+    claim.power(noise_free.sf2_power_record(s.name, s.L, values))
     claim.not_reproduced_if(
         NOT_REPRODUCED,
         ("SF-2", s.name),
@@ -268,7 +269,7 @@ def test_token0_gets_dark_vector_from_early_mlp(claim, study):
         "MLP share": (v.mlp_share, v.attn_share),
         "last block that reads it / L": (v.last / s.L, None),
     }
-    claim.power(power.sf4_power_record(v.n_others, v.peak, values))
+    claim.power(noise_free.sf4_power_record(v.n_others, v.peak, values))
     claim.not_reproduced_if(
         NOT_REPRODUCED,
         ("SF-4", s.name),
@@ -606,7 +607,7 @@ def test_token0_value_projection_is_small(claim, study):
         f"[{lo[top]:.3g}, {hi[top]:.3g}]",
     )
     claim.record(f"{s.name}: heads whose 95% bootstrap interval lies above 1", int((lo >= 1).sum()))
-    claim.power(power.sf10_power_record(r.size, s.ids.shape[0] * (s.ids.shape[1] - 1), values, reps))
+    claim.power(noise_free.sf10_power_record(r.size, s.ids.shape[0] * (s.ids.shape[1] - 1), values, reps))
     claim.not_reproduced_if(
         NOT_REPRODUCED, ("SF-10", s.name), f"{int((r >= 1).sum())} of {r.size} heads ≥ 1, largest {r.max():.2f}"
     )

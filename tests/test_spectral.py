@@ -468,7 +468,7 @@ def test_value_output_ratio_replicates_resample_the_median_only(llama):
     """SF-10's bootstrap: token 0's ratios with the other tokens resampled, (n_boot, layers, H),
     centred on the ratios themselves, the same draw every time, and its power record counts every
     head's noise (a larger spread, a lower power; its size is 1 − power)."""
-    from repro.spectral_filters import power
+    from repro.spectral_filters import noise_free as power
 
     inputs = [torch.randn(3, 6, 40, generator=generator(11 + i)) for i in range(2)]
     (r0,) = dark_signals.value_output_ratios(llama, inputs, [1, 0], (0,))
@@ -598,7 +598,7 @@ def test_nll_powers_are_typed_ours_and_sized_at_the_bars():
 
 def test_deterministic_power_covers_each_check_at_its_bar():
     """SF-1/2/4/10's noise-free powers cover each check by (part of) its name, sized at the bars."""
-    from repro.spectral_filters import power
+    from repro.spectral_filters import noise_free as power
 
     p = power.sf4_power_record(100, 5)
     assert p.value == 1.0 and p.stated_size() == 0.0 and p.size_at.startswith("each check's bar")

@@ -14,7 +14,9 @@ metrics of eqs. 4–5, App D's head ratios — for `claims/test_spectral_filters
 - `readings`: what each claim reads off a study, with its negative controls (SF-1's spectrum,
   SF-2's dark shares, SF-3/5/6's NLL steps against random filters, SF-4's sink vector, SF-9's
   context).
-- `power`: each claim's power at its declared effect and the `claim.power` keywords declaring it.
+- `power`: the sampled claims' powers (SF-3, 5–9) at their declared effects, each a `Power` saying
+  which checks it covers, its edge and how its nuisance sds were taken.
+- `noise_free`: the powers of the checks on noise-free quantities (SF-1, 2, 4, 10).
 - `verdicts`: `NOT_REPRODUCED`, the embedded models' known departures from the source.
 - `figures`: the builders of 003's figures (Figs 3–5, 7–9, 11, 13, 15–16, 19, 21–22) and of
   Tables 2, 4, 5 as bars.
