@@ -178,7 +178,8 @@ def test_continuous_measures_agree(claim, reading, corpus_name):
     excess = {k: d.excess(k) for k in CS2_BARS}
     mp = power.measures_power(d.ours_per_sequence, d.null_per_sequence, CS2_EFFECTS, CS2_BARS)
     claim.power(**mp.power_record(excess, CS2_EFFECTS, CS2_BARS, r.profile.n_tokens))
-    study.record_measures(claim, r, d, mp.p)
+    for c in study.measures_context(r, d, mp.p):
+        claim.record(c.name, c.measured)
     claim.figure(
         figures.alignment_measures({r.name: r.profile, f"{r.name} random init": r.twins[0]}, f"000 Fig 3 — {r.name}"),
         f"{r.name}_fig3",
@@ -579,7 +580,8 @@ def test_gating_beats_fixed_cut_beats_baseline(claim, table2, runs, profile, cor
     claim.figure(
         figures.benchmark_bars(rows.bars(), "next-token accuracy (%)", f"000 Table II on {text} / code"), "table2"
     )
-    study.record_order(claim, rows)
+    for c in study.order_context(rows):
+        claim.record(c.name, c.measured)
     sd = np.array([seed_sd["brown"], seed_sd["code"], seed_sd["last_word_nll"]])
     claim.record(
         "seed sd of each benchmark's score (baseline seeds)",

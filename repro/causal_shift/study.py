@@ -30,7 +30,7 @@ import torch
 
 from repro.causal_shift import experiments as cs
 from repro.causal_shift.sizes import VARIANTS
-from repro.core import data, token_streams, train
+from repro.core import data, readings, token_streams, train
 from repro.core.models.hf import random_init_twin
 from repro.ground.runtime import ReproError, resolve_dtype
 
@@ -145,31 +145,39 @@ def depth_excess(r: Reading) -> DepthExcess:
     )
 
 
-def record_measures(claim, r: Reading, d: DepthExcess, p_excess: dict[str, float]) -> None:
+def measures_context(r: Reading, d: DepthExcess, p_excess: dict[str, float]) -> list[readings.Reading]:
     """CS-2's context records: the switch layer by each measure, the projection on the logit
     lens's axis and the unit-vector projection at layer 1 and at the last layer, the null twin's
-    changes and the one-sided p of each excess over it (`p_excess`)."""
+    changes and the one-sided p of each excess over it (`p_excess`), for the claim file to record."""
+    out: list[readings.Reading] = []
     p = r.profile
     for k in ("match", "cosine", "projection"):
         lo, hi, _ = r.ci[k]
-        claim.record(f"{r.name}: switch by {k}", f"{r.switch[k]:.2f} [{lo:.2f}, {hi:.2f}]")
+        out.append(readings.Reading(f"{r.name}: switch by {k}", f"{r.switch[k]:.2f} [{lo:.2f}, {hi:.2f}]"))
     proj, unit = p.mean("projection"), p.mean("unit_projection")
-    claim.record(
-        f"{r.name}: projection (lens: σ(z_out − z_in)) at layer 1 / at the last layer (the model's own "
-        "output: the reach of the axis)",
-        f"{proj[1]:.2f} / {proj[-1]:.2f}",
+    out.append(
+        readings.Reading(
+            f"{r.name}: projection (lens: σ(z_out − z_in)) at layer 1 / at the last layer (the model's own "
+            "output: the reach of the axis)",
+            f"{proj[1]:.2f} / {proj[-1]:.2f}",
+        )
     )
-    claim.record(
-        f"{r.name}: unit-vector projection at layer 1 / at the last layer (not asserted: its output end "
-        "needs cos(h, e_out) = 1)",
-        f"{unit[1]:.2f} / {unit[-1]:.2f}",
+    out.append(
+        readings.Reading(
+            f"{r.name}: unit-vector projection at layer 1 / at the last layer (not asserted: its output end "
+            "needs cos(h, e_out) = 1)",
+            f"{unit[1]:.2f} / {unit[-1]:.2f}",
+        )
     )
     for k, v in d.null.items():
-        claim.record(f"{r.name}: random-init twin (seed 0), change '{k}'", v)
-    claim.record(
-        f"{r.name}: one-sided p of each excess over the twin > 0 (t over sequences)",
-        ", ".join(f"{k} {v:.3g}" for k, v in p_excess.items()),
+        out.append(readings.Reading(f"{r.name}: random-init twin (seed 0), change '{k}'", v))
+    out.append(
+        readings.Reading(
+            f"{r.name}: one-sided p of each excess over the twin > 0 (t over sequences)",
+            ", ".join(f"{k} {v:.3g}" for k, v in p_excess.items()),
+        )
     )
+    return out
 
 
 # --------------------------------------------------------------------------- §IV: CS-3 … CS-6
@@ -439,9 +447,18 @@ def table2_rows(res: dict, n_items: int, text: str) -> Table2Rows:
     return Table2Rows(names, acc, lw, other, n_items)
 
 
-def record_order(claim, rows: Table2Rows) -> None:
-    """CS-6's context records: on each benchmark, the three scores and whether the order holds."""
+def order_context(rows: Table2Rows) -> list[readings.Reading]:
+    """CS-6's context records (for the claim file): on each benchmark, the three scores and whether
+    the order holds."""
+    out: list[readings.Reading] = []
     holds, lw = rows.holds(), rows.last_word
     for r, h in zip(rows.acc, holds):
-        claim.record(f"{r[0]}: gating ≥ fixed cut ≥ baseline", f"{r[3]:.2f} ≥ {r[2]:.2f} ≥ {r[1]:.2f}: {h}")
-    claim.record(f"{lw[0]}: gating ≤ fixed cut ≤ baseline", f"{lw[3]:.3f} ≤ {lw[2]:.3f} ≤ {lw[1]:.3f}: {holds[-1]}")
+        out.append(
+            readings.Reading(f"{r[0]}: gating ≥ fixed cut ≥ baseline", f"{r[3]:.2f} ≥ {r[2]:.2f} ≥ {r[1]:.2f}: {h}")
+        )
+    out.append(
+        readings.Reading(
+            f"{lw[0]}: gating ≤ fixed cut ≤ baseline", f"{lw[3]:.3f} ≤ {lw[2]:.3f} ≤ {lw[1]:.3f}: {holds[-1]}"
+        )
+    )
+    return out
