@@ -55,12 +55,18 @@ SHORT = {
 }
 
 
+#: a path standing for the committed baseline set of a configuration (its topic files joined)
+BASELINE = "baseline:"
+
+
 def default_runs(root: Path) -> list[Path]:
-    """The committed ci baseline (float32: the dtype every CPU can run), then every claims.json
-    kept under results/, in folder (date) order."""
-    baseline = root / "repro" / "harness" / "baselines" / "ci-cpu-float32.json"
+    """The committed ci baseline (float32: the dtype every CPU can run; its topic files under
+    repro/<topic>/baselines/, joined), then every claims.json kept under results/, in the order the
+    runs started."""
     found = [p for p in (root / "results").rglob("*claims*.json") if "partial" not in p.name]
-    return ([baseline] if baseline.exists() else []) + sorted(found, key=_started)
+    base = root / "repro" / f"{BASELINE}ci-cpu-float32"
+    has = any((root / "repro").glob("*/baselines/ci-cpu-float32.json"))
+    return ([base] if has else []) + sorted(found, key=_started)
 
 
 def _started(path: Path) -> tuple[str, str]:
@@ -74,11 +80,19 @@ def _started(path: Path) -> tuple[str, str]:
 
 
 def _label(path: Path) -> str:
-    return "baseline" if path.parent.name == "baselines" else path.parent.name
+    return "baseline" if path.parent.name == "baselines" or path.name.startswith(BASELINE) else path.parent.name
 
 
 def _load(path: Path) -> dict[str, Any]:
-    """A claims.json's data; a missing, unreadable or foreign file is one ReproError naming it."""
+    """A claims.json's data; a missing, unreadable or foreign file is one ReproError naming it.
+    `<root>/baseline:<key>` is the committed baseline set of `key` under `<root>` (`default_runs`)."""
+    if path.name.startswith(BASELINE):
+        from repro.harness import baseline
+
+        data = baseline.load_set(path.name.removeprefix(BASELINE), path.parent)
+        if data is None:
+            raise ReproError(f"{path}: no committed baseline of that configuration")
+        return data
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
