@@ -247,6 +247,8 @@ class Claim:
 
         `**legacy`: the keyword form of earlier runs (value=…, effect=…, basis=…, …, `covers` optional);
         it builds the same `Power` (a power without `covers` covers no check)."""
+        if p is not None and not isinstance(p, Power):  # the keyword form with its value first
+            legacy["value"], p = p, None
         if p is None:
             if "value" not in legacy:
                 raise TypeError("claim.power: pass a Power (repro.core.readings.Power)")
