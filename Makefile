@@ -1,6 +1,6 @@
 # Two commands for a fresh machine (see README):
 #   make claims   set up, fetch the embedded fixtures, run every claim  -> artifacts/
-#   make test     set up, fetch the embedded fixtures, run the unit/property tests of repro/
+#   make test     set up, lint (before any fetch), fetch the embedded fixtures, run the unit/property tests of repro/
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
@@ -39,18 +39,25 @@ claims: fixtures
 TEST_PROCS ?= 2
 TEST_XDIST := $(if $(filter 1,$(TEST_PROCS)),,-n $(TEST_PROCS))
 
-# the unit/property tests, then every model-taking claim on three random-init architecture families
-# (tests/test_model_families.py: one process, the families one after the other — each runs claims
-# that train and fork a pool, so side by side they oversubscribe the cores),
-# then every benchmark once at small sizes as a smoke test
-# the lint and the layer rule first (seconds): ruff's checks and format, the import contract
-# (pyproject.toml [tool.importlinter]: harness > topics > core > ground)
+# the lint first (seconds, no network: it needs only the virtualenv): ruff's checks (complexity,
+# argument counts, banned aliases) and format, the import contracts (pyproject.toml
+# [tool.importlinter]: harness > topics > core > ground, exhaustive; no loops between siblings), the
+# house's shape (scripts/house_check.py: module sizes, re-export shims, against tests/house_allow.toml)
+# and DESIGN.md's diagram of the floors (scripts/house_diagram.py --check)
 lint: setup
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/lint-imports --no-cache
+	$(BIN)/python scripts/house_check.py
+	$(BIN)/python scripts/house_diagram.py --check
 
-test: fixtures lint
+# the lint, then the fixtures (a network fetch on a fresh machine), then the unit/property tests,
+# then every model-taking claim on three random-init architecture families
+# (tests/test_model_families.py: one process, the families one after the other — each runs claims
+# that train and fork a pool, so side by side they oversubscribe the cores),
+# then every benchmark once at small sizes as a smoke test
+test: lint
+	$(BIN)/repro fetch
 	$(BIN)/python -m pytest tests/ $(TEST_XDIST) --durations=15 $(PYTEST_ARGS)
 	REPRO_FAMILY_TESTS=1 $(BIN)/python -m pytest tests/test_model_families.py -p no:xdist -q
 	$(BIN)/python -m pytest benchmarks/ -p no:xdist --benchmark-disable -q

@@ -1,13 +1,16 @@
 """The house's layer rule (DESIGN.md, "The house"): the roof (repro.harness) imports the topics,
 each topic imports core and the ground, core imports the ground, and nothing imports upwards;
-the seven topics are independent (one listed exception). The rule is the import-linter contract
-in pyproject.toml; this test runs it and checks the package graph for loops, so that
-`pytest tests/` fails on a new upward import, as `make test`'s `lint-imports` does."""
+the seven topics are independent (one listed exception). The rule is the import-linter contracts
+in pyproject.toml (the layers, exhaustive over repro's packages, and no loops between siblings);
+this test runs them, holds the contract's topics equal to the catalogue's, and checks the
+package graph for loops, so that `pytest tests/` fails on a new upward import, as `make lint`'s
+`lint-imports` does (tests/test_house.py injects each failure into a scratch copy)."""
 
 from __future__ import annotations
 
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 import grimp
@@ -63,8 +66,21 @@ def test_the_loop_finder_finds_a_loop():
     assert cycles({("harness", "core"), ("core", "ground")}) == []
 
 
+def test_the_contract_declares_every_topic_and_is_exhaustive(graph):
+    """The contract's floors are repro's packages, its topics the catalogue's (TOPIC_PACKAGES)."""
+    config = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["importlinter"]
+    layers = next(c for c in config["contracts"] if c["type"] == "layers")
+    assert layers["containers"] == ["repro"] and layers["exhaustive"] is True
+    floors = [[p.strip() for p in layer.split("|")] for layer in layers["layers"]]
+    assert floors[0] == ["harness"] and floors[2:] == [["core"], ["ground"]]
+    assert sorted(floors[1]) == sorted(TOPIC_PACKAGES)
+    packages = {m.removeprefix("repro.") for m in graph.find_children("repro")}
+    assert packages == {p for floor in floors for p in floor}
+    assert any(c["type"] == "acyclic_siblings" and c["ancestors"] == ["repro"] for c in config["contracts"])
+
+
 def test_the_import_contract_holds():
-    """import-linter's layers contract (pyproject.toml, [tool.importlinter]), run as `make test` runs it."""
+    """import-linter's contracts (pyproject.toml, [tool.importlinter]), run as `make lint` runs them."""
     lint = Path(sys.executable).with_name("lint-imports")
     done = subprocess.run([str(lint), "--no-cache"], cwd=REPO, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
