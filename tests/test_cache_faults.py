@@ -31,6 +31,7 @@ from repro.core import data
 from repro.core.models import gguf_cache, pretrained
 from repro.core.models.pretrained import check_model_cache, ensure_model_cache, load_pretrained, model_cache_dir
 from repro.ground import resources, runtime
+from repro.ground.cache import FINGERPRINT_BLOCK, FINGERPRINT_BLOCKS, sha256_file
 from repro.ground.runtime import CacheUnusable, MissingFixture, ReproError
 
 MODEL = "smollm2-135m"
@@ -352,8 +353,8 @@ def test_fetch_verify_finds_zeroed_mebibytes_the_sampled_check_misses(tmp_cache,
     every file in full and names it (one BAD line, exit 1). Before the damage, --verify exits 0."""
     target = _tiny_entry(bpe, vocab=40960)  # ≈ 84 MB of weights: blocks ≈ 5.6 MB apart
     weights = target / "model.safetensors"
-    spacing = (weights.stat().st_size - runtime.FINGERPRINT_BLOCK) // (runtime.FINGERPRINT_BLOCKS - 1)
-    start, length = spacing + runtime.FINGERPRINT_BLOCK + 4096, 4 << 20  # after block 1, before block 2
+    spacing = (weights.stat().st_size - FINGERPRINT_BLOCK) // (FINGERPRINT_BLOCKS - 1)
+    start, length = spacing + FINGERPRINT_BLOCK + 4096, 4 << 20  # after block 1, before block 2
     assert start + length < 2 * spacing
     env = {**os.environ, "REPRO_CACHE": str(tmp_cache)}
 
@@ -391,8 +392,8 @@ def test_corruption_between_fingerprint_blocks_is_found_by_the_full_hash(tmp_cac
     """What the cheap check can miss, stated: a few bytes between two sampled blocks, the mtime
     restored. A changed mtime or `full=True` hashes everything and finds it."""
     weights = _tiny_entry(bpe) / "model.safetensors"
-    spacing = (weights.stat().st_size - runtime.FINGERPRINT_BLOCK) // (runtime.FINGERPRINT_BLOCKS - 1)
-    start = spacing + runtime.FINGERPRINT_BLOCK + 100  # after block 1, before block 2
+    spacing = (weights.stat().st_size - FINGERPRINT_BLOCK) // (FINGERPRINT_BLOCKS - 1)
+    start = spacing + FINGERPRINT_BLOCK + 100  # after block 1, before block 2
     assert start + 1000 < 2 * spacing
     _flip(weights, start, 1000, keep_mtime=True)
     _still_loads(weights)
@@ -432,7 +433,7 @@ def test_corrupt_model_is_rebuilt_from_the_real_gguf(real_gguf_dir, tmp_cache, b
     assert model.config.num_hidden_layers == pretrained.EMBEDDED_MODELS[MODEL].n_layers
     assert check_model_cache(MODEL, full=True).state == "ok"
     stamp = json.loads((model_cache_dir(MODEL) / "repro-cache.json").read_text())
-    assert stamp["sha256"]["model.safetensors"] == runtime.sha256_file(weights)
+    assert stamp["sha256"]["model.safetensors"] == sha256_file(weights)
     assert stat.S_IMODE(weights.stat().st_mode) & 0o044  # a shared cache's other users can read it
 
 

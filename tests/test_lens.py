@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from repro.core import lens
+from repro.core import activations, lens, tied_decoding
 from repro.core.models.hf import build_model
 from repro.core.models.tiny import TinyConfig, TinyDecoder
 from repro.ground.runtime import ReproError, generator
@@ -98,12 +98,12 @@ def test_tiny_ablations_map_missing_sublayers():
     mlp_only = TinyDecoder(TinyConfig(vocab_size=V, d_model=32, n_layer=2, n_head=2, block="mlp"))
     amap = lens.arch_map(mlp_only)
     assert amap.attn is None and amap.mlp == "mlp"
-    c = lens.capture(mlp_only, tokens())
+    c = activations.capture(mlp_only, tokens())
     assert list(c.modules) == ["mlp_out"]
     with pytest.raises(ReproError, match="no attention"):
-        lens.capture(mlp_only, tokens(), attentions=True)
+        activations.capture(mlp_only, tokens(), attentions=True)
     with pytest.raises(ReproError, match="attn_out"):
-        lens.capture(mlp_only, tokens(), modules=("attn_out",))
+        activations.capture(mlp_only, tokens(), modules=("attn_out",))
 
 
 # --------------------------------------------------------------------------- hooks
@@ -117,7 +117,7 @@ def test_capture_leaves_model_bit_identical(model):
         model(input_ids=ids, output_attentions=True, output_hidden_states=True)
         before = model(input_ids=ids).logits.clone()
     counts = hook_counts(model)
-    c = lens.capture(model, ids, attentions=True, modules=("attn_out", "mlp_out", "attn_in", "mlp_in"))
+    c = activations.capture(model, ids, attentions=True, modules=("attn_out", "mlp_out", "attn_in", "mlp_in"))
     assert c.residual is not None
     assert hook_counts(model) == counts
     with torch.no_grad():
@@ -131,13 +131,13 @@ def test_hooks_removed_when_forward_raises():
         model(input_ids=tokens(), output_attentions=True)  # transformers' own lazy recorders
     counts = hook_counts(model)
     with pytest.raises(ReproError, match="eager attention"):
-        lens.capture(model, tokens(), attentions=True)
+        activations.capture(model, tokens(), attentions=True)
     assert hook_counts(model) == counts
 
 
 def test_residual_matches_output_hidden_states(model):
     ids = tokens(2)
-    c = lens.capture(model, ids)
+    c = activations.capture(model, ids)
     with torch.no_grad():
         out = model(input_ids=ids, output_hidden_states=True)
     hs = out.hidden_states
@@ -153,7 +153,7 @@ def test_residual_matches_output_hidden_states(model):
 
 
 def test_residual_is_sum_of_contributions(model):
-    c = lens.capture(model, tokens(3))
+    c = activations.capture(model, tokens(3))
     r = c.residual
     for layer in range(r.shape[1] - 1):
         torch.testing.assert_close(
@@ -165,7 +165,7 @@ def test_residual_is_sum_of_contributions(model):
 
 
 def test_attention_maps_are_causal_distributions(model):
-    c = lens.capture(model, tokens(4), attentions=True, modules=())
+    c = activations.capture(model, tokens(4), attentions=True, modules=())
     assert len(c.attentions) == len(lens.arch_map(model).blocks(model))
     for a in c.attentions:
         assert a.shape == (B, 2, T, T)
@@ -175,7 +175,7 @@ def test_attention_maps_are_causal_distributions(model):
 
 def test_attn_heads_feed_output_projection():
     model = hf("llama")
-    c = lens.capture(model, tokens(5), modules=("attn_heads", "attn_out"))
+    c = activations.capture(model, tokens(5), modules=("attn_heads", "attn_out"))
     o_proj = model.model.layers[0].self_attn.o_proj
     with torch.no_grad():
         torch.testing.assert_close(o_proj(c.modules["attn_heads"][0]), c.modules["attn_out"][0])
@@ -187,7 +187,7 @@ def test_several_forwards_concatenate_along_batch():
     with lens.hooks(model) as cap, torch.no_grad():
         model(input_ids=a)
         model(input_ids=b)
-    full = lens.capture(model, torch.cat([a, b]))
+    full = activations.capture(model, torch.cat([a, b]))
     assert cap.residual.shape[0] == 4
     torch.testing.assert_close(cap.residual, full.residual)
 
@@ -198,7 +198,7 @@ def test_positions_keep_those_positions_and_final_norm_is_the_head_input(model):
     come back from it. Control: another position's normed state does not give those logits."""
     ids = tokens()
     pos = torch.tensor([0, T // 2, T - 1])
-    full = lens.capture(model, ids, modules=["mlp_out"])
+    full = activations.capture(model, ids, modules=["mlp_out"])
     with lens.hooks(model, modules=["mlp_out"], final_norm=True, positions=pos) as cap, torch.no_grad():
         logits = model(input_ids=ids).logits
     assert torch.equal(cap.residual, full.residual[:, :, pos])
@@ -215,7 +215,7 @@ def test_positions_keep_those_positions_and_final_norm_is_the_head_input(model):
 
 def test_arbitrary_block_path_is_captured():
     model = hf("gpt2")
-    c = lens.capture(model, tokens(), modules=("mlp.c_fc",))
+    c = activations.capture(model, tokens(), modules=("mlp.c_fc",))
     assert c.modules["mlp.c_fc"][0].shape == (B, T, 4 * 32)
 
 
@@ -224,7 +224,7 @@ def test_arbitrary_block_path_is_captured():
 
 def test_last_layer_lens_equals_logits(model):
     ids = tokens(8)
-    c = lens.capture(model, ids)
+    c = activations.capture(model, ids)
     with torch.no_grad():
         lensed = lens.logit_lens(model, c.residual)
     assert lensed.shape == (B, c.residual.shape[1], T, V)
@@ -248,7 +248,7 @@ def test_lens_from_hf_hidden_states_does_not_normalise_twice():
 def test_gemma_softcap_is_applied():
     capped, plain = gemma3(30.0), gemma3(None)
     ids = tokens(10)
-    c = lens.capture(capped, ids)
+    c = activations.capture(capped, ids)
     with torch.no_grad():
         lensed = lens.logit_lens(capped, c.residual)[:, -1]
         uncapped = lens.unembed(plain, c.residual[:, -1])  # same weights (same seed), no cap
@@ -261,21 +261,21 @@ def test_token_logits_and_axis_preference_match_the_full_lens():
     `axis_preference` is σ(z_out − z_in) of those logits: checked against the full (N, V) lens on
     a capped Gemma and a GPT-2 (a biased head is not needed: the maps' heads have none)."""
     for model in (gemma3(30.0), hf("gpt2")):
-        c = lens.capture(model, tokens(11))
+        c = activations.capture(model, tokens(11))
         h = c.residual[:, 2].reshape(-1, c.residual.shape[-1])  # (B·T, d), pre-norm
         g = torch.Generator().manual_seed(0)
         a, b = torch.randint(0, V, (h.shape[0],), generator=g), torch.randint(0, V, (h.shape[0],), generator=g)
         with torch.no_grad():
             full = lens.unembed(model, h).float()
-            z = lens.token_logits(model, h, a)
-            normed = lens.token_logits(model, lens.final_norm(model)(h), a, normed=True)
-            pref = lens.axis_preference(model, h, a, b)
+            z = tied_decoding.token_logits(model, h, a)
+            normed = tied_decoding.token_logits(model, lens.final_norm(model)(h), a, normed=True)
+            pref = tied_decoding.axis_preference(model, h, a, b)
         torch.testing.assert_close(z, full.gather(1, a[:, None])[:, 0], rtol=0, atol=1e-4)
         torch.testing.assert_close(normed, z, rtol=0, atol=1e-5)
         want = torch.sigmoid(full.gather(1, b[:, None])[:, 0] - full.gather(1, a[:, None])[:, 0])
         same = a == b
         torch.testing.assert_close(pref[~same], want[~same], rtol=0, atol=1e-4)
-        assert torch.isnan(lens.axis_preference(model, h[:2], a[:2], a[:2])).all()  # input = output token
+        assert torch.isnan(tied_decoding.axis_preference(model, h[:2], a[:2], a[:2])).all()  # input = output token
 
 
 # --------------------------------------------------------------------------- pretrained
@@ -294,7 +294,7 @@ def test_pretrained_last_layer_lens_equals_logits(name, n_layer):
     except ReproError as e:
         pytest.skip(f"embedded {name} unavailable (run `repro fetch {name}`): {e}")
     ids = tok("The quick brown fox jumps over the lazy dog because it was", return_tensors="pt").input_ids
-    c = lens.capture(model, ids, modules=())
+    c = activations.capture(model, ids, modules=())
     assert c.residual.shape[1] == n_layer + 1  # every block's input + the final pre-norm state
     with torch.no_grad():
         lensed = lens.logit_lens(model, c.residual[:, -1:])
@@ -316,7 +316,7 @@ def test_target_ranks_known_answer():
 def test_logit_lens_ranks_last_layer_is_model_rank():
     model = hf("llama")
     ids = tokens(length=12)
-    cap = lens.capture(model, ids[:, :-1])
+    cap = activations.capture(model, ids[:, :-1])
     ranks = lens.logit_lens_ranks(model, cap.residual, ids[:, 1:])
     assert ranks.shape == (4, B, 11)
     assert torch.equal(ranks[-1], lens.target_ranks(cap.logits, ids[:, 1:]))
@@ -324,7 +324,7 @@ def test_logit_lens_ranks_last_layer_is_model_rank():
 
 def test_tuned_lens_starts_as_the_logit_lens():
     model = hf("gpt2")
-    cap = lens.capture(model, tokens(length=12))
+    cap = activations.capture(model, tokens(length=12))
     resid = cap.residual.permute(0, 2, 1, 3).reshape(-1, 4, 32)
     tl = lens.TunedLens(3, 32)
     assert torch.allclose(lens.lens_kl(model, resid, tl), lens.lens_kl(model, resid), atol=1e-6)
@@ -334,7 +334,7 @@ def test_tuned_lens_starts_as_the_logit_lens():
 
 def test_fit_tuned_lens_lowers_kl_and_leaves_model_trainable():
     model = hf("llama")
-    resid = lens.capture(model, tokens(batch=8, length=16)).residual.permute(0, 2, 1, 3).reshape(-1, 4, 32)
+    resid = activations.capture(model, tokens(batch=8, length=16)).residual.permute(0, 2, 1, 3).reshape(-1, 4, 32)
     flags = [p.requires_grad for p in model.parameters()]
     before = {k: v.clone() for k, v in model.state_dict().items()}
     tl, losses = lens.fit_tuned_lens(model, resid, steps=60, batch_tokens=32, lr=1e-2, autocast=None)
@@ -349,14 +349,18 @@ def test_fit_tuned_lens_lowers_kl_and_leaves_model_trainable():
 
 def test_fit_tuned_lens_is_deterministic():
     model = hf("gpt2")
-    resid = lens.capture(model, tokens(batch=4, length=8)).residual.permute(0, 2, 1, 3).reshape(-1, 4, 32)
+    resid = activations.capture(model, tokens(batch=4, length=8)).residual.permute(0, 2, 1, 3).reshape(-1, 4, 32)
     a, _ = lens.fit_tuned_lens(model, resid, steps=5, batch_tokens=8, autocast=None)
     b, _ = lens.fit_tuned_lens(model, resid, steps=5, batch_tokens=8, autocast=None)
     assert torch.equal(a.weight, b.weight) and torch.equal(a.bias, b.bias)
 
 
 def _flat(model, batch, length, seed=0):
-    return lens.capture(model, tokens(batch=batch, length=length, seed=seed)).residual.permute(0, 2, 1, 3).flatten(0, 1)
+    return (
+        activations.capture(model, tokens(batch=batch, length=length, seed=seed))
+        .residual.permute(0, 2, 1, 3)
+        .flatten(0, 1)
+    )
 
 
 def test_tuned_lens_stopped_keeps_each_layers_best_and_records_the_curve():

@@ -10,7 +10,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from torch import nn
 
-from repro.core.lens import arch_map, capture, frozen_norm, resolve
+from repro.core.activations import capture
+from repro.core.lens import arch_map, frozen_norm, resolve
 from repro.core.models.hf import build_model
 from repro.core.models.tiny import TinyConfig, TinyDecoder
 from repro.ground.runtime import ReproError, generator

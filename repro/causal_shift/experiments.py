@@ -29,7 +29,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from repro.core import lens, train
+from repro.core import activations, lens, tied_decoding, train
 from repro.core.models.tiny import TinyConfig, TinyDecoder
 from repro.ground.runtime import ReproError, derive_seed, generator
 
@@ -97,10 +97,10 @@ def alignment_profile(
     measures of Fig 3 need no vocabulary-sized matmul."""
     if space not in ("lens", "raw"):
         raise ReproError(f"space must be 'lens' or 'raw', got {space!r}")
-    D = lens.tied_dictionary(model)
+    D = tied_decoding.tied_dictionary(model)
     fnorm = lens.final_norm(model) if space == "lens" else (lambda t: t)
     metric = "dot" if space == "lens" else "cosine"
-    resid = lens.capture(model, ids[:, :-1], modules=[], logits_to_keep=1).residual  # (S, L+1, T, d)
+    resid = activations.capture(model, ids[:, :-1], modules=[], logits_to_keep=1).residual  # (S, L+1, T, d)
     S, L1, T, d = resid.shape
     inp, tgt = ids[:, skip_first:-1], ids[:, 1 + skip_first :]
     flat_in, flat_out = inp.reshape(-1), tgt.reshape(-1)
@@ -109,15 +109,16 @@ def alignment_profile(
     for layer in range(L1):
         h = fnorm(resid[:, layer, skip_first:].reshape(-1, d))
         per = {
-            "cos_in": lens.cosine_to(h, D, flat_in),
-            "cos_out": lens.cosine_to(h, D, flat_out),
-            "projection": lens.axis_preference(model, h, flat_in, flat_out, normed=space == "lens"),
-            "unit_projection": lens.axis_projection(h, e_in, e_out),
+            "cos_in": tied_decoding.cosine_to(h, D, flat_in),
+            "cos_out": tied_decoding.cosine_to(h, D, flat_out),
+            "projection": tied_decoding.axis_preference(model, h, flat_in, flat_out, normed=space == "lens"),
+            "unit_projection": tied_decoding.axis_projection(h, e_in, e_out),
         }
         if top_k:
-            top = lens.nearest_tokens(h, D, k, metric=metric, compute_dtype=compute_dtype)
+            top = tied_decoding.nearest_tokens(h, D, k, metric=metric, compute_dtype=compute_dtype)
             per.update(
-                input_match=lens.top_k_match(top, flat_in).float(), target_match=lens.top_k_match(top, flat_out).float()
+                input_match=tied_decoding.top_k_match(top, flat_in).float(),
+                target_match=tied_decoding.top_k_match(top, flat_out).float(),
             )
         for m, v in per.items():
             out[m][:, layer] = torch.nanmean(v.view(S, -1).cpu(), dim=1)
@@ -176,12 +177,12 @@ def decoded_panel(model: nn.Module, ids: torch.Tensor, tokenizer, start: int, wi
     """000 Table I: top-1 tied-dictionary decoding of positions start … start+width−1 of one
     sequence (1-D ids) at every layer, consecutive layers with the same decodings grouped.
     Rows: ["layers", tok, tok, …]; the first row is the input."""
-    D = lens.tied_dictionary(model)
-    resid = lens.capture(model, ids[None], modules=[], logits_to_keep=1).residual[0]  # (L+1, T, d)
+    D = tied_decoding.tied_dictionary(model)
+    resid = activations.capture(model, ids[None], modules=[], logits_to_keep=1).residual[0]  # (L+1, T, d)
     fnorm = lens.final_norm(model)
     pos = slice(start, start + width)
     dec = [
-        [tokenizer.decode([int(t)]) for t in lens.nearest_tokens(fnorm(resid[l, pos]), D, 1)[:, 0]]
+        [tokenizer.decode([int(t)]) for t in tied_decoding.nearest_tokens(fnorm(resid[l, pos]), D, 1)[:, 0]]
         for l in range(resid.shape[0])
     ]
     rows = [["input", *[tokenizer.decode([int(t)]) for t in ids[pos]]]]

@@ -19,7 +19,7 @@ cache, and `resources` for the embedded fixtures), never a topic.
 - `lens`: the logit and tuned lens, `unembed`, `kl_to_logits`; `arch` (architecture maps, final
   norm and unembedding matrix, frozen norms), `activations` (`hooks` / `capture`: the one way to
   read activations), `tied_decoding` (000 §III: states decoded in the token dictionary, the
-  input→output axis). `lens` re-exports what the suite reads as `lens.<name>`.
+  input→output axis): import from them (`lens` still re-exports a few: tests/house_allow.toml).
 - `plotting`: the Agg backend, the source reference style, and the figure builders several
   topics draw (001 Fig 9, training curves); each topic's own builders are in its `figures`.
 """

@@ -6,9 +6,10 @@ once (nostalgebraist 2020, "interpreting GPT: the logit lens"; the states' conve
 `repro.core.activations`'). `kl_to_logits` is the suite's one KL; `TunedLens` /
 `fit_tuned_lens` / `lens_kl` are Belrose et al.'s tuned lens and its per-layer KL to the model.
 
-The architecture map (`repro.core.arch`), the hooks that read activations
-(`repro.core.activations`) and the tied-dictionary decoding of 000 §III
-(`repro.core.tied_decoding`) are re-exported here, where the suite has always imported them from.
+The architecture map is `repro.core.arch`, the hooks that read activations
+`repro.core.activations`, the tied-dictionary decoding of 000 §III `repro.core.tied_decoding`:
+import from them. A few names are still re-exported here for importers being edited elsewhere
+(tests/house_allow.toml counts them).
 """
 
 from __future__ import annotations
@@ -22,21 +23,15 @@ from torch import nn
 
 from repro.core import memo
 
-# the `name as name` imports are re-exports: the suite reads them as `lens.<name>`
-from repro.core.activations import Capture as Capture
+# re-exports left (tests/house_allow.toml): their importers are to import from the defining module
 from repro.core.activations import capture as capture
 from repro.core.activations import hooks as hooks
 from repro.core.arch import ArchMap, arch_map, final_norm, resolve, text_config
 from repro.core.arch import frozen_norm as frozen_norm
-from repro.core.arch import out_proj_weight as out_proj_weight
 from repro.core.arch import unembedding as unembedding
-from repro.core.tied_decoding import axis_preference as axis_preference
 from repro.core.tied_decoding import axis_projection as axis_projection
 from repro.core.tied_decoding import cosine_to as cosine_to
-from repro.core.tied_decoding import input_embeddings as input_embeddings
 from repro.core.tied_decoding import nearest_tokens as nearest_tokens
-from repro.core.tied_decoding import tied_dictionary as tied_dictionary
-from repro.core.tied_decoding import token_logits as token_logits
 from repro.core.tied_decoding import top_k_match as top_k_match
 from repro.ground.errors import ReproError
 

@@ -19,17 +19,8 @@ import torch
 from repro.ground.cache import CACHE_ENV, atomic_write_json, cache_dir, config_key, file_lock, read_json_or_none
 
 # the `name as name` imports are re-exports: the suite imports them from repro.ground.runtime
-from repro.ground.cache import FINGERPRINT_BLOCK as FINGERPRINT_BLOCK
-from repro.ground.cache import FINGERPRINT_BLOCKS as FINGERPRINT_BLOCKS
 from repro.ground.cache import atomic_path as atomic_path
-from repro.ground.cache import atomic_torch_save as atomic_torch_save
-from repro.ground.cache import atomic_write_bytes as atomic_write_bytes
 from repro.ground.cache import atomic_write_text as atomic_write_text
-from repro.ground.cache import cache_root as cache_root
-from repro.ground.cache import file_fingerprint as file_fingerprint
-from repro.ground.cache import remove_stale_temporaries as remove_stale_temporaries
-from repro.ground.cache import sha256_file as sha256_file
-from repro.ground.cache import unwritable as unwritable
 from repro.ground.errors import CacheUnusable, ReproError
 from repro.ground.errors import MissingFixture as MissingFixture
 from repro.ground.errors import NotApplicable as NotApplicable

@@ -35,7 +35,8 @@ import torch
 from torch import nn
 
 from repro.core import train
-from repro.core.lens import arch_map, final_norm, frozen_norm, hooks, out_proj_weight, resolve
+from repro.core.arch import out_proj_weight
+from repro.core.lens import arch_map, final_norm, frozen_norm, hooks, resolve
 from repro.ground.runtime import ReproError
 
 F32_U = 2.0**-24  # float32 unit roundoff

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from repro.core import data, lens, stats
+from repro.core import activations, data, lens, stats
 from repro.core.models.hf import build_model, random_init_twin
 from repro.core.models.tiny import TinyConfig, TinyDecoder
 from repro.core.readings import Power
@@ -102,12 +102,12 @@ def read_texts(
             )
         ids = data.windows(tok, "test", sizes["text"]["test_seqs"], T + 1, corpus=corpus).to(device)
         # logits_to_keep=1: the claims read logits through the lens, not the model's own head
-        text = Text(name, model, ids, lens.capture(model, ids[:, :-1], modules=[], logits_to_keep=1).residual)
+        text = Text(name, model, ids, activations.capture(model, ids[:, :-1], modules=[], logits_to_keep=1).residual)
         if name in lens_models(model_names, sizes):
             text.train_ids = data.windows(tok, "validation", sizes["lens"]["train_seqs"], T + 1, corpus=corpus).to(
                 device
             )
-            text.train_resid = lens.capture(model, text.train_ids[:, :-1], modules=[], logits_to_keep=1).residual
+            text.train_resid = activations.capture(model, text.train_ids[:, :-1], modules=[], logits_to_keep=1).residual
         out[name] = text
     return out
 
@@ -278,7 +278,7 @@ def residual_norm_curves(
     curves = {n: rs.residual_norms(t.resid).cpu().numpy() for n, t in texts.items()}
     models, ids = random_init
     for arch, model in models.items():
-        cap = lens.capture(model, ids[:, :-1], modules=[], logits_to_keep=1)
+        cap = activations.capture(model, ids[:, :-1], modules=[], logits_to_keep=1)
         curves[f"random-init {arch}"] = rs.residual_norms(cap.residual).cpu().numpy()
     post = TinyDecoder(
         TinyConfig(
@@ -329,7 +329,7 @@ def ffn_rewrite(texts: dict[str, Text], dla_len: int, *, device: torch.device | 
             else torch.randint(0, 512, (1, dla_len), generator=generator(1)).to(device)
         )
         amap = lens.arch_map(model)
-        cap = lens.capture(model, ids, modules=["mlp_in"], logits_to_keep=1)
+        cap = activations.capture(model, ids, modules=["mlp_in"], logits_to_keep=1)
         ratios, dropped = [], []
         for l, block in enumerate(amap.blocks(model)):
             mlp = lens.resolve(block, amap.mlp)
@@ -378,7 +378,7 @@ def twin_rank_curve(text: Text, n_tokens: int) -> np.ndarray:
     window's first `n_tokens` tokens: RS-6's negative control."""
     twin = random_init_twin(text.model, 0)
     twin_ids = text.ids[:1, : n_tokens + 1]
-    twin_resid = lens.capture(twin, twin_ids[:, :-1], modules=[], logits_to_keep=1).residual
+    twin_resid = activations.capture(twin, twin_ids[:, :-1], modules=[], logits_to_keep=1).residual
     twin_med = rank_curve(twin, twin_resid, twin_ids)[0]
     del twin, twin_resid
     return twin_med

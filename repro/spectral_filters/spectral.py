@@ -36,7 +36,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from repro.core import arch, lens, memo
+from repro.core import activations, arch, lens, memo, tied_decoding
 from repro.core.lens import frozen_norm
 from repro.ground.runtime import ReproError, generator
 
@@ -88,7 +88,7 @@ def unembedding_matrix(model: nn.Module) -> torch.Tensor:
 
 def embedding_matrix(model: nn.Module) -> torch.Tensor:
     """W_e (V, d) as written into the residual stream (Gemma's √d scale included), float64."""
-    return lens.input_embeddings(model).cpu().double()
+    return tied_decoding.input_embeddings(model).cpu().double()
 
 
 @dataclass
@@ -202,7 +202,7 @@ WRITE = ("o", "2")
 
 def _linear_rows(module: nn.Module) -> torch.Tensor:
     """The weight as (d_out, d_in) float64 for nn.Linear and GPT-2's Conv1D alike."""
-    from repro.core.lens import out_proj_weight
+    from repro.core.arch import out_proj_weight
 
     return out_proj_weight(module)[0].cpu().double()
 
@@ -415,7 +415,7 @@ class Sweep:
         self.blocks = self.amap.blocks(model)
         self.L = len(self.blocks)
         with torch.no_grad():
-            cap = lens.capture(model, ids, modules=["mlp_out"], logits_to_keep=1)
+            cap = activations.capture(model, ids, modules=["mlp_out"], logits_to_keep=1)
         # resid[:, l + 1] = stream after block l; resid[:, 0] = the embeddings
         self.resid = cap.residual
         self.mlp_out = cap.modules["mlp_out"]

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from repro.core import data, lens
+from repro.core import activations, data, lens
 from repro.ground.runtime import NotApplicable, ReproError, dtype_name, generator, resolve_dtype
 from repro.spectral_filters import catalogue, dark_signals, spectral
 
@@ -50,7 +50,7 @@ class Study:
     sizes: dict
     F: spectral.Filters
     ids: torch.Tensor  # (n, T), column 0 = <bos>
-    cap: lens.Capture
+    cap: activations.Capture
     sink: dark_signals.SinkProfile
     sweep: spectral.Sweep  # on a copy in `dtype` (the policy's choice for sizes["nll_dtype"])
     base_f32: float
@@ -154,7 +154,7 @@ def build_study(model_name: str, m: torch.nn.Module, tok: Any, sizes: dict, corp
     ids = data.windows(tok, "test", sizes["n_prompts"], sizes["prompt_len"], lead=bos, corpus=corpus).to(
         next(m.parameters()).device
     )
-    cap = lens.capture(m, ids, modules=["mlp_out", "attn_out", "attn_in"], attentions=True, logits_to_keep=1)
+    cap = activations.capture(m, ids, modules=["mlp_out", "attn_out", "attn_in"], attentions=True, logits_to_keep=1)
     sink = dark_signals.sink_profile(
         cap.residual[0, :, 0],
         torch.stack([x[0, 0] for x in cap.modules["mlp_out"]]),
@@ -225,7 +225,7 @@ def hmlv_statistics(s: Study, draws: int = RANDOM_DRAWS) -> dict[str, Any]:
     else:
         n = max(s.ids.shape[0], round(s.ids.numel() / T))
         ids = data.windows(s.tok, "test", n, T, lead=s.tok.bos_token_id, corpus=s.corpus).to(s.ids.device)
-        cap = lens.capture(s.model, ids, modules=["attn_in"], attentions=True, logits_to_keep=1)
+        cap = activations.capture(s.model, ids, modules=["attn_in"], attentions=True, logits_to_keep=1)
     D = s.F.dark("u")
     blocks = lens.arch_map(s.model).blocks(s.model)
     g = generator(0)
