@@ -123,7 +123,7 @@ def test_switch_from_input_to_target_is_deep(claim, reading, corpus_name):
     )
     switch_power = power.switch_power(r, SOURCE_SWITCH)  # None: the CI gives no finite se
     if switch_power:
-        claim.power(**switch_power)
+        claim.power(switch_power)
     claim.not_reproduced_if(
         NOT_REPRODUCED,
         ("CS-1", r.name),
@@ -177,7 +177,7 @@ def test_continuous_measures_agree(claim, reading, corpus_name):
     r, d = reading, study.depth_excess(reading)
     excess = {k: d.excess(k) for k in CS2_BARS}
     mp = power.measures_power(d.ours_per_sequence, d.null_per_sequence, CS2_EFFECTS, CS2_BARS)
-    claim.power(**mp.power_record(excess, CS2_EFFECTS, CS2_BARS, r.profile.n_tokens))
+    claim.power(mp.power_record(excess, CS2_EFFECTS, CS2_BARS, r.profile.n_tokens))
     for c in study.measures_context(r, d, mp.p):
         claim.record(c.name, c.measured)
     claim.figure(
@@ -338,14 +338,14 @@ def test_fixed_cut_sweep(claim, runs, sizes, profile):
     claim.record("cut at layer 0 − baseline, per seed (same init and data order)", np.round(diff, 4).tolist())
     title = f"000 Fig 4 — {L}-layer GPT-2-style model on {data.corpus_title(runs.cfg.corpus)}"
     claim.figure(figures.cut_sweep(cut, base, sd, title), "fig4")
-    claim.power(**power.cut_power(diff, base, REL_GAIN[0]))  # Table II's gain as a relative loss gain
+    claim.power(power.cut_power(diff, base, REL_GAIN[0]))  # Table II's gain as a relative loss gain
     # and the gain our own runs show at our budget: paired training-loss trajectories per seed
     gaps = [power.trajectory_gap(b.losses, c.losses) for b, c in zip(runs.baseline, runs.first_cut)]
     claim.record(
         "cut at layer 0 − baseline training loss at the last step, per seed (a line through the last half)",
         ", ".join(f"{g:+.4f} ± {se:.4f}" for g, se in gaps),
     )
-    claim.power(**power.cut_budget_power(diff, gaps, _tokens(runs)))
+    claim.power(power.cut_budget_power(diff, gaps, _tokens(runs)))
     claim.not_reproduced_if(
         NOT_REPRODUCED,
         ("CS-4", profile.name),
@@ -413,7 +413,7 @@ def test_cut_placement(claim, runs, sweep, sizes, profile):
     corpus = data.corpus_title(runs.cfg.corpus)
     title = f"000 Fig 4 per seed — {L}-layer GPT-2-style model, {n} seeds, {corpus}"
     claim.figure(figures.cut_sweep_seeds(rel, title), "fig4_seeds")
-    claim.power(**power.placement_power(sweep, _base_loss(runs, sweep), REL_GAIN[0]))
+    claim.power(power.placement_power(sweep, _base_loss(runs, sweep), REL_GAIN[0]))
     claim.not_reproduced_if(
         NOT_REPRODUCED,
         ("CS-4", "placement", profile.name),
@@ -468,7 +468,7 @@ def test_last_cut_is_second_best(claim, runs, sweep, sizes, profile):
             float((sweep[:, -1] - sweep[:, k]).mean()),
             key=f"last layer's cut − layer {k}'s, mean over seeds",
         )
-    claim.power(**power.last_cut_power(sweep, _base_loss(runs, sweep), REL_GAIN[0]))
+    claim.power(power.last_cut_power(sweep, _base_loss(runs, sweep), REL_GAIN[0]))
     claim.not_reproduced_if(
         NOT_REPRODUCED,
         ("CS-4", "last cut", profile.name),
@@ -527,7 +527,7 @@ def test_learned_gate_concentrates_late(claim, runs, sizes, profile):
     )
     claim.record("largest π: standard error of that drift per step", gp.trend_se)
     paper = profiles.get_profile("paper").sizes("causal_shift")["train"]
-    claim.power(**gp.power_record(hist, sizes["train"], paper, TOP_MASS_BAR))
+    claim.power(gp.power_record(hist, sizes["train"], paper, TOP_MASS_BAR))
     claim.not_reproduced_if(
         NOT_REPRODUCED,
         ("CS-5", profile.name),
@@ -587,7 +587,7 @@ def test_gating_beats_fixed_cut_beats_baseline(claim, table2, runs, profile, cor
         "seed sd of each benchmark's score (baseline seeds)",
         f"Brown acc {sd[0]:.3f} pts, code acc {sd[1]:.3f} pts, last-word NLL {sd[2]:.4f}",
     )
-    claim.power(**power.order_power_record(rows, sd, REL_GAIN, n_seeds=len(runs.baseline)))
+    claim.power(power.order_power_record(rows, sd, REL_GAIN, n_seeds=len(runs.baseline)))
     base0, cut0 = runs.baseline[0], runs.cuts[best]  # seed 0's baseline and best fixed cut, as scored above
     gap_cut = power.trajectory_gap(base0.losses, cut0.losses)
     gap_gate = power.trajectory_gap(cut0.losses, runs.gate.losses)
@@ -596,7 +596,7 @@ def test_gating_beats_fixed_cut_beats_baseline(claim, table2, runs, profile, cor
         f"{gap_cut[0]:+.4f} ± {gap_cut[1]:.4f}, {gap_gate[0]:+.4f} ± {gap_gate[1]:.4f}",
     )
     gains = power.order_budget_gains(gap_cut, gap_gate, runs.val(base0))
-    claim.power(**power.order_power_record(rows, sd, REL_GAIN, len(runs.baseline), budget=(gains, _tokens(runs))))
+    claim.power(power.order_power_record(rows, sd, REL_GAIN, len(runs.baseline), budget=(gains, _tokens(runs))))
     claim.not_reproduced_if(
         NOT_REPRODUCED, ("CS-6", profile.name), f"the order holds on {sum(holds)} of {len(holds)} benchmarks"
     )

@@ -17,6 +17,7 @@ from repro.causal_shift import experiments as cs
 from repro.core import lens, train
 from repro.core.models.hf import build_model
 from repro.core.models.tiny import TinyConfig, TinyDecoder
+from repro.core.readings import ALL_CHECKS
 from repro.ground.runtime import ReproError, generator
 
 pytestmark = pytest.mark.usefixtures("one_thread")
@@ -392,10 +393,10 @@ def test_cut_budget_power_is_a_budget_declaration_that_grows_with_the_gain():
     diff = np.array([-0.02, 0.01, -0.005])
     none = power.cut_budget_power(diff, [(0.001, 0.002), (-0.001, 0.002), (0.0, 0.002)], 307_200)
     big = power.cut_budget_power(diff, [(-0.2, 0.002), (-0.21, 0.002), (-0.19, 0.002)], 307_200)
-    inspect.signature(Claim.power).bind(object(), **big)
-    assert none["basis"].startswith("budget:") and none["value"] < 0.1
-    assert "no number of seeds" in none["decide"]
-    assert big["value"] > none["value"] and big["decide"].endswith("paired seeds at this budget")
+    inspect.signature(Claim.power).bind(object(), big)
+    assert none.basis.startswith("budget:") and none.value < 0.1 and none.fitted and none.sd == "upper bound"
+    assert none.covers == (ALL_CHECKS,) and "no number of seeds" in none.decide
+    assert big.value > none.value and big.decide.endswith("paired seeds at this budget")
     assert power.expected_power(lambda e: e * e, 0.3, 1.0) == pytest.approx(0.3**2 + 1.0, rel=0.01)  # E[δ²]
 
 
@@ -410,11 +411,27 @@ def test_placement_powers_grow_with_seeds_and_bind_as_claim_power():
     few, many = (6.0 + 0.02 * g.normal(size=(n, 4)) for n in (3, 40))
     for fn in (power.placement_power, power.last_cut_power):
         a, b = fn(few, 6.0, 0.006), fn(many, 6.0, 0.006)
-        inspect.signature(Claim.power).bind(object(), **a)
-        assert a["basis"].startswith("interest:") and a["effect_value"] == pytest.approx(0.036)
-        assert a["value"] < b["value"] <= 1.0
-        n80 = int(b["decide"].split()[0])
+        inspect.signature(Claim.power).bind(object(), a)
+        assert a.basis.startswith("interest:") and a.effect_value == pytest.approx(0.036)
+        assert a.value < b.value <= 1.0 and a.sd == "upper bound" and not a.fitted
+        n80 = int(b.decide.split()[0])
         assert n80 > 3
+    # placement: the declared span is our reading's bar (edge 0, size 1 − power); the last cut's
+    # margin is not ("second best" names none): its size is taken at no margin, ≥ 1 − α
+    place, last = power.placement_power(many, 6.0, 0.006), power.last_cut_power(many, 6.0, 0.006)
+    assert place.edge == 0.0 and place.size is None and place.covers == (power.PLACEMENT_CHECK,)
+    assert last.edge == pytest.approx(0.036) and last.size == pytest.approx(0.95, abs=1e-6)
+
+
+def test_cut_power_covers_both_checks_and_states_its_size_at_no_gain():
+    """CS-4's first-layer power: a rejection of the one-sided paired t implies a negative mean, so
+    the power covers both checks; the claim's edge is no gain, where the test rejects with α: the
+    stated size is 1 − α (never contradicted by a miss), and the sd is this run's (plug-in)."""
+    from repro.causal_shift import power
+
+    p = power.cut_power(np.array([-0.02, 0.01, -0.005]), 6.0, 0.006)
+    assert p.covers == (ALL_CHECKS,) and p.basis.startswith("source:") and p.sd == "plug-in"
+    assert p.edge == pytest.approx(0.036) and p.size == pytest.approx(0.95, abs=1e-6)
 
 
 def test_late_layer_names_a_layer_only_where_half_the_mass_sits():

@@ -3,7 +3,10 @@
 paired cut-versus-baseline test at Table II's gain (`cut_power`), its placement's blocked F-test
 (`placement_power`) and the last cut ahead of every middle one (`last_cut_power`), CS-5's gate at our budget from
 a line fitted to our own gate's snapshots (`gate_power`), and CS-6's order on every benchmark at
-Table II's gains (`order_power`, `order_power_record`). Each returns or builds the keywords of
+Table II's gains (`order_power`, `order_power_record`). Each returns a typed `Power`
+(`repro.core.readings`) that names the checks it `covers` (the names below are the claim file's
+check names, or a part of them), its distance from the claim's `edge` (and, where that is not 0,
+its size computed at the edge) and how its nuisance sd was taken; the claim file records it with
 `claim.power`.
 """
 
@@ -16,16 +19,28 @@ import numpy as np
 import scipy.stats
 
 from repro.core import stats
+from repro.core.readings import ALL_CHECKS, Power
 from repro.ground.runtime import ReproError
+
+#: the claim file's check names (or the part of them a power covers), one place for both
+SWITCH_CHECK = "switch layer (target overtakes input) / L"
+PLACEMENT_CHECK = "blocked F-test p (the cut layers differ; seeds as blocks)"
+LAST_CUT_CHECK = "last layer's cut beats every middle layer's: largest one-sided paired p"
+GATE_CHECK = "largest π"
+ORDER_CHECK = "benchmarks where the order holds"
 
 # --------------------------------------------------------------------------- §III: CS-1, CS-2
 
 
-def switch_power(r, source: tuple[int, int]) -> dict | None:
-    """`claim.power` keywords of CS-1: could this measurement have seen a switch at the source's
-    depth (`source`: (layer, layers), 000 Fig 2)? The switch estimate's spread over sequences (its
-    95% bootstrap CI → se, `r`: a `study.Reading`) against the margin between the source's depth
-    and our bar of 0.5. None when the CI gives no finite, positive se."""
+def switch_power(r, source: tuple[int, int]) -> Power | None:
+    """CS-1's power: could this measurement have seen a switch at the source's depth (`source`:
+    (layer, layers), 000 Fig 2)? The switch estimate's spread over sequences (its 95% bootstrap CI
+    → se, `r`: a `study.Reading`) against the margin between the source's depth and our bar of 0.5.
+    It covers the switch check only (the two match checks have no power). The claim's edge is the
+    bar (a switch at half the depth is still "deep"): the source's depth sits `src − 0.5` from it,
+    and at the edge a threshold check on a normal estimate fails half the time, the size stated.
+    The se is this run's (a bootstrap over its own sequences): plug-in. None when the CI gives no
+    finite, positive se."""
     p, L = r.profile, r.profile.n_layers
     lo, hi, _ = r.ci["match"]
     src = source[0] / source[1]
@@ -37,8 +52,9 @@ def switch_power(r, source: tuple[int, int]) -> dict | None:
         return stats.power_threshold(src, 0.5, se * np.sqrt(r.n_seq / n))
 
     n80 = stats.n_for_power(power_at)
-    return dict(
-        value=stats.power_threshold(src, 0.5, se),
+    return Power(
+        stats.power_threshold(src, 0.5, se),
+        covers=(SWITCH_CHECK,),
         effect=f"switch at {source[0]}/{source[1]} = {src:.2f} of depth",
         effect_value=src,
         basis=f"source: 000 Fig 2 (Gemma-2-2B switches at ≈ layer {source[0]} of {source[1]})",
@@ -47,6 +63,11 @@ def switch_power(r, source: tuple[int, int]) -> dict | None:
         method=f"normal approximation, se {se:.3f} of depth from the 95% bootstrap CI over {r.n_seq} sequences",
         decide=f"{n80} sequences (se ∝ 1/√sequences)" if n80 else "more than 100,000 sequences",
         decide_either=stats.either_way(power_at, "sequences"),
+        edge=src - 0.5,
+        sd="plug-in",
+        size=1.0 - stats.power_threshold(0.5, 0.5, se),
+        size_method="1 − P(switch / L ≥ 0.5) with the switch at the bar, normal with this run's se",
+        size_at="the claim's edge: a switch at half the depth (our bar 0.5)",
     )
 
 
@@ -61,15 +82,21 @@ class MeasuresPower:
     n_80: int | None  # sequences for 80% power (None: more than 100,000)
     either: str = ""  # sequences for 95% power (`stats.either_way`)
 
-    def power_record(self, excess: dict, effects: dict, bars: dict, n_tokens: int) -> dict:
-        """`claim.power` keywords of CS-2's rule (all three checks pass) at the declared `effects`,
+    def power_record(self, excess: dict, effects: dict, bars: dict, n_tokens: int) -> Power:
+        """CS-2's `Power`: its rule (all three checks pass) at the declared `effects`,
         with the noise of the per-sequence excess over the twin (`n_tokens`: the profile's tokens).
         The bars and effects are ours, so a failing check whose excess (`excess`: name → this run's
         excess over the twin) is significant in the claimed direction cannot by itself contradict:
-        `direction_p` is the largest one-sided p of the failing checks (of all, when none fails)."""
+        `direction_p` is the largest one-sided p of the failing checks (of all, when none fails).
+        It covers all three checks jointly; the declared effects sit above their bars (`edge`: the
+        projection's distance), and at the edge (each change at its bar) each check passes half the
+        time, so the size there is 1 − 0.5³ (stated); the se's are this run's, over its sequences
+        (plug-in)."""
         failing = [k for k in bars if excess[k] < bars[k]]
-        return dict(
-            value=self.power,
+        at_edge = float(np.prod([stats.power_threshold(bars[k], bars[k], self.se[k]) for k in bars]))
+        return Power(
+            self.power,
+            covers=(ALL_CHECKS,),
             effect=f"projection rises by {effects['proj']} of the input→output axis (half of Fig 3's "
             f"0 → 1), cos(h, e_in) falls and cos(h, e_out) rises by {effects['falls']}, each "
             "between layers 1…q and the last q, beyond the random-init twin's change",
@@ -85,6 +112,11 @@ class MeasuresPower:
             decide=f"{self.n_80} sequences" if self.n_80 else "more than 100,000 sequences",
             decide_either=self.either,
             direction_p=max(self.p[k] for k in failing) if failing else max(self.p.values()),
+            edge=effects["proj"] - bars["proj"],
+            sd="plug-in",
+            size=1.0 - at_edge,
+            size_method="1 − the product of the three checks' powers with each change at its bar",
+            size_at="the claim's edge as we read it: each change exactly at its bar",
         )
 
 
@@ -112,12 +144,15 @@ def measures_power(
 # --------------------------------------------------------------------------- §IV: CS-4 … CS-6
 
 
-def cut_power(diff: np.ndarray, base: float, rel_gain: float) -> dict:
-    """`claim.power` keywords of CS-4's paired test at the source's effect. Fig 4 prints no number;
+def cut_power(diff: np.ndarray, base: float, rel_gain: float) -> Power:
+    """CS-4's `Power` of its paired test at the source's effect. Fig 4 prints no number;
     its size is taken from Table II, where the fixed cut beats the baseline by `rel_gain` (relative,
     mean over the four benchmarks; higher-is-better scores), applied as the same relative
     improvement of our validation loss `base` (an assumption, stated in the record), against our
-    paired seed spread (`diff`: cut at layer 0 − baseline, per seed)."""
+    paired seed spread (`diff`: cut at layer 0 − baseline, per seed; plug-in). A rejection implies
+    a negative mean difference, so the power is that of both checks (`ALL_CHECKS`). The claim's
+    edge is no gain at all ("improves"): the effect sits `effect` from it, and there the test
+    rejects with probability α, the size (0.95) stated."""
     effect = rel_gain * base
     sd_diff = float(diff.std(ddof=1))
 
@@ -125,8 +160,9 @@ def cut_power(diff: np.ndarray, base: float, rel_gain: float) -> dict:
         return stats.power_paired_t(effect, sd_diff, max(n, 2))
 
     n80 = stats.n_for_power(power_at)
-    return dict(
-        value=stats.power_paired_t(effect, sd_diff, len(diff)),
+    return Power(
+        stats.power_paired_t(effect, sd_diff, len(diff)),
+        covers=(ALL_CHECKS,),
         effect=f"cut at layer 0 improves the loss by "
         f"{effect:.4f} nats (assumed: Table II's fixed-cut gain over the baseline, {100 * rel_gain:.2f}% "
         f"relative, mean of its four benchmarks, as a relative loss improvement; Fig 4 gives no number)",
@@ -138,6 +174,11 @@ def cut_power(diff: np.ndarray, base: float, rel_gain: float) -> dict:
         method=f"closed form: noncentral t, paired sd {sd_diff:.4f} over {len(diff)} seeds",
         decide=f"{n80} paired seeds at this model size" if n80 else "more than 100,000 paired seeds",
         decide_either=stats.either_way(power_at, "paired seeds at this model size"),
+        edge=effect,
+        sd="plug-in",
+        size=1.0 - stats.power_paired_t(0.0, sd_diff, len(diff)),
+        size_method="1 − P(the one-sided paired t rejects) at no gain: 1 − α",
+        size_at="the claim's edge: no gain from the cut (the claim allows any improvement)",
     )
 
 
@@ -149,14 +190,16 @@ def _gain_effect(base: float, rel_gain: float) -> tuple[float, str]:
     )
 
 
-def placement_power(sweep: np.ndarray, base: float, rel_gain: float) -> dict:
-    """`claim.power` keywords of CS-4's "highly sensitive to the chosen layer" (Fig 4 prints no
+def placement_power(sweep: np.ndarray, base: float, rel_gain: float) -> Power:
+    """CS-4's `Power` for its "highly sensitive to the chosen layer" (Fig 4 prints no
     number): the blocked F-test over the cut layers (`stats.blocked_f`, seeds as blocks) at a
     declared effect of interest — moving the cut between layers changes the loss by as much as the
     cut gains (Table II's fixed-cut gain, `rel_gain` of our loss `base`) — in its least favourable
     layout for that range (two layers at ±half of it, the rest between: Σ(μ − μ̄)² = range²/2). The
     noise: the residual (seed × layer) sd at its 95% upper bound (`stats.sd_upper_bound`), so a few
-    seeds cannot make the power optimistic. `sweep`: (seeds, layers) validation losses."""
+    seeds cannot make the power optimistic. `sweep`: (seeds, layers) validation losses. The
+    declared effect is our reading's bar ("at least as much as the cut gains"), so it is the edge
+    (0) and 1 − power its size (the least favourable layout makes that an upper bound)."""
     n, L = sweep.shape
     f = stats.blocked_f(sweep)
     sd = stats.sd_upper_bound(math.sqrt(f.ms_error), f.df_error + 1)
@@ -168,8 +211,9 @@ def placement_power(sweep: np.ndarray, base: float, rel_gain: float) -> dict:
         return stats.power_blocked_f(mu, sd, max(m, 2))
 
     n80 = stats.n_for_power(power_at)
-    return dict(
-        value=power_at(n),
+    return Power(
+        power_at(n),
+        covers=(PLACEMENT_CHECK,),
         effect=f"the layer means span {effect:.4f} nats (best to worst cut), two layers at the extremes: {words}",
         effect_value=effect,
         basis="interest: 'highly sensitive to the chosen layer' read as a placement that moves the loss by at "
@@ -180,16 +224,20 @@ def placement_power(sweep: np.ndarray, base: float, rel_gain: float) -> dict:
         f"bound ({sd:.4f}; plug-in {math.sqrt(f.ms_error):.4f})",
         decide=f"{n80} seeds × {L} cut layers at this model size" if n80 else "more than 100,000 seeds",
         decide_either=stats.either_way(power_at, f"seeds × {L} cut layers at this model size"),
+        edge=0.0,
+        sd="upper bound",
     )
 
 
-def last_cut_power(sweep: np.ndarray, base: float, rel_gain: float) -> dict:
-    """`claim.power` keywords of CS-4's "a late cut is second best", tested as the source's text
+def last_cut_power(sweep: np.ndarray, base: float, rel_gain: float) -> Power:
+    """CS-4's `Power` for its "a late cut is second best", tested as the source's text
     names it ("the final layer, corresponding to the second-best fixed choice"): the cut at the
     last layer beats the cut at every middle layer (1 … L − 2), an intersection–union test of
     one-sided paired t's (each at α; no multiplicity correction: all must reject). Its power at
     the declared effect (the last layer ahead of each middle one by Table II's fixed-cut gain) is
-    bounded below by 1 − Σ(1 − power of each pair), each pair's sd at its 95% upper bound."""
+    bounded below by 1 − Σ(1 − power of each pair), each pair's sd at its 95% upper bound. The
+    claim's edge is no margin ("second best" names none): the declared margin sits `effect` from
+    it, and there the test passes with probability at most α, the size (≥ 0.95) stated."""
     n, L = sweep.shape
     effect, words = _gain_effect(base, rel_gain)
     sds = [stats.sd_upper_bound(float((sweep[:, k] - sweep[:, -1]).std(ddof=1)), n) for k in range(1, L - 1)]
@@ -199,8 +247,9 @@ def last_cut_power(sweep: np.ndarray, base: float, rel_gain: float) -> dict:
         return max(0.0, 1.0 - sum(1.0 - stats.power_paired_t(effect, sd, m) for sd in sds))
 
     n80 = stats.n_for_power(power_at)
-    return dict(
-        value=power_at(n),
+    return Power(
+        power_at(n),
+        covers=(LAST_CUT_CHECK,),
         effect=f"the cut at the last layer beats the cut at every middle layer by {effect:.4f} nats: {words}",
         effect_value=effect,
         basis="interest: 'a late cut is second best' as a margin over every middle layer as large as the cut's "
@@ -212,6 +261,11 @@ def last_cut_power(sweep: np.ndarray, base: float, rel_gain: float) -> dict:
         f"({', '.join(f'{sd:.4f}' for sd in sds)}), combined by the union bound 1 − Σ(1 − power)",
         decide=f"{n80} seeds × {L} cut layers at this model size" if n80 else "more than 100,000 seeds",
         decide_either=stats.either_way(power_at, f"seeds × {L} cut layers at this model size"),
+        edge=effect,
+        sd="upper bound",
+        size=1.0 - min(stats.power_paired_t(0.0, sd, n) for sd in sds),
+        size_method="1 − the smallest pair's P(reject) at no margin (the IUT passes only if every pair rejects)",
+        size_at="the claim's edge: the last cut level with the middle ones",
     )
 
 
@@ -243,14 +297,14 @@ def expected_power(power_at, effect: float, se: float, points: int = 41) -> floa
     return float(sum(wi * power_at(effect + zi * se) for zi, wi in zip(z, w)) / w.sum())
 
 
-def cut_budget_power(diff: np.ndarray, gaps: list[tuple[float, float]], tokens: int) -> dict:
-    """`claim.power` keywords of CS-4's paired test at *our* budget (basis "budget"): the cut's gain
+def cut_budget_power(diff: np.ndarray, gaps: list[tuple[float, float]], tokens: int) -> Power:
+    """CS-4's `Power` of its paired test at *our* budget (basis "budget"): the cut's gain
     expected after this profile's `tokens` per model, from our own runs' trajectories —
     `gaps`: per seed, `trajectory_gap(baseline, cut at layer 0)` (negative: the cut is ahead) —
     with the seeds' spread as its uncertainty; the test's noise is the paired validation
     differences' sd at its 95% upper bound (`diff`: cut − baseline per seed; `stats.sd_upper_bound`:
     a plug-in sd from 3 seeds can be 4× too small). The power is its expectation over the gain's
-    uncertainty (`expected_power`)."""
+    uncertainty (`expected_power`). Sizing only: its effect is fitted to this run (`fitted`)."""
     gain = -np.array([g for g, _ in gaps])  # (seeds,) the cut's improvement at our last step
     n = len(diff)
     effect, se = float(gain.mean()), float(gain.std(ddof=1) / math.sqrt(len(gain))) if len(gain) > 1 else 0.0
@@ -261,8 +315,9 @@ def cut_budget_power(diff: np.ndarray, gaps: list[tuple[float, float]], tokens: 
         return stats.power_paired_t(effect, sd, max(m, 2))
 
     n80 = stats.n_for_power(power_at) if effect > 0 else None
-    return dict(
-        value=value,
+    return Power(
+        value,
+        covers=(ALL_CHECKS,),
         effect=f"cut at layer 0 improves the loss by {effect:+.4f} ± {se:.4f} nats at {tokens:,} tokens per model "
         "(our budget), from our runs' paired training-loss trajectories",
         effect_value=effect,
@@ -277,6 +332,8 @@ def cut_budget_power(diff: np.ndarray, gaps: list[tuple[float, float]], tokens: 
         if n80
         else "no number of seeds at this budget: our runs show no gain from the cut here (train longer)",
         decide_either=stats.either_way(power_at, "paired seeds at this budget") if effect > 0 else "",
+        sd="upper bound",
+        fitted=True,
     )
 
 
@@ -318,8 +375,8 @@ def order_power_record(
     n_seeds: int,
     *,
     budget: tuple[tuple[float, float], int] | None = None,
-) -> dict:
-    """`claim.power` keywords of CS-6: the chance that the order shows on every benchmark if the
+) -> Power:
+    """CS-6's `Power`: the chance that the order shows on every benchmark if the
     source's gains are real. Table II's scores are accuracies (higher is better): its relative
     gains (`rel_gain`: fixed cut over baseline, gating over fixed cut, mean of its four
     benchmarks) are applied like for like to our accuracy benchmarks, and as relative NLL
@@ -327,7 +384,10 @@ def order_power_record(
     benchmark (`seed_sd`, over the baseline's `n_seeds` seeds), by simulation (`order_power`).
     `rows`: `study.Table2Rows`. `budget`: ((fixed cut over baseline, gating over fixed cut) at our
     budget, `order_budget_gains`; tokens per model): the same simulation at those gains, the
-    record's basis "budget" (the gains from one seed's trajectories: no seed spread of their own)."""
+    record's basis "budget" (the gains from one seed's trajectories: no seed spread of their own;
+    `fitted`). The seed sd is this run's baseline seeds' (plug-in). The claim's edge is no gain
+    (the order on every benchmark at gains of 0+): the source's gains sit `rel_gain[0]` (fixed
+    cut over baseline) from it, and the size there is simulated too."""
     base = np.array([r[1] for r in rows.acc] + [rows.last_word[1]])  # (benchmark,)
     higher = np.array([True] * len(rows.acc) + [False])
     sd = seed_sd
@@ -340,8 +400,17 @@ def order_power_record(
 
     n80 = stats.n_for_power(power_at, n_max=4096)
     k = len(rows.acc) + 1
-    return dict(
-        value=power,
+    at_edge = {}
+    if budget is None:
+        at_edge = dict(
+            edge=float(rel_gain[0]),
+            size=1.0 - order_power(base, higher, sd, (0.0, 0.0)),
+            size_method="1 − the simulated chance of the order on every benchmark at no gains (20,000 replicates)",
+            size_at="the claim's edge: gains of 0 (any improvement reads as the claim)",
+        )
+    return Power(
+        power,
+        covers=(ORDER_CHECK,),
         effect=(
             f"Table II's gains ({100 * rel_gain[0]:.2f}% fixed cut over baseline, "
             f"{100 * rel_gain[1]:.2f}% gating over fixed cut, relative, mean of its four benchmarks), applied to "
@@ -368,6 +437,9 @@ def order_power_record(
             else "more than 4,096 seeds per variant at this profile's tokens: far more tokens than this profile"
         ),
         decide_either=stats.either_way(power_at, "seeds per variant at this profile's tokens", n_max=4096),
+        sd="plug-in",
+        fitted=budget is not None,
+        **at_edge,
     )
 
 
@@ -387,11 +459,13 @@ class GatePower:
     steps_80: float  # steps at which the fitted line clears the bar with 80% power (inf: never)
     either: str = ""  # steps for 95% power under the fitted line (`stats.either_way`)
 
-    def power_record(self, hist: dict[int, np.ndarray], train: dict, paper: dict, bar: float) -> dict:
-        """`claim.power` keywords of CS-5 at our budget (`hist`: the gate's snapshots, step → π;
+    def power_record(self, hist: dict[int, np.ndarray], train: dict, paper: dict, bar: float) -> Power:
+        """CS-5's `Power` at our budget (`hist`: the gate's snapshots, step → π;
         `train`, `paper`: this profile's and the paper profile's `train` rows): the effect is our
         own gate's fitted drift carried to our last step, since Fig 5 has no step axis and the
-        source's pace cannot be scaled to ours."""
+        source's pace cannot be scaled to ours: basis budget, fitted to this run, its noise the
+        fit's residual sd (plug-in). It covers the concentration check only; the late-layer check
+        has no power."""
         L = len(hist[max(hist)])
         per_step = train["batch_size"] * train["seq_len"]
         if np.isfinite(self.steps_80):
@@ -405,8 +479,9 @@ class GatePower:
                 "no budget under the fitted line: its drift is not positive beyond its own uncertainty; "
                 "a longer run must measure the pace first"
             )
-        return dict(
-            value=self.power,
+        return Power(
+            self.power,
+            covers=(GATE_CHECK,),
             effect=f"largest π {self.expected:.4f} after our {self.steps} steps: our gate's fitted drift "
             f"{self.trend_per_step:.3g} ± {self.trend_se:.2g} per step from 1/{L} carried to our budget",
             effect_value=self.expected,
@@ -420,6 +495,8 @@ class GatePower:
             "(one run's snapshots are correlated: if anything the sd is too small)",
             decide=decide,
             decide_either=self.either,
+            sd="plug-in",
+            fitted=True,
         )
 
     def power_at(self, steps: float, bar: float) -> float:
