@@ -24,7 +24,7 @@ and the verdicts that rest on such pairs (SP-3, SP-4, SP-5) record what it found
 The experiments (the zoo, the calibration, the fine-tunes, the null pairs, Fig 11's persistence)
 are in `repro.seedprint.study`; the fixtures here call it with the profile's sizes and `--device`.
 How each claim records, tables and decides (the pair checks, the Holm families, the powers) is in
-`repro.seedprint.verdicts`.
+`repro.seedprint.verdicts`, the null calibration's and SP-6's rate tests in `repro.seedprint.null_verdicts`.
 """
 
 from __future__ import annotations
@@ -36,11 +36,12 @@ import pytest
 
 from repro.core import data, stats
 from repro.harness import catalogue
-from repro.seedprint import algorithm, figures, study, verdicts
+from repro.seedprint import algorithm, figures, null_verdicts, study, verdicts
 from repro.seedprint import fingerprint_baselines as fb
 from repro.seedprint.lineage import Lineage, LineageConfig, weight_change
+from repro.seedprint.null_verdicts import FPR_COLUMNS
 from repro.seedprint.study import SHIFT, TESTS, Calibration
-from repro.seedprint.verdicts import ALPHA, COLUMNS, FPR_COLUMNS, row
+from repro.seedprint.verdicts import ALPHA, COLUMNS, NOT_REPRODUCED, row
 
 # the source's p (t-test, U-test) per pair: 001 Tables 4a, 4b, 4c and Table 5's The Stack rows
 TABLE4A = catalogue.number("SP-1", "table4a")  # (seed a, seed b): s_a vs s_b at init
@@ -51,50 +52,20 @@ TABLE5 = catalogue.number("SP-4", "table5")  # "the_stack (1000)": the true desc
 SOURCE_BASELINES_WRONG = catalogue.number("SP-4", "baselines_wrong")  # Table 5: all four err on The Stack
 TABLE6_TOKENS = catalogue.number("SP-5", "table6_tokens")  # Table 6's descendants' fine-tuning tokens
 
-# (claim, profile) → why the claim does not hold at that profile, decided from earlier runs; the
-# run's own numbers are appended (Claim.not_reproduced_if)
-NOT_REPRODUCED: dict[tuple[str, str], str] = {
-    ("SP-1 Gaussian inputs", "ci"): (
-        "Algorithm 1 with the Gaussian inputs §6.1.1 states flags every pair of independent inits. Both models "
-        "see the same Gaussian vectors, which enter the residual stream as they are (no embedding table of "
-        "either model is read), and the final hidden state at the last position keeps a share of its own input "
-        "in both: the two responses correlate dimension by dimension whatever the seeds — more than an init "
-        "with its own trained model does. The Gaussian null (two independent matrices) has no shared input, so "
-        "these inputs do not separate related from unrelated pairs. Random token sequences, which each model "
-        "embeds with its own table, do (the test above)."
-    ),
-    ("SP-4 baselines", "ci"): (
-        "not every baseline errs on the code shift: our continual training leaves the true descendant nearer its base "
-        "than the source's The Stack run (PCS 0.585 in Table 5), so the weight-cosine baseline (PCS) still attributes "
-        "the pair correctly while the others misattribute. The source does not give its continual training's length, "
-        "so whether a shift of its size makes every baseline err is decided only where ours reaches its distance "
-        "(the paper profile: 5,000 steps of 32 × 1024 tokens)."
-    ),
-    ("SP-5 real null", "ci"): (
-        "the real null of Table 6 — an unrelated *trained* model of the original's config — is not built at ci: "
-        "training a 135M-parameter model far enough to carry learned features costs hours on 2 CPU cores (the "
-        "fine-tune's 5,120 tokens take about a minute). Against a random-init model (recorded) the match is never "
-        "in doubt, and the lineage zoo's calibration shows unrelated trained pairs are flagged more often than "
-        "inits, so the match is not asserted against it. The paper profile builds the null (the random-init twin "
-        "trained on 500 steps of 32 × 1024 code tokens, as many as its fine-tune)."
-    ),
-    ("SP-5 at Table 6's distance", "ci"): (
-        "our fine-tunes match their originals, but they trained on far fewer tokens than any descendant in Table 6 "
-        "(the smallest, Llama-2-finance-7B, on 5M): at ci budgets a fine-tune that still improves held-out code "
-        "barely moves the weights (a larger learning rate breaks the model, measured on SmolLM2: lr 1e-3 moved it "
-        "1.6% but raised its code NLL by 0.67 nats), so whether SeedPrint still matches at the source's distance is "
-        "not tested here."
-    ),
-}
-for _profile in ("ci", "long"):  # long runs ci's sizes here; paper and decide-sp-null pair 700 inits
-    NOT_REPRODUCED[("SP-6 bound", _profile)] = (
-        "too few independent pairs to bound the false-positive rate near α: 16 disjoint pairs of 32 inits "
-        "give a one-sided 95% upper bound of 0.17 even with no false positive, against the 0.03 that "
-        "'≈ 1%' asks; ≈ 350 disjoint pairs reach 80% power at a rate of α (--profile decide-sp-null)."
-    )
-NOT_REPRODUCED[("SP-1 Gaussian inputs", "long")] = NOT_REPRODUCED[
-    ("SP-1 Gaussian inputs", "ci")
-]  # long runs ci's sizes here
+
+def _say(claim, readings) -> None:
+    """Record what a topic handed over as `repro.core.readings.Reading`s (context: compares nothing)."""
+    for r in readings:
+        claim.record(r.name, r.measured, compare="none", source=r.source, key=r.key)
+
+
+def _assert(claim, checks) -> None:
+    """Assert a topic's (Reading, Control or None) pairs through `claim.check`."""
+    for reading, control in checks:
+        if control is None:
+            claim.check(reading)
+        else:
+            claim.check(reading, control=control)
 
 
 # --------------------------------------------------------------------------- shared experiment
@@ -156,7 +127,9 @@ def test_different_seeds_do_not_match(claim, zoo, lab):
     rows = [zoo.compare(f"init{a}", f"init{b}", same=False) for a, b in TABLE4A]
     verdicts.record_released(claim, rows)
     claim.table(
-        "Table 4a: different init seeds (token inputs); source p (t, U) in the last columns",
+        "Table 4a: different init seeds (token inputs); source p (t, U) in the last columns (the source's t "
+        f"{min(t for t, _ in TABLE4A.values()):.2f}–{max(t for t, _ in TABLE4A.values()):.2f}, U "
+        f"{min(u for _, u in TABLE4A.values()):.2f}–{max(u for _, u in TABLE4A.values()):.2f})",
         COLUMNS + ["source p (t)", "source p (U)"],
         [row(r, s) for r, s in zip(rows, TABLE4A.values())],
     )
@@ -248,26 +221,32 @@ def test_trained_model_matches_its_init(claim, zoo, sizes, reef_inputs):
 
 @pytest.mark.policy_dtype
 @pytest.mark.claim("SP-3")
-def test_same_data_order_does_not_make_seeds_match(claim, zoo, calibration):
+def test_same_data_order_does_not_make_seeds_match(claim, zoo, calibration, profile):
     claim.corpus(zoo.lab.base_corpus, shift=SHIFT)  # the calibration's trained models include the code descendants
     rows = [zoo.compare(f"init{a}", f"base{b}", same=False) for a, b in TABLE4C]
     verdicts.record_released(claim, rows)
-    verdicts.record_calibration(claim, calibration["init"], "a pass here is weaker evidence than α promises")
+    _say(
+        claim, null_verdicts.calibration_readings(calibration["init"], "a pass here is weaker evidence than α promises")
+    )
     claim.table(
         "Table 4c: same data, same order, different init seeds (init_i vs base_j)",
         COLUMNS + ["source p (t)", "source p (U)"],
         [row(r, s) for r, s in zip(rows, TABLE4C.values())],
     )
     claim.figure(figures.seedprint_pvalues(rows, "Table 4c: init_i vs base_j, same data order"), "table4c")
-    verdicts.power_no_false_positive(
+    verdicts.power_each_pair(
         claim,
         len(rows),
         "Table 4c's init_i vs base_j pairs",
-        "source: Table 4c (same data and order, different seeds: all p > 0.01) at α = 0.01",
+        "source: Table 4c (same data and order, different seeds: every pair p > 0.01) at α = 0.01",
     )
-    # negative control: init a against its own trained model (same data order, same lineage)
-    controls = [zoo.compare(f"init{a}", f"base{a}", same=True) for a, _ in TABLE4C]
-    verdicts.check_no_false_positive(claim, rows, controls, list(TABLE4C.values()))
+    flagged = verdicts.flagged_pairs(rows)
+    claim.record("Table 4c pairs with a p < α (the source's per-pair rule: each is a miss)", flagged, compare="none")
+    claim.not_reproduced_if(NOT_REPRODUCED, ("SP-3 Table 4c", profile.name), f"p < α: {flagged} of {len(rows)} pairs")
+    # the source's rule, pair by pair (§6.1.1: p < 0.01 ⇒ same lineage), no family adjustment; negative
+    # control: init a against its own trained model (same data order, same lineage)
+    for (a, _), r, src in zip(TABLE4C, rows, TABLE4C.values()):
+        verdicts.check_pair(claim, r, control=zoo.compare(f"init{a}", f"base{a}", same=True), source=src)
 
 
 @pytest.mark.policy_dtype
@@ -278,27 +257,30 @@ def test_trained_models_with_one_data_order_do_not_match(claim, zoo, sizes, prof
     claim.corpus(zoo.lab.base_corpus, shift=SHIFT)
     rows = [zoo.compare(f"base{a}", f"base{b}", same=False) for a, b in itertools.combinations(sizes["seeds"], 2)]
     verdicts.record_released(claim, rows)
-    verdicts.record_calibration(
+    _say(
         claim,
-        calibration["trained"],
-        "a flagged pair here is what the miscalibrated null does on unrelated trained models, "
-        "not evidence that one data order makes seeds converge",
+        null_verdicts.calibration_readings(
+            calibration["trained"],
+            "a flagged pair here is what the miscalibrated null does on unrelated trained models, "
+            "not evidence that one data order makes seeds converge",
+        ),
     )
     claim.table("Table 4c extended: base_i vs base_j (same data, same order)", COLUMNS, [row(r) for r in rows])
     claim.figure(figures.seedprint_pvalues(rows, "base_i vs base_j, same data order"), "table4c_trained")
-    verdicts.power_no_false_positive(
+    verdicts.power_each_pair(
         claim,
         len(rows),
         "trained models of different seeds",
-        "source: Table 4c (same data and order do not make seeds match, p > 0.01) at α = 0.01",
+        "source: Table 4c (same data and order do not make seeds match, every pair p > 0.01) at α = 0.01",
     )
     flagged = verdicts.flagged_pairs(rows)
-    claim.record("pairs with a raw p < α (before Holm)", flagged, compare="none")
+    claim.record("pairs with a p < α (the source's per-pair rule: each is a miss)", flagged, compare="none")
     claim.not_reproduced_if(
-        NOT_REPRODUCED, ("SP-3 trained pairs", profile.name), f"raw p < α: {flagged} of {len(rows)} pairs"
+        NOT_REPRODUCED, ("SP-3 trained pairs", profile.name), f"p < α: {flagged} of {len(rows)} pairs"
     )
     control = zoo.compare("base1000", "base1000+code", same=True)  # a trained pair of one lineage
-    verdicts.check_no_false_positive(claim, rows, [control] * len(rows))
+    for r in rows:  # the source's rule, pair by pair: a flagged pair is a miss (no Holm over the family)
+        verdicts.check_pair(claim, r, control=control)
 
 
 # --------------------------------------------------------------------------- SP-4 (Table 5)
@@ -325,14 +307,16 @@ def test_lineage_survives_continual_training_on_code(claim, zoo, table5, calibra
         weight_change(zoo.models["base1000"], zoo.models["base1000+code"]),
         compare="none",
     )
-    verdicts.record_calibration(
+    _say(
         claim,
-        calibration["trained"],
-        "the distractor's rejection stands (a too liberal null makes it harder, not "
-        "easier); the true descendant's match is set against the unrelated trained "
-        "pairs' p's below",
+        null_verdicts.calibration_readings(
+            calibration["trained"],
+            "the distractor's rejection stands (a too liberal null makes it harder, not "
+            "easier); the true descendant's match is set against the unrelated trained "
+            "pairs' p's below",
+        ),
     )
-    verdicts.record_empirical_null(claim, true, calibration["trained"])
+    _say(claim, null_verdicts.empirical_null_readings(true, calibration["trained"]))
     verdicts.table5(claim, table5)
     claim.figure(figures.seedprint_pvalues(table5, "Table 5: continual training on stdlib code"), "table5")
     # each suspect is the other's negative control: the distractor must not pass the descendant's
@@ -411,10 +395,12 @@ def test_finetuned_pretrained_models_match(claim, finetunes, calibration, sizes,
     for d in out.values():
         verdicts.record_descendant(claim, d, sizes["pretrained"])
     verdicts.record_released(claim, rows)
-    verdicts.record_calibration(
+    _say(
         claim,
-        calibration["trained"],
-        "measured on the lineage zoo's small models, a proxy for this pretrained pair's real null",
+        null_verdicts.calibration_readings(
+            calibration["trained"],
+            "measured on the lineage zoo's small models, a proxy for this pretrained pair's real null",
+        ),
     )
     verdicts.table6(claim, cfg, rows)
     claim.figure(figures.seedprint_pvalues(rows, "Table 6: pretrained models vs fine-tunes"), "table6")
@@ -461,25 +447,32 @@ def null_pairs(null_responses, spcfg):
     return study.null_pairs(null_responses, spcfg)
 
 
+@pytest.mark.policy_dtype
 @pytest.mark.claim("SP-6")
-def test_null_false_positive_rate(claim, null_pairs, same_lineage, lab):
+def test_null_false_positive_rate(claim, null_pairs, calibration, lab):
     """App B.3.1: sound means the rate is not above α. The false positives over all pairs of
     independent inits, tested against α with the inits resampled (the pairs share them), one-sided;
-    the lower side is recorded, not asserted (`verdicts.record_below_alpha`: Algorithm 1's p is a
-    mean of 10 p's, conservative by construction)."""
-    claim.corpus(lab.base_corpus, shift=SHIFT)  # the control: the zoo's same-lineage pairs
+    a pass only fails to reject "rate ≤ α", so its power is stated against a declared alternative
+    (a rate of 5α, `null_verdicts.fpr_power`). Control: the zoo's trained × trained pairs of
+    different seeds, where Algorithm 1's null over-flags (the operating table: 17/378) — a null the
+    test must reject, where it can see a rate of 5α at all (`null_verdicts.rate_control`; else it
+    cannot tell). The lower side is recorded, not asserted (`null_verdicts.below_alpha_readings`:
+    Algorithm 1's p is a mean of 10 p's, conservative by construction)."""
+    claim.corpus(lab.base_corpus, shift=SHIFT)  # the control: the zoo's trained pairs
     ps, _, _, n_models = null_pairs
     cal = Calibration(f"pairs of {n_models} independent inits", ps)
-    ctl = Calibration("same-lineage pairs of the zoo", same_lineage)
+    readings, table = null_verdicts.fpr_table(cal)
+    _say(claim, readings)
     claim.table(
         "SP-6: false-positive rate at α = 0.01 (pairs share models: the binomial columns are optimistic, the "
         "bootstrap resamples models)",
         FPR_COLUMNS,
-        verdicts.fpr_rows(claim, cal),
+        table,
     )
-    verdicts.record_below_alpha(claim, cal)
-    verdicts.power_fpr(claim, [cal])
-    verdicts.check_fpr(claim, [cal], ctl)
+    _say(claim, null_verdicts.below_alpha_readings(cal))
+    claim.power(null_verdicts.fpr_power([cal]))
+    ctl = null_verdicts.rate_control(calibration["trained"], 2, "a miscalibrated null on trained models shows")
+    _assert(claim, null_verdicts.fpr_checks([cal], ctl))
 
 
 @pytest.fixture(scope="module")
@@ -492,7 +485,7 @@ def bound_pairs(lab, sizes, zoo, null_pairs, spcfg) -> list[dict]:
 def test_null_false_positive_rate_is_near_alpha(claim, bound_pairs, same_lineage, lab, profile):
     """SP-6's "≈ 1%" (App B.3.1) asserted, not only "not above α": the rate's one-sided 95% exact upper
     bound on disjoint pairs of independent inits (independent trials, whatever the other pairs
-    share) within `verdicts.FPR_BOUND`. Control: the same-lineage pairs in their place."""
+    share) within `null_verdicts.FPR_BOUND`. Control: the same-lineage pairs in their place."""
     claim.corpus(lab.base_corpus, shift=SHIFT)  # the control: the zoo's same-lineage pairs
     cal = Calibration(f"disjoint pairs of {2 * len(bound_pairs)} independent inits", bound_pairs)
     ctl = Calibration("same-lineage pairs of the zoo", same_lineage)
@@ -501,28 +494,34 @@ def test_null_false_positive_rate_is_near_alpha(claim, bound_pairs, same_lineage
         ("SP-6 bound", profile.name),
         "; ".join(f"{label} {k}/{n}, bound {up:.3f}" for (key, label) in TESTS for k, n, up in [cal.upper(key)]),
     )
-    verdicts.check_fpr_bound(claim, cal, ctl)
+    claim.power(null_verdicts.bound_power(cal))
+    _assert(claim, null_verdicts.bound_checks(cal, ctl))
 
 
 @pytest.mark.policy_dtype
 @pytest.mark.claim("SP-6")
-def test_null_false_positive_rate_on_trained_pairs(claim, calibration, same_lineage, profile, lab):
+def test_null_false_positive_rate_on_trained_pairs(claim, calibration, profile, lab):
     """The source validates the Gaussian null on independent inits only, then applies it to
-    trained models (Tables 4c, 5). Here: every pair of the zoo's trained models of different
-    seeds, and every init against every trained model of another seed."""
+    trained models (Table 4c: an init against another seed's trained model). Here: every init of
+    the zoo against every trained model of another seed, its rate tested against α as above, with
+    the power against a rate of 5α; control: the zoo's trained × trained pairs of different seeds
+    (`null_verdicts.rate_control`), whose rate is the one Algorithm 1's null is known to exceed."""
     claim.corpus(lab.base_corpus, shift=SHIFT)
     cals = [calibration["init"], calibration["trained"]]
-    ctl = Calibration("same-lineage pairs of the zoo", same_lineage)
+    tables = [null_verdicts.fpr_table(c) for c in cals]
+    for readings, _ in tables:
+        _say(claim, readings)
     claim.table(
         "SP-6 on trained models: false-positive rate at α = 0.01 (pairs share models: the binomial columns "
-        "are optimistic, the bootstrap resamples models)",
+        "are optimistic, the bootstrap resamples models); the trained × trained pairs are the control",
         FPR_COLUMNS,
-        [fpr_row for c in cals for fpr_row in verdicts.fpr_rows(claim, c)],
+        [fpr_row for _, rows in tables for fpr_row in rows],
     )
     claim.table("trained × trained pairs of different seeds", COLUMNS, [row(r) for r in calibration["trained"].rows])
-    verdicts.power_fpr(claim, cals)
+    claim.power(null_verdicts.fpr_power(cals[:1]))
     claim.not_reproduced_if(NOT_REPRODUCED, ("SP-6 trained pairs", profile.name), "; ".join(c.summary() for c in cals))
-    verdicts.check_fpr(claim, cals, ctl)
+    ctl = null_verdicts.rate_control(cals[1], 2, "a miscalibrated null on trained models shows")
+    _assert(claim, null_verdicts.fpr_checks(cals[:1], ctl))
 
 
 @pytest.mark.claim("SP-6")
@@ -532,9 +531,9 @@ def test_null_correlations_are_gaussian_around_zero(claim, null_pairs, spcfg, sa
     claim.corpus(lab.base_corpus, shift=SHIFT)  # the control: the zoo's same-lineage pairs
     _, pooled, disjoint, n_models = null_pairs
     sigma = algorithm.tau_std(spcfg.n)
-    verdicts.record_null_taus(claim, pooled, disjoint, n_models, sigma)
+    _say(claim, null_verdicts.null_tau_readings(pooled, disjoint, n_models, sigma))
     claim.figure(figures.fig13_null(pooled, sigma, spcfg.n), "fig13")
-    verdicts.power_gaussian_null(claim, n_models)
+    claim.power(null_verdicts.gaussian_null_power(n_models))
     mean, sem = stats.mean_sem(disjoint)
     m_ctl, s_ctl = stats.mean_sem(np.concatenate([r["taus"] for r in same_lineage]))
     claim.check(

@@ -8,9 +8,10 @@ What is checked, and against what:
 - tau_std(n): exactly, by enumerating every permutation for n ≤ 7 (under independence and no
   ties, τ is τ(identity, uniform permutation)); and by Monte Carlo at n = 50.
 - identity dims, the Gaussian null (determinism, its pooled τ's mean 0 and std tau_std(n)),
-  Algorithm 1's decisions (identical, descendant, independent, < 2 identity dims), the released
-  variant's k / bottom-k / z / p recomputed by hand, p-value monotonicity and config validation
-  (the whole pipeline on tiny random models: tests/test_seedprint_models.py).
+  Algorithm 1's decisions (identical, descendant, independent, < 2 identity dims), p-value
+  monotonicity (the released test's too) and config validation (the released test by hand:
+  tests/test_seedprint_released.py; the whole pipeline on tiny random models:
+  tests/test_seedprint_models.py).
 
 Tolerances: hand recomputations in float64 agree to ~1e-15, so 1e-12 is used; statistical
 bounds are 4 Monte Carlo standard errors, derived where used. Every random draw is seeded, so
@@ -329,64 +330,6 @@ def test_p_values_decrease_as_the_shared_component_grows():
         assert p[0] / 6 > 0.05 and p[-1] / 6 < 1e-6, p
 
 
-# --------------------------------------------------------------------------- released variant
-
-
-def test_default_k():
-    for width, k in [
-        (1, 2),
-        (10, 2),
-        (20, 2),
-        (64, 6),
-        (100, 10),
-        (1000, 100),
-        (2000, 200),
-        (3999, 400),
-        (4096, 400),
-        (8192, 400),
-    ]:
-        assert sp.default_k(width) == k, width
-
-
-@pytest.mark.parametrize("k, T", [(None, 10.0), (3, 2.0), (100, 10.0)])
-def test_released_variant_by_hand(k, T):
-    n, d = 30, 20
-    fa = randn(n, d, seed=1, dtype=torch.float64) * 5
-    fb = fa + 4 * randn(n, d, seed=2, dtype=torch.float64)
-    res = sp.released_variant(fa, fb, k=k, temperature=T)
-    kk = min(sp.default_k(d) if k is None else k, d)
-    a, b = fa.numpy() / T, fb.numpy() / T
-    sa = np.exp(a - a.max(1, keepdims=True))
-    sa /= sa.sum(1, keepdims=True)
-    sb = np.exp(b - b.max(1, keepdims=True))
-    sb /= sb.sum(1, keepdims=True)
-    dims = sorted(np.argsort(sa.mean(0))[:kk].tolist())  # bottom-k of the base's mean
-    taus = np.array([tau_b_brute(sa[:, j], sb[:, j]) for j in dims])
-    z = taus.mean() / (math.sqrt(2 * (2 * n + 5) / (9 * n * (n - 1))) / math.sqrt(kk))
-    assert res.dims == dims and len(res.dims) == kk
-    assert res.taus == pytest.approx(taus, abs=1e-12)
-    assert res.mean_tau == pytest.approx(taus.mean(), abs=1e-12)
-    assert res.z == pytest.approx(z, rel=1e-10)
-    assert 0 < z and res.p < 1  # the unclamped branch
-    assert res.p == pytest.approx(min(1.0, 2 * stats.norm.sf(z)), rel=1e-10)
-    assert res.same_lineage == (res.p < sp.ALPHA)
-    assert res.summary()["k"] == kk
-
-
-def test_released_variant_negative_z_and_identical():
-    fa = randn(100, D, seed=1)
-    neg = sp.released_variant(fa, -fa)
-    assert neg.z < 0 and neg.p == 1.0 and not neg.same_lineage
-    same = sp.released_variant(fa, fa.clone())
-    assert same.mean_tau == 1.0 and same.p < 1e-12 and same.same_lineage
-    assert len(same.dims) == sp.default_k(D)
-
-
-def test_released_variant_default_k_is_clamped_to_width():
-    res = sp.released_variant(randn(30, 1, seed=1), randn(30, 1, seed=2))
-    assert res.dims == [0]
-
-
 # --------------------------------------------------------------------------- config
 
 
@@ -408,6 +351,7 @@ def test_released_variant_default_k_is_clamped_to_width():
         (dict(k=0), r"k must be ≥ 1"),
         (dict(temperature=0.0), r"temperature must be > 0"),
         (dict(temperature=-1.0), r"temperature must be > 0"),
+        (dict(released_rule="paper"), r"unknown released-test rule 'paper'; choose one of tables, table6, leafbench"),
     ],
 )
 def test_config_rejects_bad_values(kw, match):

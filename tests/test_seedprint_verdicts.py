@@ -1,7 +1,8 @@
 """The SP claims' statistics outside the models: `study.Calibration`'s model-level bootstrap of a
-false-positive rate (001 App B.3.1's null, pairs sharing models), and `verdicts`' decisions on a
-pair and on a family of unrelated pairs (Holm at family-wise α, its control swapped in), read
-through a stand-in for the harness's `claim` that keeps every call."""
+false-positive rate (001 App B.3.1's null, pairs sharing models) and its power against 5α,
+`verdicts`' decisions on a pair and on a family of unrelated pairs (Holm at family-wise α, its
+control swapped in; the source's per-pair rule), read through a stand-in for the harness's
+`claim` that keeps every call, and `null_verdicts`' hand-over (Readings, Controls, Powers)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import pytest
 from scipy.stats import norm
 
 from repro.core import stats
-from repro.seedprint import verdicts
+from repro.seedprint import null_verdicts, verdicts
 from repro.seedprint.study import BOOT_REPLICATES, Calibration
 
 
@@ -103,15 +104,57 @@ def test_no_false_positive_is_holm_over_both_tests_of_every_pair():
 
 
 def test_the_fpr_family_is_holm_over_each_kind_and_test():
-    claim = Claim()
     cal = Calibration("some", _cal_rows(7, {0, 5}))
-    ctl = Calibration("all", _cal_rows(6, set(range(15))))
-    verdicts.check_fpr(claim, [cal], ctl)
+    ctl = null_verdicts.rate_control(Calibration("all", _cal_rows(6, set(range(15)))), 2, "a test")
+    checks = null_verdicts.fpr_checks([cal], ctl)
     ps = [cal.boot_p("p_t"), cal.boot_p("p_u")]
-    assert [c[1] for c in claim.checks] == pytest.approx(list(stats.holm(ps)))
-    assert claim.checks[1][3]["control"] == pytest.approx(stats.holm([ps[0], ctl.boot_p("p_u")])[1])
-    rows = verdicts.fpr_rows(claim, cal)
+    assert [r.measured for r, _ in checks] == pytest.approx(list(stats.holm(ps)))
+    assert all(r.not_rejected and r.compare == "ge" for r, _ in checks)  # a pass only fails to reject
+    assert checks[1][1].measured == pytest.approx(stats.holm([ps[0], ctl[0].boot_p("p_u")])[1])
+    assert all(null_verdicts.RATE_CHECK in r.name for r, _ in checks)  # what fpr_power covers
+    readings, rows = null_verdicts.fpr_table(cal)
     assert [r[1] for r in rows] == ["t-test", "U-test", "released variant"] and rows[1][2] == 2
+    assert readings[1].measured == pytest.approx(2 / 21)
+
+
+def test_the_rate_power_is_against_5_alpha_and_a_control_serves_only_where_it_can_be_seen():
+    """Issue 64 (SP-6): the rate test passes by not rejecting "rate ≤ α", so its power is stated
+    against a declared alternative (5α), simulated on the pairs' own models. On the zoo's 7 models
+    (17 pairs) the bootstrap cannot see 5α — nor 0.2 (`test_the_model_level_bootstrap_…` below) — so
+    neither the power nor the trained pairs as a control can carry a verdict; on 60 independent
+    models (1,770 pairs) it can."""
+    from repro.harness import rules
+
+    assert null_verdicts.POWER_ENOUGH == rules.POWER_ENOUGH
+    zoo = Calibration("trained × trained", _cal_rows(7, {0, 5})[:17])
+    big = Calibration("60 inits", _cal_rows(60, set()))
+    low, high = (null_verdicts.fpr_power([c]) for c in (zoo, big))
+    assert low.value < 0.5 and high.value >= 0.8
+    assert low.against and low.covers == (null_verdicts.RATE_CHECK,) and low.basis.startswith("interest:")
+    assert low.size == 0.05 and low.effect_value == pytest.approx(0.05)
+    assert zoo.power_against("p_u", 0.2, 0.025) < 0.5  # even 0.2 is seldom seen with 7 models
+    assert zoo.power_against("p_u", 0.2, 0.025) == zoo.power_against("p_u", 0.2, 0.025)  # seeded
+    _, ok, why = null_verdicts.rate_control(zoo, 2, "shows")
+    assert not ok and "cannot show the excess" in why
+    assert null_verdicts.rate_control(big, 2, "shows")[1]
+
+
+def test_the_per_pair_rule_counts_a_flagged_pair_as_a_miss():
+    """SP-3 (issue 64): the source's rule, p < 0.01 ⇒ same lineage, pair by pair — an unrelated
+    pair at U p 0.0036 fails its check, where Holm over 12 tests (0.0036 × 12 = 0.043) let it pass;
+    the power is Bonferroni's 1 − 2nα and a miss's size 2nα."""
+    rows = [_row(f"p{i}", 0.5, 0.5) for i in range(5)] + [_row("base1000 vs base2000", 0.02, 0.0036)]
+    holm = stats.holm([p for r in rows for p in (r["p_t"], r["p_u"])])
+    assert min(holm) >= 0.01  # the old reading: no pair flagged
+    claim = Claim()
+    for r in rows:
+        verdicts.check_pair(claim, r)
+    failed = [(n, m) for n, m, t, kw in claim.checks if m < t]
+    assert failed == [("base1000 vs base2000: Alg. 1 U-test p", 0.0036)]
+    verdicts.power_each_pair(claim, len(rows), "six pairs", "source: Table 4c")
+    value, kw = claim.powers[0]
+    assert value == pytest.approx(1 - 12 * 0.01) and kw["size"] == pytest.approx(0.12)
+    assert kw["covers"] == ("Alg. 1",) and kw["edge"] == 0.0
 
 
 def _simulated_level(rate: float, shared: bool, sims: int, seed: int) -> float:
@@ -168,10 +211,10 @@ def test_the_binomial_upper_bound_is_exact_and_covers():
 
 
 def test_the_bound_has_no_power_with_few_pairs_and_reaches_80_percent_near_350():
-    assert stats.power_binomial_bound(16, 0.01, verdicts.FPR_BOUND) == 0.0  # ci: no outcome clears 0.03
-    assert stats.power_binomial_bound(36, 0.01, verdicts.FPR_BOUND) == 0.0  # the old paper: 72 inits
-    assert stats.power_binomial_bound(350, 0.01, verdicts.FPR_BOUND) >= 0.8
-    assert stats.power_binomial_bound(350, 0.05, verdicts.FPR_BOUND) < 0.05  # a rate above the bound rarely passes
+    assert stats.power_binomial_bound(16, 0.01, null_verdicts.FPR_BOUND) == 0.0  # ci: no outcome clears 0.03
+    assert stats.power_binomial_bound(36, 0.01, null_verdicts.FPR_BOUND) == 0.0  # the old paper: 72 inits
+    assert stats.power_binomial_bound(350, 0.01, null_verdicts.FPR_BOUND) >= 0.8
+    assert stats.power_binomial_bound(350, 0.05, null_verdicts.FPR_BOUND) < 0.05  # a rate above the bound rarely passes
 
 
 def test_disjoint_pairs_share_no_model_and_the_bound_reads_only_them():
@@ -186,28 +229,34 @@ def test_disjoint_pairs_share_no_model_and_the_bound_reads_only_them():
 def test_check_fpr_bound_asserts_both_tests_with_the_lineage_as_control():
     null = [dict(a=f"n{2 * i}", b=f"n{2 * i + 1}", p_t=0.5, p_u=0.5) for i in range(400)]
     lineage = [dict(a=f"l{2 * i}", b=f"l{2 * i + 1}", p_t=1e-9, p_u=1e-9) for i in range(4)]
-    claim = Claim()
-    verdicts.check_fpr_bound(claim, Calibration("null", null), Calibration("lineage", lineage))
-    upper, lower = claim.checks[0::2], claim.checks[1::2]  # per test: the upper bound, then the low side
-    assert [c[2] for c in upper] == [verdicts.FPR_BOUND] * 2 and [c[2] for c in lower] == [0.05] * 2
-    assert all(c[1] <= verdicts.FPR_BOUND for c in upper)  # 0 of 400: bound 0.0075
-    assert all(c[3]["control"] == 1.0 for c in upper)  # every lineage pair flagged: the bound fails
-    assert all(c[1] == pytest.approx((1 - verdicts.FPR_FLOOR) ** 400) and c[1] > 0.05 for c in lower)
-    value, kw = claim.powers[0]
-    assert value >= 0.8 and kw["effect_value"] == 0.01 and "disjoint pairs" in kw["decide"]
-    # a miss reads contradicted with size 1 − power (a rate of α fails that often), not the bound's
-    # 5% coverage (the other error: a rate above the bound read as reproduced)
-    assert "size" not in kw and kw["decide_either"].endswith("disjoint pairs")
+    cal = Calibration("null", null)
+    checks = null_verdicts.bound_checks(cal, Calibration("lineage", lineage))
+    upper, lower = checks[0::2], checks[1::2]  # per test: the upper bound, then the low side
+    assert [r.threshold for r, _ in upper] == [null_verdicts.FPR_BOUND] * 2 and [r.threshold for r, _ in lower] == [
+        0.05
+    ] * 2
+    assert all(r.measured <= null_verdicts.FPR_BOUND for r, _ in upper)  # 0 of 400: bound 0.0075
+    assert all(c.measured == 1.0 for _, c in upper)  # every lineage pair flagged: the bound fails
+    assert all(c is None for _, c in lower)
+    assert all(r.measured == pytest.approx((1 - null_verdicts.FPR_FLOOR) ** 400) for r, _ in lower)
+    assert all(r.measured > 0.05 for r, _ in lower)
+    p = null_verdicts.bound_power(cal)
+    assert p.value >= 0.8 and p.effect_value == 0.01 and "disjoint pairs" in p.decide
+    # its size is 1 − power (a rate of α fails that often), not the bound's 5% coverage; no edge is
+    # stated, so a miss cannot read contradicted
+    assert p.size is None and p.edge is None and p.decide_either.endswith("disjoint pairs")
 
 
 def test_the_low_side_fails_only_on_evidence_of_a_rate_far_below_alpha():
     """SP-6 two-sided: 0 false positives of 1,500 independent pairs is significantly below α/3
     (p = e^-5), 0 of 400 is not; the power at α counts both sides and stays near the one-sided's."""
     assert (
-        stats.binomial_below_p(0, 1500, verdicts.FPR_FLOOR) < 0.05 < stats.binomial_below_p(0, 400, verdicts.FPR_FLOOR)
+        stats.binomial_below_p(0, 1500, null_verdicts.FPR_FLOOR)
+        < 0.05
+        < stats.binomial_below_p(0, 400, null_verdicts.FPR_FLOOR)
     )
-    one = stats.power_binomial_bound(2000, 0.01, verdicts.FPR_BOUND)
-    two = stats.power_binomial_bound(2000, 0.01, verdicts.FPR_BOUND, floor=verdicts.FPR_FLOOR)
+    one = stats.power_binomial_bound(2000, 0.01, null_verdicts.FPR_BOUND)
+    two = stats.power_binomial_bound(2000, 0.01, null_verdicts.FPR_BOUND, floor=null_verdicts.FPR_FLOOR)
     assert 0.95 < two <= one
     # a rate of α/10 fails the low side more often than not at 2,000 pairs; the one-sided bound never
-    assert stats.power_binomial_bound(2000, 0.001, verdicts.FPR_BOUND, floor=verdicts.FPR_FLOOR) < 0.5
+    assert stats.power_binomial_bound(2000, 0.001, null_verdicts.FPR_BOUND, floor=null_verdicts.FPR_FLOOR) < 0.5

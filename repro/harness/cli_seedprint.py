@@ -80,12 +80,17 @@ def _paper_lines(r, m: int, title: str = "paper variant (Algorithm 1 as written,
 
 
 def _released_lines(r) -> list[str]:
+    from repro.seedprint.released import CODE_COMMIT, CODE_REPO, RULES
+
     op = "<" if r.same_lineage else "≥"
+    rule = RULES[r.rule]
+    where = "both models' bottom-k" if rule.identity_mode == "coset" else "the base's bottom-k"
     return [
-        "released variant (the authors' released code):",
+        f"released variant (the authors' code, {CODE_REPO}@{CODE_COMMIT[:12]}; rule {r.rule}: {rule.where}):",
         f"  p               {_fmt_p(r.p)}",
         f"  z               {r.z:.3f}",
-        f"  k               {len(r.dims)} (bottom-k dims of the base's mean softmax response)",
+        f"  dims            {len(r.dims)} ({where} of the raw mean; softmax at T = 10 over them)",
+        f"  k               {r.k} τ's in z" + ("" if r.k else " (none: no test, p = 1)"),
         f"  mean τ          {r.mean_tau:.4f}",
         f"  verdict         {_VERDICT[r.same_lineage]} (p {op} α = {r.alpha:g})",
     ]
@@ -138,6 +143,7 @@ def _cmd_seedprint(args: argparse.Namespace) -> int:
         alpha=args.alpha,
         seed=args.seed,
         k=args.k,
+        released_rule=args.released_rule,
         batch_size=args.batch_size,
         align=args.align,
         matched="matched" in variants,
@@ -199,7 +205,8 @@ def _cmd_seedprint(args: argparse.Namespace) -> int:
         f"{cfg.n} random token sequences of length {cfg.length}"
         if cfg.inputs == "tokens"
         else f"{cfg.n} random Gaussian embedding sequences of length {cfg.length} "
-        "(scalar mean/std of the base's embeddings)"
+        "(scalar mean/std of the base's embeddings; for the released variant, of a fresh init's, as the "
+        "authors' code draws them)"
     )
     feature = (
         "final hidden state at the last position (the LM head's input)"
@@ -257,6 +264,7 @@ def add_seedprint(subparsers: argparse._SubParsersAction) -> None:
     algorithm = "repro.seedprint.algorithm"
     DEVICES, DTYPES = const("repro.ground.runtime", "DEVICES"), const("repro.ground.runtime", "DTYPES")
     INPUTS, FEATURES = const(algorithm, "INPUTS"), const(algorithm, "FEATURES")
+    RULES = tuple(const("repro.seedprint.released", "RULE_NAMES"))
     d = types.SimpleNamespace(
         **{
             f: const(algorithm, f"SeedPrintConfig.{f}")
@@ -271,6 +279,7 @@ def add_seedprint(subparsers: argparse._SubParsersAction) -> None:
                 "alpha",
                 "seed",
                 "batch_size",
+                "released_rule",
             )
         }
     )
@@ -300,7 +309,15 @@ def add_seedprint(subparsers: argparse._SubParsersAction) -> None:
         "--k",
         type=int,
         default=None,
-        help="released variant: bottom-k dims (default 400, or 10%% of the width when smaller)",
+        help="released variant: bottom-k dims per model (default: the rule's — 400 of 768 dims in proportion "
+        "for 'tables', 400 of 4096 for 'table6', 10%% for 'leafbench')",
+    )
+    p.add_argument(
+        "--released-rule",
+        choices=RULES,
+        default=d.released_rule,
+        help="released variant: which of the authors' runs (tables: run_table1-4.sh, coset; table6: "
+        f"run_table5.sh, coset; leafbench: LeaFBench's test_lineage, the base's bottom-k) (default {d.released_rule})",
     )
     p.add_argument(
         "--inputs",

@@ -11,13 +11,11 @@ which one separates lineages:
   independent N(0, I) matrices of the same shape (Alg. 1 line 8, App B.3 "Constructing the
   Null"), p averaged over 10 null draws (§6.1.2 "we report p-values averaged over 10
   independent trials"); same lineage iff p < α = 0.01.
-- ``"released"`` — what the authors' released code does instead (as described in our issue
-  tracker; the paper does not describe it): the same last-position final hidden states, a row
-  softmax at temperature 10 over the hidden dimensions, the **bottom**-k dimensions of the base
-  model's mean (k = 400, or 10% of the width when that is smaller), the mean of the per-dim
-  τ's, and a closed-form null: z = mean τ / (τ_std / √k) with τ_std = √(2(2n+5) / (9n(n−1)))
-  (the standard deviation of Kendall's τ between independent samples of size n), p =
-  min(1, 2·sf(z)).
+- ``"released"`` — the authors' released code's test (`repro.seedprint.released`, read from
+  YnezT0311/SeedPrints at a cited commit): the bottom-k dimensions of both models' raw means
+  (intersected), a row softmax at temperature 10 over those columns, the mean of the per-dim τ's
+  and a closed-form null, p = min(1, 2·sf(z)); Gaussian inputs drawn with a fresh init's
+  embedding statistics. Where it and Algorithm 1 differ: docs/topics.md's SeedPrint section.
 
 Inputs (`SeedPrintConfig.inputs`): ``"tokens"``, n uniform random token sequences (001 §3, the
 Table 1 / Fig 11 setup), or ``"gaussian"``, n sequences of i.i.d. Gaussian vectors fed as
@@ -51,8 +49,11 @@ from torch import nn
 
 from repro.core import lens
 from repro.ground.runtime import ReproError, derive_seed, generator
+from repro.seedprint import released as rel
+from repro.seedprint.released import ReleasedResult, released_variant
+from repro.seedprint.released import tau_std as tau_std  # the Kendall-τ null std both tests read (App B.3)
 
-ALPHA = 0.01  # §6.1.1 "We declare significance at p < 0.01"
+ALPHA = 0.01  # §6.1.1 "We declare significance at p < 0.01" (a literal: the CLI reads it from the source)
 INPUTS = ("tokens", "gaussian")
 FEATURES = ("hidden", "logits")
 VARIANTS = ("paper", "released")
@@ -71,8 +72,9 @@ class SeedPrintConfig:
     null_trials: int = 10
     alpha: float = ALPHA
     seed: int = 0  # random inputs and null draws
-    k: int | None = None  # released variant: bottom-k dims (None: default_k(width))
-    temperature: float = 10.0  # released variant: row softmax temperature
+    k: int | None = None  # released variant: bottom-k dims (None: its rule's k at this width)
+    temperature: float = 10.0  # released variant: row softmax temperature ("softmax_T10")
+    released_rule: str = "tables"  # released variant: which of the authors' runs (released.RULES)
     batch_size: int = 32
     align: bool = False  # also Algorithm 1 after a cross-fitted alignment of hidden dimensions
     matched: bool = False  # also `matched_test` (hidden dimensions matched, rotation null)
@@ -96,6 +98,8 @@ class SeedPrintConfig:
             raise ReproError(f"k must be ≥ 1 (got {self.k})")
         if not self.temperature > 0:  # also rejects NaN
             raise ReproError(f"temperature must be > 0 (got {self.temperature})")
+        if self.released_rule not in rel.RULES:
+            raise ReproError(f"unknown released-test rule {self.released_rule!r}; choose one of {', '.join(rel.RULES)}")
         if self.matched and self.feature != "hidden":
             raise ReproError(
                 "the matched test matches hidden dimensions; it goes with feature 'hidden' (logits need "
@@ -188,14 +192,6 @@ def text_inputs(tokenizer: Any, texts: Sequence[str], length: int) -> torch.Tens
 
 
 # --------------------------------------------------------------------------- statistics
-
-
-def tau_std(n: int) -> float:
-    """Standard deviation of Kendall's τ between two independent samples of size n (no ties):
-    √(2(2n+5) / (9n(n−1)))."""
-    if n < 2:
-        raise ReproError(f"tau_std needs n ≥ 2 (got {n})")
-    return math.sqrt(2.0 * (2 * n + 5) / (9.0 * n * (n - 1)))
 
 
 def kendall_per_dim(a: torch.Tensor | np.ndarray, b: torch.Tensor | np.ndarray, dims: Sequence[int]) -> np.ndarray:
@@ -308,51 +304,6 @@ def algorithm_one(
         p_u.append(float(stats.mannwhitneyu(taus, null, alternative="greater").pvalue))
     p_t = [1.0 if not np.isfinite(p) else p for p in p_t]  # identical constant samples
     return AlgorithmOneResult(float(np.mean(p_t)), float(np.mean(p_u)), dims, taus, [len(x) for x in nulls], alpha)
-
-
-def default_k(width: int) -> int:
-    """Released variant: k = 400, or 10% of the width when that is smaller (≥ 2)."""
-    return max(2, min(400, round(0.1 * width)))
-
-
-@dataclass
-class ReleasedResult:
-    """The authors' released variant on one pair."""
-
-    p: float
-    z: float
-    mean_tau: float
-    dims: list[int]
-    taus: np.ndarray
-    alpha: float = ALPHA
-
-    @property
-    def same_lineage(self) -> bool:
-        return self.p < self.alpha
-
-    def summary(self) -> dict[str, Any]:
-        return dict(p=self.p, z=self.z, mean_tau=self.mean_tau, k=len(self.dims), same_lineage=self.same_lineage)
-
-
-def released_variant(
-    fa: torch.Tensor, fb: torch.Tensor, *, k: int | None = None, temperature: float = 10.0, alpha: float = ALPHA
-) -> ReleasedResult:
-    """The released code's test (module docstring) on two n × d response matrices."""
-    if fa.shape != fb.shape or fa.dim() != 2:
-        raise ReproError(
-            f"SeedPrint needs two n × d responses of one shape, got {tuple(fa.shape)} "
-            f"and {tuple(fb.shape)} (models of different widths cannot be compared)"
-        )
-    n, d = fa.shape
-    k = min(default_k(d) if k is None else int(k), d)
-    sa = torch.softmax(fa.double() / temperature, dim=1)
-    sb = torch.softmax(fb.double() / temperature, dim=1)
-    dims = sorted(torch.topk(sa.mean(0), k, largest=False).indices.tolist())
-    taus = kendall_per_dim(sa.numpy(), sb.numpy(), dims)
-    mean_tau = float(taus.mean())
-    z = mean_tau / (tau_std(n) / math.sqrt(k))
-    p = min(1.0, 2.0 * float(stats.norm.sf(z)))
-    return ReleasedResult(p, z, mean_tau, dims, taus, alpha)
 
 
 # --------------------------------------------------------------------------- the whole test
@@ -504,8 +455,12 @@ def matched_test(
     return MatchedResult(observed, null, p, alpha)
 
 
-def compare(fa: torch.Tensor, fb: torch.Tensor, cfg: SeedPrintConfig) -> SeedPrintResult:
-    """Both tests on precomputed responses (rows: the same inputs)."""
+def compare(
+    fa: torch.Tensor, fb: torch.Tensor, cfg: SeedPrintConfig, released: tuple[torch.Tensor, torch.Tensor] | None = None
+) -> SeedPrintResult:
+    """Both tests on precomputed responses (rows: the same inputs); `released`: the responses the
+    released test reads instead (its own Gaussian inputs, `seedprint`), when they differ."""
+    ra, rb = (fa, fb) if released is None else released
     if isinstance(fa, torch.Tensor) and isinstance(fb, torch.Tensor):
         fa, fb = fa.double(), fb.double()  # once here: both tests read float64 (no-op conversions below)
     aligned = (
@@ -516,7 +471,7 @@ def compare(fa: torch.Tensor, fb: torch.Tensor, cfg: SeedPrintConfig) -> SeedPri
     matched = matched_test(fa, fb, rotations=cfg.rotations, seed=cfg.seed, alpha=cfg.alpha) if cfg.matched else None
     return SeedPrintResult(
         algorithm_one(fa, fb, m=cfg.m, null_trials=cfg.null_trials, alpha=cfg.alpha, seed=cfg.seed),
-        released_variant(fa, fb, k=cfg.k, temperature=cfg.temperature, alpha=cfg.alpha),
+        released_variant(ra, rb, rule=cfg.released_rule, k=cfg.k, temperature=cfg.temperature, alpha=cfg.alpha),
         cfg,
         {"n": int(fa.shape[0]), "d_out": int(fa.shape[1])},
         aligned,
@@ -568,7 +523,8 @@ def logits_m(m: int, width: int, vocab: int) -> int:
 
 def seedprint(base: nn.Module, suspect: nn.Module, cfg: SeedPrintConfig | None = None) -> SeedPrintResult:
     """Is `suspect` descended from `base`? Runs both on the same random inputs and applies both
-    tests."""
+    tests. Gaussian inputs: the released test reads its own, drawn as the authors' code draws
+    them (`released.gaussian_inputs`: a fresh init's embedding statistics)."""
     cfg = cfg or SeedPrintConfig()
     (va, da), (vb, db) = (tuple(lens.unembedding(m).shape) for m in (base, suspect))
     comparable_or_raise((va, da), (vb, db), cfg)
@@ -577,7 +533,11 @@ def seedprint(base: nn.Module, suspect: nn.Module, cfg: SeedPrintConfig | None =
     x = random_inputs(base, cfg, vocab=min(va, vb))
     fa = responses(base, x, feature=cfg.feature, batch_size=cfg.batch_size)
     fb = responses(suspect, x, feature=cfg.feature, batch_size=cfg.batch_size)
-    result = compare(fa, fb, cfg)
+    released = None
+    if cfg.inputs == "gaussian":
+        xr = rel.gaussian_inputs(base, cfg.n, cfg.length, cfg.seed)
+        released = tuple(responses(m, xr, feature=cfg.feature, batch_size=cfg.batch_size) for m in (base, suspect))
+    result = compare(fa, fb, cfg, released)
     result.info.update(
         inputs=cfg.inputs,
         feature=cfg.feature,

@@ -17,9 +17,17 @@ NOTES = (
     "Algorithm 1 of the source: top-m mean-output dims of each model, intersection = identity dims, "
     "per-dim Kendall τ over n random inputs, one-sided t-test / Mann–Whitney U against a null built by "
     "the same pipeline on two N(0,I) matrices; same lineage iff p < 0.01. The authors' released code "
-    "differs (bottom-k dims, row softmax at temperature 10, closed-form null p = 2·sf(z) with τ_std = "
-    "√(2(2n+5)/(9n(n−1)))/√k); implement both and report both."
+    "(YnezT0311/SeedPrints @ 4a39abc4fd566b714f3529fe20b8fc82fe293fc2: seedprint.py run_test, run by "
+    "run_table1.sh … run_table5.sh; LeaFBench's correlation_test.test_lineage) runs another test: the "
+    "bottom-k dims of both models' raw mean responses intersected (coset; k = 400 of the 768-dim toy "
+    "models for Tables 4a–5, 400 of Llama-2-7B's 4096 for Table 6, in proportion at our widths; "
+    "LeaFBench: the base's bottom int(0.1·D), undefined τ's dropped), a row softmax at temperature 10 "
+    "over those columns only, the mean per-dim Kendall τ against a closed-form null (z = τ̄ / (τ_std/√k), "
+    "τ_std = √(2(2n+5)/(9n(n−1))), p = 2·sf(z)); Gaussian inputs with a fresh init's embedding "
+    "statistics. Both are implemented (seedprint.algorithm, seedprint.released) and reported; "
+    "Algorithm 1 decides the claims."
 )
+
 
 CLAIMS: tuple[ClaimSpec, ...] = (
     ClaimSpec(
@@ -29,6 +37,10 @@ CLAIMS: tuple[ClaimSpec, ...] = (
         section="§6.1.2, Table 4a; App. B.3.3, Table 9 (Qwen)",
         statement="Models that differ only in init seed do not match",
         source_values="Table 4a: p 0.34–0.68 (t), 0.34–0.57 (U)",
+        notes=(
+            "CLAIMS.md's t range misreads Table 4a: its t-test p's are 0.357–0.678, i.e. 0.36–0.68 "
+            "(the 0.34 is the U column's smallest, 0.335); the tests read the table (NUMBERS['SP-1'])"
+        ),
     ),
     ClaimSpec(
         id="SP-2",

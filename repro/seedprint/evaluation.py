@@ -13,11 +13,13 @@ Pairs (all built by `repro.seedprint.lineage`, cached; sizes: the profile's "see
   data order (001 Table 4c) and with different data orders.
 
 Modes: Algorithm 1 on the final hidden state (the tool's default), Algorithm 1 on the logits,
-the released variant, and Algorithm 1 after a *cross-fitted alignment* of hidden dimensions
-(`aligned`): the suspect's dimensions are matched to the base's by the assignment that
-maximises |Pearson correlation| over the first half of the random inputs (Hungarian algorithm),
-and the test runs on the second half only, so the alignment cannot manufacture a match on the
-data it is tested on; its false-alarm rate on unrelated pairs is measured like the others; and
+the authors' released test (`repro.seedprint.released`, rule "tables": coset bottom-k, 400 of
+768 dims in proportion, softmax over the selected columns), and Algorithm 1 after a
+*cross-fitted alignment* of hidden dimensions (`aligned`): the suspect's dimensions are matched
+to the base's by the assignment that maximises |Pearson correlation| over the first half of the
+random inputs (Hungarian algorithm), and the test runs on the second half only, so the alignment
+cannot manufacture a match on the data it is tested on; its false-alarm rate on unrelated pairs
+is measured like the others; and
 the matched test (`matched`, `algorithm.matched_test`: whitened responses, the same matching,
 a null of random rotations of the suspect through the same pipeline), the CLI's default.
 """
@@ -93,7 +95,9 @@ def _verdicts(fa: dict[str, torch.Tensor], fb: dict[str, torch.Tensor], cfg: sp.
     return {
         "alg1-hidden": sp.algorithm_one(fa["hidden"], fb["hidden"], alpha=cfg.alpha, **kw).same_lineage,
         "alg1-logits": sp.algorithm_one(fa["logits"], fb["logits"], alpha=cfg.alpha, **kw_logits).same_lineage,
-        "released-hidden": sp.released_variant(fa["hidden"], fb["hidden"], k=cfg.k, alpha=cfg.alpha).same_lineage,
+        "released-hidden": sp.released_variant(
+            fa["hidden"], fb["hidden"], rule=cfg.released_rule, k=cfg.k, alpha=cfg.alpha
+        ).same_lineage,
         "aligned-hidden": aligned_algorithm_one(fa["hidden"], fb["hidden"], alpha=cfg.alpha, **kw).same_lineage,
         "matched-hidden": sp.matched_test(
             fa["hidden"], fb["hidden"], rotations=MATCHED_ROTATIONS, seed=cfg.seed, alpha=cfg.alpha

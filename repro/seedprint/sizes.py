@@ -24,7 +24,7 @@ SIZES: dict[str, dict[str, dict[str, Any]]] = {
     # disjoint (measured |S| = 0–1), so the test would have nothing to test. n_null_models:
     # independent inits for the false-positive rate (all pairs); null_bound_models: inits paired
     # disjointly for SP-6's "≈ 1%" bound (the first n_null_models' consecutive pairs, then more):
-    # ≈ 350 disjoint pairs give it 80% power at a rate of α (verdicts.FPR_BOUND). paper: the source's 12L/768d,
+    # ≈ 350 disjoint pairs give it 80% power at a rate of α (null_verdicts.FPR_BOUND). paper: the source's 12L/768d,
     # n = 10,000 sequences of length 1024, m = 50, ~2500 null pairs (72 models).
     # `pretrained` (SP-5, Table 6): each embedded model fine-tuned on stdlib code, token embedding
     # frozen. `null_train_steps`: Table 6's real null, the model's random-init twin trained on the

@@ -157,7 +157,10 @@ def table5_pairs(zoo: Zoo, reef_inputs: torch.Tensor) -> list[dict]:
 def gaussian_pairs(zoo: Zoo, cfg: algorithm.SeedPrintConfig, pairs: list[tuple[str, str, bool]]) -> list[dict]:
     """Algorithm 1 as §6.1.1 states its inputs: n sequences of i.i.d. Gaussian vectors (the scalar
     mean and std of the first init's embedding output, `algorithm.random_inputs`), one set that
-    every model of `pairs` sees, fed as input embeddings; `pairs`: (a, b, same lineage). Each row
+    every model of `pairs` sees, fed as input embeddings; `pairs`: (a, b, same lineage). The
+    released test reads the same set, as the authors' Tables 4a–4c draw theirs: the statistics of
+    an init of the architecture (test_toy_models.py: the base seed's init model; one cached file
+    for every pair). Each row
     is `pair_row`'s, its label marked "Gaussian inputs". Only the models named are run (a response
     set costs about as much as the zoo's token responses of one model)."""
     gcfg = dataclasses.replace(cfg, inputs="gaussian")
@@ -236,6 +239,25 @@ class Calibration:
         rates = self.boot_rates(key, replicates)
         return float((1 + np.sum(rates <= ALPHA)) / (1 + len(rates)))
 
+    def power_against(self, key: str, rate: float, level: float, sims: int = 200) -> float:
+        """The probability that `boot_p` falls below `level` when each of these pairs is flagged at
+        `rate` (independently: pairs that share a model and flag together would be harder still to
+        tell from α, so this bounds the power from above), simulated on this calibration's models
+        and pairs with one set of model-level bootstrap draws (seeded by the kind, the test and the
+        rate: deterministic)."""
+        models = self.models
+        idx = {m: i for i, m in enumerate(models)}
+        ia = np.array([idx[str(r["a"])] for r in self.rows])
+        ib = np.array([idx[str(r["b"])] for r in self.rows])
+        rng = np.random.default_rng(derive_seed("seedprint-calibration-power", self.kind, key, rate, level, sims))
+        counts = rng.multinomial(len(models), np.full(len(models), 1.0 / len(models)), size=BOOT_REPLICATES)
+        w = (counts[:, ia] * counts[:, ib]).astype(float)
+        total = w.sum(1)
+        w = w[total > 0] / total[total > 0, None]
+        rates = w @ (rng.random((self.n, sims)) < rate)  # (replicates kept, sims)
+        p = (1 + (rates <= ALPHA).sum(0)) / (1 + w.shape[0])
+        return float((p < level).mean())
+
     def disjoint(self) -> list[dict]:
         """Pairs no two of which share a model (greedy in row order: for `null_pairs`' rows the
         consecutive seeds (0, 1), (2, 3), …). Independent models make their verdicts independent
@@ -286,7 +308,7 @@ def null_responses(lab: Lineage, n_models: int, inputs: torch.Tensor) -> dict[in
 def bound_pairs(
     lab: Lineage, null_rows: list[dict], n_null: int, n_bound: int, inputs: torch.Tensor, cfg: algorithm.SeedPrintConfig
 ) -> list[dict]:
-    """SP-6's bound (`verdicts.check_fpr_bound`): disjoint pairs of independent inits — the
+    """SP-6's bound (`null_verdicts.check_fpr_bound`): disjoint pairs of independent inits — the
     consecutive pairs among `null_pairs`' `n_null` inits, then, up to `n_bound` inits, further
     consecutive pairs (seeds 10_000 + n_null, n_null + 1, …), each pair scored and its responses
     let go (a paper-sized bound holds hundreds of inits)."""
@@ -437,7 +459,8 @@ def finetune_descendants(
             stacklevel=2,
         )
     device = torch.device(device)
-    cfg = algorithm.SeedPrintConfig(n=ps["n"], length=ps["length"], m=ps["m"], seed=0)
+    # the released test as run_table5.sh runs it on Table 6's Llama-2-7B fine-tunes (released.RULES)
+    cfg = algorithm.SeedPrintConfig(n=ps["n"], length=ps["length"], m=ps["m"], seed=0, released_rule="table6")
     out = {}
     for name in names:
         base, tok = pretrained(name)
