@@ -20,6 +20,7 @@ from repro.born_biased import (
     closed_forms,
     figures,
     init_bias,
+    mechanism_rows,
     preference_power,
     preference_runs,
     preference_stats,
@@ -67,7 +68,6 @@ def test_relu_mlp0_contracts_along_the_arccos_map(claim, mlp_stack):
     """001 §4.2, Prop 2, Fig 5: ρ̄ after each ReLU MLP0 block follows the arc-cosine recurrence
     (`records.check_recurrence`) and rises in every model. Control: tanh MLP0 on the *same* weights
     (footnote 4), whose ρ̄ stays at 0, through the same comparisons."""
-    relu, tanh = mlp_stack.curves["relu"], mlp_stack.curves["tanh"]
     # Fig 5's footnote 5: without norm or residual the signal's scale vanishes with depth (the
     # source's late drop of ρ̄ is attributed to it). Context only: at our depth and float32 the
     # scale shrinks but stays far from underflow, so we see no drop.
@@ -76,52 +76,15 @@ def test_relu_mlp0_contracts_along_the_arccos_map(claim, mlp_stack):
     claim.table(*tables.fig5_mlp_stack(mlp_stack))
     ctl = "tanh MLP0 on the same weights (symmetric: ρ̄ stays 0)"
     _emit(claim, records.check_recurrence(mlp_stack, Z, WIDTH_ALLOWANCE, SOURCE_RHO1, ctl))
-    # Monotone rise: every step up in every model (Prop 2: g(ρ) > ρ on [0, 1)), read as the share of
-    # (model, block) steps that rise, so the control's margin is on the scale of the claim: tanh's ρ̄
-    # wanders about 0 by ~1e-3, so its smallest rise misses 0 by that little, while about half of
-    # its steps fall
-    steps = {k: np.diff(c.values, axis=1) for k, c in (("relu", relu), ("tanh", tanh))}
-    claim.record("smallest per-model rise ρ̄_{l+1} − ρ̄_l, ReLU MLP0", float(steps["relu"].min()))
-    claim.record("smallest per-model rise ρ̄_{l+1} − ρ̄_l, tanh MLP0 (the control)", float(steps["tanh"].min()))
-    n = steps["relu"].size
-    claim.check(
-        f"share of the {n} per-model steps where ρ̄ rises (ρ̄_{{l+1}} > ρ̄_l)",
-        float((steps["relu"] > 0).mean()),
-        1.0,
-        compare="ge",
-        why="Prop 2 (g(ρ) > ρ on [0, 1)): increasing in every model, every step, no tolerance",
-        control=float((steps["tanh"] > 0).mean()),
-        control_name=ctl,
-        key="share of the per-model steps where ρ̄ rises",
-    )
+    _emit(claim, mechanism_rows.relu_rises(mlp_stack, ctl))  # every step up in every model
 
 
 @pytest.mark.claim("BB-4")
 def test_tanh_mlp0_keeps_sequences_orthogonal(claim, mlp_stack):
     """Prop 2: E ρ̄ = 0 exactly for tanh (odd activation, independent inputs) — no width allowance.
     Every block's mean is tested against 0 with a t-test across models, Bonferroni over blocks.
-    Control: ReLU MLP0 on the same weights, through the same two tests."""
-    tanh, relu = mlp_stack.curves["tanh"], mlp_stack.curves["relu"]
-    claim.record("max |ρ̄_l| over blocks, tanh MLP0", float(np.abs(tanh.mean).max()))
-    ctl = "ReLU MLP0 on the same weights (asymmetric)"
-    claim.check(
-        "Bonferroni t-test p of ρ̄_l = 0 (smallest over blocks)",
-        init_bias.bonferroni_zero_mean_p(tanh),
-        0.01,
-        compare="ge",
-        why="reject 'ρ̄ = 0' only at p < 0.01",
-        control=init_bias.bonferroni_zero_mean_p(relu),
-        control_name=ctl,
-    )
-    claim.check(
-        "largest |ρ̄_l| / SE_l over blocks, tanh MLP0",
-        float(np.abs(tanh.mean / tanh.sem).max()),
-        Z,
-        compare="le",
-        why=f"every block within {Z:g} MC standard errors of 0",
-        control=float(np.abs(relu.mean / relu.sem).max()),
-        control_name=ctl,
-    )
+    Control: ReLU MLP0 on the same weights, through the same two tests (`mechanism_rows`)."""
+    _emit(claim, mechanism_rows.tanh_zero_mean(mlp_stack, Z))
 
 
 # --------------------------------------------------------------------------- BB-4.2
@@ -519,26 +482,7 @@ def test_attention_amplifies_mlp_contraction_layer_by_layer(claim, ablation):
     """001 §4.1, Fig 7. Controls: attn-only in place of full for "above MLP-only from block 2 on";
     the gap in a shuffled block order for the widening trend; MLP-only for attn-only's "≈ 0"."""
     curves = ablation_study.ablation_curves(ablation)
-    full, mlp, attn = (curves[v].values for v in ("full", "mlp-only", "attn-only"))
-    gap = full - mlp  # (seeds, L)
-    claim.record("full − MLP-only at block 2 (mean over seeds)", gap[:, 1].mean())
-    claim.record(f"full − MLP-only at block {gap.shape[1]}", gap[:, -1].mean())
-    claim.record("source at block 12 (Table 2): full − MLP-only", SOURCE_TABLE2["full"] - SOURCE_TABLE2["mlp-only"])
-    above, above_ctl = float(gap[:, 1:].min()), float((attn - mlp)[:, 1:].min())
-    why, ctl = "full above MLP-only from block 2 on, in every seed", "attn-only in place of full"
-    name = "smallest full − MLP-only over blocks ≥ 2 and seeds"
-    claim.check(name, above, 0.0, compare="ge", why=why, control=above_ctl, control_name=ctl)
-    _emit(claim, records.check_widening(gap, ALPHA))
-    claim.check(
-        "attn-only max |cosine| over blocks and seeds",
-        float(np.abs(attn).max()),
-        0.0,
-        compare="abs",
-        tol=0.01,
-        why="≈ 0 (see BB-3's ATTN_ZERO)",
-        control=float(np.abs(mlp).max()),
-        control_name="MLP-only",
-    )
+    _emit(claim, mechanism_rows.layerwise_gap(curves, SOURCE_TABLE2, ALPHA, ATTN_ZERO))
     claim.figure(figures.fig7_layerwise(curves), "fig7")
 
 
@@ -564,26 +508,8 @@ def test_layernorm_engages_gelu_asymmetry(claim, gelu_spread):
     "which in turn", the MLP output's inter-sequence cosine is clearly positive. The source's stds
     (0.55 / 0.011) are App B.1's init formula, context only (`records.record_gelu_std`)."""
     _emit(claim, records.record_gelu_std(gelu_spread, SOURCE_GELU_STD))
-    a, c = gelu_spread.asymmetry, gelu_spread.cosine
     claim.figure(figures.fig6_gelu(gelu_spread), "fig6")
-    claim.check(
-        "GELU asymmetry (rms even / odd part) of its inputs with LN, smallest over models",
-        float(a["norm"].values.min()),
-        GELU_ENGAGED,
-        compare="ge",
-        why="in GELU's asymmetric range: at least half as asymmetric as ReLU (1)",
-        control=float(a["nonorm"].values.max()),
-        control_name="the same weights without LN",
-    )
-    claim.check(
-        "MLP output inter-sequence cosine with LN, smallest over models",
-        float(c["norm"].values.min()),
-        CONTRACTED,
-        compare="ge",
-        why="'which in turn causes contraction' (see docstring)",
-        control=float(c["nonorm"].values.max()),
-        control_name="the same weights without LN",
-    )
+    _emit(claim, mechanism_rows.gelu_engaged(gelu_spread, GELU_ENGAGED, CONTRACTED))
 
 
 # =========================================================================== 001 §4.4: Prop 5, Fig 8
@@ -627,19 +553,8 @@ def test_prop5_closed_form_indexing(claim, intra):
     At L = 2, 3 the finite-T effect (exact enumeration) is ≤ 0.003; allow 4 SE + 0.005. Control:
     the other indexing (L averagings) through the same comparison."""
     res = intra[-1]  # the source's long sequence (T = 512)
-    mc = res.attn0  # after l averagings, l = 1 … L
     claim.table(*tables.prop5_indexing(res))
-    for L in (2, 3):
-        claim.check(
-            f"ρ̄′({L}) closed form vs MC after {L - 1} averagings (T={res.T})",
-            float(mc.mean[L - 2]),
-            closed_forms.prop5_limit(L),
-            compare="abs",
-            tol=float(Z * mc.sem[L - 2] + 0.005),
-            why="4 SE + 0.005 finite-T allowance (exact enumeration at this T)",
-            control=float(mc.mean[L - 1]),
-            control_name=f"MC after {L} averagings (the other indexing)",
-        )
+    _emit(claim, mechanism_rows.prop5_indexing(res, Z))
 
 
 APPROX_TOL = 0.01  # "≈": the closed form within 0.01, as in the source's "accurate for L ≥ 3"

@@ -226,11 +226,6 @@ def runs(sizes, device, train_procs, corpus_name, profile) -> study.Runs:
     return study.train_runs(sizes, corpus=corpus_name, device=device, procs=train_procs, profile=profile.name)
 
 
-def _tokens(runs: study.Runs) -> int:
-    """Training tokens per model of this profile's runs."""
-    return runs.cfg.steps * runs.cfg.batch_size * runs.cfg.seq_len
-
-
 def _need(runs: study.Runs, *groups: str) -> None:
     """Skip, saying why, a claim whose variants this profile does not train (a decide chunk
     trains only what its own claim reads: `sizes causal_shift.variants`)."""
@@ -257,13 +252,6 @@ def _faint_null(claim, runs: study.Runs, measure, name: str) -> dict:
             "residual's dtype is 1?), so it is no null for the sweep's tests"
         )
     return dict(control=float(measure(null)), control_name=name)
-
-
-def _iut_last(table: np.ndarray) -> tuple[list, float]:
-    """The last column against every middle one of a (seeds, layers) table: the one-sided paired
-    t's (last < middle) and the intersection–union p (their largest)."""
-    last = [stats.paired_t(table[:, -1], table[:, k], "less") for k in range(1, table.shape[1] - 1)]
-    return last, max(t.p for t in last)
 
 
 def _setting(claim, runs: study.Runs, sizes) -> None:
@@ -345,7 +333,7 @@ def test_fixed_cut_sweep(claim, runs, sizes, profile):
         "cut at layer 0 − baseline training loss at the last step, per seed (a line through the last half)",
         ", ".join(f"{g:+.4f} ± {se:.4f}" for g, se in gaps),
     )
-    claim.power(power.cut_budget_power(diff, gaps, _tokens(runs)))
+    claim.power(power.cut_budget_power(diff, gaps, runs.tokens))
     claim.not_reproduced_if(
         NOT_REPRODUCED,
         ("CS-4", profile.name),
@@ -384,12 +372,6 @@ def sweep(runs) -> np.ndarray:
     return runs.sweep_table()
 
 
-def _base_loss(runs: study.Runs, sweep: np.ndarray) -> float:
-    """The loss Table II's relative gain is taken of: the baselines' mean (the cuts' where no
-    baseline is trained)."""
-    return float(np.mean([runs.val(r) for r in runs.baseline])) if runs.baseline else float(sweep.mean())
-
-
 @pytest.mark.policy_dtype
 @pytest.mark.claim("CS-4")
 def test_cut_placement(claim, runs, sweep, sizes, profile):
@@ -413,7 +395,7 @@ def test_cut_placement(claim, runs, sweep, sizes, profile):
     corpus = data.corpus_title(runs.cfg.corpus)
     title = f"000 Fig 4 per seed — {L}-layer GPT-2-style model, {n} seeds, {corpus}"
     claim.figure(figures.cut_sweep_seeds(rel, title), "fig4_seeds")
-    claim.power(power.placement_power(sweep, _base_loss(runs, sweep), REL_GAIN[0]))
+    claim.power(power.placement_power(sweep, runs.base_loss(sweep), REL_GAIN[0]))
     claim.not_reproduced_if(
         NOT_REPRODUCED,
         ("CS-4", "placement", profile.name),
@@ -461,14 +443,14 @@ def test_last_cut_is_second_best(claim, runs, sweep, sizes, profile):
     n, L = sweep.shape
     if L < 3 or n < 2:
         pytest.skip(f"the last cut against the middle ones needs ≥ 3 layers and ≥ 2 seeds (this profile: {L}, {n})")
-    last, p_last = _iut_last(sweep)
+    last, p_last = study.iut_last(sweep)
     for k, t in enumerate(last, start=1):
         claim.record(
             f"last layer's cut − layer {k}'s, mean over {n} seeds (one-sided paired p {t.p:.3g})",
             float((sweep[:, -1] - sweep[:, k]).mean()),
             key=f"last layer's cut − layer {k}'s, mean over seeds",
         )
-    claim.power(power.last_cut_power(sweep, _base_loss(runs, sweep), REL_GAIN[0]))
+    claim.power(power.last_cut_power(sweep, runs.base_loss(sweep), REL_GAIN[0]))
     claim.not_reproduced_if(
         NOT_REPRODUCED,
         ("CS-4", "last cut", profile.name),
@@ -485,7 +467,7 @@ def test_last_cut_is_second_best(claim, runs, sweep, sizes, profile):
         **_faint_null(
             claim,
             runs,
-            lambda null: _iut_last(null)[1],
+            lambda null: study.iut_last(null)[1],
             f"the same test on the sweep with a cut too faint to matter (α = {study.FAINT_ALPHA})",
         ),
     )
@@ -596,7 +578,7 @@ def test_gating_beats_fixed_cut_beats_baseline(claim, table2, runs, profile, cor
         f"{gap_cut[0]:+.4f} ± {gap_cut[1]:.4f}, {gap_gate[0]:+.4f} ± {gap_gate[1]:.4f}",
     )
     gains = power.order_budget_gains(gap_cut, gap_gate, runs.val(base0))
-    claim.power(power.order_power_record(rows, sd, REL_GAIN, len(runs.baseline), budget=(gains, _tokens(runs))))
+    claim.power(power.order_power_record(rows, sd, REL_GAIN, len(runs.baseline), budget=(gains, runs.tokens)))
     claim.not_reproduced_if(
         NOT_REPRODUCED, ("CS-6", profile.name), f"the order holds on {sum(holds)} of {len(holds)} benchmarks"
     )

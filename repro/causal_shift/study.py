@@ -30,7 +30,7 @@ import torch
 
 from repro.causal_shift import experiments as cs
 from repro.causal_shift.sizes import VARIANTS
-from repro.core import data, readings, token_streams, train
+from repro.core import data, readings, stats, token_streams, train
 from repro.core.models.hf import random_init_twin
 from repro.ground.runtime import ReproError, resolve_dtype
 
@@ -214,6 +214,16 @@ class Runs:
         """A run's last validation loss."""
         return float(r.history[-1]["val_loss"])
 
+    @property
+    def tokens(self) -> int:
+        """Training tokens per model of this profile's runs."""
+        return self.cfg.steps * self.cfg.batch_size * self.cfg.seq_len
+
+    def base_loss(self, sweep: np.ndarray) -> float:
+        """The loss Table II's relative gain is taken of: the baselines' mean (the cuts' in `sweep`
+        where no baseline is trained)."""
+        return float(np.mean([self.val(r) for r in self.baseline])) if self.baseline else float(sweep.mean())
+
     def sweep_table(self) -> np.ndarray:
         """(seeds, layers) validation losses of the cut at every layer for every seed: seed 0's
         row is `cuts`, the others the cut at layer 0 (`first_cut`) and at the later layers (`sweep`)."""
@@ -250,6 +260,14 @@ class Runs:
     @property
     def trained(self) -> list[str]:
         return [g for g in VARIANTS if getattr(self, g) is not None]
+
+
+def iut_last(table: np.ndarray) -> tuple[list, float]:
+    """CS-4's "a late cut is second best": the last column against every middle one of a (seeds,
+    layers) table, the one-sided paired t's (last < middle) and the intersection–union p (their
+    largest)."""
+    last = [stats.paired_t(table[:, -1], table[:, k], "less") for k in range(1, table.shape[1] - 1)]
+    return last, max(t.p for t in last)
 
 
 # CS-4's null: α of a cut too faint to matter — the runs still part ways, with no layer pattern;
