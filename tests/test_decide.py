@@ -9,16 +9,14 @@ from pathlib import Path
 import pytest
 
 from repro.ground.errors import ReproError
-from repro.harness import catalogue, cli, decide, profiles
+from repro.harness import baseline, catalogue, cli, decide, profiles
 from repro.harness.catalogue import CATALOGUE
 from repro.harness.report import INCONCLUSIVE
-
-BASELINE = Path(__file__).resolve().parents[1] / "repro" / "harness" / "baselines" / "ci-cpu-float32.json"
 
 
 def undecided_at_ci() -> set[str]:
     """Claims of the ci baseline that are inconclusive, or partly reproduced with an inconclusive test."""
-    claims = json.loads(BASELINE.read_text())["claims"]
+    claims = baseline.load_set("ci-cpu-float32", baseline.ROOT)["claims"]
     return {
         c["id"] for c in claims if c["verdict"] == INCONCLUSIVE or any(t["verdict"] == INCONCLUSIVE for t in c["tests"])
     }

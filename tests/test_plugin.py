@@ -255,7 +255,7 @@ def test_control_that_passes_fails_the_claim(claim):
 @pytest.mark.claim("BB-6")
 def test_contradicted(claim):
     claim.power(0.97, effect="the source's 58.5x", effect_value=58.5, basis="source: Table 3", test="ratio ≥ 10",
-                sample="8 seeds", method="closed form", decide="any size")
+                sample="8 seeds", method="closed form", decide="any size", covers=("ratio",), edge=0.0)
     claim.not_reproduced("measured 1.2")
     claim.check("ratio", 1.2, 10.0, compare="ge", source=58.5, why="stated")
 
@@ -263,21 +263,21 @@ def test_contradicted(claim):
 def test_inconclusive(claim):
     claim.power(0.31, effect="a 2-nat step", basis="interest: the least step worth reporting", test="step ≥ 1 nat",
                 sample="200 prompts", method="200 simulations", decide="n_seq = 1600",
-                decide_either="n_seq = 2600")
+                decide_either="n_seq = 2600", covers=("ratio",), edge=0.0)
     claim.not_reproduced("measured 1.2")
     claim.check("ratio", 1.2, 10.0, compare="ge", why="stated")
 
 @pytest.mark.claim("BB-3")
 def test_power_below_the_size_bar(claim):
     claim.power(0.9, effect="the source's 58.5x", basis="source: Table 3", test="ratio ≥ 10", sample="8 seeds",
-                method="closed form", decide="12 seeds")
+                method="closed form", decide="12 seeds", covers=("ratio",), edge=0.0)
     claim.not_reproduced("measured 1.2")
     claim.check("ratio", 1.2, 10.0, compare="ge", why="stated")
 
 @pytest.mark.claim("BB-2.1")
 def test_observed_power(claim):
     claim.power(0.0, effect="the measured ratio", effect_value=1.2, basis="source: Table 3", test="ratio ≥ 10",
-                sample="8 seeds", method="step function", decide="never")
+                sample="8 seeds", method="step function", decide="never", covers=("ratio",), edge=0.0)
     claim.not_reproduced("measured 1.2")
     claim.check("ratio", 1.2, 10.0, compare="ge", why="stated")
 

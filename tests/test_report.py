@@ -17,21 +17,14 @@ def _outcome(outcome: str, power: float | None = None, **declared) -> report.Tes
     """A test outcome with one check (failing for an xfail) and one power record that covers it at
     the claim's edge from the source (`rules`: what "contradicted" needs); `declared` overrides
     Claim.power's declaration (size, basis, direction_p …) when the test is about it."""
-    check = Record("BB-1", "the check", 1.0 if outcome == "xfailed" else 3.0, 2.0, None, "m", compare="ge", role="check")
+    measured = 1.0 if outcome == "xfailed" else 3.0
+    check = Record("BB-1", "the check", measured, 2.0, None, "m", compare="ge", role="check")
     recs = [check.to_dict()]
     if power is not None:
         decl = {"covers": ["the check"], "basis": "source: Table 1", "edge": 0.0, "sd": "none"} | declared
         recs.append(
             Record(
-                "BB-1",
-                "power at the source's effect",
-                power,
-                0.8,
-                None,
-                "m",
-                compare="ge",
-                role="power",
-                power=decl,
+                "BB-1", "power at the source's effect", power, 0.8, None, "m", compare="ge", role="power", power=decl
             ).to_dict()
         )
     return report.TestOutcome("t", ["BB-1"], outcome, records=recs)
@@ -282,10 +275,7 @@ def test_an_inconclusive_test_says_why_it_is_not_contradicted():
     assert shielded.startswith("the bar is ours (interest: our 0.2 sd)") and "p = 7.00e-08" in shielded
     assert _outcome("passed", 0.99).undecided() is None
     r = report.ClaimResult(report.CATALOGUE["SF-9"], report.INCONCLUSIVE, [_outcome("xfailed", 0.48, size=0.52)])
-    assert (
-        writers.to_json([r], {})["claims"][0]["tests"][0]["undecided"]
-        == "'the check': power 0.48 < 0.8"
-    )
+    assert writers.to_json([r], {})["claims"][0]["tests"][0]["undecided"] == "'the check': power 0.48 < 0.8"
     assert "- not contradicted (`t`): 'the check': power 0.48 < 0.8" in writers.to_markdown([r], {})
 
 
@@ -323,14 +313,14 @@ def test_a_power_key_names_its_test_so_a_test_added_between_shifts_no_pairing():
 def test_a_noise_free_check_on_a_bar_of_ours_is_shielded_as_a_sampled_one():
     """SF-1/2/4/10's checks read fixed weights: noise-free. A missed bar of ours whose value lies
     beyond its null in the claimed direction shields the test, as a significant sampled effect does
-    (`spectral_filters.power.deterministic`); a missed source bar, or a value at or short of its
+    (`spectral_filters.noise_free.deterministic`); a missed source bar, or a value at or short of its
     null, does not."""
-    from repro.spectral_filters import power
+    from repro.spectral_filters import noise_free as power
 
     def verdict(values):
-        kw = power.sf2_power_record("m", 4, values)
-        rec = {k: v for k, v in kw.items() if k != "value"}
-        return kw["direction_p"], _outcome("xfailed", kw["value"], **rec).verdict()
+        p = power.sf2_power_record("m", 4, values)
+        rec = p.to_dict() | {"covers": ["all checks"]}  # the synthetic test's one failing check
+        return p.direction_p, _outcome("xfailed", p.value, **rec).verdict()
 
     ratio, w2 = "largest U-dark share / chance", "U-dark share of the most dark-writing early W_2"
     # 1.4× chance against a random basis's 1.0×: the effect is there, only our 3× says it is small
@@ -343,7 +333,7 @@ def test_a_noise_free_check_on_a_bar_of_ours_is_shielded_as_a_sampled_one():
     assert verdict({ratio: (4.0, 1.0), w2: (0.6, 0.05)})[0] is None
     # a missed source bar is never shielded (SF-4's ℓ*/L), whatever the other checks
     kw = power.sf4_power_record(100, 3, {"ℓ*/L": (0.7, None), "token 0's norm / the median other token's": (3.0, 1.0)})
-    assert kw["direction_p"] is None
+    assert kw.direction_p is None
     with pytest.raises(ValueError, match="undeclared"):
         power.sf2_power_record("m", 4, {"no such check": (1.0, 0.0)})
 

@@ -154,6 +154,4 @@ def test_the_scan_finds_no_claim_object_under_a_topic_outside_the_allowance():
 
 
 #: modules under repro/ that still take the roof's `claim` (issue 64 item 1: to be emptied)
-ALLOWED = {
-    "repro/seedprint/verdicts.py",
-}
+ALLOWED = {"repro/seedprint/verdicts.py"}

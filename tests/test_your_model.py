@@ -23,7 +23,7 @@ def test_holds(claim, model_name):
 @pytest.mark.claim("BB-5")
 def test_fails_with_power(claim, model_name):
     claim.power(0.97, effect="the source's 10x (stated)", basis="source: Table 1", test="ratio ≥ 10",
-                sample="4 seeds", method="closed form", decide="any size")
+                sample="4 seeds", method="closed form", decide="any size", covers=("ratio",), edge=0.0)
     claim.check("ratio", 2.0, 10.0, compare="ge", why="stated")
 
 @pytest.mark.claim("BB-4")
@@ -92,7 +92,8 @@ def test_holds(claim):
 @pytest.mark.claim("BB-5")
 def test_fails_with_power(claim):
     claim.power(0.97, effect="the source's 10x (stated)", basis="source: Table 1", test="ratio ≥ 10",
-                sample="4 seeds", method="closed form", decide="any size", size=0.03, size_method="closed form")
+                sample="4 seeds", method="closed form", decide="any size", size=0.03, size_method="closed form",
+                size_at="the bar", covers=("ratio",))
     claim.check("ratio", 2.0, 10.0, compare="ge", why="stated")
 
 @pytest.mark.claim("BB-4")

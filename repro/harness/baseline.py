@@ -204,6 +204,19 @@ def load_set(key: str, root: Path | None = None) -> dict[str, Any] | None:
     return compare.load(legacy) if legacy.exists() else None
 
 
+def load_any(path: str | Path) -> dict[str, Any]:
+    """A claims.json; or, for a bare configuration key that is no file (`ci-cpu-float32`), the
+    committed baseline of that configuration, its topic files joined (`load_set`)."""
+    from repro.harness import compare
+
+    path = Path(path)
+    if not path.exists() and path.parent == Path(".") and path.name:
+        committed = load_set(path.name.removesuffix(".json"))
+        if committed is not None:
+            return committed
+    return compare.load(path)
+
+
 def load_for(run: dict[str, Any], root: Path | None = None) -> dict[str, Any] | None:
     return load_set(key_of(run), root)
 

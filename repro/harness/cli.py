@@ -210,9 +210,12 @@ def _add_env(subparsers: argparse._SubParsersAction) -> None:
 def _cmd_compare(args: argparse.Namespace) -> int:
     import json
 
+    from repro.harness import baseline
     from repro.harness import compare as cmp
 
-    result = cmp.compare(cmp.load(args.a), cmp.load(args.b), k=args.k, allow_profile_change=args.allow_profile_change)
+    result = cmp.compare(
+        baseline.load_any(args.a), baseline.load_any(args.b), k=args.k, allow_profile_change=args.allow_profile_change
+    )
     if args.json:
         print(json.dumps(result.to_dict(), indent=1, default=str))
     else:

@@ -113,15 +113,9 @@ def _json_safe(x: Any) -> Any:
 
 
 def load(path: str | Path) -> dict[str, Any]:
-    """A claims.json; or, for a bare configuration key that is no file (`ci-cpu-float32`), the
-    committed baseline of that configuration, its topic files joined (`baseline.load_set`)."""
+    """A claims.json (a bare configuration key, `ci-cpu-float32`, is read by `baseline.load_any`,
+    which the `repro compare` command calls: this module imports no baseline code)."""
     path = Path(path)
-    if not path.exists() and path.parent == Path(".") and path.name:
-        from repro.harness import baseline
-
-        committed = baseline.load_set(path.name.removesuffix(".json"))
-        if committed is not None:
-            return committed
     try:
         data = json.loads(path.read_text("utf-8"))
     except FileNotFoundError:
