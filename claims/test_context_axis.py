@@ -459,7 +459,9 @@ def experiment(sizes, device, corpus_name, train_procs) -> Experiment:
 
 # CA-8's power. The source states no effect size (a proposal without experiments), so the
 # effect the test must be able to see is ours, stated: 0.01 nats/token (≈ 1% perplexity), the
-# least benefit that would pay for the axis's S-fold cost.
+# least benefit that would pay for the axis's S-fold cost — read as the claim's edge ("better" =
+# better by at least this), so the power's size is 1 − power; its paired sds are taken at their
+# 95% upper bound (`experiments.ca8_power`).
 EFFECT_NATS = 0.01
 # the test: mean Δ NLL < 0 and two-sided paired p ≤ 0.05, i.e. one-sided p ≤ 0.025
 ALPHA_TWO_SIDED = 0.05
