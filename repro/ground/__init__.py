@@ -14,4 +14,6 @@ Imports nothing of the suite; `repro.core`, the seven topic packages and the roo
   locate (``repro fetch``, ``fixtures/manifest.json``).
 - `native`: opt-in C++ kernels built with torch.utils.cpp_extension.
 - `threads`: a loop of small torch ops split over worker threads, each on one intra-op thread.
+- `progress`: what a long phase shows while it works (``Heartbeat``, ``phase``): a line at most
+  every 30 s with the elapsed and the estimated time left, on the terminal, quiet under ``-q``.
 """
