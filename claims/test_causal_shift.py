@@ -24,6 +24,7 @@ import pytest
 
 from repro.causal_shift import experiments as cs
 from repro.causal_shift import figures, power, study
+from repro.causal_shift.sizes import CS5_PREREG
 from repro.core import data, plotting, stats
 from repro.harness import catalogue, profiles
 
@@ -515,6 +516,11 @@ def test_learned_gate_concentrates_late(claim, runs, sizes, profile):
         ("CS-5", profile.name),
         f"π {np.round(final, 3).tolist()} after {max(hist)} steps; power {gp.power:.2g}",
     )
+    if runs.gates is not None and len(runs.gates) > 1:  # the pre-registered design: decide-cs-gate
+        pis = [(h := cs.gate_history(g, runs.tc, runs.gate_variant))[max(h)] for g in (*runs.gates, *runs.gate_nulls)]
+        for r in study.gate_prereg(pis[: len(runs.gates)], pis[len(runs.gates) :], CS5_PREREG):
+            claim.check(r) if r.compare != "none" else claim.record(r.name, r.measured)
+        return
     claim.check(
         "largest π",
         float(final.max()),

@@ -34,7 +34,7 @@ def _jobs(monkeypatch, profile: str) -> list[dict]:
     [
         ("ci", 3 + 4 + 2 + 2 * 3 + 3 + 1 + 1, {"none", "cut", "learned"}),
         ("decide-cs-seeds", 38 + 4 + 37 + 37 * 3 + 38 * 4, {"none", "cut"}),
-        ("decide-cs-gate", 2, {"learned"}),
+        ("decide-cs-gate", 6, {"learned"}),  # CS5_PREREG: a gate and its null per seed, 3 seeds
     ],
 )
 def test_a_profile_trains_the_groups_it_names(monkeypatch, profile, n, modes):
@@ -59,7 +59,7 @@ def test_a_profile_trains_the_groups_it_names(monkeypatch, profile, n, modes):
 def test_the_plan_counts_the_same_trainings():
     from repro.causal_shift.sizes import PLANNERS
 
-    for profile, n in (("ci", 20), ("decide-cs-seeds", 342), ("decide-cs-gate", 2)):
+    for profile, n in (("ci", 20), ("decide-cs-seeds", 342), ("decide-cs-gate", 6)):
         job = PLANNERS["causal_shift"](profiles.get_profile(profile))[0]
         assert job.models == n, (profile, job)
 
@@ -133,10 +133,14 @@ def test_the_gate_null_trains_on_runs_of_repeated_tokens(monkeypatch):
     """CS-5's null: the gate's job, on runs of the corpus's tokens (shuffled, each repeated a
     geometric number of times; a job of its own with the streams' factory and the runs in its
     key's labels); the other jobs read the corpus."""
+    from repro.causal_shift.sizes import CS5_PREREG
     from repro.core import token_streams
 
     jobs = _jobs(monkeypatch, "decide-cs-gate")
-    gate, null = jobs
+    gates, nulls = jobs[:3], jobs[3:]
+    for js in (gates, nulls):  # the pre-registered seeds, each with the same gate
+        assert [j["train_config"]["model_seed"] for j in js] == list(CS5_PREREG["seeds"])
+    gate, null = gates[0], nulls[0]
     assert gate["tokens"] is None and gate["data_identity"].get("token_order") is None
     assert null["tokens"]["factory"] == "repro.core.token_streams:repeated_streams"
     assert null["data_identity"]["token_order"] == "runs of shuffled tokens (mean length 4, seed 0)"
@@ -153,3 +157,27 @@ def test_the_gate_null_trains_on_runs_of_repeated_tokens(monkeypatch):
     assert torch.equal(again, r_tr)  # the same runs every time
     with pytest.raises(token_streams.ReproError, match="mean_run must exceed 1"):
         token_streams.repeated_corpus_tokens("brown", 4096, mean_run=1)
+
+
+def test_cs5_prereg_reads_late_mass_per_seed_against_the_null():
+    """CS-5's pre-registered test (sizes.CS5_PREREG): every gate seed's late mass ≥ bar + margin and
+    the smallest above the largest null by ≥ margin; the exact permutation p is 1/20 when the three
+    gates sit above the three nulls; the wrong number of runs is one clear error."""
+    import numpy as np
+
+    from repro.causal_shift.sizes import CS5_PREREG
+
+    assert study.late_mass(np.array([0.1, 0.2, 0.3, 0.4])) == pytest.approx(0.7)
+    assert study.late_mass(np.array([0.2, 0.2, 0.2, 0.2, 0.2])) == pytest.approx(0.4)  # l ≥ 5/2: layers 3, 4
+    late, flat = np.array([0.05, 0.05, 0.1, 0.8]), np.array([0.25, 0.25, 0.25, 0.25])
+    checks = lambda rs: {r.name: r.measured >= r.threshold for r in rs if r.compare == "ge"}  # noqa: E731
+    rows = study.gate_prereg([late] * 3, [flat] * 3, CS5_PREREG)
+    assert all(checks(rows).values()) and len(checks(rows)) == 2
+    assert {r.name: r.measured for r in rows}["one-sided exact permutation p, gate seeds above null seeds"] == 0.05
+    # a gate at 0.55 late mass clears the bar, not bar + margin; a null as late as the gates fails the second
+    edge = np.array([0.225, 0.225, 0.275, 0.275])
+    assert list(checks(study.gate_prereg([late, late, edge], [flat] * 3, CS5_PREREG)).values()) == [False, False]
+    assert list(checks(study.gate_prereg([late] * 3, [flat, flat, late], CS5_PREREG)).values()) == [True, False]
+    assert study.permutation_p([0.9, 0.8, 0.7], [0.1, 0.95, 0.2]) > 0.05
+    with pytest.raises(study.ReproError, match="reads 3 gates and as many nulls"):
+        study.gate_prereg([late], [flat], CS5_PREREG)

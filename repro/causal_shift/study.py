@@ -23,6 +23,7 @@ The claims' powers are in `repro.causal_shift.power`. Models and token windows g
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 
 import numpy as np
@@ -208,6 +209,9 @@ class Runs:
     # CS-4's null (`null_table`): the sweep again with α = FAINT_ALPHA, every (seed, layer) cell
     # (seed × layer order)
     faint_null: list | None = None
+    # CS-5's gates and nulls per seed (`sizes["gate_seeds"]`; `gate`, `gate_null`: the first seed's)
+    gates: list | None = None
+    gate_nulls: list | None = None
 
     @staticmethod
     def val(r: train.TrainResult) -> float:
@@ -320,8 +324,8 @@ def train_runs(
         "first_cut": [(cfg, cs.Variant("cut@0", "cut", 0, a), s) for s in seeds[1:]],
         "sweep": [(cfg, cs.Variant(f"cut@{l}", "cut", l, a), s) for s in seeds[1:] for l in range(1, L)],
         "alpha0": [(cfg, cs.Variant(f"cut@{middle} α=0", "cut", middle, 0.0), s) for s in seeds],
-        "gate": [(gate_cfg, gv, seeds[0])],
-        "gate_null": [(gate_cfg, gv, seeds[0])],
+        "gate": [(gate_cfg, gv, s) for s in sizes["gate_seeds"]],
+        "gate_null": [(gate_cfg, gv, s) for s in sizes["gate_seeds"]],
         "faint_null": [
             (cfg, cs.Variant(f"cut@{l} α={FAINT_ALPHA}", "cut", l, FAINT_ALPHA), s) for s in seeds for l in range(L)
         ],
@@ -358,7 +362,60 @@ def train_runs(
         null_gate,
         got["sweep"],
         got["faint_null"],
+        got["gate"],
+        got["gate_null"],
     )
+
+
+def late_mass(pi: np.ndarray) -> float:
+    """CS-5's pre-registered statistic (`sizes.CS5_PREREG`): a gate's mass on the latter half of
+    its L layers, Σ_{l ≥ L/2} π_l (l from 0; continuous, so no pass sits on a discrete boundary)."""
+    pi = np.asarray(pi, float)
+    return float(pi[(len(pi) + 1) // 2 :].sum())
+
+
+def permutation_p(gates: list[float], nulls: list[float]) -> float:
+    """One-sided exact permutation p of "the gates' values sit above the nulls'": the share of the
+    labellings of the pooled values (as many "gates" as there are) whose smallest gate minus largest
+    null reaches the observed one (1/20 at its smallest, 3 against 3)."""
+    pooled, k = [*gates, *nulls], len(gates)
+    obs = min(gates) - max(nulls)
+    stat = [
+        min(pooled[i] for i in c) - max(pooled[i] for i in range(len(pooled)) if i not in c)
+        for c in itertools.combinations(range(len(pooled)), k)
+    ]
+    return float(np.mean([t >= obs - 1e-12 for t in stat]))
+
+
+def gate_prereg(gates: list[np.ndarray], nulls: list[np.ndarray], prereg: dict) -> list[readings.Reading]:
+    """CS-5's pre-registered test (`sizes.CS5_PREREG`, fixed before any run): the late mass of each
+    gate seed's and each null seed's π after the last step (records, with the permutation p), and
+    the two checks: every gate seed ≥ bar + margin; the smallest gate seed above the largest null
+    seed by ≥ margin."""
+    if not (len(gates) == len(nulls) == len(prereg["seeds"])):
+        raise ReproError(
+            f"CS-5's pre-registered test reads {len(prereg['seeds'])} gates and as many nulls, got "
+            f"{len(gates)} and {len(nulls)}"
+        )
+    g, n = [late_mass(p) for p in gates], [late_mass(p) for p in nulls]
+    bar, margin = prereg["bar"], prereg["margin"]
+    seeds = ", ".join(map(str, prereg["seeds"]))
+    why = f"pre-registered (sizes.CS5_PREREG, before any run): margin {margin} declared, not fitted"
+    return [
+        readings.Reading(f"late mass Σ_(l ≥ L/2) π_l per gate seed ({seeds})", [round(v, 4) for v in g]),
+        readings.Reading(f"late mass per null seed ({seeds}; runs of repeated tokens)", [round(v, 4) for v in n]),
+        readings.Reading("one-sided exact permutation p, gate seeds above null seeds", permutation_p(g, n)),
+        readings.Reading(
+            "smallest gate seed's late mass", min(g), bar + margin, "ge", f"'a late layer attracts the mass': {why}"
+        ),
+        readings.Reading(
+            "smallest gate seed's late mass − largest null seed's",
+            min(g) - max(n),
+            margin,
+            "ge",
+            f"beyond the null: {why}",
+        ),
+    ]
 
 
 def late_layer(pi: np.ndarray, bar: float) -> float:
