@@ -162,6 +162,10 @@ def test_calibration_lines_quote_the_committed_table():
     assert ev.cli_mode("paper", "hidden") == "alg1-hidden" and ev.cli_mode("released", "logits") == "released-logits"
     assert ev.cli_mode("paper", "hidden", aligned=True) == "aligned-hidden"
     assert ev.cli_mode("paper", "hidden", matched=True) == "matched-hidden"
+    # a column re-measured on its own quotes its own commit, date and note (the released test's)
+    table["provenance"]["per_mode"] = {"alg1-hidden": {"git_commit": "def", "date": "2026-12-02", "note": "fewer"}}
+    lines = ev.calibration_lines(ev.calibration("alg1-hidden", table))
+    assert "measured by repro seedprint-eval at def, 2026-12-02" in lines[0] and lines[1] == "  (fewer)"
 
 
 def test_pretrained_movement_is_reported_and_bad_finetune_options_refused(tmp_path):

@@ -326,9 +326,11 @@ def calibration(mode: str, table: dict[str, Any] | None = None, path: Path = OPE
         table = json.loads(path.read_text())
     if mode not in table.get("modes", []):
         return None
+    prov = table.get("provenance", {})
     out: dict[str, Any] = {
         "mode": mode,
-        "provenance": table.get("provenance", {}),
+        # a mode re-measured on its own (its column replaced) carries its own provenance
+        "provenance": {**prov, **prov.get("per_mode", {}).get(mode, {})},
         "sizes": table.get("sizes", {}),
         "groups": {},
     }
@@ -365,6 +367,8 @@ def calibration_lines(cal: dict[str, Any] | None) -> list[str]:
         f"{' and the embedded pretrained ones' if prov.get('pretrained') else ''}; rates at α = "
         f"{sz.get('alpha', '?')} with 95% Wilson intervals):"
     ]
+    if prov.get("note"):
+        lines.append(f"  ({prov['note']})")
     for group, label in GROUPS.items():
         g = cal["groups"].get(group)
         if g is None:

@@ -9,8 +9,8 @@ harness's `claim`.
   `below_alpha_readings`): each rate tested against α with the models resampled, a pass that only
   *does not reject* "rate ≤ α" (`Reading.not_rejected`), so its power is stated against a declared
   alternative, a rate of `ALTERNATIVE` = 5α, simulated on the pairs' own models
-  (`Calibration.power_against`); a control stands in only where the test could see its excess
-  (`rate_control`);
+  (`Calibration.power_against`); a control whose own excess may be small (the trained × trained
+  pairs) stands in only where the test could see a rate of 5α on it (`rate_control`);
 - its "≈ 1%" bound (`bound_checks`, `bound_power`, `FPR_BOUND`, `FPR_FLOOR`);
 - Fig 13's τ's (`null_tau_readings`, `gaussian_null_power`).
 """
