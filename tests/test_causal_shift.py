@@ -14,7 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from repro.causal_shift import experiments as cs
-from repro.core import lens, train
+from repro.core import activations, tied_decoding, train
 from repro.core.models.hf import build_model
 from repro.core.models.tiny import TinyConfig, TinyDecoder
 from repro.core.readings import ALL_CHECKS
@@ -30,21 +30,21 @@ def test_nearest_tokens_and_measures_by_hand():
     D = torch.eye(6, 4)[:6]  # rows 4, 5 are zero → never nearest
     D[4] = torch.tensor([1.0, 1.0, 0, 0])
     h = torch.tensor([[2.0, 0.1, 0, 0], [0, 0, 0, -1.0]])
-    top = lens.nearest_tokens(h, D, k=2, metric="cosine")
+    top = tied_decoding.nearest_tokens(h, D, k=2, metric="cosine")
     assert top[0, 0] == 0 and top[0, 1] == 4  # cosine: e0 first, then (e0+e1)/√2
-    dot = lens.nearest_tokens(h, D, k=2)  # the logit lens: largest ⟨h, e_v⟩
+    dot = tied_decoding.nearest_tokens(h, D, k=2)  # the logit lens: largest ⟨h, e_v⟩
     assert dot[0].tolist() == [4, 0]  # ⟨h, e0 + e1⟩ = 2.1 > ⟨h, e0⟩ = 2
     with pytest.raises(ReproError, match="metric"):
-        lens.nearest_tokens(h, D, metric="euclid")
-    assert lens.top_k_match(top, torch.tensor([4, 3])).tolist() == [True, False]
-    c = lens.cosine_to(h, D, torch.tensor([0, 3]))
+        tied_decoding.nearest_tokens(h, D, metric="euclid")
+    assert tied_decoding.top_k_match(top, torch.tensor([4, 3])).tolist() == [True, False]
+    c = tied_decoding.cosine_to(h, D, torch.tensor([0, 3]))
     assert c[0] > 0.99 and math.isclose(float(c[1]), -1.0, rel_tol=1e-6)
     # projection: 0 at the input embedding, 1 at the output's, 0.5 half way
     e_in, e_out = D[[0, 0, 0]], D[[1, 1, 1]]
     hs = torch.stack([D[0], D[1], (D[0] + D[1]) / 2])
-    t = lens.axis_projection(hs, e_in, e_out)
+    t = tied_decoding.axis_projection(hs, e_in, e_out)
     assert torch.allclose(t, torch.tensor([0.0, 1.0, 0.5]), atol=1e-6)
-    assert torch.isnan(lens.axis_projection(D[:1], D[:1], D[:1])).all()  # input = output token
+    assert torch.isnan(tied_decoding.axis_projection(D[:1], D[:1], D[:1])).all()  # input = output token
 
 
 def test_alignment_profile_on_a_model_whose_answer_is_known():
@@ -151,10 +151,10 @@ def test_fixed_cut_rewrites_one_block():
     m = _tiny()
     ids = torch.randint(0, 40, (2, 10), generator=generator(2))
     with torch.no_grad():
-        plain = lens.capture(m, ids, modules=[]).residual
+        plain = activations.capture(m, ids, modules=[]).residual
     cs.ResidualGate(3, "cut", layer=1, alpha=0.25).attach(m)
     with torch.no_grad():
-        cut = lens.capture(m, ids, modules=[]).residual
+        cut = activations.capture(m, ids, modules=[]).residual
     assert torch.equal(cut[:, :2], plain[:, :2])  # blocks before the cut untouched
     block1 = m.blocks[1]
     with torch.no_grad():
