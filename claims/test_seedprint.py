@@ -36,7 +36,7 @@ import pytest
 
 from repro.core import data, stats
 from repro.harness import catalogue
-from repro.seedprint import algorithm, figures, null_verdicts, study, verdicts
+from repro.seedprint import algorithm, figures, null_verdicts, released, study, verdicts
 from repro.seedprint import fingerprint_baselines as fb
 from repro.seedprint.lineage import Lineage, LineageConfig, weight_change
 from repro.seedprint.null_verdicts import FPR_COLUMNS
@@ -528,7 +528,7 @@ def test_null_correlations_are_gaussian_around_zero(claim, null_pairs, spcfg, sa
     samples; the τ's pooled over all pairs (every model in many pairs) are context only."""
     claim.corpus(lab.base_corpus, shift=SHIFT)  # the control: the zoo's same-lineage pairs
     _, pooled, disjoint, n_models = null_pairs
-    sigma = algorithm.tau_std(spcfg.n)
+    sigma = released.tau_std(spcfg.n)
     _say(claim, null_verdicts.null_tau_readings(pooled, disjoint, n_models, sigma))
     claim.figure(figures.fig13_null(pooled, sigma, spcfg.n), "fig13")
     claim.power(null_verdicts.gaussian_null_power(n_models))

@@ -33,6 +33,7 @@ from scipy import stats
 
 from repro.ground.runtime import ReproError, generator
 from repro.seedprint import algorithm as sp
+from repro.seedprint import released
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
@@ -154,19 +155,19 @@ def test_tau_std_is_exact_by_enumeration(n):
     i, j = np.triu_indices(n, 1)
     taus = np.sign(perms[:, j] - perms[:, i]).sum(1) / (n * (n - 1) / 2)
     assert taus.mean() == pytest.approx(0.0, abs=1e-12)
-    assert sp.tau_std(n) == pytest.approx(math.sqrt((taus**2).mean()), rel=1e-12)
+    assert released.tau_std(n) == pytest.approx(math.sqrt((taus**2).mean()), rel=1e-12)
 
 
 def test_tau_std_closed_form_and_monte_carlo():
     for n in (2, 3, 10, 50, 10_000):
-        assert sp.tau_std(n) == pytest.approx(math.sqrt(2 * (2 * n + 5) / (9 * n * (n - 1))), rel=1e-14)
+        assert released.tau_std(n) == pytest.approx(math.sqrt(2 * (2 * n + 5) / (9 * n * (n - 1))), rel=1e-14)
     with pytest.raises(ReproError, match="n ≥ 2"):
-        sp.tau_std(1)
+        released.tau_std(1)
     # Monte Carlo: 4000 independent (x, y) pairs of size 50. SE of the mean is σ/√N; SE of a sample
     # std is ≈ σ/√(2N) for normal data and smaller for τ (its kurtosis is < 3), so 4 SE is safe.
     n, draws = 50, 4000
     taus = sp.kendall_per_dim(randn(n, draws, seed=10).numpy(), randn(n, draws, seed=11).numpy(), range(draws))
-    sigma = sp.tau_std(n)
+    sigma = released.tau_std(n)
     assert abs(taus.mean()) < 4 * sigma / math.sqrt(draws)
     assert abs(taus.std(ddof=1) - sigma) < 4 * sigma / math.sqrt(2 * draws)
 
@@ -211,7 +212,7 @@ def test_gaussian_null_taus_are_null_distributed():
     # tau_std(n)). ~25 dims × 40 trials ≈ 1000 τ's: SE(mean) = σ/√N, SE(std) ≤ σ/√(2N); 4 SE.
     n = 40
     pooled = np.concatenate([np.asarray(t) for t in sp.gaussian_null_taus.__wrapped__(n, 100, 50, 40, 3)])
-    N, sigma = len(pooled), sp.tau_std(n)
+    N, sigma = len(pooled), released.tau_std(n)
     assert N > 600
     assert abs(pooled.mean()) < 4 * sigma / math.sqrt(N)
     assert abs(pooled.std(ddof=1) - sigma) < 4 * sigma / math.sqrt(2 * N)

@@ -51,7 +51,6 @@ from repro.core import lens
 from repro.ground.runtime import ReproError, derive_seed, generator
 from repro.seedprint import released as rel
 from repro.seedprint.released import ReleasedResult, released_variant
-from repro.seedprint.released import tau_std as tau_std  # the Kendall-τ null std both tests read (App B.3)
 
 ALPHA = 0.01  # §6.1.1 "We declare significance at p < 0.01" (a literal: the CLI reads it from the source)
 INPUTS = ("tokens", "gaussian")
