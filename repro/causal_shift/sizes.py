@@ -135,6 +135,20 @@ OVERRIDES: dict[str, dict[str, dict[str, Any]]] = {
     },
 }
 DECIDE: dict[str, Decide] = {
+    "CS-1": Decide(
+        None,
+        "not a question of size: a threshold check on a point estimate fails half the time at the "
+        "claim's edge (size 0.5 / 0.875 however large the run); the checks must become "
+        "confidence-bound checks (the switch's bootstrap upper bound < 0.5·L) with the sd at its "
+        "upper bound",
+    ),
+    "CS-2": Decide(
+        None,
+        "not a question of size: a threshold check on a point estimate fails half the time at the "
+        "claim's edge (size 0.5 / 0.875 however large the run); the checks must become "
+        "confidence-bound checks (the switch's bootstrap upper bound < 0.5·L) with the sd at its "
+        "upper bound",
+    ),
     # 38 seeds decide the first-layer half and the placement F-test; "a late cut is second best"
     # (the last cut ahead of every middle one) needs 135 seeds × 4 layers for 80% on mix
     "CS-4": Decide(

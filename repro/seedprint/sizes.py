@@ -114,6 +114,12 @@ SIZES: dict[str, dict[str, dict[str, Any]]] = {
 # 2 CPU cores (results/cpu-2026-11-29-decide).
 OVERRIDES: dict[str, dict[str, dict[str, Any]]] = {"decide-sp-null": {"seedprint": dict(null_bound_models=700)}}
 DECIDE: dict[str, Decide] = {
+    "SP-3": Decide(
+        None,
+        "not a question of size: under the source's per-pair rule (p < 0.01) the unrelated "
+        "base1000/base2000 pair (U p 0.0036) is a miss at any size; its test reads inconclusive at "
+        "size 1 − (1 − α)^12 = 0.11 by design",
+    ),
     "SP-6": Decide("sp-null", "≈ 350 disjoint pairs of independent inits for 80% at a rate of α under the 0.03 bound"),
     "SP-4": Decide(
         None,

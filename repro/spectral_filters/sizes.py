@@ -66,6 +66,27 @@ SIZES: dict[str, dict[str, dict[str, Any]]] = {
 # line for an estimated sd). ≈ 100 s on 2 CPU cores (results/cpu-2026-11-29-decide).
 OVERRIDES: dict[str, dict[str, dict[str, Any]]] = {"decide-sf": {"spectral": dict(n_prompts=24)}}
 DECIDE: dict[str, Decide] = {
+    "SF-4": Decide(
+        None,
+        "Gemma: not a question of size at ci — SF-4 its darkness null cannot serve (the median "
+        "other token is U-dark: a null that cannot tell); SF-5/6 sized at our 1-nat bars (size at "
+        "the edge > 0.3): a check on the step's confidence bound would decide, a change of the "
+        "check, not of the size",
+    ),
+    "SF-5": Decide(
+        None,
+        "Gemma: not a question of size at ci — SF-4 its darkness null cannot serve (the median "
+        "other token is U-dark: a null that cannot tell); SF-5/6 sized at our 1-nat bars (size at "
+        "the edge > 0.3): a check on the step's confidence bound would decide, a change of the "
+        "check, not of the size",
+    ),
+    "SF-6": Decide(
+        None,
+        "Gemma: not a question of size at ci — SF-4 its darkness null cannot serve (the median "
+        "other token is U-dark: a null that cannot tell); SF-5/6 sized at our 1-nat bars (size at "
+        "the edge > 0.3): a check on the step's confidence bound would decide, a change of the "
+        "check, not of the size",
+    ),
     "SF-7": Decide(
         "sf", "Gemma's half: 24 prompts of 128 tokens for a size ≤ 0.05 (power 0.965) at Fig 13's 0.27-nat rise"
     ),
