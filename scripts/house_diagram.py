@@ -64,14 +64,18 @@ def mermaid(graph: grimp.ImportGraph) -> str:
     between = sorted({(floor_of[a], floor_of[b]) for a, b in edges if floor_of[a] != floor_of[b]})
     order = list(layout)
     lines += [f"    {a} --> {b}" for a, b in sorted(between, key=lambda e: (order.index(e[0]), order.index(e[1])))]
+    if ("roof", "topics") not in between and "repro.harness.topics" in graph.modules:
+        # the roof reads the topics through the registry (importlib, which the graph cannot see)
+        lines.append('    roof -. "registry: repro.harness.topics" .-> topics')
     within = sorted((a, b) for a, b in edges if floor_of[a] == floor_of[b])
     lines += [f"    {a} --> {b}" for a, b in within]
     upward = [(a, b) for a, b in between if order.index(a) > order.index(b)]
     lines.append("```")
+    dotted = "dotted: found at run time by the topic registry"
     note = (
-        f"Arrows: imports. Upward arrows: {', '.join(f'{a} → {b}' for a, b in upward)}."
+        f"Arrows: imports ({dotted}). Upward arrows: {', '.join(f'{a} → {b}' for a, b in upward)}."
         if upward
-        else "Arrows: imports (none upwards)."
+        else f"Arrows: imports ({dotted}; none upwards)."
     )
     return "\n".join([*lines, "", note])
 

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from repro.ground.runtime import ReproError
-from repro.harness import baseline, catalogue, report, scorecard
+from repro.harness import baseline, report, scorecard, topics
 
 BASELINES = baseline.keys(baseline.ROOT)  # configurations: "ci-cpu-float32", …
 
@@ -157,12 +157,12 @@ def _migration(key: str) -> tuple[dict, list[dict]]:
         if sha:
             old = json.loads(_git("show", f"{sha}^:{old_path}"))
             listed = _git("ls-tree", "-r", "--name-only", sha, "repro").splitlines()
-            names = [f"repro/{pkg}/baselines/{key}.json" for pkg in catalogue.TOPIC_PACKAGES]
+            names = [f"repro/{pkg}/baselines/{key}.json" for pkg in topics.PACKAGES]
             return old, [json.loads(_git("show", f"{sha}:{n}")) for n in names if n in listed]
         old = json.loads(_git("show", f"HEAD:{old_path}"))
     except (OSError, subprocess.CalledProcessError) as err:
         pytest.skip(f"the whole-run baseline {key} is not in this checkout's history ({err})")
-    paths = [baseline.topic_path(pkg, key, baseline.ROOT) for pkg in catalogue.TOPIC_PACKAGES]
+    paths = [baseline.topic_path(pkg, key, baseline.ROOT) for pkg in topics.PACKAGES]
     return old, [json.loads(p.read_text("utf-8")) for p in paths if p.exists()]
 
 
@@ -172,12 +172,12 @@ def test_the_move_to_topic_files_lost_no_record(key):
     order, are the old file's claims, record for record; so are the per-test durations; and each
     file holds its own topic's claims only."""
     old, parts = _migration(key)
-    assert len(parts) == len(catalogue.TOPIC_PACKAGES)
+    assert len(parts) == len(topics.PACKAGES)
     assert [c for p in parts for c in p["claims"]] == old["claims"]
     records = lambda claims: [(c["id"], r["key"], json.dumps(r, sort_keys=True)) for c in claims for r in c["records"]]  # noqa: E731
     assert sorted(records(c for p in parts for c in p["claims"])) == sorted(records(old["claims"]))
     assert {n: s for p in parts for n, s in p["run"]["test_durations_s"].items()} == old["run"]["test_durations_s"]
-    for pkg, part in zip(catalogue.TOPIC_PACKAGES, parts):
+    for pkg, part in zip(topics.PACKAGES, parts):
         assert {baseline.package_of(c) for c in part["claims"]} == {pkg}
         assert sum(part["summary"].values()) == len(part["claims"])
     assert baseline.join(parts) == old  # joined, the whole-run file exactly
@@ -187,7 +187,7 @@ def test_the_move_to_topic_files_lost_no_record(key):
 def test_topic_files_split_and_join_back(key):
     data = _load(key)
     parts = baseline.split(data)
-    assert list(parts) == [p for p in catalogue.TOPIC_PACKAGES if p in parts]
+    assert list(parts) == [p for p in topics.PACKAGES if p in parts]
     assert baseline.join(list(parts.values())) == data
     for pkg, part in parts.items():
         ids = {t["nodeid"] for c in part["claims"] for t in c["tests"]}
@@ -202,8 +202,8 @@ def test_a_claims_change_re_records_its_topic_file_only(tmp_path):
     data = _load("ci-cpu-float32")
     first, lines = baseline.update(data, tmp_path)
     assert first == baseline.topic_path("born_biased", "ci-cpu-float32", tmp_path)
-    assert sum(ln.startswith("written: ") for ln in lines) == len(catalogue.TOPIC_PACKAGES)
-    files = {pkg: baseline.topic_path(pkg, "ci-cpu-float32", tmp_path) for pkg in catalogue.TOPIC_PACKAGES}
+    assert sum(ln.startswith("written: ") for ln in lines) == len(topics.PACKAGES)
+    files = {pkg: baseline.topic_path(pkg, "ci-cpu-float32", tmp_path) for pkg in topics.PACKAGES}
     before = {pkg: p.read_bytes() for pkg, p in files.items()}
     again = copy.deepcopy(data)
     again["run"]["git_commit"] = "0000000later"

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from repro.harness import catalogue
+from repro.harness import catalogue, topics
 from repro.harness.catalogue import CATALOGUE, CLAIMS, ID_PATTERN, NUMBERS, SOURCES, TOPICS, ClaimSpec, get
 
 REPO = Path(__file__).resolve().parents[1]
@@ -553,5 +553,5 @@ def test_each_topic_owns_its_claims_and_numbers():
             for key in entries:
                 assert topic.number(claim_id, key) is catalogue.number(claim_id, key)
     assert len(catalogue.CLAIMS) == sum(
-        len(importlib.import_module(f"repro.{p}.catalogue").CLAIMS) for p in catalogue.TOPIC_PACKAGES
+        len(importlib.import_module(f"repro.{p}.catalogue").CLAIMS) for p in topics.PACKAGES
     )

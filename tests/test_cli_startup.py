@@ -18,7 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from repro.harness import cli, source_constants
+from repro.ground import source_constants
+from repro.harness import cli
 
 HEAVY = ("torch", "numpy", "scipy", "transformers")
 

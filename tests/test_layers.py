@@ -16,10 +16,10 @@ from pathlib import Path
 import grimp
 import pytest
 
-from repro.harness.catalogue import TOPIC_PACKAGES
+from repro.harness import topics
 
 REPO = Path(__file__).resolve().parents[1]
-FLOORS = ("ground", "core", *TOPIC_PACKAGES, "harness")
+FLOORS = ("ground", "core", *topics.PACKAGES, "harness")
 
 
 @pytest.fixture(scope="module")
@@ -67,13 +67,13 @@ def test_the_loop_finder_finds_a_loop():
 
 
 def test_the_contract_declares_every_topic_and_is_exhaustive(graph):
-    """The contract's floors are repro's packages, its topics the catalogue's (TOPIC_PACKAGES)."""
+    """The contract's floors are repro's packages, its topics the registry's (`repro.harness.topics.PACKAGES`)."""
     config = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["importlinter"]
     layers = next(c for c in config["contracts"] if c["type"] == "layers")
     assert layers["containers"] == ["repro"] and layers["exhaustive"] is True
     floors = [[p.strip() for p in layer.split("|")] for layer in layers["layers"]]
     assert floors[0] == ["harness"] and floors[2:] == [["core"], ["ground"]]
-    assert sorted(floors[1]) == sorted(TOPIC_PACKAGES)
+    assert sorted(floors[1]) == sorted(topics.PACKAGES)
     packages = {m.removeprefix("repro.") for m in graph.find_children("repro")}
     assert packages == {p for floor in floors for p in floor}
     assert any(c["type"] == "acyclic_siblings" and c["ancestors"] == ["repro"] for c in config["contracts"])

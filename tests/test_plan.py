@@ -480,9 +480,9 @@ def test_each_topic_costs_its_own_rows():
     """Every topic's planners cost exactly its own rows; the registry collects them unchanged."""
     import importlib
 
-    from repro.harness.profiles import SIZE_TOPICS
+    from repro.harness import topics
 
-    for topic in SIZE_TOPICS:
+    for topic in topics.PACKAGES:
         m = importlib.import_module(f"repro.{topic}.sizes")
         assert set(m.PLANNERS) == set(m.SIZES), topic
         assert all(plan.PLANNERS[exp] is planner for exp, planner in m.PLANNERS.items())

@@ -85,16 +85,15 @@ def test_lineage_sizes_are_checked_against_their_config():
 
 def test_each_topic_owns_its_rows():
     """The registry only collects: every row lives in its topic's repro/<topic>/sizes.py (one topic
-    per experiment, in SIZE_TOPICS' order), SIZE_TOPICS are the catalogue's topics, and a topic's
+    per experiment, in the registry's order, `repro.harness.topics.PACKAGES`), and a topic's
     own view of its rows (`repro.ground.sizes.profile`, as `repro seedprint-eval` reads them) is
     the registry's."""
     import importlib
 
     from repro.ground import sizes as ground_sizes
-    from repro.harness import catalogue
+    from repro.harness import topics
 
-    assert sorted(profiles.SIZE_TOPICS) == sorted(catalogue.TOPIC_PACKAGES)
-    modules = {topic: importlib.import_module(f"repro.{topic}.sizes") for topic in profiles.SIZE_TOPICS}
+    modules = {topic: importlib.import_module(f"repro.{topic}.sizes") for topic in topics.PACKAGES}
     assert list(profiles.SIZES) == [exp for m in modules.values() for exp in m.SIZES]
     for topic, m in modules.items():
         for exp, rows in m.SIZES.items():

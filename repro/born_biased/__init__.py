@@ -29,3 +29,19 @@ lineage experiment and lives in `claims/test_seedprint.py`.)
 - `figures`: the matplotlib builders of 001's §3–4 figures and tables.
 - `catalogue`, `sizes`: the topic's claims with the source's numbers, and its sizes per profile.
 """
+
+from repro.ground.topic import Topic
+
+TOPIC = Topic(
+    package="born_biased",
+    order=1,
+    # Born biased's probe rows and the rows of the decide chunks decide-bb-probes and
+    # decide-bb-direction, at toy sizes: two layers of 32 wide and a vocabulary of 256 keep the
+    # models' build and probe under a second each; the larger RoPE GPT-2 of BB-1.2 stays the larger
+    # (n_layer · d_model² 12,288 against 2,048).
+    toy={
+        "bb_1": dict(d_model=32, n_layer=2, n_head=2, vocab_size=256, n_seq=64, lengths=(4, 8, 16)),
+        "bb_1_2": dict(d_model=64, n_layer=3, n_head=2),
+        "bb_2_2": dict(d_model=32, n_layer=2, n_head=2, vocab_size=256, n_seq=64, T=16, n_models=4),
+    },
+)

@@ -18,3 +18,12 @@ Figs 2–3) and §IV (residual attenuation, Figs 4–5, Table II) for `claims/te
   order on every benchmark — as `claim.power`'s keywords.
 - `figures`: the builders of Figs 2–5 and Table II.
 """
+
+from repro.ground.topic import BpeRow, Topic
+
+
+def _bpe_rows(prof) -> list[BpeRow]:
+    return [("causal_shift", "CS-3…CS-6", prof.sizes("causal_shift")["model"]["vocab_size"])]
+
+
+TOPIC = Topic(package="causal_shift", order=4, bpe_rows=_bpe_rows)

@@ -15,3 +15,19 @@ drop of §1 — for `claims/test_context_axis.py` (and `benchmarks/test_context_
   CA-8's training (in-process, or as a launch job with ``--train-procs``) and scoring.
 - `figures`: the builders of Figs 1–4, cost against length, and CA-8's NLL by inference mode.
 """
+
+from repro.ground.topic import BpeRow, Topic
+
+
+def _bpe_rows(prof) -> list[BpeRow]:
+    return [("context_axis", "CA-8", prof.sizes("context_axis")["model"]["vocab_size"])]
+
+
+TOPIC = Topic(
+    package="context_axis",
+    order=7,
+    bpe_rows=_bpe_rows,
+    # decide-ca4 at toy sizes: two fine-tuning steps of 2 × 8 tokens on each embedded model
+    # (seconds; the real models, so the fixtures must be fetched), read on 4 windows
+    toy={"context_axis": dict(retrain=dict(steps=2, batch_size=2, seq_len=8, warmup_steps=0, windows=4))},
+)

@@ -14,7 +14,9 @@ own `catalogue.py` and `sizes.py`.
   the partial file, the end-of-run writes and the baseline comparison).
 - `report`: records, outcomes, verdicts; `writers`: claims.json, report.md, the terminal table;
   `provenance`: claims.json's `run` (versions, git, checksums).
-- `catalogue`: every claim ID, collected from the topics (`TOPIC_PACKAGES`).
+- `topics`: the registry: every package under ``repro/`` but the floors, with its manifest
+  (``TOPIC = Topic(...)`` in its ``__init__.py``: CLAIMS.md order, toy sizes, BPE rows, commands).
+- `catalogue`: every claim ID, collected from the topics the registry finds.
 - `profiles`: sizes per experiment per profile, collected from the topics; ``BUDGET_S``.
 - `plan`, `plan_corpus`: ``repro plan`` — per row: models, parameters, tokens, FLOPs, memory, time
   on the device the run would use; the corpus and vocabulary checks.
@@ -26,7 +28,7 @@ own `catalogue.py` and `sizes.py`.
 - `baseline` (+ ``baselines/``), `compare`, `history`, `side_by_side`, `scorecard`: committed
   baselines, ``repro compare``, artifacts/history.jsonl, verdicts across runs and models, the
   verdict per claim at each scale.
-- `cli`, `cli_seedprint`, `source_constants`: the ``repro`` command (parsers built without
-  importing torch: ``repro --help`` is instant).
+- `cli`: the ``repro`` command (parsers built without importing torch: ``repro --help`` is
+  instant; a topic's own commands, e.g. ``repro seedprint``, live in the topic).
 - `bench`: benchmark helpers (in-run matmul ceiling, peak memory in a fresh process).
 """

@@ -11,7 +11,7 @@ default's key is unchanged). A topic's file keeps everything of claims.json outs
 that topic's claims (its verdict counts as "summary") plus the run fields `repro compare` reads
 (profile, device, dtype policy, the topic's per-test durations), so the same comparison works
 against one file; `load_for` joins a configuration's files in catalogue order
-(`repro.harness.catalogue.TOPIC_PACKAGES`) into the whole-run claims.json the comparison takes.
+(`repro.harness.topics.PACKAGES`) into the whole-run claims.json the comparison takes.
 A whole-run file of the layout before (repro/harness/baselines/<key>.json, or <key>.json under
 $REPRO_BASELINES) is still read where no topic file of its key exists, and `update` replaces it.
 
@@ -91,9 +91,9 @@ def _label(spec: str) -> str:
 
 
 def _packages() -> tuple[str, ...]:
-    from repro.harness import catalogue
+    from repro.harness import topics
 
-    return catalogue.TOPIC_PACKAGES
+    return topics.PACKAGES
 
 
 def package_of(claim: dict[str, Any]) -> str:
@@ -188,6 +188,18 @@ def join(parts: list[dict[str, Any]], where: str = "baseline") -> dict[str, Any]
     if "summary" in parts[0]:
         out["summary"] = _summary(parts[0]["summary"], claims)
     return {**out, "claims": claims, "run": run}
+
+
+#: the configuration whose recorded test durations order a `--dist loadgroup` run's groups (the
+#: reference CPU's ci run, the one baseline every checkout has)
+REFERENCE_KEY = "ci-cpu-float32"
+
+
+def durations(key: str, root: Path | None = None) -> dict[str, float]:
+    """The seconds per plain node ID the baseline of configuration `key` recorded (its run's
+    `test_durations_s`); empty when there is no such baseline."""
+    data = load_set(key, root)
+    return dict((data or {}).get("run", {}).get("test_durations_s") or {})
 
 
 def load_set(key: str, root: Path | None = None) -> dict[str, Any] | None:

@@ -4,7 +4,8 @@ Each topic package declares its own claims in ``repro/<topic>/catalogue.py`` —
 :class:`ClaimSpec` per claim ID of the shared ``CLAIMS.md`` (statement, where the source states
 it, the source's values as CLAIMS.md gives them) and ``NUMBERS``, every number of the source a
 claim test or a figure compares against, with its citation. This module knows no claim: it
-collects ``TOPIC_PACKAGES`` in CLAIMS.md's order, so that a report (claims.json, report.md, the
+collects the catalogues of the topics the registry finds (`repro.harness.topics.PACKAGES`, in
+CLAIMS.md's order), so that a report (claims.json, report.md, the
 terminal table) can say what each ID means, where the source states it and what number it gives,
 without the shared documents at hand. ``tests/test_catalogue.py`` checks the IDs (and the source
 values) against ``CLAIMS.md`` whenever that file is present, and that no claim file or module
@@ -23,18 +24,7 @@ from types import ModuleType
 from typing import Any
 
 from repro.ground.sources import ID_PATTERN, ClaimSpec, SourceNumber, UnknownNumberError, lookup  # noqa: F401  (the registry's vocabulary, re-exported)
-
-#: The topic packages in CLAIMS.md's order; each has a ``catalogue`` module (TOPIC, TITLE,
-#: NOTES, CLAIMS, NUMBERS).
-TOPIC_PACKAGES: tuple[str, ...] = (
-    "born_biased",
-    "seedprint",
-    "sinks",
-    "causal_shift",
-    "residual_stream",
-    "spectral_filters",
-    "context_axis",
-)
+from repro.harness import topics
 
 SOURCES: dict[str, str] = {
     "000_1f8d71c89e1cba16": (
@@ -51,7 +41,7 @@ SOURCES: dict[str, str] = {
 
 
 def _topics() -> list[ModuleType]:
-    return [importlib.import_module(f"repro.{name}.catalogue") for name in TOPIC_PACKAGES]
+    return [importlib.import_module(f"repro.{name}.catalogue") for name in topics.PACKAGES]
 
 
 _MODULES = _topics()
@@ -60,7 +50,7 @@ TOPICS: dict[str, str] = {m.TOPIC: m.TITLE for m in _MODULES}
 #: Topic-wide definitions from CLAIMS.md that the single claims rely on.
 TOPIC_NOTES: dict[str, str] = {m.TOPIC: m.NOTES for m in _MODULES if m.NOTES}
 #: topic prefix -> its package ("BB" -> "born_biased")
-PACKAGES: dict[str, str] = dict(zip(TOPICS, TOPIC_PACKAGES))
+PACKAGES: dict[str, str] = dict(zip(TOPICS, topics.PACKAGES))
 CLAIMS: tuple[ClaimSpec, ...] = tuple(spec for m in _MODULES for spec in m.CLAIMS)
 NUMBERS: dict[str, dict[str, SourceNumber]] = {k: v for m in _MODULES for k, v in m.NUMBERS.items()}
 

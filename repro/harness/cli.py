@@ -2,8 +2,9 @@
 
 Subcommands are registered in `COMMANDS`: each is a function that adds its subparser and sets
 `func` (the handler, returning an exit code). A new subcommand adds one `_add_<name>(subparsers)`
-function and one entry in `COMMANDS`; `repro seedprint` and `repro seedprint-eval` live in
-`cli_seedprint`, the others here.
+function and one entry in `COMMANDS`; a topic's own subcommands are named in its manifest
+(`Topic.commands`, e.g. `repro seedprint` and `repro seedprint-eval` in `repro.seedprint.cli`) and
+added after these, found through the registry (`repro.harness.topics`).
 
 A `ReproError` is printed as one line on stderr with exit status 2 and no traceback
 (DESIGN "Bad input, faults").
@@ -18,12 +19,13 @@ both.
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
 from pathlib import Path
 from typing import Callable, Sequence
 
-from repro.harness.cli_seedprint import add_seedprint, add_seedprint_eval
-from repro.harness.source_constants import const
+from repro.ground.source_constants import const
+from repro.harness import topics
 
 EXIT_ERROR = 2
 
@@ -438,13 +440,11 @@ def _add_plan(subparsers: argparse._SubParsersAction) -> None:
 
 COMMANDS: list[Callable[[argparse._SubParsersAction], None]] = [
     _add_fetch,
-    add_seedprint,
     _add_env,
     _add_compare,
     _add_baseline,
     _add_history,
     _add_plan,
-    add_seedprint_eval,
     _add_side_by_side,
     _add_scorecard,
 ]
@@ -457,6 +457,8 @@ def build_parser() -> argparse.ArgumentParser:
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for add in COMMANDS:
         add(subparsers)
+    for module, function in topics.commands():
+        getattr(importlib.import_module(module), function)(subparsers)
     return parser
 
 

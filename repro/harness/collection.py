@@ -6,7 +6,10 @@ the groups for `--dist loadgroup`.
 
 from __future__ import annotations
 
+import math
 import re
+from collections import defaultdict
+from collections.abc import Mapping
 
 import pytest
 
@@ -25,17 +28,8 @@ def claim_ids(item: pytest.Item) -> list[str]:
 # module fixtures must land on one worker, or each worker builds them again. A claim test's
 # group: its `xdist_group` marker if it has one (born_biased splits its probes this way), else
 # its module, split per pretrained model for tests parametrised by `model_name` (a module's
-# per-model fixtures are per model anyway). Groups known to be long go first, so that the last
-# group a worker picks up is a short one.
-LONG_GROUPS = (
-    "spectral_filters[gemma3-270m]",
-    "born_biased-probes",
-    "causal_shift",
-    "seedprint",
-    "sinks",
-    "context_axis",
-    "spectral_filters[smollm2-135m]",
-)
+# per-model fixtures are per model anyway). The longest groups go first (`order_groups`, by the
+# seconds a committed baseline recorded), so that the last group a worker picks up is a short one.
 _GROUP_SUFFIX = re.compile(r"@[\w.\[\]-]+$")
 
 
@@ -120,8 +114,13 @@ def select_claims(config: pytest.Config, items: list[pytest.Item]) -> None:
     items[:] = keep
 
 
-def order_groups(items: list[pytest.Item]) -> None:
-    """Under `--dist loadgroup`: the long groups (LONG_GROUPS, in that order) first, then the other
-    claim groups, then tests that carry no claim."""
-    rank = {g: i for i, g in enumerate(LONG_GROUPS)}
-    items.sort(key=lambda it: rank.get(xdist_group_of(it), len(rank)) if claim_ids(it) else len(rank) + 1)
+def order_groups(items: list[pytest.Item], seconds: Mapping[str, float]) -> None:
+    """Under `--dist loadgroup`: the claim groups longest first, a group's length the sum of the
+    seconds `seconds` (plain node ID -> seconds, a baseline's `test_durations_s`) gives its tests
+    (a test it does not name counts 0: such groups keep their collection order after the
+    measured ones), then the tests that carry no claim."""
+    total: dict[str, float] = defaultdict(float)
+    for it in items:
+        if claim_ids(it):
+            total[xdist_group_of(it)] += seconds.get(plain_nodeid(it.nodeid), 0.0)
+    items.sort(key=lambda it: -total[xdist_group_of(it)] if claim_ids(it) else math.inf)

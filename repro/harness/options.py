@@ -50,7 +50,7 @@ def add_options(parser: pytest.Parser) -> None:
         choices=("check", "warn", "off"),
         default="check",
         help="compare the run with the committed baseline of its profile, device and dtype "
-        "(repro/harness/baselines/): check (default) fails the run on a verdict regression or a record "
+        "(repro/<topic>/baselines/): check (default) fails the run on a verdict regression or a record "
         "drifted beyond 3 noise scales, warn only reports, off skips it",
     )
     group.addoption(

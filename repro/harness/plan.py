@@ -34,9 +34,9 @@ from repro.core import cost
 from repro.core.cost import RUN, Job, Planner
 from repro.ground.errors import ReproError
 from repro.ground.runtime import DEVICES
-from repro.harness import calibration, plan_corpus, profiles
+from repro.harness import calibration, plan_corpus, profiles, topics
 from repro.harness.plan_corpus import vocab_lines
-from repro.harness.profiles import SIZE_TOPICS, SIZES, Profile, get_profile
+from repro.harness.profiles import SIZES, Profile, get_profile
 
 # GPUs `repro plan --device NAME` knows by name (the datasheets, SXM parts): dense bfloat16 peak
 # TFLOP/s and memory per device. A name here inside torch's name of the local GPU (lower case)
@@ -101,7 +101,7 @@ PROBE_REPEATS = 3
 
 def _planners() -> dict[str, Planner]:
     found: dict[str, Planner] = {}
-    for topic in SIZE_TOPICS:
+    for topic in topics.PACKAGES:
         found.update(importlib.import_module(f"repro.{topic}.sizes").PLANNERS)
     return {**{exp: found[exp] for exp in SIZES if exp in found}, **found}  # in the rows' order
 

@@ -17,6 +17,7 @@ from functools import lru_cache
 
 from repro.ground.errors import ReproError
 from repro.ground.sizes import Profile
+from repro.harness import topics
 
 # Token counts of the embedded corpora under the suite's byte-level BPE (V = 4096, measured from
 # the token cache): Brown train 1,311,112 / validation 181,874; the stdlib code corpus
@@ -56,18 +57,9 @@ def corpus_train_tokens(name: str) -> tuple[int, str]:
 
 def bpe_rows(prof: Profile) -> list[tuple[str, str, int]]:
     """(experiment, claims, vocab_size) of every row whose models use the suite's Brown BPE
-    (`repro.core.data.brown_tokenizer(vocab_size)`): the trained models and RS's random-init inputs;
-    RS-3's vocabulary is the topic's (`repro.residual_stream.study.GRAD_V`)."""
-    from repro.residual_stream.study import GRAD_V
-
-    return [
-        ("seedprint", "SP-1…SP-6, BB-7", prof.sizes("seedprint")["lineage"]["vocab_size"]),
-        ("causal_shift", "CS-3…CS-6", prof.sizes("causal_shift")["model"]["vocab_size"]),
-        ("sinks", "SK-2, SK-3", prof.sizes("sinks")["model"]["vocab_size"]),
-        ("context_axis", "CA-8", prof.sizes("context_axis")["model"]["vocab_size"]),
-        ("residual_stream", "RS-1, RS-2, RS-4", prof.sizes("residual_stream")["random_init"]["vocab_size"]),
-        ("residual_stream", "RS-3", GRAD_V),
-    ]
+    (`repro.core.data.brown_tokenizer(vocab_size)`): the trained models and RS's random-init
+    inputs, as each topic's manifest names them (`Topic.bpe_rows`), in the topics' order."""
+    return [row for t in topics.TOPICS for row in t.bpe_rows(prof)]
 
 
 def bpe_words(texts: Iterable[str]) -> Counter:

@@ -3,10 +3,11 @@
 Each topic package declares its experiments' sizes in ``repro/<topic>/sizes.py``: ``SIZES``
 (experiment -> {profile -> sizes}, keys named for the claim or figure they serve, each row's
 comment saying what a size costs and why it is not smaller) and ``OVERRIDES`` (`long`'s changes
-to its ci rows). This module knows no size: it collects ``SIZE_TOPICS`` in the order `repro plan`
-lists their rows, and checks every row against its ci row (`check_rows`, run by `get_profile`: a
-misspelt size in any profile is an error before anything runs). The machinery — `Sizes`,
-`Profile`, the merge and the check — is `repro.ground.sizes`.
+to its ci rows). This module knows no size: it collects the sizes of the topics the registry
+finds (`repro.harness.topics.PACKAGES`, in CLAIMS.md's order, the order `repro plan` lists their
+rows), and checks every row against its ci row (`check_rows`, run by `get_profile`: a misspelt
+size in any profile is an error before anything runs). The machinery — `Sizes`, `Profile`, the
+merge and the check — is `repro.ground.sizes`.
 
 `ci`: every claim on 2 CPU cores, offline, the whole claims run within ``BUDGET_S["ci"]`` cold.
 `paper`: the sources' own sizes (001: 12 layers, 768 wide, N = 2,000–10,000, T up to 1024),
@@ -20,28 +21,16 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from repro.born_biased.sizes import bb_1_2_sizes  # noqa: F401  (BB-1.2's merged row, read by its claim)
 from repro.ground import sizes as _sizes
 from repro.ground.sizes import DECIDE_PREFIX, PROFILES, Decide, Profile, Sizes  # noqa: F401  (re-exported)
-
-#: The topic packages whose ``sizes`` module holds rows, in the order `repro plan` lists them
-#: (every package of ``repro.harness.catalogue.TOPIC_PACKAGES``; tests/test_profiles.py checks).
-SIZE_TOPICS: tuple[str, ...] = (
-    "born_biased",
-    "seedprint",
-    "spectral_filters",
-    "causal_shift",
-    "context_axis",
-    "sinks",
-    "residual_stream",
-)
+from repro.harness import topics
 
 
 def _collect() -> tuple[dict[str, str], dict[str, dict[str, dict[str, Any]]], dict[str, dict[str, dict[str, Any]]]]:
     topic_of: dict[str, str] = {}
     table: dict[str, dict[str, dict[str, Any]]] = {}
     overrides: dict[str, dict[str, dict[str, Any]]] = {}
-    for topic in SIZE_TOPICS:
+    for topic in topics.PACKAGES:
         module = importlib.import_module(f"repro.{topic}.sizes")
         for exp, rows in module.SIZES.items():
             if exp in topic_of:
@@ -65,7 +54,7 @@ TOPIC_OF, SIZES, OVERRIDES = _collect()
 ALL_PROFILES: tuple[str, ...] = (*PROFILES, *sorted(o for o in OVERRIDES if o not in PROFILES))
 #: claim ID -> how the decide profile decides it (or why it cannot), every topic's DECIDE
 DECIDE: dict[str, Decide] = {
-    cid: d for topic in SIZE_TOPICS for cid, d in importlib.import_module(f"repro.{topic}.sizes").DECIDE.items()
+    cid: d for topic in topics.PACKAGES for cid, d in importlib.import_module(f"repro.{topic}.sizes").DECIDE.items()
 }
 
 # wall-time budget of a cold `pytest claims/` (empty caches) on 2 CPU cores, in seconds: shown

@@ -113,7 +113,9 @@ class ClaimsSession:
         self.collection_seen = True
         collection.select_claims(config, items)
         if config.getoption("dist", "no") == "loadgroup":
-            collection.order_groups(items)
+            from repro.harness import baseline
+
+            collection.order_groups(items, baseline.durations(baseline.REFERENCE_KEY))
 
     @pytest.hookimpl(trylast=True, specname="pytest_collection_modifyitems")
     def pytest_collection_modifyitems_plan(self, config: pytest.Config, items: list[pytest.Item]) -> None:

@@ -5,7 +5,9 @@ A pytest plugin, opted into with ``-p repro.harness.toy``:
 
     pytest claims/ -p repro.harness.toy --profile decide-bb-direction --claim BB-2.2
 
-Every experiment with a `TOY` row reads the profile's row with the toy values deep-merged in
+Every experiment with a toy row (its topic's manifest, `Topic.toy`: Born biased's probe rows and
+the rows of decide-bb-probes and decide-bb-direction, CA-4's fine-tune of decide-ca4) reads the
+profile's row with the toy values deep-merged in
 (`repro.ground.sizes.merge`: a toy value must name a size of the ci row); an experiment without one
 keeps the profile's sizes. At toy sizes a claim's check may fail for want of power, which is not a
 regression: a failing check reads as an xfail, whose verdict — contradicted or inconclusive at this
@@ -22,19 +24,10 @@ import pytest
 
 from repro.ground import sizes as ground_sizes
 from repro.ground.sizes import Sizes
+from repro.harness import topics
 
-# experiment -> toy overrides (any profile's row, deep-merged): Born biased's probe rows, the rows
-# of the decide chunks decide-bb-probes and decide-bb-direction, and CA-4's fine-tune (decide-ca4).
-# Two layers of 32 wide and a vocabulary of 256 keep the models' build and probe under a second
-# each; the larger RoPE GPT-2 of BB-1.2 stays the larger (n_layer · d_model² 12,288 against 2,048).
-TOY: dict[str, dict[str, Any]] = {
-    "bb_1": dict(d_model=32, n_layer=2, n_head=2, vocab_size=256, n_seq=64, lengths=(4, 8, 16)),
-    "bb_1_2": dict(d_model=64, n_layer=3, n_head=2),
-    "bb_2_2": dict(d_model=32, n_layer=2, n_head=2, vocab_size=256, n_seq=64, T=16, n_models=4),
-    # decide-ca4: two fine-tuning steps of 2 × 8 tokens on each embedded model (seconds; the real
-    # models, so the fixtures must be fetched), read on 4 windows
-    "context_axis": dict(retrain=dict(steps=2, batch_size=2, seq_len=8, warmup_steps=0, windows=4)),
-}
+# experiment -> toy overrides (any profile's row, deep-merged), every topic's (`Topic.toy`)
+TOY: dict[str, dict[str, Any]] = {exp: dict(row) for t in topics.TOPICS for exp, row in t.toy.items()}
 
 _ORIGINAL = ground_sizes.Profile.sizes
 

@@ -22,3 +22,19 @@ Key-Value Memory", "Logit Lens" and its tuned-lens caveat, "Attention Head Compo
 - `figures`: the builders of the DLA bars and term-norm heat map (at the last token), FFN rewrite error, residual
   norms, gradient ratios, lens rank / KL and induction curves.
 """
+
+from repro.ground.topic import BpeRow, Topic
+
+
+def _bpe_rows(prof) -> list[BpeRow]:
+    """RS-1/2/4's random-init inputs, and RS-3's gradient models at the topic's vocabulary
+    (`study.GRAD_V`, imported here only when `repro plan` asks: it imports torch)."""
+    from repro.residual_stream.study import GRAD_V
+
+    return [
+        ("residual_stream", "RS-1, RS-2, RS-4", prof.sizes("residual_stream")["random_init"]["vocab_size"]),
+        ("residual_stream", "RS-3", GRAD_V),
+    ]
+
+
+TOPIC = Topic(package="residual_stream", order=5, bpe_rows=_bpe_rows)

@@ -23,3 +23,17 @@ scale, for `claims/test_seedprint.py`; `repro seedprint` (the command) runs `alg
   records and SP-6's false-positive-rate tests and bound, Fig 13's τ's.
 - `figures`: the builders of Tables 4–6 (p-values), Fig 11, Fig 13 and the baseline bars.
 """
+
+from repro.ground.topic import BpeRow, Topic
+
+
+def _bpe_rows(prof) -> list[BpeRow]:
+    return [("seedprint", "SP-1…SP-6, BB-7", prof.sizes("seedprint")["lineage"]["vocab_size"])]
+
+
+TOPIC = Topic(
+    package="seedprint",
+    order=2,
+    bpe_rows=_bpe_rows,
+    commands=("repro.seedprint.cli:add_seedprint", "repro.seedprint.cli:add_seedprint_eval"),
+)

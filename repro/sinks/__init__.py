@@ -21,3 +21,12 @@ LLaMA pre-training of App B.4) for `claims/test_sinks.py`.
 - `figures`: Fig 9 with the variants (SK-1) and the sink rate against sequence length (Fig 12:
   the trio, and a pretrained model as the reference).
 """
+
+from repro.ground.topic import BpeRow, Topic
+
+
+def _bpe_rows(prof) -> list[BpeRow]:
+    return [("sinks", "SK-2, SK-3", prof.sizes("sinks")["model"]["vocab_size"])]
+
+
+TOPIC = Topic(package="sinks", order=3, bpe_rows=_bpe_rows)

@@ -22,3 +22,7 @@ metrics of eqs. 4–5, App D's head ratios — for `claims/test_spectral_filters
   Tables 2, 4, 5 as bars.
 - `catalogue`, `sizes`: the claims' statements and source numbers, the sizes per profile.
 """
+
+from repro.ground.topic import Topic
+
+TOPIC = Topic(package="spectral_filters", order=6)

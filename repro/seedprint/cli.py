@@ -1,6 +1,6 @@
 """`repro seedprint BASE SUSPECT` (is SUSPECT descended from BASE? 001 §6.1) and `repro
 seedprint-eval` (the operating table behind it): their parsers, built without importing torch
-(`source_constants`), and their handlers.
+(`repro.ground.source_constants`), and their handlers; named in the topic's manifest (`TOPIC.commands`).
 """
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from repro.harness.source_constants import const
+from repro.ground.source_constants import const
 
 _VERDICT = {True: "same lineage", False: "different lineage"}
 
