@@ -73,10 +73,7 @@ def test_a_well_formed_new_topic_is_found_in_its_place(scratch_package: Path) ->
     assert [t.package for t in topics.discover()] == [*topics.PACKAGES, "newtopic"]
 
 
-@pytest.mark.parametrize(
-    "command",
-    ["repro.sinks.cli:add", "repro.newtopic.cli:not a name", "repro.newtopic.cli"],
-)
+@pytest.mark.parametrize("command", ["repro.sinks.cli:add", "repro.newtopic.cli:not a name", "repro.newtopic.cli"])
 def test_a_command_outside_its_package_or_malformed_is_refused(command: str) -> None:
     with pytest.raises(ValueError, match="is not 'repro.newtopic.<module>:<function>'"):
         Topic(package="newtopic", order=8, commands=(command,))
