@@ -35,9 +35,9 @@ def _load(key: str) -> dict:
 DECIDED = (report.REPRODUCED, report.PARTLY, report.CONTRADICTED, report.INCONCLUSIVE)
 
 
-#: claims whose baseline records predate the verdict rules (their re-run at ci did not finish in the
-#: session that brought the rules in: CS-3…CS-6's trainings); shrink-only — re-record and remove
-PRE_RULES = {"CS-3", "CS-4", "CS-5", "CS-6"}
+#: claims whose baseline records predate the verdict rules; shrink-only (empty: CS-3…CS-6 were
+#: re-recorded 2026-12-02, results/cpu-2026-12-02-cs-rerecord)
+PRE_RULES: set[str] = set()
 
 
 def audit(data: dict) -> list[str]:
@@ -222,6 +222,44 @@ def test_a_claims_change_re_records_its_topic_file_only(tmp_path):
     after = {pkg: p.read_bytes() for pkg, p in files.items()}
     assert [pkg for pkg in files if after[pkg] != before[pkg]] == ["residual_stream"]
     assert baseline.load_set("ci-cpu-float32", tmp_path)["claims"] == changed["claims"]
+
+
+def _not_run(claim: dict) -> dict:
+    """A claim as a selection run that did not select it writes it."""
+    return {**claim, "verdict": report.NOT_RUN, "tests": [], "records": [], "power": None, "size": None}
+
+
+def test_a_selection_run_re_records_the_claims_it_ran_only(tmp_path):
+    """`update` from a selection run (`-k RS-1`): RS-1's new entry replaces its old one, every
+    claim the run did not select keeps its baseline entry and durations, and the topic files
+    with no claim run stay byte for byte as they were ("kept"); the set read back is the full
+    baseline with RS-1 changed (a selection run's "not run" never overwrites a recorded verdict)."""
+    data = _load("ci-cpu-float32")
+    baseline.update(data, tmp_path)
+    files = {pkg: baseline.topic_path(pkg, "ci-cpu-float32", tmp_path) for pkg in topics.PACKAGES}
+    before = {pkg: p.read_bytes() for pkg, p in files.items()}
+    run = copy.deepcopy(data)
+    run["run"]["git_commit"], run["run"]["selection"] = "0000000later", "-k RS-1"
+    run["run"]["torch_threads"] = 99  # other provenance: a file with no claim run is kept all the same
+    rs1 = next(c for c in run["claims"] if c["id"] == "RS-1")
+    rs1["records"][0]["measured"] = rs1["records"][0]["expected"] = 1058
+    ran = {t["nodeid"] for t in rs1["tests"]}
+    run["run"]["test_durations_s"] = {n: 1.0 for n in ran}
+    run["claims"] = [c if c["id"] == "RS-1" else _not_run(c) for c in run["claims"]]
+    _, lines = baseline.update(run, tmp_path)
+    assert [ln for ln in lines if ln.startswith("written: ")] == [
+        f"written: {Path('residual_stream', 'baselines', 'ci-cpu-float32.json')}"
+    ]
+    assert sum(ln.startswith("kept: ") for ln in lines) == len(topics.PACKAGES) - 1
+    after = {pkg: p.read_bytes() for pkg, p in files.items()}
+    assert [pkg for pkg in files if after[pkg] != before[pkg]] == ["residual_stream"]
+    back = baseline.load_set("ci-cpu-float32", tmp_path)
+    expect = [rs1 if c["id"] == "RS-1" else c for c in data["claims"]]
+    assert back["claims"] == expect
+    durations = back["run"]["test_durations_s"]
+    assert all(durations[n] == 1.0 for n in ran)
+    others = {t["nodeid"] for c in data["claims"] if c["topic"] == "RS" and c["id"] != "RS-1" for t in c["tests"]}
+    assert others and all(durations[n] == data["run"]["test_durations_s"][n] for n in others if n not in ran)
 
 
 def test_a_whole_run_file_is_read_then_replaced_and_a_topic_gone_is_removed(tmp_path):

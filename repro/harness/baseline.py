@@ -23,6 +23,7 @@ Written only by an explicit command, never by a claims run or CI:
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from pathlib import Path
@@ -163,6 +164,8 @@ def split(data: dict[str, Any]) -> dict[str, dict[str, Any]]:
         run = dict(data["run"])
         if "test_durations_s" in run:
             run["test_durations_s"] = mine
+        if isinstance(run.get("git_commit"), dict):  # a joined set recorded at several commits
+            run["git_commit"] = run["git_commit"].get(pkg)
         part = {k: v for k, v in data.items() if k not in ("claims", "run", "summary")}
         if "summary" in data:
             part["summary"] = _summary(data["summary"], claims)
@@ -182,7 +185,7 @@ def join(parts: list[dict[str, Any]], where: str = "baseline") -> dict[str, Any]
     if any("test_durations_s" in p["run"] for p in parts):
         run["test_durations_s"] = {n: s for p in parts for n, s in (p["run"].get("test_durations_s") or {}).items()}
     commits = {package_of(p["claims"][0]): p["run"].get("git_commit") for p in parts if p["claims"]}
-    if len(set(commits.values())) > 1:
+    if len({json.dumps(c, sort_keys=True) for c in commits.values()}) > 1:
         run["git_commit"] = commits
     out = {k: v for k, v in parts[0].items() if k not in ("claims", "run", "summary")}
     if "summary" in parts[0]:
@@ -286,18 +289,45 @@ def _same(old: dict[str, Any], new: dict[str, Any]) -> bool:
     return all(old["run"].get(f) == new["run"].get(f) for f in compare.PROVENANCE)
 
 
+def merge_selection(old: dict[str, Any] | None, new: dict[str, Any]) -> tuple[dict[str, Any], set[str]]:
+    """A selection run (`-k`, `--claim`, one claim file) as a whole run: a claim it did not run
+    ("not run") keeps its entry in the baseline it replaces, with its tests' durations; return the
+    merged claims.json and the IDs kept. A claim the baseline lacks too stays "not run"."""
+    from repro.harness import report
+
+    before = {c["id"]: c for c in (old or {}).get("claims", [])}
+    kept = {c["id"] for c in new["claims"] if c["verdict"] == report.NOT_RUN and c["id"] in before}
+    if not kept:
+        return new, kept
+    claims = [before[c["id"]] if c["id"] in kept else c for c in new["claims"]]
+    run = dict(new["run"])
+    if "test_durations_s" in run or "test_durations_s" in old["run"]:
+        olds = old["run"].get("test_durations_s") or {}
+        mine = {t["nodeid"] for cid in kept for t in before[cid].get("tests", [])}
+        run["test_durations_s"] = {
+            **{n: s for n, s in olds.items() if n in mine},
+            **(run.get("test_durations_s") or {}),
+        }
+    merged = {**new, "claims": claims, "run": run}
+    if "summary" in new:
+        merged["summary"] = _summary(new["summary"], claims)
+    return merged, kept
+
+
 def update(data: dict[str, Any], root: Path | None = None) -> tuple[Path, list[str]]:
     """Write `data` as the baseline of its configuration, a file per topic (a topic whose claims
-    and provenance did not change keeps its file; a topic file of this configuration that `data`
-    has no claims of goes, as does a whole-run file of the layout before); return the first
-    topic file and the lines: the comparison against the baseline it replaces (or a line saying
-    there was none), then what happened to each file."""
+    and provenance did not change keeps its file; so does a topic none of whose claims `data`
+    ran — a selection run re-records the topics it ran, and a claim it did not run keeps its
+    baseline entry, `merge_selection`; a topic file of this configuration that `data` has no
+    claims of goes, as does a whole-run file of the layout before); return the first topic file
+    and the lines: the comparison against the baseline it replaces (or a line saying there was
+    none), then what happened to each file."""
     from repro.harness import compare
 
     root = root or baseline_root()
     key = key_of(data["run"])
     old = load_set(key, root)
-    new = strip(data)
+    new, kept = merge_selection(old, strip(data))
     lines = (
         [f"new baseline {key}.json (none before)"]
         if old is None
@@ -312,6 +342,9 @@ def update(data: dict[str, Any], root: Path | None = None) -> tuple[Path, list[s
         first = first or target
         if target.exists() and _same(_read(target), part):
             lines.append(f"unchanged: {_shown(target, root)}")
+            continue
+        if target.exists() and all(c["id"] in kept for c in part["claims"]):
+            lines.append(f"kept: {_shown(target, root)} (none of its claims ran in this claims.json)")
             continue
         target.parent.mkdir(parents=True, exist_ok=True)
         atomic_write_json(target, part)
