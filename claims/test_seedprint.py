@@ -35,6 +35,7 @@ import numpy as np
 import pytest
 
 from repro.core import data, stats
+from repro.core.readings import Power
 from repro.harness import catalogue
 from repro.seedprint import algorithm, figures, null_verdicts, released, study, verdicts
 from repro.seedprint import fingerprint_baselines as fb
@@ -53,19 +54,25 @@ SOURCE_BASELINES_WRONG = catalogue.number("SP-4", "baselines_wrong")  # Table 5:
 TABLE6_TOKENS = catalogue.number("SP-5", "table6_tokens")  # Table 6's descendants' fine-tuning tokens
 
 
-def _say(claim, readings) -> None:
-    """Record what a topic handed over as `repro.core.readings.Reading`s (context: compares nothing)."""
-    for r in readings:
-        claim.record(r.name, r.measured, compare="none", source=r.source, key=r.key)
-
-
-def _assert(claim, checks) -> None:
-    """Assert a topic's (Reading, Control or None) pairs through `claim.check`."""
-    for reading, control in checks:
-        if control is None:
-            claim.check(reading)
+def _apply(claim, steps) -> None:
+    """Apply, in order, what a topic handed over as `repro.core.readings` values: a `Reading` is
+    recorded (context: it compares nothing), a `(Reading, Control | None)` pair is asserted through
+    `claim.check`, a `Power` is stated through `claim.power`."""
+    for step in steps:
+        if isinstance(step, Power):
+            claim.power(step)
+        elif isinstance(step, tuple):
+            reading, control = step
+            if control is None:
+                claim.check(reading)
+            else:
+                claim.check(reading, control=control)
         else:
-            claim.check(reading, control=control)
+            if step.threshold is not None or step.compare != "none":
+                raise ValueError(f"{step.name!r}: a Reading with a threshold is asserted, as a (Reading, Control) pair")
+            claim.record(
+                step.name, step.measured, compare="none", source=step.source, key=step.key, why=step.why, unit=step.unit
+            )
 
 
 # --------------------------------------------------------------------------- shared experiment
@@ -125,7 +132,7 @@ def test_different_seeds_do_not_match(claim, zoo, lab):
     training data"). §6.1.1's Gaussian inputs are the test below."""
     claim.corpus(lab.base_corpus)  # the controls' trained models
     rows = [zoo.compare(f"init{a}", f"init{b}", same=False) for a, b in TABLE4A]
-    verdicts.record_released(claim, rows)
+    _apply(claim, verdicts.released_ps(rows))
     claim.table(
         "Table 4a: different init seeds (token inputs); source p (t, U) in the last columns (the source's t "
         f"{min(t for t, _ in TABLE4A.values()):.2f}–{max(t for t, _ in TABLE4A.values()):.2f}, U "
@@ -134,15 +141,14 @@ def test_different_seeds_do_not_match(claim, zoo, lab):
         [row(r, s) for r, s in zip(rows, TABLE4A.values())],
     )
     claim.figure(figures.seedprint_pvalues(rows, "Table 4a: different seeds (should not match)"), "table4a")
-    verdicts.power_no_false_positive(
-        claim,
-        len(rows),
-        "Table 4a's init pairs",
-        "source: Table 4a (different seeds, all p > 0.01) and §6.1.1's α = 0.01",
+    claim.power(
+        verdicts.power_no_false_positive(
+            len(rows), "Table 4a's init pairs", "source: Table 4a (different seeds, all p > 0.01) and §6.1.1's α = 0.01"
+        )
     )
     # negative control: init a against its own trained model, where a match must show
     controls = [zoo.compare(f"init{a}", f"base{a}", same=True) for a, _ in TABLE4A]
-    verdicts.check_no_false_positive(claim, rows, controls, list(TABLE4A.values()))
+    _apply(claim, verdicts.check_no_false_positive(rows, controls, list(TABLE4A.values())))
 
 
 @pytest.mark.policy_dtype
@@ -157,8 +163,8 @@ def test_different_seeds_do_not_match_on_gaussian_inputs(claim, zoo, lab, spcfg,
     a0 = next(iter(TABLE4A))[0]
     unrelated = [(f"init{a}", f"init{b}", False) for a, b in TABLE4A]
     *rows, control = study.gaussian_pairs(zoo, spcfg, [*unrelated, (f"init{a0}", f"base{a0}", True)])
-    verdicts.record_released(claim, rows)
-    verdicts.record_gaussian_taus(claim, rows, control)
+    _apply(claim, verdicts.released_ps(rows))
+    _apply(claim, verdicts.gaussian_taus(rows, control))
     claim.table(
         "Table 4a under §6.1.1's Gaussian inputs: different init seeds, and a same-lineage pair (the control); "
         "source p (t, U) in the last columns",
@@ -169,12 +175,13 @@ def test_different_seeds_do_not_match_on_gaussian_inputs(claim, zoo, lab, spcfg,
         figures.seedprint_pvalues(rows, "Table 4a, Gaussian inputs: different seeds (should not match)"),
         "table4a_gaussian",
     )
-    verdicts.power_no_false_positive(
-        claim,
-        len(rows),
-        "Table 4a's init pairs under Gaussian inputs",
-        "source: Table 4a (different seeds, all p > 0.01) with Algorithm 1's inputs as §6.1.1 states them "
-        "(isotropic Gaussian sequences) and α = 0.01",
+    claim.power(
+        verdicts.power_no_false_positive(
+            len(rows),
+            "Table 4a's init pairs under Gaussian inputs",
+            "source: Table 4a (different seeds, all p > 0.01) with Algorithm 1's inputs as §6.1.1 states them "
+            "(isotropic Gaussian sequences) and α = 0.01",
+        )
     )
     flagged = verdicts.flagged_pairs(rows)
     claim.record("Gaussian inputs: pairs with a raw p < α (before Holm)", flagged, compare="none")
@@ -184,7 +191,7 @@ def test_different_seeds_do_not_match_on_gaussian_inputs(claim, zoo, lab, spcfg,
         f"raw p < α: {flagged}, of {len(rows)} pairs; mean τ on S {np.mean([r['mean_tau'] for r in rows]):.3f} "
         f"(unrelated) against {control['mean_tau']:.3f} ({control['pair']}).",
     )
-    verdicts.check_no_false_positive(claim, rows, [control] * len(rows), list(TABLE4A.values()))
+    _apply(claim, verdicts.check_no_false_positive(rows, [control] * len(rows), list(TABLE4A.values())))
 
 
 # --------------------------------------------------------------------------- SP-2 (Table 4b, Table 8)
@@ -202,7 +209,7 @@ def test_trained_model_matches_its_init(claim, zoo, sizes, reef_inputs):
         for name, b in r["baselines"].items():
             claim.record(f"{r['pair']}: {name} similarity (baseline, threshold 0.8)", b.similarity, compare="none")
         claim.record(f"base{s} val loss (nats/token)", r["val_loss"], compare="none")
-    verdicts.record_released(claim, rows)
+    _apply(claim, verdicts.released_ps(rows))
     claim.table(
         "Table 4b (+ Table 8 baselines): init vs its own trained model",
         COLUMNS + ["source p (t)", "source p (U)", "Intrinsic", "REEF", "PCS", "ICS"],
@@ -213,7 +220,7 @@ def test_trained_model_matches_its_init(claim, zoo, sizes, reef_inputs):
     for s, r in zip(sizes["seeds"], rows):
         # negative control: the same init against another seed's trained model (Table 4c's pair)
         ctl = zoo.compare(f"init{s}", f"base{other[s]}", same=False) if s in other else None
-        verdicts.check_pair(claim, r, control=ctl, source=TABLE4B.get(s))
+        _apply(claim, verdicts.check_pair(r, control=ctl, source=TABLE4B.get(s)))
 
 
 # --------------------------------------------------------------------------- SP-3 (Table 4c)
@@ -224,8 +231,8 @@ def test_trained_model_matches_its_init(claim, zoo, sizes, reef_inputs):
 def test_same_data_order_does_not_make_seeds_match(claim, zoo, calibration, profile):
     claim.corpus(zoo.lab.base_corpus, shift=SHIFT)  # the calibration's trained models include the code descendants
     rows = [zoo.compare(f"init{a}", f"base{b}", same=False) for a, b in TABLE4C]
-    verdicts.record_released(claim, rows)
-    _say(
+    _apply(claim, verdicts.released_ps(rows))
+    _apply(
         claim, null_verdicts.calibration_readings(calibration["init"], "a pass here is weaker evidence than α promises")
     )
     claim.table(
@@ -234,11 +241,12 @@ def test_same_data_order_does_not_make_seeds_match(claim, zoo, calibration, prof
         [row(r, s) for r, s in zip(rows, TABLE4C.values())],
     )
     claim.figure(figures.seedprint_pvalues(rows, "Table 4c: init_i vs base_j, same data order"), "table4c")
-    verdicts.power_each_pair(
-        claim,
-        len(rows),
-        "Table 4c's init_i vs base_j pairs",
-        "source: Table 4c (same data and order, different seeds: every pair p > 0.01) at α = 0.01",
+    claim.power(
+        verdicts.power_each_pair(
+            len(rows),
+            "Table 4c's init_i vs base_j pairs",
+            "source: Table 4c (same data and order, different seeds: every pair p > 0.01) at α = 0.01",
+        )
     )
     flagged = verdicts.flagged_pairs(rows)
     claim.record("Table 4c pairs with a p < α (the source's per-pair rule: each is a miss)", flagged, compare="none")
@@ -246,7 +254,7 @@ def test_same_data_order_does_not_make_seeds_match(claim, zoo, calibration, prof
     # the source's rule, pair by pair (§6.1.1: p < 0.01 ⇒ same lineage), no family adjustment; negative
     # control: init a against its own trained model (same data order, same lineage)
     for (a, _), r, src in zip(TABLE4C, rows, TABLE4C.values()):
-        verdicts.check_pair(claim, r, control=zoo.compare(f"init{a}", f"base{a}", same=True), source=src)
+        _apply(claim, verdicts.check_pair(r, control=zoo.compare(f"init{a}", f"base{a}", same=True), source=src))
 
 
 @pytest.mark.policy_dtype
@@ -256,8 +264,8 @@ def test_trained_models_with_one_data_order_do_not_match(claim, zoo, sizes, prof
     same order, every pair of the four seeds; each test (t and U) must keep p ≥ α."""
     claim.corpus(zoo.lab.base_corpus, shift=SHIFT)
     rows = [zoo.compare(f"base{a}", f"base{b}", same=False) for a, b in itertools.combinations(sizes["seeds"], 2)]
-    verdicts.record_released(claim, rows)
-    _say(
+    _apply(claim, verdicts.released_ps(rows))
+    _apply(
         claim,
         null_verdicts.calibration_readings(
             calibration["trained"],
@@ -267,11 +275,12 @@ def test_trained_models_with_one_data_order_do_not_match(claim, zoo, sizes, prof
     )
     claim.table("Table 4c extended: base_i vs base_j (same data, same order)", COLUMNS, [row(r) for r in rows])
     claim.figure(figures.seedprint_pvalues(rows, "base_i vs base_j, same data order"), "table4c_trained")
-    verdicts.power_each_pair(
-        claim,
-        len(rows),
-        "trained models of different seeds",
-        "source: Table 4c (same data and order do not make seeds match, every pair p > 0.01) at α = 0.01",
+    claim.power(
+        verdicts.power_each_pair(
+            len(rows),
+            "trained models of different seeds",
+            "source: Table 4c (same data and order do not make seeds match, every pair p > 0.01) at α = 0.01",
+        )
     )
     flagged = verdicts.flagged_pairs(rows)
     claim.record("pairs with a p < α (the source's per-pair rule: each is a miss)", flagged, compare="none")
@@ -280,7 +289,7 @@ def test_trained_models_with_one_data_order_do_not_match(claim, zoo, sizes, prof
     )
     control = zoo.compare("base1000", "base1000+code", same=True)  # a trained pair of one lineage
     for r in rows:  # the source's rule, pair by pair: a flagged pair is a miss (no Holm over the family)
-        verdicts.check_pair(claim, r, control=control)
+        _apply(claim, verdicts.check_pair(r, control=control))
 
 
 # --------------------------------------------------------------------------- SP-4 (Table 5)
@@ -296,7 +305,7 @@ def table5(zoo, reef_inputs):
 def test_lineage_survives_continual_training_on_code(claim, zoo, table5, calibration):
     claim.corpus(zoo.lab.base_corpus, shift=SHIFT)
     true, distractor = table5
-    verdicts.record_released(claim, table5)
+    _apply(claim, verdicts.released_ps(table5))
     claim.record(
         f"base1000 val loss on {data.corpus_title(zoo.lab.base_corpus)} before the code shift",
         zoo.results["base1000"].final_val_loss,
@@ -307,7 +316,7 @@ def test_lineage_survives_continual_training_on_code(claim, zoo, table5, calibra
         weight_change(zoo.models["base1000"], zoo.models["base1000+code"]),
         compare="none",
     )
-    _say(
+    _apply(
         claim,
         null_verdicts.calibration_readings(
             calibration["trained"],
@@ -316,13 +325,13 @@ def test_lineage_survives_continual_training_on_code(claim, zoo, table5, calibra
             "pairs' p's below",
         ),
     )
-    _say(claim, null_verdicts.empirical_null_readings(true, calibration["trained"]))
-    verdicts.table5(claim, table5)
+    _apply(claim, null_verdicts.empirical_null_readings(true, calibration["trained"]))
+    claim.table(*verdicts.table5(table5))
     claim.figure(figures.seedprint_pvalues(table5, "Table 5: continual training on stdlib code"), "table5")
     # each suspect is the other's negative control: the distractor must not pass the descendant's
     # check, the true descendant must not pass the distractor's
-    verdicts.check_pair(claim, true, control=distractor, source=TABLE5["the_stack (1000)"])
-    verdicts.check_pair(claim, distractor, control=true, source=TABLE5["the_stack (123)"])
+    _apply(claim, verdicts.check_pair(true, control=distractor, source=TABLE5["the_stack (1000)"]))
+    _apply(claim, verdicts.check_pair(distractor, control=true, source=TABLE5["the_stack (123)"]))
 
 
 @pytest.mark.policy_dtype
@@ -330,10 +339,11 @@ def test_lineage_survives_continual_training_on_code(claim, zoo, table5, calibra
 def test_baselines_fail_on_the_code_shift(claim, table5, profile, lab):
     claim.corpus(lab.base_corpus, shift=SHIFT)
     true, distractor = table5
-    wrong = verdicts.baselines_wrong(claim, true, distractor)
-    verdicts.table5(claim, table5)
+    similarities, wrong = verdicts.baselines_wrong(true, distractor)
+    _apply(claim, similarities)
+    claim.table(*verdicts.table5(table5))
     claim.figure(figures.baseline_bars(table5, fb.THRESHOLD), "table5_baselines")
-    verdicts.power_baselines(claim, true)
+    claim.power(verdicts.power_baselines(true))
     claim.not_reproduced_if(
         NOT_REPRODUCED,
         ("SP-4 baselines", profile.name),
@@ -364,11 +374,11 @@ def test_bias_persists_through_training(claim, zoo, lab, spcfg, sizes):
     against checkpoints of seed 123's training (the different-seed baseline)."""
     claim.corpus(lab.base_corpus)
     fig11 = study.persistence(zoo, lab, spcfg.m)
-    verdicts.record_persistence(claim, fig11, spcfg.m)
+    _apply(claim, verdicts.persistence_taus(fig11, spcfg.m))
     claim.figure(figures.fig11_persistence(fig11.steps, fig11.lineage, fig11.baseline, spcfg.m), "fig11")
     # shifted upward at every checkpoint; seed 2000's trained model in place of seed 42's is the
     # negative control at the last one
-    verdicts.check_persistence(claim, fig11)
+    _apply(claim, verdicts.check_persistence(fig11))
 
 
 # --------------------------------------------------------------------------- SP-5 (Table 6)
@@ -393,21 +403,22 @@ def test_finetuned_pretrained_models_match(claim, finetunes, calibration, sizes,
     cfg, out = finetunes
     rows = [r for d in out.values() for r in (d.pair, d.null, d.trained_null) if r is not None]
     for d in out.values():
-        verdicts.record_descendant(claim, d, sizes["pretrained"])
-    verdicts.record_released(claim, rows)
-    _say(
+        _apply(claim, verdicts.descendant_readings(d, sizes["pretrained"]))
+    _apply(claim, verdicts.released_ps(rows))
+    _apply(
         claim,
         null_verdicts.calibration_readings(
             calibration["trained"],
             "measured on the lineage zoo's small models, a proxy for this pretrained pair's real null",
         ),
     )
-    verdicts.table6(claim, cfg, rows)
+    claim.table(*verdicts.table6(cfg, rows))
     claim.figure(figures.seedprint_pvalues(rows, "Table 6: pretrained models vs fine-tunes"), "table6")
-    built = verdicts.power_table6(claim, cfg, out)
+    power, built = verdicts.power_table6(cfg, out)
+    claim.power(power)
     claim.not_reproduced_if(NOT_REPRODUCED, ("SP-5 real null", profile.name), verdicts.descendant_ps(out))
     for d in out.values():
-        verdicts.check_descendant(claim, d, built)
+        _apply(claim, verdicts.check_descendant(d, built))
 
 
 @pytest.mark.policy_dtype
@@ -420,7 +431,7 @@ def test_finetunes_match_at_table6_distance(claim, finetunes, lab, sizes, profil
     claim.corpus(lab.base_corpus, shift=SHIFT)
     _, out = finetunes
     bar = min(TABLE6_TOKENS.values())
-    verdicts.power_finetune_tokens(claim, sizes["pretrained"], bar)
+    claim.power(verdicts.power_finetune_tokens(sizes["pretrained"], bar))
     tokens = {d.name: d.tokens for d in out.values()}
     claim.not_reproduced_if(
         NOT_REPRODUCED,
@@ -460,17 +471,17 @@ def test_null_false_positive_rate(claim, null_pairs, same_lineage, lab):
     ps, _, _, n_models = null_pairs
     cal = Calibration(f"pairs of {n_models} independent inits", ps)
     readings, table = null_verdicts.fpr_table(cal)
-    _say(claim, readings)
+    _apply(claim, readings)
     claim.table(
         "SP-6: false-positive rate at α = 0.01 (pairs share models: the binomial columns are optimistic, the "
         "bootstrap resamples models)",
         FPR_COLUMNS,
         table,
     )
-    _say(claim, null_verdicts.below_alpha_readings(cal))
+    _apply(claim, null_verdicts.below_alpha_readings(cal))
     claim.power(null_verdicts.fpr_power([cal]))
     ctl = (Calibration("same-lineage pairs of the zoo", same_lineage), True, "")  # flagged at rate ≈ 1: it serves
-    _assert(claim, null_verdicts.fpr_checks([cal], ctl))
+    _apply(claim, null_verdicts.fpr_checks([cal], ctl))
 
 
 @pytest.fixture(scope="module")
@@ -493,7 +504,7 @@ def test_null_false_positive_rate_is_near_alpha(claim, bound_pairs, same_lineage
         "; ".join(f"{label} {k}/{n}, bound {up:.3f}" for (key, label) in TESTS for k, n, up in [cal.upper(key)]),
     )
     claim.power(null_verdicts.bound_power(cal))
-    _assert(claim, null_verdicts.bound_checks(cal, ctl))
+    _apply(claim, null_verdicts.bound_checks(cal, ctl))
 
 
 @pytest.mark.policy_dtype
@@ -508,7 +519,7 @@ def test_null_false_positive_rate_on_trained_pairs(claim, calibration, profile, 
     cals = [calibration["init"], calibration["trained"]]
     tables = [null_verdicts.fpr_table(c) for c in cals]
     for readings, _ in tables:
-        _say(claim, readings)
+        _apply(claim, readings)
     claim.table(
         "SP-6 on trained models: false-positive rate at α = 0.01 (pairs share models: the binomial columns "
         "are optimistic, the bootstrap resamples models); the trained × trained pairs are the control",
@@ -519,7 +530,7 @@ def test_null_false_positive_rate_on_trained_pairs(claim, calibration, profile, 
     claim.power(null_verdicts.fpr_power(cals[:1]))
     claim.not_reproduced_if(NOT_REPRODUCED, ("SP-6 trained pairs", profile.name), "; ".join(c.summary() for c in cals))
     ctl = null_verdicts.rate_control(cals[1], 2, "a miscalibrated null on trained models shows")
-    _assert(claim, null_verdicts.fpr_checks(cals[:1], ctl))
+    _apply(claim, null_verdicts.fpr_checks(cals[:1], ctl))
 
 
 @pytest.mark.claim("SP-6")
@@ -529,7 +540,7 @@ def test_null_correlations_are_gaussian_around_zero(claim, null_pairs, spcfg, sa
     claim.corpus(lab.base_corpus, shift=SHIFT)  # the control: the zoo's same-lineage pairs
     _, pooled, disjoint, n_models = null_pairs
     sigma = released.tau_std(spcfg.n)
-    _say(claim, null_verdicts.null_tau_readings(pooled, disjoint, n_models, sigma))
+    _apply(claim, null_verdicts.null_tau_readings(pooled, disjoint, n_models, sigma))
     claim.figure(figures.fig13_null(pooled, sigma, spcfg.n), "fig13")
     claim.power(null_verdicts.gaussian_null_power(n_models))
     mean, sem = stats.mean_sem(disjoint)

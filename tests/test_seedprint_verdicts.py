@@ -1,8 +1,9 @@
 """The SP claims' statistics outside the models: `study.Calibration`'s model-level bootstrap of a
 false-positive rate (001 App B.3.1's null, pairs sharing models) and its power against 5α,
 `verdicts`' decisions on a pair and on a family of unrelated pairs (Holm at family-wise α, its
-control swapped in; the source's per-pair rule), read through a stand-in for the harness's
-`claim` that keeps every call, and `null_verdicts`' hand-over (Readings, Controls, Powers)."""
+control swapped in; the source's per-pair rule) and `null_verdicts`' rate tests, read from what
+they hand the claim file (`repro.core.readings`: Readings, Controls, Powers; nothing under
+`repro/` takes the harness's `claim`)."""
 
 from __future__ import annotations
 
@@ -13,26 +14,19 @@ import pytest
 from scipy.stats import norm
 
 from repro.core import stats
+from repro.core.readings import Power, Reading
 from repro.seedprint import null_verdicts, verdicts
 from repro.seedprint.study import BOOT_REPLICATES, Calibration
 
 
-class Claim:
-    """Keeps `record` / `check` / `power` calls as (name, value, keywords)."""
+def _checks(steps: verdicts.Steps) -> list[tuple]:
+    """The asserted (Reading, Control | None) pairs of a helper's steps."""
+    return [st for st in steps if isinstance(st, tuple)]
 
-    def __init__(self) -> None:
-        self.records: list[tuple] = []
-        self.checks: list[tuple] = []
-        self.powers: list[tuple] = []
 
-    def record(self, name, value, **kw):
-        self.records.append((name, value, kw))
-
-    def check(self, name, measured, threshold=None, **kw):
-        self.checks.append((name, measured, threshold, kw))
-
-    def power(self, value, **kw):
-        self.powers.append((value, kw))
+def _records(steps: verdicts.Steps) -> list[Reading]:
+    """The recorded (not asserted) Readings of a helper's steps."""
+    return [st for st in steps if isinstance(st, Reading)]
 
 
 def _row(pair: str, p_t: float, p_u: float, same: bool = False) -> dict:
@@ -71,34 +65,41 @@ def test_model_bootstrap_is_wider_than_the_binomial_when_flags_share_a_model():
 
 
 def test_check_pair_asks_a_match_of_one_lineage_and_none_of_two():
-    claim = Claim()
     same, other = _row("a vs b", 1e-5, 2e-4, same=True), _row("a vs c", 0.4, 0.6)
-    verdicts.check_pair(claim, same, control=other, source=(1e-9, 1e-8))
-    verdicts.check_pair(claim, other)
-    (n1, m1, t1, k1), (n2, m2, _, k2), (n3, m3, _, k3), _ = claim.checks
-    assert (n1, m1, t1, k1["compare"], k1["source"]) == ("a vs b: Alg. 1 t-test p", 1e-5, 0.01, "le", 1e-9)
-    assert (n2, m2, k2["control"], k2["control_name"]) == (
+    (r1, _), (r2, c2) = verdicts.check_pair(same, control=other, source=(1e-9, 1e-8))
+    (r3, c3), _ = verdicts.check_pair(other)
+    assert (r1.name, r1.measured, r1.threshold, r1.compare, r1.source) == (
+        "a vs b: Alg. 1 t-test p",
+        1e-5,
+        0.01,
+        "le",
+        1e-9,
+    )
+    assert (r2.name, r2.measured, c2.measured, c2.name) == (
         "a vs b: Alg. 1 U-test p",
         2e-4,
         0.6,
         "a vs c (different lineage)",
     )
-    assert (n3, m3, k3["compare"], k3["why"]) == ("a vs c: Alg. 1 t-test p", 0.4, "ge", verdicts.WHY_DIFFERENT)
-    assert "control" not in k3 and k3["source"] is None
+    assert c2.valid  # a pair of the other lineage can always serve
+    assert (r3.name, r3.measured, r3.compare, r3.why) == ("a vs c: Alg. 1 t-test p", 0.4, "ge", verdicts.WHY_DIFFERENT)
+    assert c3 is None and r3.source is None
 
 
 def test_no_false_positive_is_holm_over_both_tests_of_every_pair():
-    claim = Claim()
     rows = [_row("x", 0.3, 0.02), _row("y", 0.004, 0.8)]
     ctl = _row("z", 1e-6, 1e-7, same=True)
-    verdicts.check_no_false_positive(claim, rows, [ctl, ctl], [(0.5, 0.4), (0.6, 0.7)])
+    steps = verdicts.check_no_false_positive(rows, [ctl, ctl], [(0.5, 0.4), (0.6, 0.7)])
+    checks, records = _checks(steps), _records(steps)
+    # each raw p is recorded just before its Holm-adjusted check
+    assert [type(st).__name__ for st in steps] == ["Reading", "tuple"] * 4
     adjusted = stats.holm([0.3, 0.02, 0.004, 0.8])
-    assert [c[1] for c in claim.checks] == pytest.approx(list(adjusted))
-    assert [r[1] for r in claim.records] == [0.3, 0.02, 0.004, 0.8]  # the raw p's, beside them
-    assert [r[2]["source"] for r in claim.records] == [0.5, 0.4, 0.6, 0.7]
-    assert claim.checks[2][0] == "y: Alg. 1 t-test p, Holm over 4 tests" and claim.checks[2][2] == 0.01
+    assert [r.measured for r, _ in checks] == pytest.approx(list(adjusted))
+    assert [r.measured for r in records] == [0.3, 0.02, 0.004, 0.8]  # the raw p's, beside them
+    assert [r.source for r in records] == [0.5, 0.4, 0.6, 0.7]
+    assert checks[2][0].name == "y: Alg. 1 t-test p, Holm over 4 tests" and checks[2][0].threshold == 0.01
     # the control takes each test's place in turn: y's t-test replaced by z's
-    assert claim.checks[2][3]["control"] == pytest.approx(stats.holm([0.3, 0.02, 1e-6, 0.8])[2])
+    assert checks[2][1].measured == pytest.approx(stats.holm([0.3, 0.02, 1e-6, 0.8])[2])
     assert verdicts.flagged_pairs(rows) == "y (t 0.004, U 0.8)"
     assert verdicts.flagged_pairs(rows[:1]) == "none"
 
@@ -146,15 +147,15 @@ def test_the_per_pair_rule_counts_a_flagged_pair_as_a_miss():
     rows = [_row(f"p{i}", 0.5, 0.5) for i in range(5)] + [_row("base1000 vs base2000", 0.02, 0.0036)]
     holm = stats.holm([p for r in rows for p in (r["p_t"], r["p_u"])])
     assert min(holm) >= 0.01  # the old reading: no pair flagged
-    claim = Claim()
-    for r in rows:
-        verdicts.check_pair(claim, r)
-    failed = [(n, m) for n, m, t, kw in claim.checks if m < t]
+    checks = [c for r in rows for c in verdicts.check_pair(r)]
+    failed = [(r.name, r.measured) for r, _ in checks if r.measured < r.threshold]
     assert failed == [("base1000 vs base2000: Alg. 1 U-test p", 0.0036)]
-    verdicts.power_each_pair(claim, len(rows), "six pairs", "source: Table 4c")
-    value, kw = claim.powers[0]
-    assert value == pytest.approx(1 - 12 * 0.01) and kw["size"] == pytest.approx(0.12)
-    assert kw["covers"] == ("Alg. 1",) and kw["edge"] == 0.0
+    power = verdicts.power_each_pair(len(rows), "six pairs", "source: Table 4c")
+    assert isinstance(power, Power)
+    assert power.value == pytest.approx(1 - 12 * 0.01) and power.size == pytest.approx(0.12)
+    assert power.covers == ("Alg. 1",) and power.edge == 0.0
+    # the power covers every pair's check (a check's name contains "Alg. 1")
+    assert all(any(c in r.name for c in power.covers) for r, _ in checks)
 
 
 def _simulated_level(rate: float, shared: bool, sims: int, seed: int) -> float:

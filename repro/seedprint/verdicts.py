@@ -1,17 +1,20 @@
 """How the SP claims (and BB-7) record, table and decide what `study` measured (001 §6.1, App B.3).
 
-Every function takes the test's `claim` (the harness's `claim` fixture) and writes through it:
+Nothing here touches the harness's `claim`: each function hands the claim file `Steps`, the
+`repro.core.readings` values in the order the claim file applies them (a `Reading` it records, a
+`(Reading, Control | None)` pair it asserts through `claim.check`, a `Power` it states), or a table
+(title, columns, rows):
 
 - a pair's verdict (`check_pair`: Algorithm 1's t and U tests at α = 0.01, §6.1.1) and the released
-  variant's p's, recorded and not asserted (`record_released`);
+  variant's p's, recorded and not asserted (`released_ps`);
 - a family of unrelated pairs, "no pair matches" at family-wise α with Holm's adjustment
   (`check_no_false_positive`, its power `power_no_false_positive`: Table 4a), or by the source's
   per-pair rule (`check_pair` on each, its power `power_each_pair`: Table 4c, SP-3);
 - Table 5's baselines (`table5`, `baselines_wrong`, `power_baselines`: App B.3.2), Table 6's
-  descendants (`record_descendant`, `table6`, `power_table6`, `descendant_ps`, `check_descendant`,
-  `power_finetune_tokens`), Fig 11's checkpoints (`record_persistence`, `check_persistence`);
+  descendants (`descendant_readings`, `table6`, `power_table6`, `descendant_ps`, `check_descendant`,
+  `power_finetune_tokens`), Fig 11's checkpoints (`persistence_taus`, `check_persistence`);
 - the tables' rows (`row`, `baseline_cells`, under `COLUMNS`), and what §6.1.1's
-  Gaussian inputs give (`record_gaussian_taus`, SP-1).
+  Gaussian inputs give (`gaussian_taus`, SP-1).
 
 `NOT_REPRODUCED`: the claims (and profiles) where an earlier run decided the claim does not hold,
 with why (read by the claim file's `claim.not_reproduced_if`). The null calibration's records and
@@ -23,11 +26,17 @@ from __future__ import annotations
 import numpy as np
 
 from repro.core import stats
+from repro.core.readings import Control, Power, Reading
 from repro.seedprint import algorithm, catalogue
 from repro.seedprint import fingerprint_baselines as fb
 from repro.seedprint.study import TESTS, Descendant, Persistence
 
 ALPHA = algorithm.ALPHA
+#: what a function hands the claim file, in order: a record, an asserted check (with its control), a power
+Step = Reading | tuple[Reading, Control | None] | Power
+Steps = list[Step]
+#: a table for `claim.table`: title, columns, rows
+Table = tuple[str, list[str], list[list]]
 WHY_SAME = "001 §6.1.1: same lineage iff p < 0.01"
 WHY_DIFFERENT = "001 §6.1.1: p ≥ 0.01 — not declared one lineage"
 
@@ -67,52 +76,50 @@ def baseline_cells(r: dict) -> list[str]:
     return [f"{r['baselines'][k].similarity:.3f}" for k in fb.METHODS]
 
 
-def record_gaussian_taus(claim, rows: list[dict], control: dict) -> None:
+def gaussian_taus(rows: list[dict], control: dict) -> Steps:
     """What §6.1.1's Gaussian inputs give (SP-1's second half): the mean τ on S of the unrelated
     pairs beside the same-lineage pair's, context. Inputs that separate lineages put the unrelated
     pairs' τ near 0 and the related pair's above them."""
-    claim.record(
-        "Gaussian inputs: mean τ on S over the unrelated init pairs",
-        float(np.mean([r["mean_tau"] for r in rows])),
-        compare="none",
-    )
-    claim.record(f"mean τ on S, {control['pair']} (same lineage)", control["mean_tau"], compare="none")
+    return [
+        Reading(
+            "Gaussian inputs: mean τ on S over the unrelated init pairs", float(np.mean([r["mean_tau"] for r in rows]))
+        ),
+        Reading(f"mean τ on S, {control['pair']} (same lineage)", control["mean_tau"]),
+    ]
 
 
 # --------------------------------------------------------------------------- one pair, a family of pairs
 
 
-def check_pair(claim, r: dict, *, control: dict | None = None, source: tuple | None = None) -> None:
+def check_pair(r: dict, *, control: dict | None = None, source: tuple | None = None) -> Steps:
     """Algorithm 1's verdict on one pair, once per test (t, U): p < α for a same-lineage pair,
     p ≥ α otherwise. `control`: a pair of the opposite lineage, through the same comparison (it
     must be rejected); `source`: the source's (t, U) p for this pair."""
+    out: Steps = []
     for j, (key, label) in enumerate(TESTS):
-        kw = (
-            {}
+        ctl = (
+            None
             if control is None
-            else dict(
-                control=control[key],
-                control_name=f"{control['pair']} ({'same' if control['same'] else 'different'} lineage)",
-            )
+            else Control(f"{control['pair']} ({'same' if control['same'] else 'different'} lineage)", control[key])
         )
-        claim.check(
+        check = Reading(
             f"{r['pair']}: Alg. 1 {label} p",
             r[key],
             ALPHA,
             compare="le" if r["same"] else "ge",
             why=WHY_SAME if r["same"] else WHY_DIFFERENT,
             source=None if source is None else source[j],
-            **kw,
         )
+        out.append((check, ctl))
+    return out
 
 
-def record_released(claim, rows) -> None:
+def released_ps(rows) -> Steps:
     """The released variant's p of each pair: measured and tabled, not asserted (a different method)."""
-    for r in rows:
-        claim.record(f"{r['pair']}: released-variant p (not asserted)", r["p_released"], compare="none")
+    return [Reading(f"{r['pair']}: released-variant p (not asserted)", r["p_released"]) for r in rows]
 
 
-def check_no_false_positive(claim, rows: list[dict], controls: list[dict], source: list | None = None) -> None:
+def check_no_false_positive(rows: list[dict], controls: list[dict], source: list | None = None) -> Steps:
     """Algorithm 1's verdict on a family of unrelated pairs (each pair's t and U tests): no pair is
     declared one lineage at family-wise level α, Holm over the family's 2·len(rows) p's (valid
     however the pairs depend on one another: they share models). Each raw p is recorded beside
@@ -120,33 +127,35 @@ def check_no_false_positive(claim, rows: list[dict], controls: list[dict], sourc
     Holm adjustment (it must be flagged); `source[i]`: the source's (t, U) p for pair i."""
     ps = [r[key] for r in rows for key, _ in TESTS]
     adjusted = stats.holm(ps)
+    out: Steps = []
     for i, (r, ctl) in enumerate(zip(rows, controls)):
         for j, (key, label) in enumerate(TESTS):
             at = 2 * i + j
             swapped = list(ps)
             swapped[at] = ctl[key]
-            claim.record(
-                f"{r['pair']}: Alg. 1 {label} p, raw (Holm-adjusted below)",
-                r[key],
-                compare="none",
-                source=None if source is None else source[i][j],
+            out.append(
+                Reading(
+                    f"{r['pair']}: Alg. 1 {label} p, raw (Holm-adjusted below)",
+                    r[key],
+                    source=None if source is None else source[i][j],
+                )
             )
-            claim.check(
+            check = Reading(
                 f"{r['pair']}: Alg. 1 {label} p, Holm over {len(ps)} tests",
                 float(adjusted[at]),
                 ALPHA,
                 compare="ge",
                 why=f"{WHY_DIFFERENT}, family-wise over the {len(rows)} pairs × 2 tests (Holm)",
-                control=float(stats.holm(swapped)[at]),
-                control_name=f"{ctl['pair']} (same lineage) in its place",
             )
+            out.append((check, Control(f"{ctl['pair']} (same lineage) in its place", float(stats.holm(swapped)[at]))))
+    return out
 
 
-def power_no_false_positive(claim, n_pairs: int, what: str, basis: str) -> None:
+def power_no_false_positive(n_pairs: int, what: str, basis: str) -> Power:
     """Power of "no pair flagged at family-wise α" when the claim holds (the pairs are unrelated
     and each test keeps its level α): Holm keeps the family-wise error ≤ α under any dependence,
     so the power is ≥ 1 − α and the size of reading the claim as contradicted ≤ α."""
-    claim.power(
+    return Power(
         1.0 - ALPHA,
         effect=f"{what} are unrelated, so each of Alg. 1's two tests flags a pair with probability ≤ α = 0.01",
         basis=basis,
@@ -164,14 +173,14 @@ def power_no_false_positive(claim, n_pairs: int, what: str, basis: str) -> None:
     )
 
 
-def power_each_pair(claim, n_pairs: int, what: str, basis: str) -> None:
+def power_each_pair(n_pairs: int, what: str, basis: str) -> Power:
     """Power of the source's per-pair rule on a family of unrelated pairs (each pair's t and U p
     ≥ α, `check_pair`; 001 §6.1.1 reads every pair on its own, p < 0.01 ⇒ same lineage): when the
     claim holds each of the 2·n tests flags with probability ≤ α, so no test flags with probability
     ≥ 1 − 2nα under any dependence (Bonferroni), and a true claim fails with at most 2nα — no
     adjustment hides a flagged pair, and the size grows with the family."""
     m = 2 * n_pairs
-    claim.power(
+    return Power(
         max(0.0, 1.0 - m * ALPHA),
         effect=f"{what} are unrelated, so each of Alg. 1's two tests flags a pair with probability ≤ α = 0.01",
         basis=basis,
@@ -197,9 +206,9 @@ def flagged_pairs(rows: list[dict]) -> str:
 # --------------------------------------------------------------------------- Table 5's baselines (SP-4)
 
 
-def table5(claim, rows) -> None:
+def table5(rows) -> Table:
     """Table 5 at our scale: both suspects' rows with the four baselines and their code val loss."""
-    claim.table(
+    return (
         "Table 5 (code shift only): base seed 1000 vs continual-trained suspects; source: "
         "the_stack (1000) p 0 / 3.1e-69, Intrinsic 0.489, REEF 0.557, PCS 0.585, ICS 0.123; "
         "the_stack (123) 0.732 / 0.831, 0.445, 0.580, 0.301, 0.026",
@@ -208,19 +217,19 @@ def table5(claim, rows) -> None:
     )
 
 
-def baselines_wrong(claim, true: dict, distractor: dict) -> dict[str, bool]:
-    """Each baseline's similarities on Table 5's two suspects, recorded; whether it errs (misses
+def baselines_wrong(true: dict, distractor: dict) -> tuple[Steps, dict[str, bool]]:
+    """Each baseline's similarities on Table 5's two suspects (to record); whether it errs (misses
     the true descendant or accepts the distractor at `fb.THRESHOLD`), per method."""
-    wrong = {}
+    wrong, out = {}, []
     for k in fb.METHODS:
         t, d = true["baselines"][k], distractor["baselines"][k]
-        claim.record(f"{k}: similarity, true code descendant (threshold 0.8)", t.similarity, compare="none")
-        claim.record(f"{k}: similarity, code distractor (threshold 0.8)", d.similarity, compare="none")
+        out.append(Reading(f"{k}: similarity, true code descendant (threshold 0.8)", t.similarity))
+        out.append(Reading(f"{k}: similarity, code distractor (threshold 0.8)", d.similarity))
         wrong[k] = (not t.same_lineage) or d.same_lineage
-    return wrong
+    return out, wrong
 
 
-def power_baselines(claim, true: dict) -> None:
+def power_baselines(true: dict) -> Power:
     """The baselines' similarities are deterministic functions of the two models' weights (no
     sampling noise): at the source's effect — every baseline errs, Table 5 — the count check passes
     with probability 1 (`stats.deterministic_power`). The source states that effect at its own
@@ -229,7 +238,7 @@ def power_baselines(claim, true: dict) -> None:
     descendant at least that far, and has no bound below 1 otherwise."""
     pcs = true["baselines"]["pcs"].similarity
     far = pcs <= SOURCE_STACK_PCS
-    claim.power(
+    return Power(
         stats.deterministic_power(SOURCE_BASELINES_WRONG, len(fb.METHODS), "ge"),
         effect=f"all {SOURCE_BASELINES_WRONG} baselines misattribute the code pair at the source's shift",
         effect_value=SOURCE_BASELINES_WRONG,
@@ -258,84 +267,80 @@ def power_baselines(claim, true: dict) -> None:
 # --------------------------------------------------------------------------- Fig 11's persistence (BB-7)
 
 
-def record_persistence(claim, fig11: Persistence, m: int) -> None:
+def persistence_taus(fig11: Persistence, m: int) -> Steps:
     """Mean τ per checkpoint, own lineage and the other-seed baseline (context)."""
+    out: Steps = []
     for step, own, other in zip(fig11.steps, fig11.lineage, fig11.baseline):
-        claim.record(f"step {step}: mean τ, same init (top-{m} dims)", float(own.mean()), compare="none")
-        claim.record(f"step {step}: mean τ, other-seed baseline", float(other.mean()), compare="none")
+        out.append(Reading(f"step {step}: mean τ, same init (top-{m} dims)", float(own.mean())))
+        out.append(Reading(f"step {step}: mean τ, other-seed baseline", float(other.mean())))
+    return out
 
 
-def check_persistence(claim, fig11: Persistence) -> None:
+def check_persistence(fig11: Persistence) -> Steps:
     """Shifted upward at every checkpoint after init (Bonferroni-corrected Mann–Whitney p ≤ α), with
     the negative control at the last checkpoint: another unrelated trained model (seed 2000) in place
     of seed 42's own — the "shifted upward" comparison must not hold between two other seeds."""
     steps = fig11.steps
     last = steps[-1]
-    p_ctl = fig11.p_control
+    control = Control("seed 2000's trained model in place of seed 42's", fig11.p_control)
+    out: Steps = []
     for step, p in zip(steps, fig11.ps):
         if step == 0:
             continue
-        kw = dict(control=p_ctl, control_name="seed 2000's trained model in place of seed 42's") if step == last else {}
-        claim.check(
+        check = Reading(
             f"step {step}: Mann–Whitney p (lineage > baseline), Bonferroni",
             p,
             ALPHA,
             compare="le",
             why="shifted upward at every checkpoint; α = 0.01 after Bonferroni",
-            **kw,
         )
+        out.append((check, control if step == last else None))
+    return out
 
 
 # --------------------------------------------------------------------------- Table 6's descendants (SP-5)
 
 
-def record_descendant(claim, d: Descendant, ps: dict) -> None:
+def descendant_readings(d: Descendant, ps: dict) -> Steps:
     """How far a fine-tune moved (tokens, held-out code NLL, weight change, 1 − PCS), its p's against
     a random-init model of its config (recorded, not the control) and the real null's tokens.
     `ps`: the profile's "pretrained" row."""
     drop, lo, hi = d.nll_drop()
-    claim.record(
-        f"{d.name}: fine-tune tokens (stdlib code, token embedding frozen, lr {ps['finetune_lr']:g})",
-        d.tokens,
-        compare="none",
-    )
-    claim.record(
-        f"{d.name}: held-out code NLL before → after ({len(d.nll_before)} windows × {ps['finetune_seq_len']} tokens)",
-        f"{d.nll_before.mean():.3f} → {d.nll_after.mean():.3f}",
-        compare="none",
-    )
-    claim.record(
-        f"{d.name}: held-out code NLL drop, 95% t-interval over windows",
-        f"{drop:.3f} [{lo:.3f}, {hi:.3f}]",
-        compare="none",
-    )
-    claim.record(
-        f"{d.name}: relative weight change ‖Δθ‖/‖θ‖ of the fine-tuned parameters", d.rel_change, compare="none"
-    )
-    claim.record(
-        f"{d.name}: 1 − PCS between original and fine-tune (fine-tuned parameters)",
-        d.one_minus_pcs,
-        compare="none",
-        why="Table 6 resolves PCS from 1.0000 for two descendants only (finance "
-        f"{1.0 - TABLE6_PCS['Llama-2-finance-7B']:.1e}, Vicuna {1.0 - TABLE6_PCS['Vicuna-1.5-7B']:.1e}); "
-        "context",
-    )
+    out: Steps = [
+        Reading(
+            f"{d.name}: fine-tune tokens (stdlib code, token embedding frozen, lr {ps['finetune_lr']:g})", d.tokens
+        ),
+        Reading(
+            f"{d.name}: held-out code NLL before → after ({len(d.nll_before)} windows × "
+            f"{ps['finetune_seq_len']} tokens)",
+            f"{d.nll_before.mean():.3f} → {d.nll_after.mean():.3f}",
+        ),
+        Reading(f"{d.name}: held-out code NLL drop, 95% t-interval over windows", f"{drop:.3f} [{lo:.3f}, {hi:.3f}]"),
+        Reading(f"{d.name}: relative weight change ‖Δθ‖/‖θ‖ of the fine-tuned parameters", d.rel_change),
+        Reading(
+            f"{d.name}: 1 − PCS between original and fine-tune (fine-tuned parameters)",
+            d.one_minus_pcs,
+            why="Table 6 resolves PCS from 1.0000 for two descendants only (finance "
+            f"{1.0 - TABLE6_PCS['Llama-2-finance-7B']:.1e}, Vicuna {1.0 - TABLE6_PCS['Vicuna-1.5-7B']:.1e}); "
+            "context",
+        ),
+    ]
     for key, label in TESTS:
-        claim.record(
-            f"{d.name} vs a random-init model of its config: Alg. 1 {label} p (recorded, not the control)",
-            d.null[key],
-            compare="none",
+        out.append(
+            Reading(
+                f"{d.name} vs a random-init model of its config: Alg. 1 {label} p (recorded, not the control)",
+                d.null[key],
+            )
         )
-    claim.record(
-        f"{d.name}: unrelated trained model of its config (the real null): tokens trained",
-        d.null_tokens,
-        compare="none",
+    out.append(
+        Reading(f"{d.name}: unrelated trained model of its config (the real null): tokens trained", d.null_tokens)
     )
+    return out
 
 
-def table6(claim, cfg: algorithm.SeedPrintConfig, rows: list[dict]) -> None:
+def table6(cfg: algorithm.SeedPrintConfig, rows: list[dict]) -> Table:
     """Table 6 at our scale: each original against its fine-tune, a random-init and an unrelated trained model."""
-    claim.table(
+    return (
         f"Table 6 at our scale: embedded models vs code fine-tunes, vs a random-init model and vs an unrelated "
         f"trained model of the same config (n={cfg.n}, length={cfg.length}, m={cfg.m}); source: Llama-2-7B "
         f"descendants, U-test p 1.3e-41 … 2.0e-3",
@@ -344,13 +349,14 @@ def table6(claim, cfg: algorithm.SeedPrintConfig, rows: list[dict]) -> None:
     )
 
 
-def power_table6(claim, cfg: algorithm.SeedPrintConfig, out: dict[str, Descendant]) -> bool:
+def power_table6(cfg: algorithm.SeedPrintConfig, out: dict[str, Descendant]) -> tuple[Power, bool]:
     """The source's descendants are matched at p ≤ 2.0e-3 (CodeLlama, 500B tokens) to 1e-100; at its
     smallest descendant's p (1.3e-41) each test passes with probability ≈ 1, given the real null is
-    there to test against. Returns whether every descendant's real null was built."""
+    there to test against. Also returns whether every descendant's real null was built."""
     built = all(d.trained_null is not None for d in out.values())
-    claim.power(
+    power = Power(
         float(built),
+        covers=(),
         effect="fine-tunes match their original at the source's p (Table 6: U-test p 1.3e-41 for the "
         "smallest descendant) and an unrelated trained model of the config does not",
         basis="source: Table 6 (every Llama-2-7B descendant matched, U-test p ≤ 2.0e-3)",
@@ -362,7 +368,7 @@ def power_table6(claim, cfg: algorithm.SeedPrintConfig, out: dict[str, Descendan
         decide="an unrelated model of the original's config trained far enough to carry learned features "
         "(the paper profile's null_train_steps, on a GPU)",
     )
-    return built
+    return power, built
 
 
 def descendant_ps(out: dict[str, Descendant]) -> str:
@@ -374,33 +380,38 @@ def descendant_ps(out: dict[str, Descendant]) -> str:
     )
 
 
-def check_descendant(claim, d: Descendant, built: bool) -> None:
+def check_descendant(d: Descendant, built: bool) -> Steps:
     """Table 6's match of one descendant: the fine-tune must have moved the model before its match
     means anything, the real null must be there (`built`: every descendant's), and the pair and
     the real null are each other's negative control."""
-    claim.check(
+    learned = Reading(
         f"{d.name}: held-out code NLL drop, lower 95% bound (nats/token)",
         d.nll_drop()[1],
         0.0,
         compare="ge",
         why="the descendant measurably learned the shift corpus",
     )
-    claim.check(
+    null_built = Reading(
         f"{d.name}: an unrelated trained model of its config was built (the real null)",
         built,
         compare="true",
         why="Table 6's match means something only against a null that could pass",
     )
-    check_pair(claim, d.pair, control=d.trained_null)
-    check_pair(claim, d.trained_null, control=d.pair)
+    return [
+        (learned, None),
+        (null_built, None),
+        *check_pair(d.pair, control=d.trained_null),
+        *check_pair(d.trained_null, control=d.pair),
+    ]
 
 
-def power_finetune_tokens(claim, ps: dict, bar: float) -> None:
+def power_finetune_tokens(ps: dict, bar: float) -> Power:
     """Whether the profile's fine-tune reaches Table 6's smallest descendant's `bar` tokens:
     deterministic (the profile's planned tokens, not a measurement). `ps`: the "pretrained" row."""
     planned = ps["finetune_steps"] * ps["finetune_batch"] * ps["finetune_seq_len"]  # the profile's, not a measurement
-    claim.power(
+    return Power(
         stats.deterministic_power(planned, bar, "ge"),
+        covers=(),
         effect=f"descendants fine-tuned on ≥ {bar:.0e} tokens still match (Table 6: Llama-2-finance-7B, 5M "
         "tokens, U-test p 1.3e-41)",
         basis="source: Table 6 (the smallest descendant's fine-tuning tokens)",
