@@ -44,7 +44,8 @@ from repro.context_axis import gpu_kernels as gk
 from repro.context_axis import kernels as ca
 from repro.context_axis import whole_model as cl
 from repro.ground import native
-from repro.ground.runtime import atomic_path, generator
+from repro.ground.cache import atomic_path
+from repro.ground.runtime import generator
 from repro.harness.bench import InterleavedCeiling, mean_seconds, peak_memory_above
 
 B, H, D = 1, 4, 64

@@ -23,7 +23,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from repro.core import lens, stats
+from repro.core import arch, lens, stats
 from repro.harness import catalogue
 from repro.residual_stream import decomposition as rs
 from repro.residual_stream import figures, study
@@ -132,7 +132,7 @@ def test_direct_logit_attribution_sums_to_logit(claim, decomposed, corpus_name):
     claim.corpus(corpus_name)
     shown = None
     for name, (model, ids, dec) in decomposed.items():
-        gain = lens.frozen_norm(lens.final_norm(model)).gain
+        gain = arch.frozen_norm(lens.final_norm(model)).gain
         if gain is not None:  # the claim is about models whose final-norm gains are not 1
             claim.applies(
                 float(gain.std()) >= 0.01,

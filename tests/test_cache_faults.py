@@ -28,11 +28,13 @@ import pytest
 import torch
 
 from repro.core import data
-from repro.core.models import gguf_cache, pretrained
-from repro.core.models.pretrained import check_model_cache, ensure_model_cache, load_pretrained, model_cache_dir
+from repro.core.models import embedded, gguf_cache
+from repro.core.models.gguf_cache import check_model_cache, model_cache_dir
+from repro.core.models.pretrained import ensure_model_cache, load_pretrained
 from repro.ground import resources, runtime
 from repro.ground.cache import FINGERPRINT_BLOCK, FINGERPRINT_BLOCKS, sha256_file
-from repro.ground.runtime import CacheUnusable, MissingFixture, ReproError
+from repro.ground.errors import MissingFixture
+from repro.ground.runtime import CacheUnusable, ReproError
 
 MODEL = "smollm2-135m"
 REPRO = Path(sys.executable).with_name("repro")  # the console script of this virtualenv
@@ -430,7 +432,7 @@ def test_corrupt_model_is_rebuilt_from_the_real_gguf(real_gguf_dir, tmp_cache, b
     (tmp_cache / "fixtures").mkdir(parents=True)
     (tmp_cache / "fixtures" / MODEL).symlink_to(real_gguf_dir, target_is_directory=True)
     model, _ = load_pretrained(MODEL, tokenizer=False)
-    assert model.config.num_hidden_layers == pretrained.EMBEDDED_MODELS[MODEL].n_layers
+    assert model.config.num_hidden_layers == embedded.EMBEDDED_MODELS[MODEL].n_layers
     assert check_model_cache(MODEL, full=True).state == "ok"
     stamp = json.loads((model_cache_dir(MODEL) / "repro-cache.json").read_text())
     assert stamp["sha256"]["model.safetensors"] == sha256_file(weights)
@@ -445,7 +447,7 @@ def test_a_stopped_background_build_leaves_no_temporary(real_gguf_dir, tmp_cache
     in models/ each time."""
     (tmp_cache / "fixtures").mkdir(parents=True)
     (tmp_cache / "fixtures" / MODEL).symlink_to(real_gguf_dir, target_is_directory=True)
-    proc = pretrained.prepare_in_background([MODEL])
+    proc = gguf_cache.prepare_in_background([MODEL])
     assert proc is not None
     models = tmp_cache / "models"
     deadline = time.monotonic() + 180

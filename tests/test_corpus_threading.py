@@ -32,7 +32,7 @@ READERS: dict[str, tuple[int | None, str]] = {
     "windows": (None, "corpus"),  # repro.core.data.windows
     "bos_windows": (None, "corpus"),
     "corpus_documents": (0, "name"),
-    "corpus_tokens": (0, "corpus"),  # repro.core.train.corpus_tokens
+    "corpus_tokens": (0, "corpus"),  # repro.core.token_streams.corpus_tokens
     "text_tokens": (1, "corpus"),  # repro.seedprint.lineage
     "heldout_windows": (1, "corpus"),
     "random_word_texts": (None, "corpus"),  # repro.seedprint.algorithm
@@ -280,14 +280,14 @@ def local_corpus(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def test_lineage_pretrains_on_its_corpus(local_corpus: Path):
     """Lineage(corpus=DIR): the base models' streams and training config name the directory; a
     Lineage without one is Brown's, as before (the SP claims' cache keys)."""
-    from repro.core import train
+    from repro.core import token_streams
     from repro.seedprint.lineage import Lineage, LineageConfig
 
     lab = Lineage(LineageConfig(), corpus=str(local_corpus))
     tr, va, ident = lab.corpus()
     assert lab.base_corpus == str(local_corpus) and ident["corpus"] == str(local_corpus)
     assert tr.numel() > va.numel() > 0 and ident["tokenizer"] == "brown-bpe-4096"
-    want_tr, want_va, _ = train.corpus_tokens(str(local_corpus), 4096)
+    want_tr, want_va, _ = token_streams.corpus_tokens(str(local_corpus), 4096)
     assert tr.equal(want_tr) and va.equal(want_va)
     cfg = lab._train_config(steps=10, seed=0, data_seed=0, corpus=lab.base_corpus)
     assert cfg.corpus == str(local_corpus)

@@ -249,8 +249,8 @@ def test_bos_windows_needs_a_bos():
 
 def test_local_corpus_directory_splits_by_path_and_feeds_windows_and_training(tmp_path, bpe):
     """--corpus DIR: text files split by sha256(relative path) mod 10 (the stdlib rule), read by
-    data.windows and train.corpus_tokens like an embedded corpus; bad directories get one line."""
-    from repro.core import data, train
+    data.windows and token_streams.corpus_tokens like an embedded corpus; bad directories get one line."""
+    from repro.core import data, token_streams
     from repro.ground.runtime import ReproError
 
     for i in range(60):
@@ -262,7 +262,7 @@ def test_local_corpus_directory_splits_by_path_and_feeds_windows_and_training(tm
     assert not ({d.doc_id for d in splits["train"]} & {d.doc_id for d in splits["test"]})
     w = data.windows(bpe, "test", 3, 16, corpus=str(tmp_path))
     assert w.shape == (3, 16)
-    tr, va, ident = train.corpus_tokens(str(tmp_path), 4096)
+    tr, va, ident = token_streams.corpus_tokens(str(tmp_path), 4096)
     assert tr.numel() > va.numel() > 0
     with pytest.raises(ReproError, match="does not exist"):
         data.corpus_documents(str(tmp_path / "missing"), "train")

@@ -10,7 +10,7 @@ import uuid
 import pytest
 
 from repro.causal_shift import experiments as cs
-from repro.core import launch, train
+from repro.core import launch, token_streams, train
 from repro.ground.runtime import ReproError
 
 # the suite's Brown BPE at the vocabulary the unit tests already cache (tests/test_train.py)
@@ -30,7 +30,7 @@ def _setup(tag: str = ""):
         vocab_size=4096,
         autocast=None,
     )
-    tr, va, ident = train.corpus_tokens("brown", 4096)
+    tr, va, ident = token_streams.corpus_tokens("brown", 4096)
     return tc, cfg, tr, va, {**ident, "test": tag}
 
 
@@ -327,7 +327,7 @@ def test_a_ca8_job_has_the_key_of_train_lm():
         vocab_size=4096,
         autocast=None,
     )
-    tr, va, ident = train.corpus_tokens("brown", 4096)
+    tr, va, ident = token_streams.corpus_tokens("brown", 4096)
     ident = {**ident, "test": uuid.uuid4().hex}  # a fresh key per run
     setup = dict(train_mode="full", axis_drop=0.5, bucket=4)
     job = whole_model.lm_job(model, cfg, 3, corpus="brown", data_identity=ident, **setup)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from repro.core import activations, lens, tied_decoding
+from repro.core import activations, arch, lens, tied_decoding
 from repro.core.models.hf import build_model
 from repro.core.models.tiny import TinyConfig, TinyDecoder
 from repro.ground.runtime import ReproError, generator
@@ -76,7 +76,7 @@ def test_arch_map_paths_resolve(model):
     blocks = amap.blocks(model)
     assert len(blocks) == len(list(lens.resolve(model, amap.layers)))
     assert isinstance(lens.resolve(model, amap.embed), torch.nn.Embedding)
-    assert lens.unembedding(model).shape == (V, 32)
+    assert arch.unembedding(model).shape == (V, 32)
     for attr in ("attn", "attn_out_proj", "mlp", "attn_norm", "mlp_norm", "attn_resid", "mlp_resid"):
         lens.resolve(blocks[0], getattr(amap, attr))  # raises if a path is wrong
 
@@ -184,7 +184,7 @@ def test_attn_heads_feed_output_projection():
 def test_several_forwards_concatenate_along_batch():
     model = hf("gpt2")
     a, b = tokens(6, batch=1), tokens(7, batch=3)
-    with lens.hooks(model) as cap, torch.no_grad():
+    with activations.hooks(model) as cap, torch.no_grad():
         model(input_ids=a)
         model(input_ids=b)
     full = activations.capture(model, torch.cat([a, b]))
@@ -199,7 +199,7 @@ def test_positions_keep_those_positions_and_final_norm_is_the_head_input(model):
     ids = tokens()
     pos = torch.tensor([0, T // 2, T - 1])
     full = activations.capture(model, ids, modules=["mlp_out"])
-    with lens.hooks(model, modules=["mlp_out"], final_norm=True, positions=pos) as cap, torch.no_grad():
+    with activations.hooks(model, modules=["mlp_out"], final_norm=True, positions=pos) as cap, torch.no_grad():
         logits = model(input_ids=ids).logits
     assert torch.equal(cap.residual, full.residual[:, :, pos])
     assert torch.equal(cap.modules["mlp_out"][1], full.modules["mlp_out"][1][:, pos])
@@ -209,7 +209,7 @@ def test_positions_keep_those_positions_and_final_norm_is_the_head_input(model):
     torch.testing.assert_close(got, want, atol=1e-4, rtol=1e-4)
     assert not torch.allclose(lens.unembed(model, cap.final_normed.flip(1), normed=True).float(), want, atol=1e-3)
     with pytest.raises(ReproError, match="positions"):
-        with lens.hooks(model, attentions=True, positions=pos):
+        with activations.hooks(model, attentions=True, positions=pos):
             pass
 
 

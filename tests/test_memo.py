@@ -167,7 +167,7 @@ def test_zero_dim_bfloat16_buffers_are_keyable():
     hashed (a 0-dim tensor cannot be viewed as bytes), so every memoised sweep on Gemma in bf16
     failed. Its hash is its value's: 25.25 and 25.5 differ, a 1-element copy of the same value
     keeps the shape in the hash (control)."""
-    from repro.core.train import tensor_sha256
+    from repro.core.checkpoints import tensor_sha256
 
     a, b = torch.tensor(25.25, dtype=torch.bfloat16), torch.tensor(25.5, dtype=torch.bfloat16)
     assert tensor_sha256(a) == tensor_sha256(a.clone()) != tensor_sha256(b)

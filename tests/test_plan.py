@@ -352,7 +352,7 @@ def test_residual_stream_models_equal_the_topics(monkeypatch):
 
 
 def test_embedded_facts_match_the_embedded_models():
-    from repro.core.models.pretrained import EMBEDDED_MODELS
+    from repro.core.models.embedded import EMBEDDED_MODELS
 
     assert list(cost.embedded()) == list(EMBEDDED_MODELS)  # the run's order: RS-8's lens.models counts from it
     assert set(cost.EMBEDDED_PARAMS) == set(EMBEDDED_MODELS)

@@ -18,14 +18,10 @@ import pytest
 import torch
 
 from repro.core.data import brown_split, brown_tokenizer, token_ids
-from repro.core.models import gguf_cache, pretrained
-from repro.core.models.pretrained import (
-    EMBEDDED_MODELS,
-    ensure_model_cache,
-    load_pretrained,
-    model_cache_dir,
-    model_family,
-)
+from repro.core.models import gguf_cache
+from repro.core.models.embedded import EMBEDDED_MODELS
+from repro.core.models.gguf_cache import model_cache_dir
+from repro.core.models.pretrained import ensure_model_cache, load_pretrained, model_family
 from repro.ground import resources
 from repro.ground.runtime import ReproError
 
@@ -238,13 +234,13 @@ def test_background_build_starts_only_for_missing_caches(fake_dequantise: list[s
     """`prepare_in_background` (a cold run's models dequantised while its first claims compute)
     starts nothing for a model whose cache is valid, nor for names that are not embedded models."""
     ensure_model_cache("smollm2-135m")  # built (a tiny stand-in)
-    assert pretrained.prepare_in_background(["smollm2-135m", "not-a-model"]) is None
+    assert gguf_cache.prepare_in_background(["smollm2-135m", "not-a-model"]) is None
 
 
 def test_background_build_fails_quietly_and_the_foreground_says_why(tmp_cache: Path) -> None:
     """Here the empty cache has no fixture: the background process stops (quietly, nothing built)
     and the foreground's own load gives the one clear error."""
-    proc = pretrained.prepare_in_background(["gemma3-270m", "not-a-model"])
+    proc = gguf_cache.prepare_in_background(["gemma3-270m", "not-a-model"])
     assert proc is not None and proc.args[-1:] == ["gemma3-270m"]
     assert proc.wait(timeout=120) != 0 and not model_cache_dir("gemma3-270m").exists()
     with pytest.raises(ReproError, match="run `repro fetch gemma3-270m`"):

@@ -11,7 +11,8 @@ from hypothesis import strategies as st
 from torch import nn
 
 from repro.core.activations import capture
-from repro.core.lens import arch_map, frozen_norm, resolve
+from repro.core.arch import frozen_norm
+from repro.core.lens import arch_map, resolve
 from repro.core.models.hf import build_model
 from repro.core.models.tiny import TinyConfig, TinyDecoder
 from repro.ground.runtime import ReproError, generator

@@ -7,7 +7,7 @@ import json
 import pytest
 import torch
 
-from repro.ground import runtime
+from repro.ground import cache, runtime
 from repro.ground.runtime import ReproError
 
 
@@ -45,7 +45,7 @@ def test_atomic_write_replaces_whole_or_not_at_all(tmp_path):
     target = tmp_path / "x.json"
     runtime.atomic_write_json(target, {"v": 1})
     with pytest.raises(RuntimeError):
-        with runtime.atomic_path(target) as tmp:
+        with cache.atomic_path(target) as tmp:
             tmp.write_text('{"v": 2')  # half-written, then the writer dies
             raise RuntimeError("killed mid-write")
     assert json.loads(target.read_text()) == {"v": 1}
@@ -55,7 +55,7 @@ def test_atomic_write_replaces_whole_or_not_at_all(tmp_path):
 def test_atomic_directory_write(tmp_path):
     target = tmp_path / "model"
     for version in ("1", "2"):
-        with runtime.atomic_path(target) as tmp:
+        with cache.atomic_path(target) as tmp:
             tmp.mkdir()
             (tmp / "weights").write_text(version)
     assert (target / "weights").read_text() == "2"

@@ -374,7 +374,7 @@ def test_a_variant_trained_in_the_pool_is_the_one_train_variant_loads():
     import shutil
     import uuid
 
-    from repro.core import launch, train
+    from repro.core import launch, token_streams, train
     from repro.sinks.experiments import train_variant, variant_job
 
     model = dict(n_layer=1, n_head=2, d_model=32, vocab_size=4096)
@@ -389,7 +389,7 @@ def test_a_variant_trained_in_the_pool_is_the_one_train_variant_loads():
         vocab_size=4096,
         autocast=None,
     )
-    tr, va, ident = train.corpus_tokens("brown", 4096)
+    tr, va, ident = token_streams.corpus_tokens("brown", 4096)
     ident = {**ident, "test": uuid.uuid4().hex}  # a fresh key per run
     assert launch.pool([variant_job("attenuation", model, cfg, 0, corpus="brown", data_identity=ident)], workers=2) == 1
     run = train_variant("attenuation", model, cfg, 0, train_tokens=tr, val_tokens=va, data_identity=ident)

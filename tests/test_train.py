@@ -8,7 +8,7 @@ import os
 import pytest
 import torch
 
-from repro.core import checkpoints, train
+from repro.core import checkpoints, scoring, token_streams, train
 from repro.core.models.tiny import TinyConfig, TinyDecoder
 from repro.ground.runtime import ReproError, derive_seed, generator
 
@@ -94,7 +94,7 @@ def test_batch_starts_depend_on_data_seed_only():
 
 
 def test_val_windows_fixed_and_in_range():
-    s = train.val_starts(CFG, 1000)
+    s = scoring.val_starts(CFG, 1000)
     assert len(s) == CFG.eval_batches * CFG.batch_size
     assert int(s[0]) == 0 and int(s[-1]) == 1000 - CFG.seq_len - 1
 
@@ -109,7 +109,7 @@ def test_window_align_default_draws_as_before():
     )
     assert torch.equal(train.batch_starts(CFG, 5000), old)
     assert torch.equal(
-        train.val_starts(CFG, 1000),
+        scoring.val_starts(CFG, 1000),
         torch.linspace(0, 1000 - CFG.seq_len - 1, CFG.eval_batches * CFG.batch_size).round().long(),
     )
 
@@ -121,7 +121,7 @@ def test_window_align_gives_whole_sequences():
     starts = train.batch_starts(cfg, n)
     assert bool((starts % a == 0).all()) and int(starts.max()) + a <= n
     assert set(starts.unique().tolist()) == {k * a for k in range(40)}  # every sequence is drawn
-    val = train.val_starts(cfg, n)
+    val = scoring.val_starts(cfg, n)
     assert bool((val % a == 0).all()) and int(val[0]) == 0 and int(val[-1]) == 39 * a
     with pytest.raises(ReproError, match="window_align"):
         CFG.replace(window_align=0)
@@ -139,8 +139,8 @@ def test_unigram_entropy_by_hand():
     tr = torch.tensor([0, 0, 1])  # counts + 1 → (3, 2, 1) / 6 over V = 3
     val = torch.tensor([0, 2])
     expected = -(math.log(3 / 6) + math.log(1 / 6)) / 2
-    assert train.unigram_entropy(tr, val, 3) == pytest.approx(expected)
-    uniform = train.unigram_entropy(torch.arange(10), torch.arange(10), 10)
+    assert scoring.unigram_entropy(tr, val, 3) == pytest.approx(expected)
+    uniform = scoring.unigram_entropy(torch.arange(10), torch.arange(10), 10)
     assert uniform == pytest.approx(math.log(10))
 
 
@@ -216,19 +216,19 @@ def test_cache_hit_loads_without_training(stream, isolated_cache):
 
 def test_truncated_checkpoint_is_retrained(stream):
     a = run(stream)
-    f = a.checkpoint / train.MODEL_FILE
+    f = a.checkpoint / checkpoints.MODEL_FILE
     data = f.read_bytes()
     f.write_bytes(data[: len(data) // 2])
     b = run(stream)
     assert b.trained and b.history == a.history
     assert f.read_bytes() == data  # rewritten whole, identical (deterministic)
-    (a.checkpoint / train.META_FILE).write_text("{ not json")
+    (a.checkpoint / checkpoints.META_FILE).write_text("{ not json")
     assert run(stream).trained
 
 
 def test_failed_load_leaves_init_untouched(stream):
     a = run(stream)
-    f = a.checkpoint / train.MODEL_FILE
+    f = a.checkpoint / checkpoints.MODEL_FILE
     f.write_bytes(f.read_bytes()[:100])
     model = tiny(0)
     before = weights(model)
@@ -258,9 +258,9 @@ def test_bad_init_checkpoint_is_a_clear_error(stream, tmp_path):
 def test_snapshots(stream):
     a = run(stream, CFG.replace(snapshot_steps=(0, 8)))
     assert set(a.snapshots) == {0, 8}
-    m = train.load_snapshot(tiny(0), a.snapshots[0])
+    m = checkpoints.load_snapshot(tiny(0), a.snapshots[0])
     assert same_weights(m.state_dict(), tiny(0).state_dict())
-    m8 = train.load_snapshot(tiny(0), a.snapshots[8])
+    m8 = checkpoints.load_snapshot(tiny(0), a.snapshots[8])
     assert train.evaluate(m8, stream[1], CFG) == pytest.approx(a.history[2]["val_loss"])
     assert m8.lm_head.weight is m8.wte.weight
     b = run(stream, CFG.replace(snapshot_steps=(0, 8)))
@@ -314,10 +314,10 @@ def test_brown_tiny_model_beats_unigram(monkeypatch):
     else:
         monkeypatch.setenv("REPRO_CACHE", _USER_CACHE)
     try:
-        tr, va, identity = train.corpus_tokens("brown", 4096)
+        tr, va, identity = token_streams.corpus_tokens("brown", 4096)
     except ReproError as e:
         pytest.skip(f"Brown corpus unavailable (run `repro fetch brown`): {e}")
-    uni = train.unigram_entropy(tr, va, 4096)
+    uni = scoring.unigram_entropy(tr, va, 4096)
     r = train.train(
         lambda seed: TinyDecoder(BROWN_MODEL, generator(seed)),
         BROWN_CFG,
@@ -334,9 +334,9 @@ def test_brown_tiny_model_beats_unigram(monkeypatch):
 def test_lead_token_leads_every_window_and_keys_only_when_set(stream):
     train_tokens, val_tokens = stream
     cfg = CFG.replace(lead_token=3)  # a token id inside V
-    w = train.val_windows(cfg, val_tokens, 5)
+    w = scoring.val_windows(cfg, val_tokens, 5)
     assert w.shape == (5, cfg.seq_len + 1) and bool((w[:, 0] == 3).all())
-    plain = train.val_windows(CFG, val_tokens, 5)
+    plain = scoring.val_windows(CFG, val_tokens, 5)
     assert torch.equal(plain[:, 1:], w[:, 1:])  # only position 0 is overwritten
     model = tiny()
     key, description = train.train_key(model, CFG, train_tokens, val_tokens)
@@ -350,11 +350,11 @@ def test_lead_token_leads_every_window_and_keys_only_when_set(stream):
 def test_window_losses_average_to_evaluate(stream):
     train_tokens, val_tokens = stream
     model = tiny()
-    losses = train.window_losses(model, train.val_windows(CFG, val_tokens), batch=3)
+    losses = scoring.window_losses(model, scoring.val_windows(CFG, val_tokens), batch=3)
     assert losses.shape == (CFG.eval_batches * CFG.batch_size,)
     assert float(losses.mean()) == pytest.approx(train.evaluate(model, val_tokens, CFG), rel=1e-5)
     with pytest.raises(ReproError, match="shape"):
-        train.window_losses(model, torch.zeros(4, dtype=torch.long))
+        scoring.window_losses(model, torch.zeros(4, dtype=torch.long))
 
 
 def test_window_nll_is_log_softmax_at_the_target(stream):
@@ -363,8 +363,8 @@ def test_window_nll_is_log_softmax_at_the_target(stream):
     position gives other numbers."""
     _, val_tokens = stream
     model = tiny().eval()
-    w = train.val_windows(CFG, val_tokens)[:5]
-    got = train.window_nll(lambda x: model(input_ids=x).logits, w, batch=2)
+    w = scoring.val_windows(CFG, val_tokens)[:5]
+    got = scoring.window_nll(lambda x: model(input_ids=x).logits, w, batch=2)
     with torch.no_grad():
         logp = model(input_ids=w[:, :-1]).logits.float().log_softmax(-1)
     want = -logp.gather(-1, w[:, 1:, None])[..., 0]
@@ -372,13 +372,13 @@ def test_window_nll_is_log_softmax_at_the_target(stream):
     assert torch.allclose(got, want, atol=1e-5)
     wrong = -logp.gather(-1, w[:, :-1, None])[..., 0]
     assert not torch.allclose(got, wrong, atol=1e-5)
-    assert torch.allclose(train.window_losses(model, w, batch=3), want.mean(1), atol=1e-5)
+    assert torch.allclose(scoring.window_losses(model, w, batch=3), want.mean(1), atol=1e-5)
 
 
 def test_window_logits_leaves_grad_mode_alone(stream):
     """A consumer that stops early (or raises) between batches must not be left in no_grad."""
     _, val_tokens = stream
     model = tiny().eval()
-    it = train.window_logits(lambda x: model(input_ids=x).logits, train.val_windows(CFG, val_tokens)[:4], batch=2)
+    it = scoring.window_logits(lambda x: model(input_ids=x).logits, scoring.val_windows(CFG, val_tokens)[:4], batch=2)
     logits, _ = next(it)
     assert torch.is_grad_enabled() and not logits.requires_grad

@@ -23,7 +23,7 @@ import numpy as np
 import torch
 
 from repro.born_biased.closed_forms import attn0_after_mlp0, relu_recurrence
-from repro.core import lens, memo, stats
+from repro.core import activations, memo, stats
 from repro.core.data import gaussian_inputs
 from repro.core.models.tiny import TinyConfig, TinyDecoder
 from repro.core.stats import PositionalStdResult, SeedCurves, std_by_position, t_two_sided_p
@@ -210,7 +210,7 @@ def positional_std(
         model = tiny_decoder(cfg, derive_seed("bb6-weights", seed), device)
         x = gaussian_inputs(n_seq, T, d_model, generator(derive_seed("bb6-inputs", seed)), std=0.02, device=device)
         # o = A·V (after agg_scale) and V, at the tiny decoder's hook points
-        with lens.hooks(model, residual=False, modules=["attn.agg", "attn.v_proj"]) as cap, torch.no_grad():
+        with activations.hooks(model, residual=False, modules=["attn.agg", "attn.v_proj"]) as cap, torch.no_grad():
             out = model(inputs_embeds=x, output_attentions=True)
         o = cap.modules["attn.agg"][0].reshape(n_seq, T, -1)  # (N, T, d)
         stds.append(std_by_position(o).double().cpu().numpy())
@@ -483,7 +483,7 @@ def gelu_input_spread(
             )
             model = tiny_decoder(cfg, derive_seed("bb41-weights", seed), device)  # same weights with and without LN
             # GELU's input: the up-projection's output (the MLP is act(up_proj(x)))
-            with lens.hooks(model, residual=False, modules=["mlp.up_proj"]) as cap, torch.no_grad():
+            with activations.hooks(model, residual=False, modules=["mlp.up_proj"]) as cap, torch.no_grad():
                 y = model(inputs_embeds=x, output_hidden_states=True).hidden_states[1][:, -1]
             u = cap.modules["mlp.up_proj"][0].double()
             std[name].append([float(u.std())])

@@ -1,6 +1,6 @@
 """Random-input probing of any causal LM — the hot loop of 001 §3–5 (and of SeedPrint).
 
-One forward pass per batch under `torch.no_grad()`, read through `repro.core.lens.hooks` at a few
+One forward pass per batch under `torch.no_grad()`, read through `repro.core.activations.hooks` at a few
 positions only (its `positions`), keeping what the experiments read:
 
 - the last-token residual state entering block 0 and leaving every block (pre-final-norm),
@@ -30,7 +30,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from repro.core import lens
+from repro.core import activations, arch, lens
 from repro.ground.runtime import ReproError
 
 LOGIT_CHUNK = 1024  # sequences per float32 LM-head matmul (V = 50k: 200 MB of logits per length)
@@ -94,7 +94,7 @@ def probe(
 
     # the residual stream (every block's input, the last block's output) and the final norm's
     # output at the probe positions only, copied to the CPU batch by batch
-    with lens.hooks(model, residual=True, modules=[], final_norm=True, positions=pos, device="cpu") as cap:
+    with activations.hooks(model, residual=True, modules=[], final_norm=True, positions=pos, device="cpu") as cap:
         for start in range(0, N, batch_size):
             x = inputs[start : start + batch_size].to(device)
             if x.is_floating_point():
@@ -116,7 +116,7 @@ def probe(
             logits = lens.unembed(model, h, normed=True, amap=amap, compute_dtype=torch.float32)
             chunks.append(logits.argmax(-1).cpu())
         next_token = torch.cat(chunks, dim=1)
-        vocab = int(lens.unembedding(model, amap).shape[0])
+        vocab = int(arch.unembedding(model, amap).shape[0])
     states = None
     if keep_states:
         states = cap.residual.float().permute(2, 1, 0, 3).contiguous()  # (N, L+1, n_len, d) -> (n_len, L+1, N, d)
@@ -177,7 +177,7 @@ def head_logit_scales(model: nn.Module) -> np.ndarray:
     head_bias = getattr(head, "bias", None)
     if isinstance(head_bias, torch.Tensor) and bool(head_bias.detach().abs().max() > 0):
         raise ReproError("head_logit_scales assumes an LM head without bias")
-    W = lens.unembedding(model, amap).detach().double().cpu()
+    W = arch.unembedding(model, amap).detach().double().cpu()
     gamma = getattr(norm, "weight", None)
     if isinstance(gamma, torch.Tensor):
         W = W * gamma.detach().double().cpu()
@@ -195,7 +195,7 @@ def isotropic_next_tokens(model: nn.Module, n: int, seed: int, batch_size: int =
     norm = lens.final_norm(model, amap)
     p = next(model.parameters())
     gen = torch.Generator().manual_seed(int(seed))
-    d = lens.unembedding(model, amap).shape[1]
+    d = arch.unembedding(model, amap).shape[1]
     out = []
     for start in range(0, n, batch_size):
         z = torch.randn(min(batch_size, n - start), d, generator=gen)
@@ -211,7 +211,7 @@ def contraction_token(model: nn.Module, final_normed: torch.Tensor) -> int:
     """001 Finding 2.2: the contraction direction (the mean over sequences of the final-normed
     last-token state, (N, d) → (d,)) projected through W_U; returns the argmax token."""
     direction = final_normed.double().mean(0).float()
-    device = lens.unembedding(model).device
+    device = arch.unembedding(model).device
     with torch.no_grad():
         return int(lens.unembed(model, direction.to(device), normed=True, compute_dtype=torch.float32).argmax())
 

@@ -1,7 +1,7 @@
 """Causal shift (000, "input–output alignment shift" in autoregressive transformers).
 
 §III — where hidden states stop looking like the input token and start looking like the next
-one: every layer's states decoded in the tied dictionary (lens.nearest_tokens, top-5), and three
+one: every layer's states decoded in the tied dictionary (tied_decoding.nearest_tokens, top-5), and three
 continuous measures (cosine to the input and to the output embedding, and the projection on the
 input→output axis, 0 at the input token and 1 at the output token, as the logit lens reads it:
 σ of the output token's logit minus the input token's, lens.axis_preference). The switch layer is
@@ -29,7 +29,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from repro.core import activations, lens, tied_decoding, train
+from repro.core import activations, checkpoints, lens, scoring, tied_decoding, train
 from repro.core.models.tiny import TinyConfig, TinyDecoder
 from repro.ground.runtime import ReproError, derive_seed, generator
 
@@ -47,7 +47,7 @@ class AlignmentProfile:
     `projection`: Fig 3's input→output projection as the logit lens reads it
     (`lens.axis_preference`: σ(z_out − z_in), 0 = decodes as the input token, 1 = as the output
     token); `unit_projection`: the same axis with every vector scaled to unit length
-    (`lens.axis_projection`, ≈ 0.5 + (cos_out − cos_in)/2 for unrelated tokens), kept for
+    (`tied_decoding.axis_projection`, ≈ 0.5 + (cos_out − cos_in)/2 for unrelated tokens), kept for
     comparison: its output end needs cos(h, e_out) = 1, which no real model's layer reaches."""
 
     input_match: torch.Tensor
@@ -291,8 +291,10 @@ class ResidualGate(nn.Module):
 def loss_and_accuracy(model: nn.Module, windows: torch.Tensor, batch: int = 32) -> tuple[float, float]:
     """Mean next-token NLL (nats) and top-1 accuracy over windows (n, T+1)."""
     total, correct, count = 0.0, 0, 0
-    for logits, tgt in train.window_logits(lambda x: model(x).logits, windows, batch, next(model.parameters()).device):
-        total += float(train.token_nll(logits, tgt).sum())
+    for logits, tgt in scoring.window_logits(
+        lambda x: model(x).logits, windows, batch, next(model.parameters()).device
+    ):
+        total += float(scoring.token_nll(logits, tgt).sum())
         correct += int((logits.argmax(-1) == tgt).sum())
         count += tgt.numel()
     return total / count, correct / count
@@ -446,6 +448,6 @@ def gate_history(result: train.TrainResult, tc: TinyConfig, variant: Variant) ->
     """step → π over layers, from the run's snapshots (Fig 5)."""
     out = {}
     for step, path in sorted(result.snapshots.items()):
-        model = train.load_snapshot(build(tc, variant, 0), path)
+        model = checkpoints.load_snapshot(build(tc, variant, 0), path)
         out[step] = model.residual_gate.distribution().detach().numpy()
     return out

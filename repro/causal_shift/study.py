@@ -293,7 +293,7 @@ def train_runs(
     tc = cs.gpt2_style(**sizes["model"])
     cfg = train.TrainConfig(**sizes["train"], vocab_size=sizes["model"]["vocab_size"], corpus=corpus)
     V = sizes["model"]["vocab_size"]
-    tr, va, ident = train.corpus_tokens(corpus, V)
+    tr, va, ident = token_streams.corpus_tokens(corpus, V)
     kw = dict(train_tokens=tr, val_tokens=va, data_identity=ident, device=device, corpus=corpus)
     # CS-5's null reads runs of the corpus's tokens (shuffled, order seed 0, each repeated a
     # geometric number of times): the current token is the next one's best guess at every
@@ -437,7 +437,7 @@ def table2(runs: Runs, sizes, *, corpus: str = "brown"):
     brown = data.windows(tok, "test", n, T1, corpus=corpus)
     # fixed whatever --corpus says: Table II's out-of-domain benchmark is part of the claim (the
     # shifted corpus), not the user's choice
-    _, code_val, _ = train.corpus_tokens("stdlib-code", sizes["model"]["vocab_size"])
+    _, code_val, _ = token_streams.corpus_tokens("stdlib-code", sizes["model"]["vocab_size"])
     starts = torch.linspace(0, code_val.numel() - T1 - 1, n).long()
     code = torch.stack([code_val[s : s + T1] for s in starts])
     items = cs.last_word_items(

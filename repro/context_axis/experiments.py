@@ -25,7 +25,7 @@ from repro.context_axis.whole_model import (
     train_lm,
     window_nll,
 )
-from repro.core import data, stats, train
+from repro.core import data, scoring, stats, token_streams, train
 from repro.core.models.hf import in_dtype
 from repro.core.readings import ALL_CHECKS, Power, Reading
 from repro.ground.runtime import ReproError, generator
@@ -90,7 +90,7 @@ def _pretrained_run(model_name: str, m: nn.Module, tok: Any, p: dict, corpus: st
         segk = segment_logits(m, x, p["segment"])
 
     def nll(lg):
-        return float(train.token_nll(lg, y).mean())
+        return float(scoring.token_nll(lg, y).mean())
 
     return PretrainedRun(
         model_name,
@@ -264,7 +264,7 @@ def ca8_experiment(
     are scored on `device` (--device); `procs` > 1 (--train-procs): each model trains first on
     that many processes under torchrun (repro.core.launch), then loads here."""
     tc = train.TrainConfig(**sizes["train"], vocab_size=sizes["model"]["vocab_size"], corpus=corpus)
-    train_tokens, val_tokens, ident = train.corpus_tokens(corpus, tc.vocab_size)
+    train_tokens, val_tokens, ident = token_streams.corpus_tokens(corpus, tc.vocab_size)
     n, L = sizes["eval"]["windows"], tc.seq_len + 1
     if val_tokens.numel() < n * L:
         raise ReproError(

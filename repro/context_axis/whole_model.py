@@ -42,7 +42,7 @@ from torch import nn
 
 from repro.context_axis import gpu_kernels
 from repro.context_axis.kernels import allowed, segment_reuse, upper_zeroed
-from repro.core import lens, train
+from repro.core import lens, scoring, train
 from repro.core.models.attention import SDPA
 from repro.ground.runtime import ReproError
 
@@ -430,7 +430,6 @@ def train_lm(
 ):
     """Train (or load from the checkpoint cache) one CA-8 variant on `device`; `cfg` a
     TrainConfig whose data_seed fixes the data order shared by all variants."""
-    from repro.core import train
 
     return train.train(
         lambda s: build_lm(model, cfg.seq_len, s, train_mode=train_mode, axis_drop=axis_drop, bucket=bucket).to(device),
@@ -449,6 +448,6 @@ def window_nll(lm: ContextAxisLM, windows: torch.Tensor, mode: str, batch: int =
     before = lm.inference
     lm.inference = mode
     try:
-        return train.window_nll(lambda x: lm(x).logits, windows, batch, windows.device).mean(1)
+        return scoring.window_nll(lambda x: lm(x).logits, windows, batch, windows.device).mean(1)
     finally:
         lm.inference = before

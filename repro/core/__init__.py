@@ -12,14 +12,14 @@ cache, and `resources` for the embedded fixtures), never a topic.
   order), `scoring` (token-stream windows, the one per-token NLL and evaluation loop),
   `checkpoints` (the checkpoint cache keyed by the run's description), `token_streams` (corpora
   under the Brown BPE, cached); `attention_kind` (whether a model attends through SDPA: read by
-  the checkpoint key and the models). `train` re-exports what the suite reads as `train.<name>`.
+  the checkpoint key and the models).
 - `launch`: training jobs under torchrun, and side by side in the training pool.
 - `memo`: measurements cached by arguments, inputs, dtype policy and code.
 - `stats`: every statistical test and power figure, thin over scipy.stats.
 - `lens`: the logit and tuned lens, `unembed`, `kl_to_logits`; `arch` (architecture maps, final
   norm and unembedding matrix, frozen norms), `activations` (`hooks` / `capture`: the one way to
   read activations), `tied_decoding` (000 §III: states decoded in the token dictionary, the
-  input→output axis): import from them (`lens` still re-exports a few: tests/house_allow.toml).
+  input→output axis): import from them.
 - `plotting`: the Agg backend, the source reference style, and the figure builders several
   topics draw (001 Fig 9, training curves); each topic's own builders are in its `figures`.
 """

@@ -48,7 +48,7 @@ from repro.ground.sizes import Profile, Sizes
 
 RUN = "--corpus"  # Job.corpus of a job that reads the run's corpus (the claims' text), not a fixed one
 # Parameters of the embedded pretrained models (their config.json, tied embeddings counted once);
-# their width, depth, heads and vocabulary are `repro.core.models.pretrained.EMBEDDED_MODELS`'.
+# their width, depth, heads and vocabulary are `repro.core.models.embedded.EMBEDDED_MODELS`'.
 EMBEDDED_PARAMS = {"smollm2-135m": 134_515_008, "gemma3-270m": 268_098_176}
 
 
@@ -137,7 +137,7 @@ def embedded() -> dict[str, dict[str, int]]:
     """Architecture facts of the embedded pretrained models, for the jobs that run on them, in the
     run's order (RS-8's `lens.models` counts from the first): parameters, width, depth, vocabulary,
     heads."""
-    from repro.core.models.pretrained import EMBEDDED_MODELS
+    from repro.core.models.embedded import EMBEDDED_MODELS
 
     return {
         name: dict(params=EMBEDDED_PARAMS[name], d=m.d_model, L=m.n_layers, V=m.vocab_size, H=m.n_heads)

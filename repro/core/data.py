@@ -337,7 +337,7 @@ def local_documents(path: str | Path, split: str) -> list[Document]:
 def corpus_documents(name: str, split: str = "validation", *, max_files: int | None = None) -> list[Document]:
     """Documents of corpus `name` for a split — what `--corpus` accepts: one of `CORPORA`, or a
     local directory (`local_documents`). The one corpus dispatch (training streams come through
-    here too, `repro.core.train.corpus_tokens`); `max_files`: stdlib-code's first files per split."""
+    here too, `repro.core.token_streams.corpus_tokens`); `max_files`: stdlib-code's first files per split."""
     if name == "brown":
         return brown_split(split)
     if name == "stdlib-code":

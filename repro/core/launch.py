@@ -47,7 +47,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from repro.core import train
+from repro.core import token_streams, train
 from repro.core.checkpoints import checkpoint_dir
 from repro.ground.runtime import ReproError
 
@@ -89,10 +89,10 @@ def job(
 
 def _streams(job: dict[str, Any], vocab_size: int) -> tuple[Any, Any, dict | None]:
     """(train_tokens, val_tokens, data_identity) of a job: its `tokens` factory's streams, or its
-    corpus under the Brown BPE (`train.corpus_tokens`, whose identity labels the key)."""
+    corpus under the Brown BPE (`token_streams.corpus_tokens`, whose identity labels the key)."""
     src = job.get("tokens")
     if src is None:
-        tr, va, ident = train.corpus_tokens(job["corpus"], vocab_size)
+        tr, va, ident = token_streams.corpus_tokens(job["corpus"], vocab_size)
         return tr, va, job["data_identity"] or ident
     tr, va = _factory(src["factory"])(**src["kwargs"])
     return tr, va, job["data_identity"]

@@ -8,8 +8,7 @@ once (nostalgebraist 2020, "interpreting GPT: the logit lens"; the states' conve
 
 The architecture map is `repro.core.arch`, the hooks that read activations
 `repro.core.activations`, the tied-dictionary decoding of 000 §III `repro.core.tied_decoding`:
-import from them. A few names are still re-exported here for importers being edited elsewhere
-(tests/house_allow.toml counts them).
+import from them.
 """
 
 from __future__ import annotations
@@ -22,17 +21,7 @@ import torch
 from torch import nn
 
 from repro.core import memo
-
-# re-exports left (tests/house_allow.toml): their importers are to import from the defining module
-from repro.core.activations import capture as capture
-from repro.core.activations import hooks as hooks
 from repro.core.arch import ArchMap, arch_map, final_norm, resolve, text_config
-from repro.core.arch import frozen_norm as frozen_norm
-from repro.core.arch import unembedding as unembedding
-from repro.core.tied_decoding import axis_projection as axis_projection
-from repro.core.tied_decoding import cosine_to as cosine_to
-from repro.core.tied_decoding import nearest_tokens as nearest_tokens
-from repro.core.tied_decoding import top_k_match as top_k_match
 from repro.ground.errors import ReproError
 
 # --------------------------------------------------------------------------- unembedding and the logit lens

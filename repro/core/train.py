@@ -11,8 +11,8 @@
   forward(input_ids=...) returns `.logits`); with an `accelerate.Accelerator` it uses
   `prepare`/`backward`, each process taking its share of the same global batch.
 
-What the suite has always read as `train.<name>` — the config, the windows and scoring, the
-checkpoint cache, `corpus_tokens` — is re-exported here from those modules.
+The windows and scoring, the checkpoint cache and `corpus_tokens` (`repro.core.token_streams`)
+are read from their own modules, not through this one.
 """
 
 from __future__ import annotations
@@ -26,23 +26,8 @@ from typing import Any, Callable
 import torch
 from torch import nn
 
-# the `name as name` imports are re-exports: the suite reads them as `train.<name>`
-from repro.core.checkpoints import META_FILE as META_FILE
-from repro.core.checkpoints import MODEL_FILE as MODEL_FILE
-from repro.core.checkpoints import load_checkpoint, train_key, try_load, write_checkpoint
-from repro.core.checkpoints import load_snapshot as load_snapshot
-from repro.core.checkpoints import model_description as model_description
-from repro.core.checkpoints import state_sha256 as state_sha256
-from repro.core.checkpoints import tensor_sha256 as tensor_sha256
+from repro.core.checkpoints import META_FILE, load_checkpoint, train_key, try_load, write_checkpoint
 from repro.core.scoring import check_stream, cut_windows, evaluate, lm_loss, scoring_kwargs
-from repro.core.scoring import token_nll as token_nll
-from repro.core.scoring import unigram_entropy as unigram_entropy
-from repro.core.scoring import val_starts as val_starts
-from repro.core.scoring import val_windows as val_windows
-from repro.core.scoring import window_logits as window_logits
-from repro.core.scoring import window_losses as window_losses
-from repro.core.scoring import window_nll as window_nll
-from repro.core.token_streams import corpus_tokens as corpus_tokens
 from repro.core.train_config import TrainConfig, TrainResult, batch_starts, lr_at, resolved
 from repro.ground.cache import cache_dir
 from repro.ground.errors import ReproError

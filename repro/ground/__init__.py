@@ -4,8 +4,7 @@ Imports nothing of the suite; `repro.core`, the seven topic packages and the roo
 (`repro.harness`) import it (the layer rule: `tests/test_layers.py`, `make test`).
 
 - `runtime`: device choice, the dtype policy (``resolve_dtype``, ``REPRO_DTYPE``), autocast,
-  seeded generators (``derive_seed``); it re-exports `errors` and `cache`, where the suite
-  has always imported them from.
+  seeded generators (``derive_seed``).
 - `errors`: ``ReproError`` (one line, no traceback) and its kinds: ``MissingFixture``,
   ``NotApplicable``, ``CacheUnusable``.
 - `cache`: the cache directory (``cache_dir``, ``REPRO_CACHE``), content keys and file hashes,

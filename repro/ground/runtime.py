@@ -2,7 +2,7 @@
 seeded generators.
 
 The errors (`repro.ground.errors`) and the cache directory with its atomic writers
-(`repro.ground.cache`) are re-exported here, where the suite has always imported them from.
+(`repro.ground.cache`) are their own modules: import them from there.
 """
 
 from __future__ import annotations
@@ -17,13 +17,7 @@ from typing import Any
 import torch
 
 from repro.ground.cache import CACHE_ENV, atomic_write_json, cache_dir, config_key, file_lock, read_json_or_none
-
-# the `name as name` imports are re-exports: the suite imports them from repro.ground.runtime
-from repro.ground.cache import atomic_path as atomic_path
-from repro.ground.cache import atomic_write_text as atomic_write_text
 from repro.ground.errors import CacheUnusable, ReproError
-from repro.ground.errors import MissingFixture as MissingFixture
-from repro.ground.errors import NotApplicable as NotApplicable
 
 DEVICES = ("auto", "cpu", "cuda")
 

@@ -15,7 +15,8 @@ from typing import Any
 import pytest
 
 from repro.core.readings import ALL_CHECKS, Control, Power, Reading
-from repro.ground.runtime import atomic_path, dtype_name, resolve_device, resolve_dtype
+from repro.ground.cache import atomic_path
+from repro.ground.runtime import dtype_name, resolve_device, resolve_dtype
 from repro.harness import report as reporting
 from repro.harness.collection import claim_ids
 from repro.harness.options import decide_chunk, users_model

@@ -9,7 +9,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from repro.ground.runtime import ReproError, atomic_path
+from repro.ground.cache import atomic_path
+from repro.ground.runtime import ReproError
 
 
 def load(path: Path) -> list[dict[str, Any]]:

@@ -203,7 +203,7 @@ def collects_every_claim_file(config: pytest.Config) -> bool:
 
 def run_models(config: pytest.Config) -> list[str]:
     """The run's pretrained models: --model, else every embedded model."""
-    from repro.core.models.pretrained import EMBEDDED_MODELS
+    from repro.core.models.embedded import EMBEDDED_MODELS
 
     chosen = config.getoption("--model")
     return [chosen] if chosen else list(EMBEDDED_MODELS)
@@ -216,7 +216,7 @@ def users_model(item: pytest.Item) -> str | None:
     model = item.config.getoption("--model")
     if model is None or not {"model_name", "model_names", "pretrained"} & set(getattr(item, "fixturenames", ())):
         return None
-    from repro.core.models.pretrained import EMBEDDED_MODELS
+    from repro.core.models.embedded import EMBEDDED_MODELS
 
     return None if model in EMBEDDED_MODELS else str(model)
 

@@ -18,7 +18,8 @@ from typing import Any, Iterable
 
 import pytest
 
-from repro.ground.runtime import CacheUnusable, MissingFixture, NotApplicable, ReproError, resolve_device
+from repro.ground.errors import MissingFixture, NotApplicable
+from repro.ground.runtime import CacheUnusable, ReproError, resolve_device
 from repro.harness import options
 from repro.harness import report as reporting
 from repro.harness.claim import PROP_CLAIMS, PROP_RECORD, Claim
@@ -100,7 +101,8 @@ def pretrained(device):
     reached, a fixture never fetched, and an embedded model whose cache entry cannot be (re)built in
     a read-only cache skip the test with the reason (DESIGN.md: skipped only for a missing
     resource); any other fault of an embedded model is an error."""
-    from repro.core.models.pretrained import EMBEDDED_MODELS, load_pretrained
+    from repro.core.models.embedded import EMBEDDED_MODELS
+    from repro.core.models.pretrained import load_pretrained
 
     loaded: dict[str, Any] = {}
 

@@ -56,7 +56,7 @@ def _versions() -> dict[str, str | None]:
 
 
 def _model_provenance() -> dict[str, dict[str, str]]:
-    from repro.core.models.pretrained import EMBEDDED_MODELS
+    from repro.core.models.embedded import EMBEDDED_MODELS
     from repro.ground import resources
 
     return {

@@ -27,7 +27,8 @@ from typing import Any, Iterable
 import pytest
 
 from repro.ground import progress
-from repro.ground.runtime import ReproError, atomic_write_json, atomic_write_text
+from repro.ground.cache import atomic_write_text
+from repro.ground.runtime import ReproError, atomic_write_json
 from repro.harness import catalogue, collection, writers
 from repro.harness import report as reporting
 from repro.harness.claim import PROP_CLAIMS, PROP_CORPUS, PROP_FIGURE, PROP_RECORD, PROP_TABLE
@@ -142,7 +143,7 @@ class ClaimsSession:
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         """A cold run's embedded models are dequantised in a background process from the start
-        (`pretrained.prepare_in_background`), when a selected test reads the `pretrained` fixture
+        (`gguf_cache.prepare_in_background`), when a selected test reads the `pretrained` fixture
         (once per run: not in an xdist worker but the first, not under --plan)."""
         config = self.config
         self.selected = {
@@ -155,7 +156,7 @@ class ClaimsSession:
         models = selected_models(session.items, run_models(config))
         if not models:
             return
-        from repro.core.models.pretrained import prepare_in_background
+        from repro.core.models.gguf_cache import prepare_in_background
 
         try:
             self._prepare = prepare_in_background(models)

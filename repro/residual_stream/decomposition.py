@@ -3,7 +3,7 @@
 Reproduces 002 "Residual Stream Decomposition", "Direct Logit Attribution" and "FFN as
 Key-Value Memory" (Elhage et al. 2021; Geva et al. 2021) on HF GPT-2, Llama-family (SmolLM2)
 and Gemma 3 models and on `repro.core.models.tiny.TinyDecoder`, with plain forward hooks
-(`repro.core.lens.hooks`); the model is never modified.
+(`repro.core.activations.hooks`); the model is never modified.
 
 Terms of the final residual x^(L) (before the final norm), at every position t:
 
@@ -34,9 +34,10 @@ from typing import Any
 import torch
 from torch import nn
 
-from repro.core import train
-from repro.core.arch import out_proj_weight
-from repro.core.lens import arch_map, final_norm, frozen_norm, hooks, resolve
+from repro.core import scoring
+from repro.core.activations import hooks
+from repro.core.arch import frozen_norm, out_proj_weight
+from repro.core.lens import arch_map, final_norm, resolve
 from repro.ground.runtime import ReproError
 
 F32_U = 2.0**-24  # float32 unit roundoff
@@ -413,7 +414,7 @@ def gradient_flow(
         states = out.hidden_states  # L+1 × (b, T, d)
         for h in states:
             h.retain_grad()
-        (train.token_nll(out.logits, ids[:, 1:]).sum() / (B * S)).backward()
+        (scoring.token_nll(out.logits, ids[:, 1:]).sum() / (B * S)).backward()
         sq += torch.stack([h.grad.double().pow(2).sum() for h in states]).cpu()
         g1, gL = states[1].grad.double(), states[L].grad.double()
         dot, gLgL = dot + float((g1 * gL).sum()), gLgL + float((gL * gL).sum())

@@ -24,7 +24,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from repro.core import train
+from repro.core import checkpoints, scoring, train
 from repro.core.models.tiny import TinyConfig, TinyDecoder
 from repro.ground.runtime import ReproError, derive_seed, generator
 
@@ -144,7 +144,7 @@ def induction_loss(model: nn.Module, data: RepeatedTokens, batch_size: int = 256
     _check_data(data)
     was_training = model.training
     model.eval()
-    nll_all = train.window_nll(
+    nll_all = scoring.window_nll(
         lambda x: model(input_ids=x).logits, data.tokens, batch_size, next(model.parameters()).device
     )  # (N, T)
     model.train(was_training)
@@ -259,7 +259,7 @@ def train_induction(
     )
     probe = build_model(cfg, n_layer, seed, device)
     curve = [
-        (step, induction_loss(train.load_snapshot(probe, path), data))
+        (step, induction_loss(checkpoints.load_snapshot(probe, path), data))
         for step, path in sorted(result.snapshots.items())
     ]
     return InductionRun(n_layer, seed, induction_loss(result.model, data), curve, result.wall_s, result.trained, result)

@@ -47,7 +47,7 @@ import torch
 from scipy import stats
 from torch import nn
 
-from repro.core import lens
+from repro.core import arch, lens
 from repro.ground.runtime import ReproError, derive_seed, generator
 from repro.seedprint import released as rel
 from repro.seedprint.released import ReleasedResult, released_variant
@@ -143,7 +143,7 @@ def responses(model: nn.Module, inputs: torch.Tensor, *, feature: str = "hidden"
     if feature not in FEATURES:
         raise ReproError(f"unknown SeedPrint feature {feature!r}; choose one of {', '.join(FEATURES)}")
     if inputs.dim() == 3:
-        width = lens.unembedding(model).shape[1]
+        width = arch.unembedding(model).shape[1]
         if inputs.shape[-1] != width:
             raise ReproError(
                 f"Gaussian inputs are {inputs.shape[-1]} wide but the model is {width} wide; "
@@ -158,7 +158,7 @@ def responses(model: nn.Module, inputs: torch.Tensor, *, feature: str = "hidden"
     hidden = result.final_normed[0]  # (n, d)
     if feature == "hidden":
         return hidden
-    device = lens.unembedding(model).device
+    device = arch.unembedding(model).device
     with torch.no_grad():
         chunks = [
             lens.unembed(model, h.to(device), normed=True, compute_dtype=torch.float32).cpu()
@@ -525,7 +525,7 @@ def seedprint(base: nn.Module, suspect: nn.Module, cfg: SeedPrintConfig | None =
     tests. Gaussian inputs: the released test reads its own, drawn as the authors' code draws
     them (`released.gaussian_inputs`: a fresh init's embedding statistics)."""
     cfg = cfg or SeedPrintConfig()
-    (va, da), (vb, db) = (tuple(lens.unembedding(m).shape) for m in (base, suspect))
+    (va, da), (vb, db) = (tuple(arch.unembedding(m).shape) for m in (base, suspect))
     comparable_or_raise((va, da), (vb, db), cfg)
     if cfg.feature == "logits":  # m is the hidden mode's share of the dimensions (`logits_m`)
         cfg = dataclasses.replace(cfg, m=logits_m(cfg.m, da, va))

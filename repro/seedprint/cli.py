@@ -22,9 +22,9 @@ def _fmt_p(p: float) -> str:
 
 
 def _describe_model(spec: str, model) -> dict:
-    from repro.core import lens
+    from repro.core import arch, lens
 
-    vocab, width = lens.unembedding(model).shape
+    vocab, width = arch.unembedding(model).shape
     return {
         "spec": spec,
         "class": type(model).__name__,

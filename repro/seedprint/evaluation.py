@@ -36,7 +36,8 @@ import torch
 from torch import nn
 
 from repro.core import stats
-from repro.ground.runtime import ReproError, atomic_write_json, atomic_write_text, generator
+from repro.ground.cache import atomic_write_text
+from repro.ground.runtime import ReproError, atomic_write_json, generator
 from repro.seedprint import algorithm as sp
 from repro.seedprint import transforms as tf
 from repro.seedprint.algorithm import aligned_algorithm_one, logits_m
@@ -236,7 +237,8 @@ def _pretrained_rows(q: dict[str, Any], add, resp, g, log, moved: dict[str, dict
     transform; `moved[name]`: how far the fine-tune moved the model."""
     import copy
 
-    from repro.core.models.pretrained import EMBEDDED_MODELS, load_pretrained
+    from repro.core.models.embedded import EMBEDDED_MODELS
+    from repro.core.models.pretrained import load_pretrained
     from repro.seedprint.study import finetune_measured
 
     for name in EMBEDDED_MODELS:

@@ -65,7 +65,7 @@ from typing import Any, Iterator, Sequence
 import torch
 from torch import nn
 
-from repro.core import lens
+from repro.core import activations
 from repro.core.lens import arch_map, resolve
 from repro.ground.runtime import ReproError, generator
 from repro.seedprint.block_weights import block_weights
@@ -432,7 +432,7 @@ def last_token_states(
         model.eval()
         for idx, batch in batches:
             last = torch.tensor([batch.shape[1] - 1])
-            with lens.hooks(model, modules=[], positions=last, device="cpu") as cap, torch.no_grad():
+            with activations.hooks(model, modules=[], positions=last, device="cpu") as cap, torch.no_grad():
                 model(batch.to(device), **kwargs)
             if cap.residual.shape[0] != batch.shape[0]:
                 raise ReproError(

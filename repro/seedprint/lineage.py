@@ -6,7 +6,7 @@ so a lineage is a chain of checkpoint keys:
 - init(seed): a LLaMA-style model (RMSNorm, SwiGLU, RoPE, untied embeddings; 001 B.4.1) with the
   GPT-2 init of 001 App B.1, drawn from `seed` (`repro.core.models.hf.build_model("llama", ...)`);
 - base(seed, data_seed): init(seed) pre-trained on the lineage's corpus (`Lineage(corpus=...)`:
-  Brown unless `--corpus` says otherwise; always under the Brown BPE, `train.corpus_tokens`). Runs
+  Brown unless `--corpus` says otherwise; always under the Brown BPE, `token_streams.corpus_tokens`). Runs
   with one `data_seed` see the same batches in the same order whatever the model seed (Table 4c:
   "we fix the training seed to lock the data order");
 - continual(base, corpus): a base trained further on another corpus (Table 5: TinyStories / The
@@ -29,7 +29,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from repro.core import train
+from repro.core import checkpoints, scoring, token_streams, train
 from repro.core.models.hf import build_model
 from repro.ground.runtime import ReproError
 
@@ -91,10 +91,10 @@ class Lineage:
 
     def corpus(self, name: str | None = None) -> tuple[torch.Tensor, torch.Tensor, dict]:
         """(train, validation, identity) token streams of corpus `name` under the Brown BPE
-        (`train.corpus_tokens`); default: the pre-training corpus."""
+        (`token_streams.corpus_tokens`); default: the pre-training corpus."""
         name = self.base_corpus if name is None else name
         if name not in self._corpora:
-            self._corpora[name] = train.corpus_tokens(name, self.cfg.vocab_size)
+            self._corpora[name] = token_streams.corpus_tokens(name, self.cfg.vocab_size)
         return self._corpora[name]
 
     def init(self, seed: int) -> nn.Module:
@@ -192,7 +192,7 @@ class Lineage:
         """The weights of `result` after `step` updates (step 0: the init itself)."""
         if step not in result.snapshots:
             raise ReproError(f"no snapshot at step {step}; kept: {sorted(result.snapshots)}")
-        return train.load_snapshot(self.init(seed), result.snapshots[step]).eval()
+        return checkpoints.load_snapshot(self.init(seed), result.snapshots[step]).eval()
 
 
 def init_model(c: LineageConfig, seed: int) -> nn.Module:
@@ -280,12 +280,12 @@ def finetune_pretrained(
 def heldout_windows(tokenizer: Any, corpus: str, *, n: int, seq_len: int) -> torch.Tensor:
     """(n, seq_len + 1) evenly spaced windows of `corpus`'s *validation* split under a pretrained
     model's tokenizer: the held-out text on which a fine-tune's shift is measured (window by
-    window, so before and after are paired; `repro.core.train.window_losses`)."""
+    window, so before and after are paired; `repro.core.scoring.window_losses`)."""
     if n < 2 or seq_len < 1:
         raise ReproError(f"heldout_windows needs n ≥ 2 and seq_len ≥ 1 (got n={n}, seq_len={seq_len})")
     _, val = text_tokens(tokenizer, corpus, max_tokens=4 * n * (seq_len + 1))
     cfg = train.TrainConfig(steps=1, batch_size=n, seq_len=seq_len, warmup_steps=0, eval_batches=1)
-    return train.val_windows(cfg, val, n)
+    return scoring.val_windows(cfg, val, n)
 
 
 def weight_change(before: nn.Module, after: nn.Module, *, skip: tuple[str, ...] = ()) -> float:

@@ -35,7 +35,7 @@ from typing import Any, Callable
 import numpy as np
 import torch
 
-from repro.core import stats, train
+from repro.core import scoring, stats
 from repro.core.models.hf import random_init_twin
 from repro.ground.runtime import autocast, derive_seed
 from repro.seedprint import algorithm
@@ -415,7 +415,7 @@ def finetune_measured(
     held-out code NLL before and after in the policy's dtype, paired by window)."""
     windows = heldout_windows(tok, SHIFT, n=ps["heldout_windows"], seq_len=ps["finetune_seq_len"]).to(device)
     with autocast("auto", device):  # the policy dtype, as the fine-tune itself; paired before/after
-        before = train.window_losses(base, windows, batch=8).numpy()
+        before = scoring.window_losses(base, windows, batch=8).numpy()
     tuned = copy.deepcopy(base)
     finetune_pretrained(
         tuned,
@@ -429,7 +429,7 @@ def finetune_measured(
     )
     tuned.eval()
     with autocast("auto", device):
-        after = train.window_losses(tuned, windows, batch=8).numpy()
+        after = scoring.window_losses(tuned, windows, batch=8).numpy()
     tokens = ps["finetune_steps"] * ps["finetune_batch"] * ps["finetune_seq_len"]
     return tuned, Movement(tokens, before, after, weight_change(base, tuned, skip=SKIP_EMBED))
 

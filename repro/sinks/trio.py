@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
-from repro.core import data, stats, train
+from repro.core import data, scoring, stats, token_streams, train
 from repro.core.checkpoints import load_snapshot
 from repro.core.readings import Reading
 from repro.ground.runtime import ReproError, resolve_autocast
@@ -97,7 +97,7 @@ def train_trio(
     )
     steps = sizes["train"]["steps"]
     cfg = cfg.replace(snapshot_steps=tuple(sorted({round(f * steps) for f in sizes["trajectory"]} - {0, steps})))
-    train_tokens, val_tokens, ident = train.corpus_tokens(corpus, V)
+    train_tokens, val_tokens, ident = token_streams.corpus_tokens(corpus, V)
     accelerator = accelerator_for(profile_name)
     if procs > 1 and accelerator is not None and accelerator.num_processes > 1:
         raise ReproError(
@@ -147,13 +147,13 @@ def train_trio(
     }
     # the shifted held-out set is fixed whatever --corpus says: Table 7's second, out-of-domain
     # set (C4 there) is part of the claim, not the user's choice
-    _, code_val, _ = train.corpus_tokens(SHIFT, V)
+    _, code_val, _ = token_streams.corpus_tokens(SHIFT, V)
     text = corpus if corpus != SHIFT else f"{SHIFT} (--corpus)"  # Trio.text
     held_out = {
-        text: train.val_windows(cfg, val_tokens, ev["ppl_windows"]),
-        SHIFT: train.val_windows(cfg, code_val, ev["ppl_windows"]),
+        text: scoring.val_windows(cfg, val_tokens, ev["ppl_windows"]),
+        SHIFT: scoring.val_windows(cfg, code_val, ev["ppl_windows"]),
     }
-    nll = {k: {name: train.window_losses(r.model, w) for name, w in held_out.items()} for k, r in results.items()}
+    nll = {k: {name: scoring.window_losses(r.model, w) for name, w in held_out.items()} for k, r in results.items()}
     m = sizes["model"]
     return Trio(
         results,
@@ -218,7 +218,7 @@ def switched_nll(trio: Trio, kind: str, name: str) -> torch.Tensor:
     import copy
 
     switched = apply_positional_scaling(copy.deepcopy(trio.results["baseline"].model), kind, trio.cfg.seq_len)
-    return train.window_losses(switched, trio.held_out[name])
+    return scoring.window_losses(switched, trio.held_out[name])
 
 
 def harm_null(trio: Trio, kind: str) -> tuple[float, str]:

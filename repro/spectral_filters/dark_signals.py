@@ -19,7 +19,8 @@ import torch
 from torch import nn
 
 from repro.core import lens
-from repro.ground.runtime import NotApplicable, ReproError, generator
+from repro.ground.errors import NotApplicable
+from repro.ground.runtime import ReproError, generator
 from repro.spectral_filters import catalogue
 
 # 003 §7: High-Mean Low-Variance received-attention thresholds (the catalogue's numbers)

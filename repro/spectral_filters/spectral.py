@@ -37,7 +37,7 @@ import torch
 from torch import nn
 
 from repro.core import activations, arch, lens, memo, tied_decoding
-from repro.core.lens import frozen_norm
+from repro.core.arch import frozen_norm
 from repro.ground.runtime import ReproError, generator
 
 N_BANDS = 20
@@ -81,7 +81,7 @@ def _gain(norm: nn.Module | None) -> torch.Tensor | None:
 def unembedding_matrix(model: nn.Module) -> torch.Tensor:
     """W_u (V, d) with the final norm's gain folded in (003 §2), float64."""
     amap = lens.arch_map(model)
-    W = lens.unembedding(model, amap).detach().cpu().double()
+    W = arch.unembedding(model, amap).detach().cpu().double()
     g = _gain(lens.final_norm(model, amap))
     return W if g is None else W * g.double()[None, :]
 
@@ -378,7 +378,7 @@ def nll_per_token(model: nn.Module, normed: torch.Tensor, targets: torch.Tensor,
     B, T, d = normed.shape
     flat, tflat = normed.reshape(-1, d), targets.reshape(-1).to(normed.device)
     amap = lens.arch_map(model)
-    W = lens.unembedding(model, amap)  # (V, d)
+    W = arch.unembedding(model, amap)  # (V, d)
     bias = getattr(lens.resolve(model, amap.lm_head), "bias", None)
     cap = getattr(arch.text_config(model), amap.softcap_attr, None) if amap.softcap_attr else None
 

@@ -21,7 +21,8 @@ import numpy as np
 import torch
 
 from repro.core import activations, data, lens
-from repro.ground.runtime import NotApplicable, ReproError, dtype_name, generator, resolve_dtype
+from repro.ground.errors import NotApplicable
+from repro.ground.runtime import ReproError, dtype_name, generator, resolve_dtype
 from repro.spectral_filters import catalogue, dark_signals, spectral
 
 SOURCE_SF7 = catalogue.number("SF-7", "fig13")  # 003 Fig 13: Ω_{u,14} after L12 of 40: NLL 2.47 → 2.74

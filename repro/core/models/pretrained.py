@@ -26,15 +26,8 @@ from typing import TYPE_CHECKING, Any
 import torch
 
 from repro.core.checkpoints import META_FILE, MODEL_FILE, load_checkpoint, load_snapshot
-
-# the `name as name` imports are re-exports: the suite imports them from here
-from repro.core.models.embedded import EMBEDDED_MODELS as EMBEDDED_MODELS
-from repro.core.models.embedded import KNOWN_MODELS, ON_DEMAND_MODELS
-from repro.core.models.embedded import EmbeddedModel as EmbeddedModel
+from repro.core.models.embedded import EMBEDDED_MODELS, KNOWN_MODELS, ON_DEMAND_MODELS
 from repro.core.models.gguf_cache import CacheCheck, build_model_cache, ensure_model_cache, one_gguf_parse
-from repro.core.models.gguf_cache import check_model_cache as check_model_cache
-from repro.core.models.gguf_cache import model_cache_dir as model_cache_dir
-from repro.core.models.gguf_cache import prepare_in_background as prepare_in_background
 from repro.ground import resources
 from repro.ground.cache import read_json_or_none
 from repro.ground.errors import ReproError
