@@ -5,7 +5,8 @@ tolerances from the Monte-Carlo standard error across independently drawn models
 stated allowance where the source's statement is an infinite-width or uniform-attention limit.
 Every passing claim puts a negative control through the same comparison; strict xfails record
 their power at the source's effect. Per-unit checks (per block, T, seed) and context records are
-in `repro.born_biased.records`, powers in `preference_power`, tables in `tables`.
+in `repro.born_biased.records` (§4) and `probe_records` (§3), powers in `preference_power`, tables
+in `tables`.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from repro.born_biased import (
     preference_power,
     preference_runs,
     preference_stats,
+    probe_records,
     records,
     tables,
 )
@@ -196,7 +198,7 @@ SOURCE_SIZE_STEP = preference_stats.source_scale_step(catalogue.number("BB-1.2",
 def test_random_init_prefers_one_token(claim, table1, uniform_baseline):
     """Finding 1 in App B.2's protocol against the head's own null: every (seed, length) cell
     significant at 0.05 / cells; Fig 1a's ratio to the top count of N uniform draws one count above
-    the head's null 99th percentile, the source's 58.5× beside it (`records.check_fig1a`)."""
+    the head's null 99th percentile, the source's 58.5× beside it (`probe_records.check_fig1a`)."""
     runs = _rope(table1)
     n_cells = len(preference_stats.cells(runs))
     bar = math.log10(ALPHA / n_cells)
@@ -208,10 +210,10 @@ def test_random_init_prefers_one_token(claim, table1, uniform_baseline):
     claim.figure(figures.fig1a_preference(run42, T, uniform_baseline[0]), "fig1a")
     claim.figure(figures.table1_frequencies(table1), "table1")
     why = f"p < {ALPHA}/{n_cells} in every cell (App B.2's test, the head's null, Bonferroni over cells)"
-    _emit(claim, records.check_significance(runs, bar, why, ""))
+    _emit(claim, probe_records.check_significance(runs, bar, why, ""))
     fig1a = preference_stats.fig1a(runs, T, SOURCE_FIG1A, SOURCE_TABLE1)
-    _emit(claim, records.record_fig1a(fig1a))
-    _emit(claim, records.check_fig1a(fig1a, T))
+    _emit(claim, probe_records.record_fig1a(fig1a))
+    _emit(claim, probe_records.check_fig1a(fig1a, T))
 
 
 @pytest.mark.policy_dtype
@@ -227,9 +229,9 @@ def test_preference_holds_across_architectures(claim, table1, arch, profile):
     power = preference_power.architecture_power(runs, arch, rate, ALPHA)
     claim.power(power.power)
     if arch == "llama" and profile.name == "ci":
-        claim.not_reproduced(records.unseen_favourite(runs, rate, ALPHA, power.value, power.n80))
+        claim.not_reproduced(probe_records.unseen_favourite(runs, rate, ALPHA, power.value, power.n80))
     why = f"App B.2: p < {ALPHA} in every cell (against the head's own null)"
-    _emit(claim, records.check_significance(runs, math.log10(ALPHA), why, f"{arch}: "))
+    _emit(claim, probe_records.check_significance(runs, math.log10(ALPHA), why, f"{arch}: "))
 
 
 @pytest.mark.policy_dtype
@@ -252,7 +254,7 @@ def test_llama_preference_is_far_weaker(claim, table1, profile):
     claim.power(power.power)
     claim.figure(figures.table1_frequencies(table1), "table1b")
     if profile.name == "ci":  # measured at ci: RoPE GPT-2's counts are too few (strict: a pass must update this)
-        claim.not_reproduced(records.far_weaker_unresolved(weaker, power.value, power.n80))
+        claim.not_reproduced(probe_records.far_weaker_unresolved(weaker, power.value, power.n80))
     why, source = "far weaker: at most half as many pooled top-1 counts", round(src_ratio, 4)
     bound = FAR_SHARE / (1 - FAR_SHARE)
     claim.check("pooled top-1 counts, LLaMA / RoPE GPT-2", weaker.ratio, bound, compare="le", source=source, why=why)
@@ -299,7 +301,7 @@ def test_preference_grows_with_length(claim, table1, other_size, profile):
     trend, (length, _) = _trend(claim, table1, other_size)
     claim.power(length.power)
     if profile.name == "ci":  # measured at ci: not resolved (strict: a pass must update this)
-        claim.not_reproduced(records.trends_unresolved(trend))
+        claim.not_reproduced(probe_records.trends_unresolved(trend))
     name = "one-sided binomial p: longer sequences, more extreme"
     claim.check(name, float(trend.p_length), ALPHA, compare="le", why=BB_1_2_WHY)
 
@@ -314,7 +316,7 @@ def test_preference_grows_with_size(claim, table1, other_size, profile):
     trend, (_, size) = _trend(claim, table1, other_size)
     claim.power(size.power)
     if profile.name == "ci":  # measured at ci: not resolved (strict: a pass must update this)
-        claim.not_reproduced(records.trends_unresolved(trend))
+        claim.not_reproduced(probe_records.trends_unresolved(trend))
     name = "one-sided binomial p: larger model, more extreme"
     claim.check(name, float(trend.p_size), ALPHA, compare="le", why=BB_1_2_WHY)
 
@@ -332,7 +334,7 @@ def directions(profile, device):
 @pytest.mark.claim("BB-1.3")
 def test_favourite_token_is_set_by_the_seed(claim, table1, directions, profile):
     """Seed A's favourite among seed B's predictions, chosen on one half of the probes and counted on
-    the other (`records.check_held_out`; control: A's isotropic final states, same split). Over many
+    the other (`probe_records.check_held_out`; control: A's isotropic final states, same split). Over many
     seeds the contraction direction's token (Finding 2.2) should almost never coincide; control:
     one seed's direction tokens across its probe lengths (one model: they must coincide)."""
     runs = _rope(table1)
@@ -355,9 +357,9 @@ def test_favourite_token_is_set_by_the_seed(claim, table1, directions, profile):
     power = preference_power.held_out_declared(runs, T, rate)
     claim.power(power.power)
     if profile.name in ("ci", "long"):  # long probes at ci's sizes; measured at ci (strict: a pass must update this)
-        claim.not_reproduced(records.unresolved_favourites((a, b), n, T, rate, power.value, power.n80))
+        claim.not_reproduced(probe_records.unresolved_favourites((a, b), n, T, rate, power.value, power.n80))
     for favourite in (a, b):
-        _emit(claim, records.check_held_out(favourite, n))
+        _emit(claim, probe_records.check_held_out(favourite, n))
 
 
 @pytest.mark.policy_dtype
@@ -369,7 +371,7 @@ def test_hidden_dimension_preference(claim, table1, uniform_baseline):
     the measured std (`preference_stats.dim_cells`). Control: N draws from that null."""
     runs = _rope(table1)
     cells, controls = preference_stats.dim_cells(runs)
-    _emit(claim, records.record_dim_cells(cells))
+    _emit(claim, probe_records.record_dim_cells(cells))
     run = runs[("rope-gpt2", 42)]
     claim.figure(figures.fig10_token_and_dim(run, run.lengths[-1], *uniform_baseline), "fig10")
     claim.check(
@@ -388,11 +390,11 @@ def test_hidden_dimension_preference(claim, table1, uniform_baseline):
 @pytest.mark.claim("BB-2.1")
 def test_inter_sequence_contraction_grows_with_depth(claim, table1):
     """001 §4, Fig 2: the inter-sequence cosine rises over blocks (Kendall τ) in every seed
-    (`records.check_depth_trend`). Control: the same cosines in a shuffled block order."""
+    (`probe_records.check_depth_trend`). Control: the same cosines in a shuffled block order."""
     runs = _rope(table1)
     T = next(iter(runs.values())).lengths[-1]
     for (_, seed), run in runs.items():
-        _emit(claim, records.check_depth_trend(run, T, seed))
+        _emit(claim, probe_records.check_depth_trend(run, T, seed))
     claim.figure(figures.fig2_layer_cosine(runs, T), "fig2")
 
 
@@ -404,7 +406,7 @@ def test_contraction_direction_names_the_favourite(claim, directions):
     the favourite's largest frequency. Control: each model's direction token against the *next*
     model's favourite, through the same binomial test (`preference_stats.direction_test`)."""
     test = preference_stats.direction_test(directions, ALPHA)
-    _emit(claim, records.record_direction_test(directions, test, SOURCE_AGREEMENT))
+    _emit(claim, probe_records.record_direction_test(directions, test, SOURCE_AGREEMENT))
     claim.figure(figures.fig_direction_agreement(directions), "agreement")
     claim.check(
         f"binomial p vs chance (p0 = {test.p0:.3f})",
@@ -426,7 +428,7 @@ def test_direction_agreement_rate_matches_source(claim, directions, profile):
     test = preference_stats.direction_test(directions, ALPHA)
     claim.power(preference_power.agreement_power(directions, SOURCE_AGREEMENT).power)
     if profile.name == "ci":
-        claim.not_reproduced(records.ill_determined_favourites(directions, test))
+        claim.not_reproduced(probe_records.ill_determined_favourites(directions, test))
     src = SOURCE_AGREEMENT
     claim.record(f"agreement rate over {test.m} models", test.k / test.m, source=src)
     why = "the source's rate inside our interval (sampling error over models)"

@@ -23,8 +23,10 @@ lineage experiment and lives in `claims/test_seedprint.py`.)
   the held-out favourite, the hidden-dimension cells, Finding 2.2's agreement test.
 - `preference_power`: the powers of those tests and each claim's declaration for `claim.power`.
 - `ablation_study`: §4.1's full / attention-only / MLP-only ablation (Table 2, Figs 3, 4, 7).
-- `records`: what the claim tests write beyond their headline checks — context records, the
-  checks repeated per block, T, seed or cell, and the reasons of the strict xfails.
+- `records`: what §4's claim tests write beyond their headline checks — context records and the
+  checks repeated per block or T — and `Row` / `Rows`, the readings handed to the claim file.
+- `probe_records`: the same for §3's probe claims (Table 1) — context records, the checks
+  repeated per seed or cell, and the reasons of the strict xfails.
 - `tables`: the report's tables (Fig 5, Tables 1–3, Finding 1.2, Prop 5).
 - `figures`: the matplotlib builders of 001's §3–4 figures and tables.
 - `catalogue`, `sizes`: the topic's claims with the source's numbers, and its sizes per profile.
