@@ -9,8 +9,8 @@ from the run's corpus (`--corpus`, Brown by default) that all start with the mod
 float32 forward pass with every residual state, sub-layer contribution and attention map, token
 0's sink profile, and an NLL `Sweep` whose per-prompt results are memoised, so the heat maps that
 several claims read are computed once, and the spread over prompts is every NLL claim's noise.
-What each claim reads off it, with its negative controls, is in `readings` (SF-10's head ratios
-in `dark_signals`); its power declaration in `power`; its figures in `figures`.
+What each claim reads off it, with its negative controls, is in `readings`; what it records
+beside its checks in `context`; its power declaration in `power`; its figures in `figures`.
 
 Layers named in the source are mapped by what they do, not by index: the source's sink layer
 (13B: L3) is ℓ*, the block after which token 0's residual first reaches half its maximum norm;
@@ -36,10 +36,9 @@ import pytest
 
 from repro.core import data
 from repro.core.readings import Control
-from repro.spectral_filters import dark_signals, figures, noise_free, power, readings
-from repro.spectral_filters.noise_free import SINK_MLP, SOURCE_WE_SV_RATIO
+from repro.spectral_filters import context, figures, noise_free, power, readings
+from repro.spectral_filters.noise_free import SINK_MLP
 from repro.spectral_filters.power import SOURCE_REMOVED, SOURCE_SF7_RISE
-from repro.spectral_filters.readings import SOURCE_CCNET
 from repro.spectral_filters.study import (
     PROMPTS,
     RANDOM_DRAWS,
@@ -56,6 +55,12 @@ from repro.spectral_filters.verdicts import NOT_REPRODUCED
 @pytest.fixture(scope="module")
 def sizes(profile):
     return profile.sizes("spectral")
+
+
+def _say(claim, rows) -> None:
+    """Record, in order, the context a topic hands over (`context`: `Reading`s comparing nothing)."""
+    for r in rows:
+        claim.record(r.name, r.measured, source=r.source, unit=r.unit, key=r.key)
 
 
 def _sink_study(claim, s: Study, corpus: str | None = None) -> Study:
@@ -77,8 +82,7 @@ def study(model_name, pretrained, sizes, corpus_name) -> Study:
 
 
 def _setting(claim, s: Study) -> None:
-    n, T = s.ids.shape
-    claim.record(f"{s.name}: prompts × tokens (source: {SOURCE_CCNET})", f"{n} × {T}")
+    _say(claim, context.setting(s))
     claim.check(
         f"{s.name}: unfiltered NLL, {s.dtype} sweep vs float32 forward",
         s.sweep.base,
@@ -97,7 +101,7 @@ def test_unembedding_spectrum(claim, study):
     s, F = study, study.F
     u = readings.unembedding_spectrum(s)  # with its negative controls: a random direction, W_u less its mean row
     corpus = data.corpus_title(s.corpus)
-    claim.record(f"{s.name}: σ1/σ2 of W_e", u.we_lead, source=SOURCE_WE_SV_RATIO)
+    _say(claim, context.unembedding_spectrum(s, u))
     spectra = {"W_u (final-norm gain folded)": u.S, "W_e": F.e.S.numpy()}
     claim.figure(figures.singular_values(spectra, F.edges, f"003 Fig 3 — {s.name} (d = {F.d})"), f"{s.name}_fig3")
     values = {  # each check's value and its null's (the shield of a bar of ours: noise_free.deterministic)
@@ -151,8 +155,7 @@ def test_unembedding_spectrum(claim, study):
 def test_components_read_and_write_dark(claim, study):
     s, F = study, study.F
     ds = readings.dark_shares(s)  # with its negative control: the shares in a random orthonormal basis
-    for y, v in ds.shares.items():
-        claim.record(f"{s.name}: max U-dark share of W_{y} (layer {int(v.argmax())})", float(v.max()))
+    _say(claim, context.dark_shares(s, ds))
     panels = readings.write_projection_panels(s, ds.w2_layer)
     claim.figure(figures.projection_norm_panels(panels, F.edges, f"003 Fig 4/5 — {s.name}"), f"{s.name}_fig4_5")
     claim.figure(
@@ -197,29 +200,17 @@ def test_components_read_and_write_dark(claim, study):
 def test_residual_filter_step_at_last_band(claim, study):
     s = _sink_study(claim, study)
     _setting(claim, s)
-    ls = s.sink.layer
     claim.figure(figures.residual_filter_heatmaps(s), f"{s.name}_fig8")  # rows: s.step_rows (ci: [ℓ*])
     claim.figure(figures.mlp_filter_curves(s), f"{s.name}_fig7")
     r = readings.residual_step(s)  # Φ_u,1:19 after ℓ* against random filters of the same rank
     seeds, rnd_means, step, gap = r.seeds, r.rnd_means, r.step, r.gap
-    claim.record(f"{s.name}: sink layer ℓ* (source 13B: L3 of 40)", ls)
-    claim.record(
-        f"{s.name}: NLL MLP-of-ℓ* filtered Φ_u,1:19 − unfiltered", s.nll(ls, "phi_u", 19, where="mlp") - s.sweep.base
-    )
-    claim.record(
-        f"{s.name}: NLL step of each random 95% filter after ℓ* (seeds {seeds})",
-        [round(m - s.sweep.base, 3) for m in rnd_means],
-    )
+    _say(claim, context.residual_step(s, r))  # ℓ*, the random filters' steps and their spread
     # The step alone is not specific: a random cut of the same rank already raises NLL by more than
     # 1 nat on both embedded models (measured at ci). So the step is asserted as the dark band's
     # own: first the source's words (Φ_u,1:19 worse than every random filter of the same rank),
     # then a margin of 1 nat (the step threshold) over the costliest one, whose negative control
     # puts one random filter in Φ_u,1:19's place against the others, through the same assertion.
     p, _ = power.sf3_power_record(r.gap_p, rnd_means, r.step_p, s.ids.shape[1])
-    claim.record(
-        f"{s.name}: sd across the {len(seeds)} random filters' NLL (seed-to-seed spread)",
-        float(np.std(rnd_means, ddof=1)) if len(rnd_means) > 1 else 0.0,
-    )
     claim.power(p)
     claim.not_reproduced_if(
         NOT_REPRODUCED,
@@ -258,9 +249,7 @@ def test_residual_filter_step_at_last_band(claim, study):
 def test_token0_gets_dark_vector_from_early_mlp(claim, study):
     s = _sink_study(claim, study)
     v = readings.sink_vector(s)  # with its nulls: the other tokens at the same depth, the attention contributions
-    claim.record(
-        f"{s.name}: U-dark fraction of token 0's stream before any block (its <bos> embedding)", v.dark_embedding
-    )
+    _say(claim, context.sink_vector(s, v))
     claim.figure(figures.sink_composition(s.sink, f"003 Fig 9 — {s.name}: token 0 (<bos>) residual"), f"{s.name}_fig9")
     values = {  # each check's value and its null's (the check's negative control)
         "ℓ*/L": (v.layer / s.L, None),
@@ -396,9 +385,7 @@ def test_token0_only_filter_shows_step(claim, study):
     r = readings.token0_step(s)  # Φ_u,1:19 on token 0 only against random filters of the same rank
     swap_p = s.prompt_nll(ls, "phi_u", 19, swap=True) - s.base_prompts
     seeds, rnd_means, step0, step_swap, gap = r.seeds, r.rnd_means, r.step, float(swap_p.mean()), r.gap
-    claim.record(
-        f"{s.name}: NLL step of each random 95% filter on token 0 only (seeds {seeds})", np.round(rnd_means, 3).tolist()
-    )
+    _say(claim, context.token0_step(s, r))
     # power: the source's token-0-only step (Fig 11 middle), half of it above the random filters' mean
     claim.power(power.sf6_power_record(r.step_p, swap_p, r.gap_p, rnd_means, s.ids.shape[1]))
     claim.not_reproduced_if(
@@ -446,28 +433,22 @@ def test_token0_only_filter_shows_step(claim, study):
 @pytest.mark.claim("SF-7")
 def test_sink_preserving_filters_keep_nll_low(claim, study):
     s = _sink_study(claim, study)
-    lay = s.sf7_layer
     grid = s.grid("omega")
     claim.figure(figures.omega_heatmap(s, grid), f"{s.name}_fig11_omega")
     claim.figure(figures.sink_preserving_curves(s), f"{s.name}_fig13")
-    om_p = s.prompt_nll(lay, "omega", 15) - s.base_prompts
-    phi_p = s.prompt_nll(lay, "phi_u", 15) - s.base_prompts
-    rise, phi_rise = float(om_p.mean()), float(phi_p.mean())
-    removed = 1 - s.F.retained("omega", 14) / s.F.d
-    claim.record(f"{s.name}: share of the spectrum Ω_u,14 removes (source {SOURCE_REMOVED:.0%})", removed)
-    claim.record(f"{s.name}: NLL Φ_u,1:15 − Ω_u,14 (same retained dims less the dark band)", phi_rise - rise)
-    ok_rows = [r for r, row in zip(s.rows, grid) if row[s.cols.index(15)] - s.sweep.base <= 0.5]
-    claim.record(f"{s.name}: layers where Ω_u,14 stays within 0.5 nats", str(ok_rows))
-    claim.power(power.sf7_power_record(om_p, s.ids.shape[1]))
+    v = readings.sink_preserving(s, grid)  # Ω_u,14 after SF-7's layer, with its control Φ_u,1:15
+    lay, rise, phi_rise = v.layer, v.rise, v.phi_rise
+    _say(claim, context.sink_preserving(s, v))
+    claim.power(power.sf7_power_record(v.omega_p, s.ids.shape[1]))
     claim.not_reproduced_if(
         NOT_REPRODUCED,
         ("SF-7", s.name),
         f"Ω_u,14 after layer {lay}: +{rise:.2f} nats over {s.sweep.base:.2f} unfiltered (Φ_u,1:15 "
-        f"+{phi_rise:.2f}); within 0.5 nats after layers {ok_rows}",
+        f"+{phi_rise:.2f}); within 0.5 nats after layers {v.ok_rows}",
     )
     claim.check(
         f"{s.name}: share of the spectrum Ω_u,14 removes",
-        removed,
+        v.removed,
         SOURCE_REMOVED,
         compare="abs",
         tol=0.01,
@@ -499,15 +480,9 @@ def test_generations_under_filters(claim, study):
     )
     claim.figure(figures.repetition_bars(reps, f"{s.name}: rep-3, filters after layers {layers}"), f"{s.name}_rep3")
     mean = {k: float(np.mean(v)) for k, v in reps.items()}
-    for k, v in mean.items():
-        claim.record(f"{s.name}: mean rep-3, {k}", v)
     # power, by simulation: the source's own Table 4 continuations at about the same relative depth
     src = power.source_rep(s.tok, [lay / s.L for lay in layers], g["new_tokens"])
-    for fam, vals in src.items():
-        claim.record(
-            f"{s.name}: source's Table 4 rep-3, {fam}, rows near layers {layers} ({g['new_tokens']} tokens)",
-            [round(float(np.mean(v)), 3) for v in vals],
-        )
+    _say(claim, context.generations(s, mean, src, layers, g["new_tokens"]))
     claim.power(power.sf8_power_record(src, mean["none"], layers, len(PROMPTS), g["new_tokens"]))
     claim.not_reproduced_if(NOT_REPRODUCED, ("SF-8", s.name), str({k: round(v, 2) for k, v in mean.items()}))
     claim.check(
@@ -549,8 +524,7 @@ def test_hmlv_tokens_stand_out(claim, study, hmlv_stats, key):
     if key == "udr" and len(lay["layer"]):
         claim.figure(figures.hmlv_layers(s, st), f"{s.name}_fig15")
     h = power.hmlv_test(st, key)
-    for name, value, kw in readings.hmlv_context(s, st, h, label):
-        claim.record(name, value, **kw)
+    _say(claim, context.hmlv(s, st, h, label))
     if h.n < power.SF9_MIN_PROMPTS:  # the check fails, and ends the test
         claim.not_reproduced(f"{s.name}: too few prompts with an HMLV token to test across prompts.")
         claim.check(
@@ -588,26 +562,16 @@ def test_hmlv_tokens_stand_out(claim, study, hmlv_stats, key):
 @pytest.mark.claim("SF-10")
 def test_token0_value_projection_is_small(claim, study):
     s = _sink_study(claim, study)
-    layers = s.sink.in_place
-    mid = s.ids.shape[1] // 2  # negative control: a token in the middle of each prompt in place of token 0
-    r, r_mid = dark_signals.value_output_ratios(s.model, s.cap.modules["attn_in"], layers, (0, mid))
+    v = readings.value_projection(s)  # negative control: a token in the middle of each prompt in place of token 0
+    r, r_mid, mid = v.ratio, v.ratio_mid, v.mid
     title = f"003 App D — {s.name}: ‖h_0 W_v W_o‖ / median token's"
-    claim.figure(figures.head_ratio_heatmap(r, layers, title), f"{s.name}_fig21")
-    claim.record(f"{s.name}: heads × layers (sink in place: layers {layers[0]}–{layers[-1]})", int(r.size))
-    claim.record(f"{s.name}: largest ratio", float(r.max()))
+    claim.figure(figures.head_ratio_heatmap(r, v.layers, title), f"{s.name}_fig21")
+    _say(claim, context.value_projection(s, v))  # heads read, the largest ratio, its bootstrap interval
     values = {  # the value and its null's: token 0 no different from the median token (ratio 1)
         "median ratio token 0 / median token": (float(np.median(r)), 1.0),
         "share of heads where token 0's projection is below the median token's": (float((r < 1).mean()), None),
     }
-    reps = dark_signals.value_output_ratio_replicates(s.model, s.cap.modules["attn_in"], layers)  # (n_boot, L, H)
-    lo, hi = np.percentile(reps, [2.5, 97.5], axis=0)
-    top = np.unravel_index(int(np.argmax(r)), r.shape)
-    claim.record(
-        f"{s.name}: largest ratio's 95% bootstrap interval (the median token resampled)",
-        f"[{lo[top]:.3g}, {hi[top]:.3g}]",
-    )
-    claim.record(f"{s.name}: heads whose 95% bootstrap interval lies above 1", int((lo >= 1).sum()))
-    claim.power(noise_free.sf10_power_record(r.size, s.ids.shape[0] * (s.ids.shape[1] - 1), values, reps))
+    claim.power(noise_free.sf10_power_record(r.size, s.ids.shape[0] * (s.ids.shape[1] - 1), values, v.replicates))
     claim.not_reproduced_if(
         NOT_REPRODUCED, ("SF-10", s.name), f"{int((r >= 1).sum())} of {r.size} heads ≥ 1, largest {r.max():.2f}"
     )

@@ -12,8 +12,9 @@ metrics of eqs. 4–5, App D's head ratios — for `claims/test_spectral_filters
   keys and App D's value–output ratios, token 0's sink profile (§5, Fig 9).
 - `study`: the per-model `Study` every SF claim reads, SF-8's continuations, §7's HMLV statistics.
 - `readings`: what each claim reads off a study, with its negative controls (SF-1's spectrum,
-  SF-2's dark shares, SF-3/5/6's NLL steps against random filters, SF-4's sink vector, SF-9's
-  context).
+  SF-2's dark shares, SF-3/5/6's NLL steps against random filters, SF-4's sink vector, SF-7's
+  sink-preserving filter, SF-10's value–output ratios).
+- `context`: what each claim records beside its checks (context `Reading`s, in the claim's order).
 - `power`: the sampled claims' powers (SF-3, 5–9) at their declared effects, each a `Power` saying
   which checks it covers, its edge and how its nuisance sds were taken.
 - `noise_free`: the powers of the checks on noise-free quantities (SF-1, 2, 4, 10).

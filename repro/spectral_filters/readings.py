@@ -7,26 +7,24 @@ claim test checks, computed here so that the test reads like the claim.
   NLL of Φ_u,1:19 after ℓ* against the unfiltered model, the swap and random filters of the same
   rank; `random_in_place`, the margin checks' negative control;
 - SF-4 (§5, Fig 9): `sink_vector`, token 0's sink vector against the other tokens;
-- SF-9 (§7): `hmlv_context`, the context records of the HMLV test.
+- SF-7 (§6, Fig 13): `sink_preserving`, Ω_u,14's NLL against Φ_u,1:15's, per prompt;
+- SF-10 (App D, Fig 21): `value_projection`, token 0's value–output ratios per head, against a
+  mid-prompt token's, with their bootstrap replicates.
+
+What each claim records beside its checks (context) is in `context`.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 import torch
 
 from repro.core import data, lens, stats
 from repro.ground.runtime import generator
-from repro.spectral_filters import catalogue, dark_signals, spectral
-from repro.spectral_filters.power import HMLVTest
+from repro.spectral_filters import dark_signals, spectral
 from repro.spectral_filters.study import Study
-
-SOURCE_CCNET = "{:,} prompts, {:,} tokens".format(*catalogue.number("SF-9", "ccnet405"))  # 003 §4: ccnet-405
-SOURCE_HMLV_PAIRS = "{:,} / {:,}".format(*catalogue.number("SF-9", "pairs_13b"))  # 003 §7, LLaMA-2 13B
-
 
 # --------------------------------------------------------------------------- noise-free readings (SF-1, 2, 4)
 
@@ -255,48 +253,49 @@ def swap_steps(s: Study) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray
     return drop_p, swap_p, first_p, shift_p
 
 
-# --------------------------------------------------------------------------- SF-9's context (§7)
+# --------------------------------------------------------------------------- the sink kept, its values (SF-7, SF-10)
 
 
-def hmlv_context(s: Study, st: dict, h: HMLVTest, label: str) -> list[tuple[str, Any, dict]]:
-    """SF-9's context records, (name, value, `claim.record` keywords): the §7 pass's size, τ_μ
-    against the source's, the share of pairs marked HMLV, and the layers where the HMLV tokens'
-    mean `label` beats all tokens' (context: layers are not independent)."""
-    out: list[tuple[str, Any, dict]] = [
-        (
-            f"{s.name}: prompts × tokens for §7 (source: {SOURCE_CCNET} ≈ {dark_signals.HMLV_PROMPT_LEN} each)",
-            "{} × {}".format(*h.shape),
-            {},
-        ),
-        (
-            f"{s.name}: τ_μ marking the source's share of pairs HMLV (source: {dark_signals.HMLV_MEAN}; "
-            f"τ_σ kept at {dark_signals.HMLV_VAR})",
-            st["tau_mean"],
-            {},
-        ),
-        (
-            f"{s.name}: share of pairs the source's τ_μ = {dark_signals.HMLV_MEAN} would mark HMLV here",
-            st["source_thresholds_share"],
-            {},
-        ),
-        (
-            f"{s.name}: HMLV token-layer pairs / all, {len(s.sink.in_place)} layers with the sink in place "
-            f"(source 13B: {SOURCE_HMLV_PAIRS})",
-            "{} / {}".format(*h.pairs),
-            {},
-        ),
-        (
-            f"{s.name}: share of token-layer pairs marked HMLV (τ_μ set to mark the source's share)",
-            h.pairs[0] / h.pairs[1],
-            {"source": round(dark_signals.HMLV_SHARE, 4)},
-        ),
-    ]
-    if h.layer_wins:
-        out.append(
-            (
-                f"{s.name}: layers where the HMLV mean {label} > all tokens' (context: layers are not independent)",
-                "{}/{}".format(*h.layer_wins),
-                {},
-            )
-        )
-    return out
+@dataclass(frozen=True)
+class SinkPreserving:
+    """SF-7 (003 §6, Figs 11 right, 13): Ω_u,14 after SF-7's layer (`Study.sf7_layer`), against
+    Φ_u,1:15 — the same retained dimensions less the dark band — per prompt (NLL over the unfiltered)."""
+
+    layer: int
+    omega_p: np.ndarray  # Ω_u,14's NLL rise per prompt
+    rise: float  # its mean
+    phi_rise: float  # Φ_u,1:15's mean rise: the check's negative control
+    removed: float  # the share of the spectrum Ω_u,14 removes
+    ok_rows: list[int]  # the Ω grid's layers after which Ω_u,14 (k = 15) stays within 0.5 nats
+
+
+def sink_preserving(s: Study, grid: np.ndarray) -> SinkPreserving:
+    """SF-7's numbers; `grid`: the Ω heat map's NLL (`Study.grid("omega")`, rows `Study.rows`)."""
+    lay = s.sf7_layer
+    om_p = s.prompt_nll(lay, "omega", 15) - s.base_prompts
+    phi_p = s.prompt_nll(lay, "phi_u", 15) - s.base_prompts
+    removed = 1 - s.F.retained("omega", 14) / s.F.d
+    ok_rows = [r for r, row in zip(s.rows, grid) if row[s.cols.index(15)] - s.sweep.base <= 0.5]
+    return SinkPreserving(lay, om_p, float(om_p.mean()), float(phi_p.mean()), removed, ok_rows)
+
+
+@dataclass(frozen=True)
+class ValueProjection:
+    """SF-10 (003 App D, Fig 21): ‖h_0 W_v W_o‖ over the median token's, per layer with the sink in
+    place and head, with its negative control (the token in the middle of each prompt in place of
+    token 0) and the ratio's bootstrap replicates (the median token resampled)."""
+
+    layers: list[int]  # the layers with the sink in place
+    mid: int  # the control token's position
+    ratio: np.ndarray  # (len(layers), H): token 0's
+    ratio_mid: np.ndarray  # (len(layers), H): the mid-prompt token's
+    replicates: np.ndarray  # (n_boot, len(layers), H): token 0's, the median token resampled
+
+
+def value_projection(s: Study) -> ValueProjection:
+    """SF-10's numbers (`dark_signals.value_output_ratios` and its replicates)."""
+    layers, attn_in = s.sink.in_place, s.cap.modules["attn_in"]
+    mid = s.ids.shape[1] // 2
+    r, r_mid = dark_signals.value_output_ratios(s.model, attn_in, layers, (0, mid))
+    reps = dark_signals.value_output_ratio_replicates(s.model, attn_in, layers)
+    return ValueProjection(layers, mid, r, r_mid, reps)
