@@ -1,6 +1,7 @@
 """repro.spectral_filters.spectral: the filters are the projections 003 §4/§6 define, the parameter projections
-follow eq. (1), the metrics follow eq. (4)/(5) and §7, and the interventions are exact and leave
-the model as it was. Small random-init HF models (repro.core.models.hf.build_model), no downloads."""
+follow eq. (1), and the interventions are exact and leave the model as it was. Small random-init
+HF models (repro.core.models.hf.build_model), no downloads. The metrics of eq. (4)/(5) and §7 are
+in tests/test_spectral_metrics.py."""
 
 from __future__ import annotations
 
@@ -199,109 +200,6 @@ def test_projection_norms_follow_eq1(n, seed):
     assert math.isclose(sum(spectral.band_share(j, edges, b) for b in range(1, 21)), 1.0, rel_tol=1e-9)
     with pytest.raises(ReproError):
         spectral.projection_norms(R, V, "sideways")
-
-
-# --------------------------------------------------------------------------- metrics
-
-
-def test_udr_and_dark_fraction():
-    d = 40
-    F = _filters(d, 0)
-    D = F.dark("u")
-    dark_vec = F.basis("u", 20, 20)[:, 0].float()
-    light_vec = F.basis("u", 1, 1)[:, 0].float()
-    assert math.isclose(float(dark_signals.dark_fraction(dark_vec, D)), 1.0, rel_tol=1e-5)
-    assert float(dark_signals.dark_fraction(light_vec, D)) < 1e-5
-    assert math.isclose(float(dark_signals.udr(dark_vec + light_vec, D)), 1.0, rel_tol=1e-5)  # eq. (4): equal parts
-
-
-def test_key_dot_products_eq5():
-    keys = torch.randn(2, 3, 5, 4, generator=generator(0))
-    kdp = dark_signals.key_dot_products(keys)
-    b, t = 1, 3
-    expect = sum(float(keys[b, h, t] @ keys[b, h, 0]) for h in range(3)) / 3
-    assert math.isclose(float(kdp[b, t]), expect, rel_tol=1e-5)
-
-
-def test_received_attention_and_hmlv():
-    """A bar at token 1 (every later query gives it 0.5) is HMLV; others are not; token 0
-    (the sink) and the last 4 tokens are excluded (§7)."""
-    T = 12
-    A = torch.zeros(1, 2, T, T)
-    for t in range(T):
-        A[0, :, t, 0] = 1.0 if t == 0 else (1.0 if t == 1 else 0.5)
-        if t >= 2:
-            A[0, :, t, 1] = 0.5
-    mean, var = dark_signals.received_attention(A)
-    assert math.isclose(float(mean[0, 1]), 0.5, rel_tol=1e-6) and float(var[0, 1]) < 1e-12  # queries 2 … T-1
-    assert float(mean[0, 2]) == 0.0
-    mask = dark_signals.hmlv(mean, var)
-    assert bool(mask[0, 1]) and not bool(mask[0, 0]) and int(mask.sum()) == 1
-    assert torch.isnan(mean[0, -4:]).all()
-
-
-def test_hmlv_contrast_in_population_sds():
-    """Marked tokens 1 sd above their prompt's population give a contrast of 1 per marked token;
-    the count is per prompt; unmarked prompts contribute 0 and 0."""
-    x = torch.zeros(3, 6)
-    x[0, 2] = x[1, 3] = 1.0
-    x[0, 4] = x[1, 1] = -1.0
-    valid = torch.ones(3, 6, dtype=torch.bool)
-    valid[:, 0] = False
-    mask = torch.zeros(3, 6, dtype=torch.bool)
-    mask[0, 2] = mask[1, 3] = True
-    s, n = dark_signals.hmlv_contrast(x, mask, valid)
-    sd = float(x[valid].double().std())
-    assert n.tolist() == [1.0, 1.0, 0.0]
-    assert math.isclose(float(s[0]), 1.0 / sd, rel_tol=1e-9) and math.isclose(float(s[1]), 1.0 / sd, rel_tol=1e-9)
-    assert float(s[2]) == 0.0
-    # invariant to the metric's scale and offset (layers of different scales add up)
-    s2, _ = dark_signals.hmlv_contrast(5 * x + 3, mask, valid)
-    assert torch.allclose(s, s2)
-    # a mask outside the population counts nothing
-    s3, n3 = dark_signals.hmlv_contrast(x, ~valid, valid)
-    assert float(n3.sum()) == 0.0 and float(s3.abs().sum()) == 0.0
-    with pytest.raises(ReproError, match="one shape"):
-        dark_signals.hmlv_contrast(x, mask[:, :3], valid)
-
-
-def test_matched_random_mask_keeps_counts_and_averages_to_zero():
-    g = generator(0)
-    x = torch.randn(4, 30, generator=g)
-    valid = torch.ones(4, 30, dtype=torch.bool)
-    valid[:, 0] = False
-    valid[:, -4:] = False
-    mask = torch.zeros(4, 30, dtype=torch.bool)
-    mask[0, 1:6] = True
-    mask[2, 10] = True
-    total, count = torch.zeros(4, dtype=torch.float64), torch.zeros(4, dtype=torch.float64)
-    for _ in range(400):
-        r = dark_signals.matched_random_mask(mask, valid, g)
-        assert r.sum(1).tolist() == mask.sum(1).tolist() and not (r & ~valid).any()
-        s, n = dark_signals.hmlv_contrast(x, r, valid)
-        total, count = total + s, count + n
-    assert abs(float(total.sum() / count.sum())) < 0.05  # random tokens are not above their population
-
-
-def test_sink_profile_finds_the_jump():
-    d, L = 20, 6
-    F = _filters(d, 0)
-    D = F.dark("u")
-    v = F.basis("u", 20, 20)[:, 0].float()
-    mlp = torch.zeros(L, d)
-    mlp[2] = 100 * v
-    attn = torch.zeros(L, d)
-    resid = torch.zeros(L + 1, d) + 0.01
-    resid[3:] += 100 * v
-    p = dark_signals.sink_profile(resid, mlp, attn, D)
-    assert p.layer == 2 and p.in_place == [3, 4, 5]
-    assert float(p.mlp_dark[2]) > 0.999 and float(p.mlp_sum_norm[2]) == pytest.approx(100, rel=1e-5)
-
-
-def test_rep_n():
-    assert spectral.rep_n([1, 2, 3, 4, 5]) == 0.0
-    assert spectral.rep_n([1, 2, 1, 2, 1, 2], n=2) == pytest.approx(1 - 2 / 5)
-    assert spectral.rep_n([1]) == 0.0
 
 
 # --------------------------------------------------------------------------- interventions
@@ -554,25 +452,6 @@ def test_step_rows_are_the_sink_layer_at_ci_and_every_layer_at_paper():
     assert ci.rows == [5, 6]  # SF-7's layer: round(0.3 · 18) = 5
     assert study((0.5,)).step_rows == [6, 9]
     assert study("all").step_rows == list(range(18)) == study("all").rows
-
-
-def test_hmlv_mean_threshold_marks_the_share():
-    """τ_μ marks the requested share of the valid pairs among those with variance < τ_σ; NaN and
-    invalid pairs are left out, and a share no τ_μ can reach is refused."""
-    g = torch.Generator().manual_seed(0)
-    mean = torch.rand(8, 40, generator=g)
-    var = torch.full_like(mean, 0.001)
-    var[:, :5] = 0.5  # high variance: never HMLV
-    valid = torch.ones_like(mean, dtype=torch.bool)
-    valid[:, 0] = False
-    mean[:, -4:] = float("nan")
-    tau = dark_signals.hmlv_mean_threshold(mean, var, valid, share=0.1)
-    ok = valid & ~torch.isnan(mean)
-    marked = dark_signals.hmlv(mean, var, tau) & ok
-    assert int(marked.sum()) == round(0.1 * int(ok.sum()))
-    with pytest.raises(ReproError):
-        dark_signals.hmlv_mean_threshold(mean, var, valid, share=0.95)
-    assert 0.02 < dark_signals.HMLV_SHARE < 0.04  # the source's 12,236 / 404,748
 
 
 def test_nll_powers_are_typed_ours_and_sized_at_the_bars():
