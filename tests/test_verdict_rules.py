@@ -153,5 +153,6 @@ def test_the_scan_finds_no_claim_object_under_a_topic_outside_the_allowance():
     assert not stale, f"remove from ALLOWED (migrated): {sorted(stale)}"
 
 
-#: modules under repro/ that still take the roof's `claim` (issue 64 item 1: empty since the SeedPrint verdicts hand Steps)
+#: modules under repro/ that still take the roof's `claim` (issue 64 item 1: empty since the SeedPrint
+#: verdicts hand Steps)
 ALLOWED: set[str] = set()
