@@ -42,15 +42,43 @@ def test_tiny_closed_form_equals_a_real_tiny_decoder():
     assert cost.tiny_params(50, 16, 3, max_len=32) == sum(p.numel() for p in real.parameters())
 
 
+NAMED = dict(experiment="x", claims="BB-1", what="w")  # what a job is, beside its numbers
+MODEL = dict(d_model=8, n_layer=2, n_head=2, vocab_size=50)  # a model-size row, as the profiles' rows spell it
+
+
 def test_flops_and_memory_by_hand():
     # N = 1,000 parameters, D = 100 tokens, L = 2 layers, T = 10, d = 8
     assert cost.forward_flops(1000, 2, 10, 8, 100) == 2 * 1000 * 100 + 2 * 2 * 10 * 8 * 100  # 232,000
     assert cost.train_flops(1000, 2, 10, 8, 100) == 3 * 232_000
     assert cost.activation_bytes(2, 4, 10, 8, 2) == 2 * 4 * 10 * (34 * 8 + 5 * 2 * 10)
-    j = cost.Job("x", "BB-1", "w", "train", 3, 1000, 8, 2, 2, 50, 10, 100, batch=4)
+    j = cost.Job.of(**NAMED, kind="train", models=3, params=1000, model=MODEL, T=10, tokens=100, batch=4)
     assert j.flops == 3 * 696_000 and j.memory_bytes == 16 * 1000 + cost.activation_bytes(2, 4, 10, 8, 2)
     p = plan.Plan("t", tflops=1.0, utilisation=0.5, jobs=[j])
     assert p.seconds() == pytest.approx(3 * 696_000 / 0.5e12)
+
+
+def test_a_job_of_a_model_row_and_a_training_row():
+    train = dict(seq_len=10, batch_size=4, steps=5, autocast=None, lr=1e-3)  # lr: a key Job.of does not read
+    j = cost.Job.of(**NAMED, kind="train", models=3, params=1000, model=MODEL, train=train)
+    assert j == cost.Job("x", "BB-1", "w", "train", 3, 1000, 8, 2, 2, 50, 10, 5 * 4 * 10, batch=4, dtype="float32")
+    bf16 = cost.Job.of(**NAMED, kind="train", models=3, params=1000, model=MODEL, train={**train, "autocast": "auto"})
+    assert bf16.dtype == "auto"  # under autocast: the dtype policy's
+    infer = dict(NAMED, kind="infer", models=1, T=10, tokens=20)
+    # a keyword overrides what a row gives; a shape key the job has no field for is allowed
+    one = cost.Job.of(**infer, params=9, model={**MODEL, "max_len": 64}, L=1, notes="one block")
+    assert (one.d, one.L, one.H, one.V, one.notes) == (8, 1, 2, 50, "one block")
+    # an embedded model's row (`cost.embedded()`) gives the parameters too
+    assert cost.Job.of(**infer, model=dict(params=77, d=8, L=2, H=2, V=50)).params == 77
+    with pytest.raises(TypeError, match="lacks n_head"):
+        cost.Job.of(**infer, params=9, model={k: v for k, v in MODEL.items() if k != "n_head"})
+    with pytest.raises(TypeError, match="holds seq_len"):
+        cost.Job.of(**infer, params=9, model={**MODEL, "seq_len": 10})
+    with pytest.raises(TypeError, match="lacks autocast"):
+        cost.Job.of(
+            **NAMED, kind="train", models=1, params=9, model=MODEL, train=dict(seq_len=10, batch_size=4, steps=5)
+        )
+    with pytest.raises(TypeError):  # a field no row gives and no keyword does
+        cost.Job.of(**NAMED, kind="infer", models=1, params=9, model=MODEL, T=1)
 
 
 def test_paper_plan_lists_what_it_lacks_and_ci_lacks_nothing():

@@ -184,7 +184,11 @@ def test_job_seconds_by_hand():
         dispatch_s=1e-5,
         load_s=3.0,
     )
-    j = cost.Job("x", "BB-1", "w", "infer", 2, 1000, 8, 2, 2, 50, 10, 100)
+    model = dict(d_model=8, n_layer=2, n_head=2, vocab_size=50)
+    row = dict(
+        experiment="x", claims="BB-1", what="w", kind="infer", models=2, params=1000, model=model, T=10, tokens=100
+    )
+    j = cost.Job.of(**row)
     j.fp32_flops, j.mem_bytes, j.host_normals, j.h2d_bytes, j.dispatches, j.loads = 5e11, 1e11, 1e8, 1e10, 1e4, 1
     t = cost.job_seconds(j, r)
     policy = j.flops - 2 * 5e11
@@ -193,7 +197,7 @@ def test_job_seconds_by_hand():
     assert t["host"] == pytest.approx(2 * (1.0 + 1.0) + 3.0)
     assert t["dispatch"] == pytest.approx(2 * 1e4 * 1e-5)
     assert t["total"] == pytest.approx(t["host"] + max(t["compute"] + t["memory"], t["dispatch"]))
-    whole = cost.job_seconds(cost.Job("x", "BB-1", "w", "infer", 2, 1000, 8, 2, 2, 50, 10, 100, dtype="float32"), r)
+    whole = cost.job_seconds(cost.Job.of(**row, dtype="float32"), r)
     assert whole["compute"] == pytest.approx(j.models * cost.forward_flops(1000, 2, 10, 8, 100) / 5e12)
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from repro.core.cost import Job, Planner, hf_params, hf_probe_terms, of_row, tiny_params
+from repro.core.cost import Job, Planner, hf_params, hf_probe_terms, model_fields, model_shape, of_row, tiny_params
 from repro.ground.sizes import Decide, Profile
 
 SIZES: dict[str, dict[str, dict[str, Any]]] = {
@@ -176,34 +176,21 @@ def _inputs(n: float) -> float:
 def _probe_job(key: str, s: dict, arch: str, claims: str, what: str, *, drawn_on_host: bool = True) -> Job:
     T = max(s["lengths"]) if "lengths" in s else s["T"]
     n_lengths = len(s["lengths"]) if "lengths" in s else 1
-    shape = dict(n_layer=s["n_layer"], n_head=s["n_head"], d_model=s["d_model"], vocab_size=s["vocab_size"])
+    shape = model_shape(s)
     p = hf_params(arch, n_positions=T, **shape)
-    models = len(s["seeds"]) if "seeds" in s else s["n_models"]
-    return Job(
-        key,
-        claims,
-        what,
-        "infer",
-        models,
-        p,
-        s["d_model"],
-        s["n_layer"],
-        s["n_head"],
-        s["vocab_size"],
-        T,
-        s["n_seq"] * T,
+    return Job.of(
+        experiment=key,
+        claims=claims,
+        what=what,
+        kind="infer",
+        models=len(s["seeds"]) if "seeds" in s else s["n_models"],
+        params=p,
+        model=shape,
+        T=T,
+        tokens=s["n_seq"] * T,
         batch=64,
         **hf_probe_terms(
-            arch,
-            params=p,
-            d=s["d_model"],
-            L=s["n_layer"],
-            H=s["n_head"],
-            V=s["vocab_size"],
-            n_seq=s["n_seq"],
-            T=T,
-            lengths=n_lengths,
-            drawn_on_host=drawn_on_host,
+            arch, params=p, **model_fields(shape), n_seq=s["n_seq"], T=T, lengths=n_lengths, drawn_on_host=drawn_on_host
         ),
     )
 
@@ -224,19 +211,16 @@ def _bb_probes(s: dict, key: str) -> list[Job]:
     # draw of the N × T Gaussian inputs on the host (`ablation_study.ablation_run`)
     p = tiny_params(0, s["d_model"], s["n_layer"], positions="none") + s["vocab_size"] * s["d_model"]
     return [
-        Job(
-            key,
-            "BB-3, BB-3.2a",
-            "full / attention-only / MLP-only stacks on Gaussian inputs",
-            "infer",
-            3 * len(s["seeds"]),
-            p,
-            s["d_model"],
-            s["n_layer"],
-            s["n_head"],
-            s["vocab_size"],
-            s["T"],
-            s["n_seq"] * s["T"],
+        Job.of(
+            experiment=key,
+            claims="BB-3, BB-3.2a",
+            what="full / attention-only / MLP-only stacks on Gaussian inputs",
+            kind="infer",
+            models=3 * len(s["seeds"]),
+            params=p,
+            model=model_shape(s),
+            T=s["T"],
+            tokens=s["n_seq"] * s["T"],
             batch=64,
             host_normals=p + _inputs(s["n_seq"] * s["T"] * s["d_model"]),
             fp32_flops=2.0 * s["vocab_size"] * s["d_model"] * s["n_seq"],
@@ -270,18 +254,18 @@ def _gaussian_stack(
     per model, the weights and inputs drawn on the host."""
     d = s["d_model"]
     return Job(
-        key,
-        claims,
-        what,
-        "infer",
-        models,
-        p,
-        d,
-        L,
-        H,
-        0,
-        T,
-        tokens,
+        experiment=key,
+        claims=claims,
+        what=what,
+        kind="infer",
+        models=models,
+        params=p,
+        d=d,
+        L=L,
+        H=H,
+        V=0,
+        T=T,
+        tokens=tokens,
         batch=batch or n,
         attn_layers=None if attn else 0,
         held_bytes=4.0 * held_states * n * T * d,

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from repro.core import cost
-from repro.core.cost import RUN, Job, Planner, of_row, steps_tokens, tiny_params
+from repro.core.cost import RUN, Job, Planner, of_row, tiny_params
 from repro.ground.sizes import Decide
 
 # the groups of §IV's trained variants (`study.Runs`): the baseline per seed, a fixed cut at every
@@ -200,22 +200,16 @@ def _causal_shift(s: dict) -> list[Job]:
     n_models = sum(per_group[g] for g in s["variants"])  # the groups the profile trains
     p = tiny_params(m["vocab_size"], m["d_model"], L, max_len=m["max_len"])
     jobs = [
-        Job(
-            "causal_shift",
-            "CS-3…CS-6",
-            _what(s["variants"]),
-            "train",
-            n_models,
-            p,
-            m["d_model"],
-            L,
-            m["n_head"],
-            m["vocab_size"],
-            t["seq_len"],
-            steps_tokens(t),
-            batch=t["batch_size"],
+        Job.of(
+            experiment="causal_shift",
+            claims="CS-3…CS-6",
+            what=_what(s["variants"]),
+            kind="train",
+            models=n_models,
+            params=p,
+            model=m,
+            train=t,
             corpus=RUN,
-            dtype="auto" if t["autocast"] else "float32",
             dispatches=t["steps"]
             * cost.train_step_dispatches("tiny", L, m["n_head"], autocast=bool(t["autocast"]), positions="learned"),
         )
@@ -229,19 +223,16 @@ def _causal_shift(s: dict) -> list[Job]:
         decode = (e["L"] + 1) * e["V"] * e["d"]
         fp32 = a["compute_dtype"] == "float32"
         jobs.append(
-            Job(
-                "causal_shift",
-                "CS-1, CS-2",
-                f"{name}: logit-lens decoding of every layer",
-                "infer",
-                1,
-                e["params"] + (0 if fp32 else decode),
-                e["d"],
-                e["L"],
-                e["H"],
-                e["V"],
-                a["seq_len"],
-                toks,
+            Job.of(
+                experiment="causal_shift",
+                claims="CS-1, CS-2",
+                what=f"{name}: logit-lens decoding of every layer",
+                kind="infer",
+                models=1,
+                model=e,
+                params=e["params"] + (0 if fp32 else decode),
+                T=a["seq_len"],
+                tokens=toks,
                 batch=a["n_seq"],
                 fp32_flops=2.0 * decode * toks if fp32 else 0.0,
                 mem_bytes=4.0 * (e["L"] + 1) * toks * e["V"],

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from repro.core import cost
-from repro.core.cost import RUN, Job, Planner, llama_params, of_row, steps_tokens
+from repro.core.cost import RUN, Job, Planner, llama_params, of_row
 from repro.ground.sizes import Decide
 
 # CA-4's declared fine-tune (`retraining.MINIMAL_RETRAIN`: 1,000 steps of 8 windows; a test holds
@@ -112,22 +112,16 @@ def _context_axis(s: dict) -> list[Job]:
     p, _ = llama_params(m, t["seq_len"])
     n = 2 * len(s["seeds"])  # baseline and axis-drop variants per seed
     return [
-        Job(
-            "context_axis",
-            "CA-8",
-            "baseline and context-axis LMs per seed",
-            "train",
-            n,
-            p,
-            m["d_model"],
-            m["n_layer"],
-            m["n_head"],
-            m["vocab_size"],
-            t["seq_len"],
-            steps_tokens(t),
-            batch=t["batch_size"],
+        Job.of(
+            experiment="context_axis",
+            claims="CA-8",
+            what="baseline and context-axis LMs per seed",
+            kind="train",
+            models=n,
+            params=p,
+            model=m,
+            train=t,
             corpus=RUN,
-            dtype="auto" if t["autocast"] else "float32",
             # a step's ops: a LLaMA-style model's of the same depth (the axis's own ops not counted)
             dispatches=t["steps"] * cost.train_step_dispatches("llama", m["n_layer"], m["n_head"]),
             notes="the context-axis batches' S× attention term and ops are not in the estimate",
@@ -149,13 +143,13 @@ def _retraining(r: dict) -> list[Job]:
     windows = r["steps"] * r["batch_size"]
     S = r["seq_len"]
     return [
-        Job(
-            "context_axis",
-            "CA-4",
-            f"{name}: context-axis fine-tune and its causal twin",
-            "train",
-            1,
-            **e,  # params, d, L, H, V of the embedded model
+        Job.of(
+            experiment="context_axis",
+            claims="CA-4",
+            what=f"{name}: context-axis fine-tune and its causal twin",
+            kind="train",
+            models=1,
+            model=e,  # params, d, L, H, V of the embedded model
             T=S,
             tokens=windows * S,  # the text each fine-tune reads (the causal twin's work)
             batch=r["batch_size"] * S // 2,  # ≈ the slices' rows per step

@@ -3,7 +3,9 @@
 A topic's planner (``repro/<topic>/sizes.py``, ``PLANNERS``) turns its profile rows into `Job`s:
 models trained or probed, their parameter counts (transformers models instantiated on the
 ``meta`` device by `hf_params`: no memory, no time; the suite's TinyDecoder counted in closed
-form by `tiny_params`, tested equal to a real instance), tokens trained or evaluated, the batch.
+form by `tiny_params`, tested equal to a real instance), tokens trained or evaluated, the batch —
+each built by keyword (`Job.of`: d, L, H, V from a model row, T, batch, tokens and dtype from a
+training row).
 ``repro plan`` (``repro.harness.plan``) collects them and adds the device, the time and what is
 missing.
 
@@ -40,7 +42,7 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -50,6 +52,14 @@ RUN = "--corpus"  # Job.corpus of a job that reads the run's corpus (the claims'
 # Parameters of the embedded pretrained models (their config.json, tied embeddings counted once);
 # their width, depth, heads and vocabulary are `repro.core.models.embedded.EMBEDDED_MODELS`'.
 EMBEDDED_PARAMS = {"smollm2-135m": 134_515_008, "gemma3-270m": 268_098_176}
+# A model row `Job.of` takes: a profile's model-size row (its keys -> the Job fields they give), which
+# may also hold MODEL_SHAPE's keys (they shape the model's parameter count, no field of the job), or
+# one of `embedded()`'s rows, which holds the job's fields themselves.
+MODEL_ROW = {"d_model": "d", "n_layer": "L", "n_head": "H", "vocab_size": "V"}
+MODEL_SHAPE = ("max_len", "n_positions", "d_ff")
+EMBEDDED_ROW = ("params", "d", "L", "H", "V")
+# A training row's keys `Job.of` reads (it may hold more: lr, warm-up, evaluation…)
+TRAIN_ROW = ("seq_len", "batch_size", "steps", "autocast")
 
 
 @dataclass
@@ -86,6 +96,29 @@ class Job:
     # parameters an output head holds that runs only where `fp32_flops` counts it (a probe's head at
     # its probe positions, `logits_to_keep`), not at every token: left out of 2·N·D
     head_params: int = 0
+
+    @classmethod
+    def of(cls, *, model: Mapping[str, int], train: Mapping[str, Any] | None = None, **fields: Any) -> Job:
+        """The job of a model row and (for a training job) a training row, every other field by keyword.
+
+        `model`: a profile's model-size row (d_model, n_layer, n_head, vocab_size; MODEL_SHAPE's keys
+        allowed beside them) gives d, L, H, V; an `embedded()` row gives params too. `train` (seq_len,
+        batch_size, steps, autocast; other keys ignored) gives T, batch, the tokens one model trains on
+        (`steps_tokens`) and the dtype (the policy's under autocast, else float32). A field given by
+        keyword overrides what a row gives (L=1: one block of the model). A model row with a key
+        missing or one it should not hold is a TypeError, as a constructor's unknown field is."""
+        given = model_fields(model)
+        if train is not None:
+            missing = [k for k in TRAIN_ROW if k not in train]
+            if missing:
+                raise TypeError(f"Job.of: the training row lacks {', '.join(missing)}")
+            given.update(
+                T=train["seq_len"],
+                batch=train["batch_size"],
+                tokens=steps_tokens(train),
+                dtype="auto" if train["autocast"] else "float32",
+            )
+        return cls(**{**given, **fields})
 
     @property
     def flops(self) -> float:
@@ -128,7 +161,27 @@ def activation_bytes(L: int, batch: int, T: int, d: int, H: int) -> float:
     return float(L) * batch * T * (34.0 * d + 5.0 * H * T)
 
 
-def steps_tokens(train: dict) -> int:
+def model_fields(model: Mapping[str, int]) -> dict[str, int]:
+    """The Job fields a model row gives (`Job.of`): d, L, H, V of a model-size row (MODEL_ROW),
+    params, d, L, H, V of an `embedded()` row (EMBEDDED_ROW). A TypeError names a key the row lacks
+    or one neither kind of row holds."""
+    if set(model) == set(EMBEDDED_ROW):
+        return {k: model[k] for k in EMBEDDED_ROW}
+    missing = [k for k in MODEL_ROW if k not in model]
+    unknown = [k for k in model if k not in MODEL_ROW and k not in MODEL_SHAPE]
+    said = ([f"lacks {', '.join(missing)}"] if missing else []) + ([f"holds {', '.join(unknown)}"] if unknown else [])
+    if said:
+        raise TypeError(f"Job.of: the model row {' and '.join(said)} (a model-size row: {', '.join(MODEL_ROW)})")
+    return {field: model[k] for k, field in MODEL_ROW.items()}
+
+
+def model_shape(row: Mapping[str, Any]) -> dict[str, int]:
+    """The model-size row inside a row that holds more (born-biased's flat rows, the seedprint
+    lineage, random_init): its d_model, n_layer, n_head, vocab_size."""
+    return {k: row[k] for k in MODEL_ROW}
+
+
+def steps_tokens(train: Mapping[str, Any]) -> int:
     """Tokens one model trains on: steps × batch × sequence length of a `train` row."""
     return int(train["steps"]) * int(train["batch_size"]) * int(train["seq_len"])
 
@@ -164,7 +217,7 @@ def hf_params(arch: str, **config: Any) -> int:
 
 def llama_params(m: dict, T: int) -> tuple[int, dict]:
     """(parameters, shape) of a `model` row's LLaMA (n_layer, n_head, d_model, vocab_size) at context T."""
-    shape = dict(n_layer=m["n_layer"], n_head=m["n_head"], d_model=m["d_model"], vocab_size=m["vocab_size"])
+    shape = model_shape(m)
     return hf_params("llama", n_positions=T, **shape), shape
 
 

@@ -158,23 +158,20 @@ def _rs_read(name: str, e: dict, s: dict, *, lensed: bool) -> list[Job]:
     only: `logits_to_keep=1`), with RS-1/2's decomposition of `dla_len` tokens (a full pass with
     the head); then the reads of every layer through the V × d head: RS-6's ranks, RS-8's logit-
     and tuned-lens KLs (each its final distribution and L layers) and its mean-distribution control."""
-    d, L, V, H = e["d"], e["L"], e["V"], e["H"]
+    d, L, V = e["d"], e["L"], e["V"]
     n, T = s["text"]["test_seqs"], s["text"]["seq_len"]
     seqs = n + (s["lens"]["train_seqs"] if lensed else 0)
     dla = min(s["dla_len"], T)
-    read = Job(
-        "residual_stream",
-        "RS-1, RS-2, RS-4…RS-6" + (", RS-8" if lensed else ""),
-        f"{name}: residual stream of held-out text" + (" and lens windows" if lensed else ""),
-        "infer",
-        1,
-        e["params"] - V * d,
-        d,
-        L,
-        H,
-        V,
-        T,
-        seqs * T,
+    read = Job.of(
+        experiment="residual_stream",
+        claims="RS-1, RS-2, RS-4…RS-6" + (", RS-8" if lensed else ""),
+        what=f"{name}: residual stream of held-out text" + (" and lens windows" if lensed else ""),
+        kind="infer",
+        models=1,
+        model=e,
+        params=e["params"] - V * d,
+        T=T,
+        tokens=seqs * T,
         batch=n,
         held_bytes=4.0 * (L + 1) * seqs * T * d,
         extra_flops=forward_flops(e["params"], L, dla, d, dla),
@@ -187,19 +184,16 @@ def _rs_read(name: str, e: dict, s: dict, *, lensed: bool) -> list[Job]:
     # RS-8 reads the logit and the tuned lens at every layer in chunks of 256 tokens
     # (`lens.lens_kl`, ≈ 20 ops a read), with the final distribution of each chunk
     reads = 2 * (L + 1) if lensed else 0
-    lenses = Job(
-        "residual_stream",
-        "RS-6, RS-8" if lensed else "RS-6",
-        f"{name}: every layer through the head " + ("(ranks, logit / tuned-lens KL)" if lensed else "(ranks)"),
-        "infer",
-        1,
-        per_token,
-        d,
-        L,
-        H,
-        V,
-        T,
-        n_test,
+    lenses = Job.of(
+        experiment="residual_stream",
+        claims="RS-6, RS-8" if lensed else "RS-6",
+        what=f"{name}: every layer through the head " + ("(ranks, logit / tuned-lens KL)" if lensed else "(ranks)"),
+        kind="infer",
+        models=1,
+        model=e,
+        params=per_token,
+        T=T,
+        tokens=n_test,
         batch=n,
         attn_layers=0,
         extra_flops=2.0 * V * d * (n_train + n_test) if lensed else 0.0,
@@ -217,19 +211,16 @@ def _rs_tuned_lens(name: str, e: dict, lens: dict) -> Job:
     memory: the model, (L, tokens, V) logits in bf16 and float32 with their gradient, the lens's Adam state."""
     d, L, V = e["d"], e["L"], e["V"]
     bt, tokens = lens["batch_tokens"], lens["steps"] * lens["batch_tokens"]
-    return Job(
-        "residual_stream",
-        "RS-8",
-        f"{name}: tuned-lens training",
-        "train",
-        1,
-        L * (V * d + d * d + d),
-        d,
-        L,
-        e["H"],
-        V,
-        1,
-        tokens,
+    return Job.of(
+        experiment="residual_stream",
+        claims="RS-8",
+        what=f"{name}: tuned-lens training",
+        kind="train",
+        models=1,
+        model=e,
+        params=L * (V * d + d * d + d),
+        T=1,
+        tokens=tokens,
         batch=bt,
         attn_layers=0,
         extra_flops=2.0 * V * d * tokens,
@@ -243,24 +234,21 @@ def _rs_random_init(s: dict) -> list[Job]:
     RS-1/2's decomposition; RS-4's control, a post-norm TinyDecoder of their size, with its head."""
     r = s["random_init"]
     d, L, V, H, n, T = r["d_model"], r["n_layer"], r["vocab_size"], r["n_head"], r["n_seq"], r["seq_len"]
-    dla, jobs = min(s["dla_len"], T), []
+    dla, jobs, model = min(s["dla_len"], T), [], cost.model_shape(r)
     for arch in r["archs"]:
         shape = dict(n_head=H, d_model=d, vocab_size=V)
         blocks = L * (hf_params(arch, n_layer=2, **shape) - hf_params(arch, n_layer=1, **shape))
         jobs.append(
-            Job(
-                "residual_stream",
-                "RS-1, RS-2, RS-4",
-                f"random-init {arch}: residual stream, decomposition",
-                "infer",
-                1,
-                blocks,
-                d,
-                L,
-                H,
-                V,
-                T,
-                n * T,
+            Job.of(
+                experiment="residual_stream",
+                claims="RS-1, RS-2, RS-4",
+                what=f"random-init {arch}: residual stream, decomposition",
+                kind="infer",
+                models=1,
+                params=blocks,
+                model=model,
+                T=T,
+                tokens=n * T,
                 batch=n,
                 held_bytes=4.0 * (L + 1) * n * T * d,
                 extra_flops=forward_flops(blocks + V * d, L, dla, d, dla),
@@ -269,19 +257,16 @@ def _rs_random_init(s: dict) -> list[Job]:
         )
     post = tiny_params(V, d, L, max_len=T, positions="rope", final_norm=False)
     jobs.append(
-        Job(
-            "residual_stream",
-            "RS-4",
-            "post-norm control stack (full logits)",
-            "infer",
-            1,
-            post,
-            d,
-            L,
-            H,
-            V,
-            T,
-            n * T,
+        Job.of(
+            experiment="residual_stream",
+            claims="RS-4",
+            what="post-norm control stack (full logits)",
+            kind="infer",
+            models=1,
+            params=post,
+            model=model,
+            T=T,
+            tokens=n * T,
             batch=n,
             held_bytes=8.0 * (L + 1) * n * T * d,
         )
@@ -306,18 +291,18 @@ def _rs_grad(s: dict) -> list[Job]:
         # its init drawn on the device, but App B.1's post-norm control at the deepest is drawn on the host
         jobs.append(
             Job(
-                "residual_stream",
-                "RS-3",
-                f"pre- and post-norm stacks, L = {L}" + (" (+ controls)" if L == deepest else ""),
-                "train",
-                n,
-                p,
-                g["d_model"],
-                L,
-                g["n_head"],
-                GRAD_V,
-                g["seq_len"],
-                g["batch_size"] * g["seq_len"],
+                experiment="residual_stream",
+                claims="RS-3",
+                what=f"pre- and post-norm stacks, L = {L}" + (" (+ controls)" if L == deepest else ""),
+                kind="train",
+                models=n,
+                params=p,
+                d=g["d_model"],
+                L=L,
+                H=g["n_head"],
+                V=GRAD_V,
+                T=g["seq_len"],
+                tokens=g["batch_size"] * g["seq_len"],
                 batch=g["batch_size"],
                 dtype="float32",
                 h2d_bytes=4.0 * p,
@@ -337,21 +322,15 @@ def _rs_induction(s: dict) -> list[Job]:
     c = {**asdict(InductionConfig()), **s["induction"]["config"]}
     d, T, V = c["d_model"], c["seq_len"], c["vocab_size"]
     return [
-        Job(
-            "residual_stream",
-            "RS-7",
-            f"{L}-layer attention-only induction models",
-            "train",
-            len(s["induction"]["seeds"]),
-            tiny_params(V, d, L, max_len=T, tie=False, positions="rope", block="attn"),
-            d,
-            L,
-            c["n_head"],
-            V,
-            T,
-            c["steps"] * c["batch_size"] * T,
-            batch=c["batch_size"],
-            dtype="auto" if c["autocast"] else "float32",
+        Job.of(
+            experiment="residual_stream",
+            claims="RS-7",
+            what=f"{L}-layer attention-only induction models",
+            kind="train",
+            models=len(s["induction"]["seeds"]),
+            params=tiny_params(V, d, L, max_len=T, tie=False, positions="rope", block="attn"),
+            model=dict(d_model=d, n_layer=L, n_head=c["n_head"], vocab_size=V),
+            train=c,
             dispatches=c["steps"]
             * cost.train_step_dispatches(
                 "tiny",

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from repro.core import cost
-from repro.core.cost import RUN, Job, Planner, hf_params, of_row
+from repro.core.cost import RUN, Job, Planner, llama_params, of_row
 from repro.ground.sizes import Decide
 
 SIZES: dict[str, dict[str, dict[str, Any]]] = {
@@ -139,68 +139,50 @@ DECIDE: dict[str, Decide] = {
 
 def _seedprint(s: dict) -> list[Job]:
     c = s["lineage"]
-    p = hf_params(
-        "llama",
-        n_layer=c["n_layer"],
-        n_head=c["n_head"],
-        d_model=c["d_model"],
-        vocab_size=c["vocab_size"],
-        n_positions=c.get("n_positions", c["seq_len"]),
-    )
+    p, shape = llama_params(c, c.get("n_positions", c["seq_len"]))
     seeds = len(s["seeds"])
     step_ops = cost.train_step_dispatches("llama", c["n_layer"], c["n_head"])  # the lineage's step (bf16 autocast)
     # SP-6's null models: built (drawn on the host) and probed like BB's random-token probes
-    null = cost.hf_probe_terms(
-        "llama", params=p, d=c["d_model"], L=c["n_layer"], H=c["n_head"], V=c["vocab_size"], n_seq=s["n"], T=s["length"]
-    )
+    null = cost.hf_probe_terms("llama", params=p, **cost.model_fields(shape), n_seq=s["n"], T=s["length"])
     jobs = [
-        Job(
-            "seedprint",
-            "SP-1…SP-4, SP-6",  # SP-6: the zoo's inputs and its same-lineage pairs (the control)
-            "lineage models (pretraining)",
-            "train",
-            seeds,
-            p,
-            c["d_model"],
-            c["n_layer"],
-            c["n_head"],
-            c["vocab_size"],
-            c["seq_len"],
-            c["steps"] * c["batch_size"] * c["seq_len"],
+        Job.of(
+            experiment="seedprint",
+            claims="SP-1…SP-4, SP-6",  # SP-6: the zoo's inputs and its same-lineage pairs (the control)
+            what="lineage models (pretraining)",
+            kind="train",
+            models=seeds,
+            params=p,
+            model=shape,
+            T=c["seq_len"],
+            tokens=c["steps"] * c["batch_size"] * c["seq_len"],
             batch=c["batch_size"],
             corpus=RUN,
             dispatches=c["steps"] * step_ops,
         ),
-        Job(
-            "seedprint",
-            "SP-4, SP-6",
-            "continual training on code",
-            "train",
-            seeds,
-            p,
-            c["d_model"],
-            c["n_layer"],
-            c["n_head"],
-            c["vocab_size"],
-            c["seq_len"],
-            c["continual_steps"] * c["batch_size"] * c["seq_len"],
+        Job.of(
+            experiment="seedprint",
+            claims="SP-4, SP-6",
+            what="continual training on code",
+            kind="train",
+            models=seeds,
+            params=p,
+            model=shape,
+            T=c["seq_len"],
+            tokens=c["continual_steps"] * c["batch_size"] * c["seq_len"],
             batch=c["batch_size"],
             corpus="stdlib-code",
             dispatches=c["continual_steps"] * step_ops,
         ),
-        Job(
-            "seedprint",
-            "SP-6",
-            "null models probed (random init)",
-            "infer",
-            max(s["n_null_models"], s["null_bound_models"]),
-            p,
-            c["d_model"],
-            c["n_layer"],
-            c["n_head"],
-            c["vocab_size"],
-            s["length"],
-            s["n"] * s["length"],
+        Job.of(
+            experiment="seedprint",
+            claims="SP-6",
+            what="null models probed (random init)",
+            kind="infer",
+            models=max(s["n_null_models"], s["null_bound_models"]),
+            params=p,
+            model=shape,
+            T=s["length"],
+            tokens=s["n"] * s["length"],
             batch=64,
             **null,
         ),
@@ -209,19 +191,15 @@ def _seedprint(s: dict) -> list[Job]:
 
     def code_training(name: str, e: dict, what: str, steps: int, **time_terms: Any) -> Job:
         """One training of an embedded model's shape on stdlib code at the fine-tune's batch and length."""
-        return Job(
-            "seedprint",
-            "SP-5",
-            f"{name}: {what}",
-            "train",
-            1,
-            e["params"],
-            e["d"],
-            e["L"],
-            e["H"],
-            e["V"],
-            q["finetune_seq_len"],
-            steps * q["finetune_batch"] * q["finetune_seq_len"],
+        return Job.of(
+            experiment="seedprint",
+            claims="SP-5",
+            what=f"{name}: {what}",
+            kind="train",
+            models=1,
+            model=e,
+            T=q["finetune_seq_len"],
+            tokens=steps * q["finetune_batch"] * q["finetune_seq_len"],
             batch=q["finetune_batch"],
             corpus="stdlib-code",
             dispatches=steps * cost.train_step_dispatches("llama", e["L"], e["H"]),

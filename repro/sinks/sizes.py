@@ -14,7 +14,7 @@ import math
 from typing import Any
 
 from repro.core import cost
-from repro.core.cost import RUN, Job, Planner, hf_params, llama_params, of_row, steps_tokens
+from repro.core.cost import RUN, Job, Planner, hf_params, llama_params, of_row
 from repro.ground.sizes import Decide
 
 # SK-2's effect at a budget is fitted to the baseline's own α¹ trajectory (`budget.baseline_sink_power`):
@@ -166,37 +166,30 @@ def _sinks(s: dict) -> list[Job]:
     block = hf_params("llama", n_positions=T, **{**llama_params(m, T)[1], "n_layer": 2}) - first
     per_seq, batch_ops, per_batch = _sk1_traffic(m["d_model"], m["n_head"], T)
     return [
-        Job(
-            "sinks",
-            "SK-2, SK-3",
-            "nano LLaMA trio (baseline, amplification, attenuation)" + (" and the deviation trio" if n == 6 else ""),
-            "train",
-            n,
-            p,
-            m["d_model"],
-            m["n_layer"],
-            m["n_head"],
-            m["vocab_size"],
-            t["seq_len"],
-            steps_tokens(t),
-            batch=t["batch_size"],
+        Job.of(
+            experiment="sinks",
+            claims="SK-2, SK-3",
+            what="nano LLaMA trio (baseline, amplification, attenuation)"
+            + (" and the deviation trio" if n == 6 else ""),
+            kind="train",
+            models=n,
+            params=p,
+            model=m,
+            train=t,
             corpus=RUN,
-            dtype="auto" if t["autocast"] else "float32",
             dispatches=t["steps"] * cost.train_step_dispatches("llama", m["n_layer"], m["n_head"]),
         ),
-        Job(
-            "sinks",
-            "SK-1",
-            "first block of each variant at init, Gaussian inputs",
-            "infer",
-            3 * len(i["seeds"]),
-            block,
-            m["d_model"],
-            1,
-            m["n_head"],
-            m["vocab_size"],
-            T,
-            i["n_seq"] * T,
+        Job.of(
+            experiment="sinks",
+            claims="SK-1",
+            what="first block of each variant at init, Gaussian inputs",
+            kind="infer",
+            models=3 * len(i["seeds"]),
+            params=block,
+            model=m,
+            L=1,
+            T=T,
+            tokens=i["n_seq"] * T,
             batch=per_batch,
             dtype="float32",
             mem_bytes=per_seq * i["n_seq"],

@@ -121,19 +121,17 @@ def _spectral(s: dict) -> list[Job]:
         evals = 6 * step_rows * cols + 4 * cols + rows * cols + (seeds + 2) * cols + 2 * seeds
         per = e["params"] // 2 + e["V"] * e["d"] // 2
         jobs.append(
-            Job(
-                "spectral",
-                "SF-3, SF-5…SF-7",
-                f"{name}: filtered-NLL sweeps ({evals} evaluations)",
-                "infer",
-                evals,
-                per,
-                e["d"],
-                e["L"] // 2,
-                e["H"],
-                e["V"],
-                s["prompt_len"],
-                s["n_prompts"] * s["prompt_len"],
+            Job.of(
+                experiment="spectral",
+                claims="SF-3, SF-5…SF-7",
+                what=f"{name}: filtered-NLL sweeps ({evals} evaluations)",
+                kind="infer",
+                models=evals,
+                model=e,
+                params=per,
+                L=e["L"] // 2,
+                T=s["prompt_len"],
+                tokens=s["n_prompts"] * s["prompt_len"],
                 batch=s["n_prompts"],
                 dtype="float32" if s["nll_dtype"] == "float32" else "auto",
                 # per evaluation one pass of the prompts through half the blocks (a LLaMA-style
