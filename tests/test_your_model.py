@@ -32,7 +32,7 @@ def test_fails_without_power(claim, model_name):
 
 @pytest.mark.claim("SF-1")
 def test_needs_a_tied_model(claim, model_name):
-    from repro.ground.runtime import NotApplicable
+    from repro.ground.errors import NotApplicable
     raise NotApplicable("my-qwen does not tie its input and output embeddings")
 
 @pytest.mark.claim("RS-2")
