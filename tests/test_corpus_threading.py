@@ -172,7 +172,7 @@ def test_no_text_exemptions_name_existing_tests():
 GOOD = """
 import pytest
 from repro.core import data
-from repro.core import train as T
+from repro.core import token_streams
 
 @pytest.fixture(scope="module")
 def ids(tok, corpus_name):
@@ -183,7 +183,7 @@ def _helper(claim, corpus):
 
 @pytest.fixture(scope="module")
 def streams(corpus_name):
-    return T.corpus_tokens(corpus_name, 4096), T.corpus_tokens("stdlib-code", 4096)
+    return token_streams.corpus_tokens(corpus_name, 4096), token_streams.corpus_tokens("stdlib-code", 4096)
 
 @pytest.fixture(scope="module")
 def derived(streams):
@@ -220,10 +220,14 @@ def test_the_scan_passes_a_threaded_module():
             'data.windows(tok, "test", 4, 16)',
             "without its corpus",
         ),
-        ("T.corpus_tokens(corpus_name, 4096), T", 'T.corpus_tokens("brown", 4096), T', "names Brown"),
         (
-            "T.corpus_tokens(corpus_name, 4096), T",
-            'T.corpus_tokens("wikitext-2", 4096), T',
+            "token_streams.corpus_tokens(corpus_name, 4096), token_streams",
+            'token_streams.corpus_tokens("brown", 4096), token_streams',
+            "names Brown",
+        ),
+        (
+            "token_streams.corpus_tokens(corpus_name, 4096), token_streams",
+            'token_streams.corpus_tokens("wikitext-2", 4096), token_streams',
             "literal corpus 'wikitext-2'",
         ),
         (
