@@ -2,8 +2,10 @@
 (15 minutes a session, 10 a call, 64 MiB a call's carry), a payload split into parts comes back
 whole on the "device" side and a missing or corrupt part is named, the kernel benchmark runs its
 own code path at toy sizes and writes its JSON, and each claims item's pytest command (recorded by
-TOY=1, not run) names a profile, claims, a model and files that exist — so a device run cannot die
-of a typo. REPRO_GPU_QUEUE_COLLECT=1 also collects each command with pytest (≈ 30 s each here)."""
+TOY=1, not run) names a profile, claims, a model, a corpus and files that exist, and needs the
+payloads its model and corpus are read from — so a device run cannot die of a typo or a fixture left
+behind. REPRO_GPU_QUEUE_COLLECT=1 also collects each command with pytest (≈ 30 s each here;
+REPRO_GPU_QUEUE_COLLECT=ca8_decide,bb_decide collects those items' commands only)."""
 
 from __future__ import annotations
 
@@ -69,8 +71,10 @@ def test_the_queue_fits_the_device_limits(q):
     assert 30 * q.MIB < capacity < 60 * q.MIB  # the working tree leaves this much of a call's 64 MiB
     sessions = q.plan(sizes, capacity)
     assert _problems(q, sessions, sizes, capacity) == []
-    # Gemma's GGUF (241 MiB) goes over in parts: five at this capacity
+    # Gemma's GGUF (241 MiB) goes over in parts: five at this capacity; the mix's four corpora in one
     assert q.part_counts(sizes, capacity)["gemma3-270m"] == 5
+    assert q.part_counts(sizes, capacity)["mix"] == 1
+    assert set(sizes) == {"wheels", *q.PAYLOAD_FIXTURES}  # every payload has its estimate
     for item in q.ITEMS:  # each item has its script, and the script's pytest limit leaves the call room
         script = (GPU / f"{item.name}.sh").read_text()
         limits = [int(n) for n in re.findall(r"LIMIT\w*:-(\d+)", script)]
@@ -136,6 +140,70 @@ def test_a_payload_goes_over_in_parts_and_comes_back_whole(q, tmp_path):
     assert (cache / "fixtures" / "toyfix" / "LICENSE").read_text() == "terms"
 
 
+def test_a_payload_of_several_fixtures_comes_back_as_each_fixture(q, tmp_path, monkeypatch):
+    """A payload of several fixture folders (as `mix` holds the mix corpus's four): built by
+    build_payloads from the cache, one archive, unpacked on the "device" into one folder per
+    fixture, a single-file fixture's sha256 checked against the manifest (and a wrong one named);
+    a fixture not fetched here is named with its `repro fetch`."""
+    import hashlib
+
+    here = tmp_path / "here"
+    (here / "fixtures" / "toya").mkdir(parents=True)
+    (here / "fixtures" / "toya" / "a.txt").write_text("one\n\ntwo")
+    (here / "fixtures" / "toyb").mkdir()
+    blob = os.urandom(50_000)
+    (here / "fixtures" / "toyb" / "b.json").write_bytes(blob)
+    monkeypatch.setattr(q, "PAYLOAD_FIXTURES", {"toymix": ("toya", "toyb", "toyc")})
+    with pytest.raises(SystemExit, match=r"toyc is missing: run `repro fetch toyc` first"):
+        q.build_payloads(tmp_path / "work", here, wheels=False)
+    monkeypatch.setattr(q, "PAYLOAD_FIXTURES", {"toymix": ("toya", "toyb")})
+    payloads = q.build_payloads(tmp_path / "work", here, wheels=False)
+    assert set(payloads) == {"toymix"}
+    manifest = tmp_path / "manifest.json"
+    spec = {"toya": {"kind": "dir"}, "toyb": {"kind": "file", "output": "b.json", "sha256": "0" * 64}}
+    manifest.write_text(json.dumps({"fixtures": spec}))
+    monkeypatch.setitem(q.BY_NAME, "toy_item", q.Item("toy_item", ("toymix",), 1, 60, "test"))
+    size = payloads["toymix"].stat().st_size
+    sessions = [q._layout(1, ["toy_item"], {"toymix": size}, 1 << 20)]
+    q.stage(sessions, payloads, 1 << 20, tmp_path / "stage")
+    (call,) = [c.id for c in sessions[0].calls]
+    stash, cache = tmp_path / "stash", tmp_path / "cache"
+    args = ["--stash", str(stash), "--cache", str(cache), "--wheels", str(tmp_path / "w" / "whl")]
+    q.main(["stash", str(tmp_path / "stage" / call), "--stash", str(stash)])
+    with pytest.raises(SystemExit, match=r"toymix: b\.json sha256 .* is not the manifest's"):
+        q.main(["assemble", str(tmp_path / "stage" / call), *args, "--manifest", str(manifest)])
+    spec["toyb"]["sha256"] = hashlib.sha256(blob).hexdigest()
+    manifest.write_text(json.dumps({"fixtures": spec}))
+    assert q.main(["assemble", str(tmp_path / "stage" / call), *args, "--manifest", str(manifest)]) == 0
+    assert sorted(p.name for p in (cache / "fixtures").iterdir()) == ["toya", "toyb"]
+    assert (cache / "fixtures" / "toya" / "a.txt").read_text() == "one\n\ntwo"
+    assert (cache / "fixtures" / "toyb" / "b.json").read_bytes() == blob
+
+
+def test_the_mix_payload_is_the_mix_corpus(q):
+    """`mix` carries exactly the mix corpus's parts other than Brown (which travels as `brown`),
+    each an on-demand fixture of the manifest; fetched here, its archive fits its size estimate."""
+    from repro.core import mix
+    from repro.ground import cache
+
+    fixtures = json.loads((ROOT / "fixtures" / "manifest.json").read_text())["fixtures"]
+    assert set(q.MIX_FIXTURES) == set(mix.PARTS.values()) - {"brown"}
+    assert all(fixtures[f].get("on_demand") for f in q.MIX_FIXTURES)
+    assert all(f in fixtures for fx in q.PAYLOAD_FIXTURES.values() for f in fx)
+    fetched = cache.cache_dir("fixtures", create=False)
+    for name, estimate in (("brown", q.BROWN_BYTES_ESTIMATE), ("mix", q.MIX_BYTES_ESTIMATE)):
+        srcs = {f: fetched / f for f in q.PAYLOAD_FIXTURES[name]}
+        if not all(p.is_dir() for p in srcs.values()):
+            continue  # not fetched here (`repro fetch gutenberg sotu shakespeare wiki-en`)
+        first, *rest = srcs
+        dest = Path(os.environ.get("TMPDIR", "/tmp")) / f"gpu-queue-{os.getpid()}-{name}.tgz"
+        try:
+            size = q.archive(srcs[first], dest, first, more={f: srcs[f] for f in rest}).stat().st_size
+        finally:
+            dest.unlink(missing_ok=True)
+        assert estimate * 0.8 <= size <= estimate, (name, size, estimate)
+
+
 def test_the_kernel_benchmark_runs_its_device_path_at_toy_sizes(tmp_path):
     """kernel_bench.sh with TOY=1: the same script, S = 16 on the CPU, float32; the JSON's schema,
     every case exact against the float64 oracle, the bars evaluated; and the oracle check fails a
@@ -170,26 +238,27 @@ def test_the_kernel_benchmark_runs_its_device_path_at_toy_sizes(tmp_path):
     assert kb.slices_of(2048, 10)[:2] == [0, 1] and kb.slices_of(2048, 10)[-1] == 2047
 
 
-def _argv(q, tmp_path) -> list[tuple[str, int, list[str]]]:
-    out = tmp_path / "argv"
+def _argv(q, tmp_path) -> list[tuple[str, str, int, list[str]]]:
+    """(item, run name, limit, pytest arguments) of each claims item's commands, recorded by TOY=1."""
+    rows = []
     for item in q.ITEMS:
         if item.name == "kernel_bench":
             continue
+        out = tmp_path / "argv" / item.name
         env = {**os.environ, "TOY": "1", "OUT": str(out), "PY": sys.executable, "W": str(tmp_path / "w")}
         run = subprocess.run(
             ["bash", str(GPU / f"{item.name}.sh")], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60
         )
         assert run.returncode == 0, (item.name, run.stderr[-2000:])
-    rows = []
-    for line in (out / "argv.txt").read_text().splitlines():
-        name, limit, *args = line.split()
-        rows.append((name, int(limit), args))
+        for line in (out / "argv.txt").read_text().splitlines():
+            name, limit, *args = line.split()
+            rows.append((item.name, name, int(limit), args))
     return rows
 
 
 def _argv_problems(args: list[str]) -> list[str]:
     """A pytest command's profile, claims, model and files, checked against the suite."""
-    from repro.core import cost
+    from repro.core import cost, data
     from repro.harness import profiles
 
     def opt(flag):
@@ -206,6 +275,9 @@ def _argv_problems(args: list[str]) -> list[str]:
     model = opt("--model")
     if model is not None and model not in cost.embedded():
         out.append(f"model {model}")
+    corpus = opt("--corpus")
+    if corpus is not None and corpus not in data.CORPORA:
+        out.append(f"corpus {corpus}")
     text = "".join((ROOT / f).read_text() for f in files if (ROOT / f).is_file())
     if (ROOT / "claims") in [ROOT / f for f in files]:
         text = "".join(p.read_text() for p in (ROOT / "claims").glob("test_*.py"))
@@ -217,9 +289,24 @@ def _argv_problems(args: list[str]) -> list[str]:
     return out
 
 
+def _needs_problems(q, needs: tuple[str, ...], args: list[str]) -> list[str]:
+    """The payloads a command's model and corpus are read from that its item does not need (the
+    device is offline: a fixture that does not travel is not there)."""
+    from repro.core import mix
+
+    def opt(flag):
+        return args[args.index(flag) + 1] if flag in args else None
+
+    read = {opt("--model")} | {"brown": {"brown"}, "mix": set(mix.PARTS.values())}.get(opt("--corpus"), set())
+    want = {p for p, fixtures in q.PAYLOAD_FIXTURES.items() if read & set(fixtures)}
+    if read - {None}:
+        want.add("wheels")  # transformers 5.23 and datasets: the image's are older or missing
+    return [f"needs {p}" for p in sorted(want - set(needs))]
+
+
 def test_each_claims_item_names_what_exists(q, tmp_path):
     rows = _argv(q, tmp_path)
-    names = [r[0] for r in rows]
+    names = [r[1] for r in rows]
     assert names == [
         "sf_smollm2",
         "bb_paper",
@@ -230,13 +317,15 @@ def test_each_claims_item_names_what_exists(q, tmp_path):
         "bb_probes",
         "bb_lengths",
         "bb_direction",
+        "ca8_decide",
     ]
-    for name, limit, args in rows:
+    for item, name, limit, args in rows:
         assert _argv_problems(args) == [], (name, args)
+        assert _needs_problems(q, q.BY_NAME[item].needs, args) == [], (name, args)
         assert 60 <= limit <= 570
         assert args[args.index("--device") + 1] == "cpu"  # TOY's CPU; the device's cuda otherwise
     # every SF claim on each model, across the Gemma halves
-    gemma = [a for n, _, a in rows if n.startswith("sf_gemma")]
+    gemma = [a for _, n, _, a in rows if n.startswith("sf_gemma")]
     assert sorted(sum((a[a.index("--claim") + 1].split(",") for a in gemma), [])) == sorted(
         f"SF-{i}" for i in range(1, 11)
     )
@@ -255,16 +344,28 @@ def test_each_claims_item_names_what_exists(q, tmp_path):
         "cpu",
     ]
     assert len(_argv_problems(bad)) == 3
+    (ca8,) = [a for _, n, _, a in rows if n == "ca8_decide"]
+    assert _argv_problems(["mixx" if a == "mix" else a for a in ca8]) == ["corpus mixx"]
+    # CA-8's command with only Brown carried (the queue before the mix payload) is reported
+    assert _needs_problems(q, ("wheels", "brown"), ca8) == ["needs mix"]
+    assert _needs_problems(q, ("wheels",), [*bad[:3], "--model", "smollm2-135m", "--corpus", "brown"]) == [
+        "needs brown",
+        "needs smollm2-135m",
+    ]
 
 
 @pytest.mark.skipif(
     not os.environ.get("REPRO_GPU_QUEUE_COLLECT"), reason="set REPRO_GPU_QUEUE_COLLECT=1: ≈ 30 s per command"
 )
 def test_each_claims_item_collects(q, tmp_path):
-    for name, _, args in _argv(q, tmp_path):
+    only = os.environ["REPRO_GPU_QUEUE_COLLECT"]
+    rows = [r for r in _argv(q, tmp_path) if only == "1" or r[0] in only.split(",")]
+    assert rows, f"REPRO_GPU_QUEUE_COLLECT={only}: no such item"
+    for _, name, _, args in rows:
         cmd = [sys.executable, *args, "--collect-only", "-q"]
         run = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=300)
-        assert run.returncode == 0 and re.search(r"\b[1-9]\d* tests? collected|\d+/\d+ tests collected", run.stdout), (
-            name,
-            run.stdout[-1500:],
+        # the command's -q and this -q: pytest's `-qq` form, one `file: count` line per file
+        counted = re.search(
+            r"\b[1-9]\d* tests? collected|\d+/\d+ tests collected|^\S+\.py: [1-9]\d*$", run.stdout, re.M
         )
+        assert run.returncode == 0 and counted, (name, run.stdout[-1500:])

@@ -1,6 +1,6 @@
 """The GPU queue of issue 67: its items in order, the device sessions they make, and the payloads
-(wheels, the Brown corpus, the embedded GGUFs) each call carries — here (`plan`, `stage`) and on
-the device machine (`stash`, `assemble`).
+(wheels, the Brown corpus, the mix corpus's other four parts, the embedded GGUFs) each call
+carries — here (`plan`, `stage`) and on the device machine (`stash`, `assemble`).
 
 A device session has 15 minutes (start-up, transfers, idle and close counted), ≤ 10 minutes a
 call, and each call carries the working tree plus its `carry` paths, 64 MiB in all
@@ -56,7 +56,19 @@ PER_CALL_LIMIT_S = 600
 WHEELS = ("transformers==5.23.0", "datasets==5.2.0", "gguf==0.19.0", "dill==0.4.1", "multiprocess==0.70.19")
 WHEELS_BYTES_ESTIMATE = 13 * MIB
 BROWN_BYTES_ESTIMATE = 4 * MIB
+MIX_BYTES_ESTIMATE = 15 * MIB  # gzip -1 of the mix's four fixture folders (measured: 14.2 MiB of 35.6 MB)
 GZIP_RATIO_ESTIMATE = 0.96  # gzip -1 of a Q4 GGUF (measured on 20 MB of Gemma's: 0.955)
+
+# the fixture folders (fixtures/manifest.json) each fixture payload carries: `mix` is the mix
+# corpus's parts other than Brown (repro/core/mix.py's PARTS; a test holds the two equal), which
+# `repro fetch` leaves to a run's first use and the device, offline, cannot fetch
+MIX_FIXTURES = ("gutenberg", "sotu", "shakespeare", "wiki-en")
+PAYLOAD_FIXTURES: dict[str, tuple[str, ...]] = {
+    "brown": ("brown",),
+    "mix": MIX_FIXTURES,
+    "smollm2-135m": ("smollm2-135m",),
+    "gemma3-270m": ("gemma3-270m",),
+}
 
 
 @dataclass(frozen=True)
@@ -133,6 +145,16 @@ ITEMS: tuple[Item, ...] = (
         330,
         "decide-bb-probes 37 s + decide-bb-lengths 8 s + decide-bb-direction 20 s (the plan, calibrated) "
         "+ three pytest starts ≈ 90 s",
+    ),
+    Item(
+        "ca8_decide",
+        ("wheels", "brown", "mix"),
+        120,
+        420,
+        "decide-ca8 12 s (the plan's floor, 8 seeds, dispatch-bound, not measured) + the mix corpus "
+        "cold: its assembly, the Brown BPE's training and the mix's tokenising 43 s on this 2-core CPU "
+        "(loaded; fresh REPRO_CACHE: imports 2.5, Brown 1.0, BPE 4.0, assembly 4.9, 12.4M tokens 30.7) "
+        "+ process start and collection ≈ 30 s; the timeout leaves the unmeasured floor 3× room",
     ),
 )
 BY_NAME = {i.name: i for i in ITEMS}
@@ -226,6 +248,7 @@ def estimated_sizes(manifest: Path = ROOT / "fixtures" / "manifest.json") -> dic
     return {
         "wheels": WHEELS_BYTES_ESTIMATE,
         "brown": BROWN_BYTES_ESTIMATE,
+        "mix": MIX_BYTES_ESTIMATE,
         **{m: int(fx[m]["size"] * GZIP_RATIO_ESTIMATE) for m in ("smollm2-135m", "gemma3-270m")},
     }
 
@@ -241,19 +264,21 @@ def sha256(path: Path) -> str:
     return h.hexdigest()
 
 
-def archive(src: Path, dest: Path, arcname: str, level: int = 1) -> Path:
-    """`src` (a folder) as a gzip-`level` tar at `dest`, its members under `arcname`; the gzip
-    header's time zeroed so the same folder gives the same bytes."""
+def archive(src: Path, dest: Path, arcname: str, level: int = 1, *, more: dict[str, Path] | None = None) -> Path:
+    """`src` (a folder) as a gzip-`level` tar at `dest`, its members under `arcname`, and each
+    folder of `more` (arcname -> folder) after it under its own; the gzip header's time zeroed so
+    the same folders give the same bytes."""
     dest.parent.mkdir(parents=True, exist_ok=True)
     tmp = dest.with_suffix(".tmp")
     with open(tmp, "wb") as raw, gzip.GzipFile(filename="", fileobj=raw, mode="wb", compresslevel=level, mtime=0) as gz:
         with tarfile.open(fileobj=gz, mode="w") as tar:
-            for p in sorted(src.rglob("*")):
-                if p.is_file():
-                    info = tar.gettarinfo(str(p), f"{arcname}/{p.relative_to(src)}")
-                    info.mtime, info.uid, info.gid, info.uname, info.gname = 0, 0, 0, "", ""
-                    with open(p, "rb") as f:
-                        tar.addfile(info, f)
+            for name, folder in {arcname: src, **(more or {})}.items():
+                for p in sorted(folder.rglob("*")):
+                    if p.is_file():
+                        info = tar.gettarinfo(str(p), f"{name}/{p.relative_to(folder)}")
+                        info.mtime, info.uid, info.gid, info.uname, info.gname = 0, 0, 0, "", ""
+                        with open(p, "rb") as f:
+                            tar.addfile(info, f)
     os.replace(tmp, dest)
     return dest
 
@@ -301,7 +326,8 @@ def stage(sessions: list[Session], payloads: dict[str, Path], part_bytes: int, s
 
 def build_payloads(work: Path, cache: Path, wheels: bool = True) -> dict[str, Path]:
     """The payload archives: the wheels (pip download, manylinux x86-64, Python 3.12 as on the
-    device), the Brown fixture and the two GGUF fixtures from the fetched cache (`repro fetch`)."""
+    device) and the fixture folders of PAYLOAD_FIXTURES (Brown, the mix's four, the two GGUFs)
+    from the fetched cache (`repro fetch`, which fetches the mix's only when named)."""
     out = {}
     if wheels:
         whl = work / "whl"
@@ -324,11 +350,13 @@ def build_payloads(work: Path, cache: Path, wheels: bool = True) -> dict[str, Pa
             cmd += ["--platform", tag]
         subprocess.run([*cmd, *WHEELS], check=True)
         out["wheels"] = archive(whl, work / "wheels.tgz", "whl", level=0)
-    for name in ("brown", "smollm2-135m", "gemma3-270m"):
-        src = cache / "fixtures" / name
-        if not src.is_dir():
-            raise SystemExit(f"{src} is missing: run `repro fetch` first")
-        out[name] = archive(src, work / f"{name}.tgz", name)
+    for name, fixtures in PAYLOAD_FIXTURES.items():
+        srcs = {f: cache / "fixtures" / f for f in fixtures}
+        for f, src in srcs.items():
+            if not src.is_dir():
+                raise SystemExit(f"{src} is missing: run `repro fetch {f}` first")
+        first, *rest = fixtures
+        out[name] = archive(srcs[first], work / f"{name}.tgz", first, more={f: srcs[f] for f in rest})
     return out
 
 
@@ -347,9 +375,11 @@ def stash(call_dir: Path, stash_dir: Path) -> list[str]:
 
 def assemble(call_dir: Path, stash_dir: Path, cache: Path, wheel_dir: Path, fixtures_manifest: Path) -> list[str]:
     """Every payload the call's item needs, whole from stash_dir's parts, sha256-checked and
-    unpacked: fixtures into cache/fixtures/<name>/ (each GGUF's sha256 against fixtures_manifest),
-    wheels into wheel_dir. A payload unpacked earlier this session is left as it is. A missing or
-    corrupt part: SystemExit naming it (a fresh machine lost the stash: rerun the session's calls)."""
+    unpacked: fixtures into cache/fixtures/<fixture>/ (PAYLOAD_FIXTURES; a payload not named there
+    holds the fixture of its own name), each single-file fixture's sha256 (a GGUF, wiki-en's JSON)
+    against fixtures_manifest, wheels into wheel_dir. A payload unpacked earlier this session is
+    left as it is. A missing or corrupt part: SystemExit naming it (a fresh machine lost the stash:
+    rerun the session's calls)."""
     info = json.loads((call_dir / "call.json").read_text())
     done = []
     for name in info["needs"]:
@@ -381,11 +411,13 @@ def assemble(call_dir: Path, stash_dir: Path, cache: Path, wheel_dir: Path, fixt
         if name == "wheels" and (dest / "whl") != wheel_dir:
             shutil.rmtree(wheel_dir, ignore_errors=True)
             (dest / "whl").rename(wheel_dir)
-        fx = json.loads(fixtures_manifest.read_text())["fixtures"].get(name)
-        if fx and fx.get("kind") == "file":
-            got = sha256(cache / "fixtures" / name / fx["output"])
-            if got != fx["sha256"]:
-                raise SystemExit(f"payload {name}: {fx['output']} sha256 {got[:12]}… is not the manifest's")
+        specs = json.loads(fixtures_manifest.read_text())["fixtures"]
+        for fixture in PAYLOAD_FIXTURES.get(name, (name,)):
+            fx = specs.get(fixture)
+            if fx and fx.get("kind") == "file":
+                got = sha256(cache / "fixtures" / fixture / fx["output"])
+                if got != fx["sha256"]:
+                    raise SystemExit(f"payload {name}: {fx['output']} sha256 {got[:12]}… is not the manifest's")
         mark.write_text(m["sha256"])
         done.append(name)
     return done
