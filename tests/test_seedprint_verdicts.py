@@ -261,3 +261,26 @@ def test_the_low_side_fails_only_on_evidence_of_a_rate_far_below_alpha():
     assert 0.95 < two <= one
     # a rate of α/10 fails the low side more often than not at 2,000 pairs; the one-sided bound never
     assert stats.power_binomial_bound(2000, 0.001, null_verdicts.FPR_BOUND, floor=null_verdicts.FPR_FLOOR) < 0.5
+
+
+def test_a_descendant_without_its_real_null_ends_at_the_null_check():
+    """Table 6 (SP-5) on a model whose profile trains no real null (a user's model, the ci sizes):
+    the steps end at the failing "was built" check — the claim file's `claim.check` raises there —
+    and building them does not read the missing null (the helpers hand every step at once)."""
+    from repro.seedprint.study import Descendant
+
+    d = Descendant(
+        tokens=5120,
+        nll_before=np.array([3.0, 3.1, 2.9]),
+        nll_after=np.array([2.8, 2.7, 2.85]),
+        rel_change=0.01,
+        name="tiny",
+        pair=_row("tiny vs its fine-tune", 1e-8, 1e-9, same=True),
+        null=_row("tiny vs an init", 0.5, 0.6),
+        trained_null=None,
+    )
+    (learned, _), (built, _) = steps = verdicts.check_descendant(d, built=False)
+    assert len(steps) == 2 and built.compare == "true" and built.measured is False
+    assert learned.compare == "ge" and learned.threshold == 0.0
+    with_null = Descendant(**{**d.__dict__, "trained_null": _row("tiny vs a trained null", 0.4, 0.3)})
+    assert len(verdicts.check_descendant(with_null, built=True)) == 2 + 2 * 2  # + both pairs' t and U
