@@ -17,6 +17,7 @@ from types import SimpleNamespace
 
 import pytest
 
+from repro.ground.errors import ReproError
 from repro.harness import session as claims_session
 
 CONFTEST = 'pytest_plugins = ("repro.harness.plugin",)\n'
@@ -132,6 +133,16 @@ def test_sigint_marks_the_run_and_the_cut_short_claims_interrupted(pytester: pyt
     assert "no regression" not in out
     assert "baseline: not compared: the run was interrupted (KeyboardInterrupt) with 2 selected claim tests" in out
     assert not (pytester.path / "artifacts" / "selection" / "k-not-unselected" / "claims.partial.json").exists()
+    # `repro compare` names the cut-short run and compares only what finished; it is no baseline
+    from repro.harness import compare
+
+    finished = baseline.load_set(baseline.key_of(data["run"]), Path(os.environ["REPRO_BASELINES"]))
+    c = compare.compare(finished, data)
+    shown = compare.lines(c, "finished", "cut short")
+    assert not c.regressed and "cut short was cut short (interrupted (KeyboardInterrupt))" in shown[3]
+    assert "  interrupted (not compared): BB-5, BB-6" in shown and "verdict changes: 0" in shown
+    with pytest.raises(ReproError, match="cut short .*a baseline is a finished run"):
+        baseline.update(data, root=Path(os.environ["REPRO_BASELINES"]))
 
 
 def test_a_keyboard_interrupt_in_a_fixture_reads_interrupted(pytester: pytest.Pytester):

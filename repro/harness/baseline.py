@@ -324,6 +324,11 @@ def update(data: dict[str, Any], root: Path | None = None) -> tuple[Path, list[s
     none), then what happened to each file."""
     from repro.harness import compare
 
+    if data.get("run", {}).get("interrupted"):
+        raise ReproError(
+            f"this claims run was cut short ({data['run'].get('interrupted_by') or 'interrupted'}): a baseline "
+            "is a finished run; run the claims again to the end"
+        )
     root = root or baseline_root()
     key = key_of(data["run"])
     old = load_set(key, root)

@@ -90,6 +90,9 @@ class Comparison:
     partial: list[dict[str, Any]] = field(default_factory=list)
     wall: list[dict[str, Any]] = field(default_factory=list)  # claim, a_s, b_s, ratio
     provenance: list[dict[str, Any]] = field(default_factory=list)  # field, a, b
+    # why a run was cut short ("interrupted (KeyboardInterrupt)"), per side; its claims that read
+    # "interrupted" are not compared (a run cut short is evidence neither of a regression nor of none)
+    interrupted: dict[str, str] = field(default_factory=dict)
     k: float = DEFAULT_K
 
     @property
@@ -262,7 +265,16 @@ def _records(data: dict[str, Any]) -> dict[tuple[str, str], dict[str, Any]]:
     return out
 
 
-_UNDECIDED = (reporting.NOT_RUN, reporting.SKIPPED, reporting.NOT_APPLICABLE, reporting.NOT_ENCODED, None)
+_UNDECIDED = (
+    reporting.NOT_RUN,
+    reporting.INTERRUPTED,
+    reporting.SKIPPED,
+    reporting.NOT_APPLICABLE,
+    reporting.NOT_ENCODED,
+    None,
+)
+#: verdicts that say the run did not decide the claim at all: never a verdict change
+_UNRUN = (reporting.NOT_RUN, reporting.INTERRUPTED)
 
 
 def _claim_wall(data: dict[str, Any]) -> dict[str, float]:
@@ -290,6 +302,15 @@ def _partly_run(a: dict[str, Any], b: dict[str, Any]) -> dict[str, tuple[int, in
     return out
 
 
+def _cut_short(a: dict[str, Any], b: dict[str, Any]) -> dict[str, str]:
+    """Why each side's run was cut short, for the sides that were (`run.interrupted`)."""
+    return {
+        side: str(data["run"].get("interrupted_by") or "interrupted")
+        for side, data in (("a", a), ("b", b))
+        if data.get("run", {}).get("interrupted")
+    }
+
+
 def compare(
     a: dict[str, Any], b: dict[str, Any], *, k: float = DEFAULT_K, allow_profile_change: bool = False
 ) -> Comparison:
@@ -302,7 +323,7 @@ def compare(
     pa, pb = a.get("run", {}).get("profile"), b.get("run", {}).get("profile")
     if pa != pb and not allow_profile_change:
         raise ReproError(f"profiles differ ({pa} vs {pb}); pass --allow-profile-change to compare them anyway")
-    out = Comparison(k=k)
+    out = Comparison(k=k, interrupted=_cut_short(a, b))
     partial = _partly_run(a, b)
     out.partial = [{"claim": cid, "ran": ran, "of": of} for cid, (ran, of) in partial.items()]
     va = {c["id"]: c["verdict"] for c in a["claims"]}
@@ -315,7 +336,10 @@ def compare(
                     "claim": cid,
                     "a": x,
                     "b": y,
-                    "regression": _RANK.get(y, 4) > _RANK.get(x, 4) and y != reporting.NOT_RUN and cid not in partial,
+                    "regression": _RANK.get(y, 4) > _RANK.get(x, 4)
+                    and y not in _UNRUN
+                    and x != reporting.INTERRUPTED
+                    and cid not in partial,
                 }
             )
     ra, rb = _records(a), _records(b)
@@ -416,6 +440,11 @@ def compare(
 def lines(c: Comparison, a_name: str = "A", b_name: str = "B") -> list[str]:
     f = reporting.fmt
     out = [f"A = {a_name}", f"B = {b_name}", ""]
+    for side, name in (("a", a_name), ("b", b_name)):
+        if side in c.interrupted:
+            out.append(
+                f"{name} was cut short ({c.interrupted[side]}): its claims that read 'interrupted' are not compared"
+            )
     if c.provenance:
         out.append("provenance that differs (can move numbers by itself):")
         out += [f"  {p['field']}: {_short(p['a'])} -> {_short(p['b'])}" for p in c.provenance]
@@ -426,12 +455,16 @@ def lines(c: Comparison, a_name: str = "A", b_name: str = "B") -> list[str]:
     # a claim B did not run (a selection) is not a change of its verdict: counted apart, named in
     # short; one that A did not run and B did is a verdict of B's, listed (a new "failed" regresses)
     unrun = [v for v in c.verdicts if v["b"] == reporting.NOT_RUN]
-    changed = [v for v in c.verdicts if v not in unrun]
+    cut = [v for v in c.verdicts if v["b"] == reporting.INTERRUPTED or v["a"] == reporting.INTERRUPTED]
+    changed = [v for v in c.verdicts if v not in unrun and v not in cut]
     out.append(f"verdict changes: {len(changed)}")
     out += [f"  {v['claim']:<8} {v['a']} -> {v['b']}{'  REGRESSION' if v['regression'] else ''}" for v in changed]
     if ids := [v["claim"] for v in unrun]:
         shown = ", ".join(ids[:8]) + (f" … ({len(ids)} in all)" if len(ids) > 8 else "")
         out.append(f"  not run in {b_name} (not compared): {shown}")
+    if ids := [v["claim"] for v in cut]:
+        shown = ", ".join(ids[:8]) + (f" … ({len(ids)} in all)" if len(ids) > 8 else "")
+        out.append(f"  interrupted (not compared): {shown}")
     out.append(f"records drifted by more than {c.k:g} noise scales (an exact check: any move): {len(c.drifts)}")
     out += [
         f"  {d['claim']:<8} {_named(d)}: {_value(d['a'])} -> {_value(d['b'])} "
