@@ -93,7 +93,7 @@ def test_the_size_is_taken_at_the_bar_not_at_a_cost_of_zero():
 def test_the_declared_fine_tune_in_the_sizes_is_minimal_retrain():
     from repro.context_axis.sizes import RETRAIN_DECLARED
 
-    assert {k: RETRAIN_DECLARED[k] for k in MINIMAL_RETRAIN} == MINIMAL_RETRAIN
+    assert {k: getattr(RETRAIN_DECLARED, k) for k in MINIMAL_RETRAIN} == MINIMAL_RETRAIN
 
 
 def test_power_does_not_move_with_the_measured_cost():

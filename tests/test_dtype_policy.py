@@ -16,6 +16,7 @@ from repro.core import lens, train
 from repro.core.models.tiny import TinyConfig, TinyDecoder
 from repro.ground import runtime
 from repro.ground.runtime import ReproError
+from repro.ground.sizes import as_row
 from repro.harness import profiles
 from repro.seedprint import lineage
 
@@ -43,7 +44,7 @@ def test_profile_rows_say_auto_unless_named_with_a_reason():
     seen = 0
     for exp, per_profile in profiles.SIZES.items():
         for prof, row in per_profile.items():
-            for path, value in _dtype_settings(row):
+            for path, value in _dtype_settings(as_row(row)):
                 seen += 1
                 key = (exp, prof, path[-1])
                 if value in ("auto", None):

@@ -1,12 +1,15 @@
-"""Typed sizes: every profile row has its ci row's keys, `long` is overrides of
-ci, and a size that is not there is one clear error."""
+"""Typed sizes: every row is its experiment's frozen dataclass with values its annotations admit,
+a row given as a dict has its ci row's keys, `long` is overrides of ci, and a size that is not
+there is one clear error."""
 
-import copy
+import dataclasses
 import json
 
 import pytest
 
+from repro.ground import sizes as ground_sizes
 from repro.ground.runtime import ReproError
+from repro.ground.sizes import as_row
 from repro.harness import profiles
 
 
@@ -14,17 +17,59 @@ def test_committed_rows_agree_with_their_ci_rows():
     assert profiles.check_rows() == []
 
 
+def _with_paper_row(exp: str, edit) -> dict:
+    """The registry's table with `exp`'s paper row given as a plain dict, edited by `edit`."""
+    table = {e: dict(rows) for e, rows in profiles.SIZES.items()}
+    paper = as_row(table[exp]["paper"])
+    edit(paper)
+    table[exp]["paper"] = paper
+    return table
+
+
+def test_every_row_is_a_frozen_dataclass_of_its_ci_rows_class():
+    for exp, per_profile in profiles.SIZES.items():
+        ci = per_profile["ci"]
+        assert dataclasses.is_dataclass(ci) and ci.__dataclass_params__.frozen, exp
+        assert all(type(r) is type(ci) for r in per_profile.values()), exp
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        profiles.SIZES["bb_6"]["ci"].n_seq = 1
+
+
 def test_a_misspelt_paper_size_is_reported():
-    table = copy.deepcopy(profiles.SIZES)
-    table["bb_6"]["paper"]["n_seqs"] = table["bb_6"]["paper"].pop("n_seq")
+    table = _with_paper_row("bb_6", lambda r: r.__setitem__("n_seqs", r.pop("n_seq")))
     problems = profiles.check_rows(table)
     assert problems == ["bb_6[paper]: missing ['n_seq']; unknown ['n_seqs']"]
 
 
 def test_a_misspelt_nested_size_is_reported():
-    table = copy.deepcopy(profiles.SIZES)
-    table["sinks"]["paper"]["train"]["step"] = table["sinks"]["paper"]["train"].pop("steps")
+    table = _with_paper_row("sinks", lambda r: r["train"].__setitem__("step", r["train"].pop("steps")))
     assert profiles.check_rows(table) == ["sinks[paper].train: missing ['steps']; unknown ['step']"]
+
+
+def test_a_value_of_the_wrong_type_is_reported_where_it_is():
+    """The row classes' annotations hold every profile: a string where an int belongs, a list
+    where a tuple does, a float in a tuple of ints — in a row, a nested row and an override."""
+    table = _with_paper_row("bb_6", lambda r: r.update(n_seq="2000", seeds=[0, 1]))
+    assert profiles.check_rows(table) == [
+        "bb_6[paper].n_seq: '2000' is not int",
+        "bb_6[paper].seeds: [0, 1] is not tuple[int, ...]",
+    ]
+    table = _with_paper_row("sinks", lambda r: r["init"].update(seeds=(0, 1.5)))
+    assert profiles.check_rows(table) == ["sinks[paper].init.seeds[1]: 1.5 is not int"]
+    bad_override = {"long": {"sinks": {"train": {"steps": 16.5}}}}
+    assert ground_sizes.check_rows(profiles.SIZES, bad_override) == ["sinks[long].train.steps: 16.5 is not int"]
+    # a row of another experiment's class is named as such
+    table = {e: dict(rows) for e, rows in profiles.SIZES.items()}
+    table["bb_6"]["paper"] = profiles.SIZES["bb_4"]["paper"]
+    assert profiles.check_rows(table) == ["bb_6[paper]: a BB4 row where the ci row is a BB6"]
+
+
+def test_an_optional_part_is_typed_in_either_state():
+    # sinks' deviation: None or a {size: float} dict; a string is neither
+    over = {"long": {"sinks": {"deviation": "lr=3e-3"}}}
+    assert ground_sizes.check_rows(profiles.SIZES, over) == [
+        "sinks[long].deviation: 'lr=3e-3' is not dict[str, float] | None"
+    ]
 
 
 def test_an_optional_part_may_be_off_in_one_profile():
@@ -90,7 +135,6 @@ def test_each_topic_owns_its_rows():
     the registry's."""
     import importlib
 
-    from repro.ground import sizes as ground_sizes
     from repro.harness import topics
 
     modules = {topic: importlib.import_module(f"repro.{topic}.sizes") for topic in topics.PACKAGES}
@@ -105,11 +149,34 @@ def test_each_topic_owns_its_rows():
 
 def test_the_machinery_needs_no_registry():
     """`repro.ground.sizes` on a table of its own: rows checked, long merged from its overrides."""
-    from repro.ground import sizes as ground_sizes
-
     table = {"x": {"ci": dict(n=1, train=dict(steps=2, lr=0.1)), "paper": dict(n=10, train=dict(steps=20, lr=0.1))}}
     long = ground_sizes.profile("long", table, {"long": {"x": {"train": {"steps": 5}}}})
     assert long.sizes("x") == {"n": 1, "train": {"steps": 5, "lr": 0.1}}
     assert ground_sizes.profile("paper", table).sizes("x")["train"]["steps"] == 20
     with pytest.raises(ReproError, match=r"x\[paper\]: missing \['n'\]"):
         ground_sizes.profile("ci", {"x": {"ci": dict(n=1), "paper": dict()}})
+
+
+def test_the_machinery_reads_a_dataclass_table_as_plain_rows():
+    """A table of row classes: a profile's sizes are plain dicts in field order, nested rows
+    too; the paper row states only what it changes (`dataclasses.replace`)."""
+
+    @ground_sizes.row
+    class Train:
+        steps: int
+        lr: float
+
+    @ground_sizes.row
+    class X:
+        n: int
+        train: Train
+
+    ci = X(n=1, train=Train(steps=2, lr=0.1))
+    table = {"x": {"ci": ci, "paper": dataclasses.replace(ci, train=Train(steps=20, lr=0.1))}}
+    assert ground_sizes.check_rows(table) == []
+    paper = ground_sizes.profile("paper", table).sizes("x")
+    assert paper == {"n": 1, "train": {"steps": 20, "lr": 0.1}} and list(paper) == ["n", "train"]
+    assert type(paper["train"]) is ground_sizes.Sizes
+    long = ground_sizes.profile("long", table, {"long": {"x": {"train": {"lr": 1}}}})
+    assert long.sizes("x")["train"] == {"steps": 2, "lr": 1}  # an int is a float
+    assert ground_sizes.check_rows(table, {"long": {"x": {"n": True}}}) == ["x[long].n: True is not int"]

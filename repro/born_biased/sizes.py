@@ -1,112 +1,182 @@
 """Born biased's sizes per profile and its cost rows for `repro plan` (001 §3–4, App A, App B.1).
 
-`SIZES`: experiment -> {profile -> sizes}, keys named for the claim or figure they serve (typed
-by the ci row: `repro.ground.sizes`); `PLANNERS`: experiment -> its jobs under a profile
+`SIZES`: experiment -> {profile -> its row, a frozen dataclass: `repro.ground.sizes.row`}, fields
+named for the claim or figure they serve; `PLANNERS`: experiment -> its jobs under a profile
 (`repro.core.cost.Job`). Both collected by `repro.harness.profiles` and `repro.harness.plan`.
 The measurements behind the ci sizes: docs/sizes.md, "Born biased".
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from repro.core.cost import Job, Planner, hf_params, hf_probe_terms, model_fields, model_shape, of_row, tiny_params
-from repro.ground.sizes import Decide, Profile
+from repro.ground.sizes import Decide, Profile, row
 
-SIZES: dict[str, dict[str, dict[str, Any]]] = {
-    # 001 §3 Table 1 / Fig 1a / Fig 10 / Fig 2 / Finding 2.2: random-token probes of the nano
-    # RoPE GPT-2 and LLaMA-2 (12L, 12H, 768d, |V| = 50,257), seeds 42 and 43 as in Table 1.
-    # All lengths come from one pass (prefix trick, repro.born_biased.preference_probe). ci: N = 400 and T ≤ 64
-    # (≈ 11 s per model on 2 cores in bfloat16, ≈ 40 s in float32); paper: the source's N = 10,000,
-    # T up to 1024. dtype "auto": the dtype policy (runtime.resolve_dtype) everywhere below.
-    "bb_1": {
-        "ci": dict(
-            archs=("rope-gpt2", "llama"),
-            d_model=768,
-            n_layer=12,
-            n_head=12,
-            vocab_size=50257,
-            n_seq=400,
-            lengths=(16, 32, 64),
-            seeds=(42, 43),
-            dtype="auto",
-        ),
-        "paper": dict(
-            archs=("rope-gpt2", "llama"),
-            d_model=768,
-            n_layer=12,
-            n_head=12,
-            vocab_size=50257,
-            n_seq=10000,
-            lengths=(64, 256, 1024),
-            seeds=(42, 43),
-            dtype="auto",
-        ),
-    },
+
+@row
+class BB1:
+    """001 §3's random-token probes (Table 1 / Fig 1a / Fig 10 / Fig 2 / Finding 2.2)."""
+
+    archs: tuple[str, ...]
+    d_model: int
+    n_layer: int
+    n_head: int
+    vocab_size: int
+    n_seq: int
+    lengths: tuple[int, ...]
+    seeds: tuple[int, ...]
+    dtype: str
+
+
+@row
+class Shape:
+    """Finding 1.2's other RoPE GPT-2 size (merged into bb_1's probe: `bb_1_2_sizes`)."""
+
+    d_model: int
+    n_layer: int
+    n_head: int
+
+
+@row
+class BB22:
+    """Finding 2.2: favourite token vs contraction direction over `n_models` random models."""
+
+    arch: str
+    d_model: int
+    n_layer: int
+    n_head: int
+    vocab_size: int
+    n_seq: int
+    T: int
+    n_models: int
+    dtype: str
+
+
+@row
+class BB3:
+    """§4.1's full / attention-only / MLP-only stacks on Gaussian inputs."""
+
+    d_model: int
+    n_layer: int
+    n_head: int
+    vocab_size: int
+    T: int
+    n_seq: int
+    seeds: tuple[int, ...]
+    dtype: str
+
+
+@row
+class BB41:
+    """Finding 4.1: GELU pre-activation spread with and without LayerNorm."""
+
+    d_model: int
+    n_seq: int
+    seeds: tuple[int, ...]
+
+
+@row
+class BB5:
+    """Prop 5: stacked attention vs Attn0, `n_seq[i]` sequences at `T[i]`."""
+
+    d_model: int
+    n_head: int
+    n_layer: int
+    T: tuple[int, ...]
+    n_seq: tuple[int, ...]
+    seeds: tuple[int, ...]
+
+
+@row
+class BB4:
+    """Prop 2: stacked MLP0 blocks (ReLU vs tanh) on Gaussian inputs."""
+
+    d_model: int
+    d_ff: int
+    n_layer: int
+    n_seq: int
+    seeds: tuple[int, ...]
+
+
+@row
+class BB42:
+    """Table 3 / Prop 4: MLP0, MLP0∘MLP0, Attn0∘MLP0 at several T."""
+
+    d_model: int
+    d_ff: int
+    n_seq: int
+    T: tuple[int, ...]
+    seeds: tuple[int, ...]
+
+
+@row
+class BB6:
+    """Eq 2: per-position output std after value aggregation."""
+
+    d_model: int
+    n_head: int
+    T: int
+    n_seq: int
+    seeds: tuple[int, ...]
+
+
+# 001 §3 Table 1 / Fig 1a / Fig 10 / Fig 2 / Finding 2.2: random-token probes of the nano
+# RoPE GPT-2 and LLaMA-2 (12L, 12H, 768d, |V| = 50,257), seeds 42 and 43 as in Table 1.
+# All lengths come from one pass (prefix trick, repro.born_biased.preference_probe). ci: N = 400 and T ≤ 64
+# (≈ 11 s per model on 2 cores in bfloat16, ≈ 40 s in float32); paper: the source's N = 10,000,
+# T up to 1024. dtype "auto": the dtype policy (runtime.resolve_dtype) everywhere below.
+BB_1 = BB1(
+    archs=("rope-gpt2", "llama"),
+    d_model=768,
+    n_layer=12,
+    n_head=12,
+    vocab_size=50257,
+    n_seq=400,
+    lengths=(16, 32, 64),
+    seeds=(42, 43),
+    dtype="auto",
+)
+# 001 Finding 2.2: favourite token vs contraction direction over many random models.
+# ci: 30 models of 6 layers (≈ 1.6 s each); paper: the source's 100 models, N = 2000, T = 1024.
+BB_2_2 = BB22(
+    arch="rope-gpt2", d_model=768, n_layer=6, n_head=12, vocab_size=50257, n_seq=256, T=32, n_models=30, dtype="auto"
+)
+# 001 §4.1 Table 2 / Figs 3, 4, 7: full / attention-only / MLP-only 12-layer stacks fed
+# Gaussian inputs with the embedding's statistics.
+BB_3 = BB3(d_model=768, n_layer=12, n_head=12, vocab_size=50257, T=32, n_seq=400, seeds=(0, 1), dtype="auto")
+# 001 Prop 2 / Fig 5: stacked MLP0 blocks (ReLU vs tanh), Gaussian inputs.
+# The source's width (768); 6 independent models give the Monte-Carlo standard error
+# across inits (weight drawing dominates the cost: ~4 s per model and variant on 2 cores).
+BB_4 = BB4(d_model=768, d_ff=3072, n_layer=12, n_seq=512, seeds=(0, 1, 2, 3, 4, 5))
+# 001 Table 3 / Prop 4: MLP0, MLP0∘MLP0, Attn0∘MLP0 at several T.
+BB_4_2 = BB42(d_model=512, d_ff=2048, n_seq=256, T=(16, 128), seeds=(0, 1, 2, 3, 4, 5, 6, 7))
+# 001 Eq 2 / Fig 9: per-position output std after value aggregation, T = 32.
+BB_6 = BB6(d_model=768, n_head=12, T=32, n_seq=2000, seeds=(0, 1, 2, 3))
+SIZES: dict[str, dict[str, Any]] = {
+    "bb_1": {"ci": BB_1, "paper": replace(BB_1, n_seq=10000, lengths=(64, 256, 1024))},
     # 001 Finding 1.2 / Table 1(c): the same probe on a smaller and a larger RoPE GPT-2 than
     # bb_1's; "smaller" at ci (4 layers), the source's 1.2B (24L, 32H, 2048d) under paper.
-    "bb_1_2": {"ci": dict(d_model=768, n_layer=4, n_head=12), "paper": dict(d_model=2048, n_layer=24, n_head=32)},
-    # 001 Finding 2.2: favourite token vs contraction direction over many random models.
-    # ci: 30 models of 6 layers (≈ 1.6 s each); paper: the source's 100 models, N = 2000, T = 1024.
-    "bb_2_2": {
-        "ci": dict(
-            arch="rope-gpt2",
-            d_model=768,
-            n_layer=6,
-            n_head=12,
-            vocab_size=50257,
-            n_seq=256,
-            T=32,
-            n_models=30,
-            dtype="auto",
-        ),
-        "paper": dict(
-            arch="rope-gpt2",
-            d_model=768,
-            n_layer=12,
-            n_head=12,
-            vocab_size=50257,
-            n_seq=2000,
-            T=1024,
-            n_models=100,
-            dtype="auto",
-        ),
-    },
-    # 001 §4.1 Table 2 / Figs 3, 4, 7: full / attention-only / MLP-only 12-layer stacks fed
-    # Gaussian inputs with the embedding's statistics.
-    "bb_3": {
-        "ci": dict(d_model=768, n_layer=12, n_head=12, vocab_size=50257, T=32, n_seq=400, seeds=(0, 1), dtype="auto"),
-        "paper": dict(
-            d_model=768, n_layer=12, n_head=12, vocab_size=50257, T=1024, n_seq=2000, seeds=(0, 1, 2, 3), dtype="auto"
-        ),
-    },
+    "bb_1_2": {"ci": Shape(d_model=768, n_layer=4, n_head=12), "paper": Shape(d_model=2048, n_layer=24, n_head=32)},
+    "bb_2_2": {"ci": BB_2_2, "paper": replace(BB_2_2, n_layer=12, n_seq=2000, T=1024, n_models=100)},
+    "bb_3": {"ci": BB_3, "paper": replace(BB_3, T=1024, n_seq=2000, seeds=(0, 1, 2, 3))},
     # 001 Finding 4.1 / Fig 6: GELU pre-activation spread with and without LayerNorm (cheap).
     "bb_4_1": {
-        "ci": dict(d_model=768, n_seq=2048, seeds=(0, 1, 2, 3)),
-        "paper": dict(d_model=768, n_seq=10000, seeds=tuple(range(8))),
+        "ci": BB41(d_model=768, n_seq=2048, seeds=(0, 1, 2, 3)),
+        "paper": BB41(d_model=768, n_seq=10000, seeds=tuple(range(8))),
     },
     # 001 Prop 5 / Fig 8: 12 stacked attention layers vs Attn0, T = 16 and 512.
     "bb_5": {
-        "ci": dict(d_model=256, n_head=4, n_layer=12, T=(16, 512), n_seq=(256, 16), seeds=(0, 1, 2)),
-        "paper": dict(d_model=768, n_head=12, n_layer=12, T=(16, 512), n_seq=(2000, 2000), seeds=(0, 1, 2, 3)),
+        "ci": BB5(d_model=256, n_head=4, n_layer=12, T=(16, 512), n_seq=(256, 16), seeds=(0, 1, 2)),
+        "paper": BB5(d_model=768, n_head=12, n_layer=12, T=(16, 512), n_seq=(2000, 2000), seeds=(0, 1, 2, 3)),
     },
-    # 001 Prop 2 / Fig 5: stacked MLP0 blocks (ReLU vs tanh), Gaussian inputs.
-    # The source's width (768); 6 independent models give the Monte-Carlo standard error
-    # across inits (weight drawing dominates the cost: ~4 s per model and variant on 2 cores).
-    "bb_4": {
-        "ci": dict(d_model=768, d_ff=3072, n_layer=12, n_seq=512, seeds=(0, 1, 2, 3, 4, 5)),
-        "paper": dict(d_model=768, d_ff=3072, n_layer=12, n_seq=2000, seeds=tuple(range(16))),
-    },
-    # 001 Table 3 / Prop 4: MLP0, MLP0∘MLP0, Attn0∘MLP0 at several T.
+    "bb_4": {"ci": BB_4, "paper": replace(BB_4, n_seq=2000, seeds=tuple(range(16)))},
     "bb_4_2": {
-        "ci": dict(d_model=512, d_ff=2048, n_seq=256, T=(16, 128), seeds=(0, 1, 2, 3, 4, 5, 6, 7)),
-        "paper": dict(d_model=768, d_ff=3072, n_seq=2000, T=(16, 128, 512), seeds=tuple(range(16))),
+        "ci": BB_4_2,
+        "paper": BB42(d_model=768, d_ff=3072, n_seq=2000, T=(16, 128, 512), seeds=tuple(range(16))),
     },
-    # 001 Eq 2 / Fig 9: per-position output std after value aggregation, T = 32.
-    "bb_6": {
-        "ci": dict(d_model=768, n_head=12, T=32, n_seq=2000, seeds=(0, 1, 2, 3)),
-        "paper": dict(d_model=768, n_head=12, T=32, n_seq=2000, seeds=tuple(range(16))),
-    },
+    "bb_6": {"ci": BB_6, "paper": replace(BB_6, seeds=tuple(range(16)))},
 }
 
 # `long`'s overrides of the ci rows: none (long runs ci's sizes here)

@@ -1,6 +1,6 @@
 """The causal shift's sizes per profile and its cost rows for `repro plan` (000).
 
-`SIZES`: experiment -> {profile -> sizes} (typed by the ci row: `repro.ground.sizes`);
+`SIZES`: experiment -> {profile -> its row, a frozen dataclass: `repro.ground.sizes.row`};
 `PLANNERS`: experiment -> its jobs under a profile (`repro.core.cost.Job`). Collected by
 `repro.harness.profiles` and `repro.harness.plan`. The measurements behind the ci sizes:
 docs/sizes.md, "Causal shift".
@@ -8,11 +8,13 @@ docs/sizes.md, "Causal shift".
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from repro.core import cost
 from repro.core.cost import RUN, Job, Planner, of_row, tiny_params
-from repro.ground.sizes import Decide
+from repro.core.rows import Train
+from repro.ground.sizes import Decide, row
 
 # the groups of §IV's trained variants (`study.Runs`): the baseline per seed, a fixed cut at every
 # layer (seed 0), the cut at layer 0 per other seed, the cut at every later layer per other seed
@@ -23,51 +25,93 @@ from repro.ground.sizes import Decide
 # chunk trains only what its claim reads).
 VARIANTS = ("baseline", "cuts", "first_cut", "sweep", "alpha0", "gate", "gate_null", "faint_null")
 
-SIZES: dict[str, dict[str, dict[str, Any]]] = {
-    # 000 causal shift (CS-1 … CS-6). `align`: CS-1/CS-2 on the pretrained models over Brown
-    # test-split windows led by <bos> (the source: 1,000 WikiText sequences), top-k decoding in
-    # the tied dictionary through the final norm (the logit lens), bootstrap over sequences; the
-    # policy's dtype for the (tokens × vocabulary) decoding matmul at ci. ci: 6 sequences, enough
-    # to decide: CS-1 is contradicted on both models with power 1.0 (its switch depth 0.19·L and
-    # 0.03·L against the source's > 0.5·L), CS-2's checks are margins of 0.3–0.5 over their nulls.
-    # `model`/`train`: the GPT-2-style TinyDecoder trained on Brown BPE for CS-3 … CS-6, every
-    # variant on one data order; the fixed cut attenuates to `cut_alpha`; CS-3 compares α = 0 at
-    # the middle layer with the baseline (α = 1) over `seeds`; `gate_snapshots`: steps at which
-    # the learned gate's π is read (Fig 5). `eval`: CS-6's held-out sets (Brown test windows,
-    # stdlib-code validation windows, last-word items from Brown test sentences).
-    # ci: 4 layers × 128 wide, 300 steps of 16 × 64 tokens, 20 models (≈ 20–30 s each alone on 2
-    # cores; on a CPU they train side by side, one thread each: repro.core.launch.pool; the cost of
-    # CS-4's sweep on seeds 1–2 is in docs/sizes.md). Not fewer
-    # steps: at 150 CS-3 failed (α = 0 − α = 1 val loss +0.076 nats, paired p 0.19 over 3 seeds).
-    # paper: the source's GPT-2 150M (12 layers, 768 wide, 1024 tokens) — a GPU and a larger
-    # corpus than Brown (`--corpus`).
+
+@row
+class Align:
+    """CS-1/CS-2 on the pretrained models: `n_seq` windows of `seq_len`, top-`k` logit-lens decoding."""
+
+    n_seq: int
+    seq_len: int
+    k: int
+    n_boot: int
+    compute_dtype: str
+    panel_start: int
+
+
+@row
+class Tiny:
+    """The GPT-2-style TinyDecoder's shape (learned positions up to `max_len`)."""
+
+    vocab_size: int
+    d_model: int
+    n_layer: int
+    n_head: int
+    max_len: int
+
+
+@row
+class Eval:
+    """CS-6's held-out sets: Brown test `windows`, stdlib-code windows, last-word items."""
+
+    windows: int
+    last_word_items: int
+
+
+@row
+class CausalShift:
+    """000's causal-shift study (CS-1 … CS-6); what each size is: the comment below."""
+
+    align: Align
+    model: Tiny
+    train: Train
+    seeds: tuple[int, ...]
+    cut_alpha: float
+    variants: tuple[str, ...]
+    gate_snapshots: tuple[int, ...]
+    gate_seeds: tuple[int, ...]
+    eval: Eval
+
+
+# 000 causal shift (CS-1 … CS-6). `align`: CS-1/CS-2 on the pretrained models over Brown
+# test-split windows led by <bos> (the source: 1,000 WikiText sequences), top-k decoding in
+# the tied dictionary through the final norm (the logit lens), bootstrap over sequences; the
+# policy's dtype for the (tokens × vocabulary) decoding matmul at ci. ci: 6 sequences, enough
+# to decide: CS-1 is contradicted on both models with power 1.0 (its switch depth 0.19·L and
+# 0.03·L against the source's > 0.5·L), CS-2's checks are margins of 0.3–0.5 over their nulls.
+# `model`/`train`: the GPT-2-style TinyDecoder trained on Brown BPE for CS-3 … CS-6, every
+# variant on one data order; the fixed cut attenuates to `cut_alpha`; CS-3 compares α = 0 at
+# the middle layer with the baseline (α = 1) over `seeds`; `gate_snapshots`: steps at which
+# the learned gate's π is read (Fig 5). `eval`: CS-6's held-out sets (Brown test windows,
+# stdlib-code validation windows, last-word items from Brown test sentences).
+# ci: 4 layers × 128 wide, 300 steps of 16 × 64 tokens, 20 models (≈ 20–30 s each alone on 2
+# cores; on a CPU they train side by side, one thread each: repro.core.launch.pool; the cost of
+# CS-4's sweep on seeds 1–2 is in docs/sizes.md). Not fewer
+# steps: at 150 CS-3 failed (α = 0 − α = 1 val loss +0.076 nats, paired p 0.19 over 3 seeds).
+# paper: the source's GPT-2 150M (12 layers, 768 wide, 1024 tokens) — a GPU and a larger
+# corpus than Brown (`--corpus`).
+CAUSAL_SHIFT_CI = CausalShift(
+    align=Align(n_seq=6, seq_len=64, k=5, n_boot=1000, compute_dtype="auto", panel_start=24),
+    model=Tiny(vocab_size=4096, d_model=128, n_layer=4, n_head=4, max_len=64),
+    train=Train(
+        steps=300, batch_size=16, seq_len=64, lr=3e-3, warmup_steps=30, eval_every=300, eval_batches=8, autocast="auto"
+    ),
+    seeds=(0, 1, 2),
+    cut_alpha=0.5,
+    # not CS-4's faint null: its 12 models (0.030 PFLOP) would take the plan to 0.235 of the
+    # 0.216 PFLOP ci budget, and at ci CS-4's tests are inconclusive, so no verdict rests on it
+    variants=tuple(v for v in VARIANTS if v != "faint_null"),
+    gate_snapshots=(0, 25, 50, 100, 150, 200, 250, 300),
+    gate_seeds=(0,),  # CS-5's gate and its null: seed 0 (decide-cs-gate: CS5_PREREG's seeds)
+    eval=Eval(windows=64, last_word_items=300),
+)
+SIZES: dict[str, dict[str, CausalShift]] = {
     "causal_shift": {
-        "ci": dict(
-            align=dict(n_seq=6, seq_len=64, k=5, n_boot=1000, compute_dtype="auto", panel_start=24),
-            model=dict(vocab_size=4096, d_model=128, n_layer=4, n_head=4, max_len=64),
-            train=dict(
-                steps=300,
-                batch_size=16,
-                seq_len=64,
-                lr=3e-3,
-                warmup_steps=30,
-                eval_every=300,
-                eval_batches=8,
-                autocast="auto",
-            ),
-            seeds=(0, 1, 2),
-            cut_alpha=0.5,
-            # not CS-4's faint null: its 12 models (0.030 PFLOP) would take the plan to 0.235 of the
-            # 0.216 PFLOP ci budget, and at ci CS-4's tests are inconclusive, so no verdict rests on it
-            variants=tuple(v for v in VARIANTS if v != "faint_null"),
-            gate_snapshots=(0, 25, 50, 100, 150, 200, 250, 300),
-            gate_seeds=(0,),  # CS-5's gate and its null: seed 0 (decide-cs-gate: CS5_PREREG's seeds)
-            eval=dict(windows=64, last_word_items=300),
-        ),
-        "paper": dict(
-            align=dict(n_seq=1000, seq_len=128, k=5, n_boot=2000, compute_dtype="float32", panel_start=24),
-            model=dict(vocab_size=32000, d_model=768, n_layer=12, n_head=12, max_len=1024),
-            train=dict(
+        "ci": CAUSAL_SHIFT_CI,
+        "paper": replace(
+            CAUSAL_SHIFT_CI,
+            align=Align(n_seq=1000, seq_len=128, k=5, n_boot=2000, compute_dtype="float32", panel_start=24),
+            model=Tiny(vocab_size=32000, d_model=768, n_layer=12, n_head=12, max_len=1024),
+            train=Train(
                 steps=20000,
                 batch_size=32,
                 seq_len=1024,
@@ -77,12 +121,9 @@ SIZES: dict[str, dict[str, dict[str, Any]]] = {
                 eval_batches=16,
                 autocast="auto",
             ),
-            seeds=(0, 1, 2),
-            cut_alpha=0.5,
             variants=VARIANTS,
             gate_snapshots=(0, 1000, 2500, 5000, 10000, 15000, 20000),
-            gate_seeds=(0,),
-            eval=dict(windows=512, last_word_items=2000),
+            eval=Eval(windows=512, last_word_items=2000),
         ),
     }
 }

@@ -1,6 +1,6 @@
 """The context axis's sizes per profile and its cost rows for `repro plan` (004).
 
-`SIZES`: experiment -> {profile -> sizes} (typed by the ci row: `repro.ground.sizes`);
+`SIZES`: experiment -> {profile -> its row, a frozen dataclass: `repro.ground.sizes.row`};
 `PLANNERS`: experiment -> its jobs under a profile (`repro.core.cost.Job`). Collected by
 `repro.harness.profiles` and `repro.harness.plan`. The measurements behind the ci sizes:
 docs/sizes.md, "Context axis".
@@ -8,68 +8,130 @@ docs/sizes.md, "Context axis".
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from repro.core import cost
 from repro.core.cost import RUN, Job, Planner, llama_params, of_row
-from repro.ground.sizes import Decide
+from repro.core.rows import LM, Train
+from repro.ground.sizes import Decide, as_row, row
+
+
+@row
+class Check:
+    """CA-3/5/6 on random tiny HF models: hypothesis examples, S up to `max_S`."""
+
+    examples: int
+    max_S: int
+    max_layers: int
+
+
+@row
+class Cost:
+    """CA-6/7's counted FLOPs at these S (and segment sizes at S = max)."""
+
+    S: tuple[int, ...]
+    segments: tuple[int, ...]
+    heads: int
+    head_dim: int
+
+
+@row
+class Pretrained:
+    """CA-4 on the embedded models: `n_seq` Brown test windows of `seq_len`, segment-k inference."""
+
+    n_seq: int
+    seq_len: int
+    segment: int
+
+
+@row
+class Retrain:
+    """CA-4's "minimal retraining" half (`retraining`): the fine-tune and its held-out `windows`."""
+
+    steps: int
+    batch_size: int
+    seq_len: int
+    lr: float
+    warmup_steps: int
+    windows: int
+
+
+@row
+class Eval:
+    """CA-8's held-out NLL: `windows` validation windows under causal, full and segment-k inference."""
+
+    windows: int
+    segments: tuple[int, ...]
+
+
+@row
+class ContextAxis:
+    """004's context-axis experiments (CA-1 … CA-8); what each size is: the comment below."""
+
+    check: Check
+    cost: Cost
+    pretrained: Pretrained
+    retrain: Retrain
+    model: LM
+    train: Train
+    seeds: tuple[int, ...]
+    axis_drop: float
+    bucket: int
+    eval: Eval
+
 
 # CA-4's declared fine-tune (`retraining.MINIMAL_RETRAIN`: 1,000 steps of 8 windows; a test holds
 # the two equal) at 64 tokens,
 # read on 512 held-out windows (Brown's test split holds ≈ 2,100 disjoint 65-token windows under
 # either tokenizer; 512 evenly spaced ones do not overlap). lr 1e-4, constant after 50 steps of
 # warm-up: a common fine-tuning rate for models of this size, fixed before any fine-tune ran.
-RETRAIN_DECLARED = dict(steps=1_000, batch_size=8, seq_len=64, lr=1e-4, warmup_steps=50, windows=512)
+RETRAIN_DECLARED = Retrain(steps=1_000, batch_size=8, seq_len=64, lr=1e-4, warmup_steps=50, windows=512)
 
-SIZES: dict[str, dict[str, dict[str, Any]]] = {
-    # 004 context axis (CA-1 … CA-8). `check`: CA-3/5/6 on random tiny HF models (hypothesis
-    # examples, float64, S up to `max_S`); `cost`: CA-6/7's counted FLOPs at these S (and
-    # segment sizes at S = max), times for the figure only (benchmarks/ times properly);
-    # `pretrained`: CA-4 on the embedded models (or --model), Brown test windows led by <bos>.
-    # `retrain`: CA-4's "minimal retraining" half (`retraining`): `steps` of `batch_size` windows
-    # of `seq_len` tokens of context-axis fine-tuning (and the same run causally), read on
-    # `windows` held-out windows. ci: 0 steps (the pretrained weights as they are, 16 windows:
-    # seconds); the declared 1,000 steps (`MINIMAL_RETRAIN`) are hours on a CPU and minutes on a
-    # GPU: the decide-ca4 chunk (step times in docs/sizes.md).
-    # CA-8: identical llama-style models (`model`) trained on Brown BPE from the same initial
-    # weights and data order — causal, full context axis, full axis with §1's stochastic axis
-    # drop (`axis_drop`: a batch runs causal with that probability) — over `seeds`; held-out
-    # NLL on `eval.windows` non-overlapping validation windows under causal, full and
-    # segment-k inference. A full-axis step costs ≈ T/2 causal steps (every prefix is a pass).
-    # ci: 50 steps of 16 × 32 tokens for all 9 models. CA-8 is inconclusive at any CPU budget
-    # (power ≈ 0.004 at 0.02 nats, ~78 seeds for 80%), so the steps are cut to what CI's budget
-    # leaves: the verdict cannot change with steps at this size, and the power row says what
-    # would decide it.
-    # paper: 6 layers × 256, 128-token windows (a GPU).
+# 004 context axis (CA-1 … CA-8). `check`: CA-3/5/6 on random tiny HF models (hypothesis
+# examples, float64, S up to `max_S`); `cost`: CA-6/7's counted FLOPs at these S (and
+# segment sizes at S = max), times for the figure only (benchmarks/ times properly);
+# `pretrained`: CA-4 on the embedded models (or --model), Brown test windows led by <bos>.
+# `retrain`: CA-4's "minimal retraining" half (`retraining`): `steps` of `batch_size` windows
+# of `seq_len` tokens of context-axis fine-tuning (and the same run causally), read on
+# `windows` held-out windows. ci: 0 steps (the pretrained weights as they are, 16 windows:
+# seconds); the declared 1,000 steps (`MINIMAL_RETRAIN`) are hours on a CPU and minutes on a
+# GPU: the decide-ca4 chunk (step times in docs/sizes.md).
+# CA-8: identical llama-style models (`model`) trained on Brown BPE from the same initial
+# weights and data order — causal, full context axis, full axis with §1's stochastic axis
+# drop (`axis_drop`: a batch runs causal with that probability) — over `seeds`; held-out
+# NLL on `eval.windows` non-overlapping validation windows under causal, full and
+# segment-k inference. A full-axis step costs ≈ T/2 causal steps (every prefix is a pass).
+# ci: 50 steps of 16 × 32 tokens for all 9 models. CA-8 is inconclusive at any CPU budget
+# (power ≈ 0.004 at 0.02 nats, ~78 seeds for 80%), so the steps are cut to what CI's budget
+# leaves: the verdict cannot change with steps at this size, and the power row says what
+# would decide it.
+# paper: 6 layers × 256, 128-token windows (a GPU).
+CONTEXT_AXIS_CI = ContextAxis(
+    check=Check(examples=25, max_S=10, max_layers=3),
+    cost=Cost(S=(16, 32, 64, 128, 256), segments=(1, 2, 4, 8, 16), heads=4, head_dim=16),
+    pretrained=Pretrained(n_seq=2, seq_len=32, segment=4),
+    retrain=Retrain(steps=0, batch_size=8, seq_len=32, lr=1e-4, warmup_steps=0, windows=16),
+    model=LM(n_layer=2, n_head=4, d_model=64, vocab_size=2048),
+    train=Train(
+        steps=50, batch_size=16, seq_len=32, lr=3e-3, warmup_steps=10, eval_every=50, eval_batches=4, autocast="auto"
+    ),
+    seeds=(0, 1, 2),
+    axis_drop=0.5,
+    bucket=8,
+    eval=Eval(windows=256, segments=(2, 4, 8)),
+)
+SIZES: dict[str, dict[str, ContextAxis]] = {
     "context_axis": {
-        "ci": dict(
-            check=dict(examples=25, max_S=10, max_layers=3),
-            cost=dict(S=(16, 32, 64, 128, 256), segments=(1, 2, 4, 8, 16), heads=4, head_dim=16),
-            pretrained=dict(n_seq=2, seq_len=32, segment=4),
-            retrain=dict(steps=0, batch_size=8, seq_len=32, lr=1e-4, warmup_steps=0, windows=16),
-            model=dict(n_layer=2, n_head=4, d_model=64, vocab_size=2048),
-            train=dict(
-                steps=50,
-                batch_size=16,
-                seq_len=32,
-                lr=3e-3,
-                warmup_steps=10,
-                eval_every=50,
-                eval_batches=4,
-                autocast="auto",
-            ),
-            seeds=(0, 1, 2),
-            axis_drop=0.5,
-            bucket=8,
-            eval=dict(windows=256, segments=(2, 4, 8)),
-        ),
-        "paper": dict(
-            check=dict(examples=200, max_S=16, max_layers=4),
-            cost=dict(S=(16, 32, 64, 128, 256), segments=(1, 2, 4, 8, 16, 32, 64), heads=4, head_dim=64),
-            pretrained=dict(n_seq=16, seq_len=128, segment=8),
+        "ci": CONTEXT_AXIS_CI,
+        "paper": replace(
+            CONTEXT_AXIS_CI,
+            check=Check(examples=200, max_S=16, max_layers=4),
+            cost=Cost(S=(16, 32, 64, 128, 256), segments=(1, 2, 4, 8, 16, 32, 64), heads=4, head_dim=64),
+            pretrained=Pretrained(n_seq=16, seq_len=128, segment=8),
             retrain=RETRAIN_DECLARED,
-            model=dict(n_layer=6, n_head=8, d_model=256, vocab_size=8192),
-            train=dict(
+            model=LM(n_layer=6, n_head=8, d_model=256, vocab_size=8192),
+            train=Train(
                 steps=5000,
                 batch_size=32,
                 seq_len=128,
@@ -80,9 +142,8 @@ SIZES: dict[str, dict[str, dict[str, Any]]] = {
                 autocast="auto",
             ),
             seeds=(0, 1, 2, 3, 4),
-            axis_drop=0.5,
             bucket=16,
-            eval=dict(windows=2048, segments=(2, 4, 8, 16, 32)),
+            eval=Eval(windows=2048, segments=(2, 4, 8, 16, 32)),
         ),
     }
 }
@@ -96,7 +157,7 @@ SIZES: dict[str, dict[str, dict[str, Any]]] = {
 # reach 0.8 (below it the claim does not cover the weights).
 OVERRIDES: dict[str, dict[str, dict[str, Any]]] = {
     "decide-ca8": {"context_axis": dict(seeds=tuple(range(8)))},
-    "decide-ca4": {"context_axis": dict(retrain=RETRAIN_DECLARED)},
+    "decide-ca4": {"context_axis": dict(retrain=as_row(RETRAIN_DECLARED))},
 }
 DECIDE: dict[str, Decide] = {
     "CA-8": Decide(

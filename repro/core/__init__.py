@@ -14,6 +14,7 @@ cache, and `resources` for the embedded fixtures), never a topic.
   under the Brown BPE, cached); `attention_kind` (whether a model attends through SDPA: read by
   the checkpoint key and the models).
 - `launch`: training jobs under torchrun, and side by side in the training pool.
+- `rows`: the size rows several topics' sizes.py use (`LM`, `Train`).
 - `memo`: measurements cached by arguments, inputs, dtype policy and code.
 - `stats`: every statistical test and power figure, thin over scipy.stats.
 - `lens`: the logit and tuned lens, `unembed`, `kl_to_logits`; `arch` (architecture maps, final

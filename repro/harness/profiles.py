@@ -1,8 +1,9 @@
 """The registry of sizes per experiment per profile: it collects each topic's table.
 
 Each topic package declares its experiments' sizes in ``repro/<topic>/sizes.py``: ``SIZES``
-(experiment -> {profile -> sizes}, keys named for the claim or figure they serve, each row's
-comment saying what a size costs and why it is not smaller) and ``OVERRIDES`` (`long`'s changes
+(experiment -> {profile -> its row: a frozen dataclass per experiment, `repro.ground.sizes.row`,
+fields named for the claim or figure they serve, each row's comment saying what a size costs and
+why it is not smaller) and ``OVERRIDES`` (`long`'s changes
 to its ci rows). This module knows no size: it collects the sizes of the topics the registry
 finds (`repro.harness.topics.PACKAGES`, in CLAIMS.md's order, the order `repro plan` lists their
 rows), and checks every row against its ci row (`check_rows`, run by `get_profile`: a misspelt
@@ -26,9 +27,9 @@ from repro.ground.sizes import DECIDE_PREFIX, PROFILES, Decide, Profile, Sizes  
 from repro.harness import topics
 
 
-def _collect() -> tuple[dict[str, str], dict[str, dict[str, dict[str, Any]]], dict[str, dict[str, dict[str, Any]]]]:
+def _collect() -> tuple[dict[str, str], dict[str, dict[str, Any]], dict[str, dict[str, dict[str, Any]]]]:
     topic_of: dict[str, str] = {}
-    table: dict[str, dict[str, dict[str, Any]]] = {}
+    table: dict[str, dict[str, Any]] = {}
     overrides: dict[str, dict[str, dict[str, Any]]] = {}
     for topic in topics.PACKAGES:
         module = importlib.import_module(f"repro.{topic}.sizes")
@@ -43,8 +44,8 @@ def _collect() -> tuple[dict[str, str], dict[str, dict[str, dict[str, Any]]], di
 
 #: experiment -> the topic package whose sizes.py holds its rows
 TOPIC_OF: dict[str, str]
-#: experiment -> {profile -> sizes}, every topic's rows
-SIZES: dict[str, dict[str, dict[str, Any]]]
+#: experiment -> {profile -> its row (a `repro.ground.sizes.row` dataclass)}, every topic's rows
+SIZES: dict[str, dict[str, Any]]
 #: profile -> {experiment -> overrides of its ci row} (deep-merged; a key the ci row lacks is an
 #: error), for experiments whose claim needs more than CI's budget but still fits a CPU
 OVERRIDES: dict[str, dict[str, dict[str, Any]]]
@@ -78,7 +79,7 @@ def chunks() -> dict[str, list[str]]:
     return out
 
 
-def check_rows(table: dict[str, dict[str, dict[str, Any]]] | None = None) -> list[str]:
+def check_rows(table: dict[str, dict[str, Any]] | None = None) -> list[str]:
     """Every way a row of `table` (default: every topic's) disagrees with its experiment's ci row,
     or an override of `OVERRIDES` with its ci row, one line each (`repro.ground.sizes.check_rows`).
     An empty list: every row has the ci row's keys."""

@@ -1,6 +1,6 @@
 """The residual stream's sizes per profile and its cost rows for `repro plan` (002).
 
-`SIZES`: experiment -> {profile -> sizes} (typed by the ci row: `repro.ground.sizes`);
+`SIZES`: experiment -> {profile -> its row, a frozen dataclass: `repro.ground.sizes.row`};
 `PLANNERS`: experiment -> its jobs under a profile (`repro.core.cost.Job`). Collected by
 `repro.harness.profiles` and `repro.harness.plan`. The sizes the topic fixes in code (RS-3's
 vocabulary `study.GRAD_V`, RS-7's `induction.InductionConfig` defaults) are read from there. The
@@ -11,96 +11,170 @@ from __future__ import annotations
 
 import functools
 import math
+from dataclasses import replace
 from typing import Any
 
 from repro.core import cost
 from repro.core.cost import Job, Planner, forward_flops, hf_params, of_row, tiny_params
+from repro.ground.sizes import row
 
-SIZES: dict[str, dict[str, dict[str, Any]]] = {
-    # 002 residual stream (RS-1 … RS-8). `text`: held-out Brown test-split windows per model
-    # (test_seqs × seq_len tokens) for RS-4/6/8; the tuned lens trains on `lens.train_seqs`
-    # validation-split windows; `dla_len`: tokens decomposed for RS-1/2/5.
-    # `grad`: RS-3's pre-/post-norm TinyDecoders (random init, one shared batch of Brown BPE
-    # windows). `random_init`: RS-2/RS-4's HF models with norm gains perturbed. `lens`: RS-8's
-    # tuned-lens budget; ci trains it on the first model only (SmolLM2 by default: Gemma's
-    # 262k vocabulary makes each step ≈ 3.5× dearer), paper on every model. Each layer's map
-    # starts from a ridge fit (λ per layer on the held-out windows) and trains on KL with a stop
-    # on held-out windows (`lens.fit_tuned_lens_stopped`): from the identity, Adam could not
-    # catch a lens that reads nothing at ci (100 steps left layer 0 at 11.6 nats against the
-    # constant lens's 3.75). ci steps draw 64 tokens (a step is layers × tokens × V logits
-    # forward and back) and stop at the 20-step cap with layers 0–18 still improving: the tuned
-    # lens then beats both the logit and the constant lens at 30/30 layers (worst Wilcoxon p
-    # 1.3e-10 against the bar 3.3e-4); convergence is the paper row's (cap 2,000 steps).
-    # `induction`: RS-7 (repro.residual_stream.induction): InductionConfig overrides and model
-    # seeds. ci: the defaults (the 2-layer model ≈ 12 s on 2 threads; the six models train side
-    # by side, one thread each); paper: the same task (a mechanism, not a scale claim) over ten
-    # seeds.
+
+@row
+class Text:
+    """Held-out Brown test-split windows per model for RS-4/6/8."""
+
+    test_seqs: int
+    seq_len: int
+
+
+@row
+class Grad:
+    """RS-3's pre-/post-norm TinyDecoders at each depth (random init, one shared batch)."""
+
+    depths: tuple[int, ...]
+    d_model: int
+    n_head: int
+    batch_size: int
+    seq_len: int
+    seeds: tuple[int, ...]
+
+
+@row
+class RandomInit:
+    """RS-2/RS-4's HF models with norm gains perturbed."""
+
+    archs: tuple[str, ...]
+    n_layer: int
+    d_model: int
+    n_head: int
+    vocab_size: int
+    perturb_norms: float
+    n_seq: int
+    seq_len: int
+
+
+@row
+class Lens:
+    """RS-8's tuned lens: a ridge start, then Adam with a stop on held-out windows; `models`: how
+    many embedded models carry it (None: all)."""
+
+    train_seqs: int
+    held_seqs: int
+    steps: int
+    batch_tokens: int
+    lr: float
+    eval_every: int
+    patience: int
+    min_gain: float
+    ridges: tuple[float, ...]
+    models: int | None
+
+
+@row
+class Induction:
+    """RS-7: `induction.InductionConfig` overrides and the model seeds."""
+
+    config: dict[str, Any]
+    seeds: tuple[int, ...]
+
+
+@row
+class ResidualStream:
+    """002's residual-stream study (RS-1 … RS-8); what each size is: the comment below."""
+
+    text: Text
+    dla_len: int
+    grad: Grad
+    random_init: RandomInit
+    lens: Lens
+    induction: Induction
+
+
+# 002 residual stream (RS-1 … RS-8). `text`: held-out Brown test-split windows per model
+# (test_seqs × seq_len tokens) for RS-4/6/8; the tuned lens trains on `lens.train_seqs`
+# validation-split windows; `dla_len`: tokens decomposed for RS-1/2/5.
+# `grad`: RS-3's pre-/post-norm TinyDecoders (random init, one shared batch of Brown BPE
+# windows). `random_init`: RS-2/RS-4's HF models with norm gains perturbed. `lens`: RS-8's
+# tuned-lens budget; ci trains it on the first model only (SmolLM2 by default: Gemma's
+# 262k vocabulary makes each step ≈ 3.5× dearer), paper on every model. Each layer's map
+# starts from a ridge fit (λ per layer on the held-out windows) and trains on KL with a stop
+# on held-out windows (`lens.fit_tuned_lens_stopped`): from the identity, Adam could not
+# catch a lens that reads nothing at ci (100 steps left layer 0 at 11.6 nats against the
+# constant lens's 3.75). ci steps draw 64 tokens (a step is layers × tokens × V logits
+# forward and back) and stop at the 20-step cap with layers 0–18 still improving: the tuned
+# lens then beats both the logit and the constant lens at 30/30 layers (worst Wilcoxon p
+# 1.3e-10 against the bar 3.3e-4); convergence is the paper row's (cap 2,000 steps).
+# `induction`: RS-7 (repro.residual_stream.induction): InductionConfig overrides and model
+# seeds. ci: the defaults (the 2-layer model ≈ 12 s on 2 threads; the six models train side
+# by side, one thread each); paper: the same task (a mechanism, not a scale claim) over ten
+# seeds.
+RESIDUAL_STREAM_CI = ResidualStream(
+    text=Text(test_seqs=3, seq_len=128),
+    dla_len=64,
+    # five seeds, not three: RS-3's post-norm power takes the seeds' sd at its 95% upper
+    # bound (4.4× the sample sd from 3 seeds, 2.4× from 5), so 3 seeds cannot decide it
+    grad=Grad(depths=(12, 24, 48), d_model=128, n_head=4, batch_size=8, seq_len=64, seeds=(0, 1, 2, 3, 4)),
+    random_init=RandomInit(
+        archs=("gpt2", "llama"),
+        n_layer=12,
+        d_model=256,
+        n_head=4,
+        vocab_size=4096,
+        perturb_norms=0.3,
+        n_seq=8,
+        seq_len=64,
+    ),
+    # RS-8's tuned lens: 16 validation windows, the last 3 held out for the stop; a ridge
+    # start (λ per layer from the grid, × the mean input variance, on the held-out windows:
+    # 1.0 lost at every layer on SmolLM2), then Adam at 64 tokens a step, evaluated every 10
+    # steps, stopped after 2 evaluations without a 0.5% gain at any layer or at the 20-step
+    # cap: at ci the cap stops it (layers 0–18 still improving, 19–29 best at the start);
+    # each held-out evaluation costs about one lens read of the test tokens
+    lens=Lens(
+        train_seqs=16,
+        held_seqs=3,
+        steps=20,
+        batch_tokens=64,
+        lr=1e-4,
+        eval_every=10,
+        patience=2,
+        min_gain=0.005,
+        ridges=(0.01, 0.1),
+        models=1,
+    ),
+    induction=Induction(config={}, seeds=(0, 1, 2)),
+)
+SIZES: dict[str, dict[str, ResidualStream]] = {
     "residual_stream": {
-        "ci": dict(
-            text=dict(test_seqs=3, seq_len=128),
-            dla_len=64,
-            # five seeds, not three: RS-3's post-norm power takes the seeds' sd at its 95% upper
-            # bound (4.4× the sample sd from 3 seeds, 2.4× from 5), so 3 seeds cannot decide it
-            grad=dict(depths=(12, 24, 48), d_model=128, n_head=4, batch_size=8, seq_len=64, seeds=(0, 1, 2, 3, 4)),
-            random_init=dict(
-                archs=("gpt2", "llama"),
-                n_layer=12,
-                d_model=256,
-                n_head=4,
-                vocab_size=4096,
-                perturb_norms=0.3,
-                n_seq=8,
-                seq_len=64,
-            ),
-            # RS-8's tuned lens: 16 validation windows, the last 3 held out for the stop; a ridge
-            # start (λ per layer from the grid, × the mean input variance, on the held-out windows:
-            # 1.0 lost at every layer on SmolLM2), then Adam at 64 tokens a step, evaluated every 10
-            # steps, stopped after 2 evaluations without a 0.5% gain at any layer or at the 20-step
-            # cap: at ci the cap stops it (layers 0–18 still improving, 19–29 best at the start);
-            # each held-out evaluation costs about one lens read of the test tokens
-            lens=dict(
-                train_seqs=16,
-                held_seqs=3,
-                steps=20,
-                batch_tokens=64,
-                lr=1e-4,
-                eval_every=10,
-                patience=2,
-                min_gain=0.005,
-                ridges=(0.01, 0.1),
-                models=1,
-            ),
-            induction=dict(config=dict(), seeds=(0, 1, 2)),
-        ),
-        "paper": dict(
-            text=dict(test_seqs=32, seq_len=512),
+        "ci": RESIDUAL_STREAM_CI,
+        "paper": replace(
+            RESIDUAL_STREAM_CI,
+            text=Text(test_seqs=32, seq_len=512),
             dla_len=512,
-            grad=dict(
+            grad=Grad(
                 depths=(6, 12, 24, 48, 96), d_model=768, n_head=12, batch_size=16, seq_len=256, seeds=(0, 1, 2, 3, 4)
             ),
-            random_init=dict(
-                archs=("gpt2", "llama"),
+            random_init=replace(
+                RESIDUAL_STREAM_CI.random_init,
                 n_layer=24,
                 d_model=768,
                 n_head=12,
                 vocab_size=32000,
-                perturb_norms=0.3,
                 n_seq=32,
                 seq_len=256,
             ),
-            lens=dict(
+            lens=replace(
+                RESIDUAL_STREAM_CI.lens,
                 train_seqs=64,
                 held_seqs=8,
                 steps=2000,
                 batch_tokens=512,
-                lr=1e-4,
                 eval_every=25,
                 patience=4,
-                min_gain=0.005,
                 ridges=(0.01, 0.1, 1.0),
                 models=None,
             ),
-            induction=dict(config=dict(), seeds=tuple(range(10))),
+            induction=Induction(config={}, seeds=tuple(range(10))),
         ),
     }
 }

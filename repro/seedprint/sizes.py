@@ -9,69 +9,124 @@ measurements behind the ci sizes: docs/sizes.md, "SeedPrint".
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from repro.core import cost
 from repro.core.cost import RUN, Job, Planner, llama_params, of_row
-from repro.ground.sizes import Decide
+from repro.ground.sizes import Decide, row
 
-SIZES: dict[str, dict[str, dict[str, Any]]] = {
-    # 001 §5–6.1 SeedPrint (Fig 11, Tables 4–6, Fig 13). `lineage`: repro.seedprint.lineage.LineageConfig —
-    # LLaMA-style models on the Brown BPE, 001 Table 14's optimiser. ci: 4 layers × 128 wide,
-    # 300 steps of 16 × 64 tokens (≈ 16 s per model in bf16 autocast on 2 cores, ≈ 30 s in float32; val loss ≈ 6.1
-    # vs the 6.85 unigram bar), 150 continual steps on stdlib code. m = 32 = d/4: at d = 128 the
-    # top-6.5% sets (the source's m = 50 of 768) of an init and its own trained model are
-    # disjoint (measured |S| = 0–1), so the test would have nothing to test. n_null_models:
-    # independent inits for the false-positive rate (all pairs); null_bound_models: inits paired
-    # disjointly for SP-6's "≈ 1%" bound (the first n_null_models' consecutive pairs, then more):
-    # ≈ 350 disjoint pairs give it 80% power at a rate of α (null_verdicts.FPR_BOUND). paper: the source's 12L/768d,
-    # n = 10,000 sequences of length 1024, m = 50, ~2500 null pairs (72 models).
-    # `pretrained` (SP-5, Table 6): each embedded model fine-tuned on stdlib code, token embedding
-    # frozen. `null_train_steps`: Table 6's real null, the model's random-init twin trained on the
-    # same code at the fine-tune's batch and length (0: not built). ci: 20 steps of 4 × 64 tokens,
-    # no null (a 135M-parameter model trained far enough to carry learned features costs hours on 2
-    # cores). paper: 500 steps of 32 × 1024 = 16.4M tokens each (≥ the 5M of Table 6's smallest
-    # descendant; ≈ 3 passes over stdlib code, 5.6M tokens under the Brown BPE), the null as many
-    # tokens at 6e-4 (001 Table 14's pre-training rate: a random init, not a fine-tune).
+
+@row
+class LineageRow:
+    """The lineage's models (`repro.seedprint.lineage.LineageConfig.from_sizes` reads it)."""
+
+    d_model: int
+    n_layer: int
+    n_head: int
+    vocab_size: int
+    n_positions: int
+    steps: int
+    continual_steps: int
+    batch_size: int
+    seq_len: int
+    lr: float
+    warmup_steps: int
+    snapshot_steps: tuple[int, ...]
+
+
+@row
+class PretrainedRow:
+    """SP-5 (Table 6): each embedded model fine-tuned on stdlib code, and its real null."""
+
+    n: int
+    length: int
+    m: int
+    finetune_models: int | None
+    finetune_steps: int
+    finetune_lr: float
+    finetune_batch: int
+    finetune_seq_len: int
+    heldout_windows: int
+    null_train_steps: int
+    null_train_lr: float
+
+
+@row
+class SeedPrint:
+    """001 §5–6.1's SeedPrint study (SP-1 … SP-6); what each size is: the comment below."""
+
+    lineage: LineageRow
+    seeds: tuple[int, ...]
+    n: int
+    length: int
+    m: int
+    n_null_models: int
+    null_bound_models: int
+    calibration_null_inits: int
+    pretrained: PretrainedRow
+
+
+# 001 §5–6.1 SeedPrint (Fig 11, Tables 4–6, Fig 13). `lineage`: repro.seedprint.lineage.LineageConfig —
+# LLaMA-style models on the Brown BPE, 001 Table 14's optimiser. ci: 4 layers × 128 wide,
+# 300 steps of 16 × 64 tokens (≈ 16 s per model in bf16 autocast on 2 cores, ≈ 30 s in float32; val loss ≈ 6.1
+# vs the 6.85 unigram bar), 150 continual steps on stdlib code. m = 32 = d/4: at d = 128 the
+# top-6.5% sets (the source's m = 50 of 768) of an init and its own trained model are
+# disjoint (measured |S| = 0–1), so the test would have nothing to test. n_null_models:
+# independent inits for the false-positive rate (all pairs); null_bound_models: inits paired
+# disjointly for SP-6's "≈ 1%" bound (the first n_null_models' consecutive pairs, then more):
+# ≈ 350 disjoint pairs give it 80% power at a rate of α (null_verdicts.FPR_BOUND). paper: the source's 12L/768d,
+# n = 10,000 sequences of length 1024, m = 50, ~2500 null pairs (72 models).
+# `pretrained` (SP-5, Table 6): each embedded model fine-tuned on stdlib code, token embedding
+# frozen. `null_train_steps`: Table 6's real null, the model's random-init twin trained on the
+# same code at the fine-tune's batch and length (0: not built). ci: 20 steps of 4 × 64 tokens,
+# no null (a 135M-parameter model trained far enough to carry learned features costs hours on 2
+# cores). paper: 500 steps of 32 × 1024 = 16.4M tokens each (≥ the 5M of Table 6's smallest
+# descendant; ≈ 3 passes over stdlib code, 5.6M tokens under the Brown BPE), the null as many
+# tokens at 6e-4 (001 Table 14's pre-training rate: a random init, not a fine-tune).
+SEEDPRINT_CI = SeedPrint(
+    lineage=LineageRow(
+        d_model=128,
+        n_layer=4,
+        n_head=4,
+        vocab_size=4096,
+        n_positions=256,
+        steps=300,
+        continual_steps=150,
+        batch_size=16,
+        seq_len=64,
+        lr=6e-4,
+        warmup_steps=30,
+        snapshot_steps=(0, 25, 50, 100, 200, 300),
+    ),
+    seeds=(42, 123, 1000, 2000),
+    n=1000,
+    length=32,
+    m=32,
+    n_null_models=32,
+    null_bound_models=32,
+    calibration_null_inits=16,
+    pretrained=PretrainedRow(
+        n=300,
+        length=16,
+        m=50,
+        finetune_models=1,
+        finetune_steps=20,
+        finetune_lr=1e-4,
+        finetune_batch=4,
+        finetune_seq_len=64,
+        heldout_windows=64,
+        null_train_steps=0,
+        null_train_lr=6e-4,
+    ),
+)
+SIZES: dict[str, dict[str, SeedPrint]] = {
     "seedprint": {
-        "ci": dict(
-            lineage=dict(
-                d_model=128,
-                n_layer=4,
-                n_head=4,
-                vocab_size=4096,
-                n_positions=256,
-                steps=300,
-                continual_steps=150,
-                batch_size=16,
-                seq_len=64,
-                lr=6e-4,
-                warmup_steps=30,
-                snapshot_steps=(0, 25, 50, 100, 200, 300),
-            ),
-            seeds=(42, 123, 1000, 2000),
-            n=1000,
-            length=32,
-            m=32,
-            n_null_models=32,
-            null_bound_models=32,
-            calibration_null_inits=16,
-            pretrained=dict(
-                n=300,
-                length=16,
-                m=50,
-                finetune_models=1,
-                finetune_steps=20,
-                finetune_lr=1e-4,
-                finetune_batch=4,
-                finetune_seq_len=64,
-                heldout_windows=64,
-                null_train_steps=0,
-                null_train_lr=6e-4,
-            ),
-        ),
-        "paper": dict(
-            lineage=dict(
+        "ci": SEEDPRINT_CI,
+        "paper": replace(
+            SEEDPRINT_CI,
+            lineage=replace(
+                SEEDPRINT_CI.lineage,
                 d_model=768,
                 n_layer=12,
                 n_head=12,
@@ -81,29 +136,25 @@ SIZES: dict[str, dict[str, dict[str, Any]]] = {
                 continual_steps=5000,
                 batch_size=32,
                 seq_len=1024,
-                lr=6e-4,
                 warmup_steps=2000,
                 snapshot_steps=(0, 1000, 2500, 5000, 10000, 20000),
             ),
-            seeds=(42, 123, 1000, 2000),
             n=10000,
             length=1024,
             m=50,
             n_null_models=72,
             null_bound_models=700,
             calibration_null_inits=72,
-            pretrained=dict(
+            pretrained=replace(
+                SEEDPRINT_CI.pretrained,
                 n=10000,
                 length=1024,
-                m=50,
                 finetune_models=None,
                 finetune_steps=500,
-                finetune_lr=1e-4,
                 finetune_batch=32,
                 finetune_seq_len=1024,
                 heldout_windows=512,
                 null_train_steps=500,
-                null_train_lr=6e-4,
             ),
         ),
     }

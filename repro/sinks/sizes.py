@@ -1,6 +1,6 @@
 """The attention sinks' sizes per profile and their cost rows for `repro plan` (001 §4.4 eq. 2, §6.2).
 
-`SIZES`: experiment -> {profile -> sizes} (typed by the ci row: `repro.ground.sizes`);
+`SIZES`: experiment -> {profile -> its row, a frozen dataclass: `repro.ground.sizes.row`};
 `OVERRIDES`: `long`'s changes to the ci row; `PLANNERS`: experiment -> its jobs under a profile
 (`repro.core.cost.Job`). Collected by `repro.harness.profiles` and `repro.harness.plan` (whose
 `require_fits` refuses a trio that cannot fit its GPU). The measurements behind the ci sizes:
@@ -11,81 +11,137 @@ from __future__ import annotations
 
 import functools
 import math
+from dataclasses import replace
 from typing import Any
 
 from repro.core import cost
 from repro.core.cost import RUN, Job, Planner, hf_params, llama_params, of_row
-from repro.ground.sizes import Decide
+from repro.core.rows import LM
+from repro.ground.sizes import Decide, row
 
 # SK-2's effect at a budget is fitted to the baseline's own α¹ trajectory (`budget.baseline_sink_power`):
 # its initial weights, snapshots at these fractions of the run's steps, and its end (five points)
 TRAJECTORY = (0.25, 0.5, 0.75)
 
-SIZES: dict[str, dict[str, dict[str, Any]]] = {
-    # 001 §6.2 attention sinks (SK-1 … SK-4). `model`/`train`: 001 §6.2.1's Nano LLaMA-2
-    # (RMSNorm, SwiGLU, RoPE, GPT-2 init) as baseline, amplification and attenuation (T =
-    # seq_len), one `seed`, one data order, every training window led by <bos>
-    # (TrainConfig.lead_token), with Table 14's optimiser (AdamW β 0.9 / 0.95, lr 6e-4 → 6e-5
-    # cosine, wd 0.1, clip 1.0) at a budget far below its 200k steps of 128 × 2048 tokens.
-    # ci: 300 steps of 16 × 64 tokens (0.31M tokens per model), far too few for sinks: SK-2 is
-    # inconclusive at ci whatever budget CI can pay (at 1,200 steps the baseline's largest α¹ at
-    # T = 64 was still 0.136 against ε = 0.25, at three times the cost). SK-3's paired test keeps
-    # its power at this budget (recorded per run); not fewer steps: at 200 attenuation's
-    # perplexity on stdlib code rose to an upper bound of 1.26 × the baseline's (0.93 at 300; the
-    # bar is 1.03) and SK-3 failed. On a CPU the three train side by side, one torch thread each
-    # (repro.core.launch.pool): the trio at 300 steps takes ≈ 100 s each, three at once on 2
-    # cores, float32; the whole trio at once on ≥ 3 cores. long (OVERRIDES below): 1,600 steps
-    # of 64 × 64, and `deviation`: the same trio again with these optimiser settings changed
-    # (None: no deviation trio). `init`: SK-1's Gaussian inputs at init over `seeds`. `eval`:
-    # SK-2's held-out Brown test windows per length (lengths above seq_len are dropped) and
-    # SK-3's `ppl_windows` validation windows per corpus (512 at ci: SK-3's power at Table 7's
-    # effect reaches 80% at ≈ 230 windows with the per-window noise of the ci models; scoring
-    # is seconds). `pretrained`: SK-4 on the embedded models (or --model). paper: 001 Table
-    # 13/14 (12L × 768 × 12H, context 2048, 200k steps of 128 × 2048 tokens, lr 6e-4 → 6e-5,
-    # warm-up 2000, wd 0.1, bf16) under `accelerate launch`; Fig 12's 100 sequences per length
-    # 32 … 512; Table 7's 256 windows.
+
+@row
+class SinksTrain:
+    """001 Table 14's optimiser at a budget: AdamW, lr → `min_lr_ratio`·lr cosine after warm-up."""
+
+    steps: int
+    batch_size: int
+    seq_len: int
+    lr: float
+    min_lr_ratio: float
+    weight_decay: float
+    warmup_steps: int
+    eval_every: int
+    eval_batches: int
+    autocast: str | None
+
+
+@row
+class Init:
+    """SK-1's Gaussian inputs at init: `n_seq` sequences per seed."""
+
+    seeds: tuple[int, ...]
+    n_seq: int
+
+
+@row
+class Eval:
+    """SK-2's held-out windows per length and SK-3's `ppl_windows` validation windows per corpus."""
+
+    lengths: tuple[int, ...]
+    n_seq: int
+    batch: int
+    ppl_windows: int
+
+
+@row
+class Pretrained:
+    """SK-4 on the embedded models: `n_seq` sequences per length."""
+
+    lengths: tuple[int, ...]
+    n_seq: int
+    batch: int
+
+
+@row
+class Sinks:
+    """001 §6.2's attention-sink trio (SK-1 … SK-4); what each size is: the comment below."""
+
+    model: LM
+    seed: int
+    train: SinksTrain
+    deviation: dict[str, float] | None
+    trajectory: tuple[float, ...]
+    init: Init
+    eval: Eval
+    pretrained: Pretrained
+
+
+# 001 §6.2 attention sinks (SK-1 … SK-4). `model`/`train`: 001 §6.2.1's Nano LLaMA-2
+# (RMSNorm, SwiGLU, RoPE, GPT-2 init) as baseline, amplification and attenuation (T =
+# seq_len), one `seed`, one data order, every training window led by <bos>
+# (TrainConfig.lead_token), with Table 14's optimiser (AdamW β 0.9 / 0.95, lr 6e-4 → 6e-5
+# cosine, wd 0.1, clip 1.0) at a budget far below its 200k steps of 128 × 2048 tokens.
+# ci: 300 steps of 16 × 64 tokens (0.31M tokens per model), far too few for sinks: SK-2 is
+# inconclusive at ci whatever budget CI can pay (at 1,200 steps the baseline's largest α¹ at
+# T = 64 was still 0.136 against ε = 0.25, at three times the cost). SK-3's paired test keeps
+# its power at this budget (recorded per run); not fewer steps: at 200 attenuation's
+# perplexity on stdlib code rose to an upper bound of 1.26 × the baseline's (0.93 at 300; the
+# bar is 1.03) and SK-3 failed. On a CPU the three train side by side, one torch thread each
+# (repro.core.launch.pool): the trio at 300 steps takes ≈ 100 s each, three at once on 2
+# cores, float32; the whole trio at once on ≥ 3 cores. long (OVERRIDES below): 1,600 steps
+# of 64 × 64, and `deviation`: the same trio again with these optimiser settings changed
+# (None: no deviation trio). `init`: SK-1's Gaussian inputs at init over `seeds`. `eval`:
+# SK-2's held-out Brown test windows per length (lengths above seq_len are dropped) and
+# SK-3's `ppl_windows` validation windows per corpus (512 at ci: SK-3's power at Table 7's
+# effect reaches 80% at ≈ 230 windows with the per-window noise of the ci models; scoring
+# is seconds). `pretrained`: SK-4 on the embedded models (or --model). paper: 001 Table
+# 13/14 (12L × 768 × 12H, context 2048, 200k steps of 128 × 2048 tokens, lr 6e-4 → 6e-5,
+# warm-up 2000, wd 0.1, bf16) under `accelerate launch`; Fig 12's 100 sequences per length
+# 32 … 512; Table 7's 256 windows.
+SINKS_CI = Sinks(
+    model=LM(n_layer=6, n_head=4, d_model=128, vocab_size=4096),
+    seed=0,
+    train=SinksTrain(
+        steps=300,
+        batch_size=16,
+        seq_len=64,
+        lr=6e-4,
+        min_lr_ratio=0.1,
+        weight_decay=0.1,
+        warmup_steps=40,
+        eval_every=300,
+        eval_batches=4,
+        autocast="auto",
+    ),
+    deviation=None,
+    trajectory=TRAJECTORY,
+    init=Init(seeds=(0, 1, 2, 3), n_seq=512),
+    eval=Eval(lengths=(32, 64), n_seq=100, batch=25, ppl_windows=512),
+    pretrained=Pretrained(lengths=(32, 64, 128, 256), n_seq=16, batch=4),
+)
+SIZES: dict[str, dict[str, Sinks]] = {
     "sinks": {
-        "ci": dict(
-            model=dict(n_layer=6, n_head=4, d_model=128, vocab_size=4096),
-            seed=0,
-            train=dict(
-                steps=300,
-                batch_size=16,
-                seq_len=64,
-                lr=6e-4,
-                min_lr_ratio=0.1,
-                weight_decay=0.1,
-                warmup_steps=40,
-                eval_every=300,
-                eval_batches=4,
-                autocast="auto",
-            ),
-            deviation=None,
-            trajectory=TRAJECTORY,
-            init=dict(seeds=(0, 1, 2, 3), n_seq=512),
-            eval=dict(lengths=(32, 64), n_seq=100, batch=25, ppl_windows=512),
-            pretrained=dict(lengths=(32, 64, 128, 256), n_seq=16, batch=4),
-        ),
-        "paper": dict(
-            model=dict(n_layer=12, n_head=12, d_model=768, vocab_size=32000),
-            seed=0,
-            train=dict(
+        "ci": SINKS_CI,
+        "paper": replace(
+            SINKS_CI,
+            model=LM(n_layer=12, n_head=12, d_model=768, vocab_size=32000),
+            train=replace(
+                SINKS_CI.train,
                 steps=200000,
                 batch_size=128,
                 seq_len=2048,
-                lr=6e-4,
-                min_lr_ratio=0.1,
                 warmup_steps=2000,
-                weight_decay=0.1,
                 eval_every=5000,
                 eval_batches=2,
-                autocast="auto",
             ),
-            deviation=None,
-            trajectory=TRAJECTORY,
-            init=dict(seeds=tuple(range(16)), n_seq=2000),
-            eval=dict(lengths=(32, 64, 128, 256, 512), n_seq=100, batch=10, ppl_windows=256),
-            pretrained=dict(lengths=(32, 64, 128, 256, 512), n_seq=100, batch=4),
+            init=Init(seeds=tuple(range(16)), n_seq=2000),
+            eval=Eval(lengths=(32, 64, 128, 256, 512), n_seq=100, batch=10, ppl_windows=256),
+            pretrained=Pretrained(lengths=(32, 64, 128, 256, 512), n_seq=100, batch=4),
         ),
     }
 }

@@ -1,6 +1,6 @@
 """The spectral filters' sizes per profile and their cost rows for `repro plan` (003).
 
-`SIZES`: experiment -> {profile -> sizes} (typed by the ci row: `repro.ground.sizes`);
+`SIZES`: experiment -> {profile -> its row, a frozen dataclass: `repro.ground.sizes.row`};
 `PLANNERS`: experiment -> its jobs under a profile (`repro.core.cost.Job`). Collected by
 `repro.harness.profiles` and `repro.harness.plan`. The measurements behind the ci sizes:
 docs/sizes.md, "Spectral filters".
@@ -8,51 +8,76 @@ docs/sizes.md, "Spectral filters".
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import replace
+from typing import Any, Literal
 
 from repro.core import cost
 from repro.core.cost import Job, Planner, of_row
-from repro.ground.sizes import Decide
+from repro.ground.sizes import Decide, row
 
-SIZES: dict[str, dict[str, dict[str, Any]]] = {
-    # 003 spectral filters (SF-1 … SF-10) on the embedded models (or --model). Prompts: Brown
-    # test-split windows, each led by the model's <bos> (003 §5: token 0 alike in every prompt).
-    # `layers`: relative depths of the residual-filter rows (the sink layer ℓ* and the SF-7
-    # layer at the source's 12/40 depth are always added); `bands`: retained bands per column
-    # (20 = no filter: the baseline). `random_seeds`: random orthonormal bases (Fig 7/13's
-    # "Rnd"). `gen`: SF-8 greedy continuations of the source's Table 4/5 prompts with the filter
-    # after the blocks at `layers` relative depths (003 Table 2: L3 of 40). `nll_dtype`: the
-    # NLL sweeps run on a copy in the policy's dtype at ci (bf16 ≈ 3× faster where native; its
-    # unfiltered NLL is recorded next to float32's).
-    # ci: 6 prompts × 128 tokens. Heat-map rows ℓ* and the SF-7 layer only, the two every
-    # assertion reads (SF-3/5/6 draw their maps at ℓ* only: `Study.step_rows`); further rows only
-    # widened the heat maps. Bands 15 and 19 (+ 20, the unfiltered model, free): every assertion
-    # reads k = 19 (SF-3, 5, 6) or 15 (SF-7's Ω_u,14 and its Φ_u,1:15 control). 40 NLL sweeps
-    # per model; each sweep cell is compute-bound (a Gemma cell ≈ 3 s in float32 on 2 cores,
-    # mostly the 262k-row head over every position), so the time is proportional to the prompts.
-    # 6 prompts keep the power: at 8, SF-7's recorded power reached 80% at 3 prompts (Gemma) and
-    # 2 (SmolLM2), SF-9's HMLV test keeps ≥ 23 prompts of 33 tokens, and the other decided SF
-    # powers were 1.0.
-    # paper: 003's sample size (405 prompts, ≈ 13k tokens), every layer × all 20 bands, float32.
+
+@row
+class Gen:
+    """SF-8's greedy continuations: the filter after the blocks at these relative depths."""
+
+    layers: tuple[float, ...]
+    new_tokens: int
+
+
+@row
+class Spectral:
+    """003's spectral-filter study (SF-1 … SF-10); what each size is: the comment below."""
+
+    n_prompts: int
+    prompt_len: int
+    layers: tuple[float, ...] | Literal["all"]
+    bands: tuple[int, ...]
+    random_seeds: tuple[int, ...]
+    gen: Gen
+    freq_min_count: int
+    nll_dtype: str
+
+
+# 003 spectral filters (SF-1 … SF-10) on the embedded models (or --model). Prompts: Brown
+# test-split windows, each led by the model's <bos> (003 §5: token 0 alike in every prompt).
+# `layers`: relative depths of the residual-filter rows (the sink layer ℓ* and the SF-7
+# layer at the source's 12/40 depth are always added); `bands`: retained bands per column
+# (20 = no filter: the baseline). `random_seeds`: random orthonormal bases (Fig 7/13's
+# "Rnd"). `gen`: SF-8 greedy continuations of the source's Table 4/5 prompts with the filter
+# after the blocks at `layers` relative depths (003 Table 2: L3 of 40). `nll_dtype`: the
+# NLL sweeps run on a copy in the policy's dtype at ci (bf16 ≈ 3× faster where native; its
+# unfiltered NLL is recorded next to float32's).
+# ci: 6 prompts × 128 tokens. Heat-map rows ℓ* and the SF-7 layer only, the two every
+# assertion reads (SF-3/5/6 draw their maps at ℓ* only: `Study.step_rows`); further rows only
+# widened the heat maps. Bands 15 and 19 (+ 20, the unfiltered model, free): every assertion
+# reads k = 19 (SF-3, 5, 6) or 15 (SF-7's Ω_u,14 and its Φ_u,1:15 control). 40 NLL sweeps
+# per model; each sweep cell is compute-bound (a Gemma cell ≈ 3 s in float32 on 2 cores,
+# mostly the 262k-row head over every position), so the time is proportional to the prompts.
+# 6 prompts keep the power: at 8, SF-7's recorded power reached 80% at 3 prompts (Gemma) and
+# 2 (SmolLM2), SF-9's HMLV test keeps ≥ 23 prompts of 33 tokens, and the other decided SF
+# powers were 1.0.
+# paper: 003's sample size (405 prompts, ≈ 13k tokens), every layer × all 20 bands, float32.
+SPECTRAL_CI = Spectral(
+    n_prompts=6,
+    prompt_len=128,
+    layers=(),
+    bands=(15, 19),
+    random_seeds=(0, 1, 2),
+    gen=Gen(layers=(0.075,), new_tokens=32),
+    freq_min_count=5,
+    nll_dtype="auto",
+)
+SIZES: dict[str, dict[str, Spectral]] = {
     "spectral": {
-        "ci": dict(
-            n_prompts=6,
-            prompt_len=128,
-            layers=(),
-            bands=(15, 19),
-            random_seeds=(0, 1, 2),
-            gen=dict(layers=(0.075,), new_tokens=32),
-            freq_min_count=5,
-            nll_dtype="auto",
-        ),
-        "paper": dict(
+        "ci": SPECTRAL_CI,
+        "paper": replace(
+            SPECTRAL_CI,
             n_prompts=405,
             prompt_len=33,
             layers="all",
             bands=tuple(range(1, 20)),
             random_seeds=(0, 1, 2, 3, 4),
-            gen=dict(layers=(0.075, 0.125, 0.175, 0.25, 0.35, 0.675, 0.9), new_tokens=64),
-            freq_min_count=5,
+            gen=Gen(layers=(0.075, 0.125, 0.175, 0.25, 0.35, 0.675, 0.9), new_tokens=64),
             nll_dtype="float32",
         ),
     }
