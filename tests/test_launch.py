@@ -157,6 +157,34 @@ def test_pooled_workers_see_the_callers_environment_at_the_pools_start(monkeypat
         assert p.apply(os.getenv, ("REPRO_TEST_POOL_ENV",)) is None
 
 
+def test_the_pool_says_what_it_is_doing(monkeypatch, caplog):
+    """Issue 65: a claim whose models train in the pool is not silent — a line when the pool
+    starts (jobs, processes), one as jobs finish (done of total, elapsed, about how long is left;
+    at most one per POOL_EVERY_S, here every tick), and what it took, on `repro.progress`, the
+    logger the claims plugin shows on pytest's terminal."""
+    import logging
+
+    from repro.ground import progress
+
+    tc, cfg, tr, va, ident = _setup(uuid.uuid4().hex)
+    jobs = [cs.variant_job(tc, cfg, cs.Variant("baseline"), s, data_identity=ident) for s in (0, 1)]
+    monkeypatch.setattr(launch, "POOL_EVERY_S", 0)
+    with caplog.at_level(logging.INFO, logger=progress.LOGGER):
+        assert launch.pool(jobs, workers=2) == 2
+    lines = [r.getMessage() for r in caplog.records if r.name == progress.LOGGER]
+    try:
+        assert lines[0] == "training pool: 2 job(s) on 2 process(es), one torch thread each"
+        done = [ln for ln in lines if "jobs done" in ln and "(last: " in ln]
+        assert [ln.split(": ")[1].split(" ")[0] for ln in done] == ["1/2", "2/2"]
+        assert "elapsed" in done[0] and "left" in done[0] and "seed " in done[0]
+        assert lines[-1].startswith("training pool: 2 job(s) trained in ")
+    finally:
+        for s in (0, 1):
+            base = cs.Variant("baseline")
+            r = cs.train_variant(tc, cfg, base, s, train_tokens=tr, val_tokens=va, data_identity=ident)
+            shutil.rmtree(r.checkpoint, ignore_errors=True)
+
+
 def test_pool_with_one_thread_does_nothing_and_a_failed_job_is_one_clear_error():
     tc, cfg, tr, va, ident = _setup(uuid.uuid4().hex)
     good = cs.variant_job(tc, cfg, cs.Variant("baseline"), 0, data_identity=ident)

@@ -509,3 +509,21 @@ def test_post_norm_power_is_typed_at_its_upper_bound_sd():
     assert p.covers == ("‖∇W block 1‖ / ‖∇W block L‖",) and p.sd == "upper bound" and p.edge == 0
     assert few.value < p.value and p.basis_kind == "interest" and p.direction_p is not None
     assert study.post_norm_power({"depth": 48, "param_ratio": [0.2]}) is None
+
+
+def test_rs3_gradient_flow_says_how_far_it_got(monkeypatch, caplog):
+    """Issue 65: RS-3 ran 531 s cold with nothing on the terminal. Its stacks now tick a
+    `repro.progress` heartbeat (here every stack): one line per stack, counted to the total."""
+    import functools
+    import logging
+
+    from repro.ground import progress
+    from repro.residual_stream import study
+
+    monkeypatch.setattr(study, "Heartbeat", functools.partial(progress.Heartbeat, every_s=0))
+    s = dict(depths=(2,), d_model=16, n_head=2, batch_size=2, seq_len=8, seeds=(0, 1))
+    with caplog.at_level(logging.INFO, logger=progress.LOGGER):
+        study.gradients(s)
+    lines = [r.getMessage() for r in caplog.records if r.name == progress.LOGGER]
+    assert [ln.split(", ")[0] for ln in lines] == [f"RS-3 gradient flow: {i}/7 stacks" for i in range(1, 8)]
+    assert "(pre-norm, 2 layers, seed 0)" in lines[0] and "(post-norm, 2 layers, seed 0)" in lines[-1]

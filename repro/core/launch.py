@@ -49,6 +49,8 @@ from typing import Any
 
 from repro.core import token_streams, train
 from repro.core.checkpoints import checkpoint_dir
+from repro.ground import progress
+from repro.ground.progress import Heartbeat
 from repro.ground.runtime import ReproError
 
 FAIL_ENV = "REPRO_LAUNCH_FAIL_RANK"  # tests: this rank raises ("3") or hangs ("3:hang") at start
@@ -282,9 +284,8 @@ def pool(jobs: list[dict[str, Any]], *, workers: int | None = None, timeout: flo
     many processes at once as `processes` says.
     Returns how many were trained; 0 when `workers` < 2 (the caller trains them in-process, on
     its own threads). Raises ReproError naming the job that failed, or on a timeout (the pool
-    is terminated: no process is left behind)."""
-    import multiprocessing
-
+    is terminated: no process is left behind). Says on `repro.progress` when it starts, how
+    many jobs are done as they finish (`POOL_EVERY_S`), and what the pool took."""
     import torch
 
     workers = torch.get_num_threads() if workers is None else int(workers)
@@ -301,24 +302,51 @@ def pool(jobs: list[dict[str, Any]], *, workers: int | None = None, timeout: flo
             ) from None
     if not todo:
         return 0
-    with _context().Pool(
-        processes(len(todo), workers), initializer=_worker_init, initargs=(dict(os.environ),)
-    ) as procs:
+    n_procs = processes(len(todo), workers)
+    progress.log.info("training pool: %d job(s) on %d process(es), one torch thread each", len(todo), n_procs)
+    beat = Heartbeat("training pool", len(todo), unit="jobs done", every_s=POOL_EVERY_S)
+    with _context().Pool(n_procs, initializer=_worker_init, initargs=(dict(os.environ),)) as procs:
         pending = [(j, procs.apply_async(_pool_execute, (j,))) for j in todo]
-        for j, result in pending:
+        _await(procs, pending, timeout, beat)
+    progress.log.info("training pool: %d job(s) trained in %s", len(todo), beat.elapsed())
+    return len(todo)
+
+
+#: the pool's progress lines: at most one per this many seconds (`progress.Heartbeat`), whether a
+#: job finished or the pool is still on its first ones (a 9-minute pool shows ~18 lines)
+POOL_EVERY_S = progress.EVERY_S
+
+
+def _await(procs: Any, pending: list[tuple[dict[str, Any], Any]], timeout: float, beat: Heartbeat) -> None:
+    """Wait for the pool's jobs in whatever order they finish, a progress line (`beat`) as they do
+    and while none has; a job that fails ends the pool (terminated) with one ReproError naming it;
+    `timeout` seconds with no job finishing is a ReproError naming the oldest job still running."""
+    import time
+
+    left, done, since = list(pending), 0, time.monotonic()
+    while left:
+        finished = [(j, r) for j, r in left if r.ready()]
+        for j, result in finished:
             try:
-                result.get(timeout)
-            except multiprocessing.TimeoutError:
-                procs.terminate()
-                raise ReproError(
-                    f"training job {_name(j)} timed out after {timeout:.0f} s in the training pool"
-                ) from None
+                result.get(0)
             except Exception as err:
                 procs.terminate()
                 raise ReproError(
                     f"training job {_name(j)} failed in the training pool: {type(err).__name__}: {err}"
                 ) from None
-    return len(todo)
+            done, since = done + 1, time.monotonic()
+            beat.tick(done, note=f"last: {j['factory'].rsplit(':', 1)[-1]}, seed {j['train_config']['model_seed']}")
+        gone = {id(r) for _, r in finished}
+        left = [(j, r) for j, r in left if id(r) not in gone]
+        if not left:
+            return
+        if not finished:
+            if time.monotonic() - since > timeout:
+                procs.terminate()
+                oldest = _name(left[0][0])
+                raise ReproError(f"training job {oldest} timed out after {timeout:.0f} s in the training pool")
+            left[0][1].wait(min(1.0, timeout))
+            beat.tick(done)
 
 
 def train_jobs(jobs: list[dict[str, Any]], procs: int = 1, device: Any = "cpu", *, pooled: bool = True) -> int:

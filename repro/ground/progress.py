@@ -37,6 +37,16 @@ class Heartbeat:
     def __init__(self, desc: str, total: int | None = None, unit: str = "steps", every_s: float = EVERY_S) -> None:
         self.desc, self.total, self.unit, self.every_s = desc, total, unit, every_s
         self.start = self.last = time.monotonic()
+        self.done = 0
+
+    def advance(self, n: int = 1, note: str = "") -> None:
+        """`tick` for a loop that does not count itself: `n` more done."""
+        self.done += n
+        self.tick(self.done, note)
+
+    def elapsed(self) -> str:
+        """The time since the phase started, as the lines say it ("1m30s")."""
+        return _duration(time.monotonic() - self.start)
 
     def line(self, done: int, note: str = "") -> str:
         elapsed = time.monotonic() - self.start

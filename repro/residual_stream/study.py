@@ -35,6 +35,7 @@ from repro.core import activations, data, lens, stats
 from repro.core.models.hf import build_model, random_init_twin
 from repro.core.models.tiny import TinyConfig, TinyDecoder
 from repro.core.readings import Power
+from repro.ground.progress import Heartbeat
 from repro.ground.runtime import ReproError, generator
 from repro.residual_stream import decomposition as rs
 from repro.residual_stream import induction
@@ -172,13 +173,15 @@ def flow_row(
     residual: bool = True,
     source_init: bool = True,
     device: torch.device | str = "cpu",
+    beat: Heartbeat | None = None,
 ) -> dict:
     """002 "Pre-Norm Gradient Flow" for one stack (`position`-norm, `depth` layers) over `seeds`:
     `rs.gradient_flow` of each seed's TinyDecoder on `ids`, on `device`. The source's init
     (`rs.xavier_init_`) is drawn there, from a generator of that device: on the CPU the numbers
     of a CPU run; on a GPU other draws of the same distribution, made in milliseconds where the
     CPU spent ≈ 150 s of a paper run's host time on 2,436 layers of width 768 (on an H200 host).
-    App B.1's init (`source_init=False`, one stack) is drawn on the CPU and moved."""
+    App B.1's init (`source_init=False`, one stack) is drawn on the CPU and moved. `beat`: a
+    progress line per seed's stack (`repro.ground.progress`)."""
     cfg = TinyConfig(
         vocab_size=GRAD_V,
         d_model=s["d_model"],
@@ -196,6 +199,8 @@ def flow_row(
         else:
             model = TinyDecoder(cfg, generator(seed)).to(device)
         flows.append(rs.gradient_flow(model.train(), ids, embed_scale=math.sqrt(s["d_model"]) if source_init else 1.0))
+        if beat is not None:
+            beat.advance(note=f"{position}-norm, {depth} layers, seed {seed}")
     return dict(
         position=position,
         depth=depth,
@@ -212,16 +217,18 @@ def gradients(s, *, corpus: str = "brown", device: torch.device | str = "cpu") -
     ids = data.windows(data.brown_tokenizer(GRAD_V), "train", s["batch_size"], s["seq_len"] + 1, corpus=corpus).to(
         device
     )
+    n_stacks = (2 * len(s["depths"]) + 1) * len(s["seeds"]) + 1
+    beat = Heartbeat("RS-3 gradient flow", n_stacks, unit="stacks")
     rows = [
-        flow_row(ids, s, position, depth, s["seeds"], device=device)
+        flow_row(ids, s, position, depth, s["seeds"], device=device, beat=beat)
         for position in ("pre", "post")
         for depth in s["depths"]
     ]
     deepest = max(s["depths"])
     return Gradients(
         rows,
-        flow_row(ids, s, "pre", deepest, s["seeds"], residual=False, device=device),
-        flow_row(ids, s, "post", deepest, s["seeds"][:1], source_init=False, device=device),
+        flow_row(ids, s, "pre", deepest, s["seeds"], residual=False, device=device, beat=beat),
+        flow_row(ids, s, "post", deepest, s["seeds"][:1], source_init=False, device=device, beat=beat),
     )
 
 
