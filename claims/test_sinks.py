@@ -31,7 +31,7 @@ import pytest
 
 from repro.harness import catalogue, plan, profiles
 from repro.sinks import experiments as sinks
-from repro.sinks import figures, init_std
+from repro.sinks import figures, init_std, over_seeds
 from repro.sinks.budget import BASELINE_CHECK, baseline_budget_power, loss_gap_power
 from repro.sinks.trio import (
     SHIFT,
@@ -167,6 +167,16 @@ def deviation(sizes, profile, corpus_name, device, train_procs) -> Trio | None:
     return train_trio(sizes, profile.name, corpus_name, over, device=device, procs=train_procs)
 
 
+@pytest.fixture(scope="module")
+def sk2_trios(trio, sizes, profile, corpus_name, device, train_procs) -> list[Trio]:
+    """SK-2's trios, one per seed: the profile's `seed` (the trio SK-3 reads) and `sk2_seeds`
+    (none at ci; decide-sinks: two more), trained alike but for the seed."""
+    more = over_seeds.further_seeds(sizes)
+    return [trio] + [
+        train_trio(sizes, profile.name, corpus_name, device=device, procs=train_procs, seed=s) for s in more
+    ]
+
+
 def _tokens(profile_name: str) -> int:
     """Training tokens per model of the trio at another profile (for SK-2/SK-3's power rows)."""
     return tokens_per_model(profiles.get_profile(profile_name).sizes("sinks")["train"])
@@ -174,14 +184,16 @@ def _tokens(profile_name: str) -> int:
 
 @pytest.mark.policy_dtype
 @pytest.mark.claim("SK-2")
-def test_sink_rates_after_pretraining(claim, trio, deviation, sizes, profile):
+def test_sink_rates_after_pretraining(claim, trio, sk2_trios, deviation, sizes, profile):
     """Baseline: a clear sink rate at every length; attenuation: ≈ 0 (≤ one head); amplification:
     significantly below the baseline (paired over held-out sequences, Bonferroni over lengths).
     Controls: the baseline at its initial weights must fail "the baseline has sinks", and the
     trained baseline must fail "≈ 0". Power at our budget, of the baseline check only: the
     baseline's sinks on this trio's own trajectory (`baseline_budget_power`: fitted, it sizes the
     chunk and never decides); the variants' checks have no power, so a miss there reads
-    inconclusive. Both ε are reported: the checks' quantities at Gu et al.'s ε = 0.3 are context."""
+    inconclusive. Both ε are reported: the checks' quantities at Gu et al.'s ε = 0.3 are context.
+    Over ≥ 2 seeds (decide-sinks): `_sk2_over_seeds`, attenuation's check a lower confidence bound
+    with its power (`over_seeds.SK2_PREREG`)."""
     claim.corpus(trio.corpus)
     form, n_seq = "source", sizes["eval"]["n_seq"]
     one_head = 1.0 / trio.layers_heads
@@ -199,6 +211,9 @@ def test_sink_rates_after_pretraining(claim, trio, deviation, sizes, profile):
         baseline_budget_power(trio, form, n_seq=n_seq, long_tokens=_tokens("long"), paper_tokens=_tokens("paper"))
     )
     claim.not_reproduced_if(NOT_REPRODUCED, ("SK-2", profile.name), rates_summary(trio, form, sizes["model"]))
+    if len(sk2_trios) > 1:
+        _sk2_over_seeds(claim, sk2_trios, (sizes["seed"], *over_seeds.further_seeds(sizes)), form)
+        return
     claim.check(
         f"{BASELINE_CHECK} (≥ one sink head of L·H at every length)",
         float(base.min()),
@@ -227,6 +242,52 @@ def test_sink_rates_after_pretraining(claim, trio, deviation, sizes, profile):
     claim.check(
         "amplification − baseline sink rate, largest over lengths",
         float((np.array(rows["amplification"]) - base).max()),
+        0.0,
+        compare="le",
+        why="'lower than the baseline' at every length (the Wilcoxon p above makes it strict)",
+    )
+
+
+def _sk2_over_seeds(claim, trios: list[Trio], seeds: tuple[int, ...], form: str) -> None:
+    """SK-2's checks over the trios of `seeds` (001 §6.2.1, Fig 12; `over_seeds`, fixed before
+    any seeded run): the baseline and amplification on the seeds' mean curves (the per-sequence
+    pairs pooled over seeds for the Wilcoxon p), attenuation by its lower 95% bound over seeds
+    against one head, with its power against three heads and its size 0.05 at the edge."""
+    r = over_seeds.seed_rows(trios, seeds, form)
+    b = over_seeds.attenuation_bound(r)
+    p_amp = amplification_p(trios, form)
+    _record(claim, over_seeds.bound_readings(trios, seeds, form))
+    claim.power(over_seeds.attenuation_power(r, b))
+    claim.check(
+        f"{BASELINE_CHECK}, mean over {b.n} seeds (≥ one sink head of L·H at every length)",
+        r.baseline_low(),
+        r.one_head,
+        compare="ge",
+        why="Fig 12: a clear sink rate at every length; a baseline without sinks cannot test the claim",
+        control=float(r.init.mean(0).min()),
+        control_name="the same baselines at their initial weights (before training)",
+    )
+    claim.check(
+        over_seeds.ATTENUATION_BOUND_CHECK,
+        b.lower,
+        r.one_head,
+        compare="le",
+        why="≈ 0 read as at most one sink head of L·H; a miss: more than one head with 95% confidence "
+        "(size 0.05 at the edge); a pass fails to reject ≈ 0 (its power against three heads is recorded)",
+        not_rejected=True,
+        control=float(r.rows["baseline"].max(1).mean()),
+        control_name="the trained baselines (mean over seeds of their highest rate)",
+    )
+    claim.check(
+        f"amplification < baseline: largest Bonferroni one-sided Wilcoxon p over lengths, pooled over {b.n} seeds",
+        float(max(p_amp.values())),
+        0.01,
+        compare="le",
+        why="'significantly lower': paired over held-out sequences of every seed, 1% after Bonferroni over lengths",
+    )
+    claim.check(
+        f"amplification − baseline sink rate, largest over lengths, mean over {b.n} seeds",
+        r.amplification_excess(),
         0.0,
         compare="le",
         why="'lower than the baseline' at every length (the Wilcoxon p above makes it strict)",

@@ -71,8 +71,10 @@ def test_the_queue_fits_the_device_limits(q):
     assert 30 * q.MIB < capacity < 60 * q.MIB  # the working tree leaves this much of a call's 64 MiB
     sessions = q.plan(sizes, capacity)
     assert _problems(q, sessions, sizes, capacity) == []
-    # Gemma's GGUF (241 MiB) goes over in parts: five at this capacity; the mix's four corpora in one
-    assert q.part_counts(sizes, capacity)["gemma3-270m"] == 5
+    # Gemma's GGUF (241 MiB) goes over in parts: five or six — the capacity is what the working tree
+    # leaves of a call (46.3 MiB on 2026-12-03, where its estimate is 5.004 capacities: one more part
+    # than the day before); the plan above must place every part either way. The mix's four corpora in one
+    assert q.part_counts(sizes, capacity)["gemma3-270m"] in (5, 6)
     assert q.part_counts(sizes, capacity)["mix"] == 1
     assert set(sizes) == {"wheels", *q.PAYLOAD_FIXTURES}  # every payload has its estimate
     for item in q.ITEMS:  # each item has its script, and the script's pytest limit leaves the call room

@@ -18,6 +18,9 @@ LLaMA pre-training of App B.4) for `claims/test_sinks.py`.
 - `budget`: the effect models at our training budget behind SK-2/SK-3's power (the baseline's
   first-token attention and the variants' training-loss gap, fitted to the trio's own
   trajectory) and the two claims' power declarations.
+- `over_seeds`: SK-2 read over the trios of several seeds (decide-sinks): attenuation's check a
+  lower confidence bound over seeds, its power against a declared alternative and its size at the
+  edge (`SK2_PREREG`, fixed before any seeded run).
 - `figures`: Fig 9 with the variants (SK-1) and the sink rate against sequence length (Fig 12:
   the trio, and a pretrained model as the reference).
 """
@@ -29,4 +32,17 @@ def _bpe_rows(prof) -> list[BpeRow]:
     return [("sinks", "SK-2, SK-3", prof.sizes("sinks")["model"]["vocab_size"])]
 
 
-TOPIC = Topic(package="sinks", order=3, bpe_rows=_bpe_rows)
+TOPIC = Topic(
+    package="sinks",
+    order=3,
+    bpe_rows=_bpe_rows,
+    # decide-sinks at toy sizes (its three seeds' trios, SK-2's checks over seeds): 2 layers of 32
+    # wide, 4 steps of 2 × 32 tokens, 4 held-out windows of 32
+    toy={
+        "sinks": dict(
+            model=dict(n_layer=2, n_head=2, d_model=32),
+            train=dict(steps=4, batch_size=2, seq_len=32, warmup_steps=0, eval_every=4, eval_batches=1),
+            eval=dict(lengths=(32,), n_seq=4, batch=4, ppl_windows=4),
+        )
+    },
+)

@@ -1,5 +1,6 @@
 """SK-2 / SK-3's trained trio (001 §6.2.1, Table 7): the nano LLaMA baseline, amplification and
-attenuation variants trained on one corpus with one seed and one data order, their sink-rate
+attenuation variants trained on one corpus with one seed (SK-2's further seeds: more trios,
+`repro.sinks.over_seeds`) and one data order, their sink-rate
 curves on held-out windows (and the baseline's at its initial weights: SK-2's control), and
 per-window NLL on the in-domain held-out set and on the shifted one (`SHIFT`, Table 7's
 second, out-of-domain set — C4 there — fixed whatever `--corpus` says); SK-2's paired test of
@@ -83,13 +84,16 @@ def train_trio(
     optimiser: dict | None = None,
     device: torch.device | str = "cpu",
     procs: int = 1,
+    seed: int | None = None,
 ) -> Trio:
     """The three variants trained on `corpus` (--corpus) with one seed and one data order
     (`optimiser`: TrainConfig fields that replace the profile's, e.g. the deviation's lr and
     weight decay) on `device` (not part of the checkpoint key), scored. `procs` > 1
     (--train-procs): each variant trains first on that many processes under torchrun
     (repro.core.launch), then loads here. The caller refuses a CUDA device too small for the
-    profile first (`repro.harness.plan.require_fits`: the claim's fixture, before any step)."""
+    profile first (`repro.harness.plan.require_fits`: the claim's fixture, before any step).
+    `seed`: the models' seed (default the profile's `seed`; SK-2's further trios pass theirs)."""
+    seed = sizes["seed"] if seed is None else seed
     V = sizes["model"]["vocab_size"]
     tok = data.brown_tokenizer(V)
     cfg = train.TrainConfig(**sizes["train"], vocab_size=V, lead_token=tok.bos_token_id, corpus=corpus).replace(
@@ -110,7 +114,7 @@ def train_trio(
     # torch thread each (repro.core.launch.train_jobs); the paper profile's accelerate run
     # trains in-process
     launch.train_jobs(
-        [variant_job(k, sizes["model"], cfg, sizes["seed"], corpus=corpus, data_identity=ident) for k in SCALINGS],
+        [variant_job(k, sizes["model"], cfg, seed, corpus=corpus, data_identity=ident) for k in SCALINGS],
         procs,
         device,
         pooled=accelerator is None,
@@ -120,7 +124,7 @@ def train_trio(
             k,
             sizes["model"],
             cfg,
-            sizes["seed"],
+            seed,
             train_tokens=train_tokens,
             val_tokens=val_tokens,
             data_identity=ident,
@@ -133,13 +137,13 @@ def train_trio(
     lengths = [n for n in ev["lengths"] if n <= cfg.seq_len]
     windows = {n: data.bos_windows(tok, "test", ev["n_seq"], n, who="SK-2", corpus=corpus) for n in lengths}
     curves = {k: sink_curve(r.model, windows, batch=ev["batch"]) for k, r in results.items()}
-    init = nano_llama("baseline", sizes["model"], cfg.seq_len, sizes["seed"])
+    init = nano_llama("baseline", sizes["model"], cfg.seq_len, seed)
     where = next(results["baseline"].model.parameters()).device
     init_curve = sink_curve(init.to(where), windows, batch=ev["batch"])
     per_step = cfg.batch_size * cfg.seq_len
     snapshots = {
         step * per_step: sink_curve(
-            load_snapshot(nano_llama("baseline", sizes["model"], cfg.seq_len, sizes["seed"]), path).to(where),
+            load_snapshot(nano_llama("baseline", sizes["model"], cfg.seq_len, seed), path).to(where),
             windows,
             batch=ev["batch"],
         )
@@ -190,18 +194,19 @@ def _wilcoxon_less(a: torch.Tensor, b: torch.Tensor) -> float:
     return stats.wilcoxon_signed_rank(d, alternative="less", zero_method="wilcox").p
 
 
-def amplification_p(trio: Trio, form: str) -> dict[int, float]:
+def amplification_p(trio: Trio | list[Trio], form: str) -> dict[int, float]:
     """SK-2 (001 §6.2.1, Fig 12: amplification's sink rate significantly below the baseline's):
     per length, the one-sided paired Wilcoxon p of amplification < baseline over the held-out
-    sequences' sink rates (metric `form`), Bonferroni-corrected over the lengths."""
-    lengths = trio.curves["baseline"].lengths
+    sequences' sink rates (metric `form`), Bonferroni-corrected over the lengths. Several trios
+    (one per seed, `repro.sinks.over_seeds`): the sequences' pairs pooled over them."""
+    trios = [trio] if isinstance(trio, Trio) else list(trio)
+    lengths = trios[0].curves["baseline"].lengths
+
+    def pooled(kind: str, n: int) -> torch.Tensor:
+        return torch.cat([t.curves[kind].rates[form][n] for t in trios])
+
     return {
-        n: min(
-            1.0,
-            len(lengths)
-            * _wilcoxon_less(trio.curves["amplification"].rates[form][n], trio.curves["baseline"].rates[form][n]),
-        )
-        for n in lengths
+        n: min(1.0, len(lengths) * _wilcoxon_less(pooled("amplification", n), pooled("baseline", n))) for n in lengths
     }
 
 
