@@ -67,6 +67,9 @@ def test_the_bound_and_the_power_by_hand():
     assert p.stated_size() == pytest.approx(0.05) and p.sd == "upper bound" and not p.fitted
     assert p.basis_kind == "interest" and p.against and p.covers == (over_seeds.ATTENUATION_BOUND_CHECK,)
     assert r.baseline_low() == pytest.approx(0.3) and r.amplification_excess() == pytest.approx(-0.2)
+    # the check's control: the baselines (0.3 on every seed) through the same bound, which fails it
+    control = over_seeds.attenuation_bound(r, "baseline").lower
+    assert control == pytest.approx(0.3) and control > r.one_head
 
 
 def test_attenuation_that_leaves_three_heads_on_every_seed_reads_contradicted():
