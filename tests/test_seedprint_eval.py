@@ -89,17 +89,22 @@ def test_matched_test_refuses_what_it_cannot_decide():
         sp.matched_test(fa, fa[:, :4])
 
 
-def test_operating_table_quick_end_to_end(tmp_path, capsys):
+def test_operating_table_quick_end_to_end(tmp_path, capsys, monkeypatch):
     """`repro seedprint-eval --quick` (the one command, at toy sizes): every row and mode filled
     with k ≤ n, pair counts as the design gives them (seeds → descendants, pairs of seeds and of
     untrained inits → unrelated), Wilson intervals around the rates; the printed table, the written
     JSON and markdown agree; `calibration` pools a group's rows; --quick never overwrites the
-    committed table."""
+    committed table. While it works it says so on stderr (issue 65: the full table's pairs were
+    read for 7.5 min in silence): here a line per pair (the heartbeat's interval set to 0), up to
+    19 of 19 (2 seeds × 7 descendants and rewrites, 1 + 1 trained pairs, C(3, 2) untrained)."""
+    from repro.ground import progress
     from repro.harness.cli import main
     from repro.seedprint import evaluation as ev
 
+    monkeypatch.setattr(progress, "EVERY_S", 0.0)
     assert main(["seedprint-eval", "--quick", "--untrained", "3", "--trained", "0", "--out", str(tmp_path)]) == 0
-    out = capsys.readouterr().out
+    out, err = capsys.readouterr()
+    assert "repro: seedprint-eval: 1/19 pairs read" in err and "repro: seedprint-eval: 19/19 pairs read" in err, err
     table = json.loads((tmp_path / "seedprint_operating_table.json").read_text())
     assert table["profile"] == "quick"
     rows = {r["kind"]: r for r in table["rows"]}

@@ -19,7 +19,9 @@ both.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
+import logging
 import sys
 from pathlib import Path
 from typing import Callable, Sequence
@@ -462,12 +464,34 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+@contextlib.contextmanager
+def _progress_on_stderr():
+    """The `repro.progress` lines (the training pool, heartbeats; repro.ground.progress) on stderr
+    while a command runs: outside pytest that logger has no handler, so a long command
+    (`repro seedprint-eval` trains 36 models) said nothing for a quarter of an hour. Removed after the
+    command, so a caller running `main` twice gets each line once."""
+    from repro.ground.progress import LOGGER
+
+    log = logging.getLogger(LOGGER)
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("repro: %(message)s"))
+    level = log.level
+    log.addHandler(handler)
+    log.setLevel(logging.INFO)
+    try:
+        yield
+    finally:
+        log.removeHandler(handler)
+        log.setLevel(level)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run `repro COMMAND ...`; return the exit status (0 ok, 2 usage or ReproError)."""
     try:
         parser = build_parser()
         args = parser.parse_args(argv)
-        return int(args.func(args))
+        with _progress_on_stderr():
+            return int(args.func(args))
     except SystemExit as exc:  # argparse usage errors and --help
         return exc.code if isinstance(exc.code, int) else EXIT_ERROR
     except KeyboardInterrupt:

@@ -27,6 +27,7 @@ a null of random rotations of the suspect through the same pipeline), the CLI's 
 from __future__ import annotations
 
 import itertools
+import math
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -37,6 +38,7 @@ from torch import nn
 
 from repro.core import stats
 from repro.ground.cache import atomic_write_text
+from repro.ground import progress
 from repro.ground.runtime import ReproError, atomic_write_json, generator
 from repro.seedprint import algorithm as sp
 from repro.seedprint import transforms as tf
@@ -138,6 +140,13 @@ def operating_table(
     g = generator(0)
     inputs = None
     cache: dict[str, dict[str, torch.Tensor]] = {}
+    # a line on repro.progress at most every 30 s while the pairs are read (≈ 7.5 min silent on 2
+    # cores after the models trained): pairs done of those below (the pretrained rows add more)
+    n, t = len(seeds), len(TRANSFORMS)
+    n_pairs = n * (3 + t) + math.comb(n + n_trained, 2) + math.comb(n, 2) + math.comb(n_untrained, 2)
+    beat = progress.Heartbeat(
+        "seedprint-eval", None if pretrained else n_pairs, unit="pairs read", every_s=progress.EVERY_S
+    )
 
     def resp(name: str, model: nn.Module) -> dict[str, torch.Tensor]:
         nonlocal inputs
@@ -147,6 +156,7 @@ def operating_table(
             cache[name] = {
                 f: sp.responses(model, inputs, feature=f, batch_size=spc.batch_size) for f in ("hidden", "logits")
             }
+            beat.tick(beat.done, f"responses of {name}")
         return cache[name]
 
     rows: dict[str, Row] = {}
@@ -158,6 +168,7 @@ def operating_table(
                 row.matched.append((hit.statistic, float(hit.null.max())))
                 hit = hit.same_lineage
             row.detected.setdefault(mode, []).append(bool(hit))
+        beat.advance(1, kind)
 
     more = [5000 + i for i in range(n_trained)]
     # every model of the lineage side by side first, where the CPU has cores to spare
