@@ -41,6 +41,7 @@ from repro.sinks.trio import (
     harm_null,
     perplexity_ratios,
     perplexity_readings,
+    pretrain_trios,
     rates_summary,
     sink_rate_readings,
     table7_rows,
@@ -150,8 +151,17 @@ def test_positional_scaling_flattens_the_std_at_init(claim, init_profiles, sizes
 @pytest.fixture(scope="module")
 def trio(sizes, profile, corpus_name, device, train_procs) -> Trio:
     """The trio with Table 14's optimiser settings (the profile's `train` row); a CUDA device too
-    small for the profile is refused before any step."""
+    small for the profile is refused before any step. Where SK-2 reads more seeds (decide-sinks),
+    every seed's trio not stored already (`repro sk2-seed`) trains first in one pool with this one
+    (`pretrain_trios`), then each loads."""
     plan.require_fits("sinks", profile.name, device)
+    more = [
+        s
+        for s in over_seeds.further_seeds(sizes)
+        if not over_seeds.seed_trio.stored(sizes, profile.name, corpus_name, s, device)
+    ]
+    if more:
+        pretrain_trios(sizes, profile.name, corpus_name, (sizes["seed"], *more), device=device, procs=train_procs)
     return train_trio(sizes, profile.name, corpus_name, device=device, procs=train_procs)
 
 
@@ -168,13 +178,12 @@ def deviation(sizes, profile, corpus_name, device, train_procs) -> Trio | None:
 
 
 @pytest.fixture(scope="module")
-def sk2_trios(trio, sizes, profile, corpus_name, device, train_procs) -> list[Trio]:
+def sk2_trios(trio, sizes, profile, corpus_name, device, train_procs) -> list[Trio | over_seeds.SeedTrio]:
     """SK-2's trios, one per seed: the profile's `seed` (the trio SK-3 reads) and `sk2_seeds`
-    (none at ci; decide-sinks: two more), trained alike but for the seed."""
+    (none at ci; decide-sinks: two more), trained alike but for the seed; the further seeds' read
+    as their curves (`over_seeds.seed_trio`, memoised: a seed `repro sk2-seed` stored loads)."""
     more = over_seeds.further_seeds(sizes)
-    return [trio] + [
-        train_trio(sizes, profile.name, corpus_name, device=device, procs=train_procs, seed=s) for s in more
-    ]
+    return [trio] + [over_seeds.seed_trio(sizes, profile.name, corpus_name, s, device, train_procs) for s in more]
 
 
 def _tokens(profile_name: str) -> int:
@@ -248,7 +257,7 @@ def test_sink_rates_after_pretraining(claim, trio, sk2_trios, deviation, sizes, 
     )
 
 
-def _sk2_over_seeds(claim, trios: list[Trio], seeds: tuple[int, ...], form: str) -> None:
+def _sk2_over_seeds(claim, trios: list[Trio | over_seeds.SeedTrio], seeds: tuple[int, ...], form: str) -> None:
     """SK-2's checks over the trios of `seeds` (001 §6.2.1, Fig 12; `over_seeds`, fixed before
     any seeded run): the baseline and amplification on the seeds' mean curves (the per-sequence
     pairs pooled over seeds for the Wilcoxon p), attenuation by its lower 95% bound over seeds

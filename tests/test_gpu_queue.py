@@ -252,7 +252,8 @@ def _argv(q, tmp_path) -> list[tuple[str, str, int, list[str]]]:
             ["bash", str(GPU / f"{item.name}.sh")], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60
         )
         assert run.returncode == 0, (item.name, run.stderr[-2000:])
-        for line in (out / "argv.txt").read_text().splitlines():
+        recorded = out / "argv.txt"  # an item of `repro` commands only (sk2_seed*) records none
+        for line in (recorded.read_text() if recorded.is_file() else "").splitlines():
             name, limit, *args = line.split()
             rows.append((item.name, name, int(limit), args))
     return rows
@@ -320,6 +321,7 @@ def test_each_claims_item_names_what_exists(q, tmp_path):
         "bb_lengths",
         "bb_direction",
         "ca8_decide",
+        "sk2_decide",
     ]
     for item, name, limit, args in rows:
         assert _argv_problems(args) == [], (name, args)
@@ -354,6 +356,54 @@ def test_each_claims_item_names_what_exists(q, tmp_path):
         "needs brown",
         "needs smollm2-135m",
     ]
+
+
+def test_each_repro_command_names_a_seed_the_chunk_reads(q, tmp_path):
+    """The items' `repro` commands (decide-sinks' split: `repro sk2-seed`), recorded by TOY=1, each run
+    here with --check instead of its work: a valid profile, corpus and further seed answer "not stored
+    here" (exit 2 naming the seed), never a usage error; seeds 1 and 2 are each trained by one item,
+    and the claim run's item checks both before it starts. Control: seed 0 (the chunk's own trio)
+    and a misspelt profile are refused with their own messages."""
+    rows = []
+    for item in q.ITEMS:
+        out = tmp_path / "argv" / item.name
+        env = {**os.environ, "TOY": "1", "OUT": str(out), "PY": sys.executable, "W": str(tmp_path / "w")}
+        run = subprocess.run(
+            ["bash", str(GPU / f"{item.name}.sh")], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60
+        )
+        assert run.returncode == 0, (item.name, run.stderr[-2000:])
+        recorded = out / "repro_argv.txt"
+        for line in (recorded.read_text() if recorded.is_file() else "").splitlines():
+            name, limit, *args = line.split()
+            rows.append((item.name, name, int(limit), args))
+    assert [(i, n) for i, n, _, _ in rows] == [
+        ("sk2_seed1", "sk2_seed1"),
+        ("sk2_seed2", "sk2_seed2"),
+        ("sk2_decide", "sk2_check1"),
+        ("sk2_decide", "sk2_check2"),
+    ]
+    env = {**os.environ, "REPRO_CACHE": str(tmp_path / "empty-cache")}
+
+    def check(args: list[str]) -> subprocess.CompletedProcess:
+        if "--export" in args:
+            i = args.index("--export")
+            args = args[:i] + args[i + 2 :]
+        args = [a for a in args if a != "--check"] + ["--check"]
+        cmd = [sys.executable, "-m", "repro.harness.cli", *args]
+        return subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+
+    seeds = []
+    for _, name, limit, args in rows:
+        assert args[0] == "sk2-seed" and 30 <= limit <= 540, (name, args)
+        run = check(args)
+        assert run.returncode == 2 and "is not stored here" in run.stderr, (name, run.stderr[-1500:])
+        seeds.append(args[args.index("--seed") + 1])
+    assert seeds == ["1", "2", "1", "2"]
+    (_, _, _, first), *_ = rows
+    seed0 = check([("0" if a == "1" else a) for a in first])
+    assert seed0.returncode == 2 and "seed 0 is its own trio" in seed0.stderr
+    typo = check([("decide-snks" if a == "decide-sinks" else a) for a in first])
+    assert typo.returncode == 2 and "unknown profile 'decide-snks'" in typo.stderr
 
 
 @pytest.mark.skipif(

@@ -130,19 +130,65 @@ def test_the_decide_chunk_trains_three_seeds_and_ci_one():
     assert (d["seed"], *d["sk2_seeds"]) == (0, 1, 2)
 
 
-def test_decide_sinks_runs_over_seeds_end_to_end_at_toy_sizes(tmp_path):
-    """The chunk's command at toy sizes (`-p repro.harness.toy`): three trios train, SK-2 reads its
-    checks over the seeds (the records say "mean over 3 seeds" and carry the bound's power), and
+_TOY_CLI = (
+    "import sys; from repro.ground import sizes as g; from repro.harness import toy; "
+    "g.Profile.sizes = toy.toy_sizes; from repro.harness.cli import main; sys.exit(main(sys.argv[1:]))"
+)
+
+
+def test_the_seed_command_takes_only_the_profiles_further_seeds(capsys):
+    """`repro sk2-seed`: seed 0 is decide-sinks' own trio (the claim run trains it) and ci reads none:
+    one line each, exit 2, nothing trained."""
+    from repro.harness.cli import main
+
+    assert main(["sk2-seed", "--profile", "decide-sinks", "--seed", "0", "--check"]) == 2
+    assert "further seeds [1, 2] (seed 0 is its own trio" in capsys.readouterr().err
+    assert main(["sk2-seed", "--profile", "ci", "--seed", "1"]) == 2
+    assert "further seeds none" in capsys.readouterr().err
+
+
+def test_decide_sinks_split_over_calls_end_to_end_at_toy_sizes(tmp_path):
+    """decide-sinks as the GPU queue splits it, at toy sizes (`repro.harness.toy`) on a cache of its
+    own: `repro sk2-seed --seed 1 --export` trains and stores seed 1's curves; a fresh cache (no
+    checkpoints, no measurements) that receives only the exported entry then runs the chunk's
+    command: it trains seeds 0 and 2 (6 checkpoints, not 9), reads seed 1 as stored, and SK-2 reads
+    its checks over the 3 seeds (the records say "mean over 3 seeds" and carry the bound's power);
     the verdict is one of the three words, never failed."""
     import json
     import os
+    import shutil
     import subprocess
     import sys
     from pathlib import Path
 
+    from repro.ground.cache import cache_root
+
     root = Path(__file__).resolve().parents[1]
-    # the run's own cache (its fixtures: Brown, the BPE); the toy trios' checkpoints are a few MB there
-    env = {**os.environ, "REPRO_DTYPE": "float32", "REPRO_MEMO": "0"}
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    (cache / "fixtures").symlink_to(cache_root() / "fixtures")  # Brown, fetched by the session
+    env = {**os.environ, "REPRO_CACHE": str(cache), "REPRO_DTYPE": "float32", "REPRO_MEMO": "1"}
+
+    def cli(*args: str) -> subprocess.CompletedProcess:
+        cmd = [sys.executable, "-c", _TOY_CLI, "sk2-seed", "--profile", "decide-sinks", "--corpus", "brown", *args]
+        return subprocess.run(cmd, cwd=root, env=env, capture_output=True, text=True, timeout=300)
+
+    first = cli("--seed", "1", "--device", "cpu", "--export", str(tmp_path / "seed1"))
+    assert first.returncode == 0, first.stdout[-2000:] + first.stderr[-2000:]
+    assert "SK-2 seed 1 at decide-sinks on brown (cpu): trained" in first.stdout
+    assert cli("--seed", "1", "--check").returncode == 0
+    exported = sorted(p.name for p in (tmp_path / "seed1").iterdir())
+    assert [Path(n).suffix for n in exported] == [".json", ".pkl"], exported
+    # the machine that judges: a bare cache but for the fixtures, the BPE and the carried entry
+    for d in ("checkpoints", "measurements"):
+        shutil.rmtree(cache / d, ignore_errors=True)
+    assert cli("--seed", "1", "--check").returncode == 2
+    into = cache / "measurements" / "sk2-seed-trio"
+    into.mkdir(parents=True)
+    for n in exported:
+        shutil.copy2(tmp_path / "seed1" / n, into / n)
+    assert cli("--seed", "1", "--check").returncode == 0
+
     cmd = [sys.executable, "-m", "pytest", "claims/test_sinks.py", "-p", "repro.harness.toy", "-p", "no:xdist"]
     cmd += ["-p", "no:cacheprovider", "--profile", "decide-sinks", "--corpus", "brown", "--claim", "SK-2"]
     cmd += ["--artifacts", str(tmp_path / "art"), "--baseline", "off", "-q"]
@@ -155,3 +201,5 @@ def test_decide_sinks_runs_over_seeds_end_to_end_at_toy_sizes(tmp_path):
     assert any("mean over 3 seeds" in n for n in names), names
     assert any(n.startswith("attenuation: one-sided 95% lower bound over seeds") for n in names)
     assert any(r.get("role") == "power" and (r.get("power") or {}).get("against") for r in sk2["records"])
+    trained = [p for p in (cache / "checkpoints").iterdir() if not p.name.startswith(".")]
+    assert len(trained) == 6, sorted(p.name for p in trained)  # seeds 0 and 2; seed 1 was read as stored

@@ -244,13 +244,16 @@ def cached(name: str, ignore: tuple[str, ...] = ()) -> Callable[[F], F]:
     `ignore`: arguments that cannot change the result (e.g. a progress bar)."""
 
     def decorate(fn: F) -> F:
+        def entry_path(desc: dict[str, Any]) -> Path:
+            return cache_dir("measurements", name, create=False) / f"{config_key(desc, 24)}.pkl"
+
         @functools.wraps(fn)
         def wrapper(*args: Any, **kwargs: Any) -> Any:
             if not enabled():
                 return fn(*args, **kwargs)
             desc = description(fn, args, kwargs, ignore)
-            path = cache_dir("measurements", name, create=False) / f"{config_key(desc, 24)}.pkl"
-            entry = _load(path)
+            where = entry_path(desc)
+            entry = _load(where)
             if entry is not _MISSING:
                 result, state = entry
                 if state is not None:  # the computation drew from a global RNG: leave it where that left it
@@ -261,19 +264,32 @@ def cached(name: str, ignore: tuple[str, ...] = ()) -> Callable[[F], F]:
             after = _rng_state()
             try:
                 atomic_write_bytes(
-                    path,
+                    where,
                     pickle.dumps(
                         (result, None if _same_rng(before, after) else after), protocol=pickle.HIGHEST_PROTOCOL
                     ),
                 )
-                atomic_write_json(path.with_suffix(".json"), desc)
+                atomic_write_json(where.with_suffix(".json"), desc)
             except (CacheUnusable, OSError, pickle.PicklingError, TypeError, AttributeError) as err:  # keep the result
                 import warnings
 
                 warnings.warn(f"memo: could not store {name} ({err}); it will be measured again next run", stacklevel=1)
             return result
 
+        def path(*args: Any, **kwargs: Any) -> Path:
+            """Where a call with these arguments stores its entry (`.pkl`, its description `.json`
+            beside it): to carry a measurement to another machine's cache."""
+            return entry_path(description(fn, args, kwargs, ignore))
+
+        def stored(*args: Any, **kwargs: Any) -> bool:
+            """Would a call with these arguments be served from the cache (an entry is on disk)?
+            Asked before a costly step the call would make redundant (e.g. training models whose
+            measurement is stored); an entry on disk that cannot be read is recomputed by the call."""
+            return enabled() and path(*args, **kwargs).is_file()
+
         wrapper.uncached = fn  # type: ignore[attr-defined]
+        wrapper.stored = stored  # type: ignore[attr-defined]
+        wrapper.path = path  # type: ignore[attr-defined]
         return wrapper  # type: ignore[return-value]
 
     return decorate

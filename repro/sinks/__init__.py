@@ -21,6 +21,8 @@ LLaMA pre-training of App B.4) for `claims/test_sinks.py`.
 - `over_seeds`: SK-2 read over the trios of several seeds (decide-sinks): attenuation's check a
   lower confidence bound over seeds, its power against a declared alternative and its size at the
   edge (`SK2_PREREG`, fixed before any seeded run).
+- `cli`: `repro sk2-seed`, one of SK-2's further seeds trained and stored ahead of the claim run
+  (decide-sinks split over GPU calls).
 - `figures`: Fig 9 with the variants (SK-1) and the sink rate against sequence length (Fig 12:
   the trio, and a pretrained model as the reference).
 """
@@ -36,6 +38,7 @@ TOPIC = Topic(
     package="sinks",
     order=3,
     bpe_rows=_bpe_rows,
+    commands=("repro.sinks.cli:add_sk2_seed",),
     # decide-sinks at toy sizes (its three seeds' trios, SK-2's checks over seeds): 2 layers of 32
     # wide, 4 steps of 2 × 32 tokens, 4 held-out windows of 32
     toy={

@@ -30,14 +30,16 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any, Sequence
 
 import numpy as np
+import torch
 
-from repro.core import stats
+from repro.core import memo, stats
 from repro.core.readings import Power, Reading
 from repro.ground.runtime import ReproError
-from repro.sinks.experiments import EPSILON, FORMS, SCALINGS
-from repro.sinks.trio import Trio
+from repro.sinks.experiments import EPSILON, FORMS, SCALINGS, SinkCurve
+from repro.sinks.trio import Trio, train_trio
 
 #: the attenuation check's name over seeds (the power below covers it)
 ATTENUATION_BOUND_CHECK = "attenuation: one-sided 95% lower bound over seeds of its highest sink rate"
@@ -61,6 +63,34 @@ def further_seeds(sizes: dict) -> tuple[int, ...]:
     if sizes["seed"] in more or len(set(more)) != len(more):
         raise ReproError(f"sinks: sk2_seeds {more} must be distinct and differ from seed {sizes['seed']}")
     return more
+
+
+@dataclass(frozen=True)
+class SeedTrio:
+    """A further seed's trio as SK-2 reads it: each variant's sink curve, the baseline's at its
+    initial weights and L·H — not the models (SK-3 reads the profile's own trio only)."""
+
+    seed: int
+    curves: dict[str, SinkCurve]
+    init_curve: SinkCurve
+    layers_heads: int
+
+
+def _on_cpu(c: SinkCurve) -> SinkCurve:
+    def cpu(d: dict[str, dict[int, torch.Tensor]]) -> dict[str, dict[int, torch.Tensor]]:
+        return {f: {n: t.detach().cpu() for n, t in by.items()} for f, by in d.items()}
+
+    return SinkCurve(c.lengths, cpu(c.rates), cpu(c.alpha), dict(c.eps))
+
+
+@memo.cached("sk2-seed-trio", ignore=("procs",))
+def seed_trio(sizes: dict, profile_name: str, corpus: str, seed: int, device: Any, procs: int = 1) -> SeedTrio:
+    """The trio at `seed` trained (or loaded) as `train_trio` trains the profile's own, read into a
+    `SeedTrio` and memoised (`repro.core.memo`: keyed by the sizes, profile, corpus, seed, device,
+    dtype policy and the code): a later run reads the stored curves without its models — the split
+    of decide-sinks over GPU calls (`repro sk2-seed` stores one seed's; scripts/gpu carries it)."""
+    t = train_trio(sizes, profile_name, corpus, device=device, procs=procs, seed=seed)
+    return SeedTrio(seed, {k: _on_cpu(c) for k, c in t.curves.items()}, _on_cpu(t.init_curve), t.layers_heads)
 
 
 @dataclass(frozen=True)
@@ -91,7 +121,7 @@ class SeedRows:
         return float((self.rows["amplification"] - self.rows["baseline"]).mean(0).max())
 
 
-def seed_rows(trios: list[Trio], seeds: tuple[int, ...], form: str) -> SeedRows:
+def seed_rows(trios: Sequence[Trio | SeedTrio], seeds: tuple[int, ...], form: str) -> SeedRows:
     """The trios' curves as `SeedRows` (one trio per seed, trained alike but for the seed)."""
     if len(trios) != len(seeds) or not trios:
         raise ReproError(f"SK-2 over seeds: {len(trios)} trio(s) for {len(seeds)} seed(s)")
@@ -156,7 +186,7 @@ def attenuation_power(r: SeedRows, b: Bound) -> Power:
     )
 
 
-def bound_readings(trios: list[Trio], seeds: tuple[int, ...], asserted: str) -> list[Reading]:
+def bound_readings(trios: Sequence[Trio | SeedTrio], seeds: tuple[int, ...], asserted: str) -> list[Reading]:
     """Context over seeds: each seed's attenuation and baseline extremes and, at both ε (the
     source's 0.25 and Gu et al.'s 0.3, which CLAIMS.md asks for), the bound and its power; the
     asserted form's are the check itself, the other's are not asserted."""

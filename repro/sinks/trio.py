@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import Any, Sequence
 
 import numpy as np
 import torch
@@ -77,6 +78,47 @@ def accelerator_for(profile_name: str):
     return Accelerator(mixed_precision="bf16" if bf16 else "no")
 
 
+def _trio_config(sizes: dict, corpus: str, optimiser: dict | None) -> train.TrainConfig:
+    """The trio's TrainConfig (the profile's `train` row, `optimiser`'s changes, the baseline's
+    trajectory snapshots): one config for every variant and seed, so the checkpoint keys match."""
+    V = sizes["model"]["vocab_size"]
+    tok = data.brown_tokenizer(V)
+    cfg = train.TrainConfig(**sizes["train"], vocab_size=V, lead_token=tok.bos_token_id, corpus=corpus).replace(
+        **(optimiser or {})
+    )
+    steps = sizes["train"]["steps"]
+    return cfg.replace(snapshot_steps=tuple(sorted({round(f * steps) for f in sizes["trajectory"]} - {0, steps})))
+
+
+def pretrain_trios(
+    sizes: dict,
+    profile_name: str,
+    corpus: str,
+    seeds: tuple[int, ...],
+    optimiser: dict | None = None,
+    device: torch.device | str = "cpu",
+    procs: int = 1,
+) -> int:
+    """Train the trios of every seed in `seeds` before `train_trio` loads them (repro.core.launch):
+    on a CPU the 3·len(seeds) models side by side in one training pool, so SK-2's trios over seeds
+    (decide-sinks: 9 models) keep both cores busy instead of waiting trio by trio (3 jobs on 2
+    processes leave one idle for a third of each trio's time); on --train-procs N each under
+    torchrun; under `accelerate launch` (paper) nothing — the trio trains in-process. Returns
+    how many models trained here (0: all cached)."""
+    accelerator = accelerator_for(profile_name)
+    if procs > 1 and accelerator is not None and accelerator.num_processes > 1:
+        raise ReproError(
+            f"--train-procs {procs} under `accelerate launch` ({accelerator.num_processes} processes): "
+            "each would start its own torchrun; use one of the two"
+        )
+    from repro.core import launch
+
+    cfg = _trio_config(sizes, corpus, optimiser)
+    _, _, ident = token_streams.corpus_tokens(corpus, sizes["model"]["vocab_size"])
+    jobs = [variant_job(k, sizes["model"], cfg, s, corpus=corpus, data_identity=ident) for s in seeds for k in SCALINGS]
+    return launch.train_jobs(jobs, procs, device, pooled=accelerator is None)
+
+
 def train_trio(
     sizes: dict,
     profile_name: str,
@@ -92,33 +134,18 @@ def train_trio(
     (--train-procs): each variant trains first on that many processes under torchrun
     (repro.core.launch), then loads here. The caller refuses a CUDA device too small for the
     profile first (`repro.harness.plan.require_fits`: the claim's fixture, before any step).
-    `seed`: the models' seed (default the profile's `seed`; SK-2's further trios pass theirs)."""
+    `seed`: the models' seed (default the profile's `seed`; SK-2's further trios pass theirs).
+    A trio `pretrain_trios` trained already loads from the checkpoint cache."""
     seed = sizes["seed"] if seed is None else seed
     V = sizes["model"]["vocab_size"]
     tok = data.brown_tokenizer(V)
-    cfg = train.TrainConfig(**sizes["train"], vocab_size=V, lead_token=tok.bos_token_id, corpus=corpus).replace(
-        **(optimiser or {})
-    )
-    steps = sizes["train"]["steps"]
-    cfg = cfg.replace(snapshot_steps=tuple(sorted({round(f * steps) for f in sizes["trajectory"]} - {0, steps})))
+    cfg = _trio_config(sizes, corpus, optimiser)
     train_tokens, val_tokens, ident = token_streams.corpus_tokens(corpus, V)
     accelerator = accelerator_for(profile_name)
-    if procs > 1 and accelerator is not None and accelerator.num_processes > 1:
-        raise ReproError(
-            f"--train-procs {procs} under `accelerate launch` ({accelerator.num_processes} processes): "
-            "each would start its own torchrun; use one of the two"
-        )
-    from repro.core import launch
-
     # on --train-procs N: each variant under torchrun; else on a CPU the three side by side, one
     # torch thread each (repro.core.launch.train_jobs); the paper profile's accelerate run
     # trains in-process
-    launch.train_jobs(
-        [variant_job(k, sizes["model"], cfg, seed, corpus=corpus, data_identity=ident) for k in SCALINGS],
-        procs,
-        device,
-        pooled=accelerator is None,
-    )
+    pretrain_trios(sizes, profile_name, corpus, (seed,), optimiser, device, procs)
     results = {
         k: train_variant(
             k,
@@ -194,7 +221,7 @@ def _wilcoxon_less(a: torch.Tensor, b: torch.Tensor) -> float:
     return stats.wilcoxon_signed_rank(d, alternative="less", zero_method="wilcox").p
 
 
-def amplification_p(trio: Trio | list[Trio], form: str) -> dict[int, float]:
+def amplification_p(trio: Trio | Sequence[Any], form: str) -> dict[int, float]:
     """SK-2 (001 §6.2.1, Fig 12: amplification's sink rate significantly below the baseline's):
     per length, the one-sided paired Wilcoxon p of amplification < baseline over the held-out
     sequences' sink rates (metric `form`), Bonferroni-corrected over the lengths. Several trios

@@ -156,6 +156,26 @@ ITEMS: tuple[Item, ...] = (
         "(loaded; fresh REPRO_CACHE: imports 2.5, Brown 1.0, BPE 4.0, assembly 4.9, 12.4M tokens 30.7) "
         "+ process start and collection ≈ 30 s; the timeout leaves the unmeasured floor 3× room",
     ),
+    # decide-sinks (SK-2 over 3 seeds, issue 64): 17.3 min in the plan, over one call, so split — a
+    # call per further seed stores its curves (`repro sk2-seed --export`), the claim run then trains
+    # seed 0 only and reads the two carried entries (.cache/gpu/sk2-seeds, beside the call's folder)
+    Item(
+        "sk2_seed1",
+        ("wheels", "brown", "mix"),
+        420,
+        540,
+        "one trio of decide-sinks 346 s (the plan's floor, 5.77 min per seed on an H100; not measured) + the mix "
+        "corpus cold 43 s + process start 30 s",
+    ),
+    Item("sk2_seed2", ("wheels", "brown", "mix"), 420, 540, "as sk2_seed1"),
+    Item(
+        "sk2_decide",
+        ("wheels", "brown", "mix"),
+        450,
+        570,
+        "seed 0's trio 346 s (the plan's floor) + the three seeds' SK-2 reading ≈ 30 s + the mix cold 43 s + "
+        "two stored-seed checks and process start ≈ 30 s; carries .cache/gpu/sk2-seeds too (≈ 0.6 MB)",
+    ),
 )
 BY_NAME = {i.name: i for i in ITEMS}
 

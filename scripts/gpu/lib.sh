@@ -62,4 +62,19 @@ gpu_claims() {  # NAME LIMIT pytest-arguments…: one pytest under `timeout -s I
   tail -n 4 "$OUT/${name}.log"
 }
 
+gpu_repro() {  # NAME LIMIT repro-arguments…: one `repro` command (e.g. sk2-seed) under `timeout -s INT`,
+  # its output into $OUT/NAME.log; DRY: recorded in $OUT/repro_argv.txt (tests/test_gpu_queue.py)
+  local name=$1 limit=$2; shift 2
+  if [ -n "$DRY" ]; then
+    echo "$name $limit $* --device $DEV" >> "$OUT/repro_argv.txt"
+    return 0
+  fi
+  local s rc; s=$(date +%s)
+  timeout -s INT -k 20 "$limit" $PY -m repro.harness.cli "$@" --device "$DEV" > "$OUT/${name}.log" 2>&1
+  rc=$?
+  echo "rc=$rc wall $(( $(date +%s) - s )) s" >> "$OUT/${name}.log"
+  tail -n 6 "$OUT/${name}.log"
+  return $rc
+}
+
 gpu_done() { echo "total $(( $(date +%s) - T0 )) s" >> "$OUT/device.txt"; }
