@@ -37,8 +37,8 @@ import torch
 from torch import nn
 
 from repro.core import stats
-from repro.ground.cache import atomic_write_text
 from repro.ground import progress
+from repro.ground.cache import atomic_write_text
 from repro.ground.runtime import ReproError, atomic_write_json, generator
 from repro.seedprint import algorithm as sp
 from repro.seedprint import transforms as tf
