@@ -202,7 +202,9 @@ DECIDE: dict[str, Decide] = {
     "CS-5": Decide(
         "cs-gate",
         "≈ 9,641 steps of 1,024 tokens for 80% under the gate's fitted drift (the 2,250-step chunk's record), "
-        "on 3 seeds of the gate and 3 of its null (CS5_PREREG): 6 trainings of 10,000 steps, a GPU chunk",
+        "on 3 seeds of the gate and 3 of its null (CS5_PREREG): 6 trainings of 10,000 steps (68 min on 2 CPU "
+        "cores, results/cpu-2026-12-03-cs5-decide: the pre-registered margin missed on one seed, 0.579 < 0.6, "
+        "and no power covers that check — deciding it needs a new pre-registration with a declared power)",
         corpus="mix",
     ),
     "CS-6": Decide(
