@@ -138,13 +138,15 @@ _TOY_CLI = (
 
 def test_the_seed_command_takes_only_the_profiles_further_seeds(capsys):
     """`repro sk2-seed`: seed 0 is decide-sinks' own trio (the claim run trains it) and ci reads none:
-    one line each, exit 2, nothing trained."""
+    one line each, exit 2, nothing trained; so is an unknown corpus."""
     from repro.harness.cli import main
 
     assert main(["sk2-seed", "--profile", "decide-sinks", "--seed", "0", "--check"]) == 2
     assert "further seeds [1, 2] (seed 0 is its own trio" in capsys.readouterr().err
     assert main(["sk2-seed", "--profile", "ci", "--seed", "1"]) == 2
     assert "further seeds none" in capsys.readouterr().err
+    assert main(["sk2-seed", "--seed", "1", "--corpus", "nosuch", "--check"]) == 2
+    assert "--corpus 'nosuch' is unknown" in capsys.readouterr().err
 
 
 def test_decide_sinks_split_over_calls_end_to_end_at_toy_sizes(tmp_path):

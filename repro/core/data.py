@@ -288,6 +288,16 @@ def is_local_corpus(name: str) -> bool:
     return os.path.sep in name or name.startswith(".") or Path(name).is_dir()
 
 
+def corpus_problem(name: str) -> str | None:
+    """What is wrong with a `--corpus` name, in one line (None: a known corpus, or a directory that
+    exists) — checked before any work by every command that takes one."""
+    if name in CORPORA:
+        return None
+    if is_local_corpus(name):
+        return None if Path(name).expanduser().is_dir() else f"--corpus {name}: no such directory"
+    return f"--corpus {name!r} is unknown; choose one of {', '.join(CORPORA)}, or a directory of text files"
+
+
 def local_documents(path: str | Path, split: str) -> list[Document]:
     """Documents of a local corpus directory for a split.
 

@@ -115,17 +115,11 @@ def _check_model_option(name: str | None) -> None:
 
 
 def _check_corpus_option(name: str) -> None:
-    from repro.core.data import CORPORA, is_local_corpus
+    from repro.core.data import corpus_problem
 
-    if name in CORPORA:
-        return
-    if is_local_corpus(name):
-        if not Path(name).expanduser().is_dir():
-            raise pytest.UsageError(f"--corpus {name}: no such directory")
-        return
-    raise pytest.UsageError(
-        f"--corpus {name!r} is unknown; choose one of {', '.join(CORPORA)}, or a directory of text files"
-    )
+    problem = corpus_problem(name)
+    if problem:
+        raise pytest.UsageError(problem)
 
 
 def is_worker(config: pytest.Config) -> bool:

@@ -30,6 +30,11 @@ def _cmd_sk2_seed(args: argparse.Namespace) -> int:
             f"--seed {args.seed}: profile {args.profile!r} reads SK-2 at further seeds {list(further) or 'none'}"
             + (f" ({own})" if own else "")
         )
+    from repro.core.data import corpus_problem
+
+    problem = corpus_problem(args.corpus)
+    if problem:
+        raise ReproError(problem)
     if args.train_procs < 1:
         raise ReproError(f"--train-procs must be >= 1, got {args.train_procs}")
     device = resolve_device(args.device)
